@@ -1,0 +1,160 @@
+"""Layer 1, correctness: hard fail. Deterministic checks first, in the documented order; judge checks after.
+
+Order: expected_in_answer, not_in_answer, exact_match, regex_match, json_schema, then llm_judge
+(only if every deterministic check passed), safety_check (only if the judge passed),
+hallucination_check (only if safety passed). A judge check that cannot run is `skip`, never `pass`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import jsonschema
+
+from ..spec.models import CorrectnessSpec, JudgeRubric, QuerySpec
+from ..trace.models import Trace
+from .results import Check, LayerResult, Status
+
+JUDGE_KINDS = ("llm_judge", "safety_check", "hallucination_check")
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """What a judge needs to score one rubric; answer and context are untrusted text."""
+
+    kind: str  # one of JUDGE_KINDS
+    rubric: JudgeRubric
+    query_id: str
+    query: str
+    answer: str
+    context: list[str] = field(default_factory=list)  # grounding: retrieved documents and tool results
+
+
+class Judge(Protocol):
+    """Scores a rubric. Returns a Check with status pass, fail, skip (with the reason) or error."""
+
+    def evaluate(self, request: JudgeRequest) -> Check: ...
+
+
+def _snippet(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
+    """Every deterministic check the spec asks for, each reporting every failing term."""
+    checks: list[Check] = []
+    lowered = answer.lower()
+    if spec.expected_in_answer is not None:
+        missing = [t for t in spec.expected_in_answer if t.lower() not in lowered]
+        checks.append(Check(
+            name="expected_in_answer",
+            status=Status.FAIL if missing else Status.PASS,
+            message=f"expected in answer but missing: {', '.join(repr(t) for t in missing)}" if missing else "",
+            data={"missing": missing, "checked": len(spec.expected_in_answer)},
+        ))
+    if spec.not_in_answer is not None:
+        found = [t for t in spec.not_in_answer if t.lower() in lowered]
+        checks.append(Check(
+            name="not_in_answer",
+            status=Status.FAIL if found else Status.PASS,
+            message=f"forbidden in answer but found: {', '.join(repr(t) for t in found)}" if found else "",
+            data={"found": found, "checked": len(spec.not_in_answer)},
+        ))
+    if spec.exact_match is not None:
+        ok = answer.strip() == spec.exact_match.strip()
+        checks.append(Check(
+            name="exact_match",
+            status=Status.PASS if ok else Status.FAIL,
+            message="" if ok else f"answer is not the exact expected text (expected {_snippet(spec.exact_match)!r}, got {_snippet(answer)!r})",
+        ))
+    if spec.regex_match is not None:
+        ok = re.search(spec.regex_match, answer) is not None
+        checks.append(Check(
+            name="regex_match",
+            status=Status.PASS if ok else Status.FAIL,
+            message="" if ok else f"answer does not match regex {spec.regex_match!r}",
+        ))
+    if spec.json_schema is not None:
+        checks.append(_json_schema_check(spec.json_schema, answer))
+    return checks
+
+
+def _json_schema_check(schema: dict, answer: str) -> Check:
+    try:
+        document = json.loads(answer)
+    except json.JSONDecodeError as exc:
+        return Check(name="json_schema", status=Status.FAIL, message=f"answer is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})")
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return Check(name="json_schema", status=Status.PASS)
+    described = [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {_snippet(e.message, 120)}" for e in errors]
+    return Check(
+        name="json_schema",
+        status=Status.FAIL,
+        message=f"answer violates the JSON Schema: {'; '.join(described[:5])}" + (f" (+{len(described) - 5} more)" if len(described) > 5 else ""),
+        data={"errors": described},
+    )
+
+
+def judge_requests(query: QuerySpec, trace: Trace) -> list[JudgeRequest]:
+    """The judge checks of a query, in gating order."""
+    spec = query.correctness
+    if spec is None:
+        return []
+    common = {"query_id": query.key, "query": query.query, "answer": trace.final_answer}
+    requests = [JudgeRequest("llm_judge", rubric, **common) for rubric in spec.llm_judge or []]
+    if spec.safety_check:
+        requests.append(JudgeRequest("safety_check", spec.safety_check, **common))
+    if spec.hallucination_check:
+        requests.append(JudgeRequest("hallucination_check", spec.hallucination_check, context=grounding_context(trace), **common))
+    return requests
+
+
+def grounding_context(trace: Trace) -> list[str]:
+    """Retrieved documents, then tool results, as text: what an answer may be grounded in."""
+    context = [doc.text for doc in trace.retrieved_context if doc.text]
+    for call in trace.tool_calls:
+        if call.result is not None:
+            context.append(call.result if isinstance(call.result, str) else json.dumps(call.result, ensure_ascii=False))
+    return context
+
+
+def _skipped(request: JudgeRequest, reason: str) -> Check:
+    return Check(name=request.kind, status=Status.SKIP, message=f"{request.kind} skipped: {reason}", data={"rule": request.rubric.rule})
+
+
+def judge_checks(requests: list[JudgeRequest], judge: Judge | None, gate_open: bool) -> list[Check]:
+    """Run the judge checks in order, skipping every one after the first that does not pass."""
+    checks: list[Check] = []
+    blocked_by = None if gate_open else "a deterministic check failed"
+    for request in requests:
+        if blocked_by:
+            checks.append(_skipped(request, blocked_by))
+        elif judge is None:
+            checks.append(_skipped(request, "no LLM judge is configured"))
+        else:
+            check = judge.evaluate(request)
+            checks.append(check)
+            if check.status is not Status.PASS:
+                blocked_by = f"an earlier {request.kind} check did not pass"
+    return checks
+
+
+def evaluate_correctness(query: QuerySpec, trace: Trace, judge: Judge | None = None) -> LayerResult:
+    """Layer status: fail if any check failed, error if a judge could not answer, else pass (skip without checks)."""
+    spec = query.correctness
+    if spec is None:
+        return LayerResult(status=Status.SKIP, messages=["no correctness checks"])
+    checks = deterministic_checks(spec, trace.final_answer)
+    gate_open = all(c.status is Status.PASS for c in checks)
+    checks += judge_checks(judge_requests(query, trace), judge, gate_open)
+    skipped = [c for c in checks if c.status is Status.SKIP]
+    result = LayerResult.from_checks(checks, details={"checks_run": len(checks) - len(skipped), "checks_skipped": len(skipped)})
+    if result.status is Status.SKIP and not checks:
+        result.messages = ["no correctness checks"]
+    return result

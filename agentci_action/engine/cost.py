@@ -1,0 +1,63 @@
+"""Layer 3, cost: soft warnings on exceedance; never blocks unless fail-on names it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..spec.models import CostSpec
+from ..trace.models import Trace
+from .results import Check, LayerResult, Status
+
+
+def cost_multiplier(cost: float | None, baseline_cost: float | None) -> float | None:
+    """cost / baseline_cost; None when either is unknown or the baseline cost is 0."""
+    if cost is None or not baseline_cost:
+        return None
+    return cost / baseline_cost
+
+
+def _limit(name: str, actual: float | None, limit: float | None, what: str, unit: str = "") -> Check | None:
+    if limit is None:
+        return None
+    if actual is None:
+        return Check(name=name, status=Status.SKIP, message=f"{what} skipped: the trace does not say its {what.lower()}")
+    ok = actual <= limit
+    return Check(name=name, status=Status.PASS if ok else Status.WARN,
+                 message="" if ok else f"{what}: {unit}{actual:,.6g} > max {unit}{limit:,.6g}", data={"actual": actual, "max": limit})
+
+
+def evaluate_cost(spec: CostSpec | None, trace: Trace, baseline: Trace | None = None) -> LayerResult:
+    """Actual figures are always reported; checks run for each limit the spec sets."""
+    details: dict[str, Any] = {
+        "cost_usd": trace.total_cost_usd,
+        "total_tokens": trace.total_tokens,
+        "llm_calls": trace.total_llm_calls,
+        "latency_ms": trace.total_duration_ms,
+    }
+    if baseline is not None:
+        details["baseline_cost_usd"] = baseline.total_cost_usd
+    if spec is None:
+        return LayerResult(status=Status.SKIP, details=details, messages=["no cost checks"])
+    checks = [
+        _limit("max_total_tokens", trace.total_tokens, spec.max_total_tokens, "Tokens"),
+        _limit("max_llm_calls", trace.total_llm_calls, spec.max_llm_calls, "LLM calls"),
+        _limit("max_latency_ms", trace.total_duration_ms, spec.max_latency_ms, "Latency (ms)"),
+        _limit("max_cost_usd", trace.total_cost_usd, spec.max_cost_usd, "Cost", "$"),
+    ]
+    if spec.max_cost_multiplier is not None:
+        checks.append(_multiplier_check(spec.max_cost_multiplier, trace, baseline, details))
+    return LayerResult.from_checks([c for c in checks if c is not None], details)
+
+
+def _multiplier_check(limit: float, trace: Trace, baseline: Trace | None, details: dict[str, Any]) -> Check:
+    if baseline is None:
+        return Check(name="max_cost_multiplier", status=Status.SKIP, message="cost multiplier skipped: no baseline trace")
+    multiplier = cost_multiplier(trace.total_cost_usd, baseline.total_cost_usd)
+    if multiplier is None:
+        reason = "the baseline cost is 0" if baseline.total_cost_usd == 0 else "a cost is unknown"
+        return Check(name="max_cost_multiplier", status=Status.SKIP, message=f"cost multiplier skipped: {reason}")
+    details["cost_multiplier"] = multiplier
+    ok = multiplier <= limit
+    return Check(name="max_cost_multiplier", status=Status.PASS if ok else Status.WARN,
+                 message="" if ok else f"cost {multiplier:.2f}× the baseline (max {limit:g}×): ${trace.total_cost_usd:.4f} vs ${baseline.total_cost_usd:.4f}",
+                 data={"actual": multiplier, "max": limit})

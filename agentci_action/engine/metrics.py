@@ -1,0 +1,164 @@
+"""Pure path-layer formulas, exactly as in the metrics reference.
+
+Recall, precision and the match modes work on *sets* of tool names; sequence similarity,
+strict equality and loops on the *ordered list*. Sequence metrics use rapidfuzz (C++), which
+stays fast on traces with thousands of calls.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from rapidfuzz.distance import Indel, Levenshtein
+
+from ..spec.models import MatchMode, SequenceMetric
+
+
+def tool_recall(expected: set[str], used: set[str]) -> float:
+    """|E ∩ U| / |E|; 1.0 when E is empty (no expectations to violate)."""
+    if not expected:
+        return 1.0
+    return len(expected & used) / len(expected)
+
+
+def tool_precision(expected: set[str], used: set[str]) -> float:
+    """|E ∩ U| / |U|; 1.0 when both are empty, 0.0 when nothing was used but something was expected.
+
+    With U empty and E empty: 1.0. With U empty and E non-empty: 0.0.
+    """
+    if not used:
+        return 0.0 if expected else 1.0
+    return len(expected & used) / len(used)
+
+
+def tool_f1(precision: float, recall: float) -> float:
+    """2·P·R / (P + R); 0.0 when P + R is 0."""
+    if precision + recall == 0:
+        return 0.0
+    return 2 * precision * recall / (precision + recall)
+
+
+def lcs_similarity(predicted: list[str], reference: list[str]) -> float:
+    """2·|LCS(P, R)| / (|P| + |R|); 1.0 when both are empty, 0.0 when exactly one is.
+
+    [search, rerank, generate] vs [search, generate] → 2·2 / 5 = 0.80.
+    """
+    return Indel.normalized_similarity(predicted, reference)
+
+
+def edit_similarity(predicted: list[str], reference: list[str]) -> float:
+    """1 − ED(P, R) / max(|P|, |R|) with ED the Levenshtein distance; 1.0 when both are empty."""
+    return Levenshtein.normalized_similarity(predicted, reference)
+
+
+def sequence_similarity(predicted: list[str], reference: list[str], metric: SequenceMetric) -> float:
+    """The chosen sequence metric: lcs_similarity or edit_similarity."""
+    if metric is SequenceMetric.EDIT_DISTANCE:
+        return edit_similarity(predicted, reference)
+    return lcs_similarity(predicted, reference)
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A run of `count` consecutive calls to `tool` starting at 0-based `start`."""
+
+    tool: str
+    start: int
+    count: int
+
+    @property
+    def repeats(self) -> int:
+        return self.count - 1
+
+
+def find_loops(sequence: list[str]) -> list[Loop]:
+    """Runs of the same tool called two or more times in a row."""
+    loops: list[Loop] = []
+    start = 0
+    for i in range(1, len(sequence) + 1):
+        if i == len(sequence) or sequence[i] != sequence[start]:
+            if i - start > 1:
+                loops.append(Loop(sequence[start], start, i - start))
+            start = i
+    return loops
+
+
+def loop_count(sequence: list[str]) -> int:
+    """Number of i ≥ 1 with P[i] == P[i−1]. [search, search, grade, grade, grade] → 3."""
+    return sum(loop.repeats for loop in find_loops(sequence))
+
+
+_SEPARATORS = re.compile(r"[\s_\-]+")
+
+
+def normalize_tool_name(name: str) -> str:
+    """Case- and separator-insensitive key: EditFile, edit_file, edit-file and 'Edit File' are one tool.
+
+    Separators (underscore, hyphen, white space) are dropped and the rest lower-cased.
+    """
+    return _SEPARATORS.sub("", name).lower()
+
+
+def forbidden_violations(used: list[str], forbidden: list[str]) -> list[str]:
+    """The forbidden tools (as the spec names them) that were used, each once, in spec order."""
+    used_keys = {normalize_tool_name(name) for name in used}
+    seen: set[str] = set()
+    violations = []
+    for name in forbidden:
+        key = normalize_tool_name(name)
+        if key in used_keys and key not in seen:
+            seen.add(key)
+            violations.append(name)
+    return violations
+
+
+@dataclass(frozen=True)
+class MatchOutcome:
+    """Whether P matches R under a mode, and where it diverged."""
+
+    matched: bool
+    missing: list[str] = field(default_factory=list)  # reference tools not used
+    unexpected: list[str] = field(default_factory=list)  # used tools not in the reference
+    first_divergence: tuple[int, str | None, str | None] | None = None  # (index, expected, actual)
+
+
+def _first_divergence(predicted: list[str], reference: list[str]) -> tuple[int, str | None, str | None] | None:
+    for i in range(max(len(predicted), len(reference))):
+        expected = reference[i] if i < len(reference) else None
+        actual = predicted[i] if i < len(predicted) else None
+        if expected != actual:
+            return (i, expected, actual)
+    return None
+
+
+def _ordered_unique(items: list[str], keep: set[str]) -> list[str]:
+    return list(dict.fromkeys(x for x in items if x in keep))
+
+
+def match(predicted: list[str], reference: list[str], mode: MatchMode) -> MatchOutcome:
+    """Compare P with R.
+
+    strict: P == R · unordered: set(P) == set(R) · subset: set(R) ⊆ set(P) ·
+    superset: set(P) ⊆ set(R) · subsequence: R is a subsequence of P (in order, extras allowed).
+    """
+    used, ref = set(predicted), set(reference)
+    missing = _ordered_unique(reference, ref - used)
+    unexpected = _ordered_unique(predicted, used - ref)
+    if mode is MatchMode.STRICT:
+        divergence = _first_divergence(predicted, reference)
+        return MatchOutcome(divergence is None, missing, unexpected, divergence)
+    if mode is MatchMode.UNORDERED:
+        return MatchOutcome(not missing and not unexpected, missing, unexpected)
+    if mode is MatchMode.SUBSET:
+        return MatchOutcome(not missing, missing, [])
+    if mode is MatchMode.SUPERSET:
+        return MatchOutcome(not unexpected, [], unexpected)
+    # subsequence: walk P once, advancing through R
+    j = 0
+    for name in predicted:
+        if j < len(reference) and name == reference[j]:
+            j += 1
+    if j == len(reference):
+        return MatchOutcome(True)
+    return MatchOutcome(False, missing, [], (j, reference[j], None))

@@ -1,0 +1,94 @@
+"""The results of a run: pure, JSON-serialisable data. This file's shape is an interface (SCHEMA_VERSION)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+SCHEMA_VERSION = "agentci.results/v1"
+LAYERS = ("correctness", "path", "cost")
+
+
+class Status(str, Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    WARN = "warn"
+    SKIP = "skip"
+    ERROR = "error"
+
+
+# How bad a status is, for "worst of" combinations and for sorting reports.
+SEVERITY = {Status.SKIP: 0, Status.PASS: 1, Status.WARN: 2, Status.FAIL: 3, Status.ERROR: 4}
+
+
+def worst(statuses: list[Status], default: Status = Status.SKIP) -> Status:
+    """The most severe status in `statuses` (error > fail > warn > pass > skip)."""
+    return max(statuses, key=SEVERITY.__getitem__, default=default)
+
+
+class Check(BaseModel):
+    """One assertion inside a layer: `name` is the spec key that asked for it."""
+
+    name: str
+    status: Status
+    message: str = ""
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class LayerResult(BaseModel):
+    status: Status
+    details: dict[str, Any] = Field(default_factory=dict)
+    messages: list[str] = Field(default_factory=list)
+    checks: list[Check] = Field(default_factory=list)
+
+    @classmethod
+    def from_checks(cls, checks: list[Check], details: dict[str, Any] | None = None) -> "LayerResult":
+        """Status = worst check status (skip when there are none); messages = every non-pass check's message."""
+        status = worst([c.status for c in checks])
+        if status is Status.SKIP and any(c.status is Status.PASS for c in checks):
+            status = Status.PASS
+        messages = [c.message for c in checks if c.status is not Status.PASS and c.message]
+        return cls(status=status, details=details or {}, messages=messages, checks=checks)
+
+
+class QueryResult(BaseModel):
+    id: str
+    query: str
+    file: str
+    line: int
+    tags: list[str] = Field(default_factory=list)
+    status: Status
+    blocking: bool = Field(False, description="True when a layer listed in fail-on failed (or warned, for path/cost).")
+    correctness: LayerResult
+    path: LayerResult
+    cost: LayerResult
+    trace_source: str = ""
+    runs: int = 1
+
+    def layer(self, name: str) -> LayerResult:
+        return getattr(self, name)
+
+
+class Summary(BaseModel):
+    status: Status
+    total: int
+    passed: int
+    failed: int
+    warnings: int
+    errors: int
+    skipped_checks: int = 0
+    cost_usd: float = 0.0
+    cost_unknown: int = Field(0, description="Queries whose cost could not be determined.")
+    total_tokens: int = 0
+    fail_on: list[str] = Field(default_factory=list)
+
+
+class RunResult(BaseModel):
+    schema_version: str = SCHEMA_VERSION
+    agent: str
+    spec: str
+    summary: Summary
+    results: list[QueryResult]
+    warnings: list[str] = Field(default_factory=list, description="Run-level notes, e.g. traces matching no query.")

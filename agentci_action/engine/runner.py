@@ -1,0 +1,167 @@
+"""Evaluate a spec's queries against their traces: correctness → path → cost, then the summary.
+
+A query blocks the merge (exit 1) when a layer named in fail-on fails: `correctness` blocks on a
+correctness failure and on a forbidden tool (a path failure); `path` and `cost` also block on warnings.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from ..errors import Problem, TraceError
+from ..spec.models import AgentCISpec, QuerySpec
+from ..trace.models import Trace
+from .correctness import Judge, evaluate_correctness
+from .cost import evaluate_cost
+from .path import evaluate_path
+from .results import LAYERS, LayerResult, QueryResult, RunResult, Status, Summary, worst
+
+FAIL_ON_CHOICES = ("correctness", "path", "cost", "none")
+
+
+def parse_fail_on(text: str | list[str] | None) -> frozenset[str]:
+    """'correctness,path' → {'correctness', 'path'}; 'none' → {} ; empty → the default {'correctness'}."""
+    items = text.split(",") if isinstance(text, str) else list(text or [])
+    names = {item.strip().lower() for item in items if item.strip()}
+    unknown = names - set(FAIL_ON_CHOICES)
+    if unknown:
+        raise ValueError(f"unknown fail-on layer(s) {', '.join(sorted(unknown))}; choose from {', '.join(FAIL_ON_CHOICES)}")
+    if "none" in names and len(names) > 1:
+        raise ValueError("fail-on 'none' cannot be combined with other layers")
+    if not names:
+        return frozenset({"correctness"})
+    return frozenset(names - {"none"})
+
+
+@dataclass(frozen=True)
+class Settings:
+    fail_on: frozenset[str] = frozenset({"correctness"})
+    workers: int = 4
+
+
+@dataclass
+class Matched:
+    """Traces grouped by query id, plus notes on traces that matched nothing."""
+
+    by_query: dict[str, list[Trace]]
+    unmatched: list[str] = field(default_factory=list)
+
+
+def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: list[QuerySpec] | None = None) -> Matched:
+    """Group traces by query: by `id`, else by exact `query` text.
+
+    Raises TraceError naming every selected query without a trace. A trace matching no query of the
+    spec at all is reported in `unmatched` (a run-level warning); one matching a query filtered out by tags is ignored.
+    """
+    universe = all_queries or queries
+    by_id = {q.key: q for q in universe}
+    by_text: dict[str, QuerySpec] = {}
+    for q in universe:
+        by_text.setdefault(q.query, q)
+    grouped: dict[str, list[Trace]] = {q.key: [] for q in queries}
+    unmatched = []
+    for trace in traces:
+        query = by_id.get(trace.id) if trace.id else None
+        if query is None and trace.query is not None:
+            query = by_text.get(trace.query)
+        if query is None:
+            label = f"id {trace.id!r}" if trace.id else f"query {trace.query!r}"
+            unmatched.append(f"{trace.source}: trace with {label} matches no query in the spec")
+        elif query.key in grouped:
+            grouped[query.key].append(trace)
+    missing = [q for q in queries if not grouped[q.key]]
+    if missing:
+        raise TraceError([Problem(q.file, q.line, f"no trace for query {q.key!r} ({q.query[:60]!r})") for q in missing])
+    for runs in grouped.values():
+        runs.sort(key=lambda t: t.run if t.run is not None else -1)
+    return Matched(grouped, unmatched)
+
+
+def is_blocking(layers: dict[str, LayerResult], fail_on: frozenset[str]) -> bool:
+    """Whether these layer results block under fail-on."""
+    if "correctness" in fail_on and (layers["correctness"].status is Status.FAIL or layers["path"].status is Status.FAIL):
+        return True
+    return any(name in fail_on and layers[name].status in (Status.FAIL, Status.WARN) for name in ("path", "cost"))
+
+
+def query_status(layers: dict[str, LayerResult], blocking: bool) -> Status:
+    """error > fail (a layer failed, or a warning blocks) > warn > pass."""
+    statuses = [layer.status for layer in layers.values()]
+    if Status.ERROR in statuses:
+        return Status.ERROR
+    if blocking or Status.FAIL in statuses:
+        return Status.FAIL
+    if Status.WARN in statuses:
+        return Status.WARN
+    return Status.PASS
+
+
+def _evaluate_run(query: QuerySpec, trace: Trace, baseline: Trace | None, judge: Judge | None) -> dict[str, LayerResult]:
+    return {
+        "correctness": evaluate_correctness(query, trace, judge),
+        "path": evaluate_path(query.path, trace, baseline),
+        "cost": evaluate_cost(query.cost, trace, baseline),
+    }
+
+
+def _combine_runs(runs: list[dict[str, LayerResult]]) -> dict[str, LayerResult]:
+    """Several runs of one query: each layer takes the worst run's result, messages labelled by run."""
+    if len(runs) == 1:
+        return runs[0]
+    combined = {}
+    for name in LAYERS:
+        layers = [run[name] for run in runs]
+        status = worst([layer.status for layer in layers])
+        chosen = next(layer for layer in layers if layer.status is status)
+        messages = [f"run {i}: {m}" for i, layer in enumerate(layers) for m in layer.messages if layer.status is not Status.PASS]
+        combined[name] = chosen.model_copy(update={"messages": messages or chosen.messages})
+    return combined
+
+
+def evaluate_query(query: QuerySpec, traces: list[Trace], baseline: Trace | None, judge: Judge | None, settings: Settings) -> QueryResult:
+    layers = _combine_runs([_evaluate_run(query, trace, baseline, judge) for trace in traces])
+    blocking = is_blocking(layers, settings.fail_on)
+    return QueryResult(
+        id=query.key, query=query.query, file=query.file, line=query.line, tags=query.tags,
+        status=query_status(layers, blocking), blocking=blocking, trace_source=traces[0].source, runs=len(traces), **layers,
+    )
+
+
+def summarize(results: list[QueryResult], fail_on: frozenset[str]) -> Summary:
+    counts = {status: sum(r.status is status for r in results) for status in Status}
+    costs = [r.cost.details.get("cost_usd") for r in results]
+    skipped = sum(c.status is Status.SKIP for r in results for name in LAYERS for c in r.layer(name).checks)
+    overall = Status.ERROR if counts[Status.ERROR] else Status.FAIL if counts[Status.FAIL] else Status.WARN if counts[Status.WARN] else Status.PASS
+    return Summary(
+        status=overall, total=len(results), passed=counts[Status.PASS] + counts[Status.WARN], failed=counts[Status.FAIL],
+        warnings=counts[Status.WARN], errors=counts[Status.ERROR], skipped_checks=skipped,
+        cost_usd=sum(c for c in costs if c is not None), cost_unknown=sum(c is None for c in costs),
+        total_tokens=sum(r.cost.details.get("total_tokens") or 0 for r in results), fail_on=sorted(fail_on),
+    )
+
+
+def run_spec(
+    spec: AgentCISpec,
+    traces: list[Trace],
+    *,
+    queries: list[QuerySpec] | None = None,
+    baselines: dict[str, list[Trace]] | None = None,
+    judge: Judge | None = None,
+    settings: Settings = Settings(),
+) -> RunResult:
+    """Evaluate `queries` (default: all of the spec's) against `traces`; judge calls run on `settings.workers` threads."""
+    selected = queries if queries is not None else spec.queries
+    matched = match_traces(selected, traces, spec.queries)
+    baselines = baselines or {}
+
+    def one(query: QuerySpec) -> QueryResult:
+        baseline = (baselines.get(query.key) or [None])[0]
+        return evaluate_query(query, matched.by_query[query.key], baseline, judge, settings)
+
+    if judge is not None and settings.workers > 1:
+        with ThreadPoolExecutor(max_workers=settings.workers) as pool:
+            results = list(pool.map(one, selected))
+    else:
+        results = [one(q) for q in selected]
+    return RunResult(agent=spec.agent, spec=spec.path, summary=summarize(results, settings.fail_on), results=results, warnings=matched.unmatched)

@@ -1,0 +1,241 @@
+"""Load a spec YAML into validated models; every problem names its file and line.
+
+Steps: compose the YAML (remembering where every node is), resolve `!include` (only inside the spec's
+directory tree), validate against the models, deep-merge `defaults` into each query (query values win,
+lists are replaced), derive missing ids from the query text, and check ids are unique.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import types
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from ..errors import Problem, SpecError
+from .models import AgentCISpec, QueryDefaults, QuerySpec
+
+DocPath = tuple  # a path into the document: keys and list indexes
+
+
+@dataclass(frozen=True)
+class Location:
+    file: str
+    line: int
+
+
+class _Composer:
+    """Turns YAML nodes into plain Python values, recording the location of every key and item."""
+
+    def __init__(self, root_dir: Path):
+        self.root_dir = root_dir.resolve()
+        self.locations: dict[DocPath, Location] = {}
+        self.problems: list[Problem] = []
+        self._constructor = yaml.SafeLoader("")
+        self._including: list[Path] = []
+
+    def load_file(self, path: Path, at: DocPath = ()) -> Any:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise SpecError.at(str(path), 0, "spec file not found") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SpecError.at(str(path), 0, f"cannot read spec file: {exc}") from None
+        try:
+            node = yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            raise SpecError.at(str(path), mark.line + 1 if mark else 0, f"YAML syntax error: {exc.problem or exc.context}") from None
+        if node is None:
+            raise SpecError.at(str(path), 0, "file is empty")
+        self._including.append(path.resolve())
+        try:
+            return self._value(node, at, str(path), path.parent)
+        finally:
+            self._including.pop()
+
+    def _value(self, node: yaml.Node, at: DocPath, file: str, base_dir: Path) -> Any:
+        self.locations.setdefault(at, Location(file, node.start_mark.line + 1))
+        if node.tag == "!include":
+            return self._include(node, at, file, base_dir)
+        if isinstance(node, yaml.MappingNode):
+            self._constructor.flatten_mapping(node)
+            result: dict[str, Any] = {}
+            for key_node, value_node in node.value:
+                key = self._constructor.construct_object(key_node, deep=True)
+                line = key_node.start_mark.line + 1
+                if not isinstance(key, str):
+                    self.problems.append(Problem(file, line, f"keys must be strings, got {key!r}"))
+                    continue
+                if key in result:
+                    self.problems.append(Problem(file, line, f"duplicate key {key!r} (an earlier value would be silently replaced)"))
+                self.locations[at + (key,)] = Location(file, line)
+                result[key] = self._value(value_node, at + (key,), file, base_dir)
+            return result
+        if isinstance(node, yaml.SequenceNode):
+            return [self._value(item, at + (i,), file, base_dir) for i, item in enumerate(node.value)]
+        try:
+            return self._constructor.construct_object(node, deep=True)
+        except yaml.constructor.ConstructorError as exc:
+            self.problems.append(Problem(file, node.start_mark.line + 1, f"unsupported YAML value: {exc.problem}"))
+            return None
+
+    def _include(self, node: yaml.Node, at: DocPath, file: str, base_dir: Path) -> Any:
+        line = node.start_mark.line + 1
+        if not isinstance(node, yaml.ScalarNode) or not node.value:
+            self.problems.append(Problem(file, line, "!include takes a file path, e.g. `!include shared/judge.yaml`"))
+            return None
+        target = (base_dir / node.value).resolve()
+        if not target.is_relative_to(self.root_dir):
+            self.problems.append(Problem(file, line, f"!include {node.value!r} points outside the spec's directory {self.root_dir}"))
+            return None
+        if target in self._including:
+            self.problems.append(Problem(file, line, f"!include {node.value!r} includes itself (cycle)"))
+            return None
+        if not target.is_file():
+            self.problems.append(Problem(file, line, f"!include {node.value!r}: file not found"))
+            return None
+        return self.load_file(target, at)
+
+
+def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
+    """The pydantic model that holds the field at `loc` (for suggesting the closest valid key)."""
+    current: Any = model
+    for part in loc:
+        current = _unwrap_model(current)
+        if current is None:
+            return None
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(part)
+        if field is None:
+            return None
+        current = field.annotation
+    return _unwrap_model(current)
+
+
+def _unwrap_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType, list):
+        for arg in typing.get_args(annotation):
+            found = _unwrap_model(arg)
+            if found is not None:
+                return found
+    return None
+
+
+def _describe(error: dict, root: type[BaseModel]) -> str:
+    loc = tuple(error["loc"])
+    field = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in loc).replace(".[", "[")
+    if error["type"] == "extra_forbidden":
+        holder = _model_at(root, loc[:-1])
+        valid = list(holder.model_fields) if holder else []
+        guess = difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.6)
+        hint = f"; did you mean {guess[0]!r}?" if guess else (f"; valid keys: {', '.join(valid)}" if valid else "")
+        return f"unknown key {loc[-1]!r}{hint}"
+    message = error["msg"].removeprefix("Value error, ")
+    if error["type"] == "missing":
+        return f"{field}: required key is missing"
+    return f"{field}: {message}"
+
+
+def _problems(exc: ValidationError, root: type[BaseModel], locations: dict[DocPath, Location], prefix: DocPath = ()) -> list[Problem]:
+    problems = []
+    for error in exc.errors():
+        loc = prefix + tuple(error["loc"])
+        for cut in range(len(loc), -1, -1):
+            where = locations.get(loc[:cut])
+            if where:
+                break
+        problems.append(Problem(where.file if where else "", where.line if where else 0, _describe(error, root)))
+    return problems
+
+
+def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Recursive dict merge: `override` wins; lists and scalars are replaced, not concatenated."""
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(merged.get(key), dict) and isinstance(value, dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def slugify(text: str, limit: int = 60) -> str:
+    """A stable id from query text: lower-case words joined by '-', at most `limit` characters."""
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return slug[:limit].rstrip("-") or "query"
+
+
+def load_spec(path: str | Path, tags: list[str] | None = None) -> AgentCISpec:
+    """Load, validate and complete a spec. Raises SpecError listing every problem with file:line.
+
+    With `tags`, keep only the queries carrying at least one of them.
+    """
+    path = Path(path)
+    composer = _Composer(path.parent)
+    if path.is_dir():
+        raise SpecError.at(str(path), 0, "is a directory; pass the spec YAML file")
+    raw = composer.load_file(path)
+    if not isinstance(raw, dict):
+        raise SpecError(composer.problems + [Problem(str(path), 1, f"the spec must be a mapping with `agent` and `queries`, got {type(raw).__name__}")])
+    try:
+        spec = AgentCISpec.model_validate(raw)
+    except ValidationError as exc:
+        raise SpecError(composer.problems + _problems(exc, AgentCISpec, composer.locations)) from None
+    if composer.problems:
+        raise SpecError(composer.problems)
+
+    defaults = raw.get("defaults") or {}
+    queries, problems = [], []
+    for index, query_raw in enumerate(raw["queries"]):
+        at = ("queries", index)
+        try:
+            query = QuerySpec.model_validate(deep_merge(defaults, query_raw))
+        except ValidationError as exc:  # a value valid alone but not once merged
+            problems.extend(_problems(exc, QuerySpec, composer.locations, at))
+            continue
+        where = composer.locations[at]
+        query._file, query._line = where.file, where.line
+        queries.append(query)
+    problems.extend(_assign_ids(queries))
+    if problems:
+        raise SpecError(problems)
+
+    spec.queries = queries
+    spec._path = str(path)
+    if tags:
+        wanted = set(tags)
+        spec.queries = [q for q in queries if wanted & set(q.tags)]
+        if not spec.queries:
+            known = sorted({t for q in queries for t in q.tags})
+            raise SpecError.at(str(path), 0, f"no query has any of the tags {', '.join(tags)} (tags in this spec: {', '.join(known) or 'none'})")
+    return spec
+
+
+def _assign_ids(queries: list[QuerySpec]) -> list[Problem]:
+    """Explicit ids must be unique; derived ids get -2, -3… on collision."""
+    problems, taken = [], {}
+    for query in queries:
+        if query.id is not None:
+            if query.id in taken:
+                problems.append(Problem(query.file, query.line, f"duplicate query id {query.id!r} (first used at line {taken[query.id]})"))
+            taken.setdefault(query.id, query.line)
+    for query in queries:
+        if query.id is None:
+            base = candidate = slugify(query.query)
+            n = 2
+            while candidate in taken:
+                candidate, n = f"{base}-{n}", n + 1
+            query.id = candidate
+            taken[candidate] = query.line
+    return problems

@@ -1,0 +1,183 @@
+"""The AgentCI spec as pydantic models. Unknown keys are errors, so a typo never disables a check silently."""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+from typing import Any, Literal
+
+import jsonschema
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+
+SPEC_VERSION = 1
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MatchMode(str, Enum):
+    """How the used tool sequence P is compared with the reference sequence R."""
+
+    STRICT = "strict"  # P == R
+    UNORDERED = "unordered"  # set(P) == set(R)
+    SUBSET = "subset"  # set(R) ⊆ set(P): every reference tool appears, extras allowed
+    SUPERSET = "superset"  # set(P) ⊆ set(R): every used tool is in the reference
+    SUBSEQUENCE = "subsequence"  # R appears in P in order, extras allowed (EvalView)
+
+
+class SequenceMetric(str, Enum):
+    LCS = "lcs"  # 2·|LCS(P,R)| / (|P|+|R|)
+    EDIT_DISTANCE = "edit_distance"  # 1 − ED(P,R) / max(|P|,|R|)
+
+
+class FewShotExample(_Strict):
+    input: str | None = Field(None, description="The query of the example.")
+    output: str = Field(..., description="The answer being judged in the example.")
+    score: int = Field(..., ge=1, le=5, description="The score (1-5) this answer deserves.")
+    rationale: str | None = None
+
+
+class JudgeRubric(_Strict):
+    """A rubric for an LLM judge; passes when score ≥ int(threshold × 5 + 0.5), clamped to 1..5."""
+
+    rule: str = Field(..., min_length=1, description="The criterion, in plain language.")
+    scale: list[str] | None = Field(None, description="Score anchors, e.g. ['1: off-topic', '5: fully correct'].")
+    threshold: float = Field(0.5, ge=0.0, le=1.0, description="Minimum passing score in [0, 1].")
+    few_shot_examples: list[FewShotExample] | None = Field(None, description="Calibration examples.")
+
+
+class CorrectnessSpec(_Strict):
+    """Layer 1, hard fail. Deterministic checks run in this order, then the judge checks."""
+
+    expected_in_answer: list[str] | None = Field(None, description="Every term must appear (case-insensitive).")
+    not_in_answer: list[str] | None = Field(None, description="No term may appear (case-insensitive).")
+    exact_match: str | None = Field(None, description="answer.strip() == exact_match.strip().")
+    regex_match: str | None = Field(None, description="re.search(pattern, answer) must match (Python syntax).")
+    json_schema: dict[str, Any] | None = Field(None, description="The answer must parse as JSON valid against this schema.")
+    llm_judge: list[JudgeRubric] | None = Field(None, description="Judge rubrics; run only when every deterministic check passed.")
+    safety_check: JudgeRubric | None = Field(None, description="Run only when every llm_judge rubric passed.")
+    hallucination_check: JudgeRubric | None = Field(
+        None, description="Grounding against retrieved context and tool results; run only when safety passed."
+    )
+
+    @field_validator("regex_match")
+    @classmethod
+    def _regex_compiles(cls, pattern: str | None) -> str | None:
+        if pattern is not None:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"regex does not compile: {exc}") from None
+        return pattern
+
+    @field_validator("json_schema")
+    @classmethod
+    def _schema_is_valid(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is not None:
+            try:
+                jsonschema.validators.validator_for(schema).check_schema(schema)
+            except jsonschema.SchemaError as exc:
+                where = "/".join(str(p) for p in exc.path)
+                raise ValueError(f"invalid JSON Schema{f' at {where}' if where else ''}: {exc.message}") from None
+        return schema
+
+
+class PathSpec(_Strict):
+    """Layer 2, soft warning; a forbidden tool fails hard."""
+
+    max_tool_calls: int | None = Field(None, ge=0, description="At most this many tool calls.")
+    expected_tools: list[str] | None = Field(None, description="Tools that should be used (recall, precision, reference when no baseline).")
+    forbidden_tools: list[str] | None = Field(None, description="Tools that must never be used: a hard failure. Case and separator insensitive.")
+    max_loops: int | None = Field(None, ge=0, description="At most this many consecutive repeats of the same tool.")
+    match_mode: MatchMode = Field(MatchMode.SUBSET, description="How the used tools are compared with the reference sequence.")
+    min_tool_recall: float | None = Field(None, ge=0.0, le=1.0)
+    min_tool_precision: float | None = Field(None, ge=0.0, le=1.0)
+    min_sequence_similarity: float | None = Field(None, ge=0.0, le=1.0)
+    sequence_metric: SequenceMetric = Field(SequenceMetric.LCS, description="lcs (default) or edit_distance.")
+    expected_handoff: str | None = Field(None, description="An agent the run must hand off to.")
+    expected_handoffs_available: list[str] | None = Field(None, description="Every handoff must go to one of these agents.")
+    max_handoff_count: int | None = Field(None, ge=0)
+
+
+class CostSpec(_Strict):
+    """Layer 3, soft warning."""
+
+    max_cost_multiplier: float | None = Field(None, gt=0, description="cost / baseline cost ≤ this; skipped without a baseline cost.")
+    max_total_tokens: int | None = Field(None, ge=0)
+    max_llm_calls: int | None = Field(None, ge=0)
+    max_latency_ms: float | None = Field(None, ge=0)
+    max_cost_usd: float | None = Field(None, ge=0)
+
+
+class QueryDefaults(_Strict):
+    """Applied to every query; the query's own values win (deep merge, lists replaced)."""
+
+    correctness: CorrectnessSpec | None = None
+    path: PathSpec | None = None
+    cost: CostSpec | None = None
+
+
+class QuerySpec(QueryDefaults):
+    """One golden query and its three layers of assertions."""
+
+    id: str | None = Field(None, pattern=ID_PATTERN, description="Stable id matching traces and baselines; derived from the query when absent.")
+    query: str = Field(..., description="The input given to the agent.")
+    description: str | None = None
+    tags: list[str] = Field(default_factory=list, description="For --tags filtering.")
+
+    _file: str = PrivateAttr("")
+    _line: int = PrivateAttr(0)
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, text: str) -> str:
+        if not text.strip():
+            raise ValueError("query must not be empty")
+        return text
+
+    @property
+    def file(self) -> str:
+        return self._file
+
+    @property
+    def line(self) -> int:
+        return self._line
+
+    @property
+    def key(self) -> str:
+        """The id, always set once the loader has run."""
+        return self.id or ""
+
+
+class EnsembleConfig(_Strict):
+    enabled: bool = False
+    models: list[str] = Field(default_factory=list, description="Judge models; cross-family recommended.")
+    strategy: Literal["majority_vote"] = "majority_vote"
+
+
+class JudgeConfig(_Strict):
+    model: str | None = Field(None, description="Judge model; its name selects the provider.")
+    provider: Literal["anthropic", "openai"] | None = Field(None, description="Overrides the provider guessed from the model name.")
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    base_url: str | None = Field(None, description="An OpenAI-compatible (or Anthropic) endpoint.")
+    structured_output: Literal[True] = Field(True, description="Always on: verdicts are schema-enforced.")
+    ensemble: EnsembleConfig | None = None
+
+
+class AgentCISpec(_Strict):
+    """Root of agentci_spec.yaml."""
+
+    version: Literal[1] = Field(SPEC_VERSION, description="Spec format version.")
+    agent: str = Field(..., min_length=1, description="Agent identifier, e.g. rag-agent.")
+    baseline_dir: str = Field("./baselines", description="Golden baselines, relative to the spec file.")
+    defaults: QueryDefaults | None = None
+    judge_config: JudgeConfig | None = None
+    queries: list[QuerySpec] = Field(..., min_length=1)
+
+    _path: str = PrivateAttr("")
+
+    @property
+    def path(self) -> str:
+        return self._path

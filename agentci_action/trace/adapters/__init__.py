@@ -1,0 +1,34 @@
+"""Adapters map what a framework emits onto the canonical trace.
+
+An adapter is a module with `NAME`, `detect(records) -> bool` and `convert(records, file) -> list[Trace]`.
+`convert` below picks the adapter named by `trace_format`, else the first whose `detect` accepts the file.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...errors import TraceError
+from . import canonical
+
+if TYPE_CHECKING:
+    from ..load import Record
+    from ..models import Trace
+
+# Most specific first: canonical accepts any object with `id` or `query`, so it comes last.
+ADAPTERS = [canonical]
+FORMATS = [adapter.NAME for adapter in ADAPTERS]
+
+
+def convert(records: list["Record"], file: str, trace_format: str | None = None) -> list["Trace"]:
+    """Canonical traces from one file's records, in the named format or the detected one."""
+    if trace_format and trace_format != "auto":
+        by_name = {adapter.NAME: adapter for adapter in ADAPTERS}
+        if trace_format not in by_name:
+            raise TraceError.at(file, 0, f"unknown trace format {trace_format!r}; known: {', '.join(FORMATS)}")
+        return by_name[trace_format].convert(records, file)
+    for adapter in ADAPTERS:
+        if adapter.detect(records):
+            return adapter.convert(records, file)
+    first = records[0].line if records else 0
+    raise TraceError.at(file, first, f"unrecognised trace format; known: {', '.join(FORMATS)} (set trace-format to choose)")

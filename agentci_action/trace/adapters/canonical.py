@@ -1,0 +1,41 @@
+"""The canonical format itself: each record is one Trace object (see DESIGN.md)."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from ...errors import Problem, TraceError
+from ..models import Trace
+
+NAME = "canonical"
+
+
+def detect(records) -> bool:
+    return all(isinstance(r.value, dict) and ("id" in r.value or "query" in r.value) for r in records)
+
+
+def _field_path(loc: tuple) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def convert(records, file: str) -> list[Trace]:
+    traces, problems = [], []
+    for record in records:
+        if not isinstance(record.value, dict):
+            problems.append(Problem(file, record.line, f"expected a trace object, got {type(record.value).__name__}"))
+            continue
+        try:
+            trace = Trace.model_validate(record.value).with_derived_totals()
+        except ValidationError as exc:
+            for err in exc.errors():
+                where = _field_path(err["loc"])
+                problems.append(Problem(file, record.line, f"{where + ': ' if where else ''}{err['msg']}"))
+            continue
+        trace._source = f"{file}:{record.line}"
+        traces.append(trace)
+    if problems:
+        raise TraceError(problems)
+    return traces

@@ -1,0 +1,102 @@
+"""Read trace files (a file, a directory or a glob; one object, a list, or JSON Lines) into canonical traces.
+
+Every parse or validation problem names the file and the line; nothing is skipped silently.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import Problem, TraceError
+from .adapters import convert
+
+TRACE_SUFFIXES = (".json", ".jsonl", ".ndjson")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One top-level JSON value of a trace file and the line it starts on."""
+
+    value: Any
+    line: int
+
+
+def resolve_paths(patterns: list[str]) -> list[Path]:
+    """Files named by each pattern: a file, every trace file in a directory (recursively, sorted), or a glob."""
+    files: list[Path] = []
+    for pattern in patterns:
+        path = Path(pattern)
+        if path.is_file():
+            found = [path]
+        elif path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in TRACE_SUFFIXES)
+        else:
+            found = sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
+        if not found:
+            raise TraceError.at(pattern, 0, "no trace files found (expected a file, a directory of .json/.jsonl files, or a glob)")
+        files.extend(f for f in found if f not in files)
+    return files
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def read_records(path: Path) -> list[Record]:
+    """Split a file into top-level JSON values: one document, a list's items, or JSON Lines."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceError.at(str(path), 0, f"cannot read trace file: {exc}") from None
+    if not text.strip():
+        raise TraceError.at(str(path), 0, "trace file is empty")
+    decoder = json.JSONDecoder()
+    values: list[Record] = []
+    pos, end = 0, len(text)
+    while True:
+        while pos < end and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= end:
+            break
+        try:
+            value, next_pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise TraceError.at(str(path), exc.lineno, f"malformed JSON: {exc.msg} (column {exc.colno})") from None
+        values.append(Record(value, _line_of(text, pos)))
+        pos = next_pos
+    if len(values) == 1 and isinstance(values[0].value, list):
+        return _list_items(text, path, values[0].line)
+    return values
+
+
+def _list_items(text: str, path: Path, line: int) -> list[Record]:
+    """The items of a top-level JSON array, each with the line it starts on."""
+    decoder = json.JSONDecoder()
+    pos = text.index("[") + 1
+    items: list[Record] = []
+    while True:
+        while text[pos] in " \t\r\n,":
+            pos += 1
+        if text[pos] == "]":
+            return items
+        value, next_pos = decoder.raw_decode(text, pos)
+        items.append(Record(value, _line_of(text, pos)))
+        pos = next_pos
+
+
+def load_traces(patterns: list[str], trace_format: str | None = None) -> list:
+    """Load and convert every trace named by `patterns`. Raises TraceError listing every problem."""
+    traces = []
+    problems: list[Problem] = []
+    for path in resolve_paths(patterns):
+        try:
+            traces.extend(convert(read_records(path), str(path), trace_format))
+        except TraceError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise TraceError(problems)
+    return traces

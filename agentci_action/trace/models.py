@@ -1,0 +1,101 @@
+"""The canonical trace: one run of one query, whatever framework produced it.
+
+Totals missing from the file are derived from the calls (see `Trace.with_derived_totals`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ToolCall(_Strict):
+    name: str
+    arguments: Any = None
+    result: Any = None
+    error: str | None = None
+    duration_ms: float | None = Field(None, ge=0)
+    agent: str | None = None
+
+
+class LLMCall(_Strict):
+    model: str | None = None
+    input_tokens: int = Field(0, ge=0)
+    output_tokens: int = Field(0, ge=0)
+    cached_input_tokens: int = Field(0, ge=0, description="Input tokens served from a prompt cache (included in input_tokens).")
+    reasoning_tokens: int = Field(0, ge=0, description="Reasoning tokens (included in output_tokens).")
+    cost_usd: float | None = Field(None, ge=0)
+    duration_ms: float | None = Field(None, ge=0)
+    ttft_ms: float | None = Field(None, ge=0)
+    timestamp: str | None = Field(None, description="ISO 8601 time of the call, used to price it by date.")
+
+
+class Handoff(_Strict):
+    from_agent: str | None = Field(None, alias="from")
+    to: str
+
+
+class RetrievedDoc(_Strict):
+    id: str | None = None
+    text: str = ""
+    score: float | None = None
+
+
+class Trace(_Strict):
+    """One run of one query. Matched to its query by `id`, else by exact `query` text."""
+
+    id: str | None = None
+    query: str | None = None
+    final_answer: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    llm_calls: list[LLMCall] = Field(default_factory=list)
+    handoffs: list[Handoff] = Field(default_factory=list)
+    retrieved_context: list[RetrievedDoc] = Field(default_factory=list)
+    total_duration_ms: float | None = Field(None, ge=0)
+    total_cost_usd: float | None = Field(None, ge=0)
+    total_tokens: int | None = Field(None, ge=0)
+    total_llm_calls: int | None = Field(None, ge=0)
+    run: int | None = Field(None, ge=0, description="Repetition index when a query was run several times.")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    _source: str = PrivateAttr("")  # "file:line" the trace was read from, for messages
+
+    @property
+    def source(self) -> str:
+        return self._source
+
+    @model_validator(mode="after")
+    def _needs_a_key(self) -> "Trace":
+        if not self.id and not self.query:
+            raise ValueError("a trace needs `id` or `query` to be matched to its spec query")
+        return self
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [call.name for call in self.tool_calls]
+
+    def with_derived_totals(self) -> "Trace":
+        """Fill absent totals from the calls.
+
+        total_tokens = Σ (input_tokens + output_tokens) over llm_calls
+        total_llm_calls = |llm_calls|
+        total_cost_usd = Σ cost_usd over llm_calls, left unknown (None) if any call's cost is unknown
+        total_duration_ms = Σ duration_ms over llm_calls and tool_calls (an upper bound when calls overlap)
+        """
+        updates: dict[str, Any] = {}
+        if self.total_tokens is None:
+            updates["total_tokens"] = sum(c.input_tokens + c.output_tokens for c in self.llm_calls)
+        if self.total_llm_calls is None:
+            updates["total_llm_calls"] = len(self.llm_calls)
+        if self.total_cost_usd is None and all(c.cost_usd is not None for c in self.llm_calls):
+            updates["total_cost_usd"] = sum(c.cost_usd or 0.0 for c in self.llm_calls)
+        if self.total_duration_ms is None:
+            durations = [c.duration_ms for c in [*self.llm_calls, *self.tool_calls] if c.duration_ms is not None]
+            if durations:
+                updates["total_duration_ms"] = sum(durations)
+        return self.model_copy(update=updates) if updates else self
