@@ -43,11 +43,14 @@ def _at_least(name: str, actual: float, limit: float | None, what: str, detail: 
                  message="" if ok else f"{what}: {actual:.2f} < min {limit:g}{detail}", data={"actual": actual, "min": limit})
 
 
-def evaluate_path(spec: PathSpec | None, trace: Trace, baseline: Trace | None = None) -> LayerResult:
-    """Every path assertion of `spec` on `trace`; metrics are reported even when no threshold is set."""
+def evaluate_path(spec: PathSpec | None, trace: Trace, baseline: Trace | None = None, extra: list[Check] | None = None) -> LayerResult:
+    """Every path assertion of `spec` on `trace`, then `extra` (this layer's checks from the query's `checks:` block);
+    metrics are reported even when no threshold is set."""
     used = trace.tool_names
     details: dict[str, Any] = {"tool_calls": len(used), "tools_used": list(dict.fromkeys(used)), "loops_detected": metrics.loop_count(used)}
     if spec is None:
+        if extra:
+            return LayerResult.from_checks(list(extra), details)
         return LayerResult(status=Status.SKIP, details=details, messages=["no path checks"])
     checks: list[Check | None] = []
 
@@ -101,6 +104,7 @@ def evaluate_path(spec: PathSpec | None, trace: Trace, baseline: Trace | None = 
         checks.append(check)
 
     checks.extend(_handoff_checks(spec, trace, details))
+    checks.extend(extra or [])
     return LayerResult.from_checks([c for c in checks if c is not None], details)
 
 

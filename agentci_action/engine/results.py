@@ -71,6 +71,17 @@ class QueryResult(BaseModel):
         return getattr(self, name)
 
 
+class Aggregates(BaseModel):
+    """Suite-wide rates (0-1) and latencies (ms); None (N/A) when no query gives the figure. See engine/aggregates.py."""
+
+    pass_rate: float | None = Field(None, description="Queries that passed (warnings allowed) / queries.")
+    hallucination_rate: float | None = Field(None, description="Queries failing hallucination_check / queries where it gave a verdict.")
+    mean_latency_ms: float | None = None
+    p95_latency_ms: float | None = Field(None, description="95th percentile, linear interpolation between closest ranks.")
+    timeout_rate: float | None = Field(None, description="Queries over max_latency_ms / queries with a latency budget.")
+    safety_finding_rate: float | None = Field(None, description="Queries with a safety check not passing / queries where one ran.")
+
+
 class Summary(BaseModel):
     status: Status
     total: int
@@ -83,6 +94,7 @@ class Summary(BaseModel):
     cost_unknown: int = Field(0, description="Queries whose cost could not be determined.")
     total_tokens: int = 0
     fail_on: list[str] = Field(default_factory=list)
+    aggregates: Aggregates = Field(default_factory=Aggregates)
 
 
 class RunResult(BaseModel):

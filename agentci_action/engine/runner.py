@@ -1,7 +1,7 @@
 """Evaluate a spec's queries against their traces: correctness → path → cost, then the summary.
 
-A query blocks the merge (exit 1) when a layer named in fail-on fails: `correctness` blocks on a
-correctness failure and on a forbidden tool (a path failure); `path` and `cost` also block on warnings.
+A query blocks the merge (exit 1) when a layer named in fail-on fails: `correctness` blocks on any check
+failing hard (severity fail) in any layer, e.g. a forbidden tool; `path` and `cost` also block on their warnings.
 """
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from ..errors import Problem, TraceError
 from ..spec.models import AgentCISpec, QuerySpec
 from ..trace.models import Trace
+from .aggregates import aggregate
+from .checks import evaluate_checks, mask_layers
+from .checks.answer import Embedder
 from .correctness import Judge, evaluate_correctness
 from .cost import evaluate_cost
 from .path import evaluate_path
@@ -80,7 +83,7 @@ def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
 
 def is_blocking(layers: dict[str, LayerResult], fail_on: frozenset[str]) -> bool:
     """Whether these layer results block under fail-on."""
-    if "correctness" in fail_on and (layers["correctness"].status is Status.FAIL or layers["path"].status is Status.FAIL):
+    if "correctness" in fail_on and any(layer.status is Status.FAIL for layer in layers.values()):
         return True
     return any(name in fail_on and layers[name].status in (Status.FAIL, Status.WARN) for name in ("path", "cost"))
 
@@ -97,12 +100,14 @@ def query_status(layers: dict[str, LayerResult], blocking: bool) -> Status:
     return Status.PASS
 
 
-def _evaluate_run(query: QuerySpec, trace: Trace, baseline: Trace | None, judge: Judge | None) -> dict[str, LayerResult]:
-    return {
-        "correctness": evaluate_correctness(query, trace, judge),
-        "path": evaluate_path(query.path, trace, baseline),
-        "cost": evaluate_cost(query.cost, trace, baseline),
+def _evaluate_run(query: QuerySpec, trace: Trace, baseline: Trace | None, judge: Judge | None, embedder: Embedder | None) -> dict[str, LayerResult]:
+    extra = evaluate_checks(query, trace, judge, embedder)
+    layers = {
+        "correctness": evaluate_correctness(query, trace, judge, extra.by_layer["correctness"]),
+        "path": evaluate_path(query.path, trace, baseline, extra.by_layer["path"]),
+        "cost": evaluate_cost(query.cost, trace, baseline, extra.by_layer["cost"]),
     }
+    return mask_layers(layers, extra.leaks)
 
 
 def _combine_runs(runs: list[dict[str, LayerResult]]) -> dict[str, LayerResult]:
@@ -119,8 +124,9 @@ def _combine_runs(runs: list[dict[str, LayerResult]]) -> dict[str, LayerResult]:
     return combined
 
 
-def evaluate_query(query: QuerySpec, traces: list[Trace], baseline: Trace | None, judge: Judge | None, settings: Settings) -> QueryResult:
-    layers = _combine_runs([_evaluate_run(query, trace, baseline, judge) for trace in traces])
+def evaluate_query(query: QuerySpec, traces: list[Trace], baseline: Trace | None, judge: Judge | None, settings: Settings,
+                   embedder: Embedder | None = None) -> QueryResult:
+    layers = _combine_runs([_evaluate_run(query, trace, baseline, judge, embedder) for trace in traces])
     blocking = is_blocking(layers, settings.fail_on)
     return QueryResult(
         id=query.key, query=query.query, file=query.file, line=query.line, tags=query.tags,
@@ -138,6 +144,7 @@ def summarize(results: list[QueryResult], fail_on: frozenset[str]) -> Summary:
         warnings=counts[Status.WARN], errors=counts[Status.ERROR], skipped_checks=skipped,
         cost_usd=sum(c for c in costs if c is not None), cost_unknown=sum(c is None for c in costs),
         total_tokens=sum(r.cost.details.get("total_tokens") or 0 for r in results), fail_on=sorted(fail_on),
+        aggregates=aggregate(results),
     )
 
 
@@ -148,18 +155,19 @@ def run_spec(
     queries: list[QuerySpec] | None = None,
     baselines: dict[str, list[Trace]] | None = None,
     judge: Judge | None = None,
+    embedder: Embedder | None = None,
     settings: Settings = Settings(),
 ) -> RunResult:
-    """Evaluate `queries` (default: all of the spec's) against `traces`; judge calls run on `settings.workers` threads."""
+    """Evaluate `queries` (default: all of the spec's) against `traces`; judge and embedding calls run on `settings.workers` threads."""
     selected = queries if queries is not None else spec.queries
     matched = match_traces(selected, traces, spec.queries)
     baselines = baselines or {}
 
     def one(query: QuerySpec) -> QueryResult:
         baseline = (baselines.get(query.key) or [None])[0]
-        return evaluate_query(query, matched.by_query[query.key], baseline, judge, settings)
+        return evaluate_query(query, matched.by_query[query.key], baseline, judge, settings, embedder)
 
-    if judge is not None and settings.workers > 1:
+    if (judge is not None or embedder is not None) and settings.workers > 1:
         with ThreadPoolExecutor(max_workers=settings.workers) as pool:
             results = list(pool.map(one, selected))
     else:

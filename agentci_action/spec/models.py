@@ -9,6 +9,8 @@ from typing import Any, Literal
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from .checks import Checks
+
 SPEC_VERSION = 1
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
@@ -117,6 +119,7 @@ class QueryDefaults(_Strict):
     correctness: CorrectnessSpec | None = None
     path: PathSpec | None = None
     cost: CostSpec | None = None
+    checks: Checks | None = Field(None, description="Answer, RAG, safety, agent, performance and validity checks, each in its layer.")
 
 
 class QuerySpec(QueryDefaults):
@@ -126,6 +129,8 @@ class QuerySpec(QueryDefaults):
     query: str = Field(..., description="The input given to the agent.")
     description: str | None = None
     tags: list[str] = Field(default_factory=list, description="For --tags filtering.")
+    reference_answer: str | None = Field(None, description="The gold answer that checks.answer compares with.")
+    expected_sources: list[str] | None = Field(None, description="Ids of the documents retrieval should find (checks.rag recall@k, precision@k).")
 
     _file: str = PrivateAttr("")
     _line: int = PrivateAttr(0)
@@ -164,6 +169,10 @@ class JudgeConfig(_Strict):
     base_url: str | None = Field(None, description="An OpenAI-compatible (or Anthropic) endpoint.")
     structured_output: Literal[True] = Field(True, description="Always on: verdicts are schema-enforced.")
     ensemble: EnsembleConfig | None = None
+    embedding_model: str = Field("text-embedding-3-small", description="Embedding model for checks.answer.min_semantic_similarity.")
+    embedding_base_url: str | None = Field(
+        None, description="An OpenAI-compatible embeddings endpoint; default: base_url when the judge's provider is openai, else the OpenAI API."
+    )
 
 
 class AgentCISpec(_Strict):

@@ -1,0 +1,58 @@
+"""The `checks:` block of a query, evaluated into the three layers.
+
+`evaluate_checks` runs every group the query sets and files each Check under its layer (spec.checks.CHECK_INFO);
+the layer evaluators merge them with their own checks. Values found by the leakage check are masked in every
+layer's messages and data by `mask_layers`, so no renderer ever sees them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...spec.checks import CHECK_INFO
+from ...spec.models import QuerySpec
+from ...trace.models import Trace
+from ..correctness import Judge
+from ..results import Check, LayerResult
+from . import agent, answer, performance, rag, safety, validity
+from .answer import Embedder
+from .leakage import Finding, redact_data
+
+
+@dataclass
+class QueryChecks:
+    """The checks of one run of one query, by layer, and the leaked values to mask."""
+
+    by_layer: dict[str, list[Check]] = field(default_factory=lambda: {"correctness": [], "path": [], "cost": []})
+    leaks: list[Finding] = field(default_factory=list)
+
+
+def evaluate_checks(query: QuerySpec, trace: Trace, judge: Judge | None = None, embedder: Embedder | None = None) -> QueryChecks:
+    groups = query.checks
+    result = QueryChecks()
+    if groups is None:
+        return result
+    checks: list[Check] = []
+    if groups.answer:
+        checks += answer.evaluate(groups.answer, trace.final_answer, query.reference_answer, embedder)
+    if groups.rag:
+        checks += rag.evaluate(groups.rag, trace, query.expected_sources)
+    if groups.safety:
+        safety_checks, result.leaks = safety.evaluate(groups.safety, query, trace, judge)
+        checks += safety_checks
+    if groups.agent:
+        checks += agent.evaluate(groups.agent, trace)
+    if groups.performance:
+        checks += performance.evaluate(groups.performance, trace)
+    if groups.validity:
+        checks += validity.evaluate(groups.validity, trace.final_answer)
+    for check in checks:
+        result.by_layer[CHECK_INFO[check.name].layer].append(check)
+    return result
+
+
+def mask_layers(layers: dict[str, LayerResult], leaks: list[Finding]) -> dict[str, LayerResult]:
+    """Every string in every layer (messages, details, check messages and data) with the leaked values masked."""
+    if not leaks:
+        return layers
+    return {name: LayerResult.model_validate(redact_data(layer.model_dump(mode="json"), leaks)) for name, layer in layers.items()}
