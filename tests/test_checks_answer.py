@@ -1,0 +1,133 @@
+"""Answer vs reference: normalised exact match, ROUGE, BLEU (hand-computed), semantic similarity through the real
+openai SDK against a local embeddings server (retries, cache, honest skips)."""
+
+import json
+
+import openai
+import pytest
+
+from agentci_action.engine.checks.answer import NoEmbedder, bleu, cosine_similarity, evaluate, normalized_exact_match, rouge_f1
+from agentci_action.engine.embeddings import EmbeddingCache, OpenAIEmbedder, build_embedder
+from agentci_action.engine.results import Status
+from agentci_action.spec.checks import AnswerChecks
+from agentci_action.spec.models import JudgeConfig
+
+from embedding_server import EmbeddingServer
+
+REFERENCE = "the cat sat on the mat"
+ANSWER = "the cat lay on the mat"
+
+
+def by_name(checks):
+    return {c.name: c for c in checks}
+
+
+def test_normalized_exact_match_trims_and_lowercases():
+    assert normalized_exact_match("  Paris\n", "paris")
+    assert not normalized_exact_match("Paris.", "paris")
+
+
+def test_rouge_on_a_hand_computed_pair():
+    # unigrams: 5 of 6 shared (the×2, cat, on, mat) → P = R = F1 = 5/6
+    # bigrams: the-cat, on-the, the-mat shared, 3 of 5 → 0.6
+    # LCS: "the cat on the mat", 5 of 6 tokens → 5/6
+    scores = rouge_f1(ANSWER, REFERENCE)
+    assert scores == pytest.approx({"rouge1": 5 / 6, "rouge2": 0.6, "rougeL": 5 / 6})
+    assert rouge_f1("the cats", "the cat")["rouge1"] == 1.0  # Porter stemmer
+
+
+def test_bleu_on_a_hand_computed_pair():
+    # n-gram precisions 5/6, 3/5, 1/4 and 0/3, the zero smoothed to 1/(2·3); brevity penalty 1
+    expected = (5 / 6 * 3 / 5 * 1 / 4 * 1 / 6) ** 0.25
+    assert bleu(ANSWER, REFERENCE) == pytest.approx(expected, abs=1e-4)
+    assert bleu(REFERENCE, REFERENCE) == 1.0
+    assert bleu("", REFERENCE) == 0.0
+
+
+def test_cosine_is_clamped_to_unit_interval():
+    assert cosine_similarity([3, 4, 0], [4, 3, 0]) == pytest.approx(24 / 25)
+    assert cosine_similarity([1, 0], [-1, 0]) == 0.0
+    assert cosine_similarity([0, 0], [1, 0]) == 0.0
+
+
+def test_thresholds_and_severity_override():
+    group = AnswerChecks(normalized_exact_match=True, min_rouge_1=0.8, min_rouge_2=0.7, min_rouge_l=0.9, min_bleu=0.3,
+                         severity={"min_rouge_l": "warn"})
+    checks = by_name(evaluate(group, ANSWER, REFERENCE, None))
+    assert checks["normalized_exact_match"].status is Status.FAIL
+    assert checks["min_rouge_1"].status is Status.PASS and checks["min_rouge_1"].data["value"] == pytest.approx(5 / 6)
+    assert checks["min_rouge_2"].status is Status.FAIL
+    assert checks["min_rouge_2"].message == "rouge2 F1 0.6 < min 0.7"
+    assert checks["min_rouge_l"].status is Status.WARN and checks["min_rouge_l"].data["severity"] == "warn"
+    assert checks["min_bleu"].status is Status.PASS
+
+
+def test_without_reference_every_check_is_not_applicable():
+    checks = evaluate(AnswerChecks(min_rouge_l=0.5, min_bleu=0.1, normalized_exact_match=False), ANSWER, None, None)
+    assert [(c.name, c.status, c.data["value"]) for c in checks] == [("min_rouge_l", Status.SKIP, None), ("min_bleu", Status.SKIP, None)]
+    assert checks[0].message == "min_rouge_l skipped: the query has no reference_answer"
+
+
+def test_unknown_severity_key_is_rejected():
+    with pytest.raises(ValueError, match="severity names unknown check"):
+        AnswerChecks(min_bleu=0.2, severity={"min_blue": "warn"})
+
+
+# ---- semantic similarity through the real SDK ----------------------------------------------------------
+
+def embedder_for(server: EmbeddingServer, cache: EmbeddingCache):
+    config = JudgeConfig(embedding_base_url=server.base_url, embedding_model="embed-small")
+    return build_embedder(config, cache, env={"OPENAI_API_KEY": "sk-test-local"})
+
+
+def test_semantic_similarity_from_the_provider_and_cached(tmp_path):
+    group = AnswerChecks(min_semantic_similarity=0.9)
+    cache_file = tmp_path / "embeddings.json"
+    with EmbeddingServer(vectors={ANSWER: [3, 4, 0], REFERENCE: [4, 3, 0]}) as server:
+        cache = EmbeddingCache(cache_file)
+        [check] = evaluate(group, ANSWER, REFERENCE, embedder_for(server, cache))
+        assert check.status is Status.PASS and check.data["value"] == pytest.approx(0.96)
+        assert len(server.requests) == 1
+        assert server.requests[0]["body"]["model"] == "embed-small" and server.requests[0]["body"]["input"] == [ANSWER, REFERENCE]
+        cache.save()
+        # a rerun with a fresh process reading the cache file makes no request
+        [again] = evaluate(group, ANSWER, REFERENCE, embedder_for(server, EmbeddingCache(cache_file)))
+        assert again.data["value"] == pytest.approx(0.96) and len(server.requests) == 1
+    assert len(json.loads(cache_file.read_text())) == 2
+
+
+def test_rate_limit_is_retried_after_the_servers_delay():
+    with EmbeddingServer(failures=[(429, {"retry-after": "0"}), (503, {"retry-after": "0"})]) as server:
+        [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, embedder_for(server, EmbeddingCache()))
+        assert check.status is Status.PASS and len(server.requests) == 3
+
+
+def test_persistent_server_error_is_an_infra_error_not_a_pass():
+    with EmbeddingServer(failures=[(500, {})] * 10) as server:
+        client = openai.OpenAI(api_key="sk-test-local", base_url=server.base_url, max_retries=0)
+        embedder = OpenAIEmbedder(client, "embed-small", EmbeddingCache(), attempts=3, max_wait=0.01)
+        [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, embedder)
+        assert check.status is Status.ERROR and check.message.startswith("[INFRA]") and "HTTP 500" in check.message
+        assert len(server.requests) == 3
+        assert "sk-test-local" not in check.message
+
+
+def test_client_errors_are_not_retried():
+    with EmbeddingServer(failures=[(400, {})]) as server:
+        [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, embedder_for(server, EmbeddingCache()))
+        assert check.status is Status.ERROR and len(server.requests) == 1
+
+
+def test_no_provider_skips_with_the_reason():
+    embedder = build_embedder(JudgeConfig(), EmbeddingCache(), env={})
+    assert isinstance(embedder, NoEmbedder)
+    [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, embedder)
+    assert check.status is Status.SKIP and "OPENAI_API_KEY is not set" in check.message
+    [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, None)
+    assert check.status is Status.SKIP and "no embedding provider is configured" in check.message
+
+
+def test_empty_answer_scores_zero_without_a_request():
+    with EmbeddingServer() as server:
+        [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), "  ", REFERENCE, embedder_for(server, EmbeddingCache()))
+        assert check.status is Status.FAIL and check.data["value"] == 0.0 and server.requests == []
