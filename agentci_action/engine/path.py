@@ -47,7 +47,9 @@ def evaluate_path(spec: PathSpec | None, trace: Trace, baseline: Trace | None = 
     """Every path assertion of `spec` on `trace`, then `extra` (this layer's checks from the query's `checks:` block);
     metrics are reported even when no threshold is set."""
     used = trace.tool_names
-    details: dict[str, Any] = {"tool_calls": len(used), "tools_used": list(dict.fromkeys(used)), "loops_detected": metrics.loop_count(used)}
+    loops = metrics.find_loops(used)
+    details: dict[str, Any] = {"tool_calls": len(used), "tools_used": list(dict.fromkeys(used)),
+                               "loops_detected": sum(loop.repeats for loop in loops)}
     if spec is None:
         if extra:
             return LayerResult.from_checks(list(extra), details)
@@ -95,7 +97,6 @@ def evaluate_path(spec: PathSpec | None, trace: Trace, baseline: Trace | None = 
                             message="sequence similarity skipped: no baseline trace and no expected_tools to compare with"))
 
     if spec.max_loops is not None:
-        loops = metrics.find_loops(used)
         where = "; ".join(f"{lp.tool} ×{lp.count} at steps {lp.start}-{lp.start + lp.count - 1}" for lp in loops)
         details["loops"] = [{"tool": lp.tool, "start": lp.start, "count": lp.count} for lp in loops]
         check = _at_most("max_loops", details["loops_detected"], spec.max_loops, "loops")
