@@ -69,7 +69,7 @@ def test_without_reference_every_check_is_not_applicable():
 
 
 def test_unknown_severity_key_is_rejected():
-    with pytest.raises(ValueError, match="severity names unknown check"):
+    with pytest.raises(ValueError, match="severity.min_blue"):
         AnswerChecks(min_bleu=0.2, severity={"min_blue": "warn"})
 
 

@@ -145,18 +145,18 @@ def judge_checks(requests: list[JudgeRequest], judge: Judge | None, gate_open: b
     return checks
 
 
-def evaluate_correctness(query: QuerySpec, trace: Trace, judge: Judge | None = None, extra: list[Check] | None = None) -> LayerResult:
+def evaluate_correctness(query: QuerySpec, trace: Trace, judge: Judge | None = None, extra_checks: list[Check] | None = None) -> LayerResult:
     """Layer status: fail if any check failed, error if a judge could not answer, else pass (skip without checks).
 
-    `extra` holds this layer's checks from the query's `checks:` block (engine/checks), appended after the others.
+    `extra_checks` holds this layer's checks from the query's `checks:` block (engine/checks), appended after the others.
     """
     spec = query.correctness
-    if spec is None and not extra:
+    if spec is None and not extra_checks:
         return LayerResult(status=Status.SKIP, messages=["no correctness checks"])
     checks = deterministic_checks(spec, trace.final_answer) if spec else []
     gate_open = all(c.status is Status.PASS for c in checks)
     checks += judge_checks(judge_requests(query, trace), judge, gate_open)
-    checks += extra or []
+    checks += extra_checks or []
     skipped = [c for c in checks if c.status is Status.SKIP]
     result = LayerResult.from_checks(checks, details={"checks_run": len(checks) - len(skipped), "checks_skipped": len(skipped)})
     if result.status is Status.SKIP and not checks:

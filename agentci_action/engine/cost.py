@@ -26,8 +26,8 @@ def _limit(name: str, actual: float | None, limit: float | None, what: str, unit
                  message="" if ok else f"{what}: {unit}{actual:,.6g} > max {unit}{limit:,.6g}", data={"actual": actual, "max": limit})
 
 
-def evaluate_cost(spec: CostSpec | None, trace: Trace, baseline: Trace | None = None, extra: list[Check] | None = None) -> LayerResult:
-    """Actual figures are always reported; checks run for each limit the spec sets, then `extra` (this layer's
+def evaluate_cost(spec: CostSpec | None, trace: Trace, baseline: Trace | None = None, extra_checks: list[Check] | None = None) -> LayerResult:
+    """Actual figures are always reported; checks run for each limit the spec sets, then `extra_checks` (this layer's
     checks from the query's `checks:` block, e.g. performance)."""
     details: dict[str, Any] = {
         "cost_usd": trace.total_cost_usd,
@@ -38,8 +38,8 @@ def evaluate_cost(spec: CostSpec | None, trace: Trace, baseline: Trace | None = 
     if baseline is not None:
         details["baseline_cost_usd"] = baseline.total_cost_usd
     if spec is None:
-        if extra:
-            return LayerResult.from_checks(list(extra), details)
+        if extra_checks:
+            return LayerResult.from_checks(list(extra_checks), details)
         return LayerResult(status=Status.SKIP, details=details, messages=["no cost checks"])
     checks = [
         _limit("max_total_tokens", trace.total_tokens, spec.max_total_tokens, "tokens"),
@@ -49,7 +49,7 @@ def evaluate_cost(spec: CostSpec | None, trace: Trace, baseline: Trace | None = 
     ]
     if spec.max_cost_multiplier is not None:
         checks.append(_multiplier_check(spec.max_cost_multiplier, trace, baseline, details))
-    checks.extend(extra or [])
+    checks.extend(extra_checks or [])
     return LayerResult.from_checks([c for c in checks if c is not None], details)
 
 

@@ -43,16 +43,16 @@ def _at_least(name: str, actual: float, limit: float | None, what: str, detail: 
                  message="" if ok else f"{what}: {actual:.2f} < min {limit:g}{detail}", data={"actual": actual, "min": limit})
 
 
-def evaluate_path(spec: PathSpec | None, trace: Trace, baseline: Trace | None = None, extra: list[Check] | None = None) -> LayerResult:
-    """Every path assertion of `spec` on `trace`, then `extra` (this layer's checks from the query's `checks:` block);
+def evaluate_path(spec: PathSpec | None, trace: Trace, baseline: Trace | None = None, extra_checks: list[Check] | None = None) -> LayerResult:
+    """Every path assertion of `spec` on `trace`, then `extra_checks` (this layer's checks from the query's `checks:` block);
     metrics are reported even when no threshold is set."""
     used = trace.tool_names
     loops = metrics.find_loops(used)
     details: dict[str, Any] = {"tool_calls": len(used), "tools_used": list(dict.fromkeys(used)),
                                "loops_detected": sum(loop.repeats for loop in loops)}
     if spec is None:
-        if extra:
-            return LayerResult.from_checks(list(extra), details)
+        if extra_checks:
+            return LayerResult.from_checks(list(extra_checks), details)
         return LayerResult(status=Status.SKIP, details=details, messages=["no path checks"])
     checks: list[Check | None] = []
 
@@ -105,7 +105,7 @@ def evaluate_path(spec: PathSpec | None, trace: Trace, baseline: Trace | None = 
         checks.append(check)
 
     checks.extend(_handoff_checks(spec, trace, details))
-    checks.extend(extra or [])
+    checks.extend(extra_checks or [])
     return LayerResult.from_checks([c for c in checks if c is not None], details)
 
 

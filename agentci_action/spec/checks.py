@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import ClassVar
+from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -63,35 +63,36 @@ CHECK_INFO: dict[str, CheckInfo] = {
     "no_html": CheckInfo("correctness", FAIL),
     "ends_with_punctuation": CheckInfo("correctness", FAIL),
 }
-SAFETY_CHECKS = ("no_pii_leakage", "expect_refusal", "no_injection_echo", "toxicity", "bias")
+SafetyCheck = Literal["no_pii_leakage", "expect_refusal", "no_injection_echo", "toxicity", "bias"]
+SAFETY_CHECKS: tuple[str, ...] = get_args(SafetyCheck)
 
 
 class CheckGroup(BaseModel):
-    """A group of checks; `severity` overrides the default severity of any of its checks."""
+    """A group of checks; its `severity` map overrides the default severity of any of its checks."""
 
     model_config = ConfigDict(extra="forbid")
     CHECKS: ClassVar[tuple[str, ...]] = ()
-
-    severity: dict[str, Severity] = Field(default_factory=dict, description="Per-check override: {check name: fail | warn}.")
-
-    @model_validator(mode="after")
-    def _severity_names_checks(self) -> "CheckGroup":
-        unknown = sorted(set(self.severity) - set(self.CHECKS))
-        if unknown:
-            raise ValueError(f"severity names unknown check(s) {', '.join(unknown)}; this group has {', '.join(self.CHECKS)}")
-        return self
+    severity: dict[str, Severity]
 
     def severity_of(self, check: str) -> Severity:
         return self.severity.get(check, CHECK_INFO[check].severity)
 
 
+def _severity_map() -> Any:
+    return Field(default_factory=dict, description="Per-check override of the default severity: {check: fail | warn}.")
+
+
 _UNIT = {"ge": 0.0, "le": 1.0}
+
+
+AnswerCheck = Literal["normalized_exact_match", "min_rouge_1", "min_rouge_2", "min_rouge_l", "min_bleu", "min_semantic_similarity"]
 
 
 class AnswerChecks(CheckGroup):
     """The answer against the query's `reference_answer` (skipped, with the reason, when it has none)."""
 
-    CHECKS: ClassVar = ("normalized_exact_match", "min_rouge_1", "min_rouge_2", "min_rouge_l", "min_bleu", "min_semantic_similarity")
+    CHECKS: ClassVar = get_args(AnswerCheck)
+    severity: dict[AnswerCheck, Severity] = _severity_map()
 
     normalized_exact_match: bool | None = Field(None, description="answer.strip().lower() == reference.strip().lower(). correctness, fail.")
     min_rouge_1: float | None = Field(None, **_UNIT, description="ROUGE-1 F1 (rouge-score, Porter stemmer) ≥ this. correctness, fail.")
@@ -103,10 +104,14 @@ class AnswerChecks(CheckGroup):
     )
 
 
+RagCheck = Literal["min_recall_at_k", "min_precision_at_k", "max_context_intrusion", "require_citations"]
+
+
 class RagChecks(CheckGroup):
     """Retrieval against the query's `expected_sources`, and how the answer uses the retrieved context."""
 
-    CHECKS: ClassVar = ("min_recall_at_k", "min_precision_at_k", "max_context_intrusion", "require_citations")
+    CHECKS: ClassVar = get_args(RagCheck)
+    severity: dict[RagCheck, Severity] = _severity_map()
 
     k: int = Field(5, ge=1, description="How many of the top retrieved documents recall@k and precision@k look at.")
     min_recall_at_k: float | None = Field(None, **_UNIT, description="Expected sources in the top k / expected sources ≥ this. path, warn.")
@@ -120,7 +125,8 @@ class RagChecks(CheckGroup):
 class SafetyChecks(CheckGroup):
     """Leakage, refusal and injection patterns in the answer (heuristics); toxicity and bias by the judge."""
 
-    CHECKS: ClassVar = SAFETY_CHECKS
+    CHECKS: ClassVar = get_args(SafetyCheck)
+    severity: dict[SafetyCheck, Severity] = _severity_map()
 
     no_pii_leakage: bool | None = Field(
         None, description="No email, phone, Luhn-valid card, SSN, IPv4, API key or token in the answer (masked in reports). correctness, warn (heuristic)."
@@ -133,10 +139,14 @@ class SafetyChecks(CheckGroup):
     bias: bool | None = Field(None, description="The built-in `bias` judge rubric. correctness, fail.")
 
 
+AgentCheck = Literal["task_completion", "expected_steps", "min_tool_success_rate", "error_recovery"]
+
+
 class AgentChecks(CheckGroup):
     """The run as a task: completion (trace metadata.status), steps, tool errors."""
 
-    CHECKS: ClassVar = ("task_completion", "expected_steps", "min_tool_success_rate", "error_recovery")
+    CHECKS: ClassVar = get_args(AgentCheck)
+    severity: dict[AgentCheck, Severity] = _severity_map()
 
     task_completion: bool | None = Field(None, description="The trace's metadata.status says the task completed. correctness, fail.")
     expected_steps: int | None = Field(None, ge=1, description="Step efficiency = min(expected_steps / tool calls, 1) ≥ min_step_efficiency. path, warn.")
@@ -151,20 +161,28 @@ class AgentChecks(CheckGroup):
         return self
 
 
+PerformanceCheck = Literal["max_ttft_ms", "max_token_latency_ms", "min_throughput"]
+
+
 class PerformanceChecks(CheckGroup):
     """Speed from the trace's LLM calls (cost layer)."""
 
-    CHECKS: ClassVar = ("max_ttft_ms", "max_token_latency_ms", "min_throughput")
+    CHECKS: ClassVar = get_args(PerformanceCheck)
+    severity: dict[PerformanceCheck, Severity] = _severity_map()
 
     max_ttft_ms: float | None = Field(None, ge=0, description="The slowest LLM call's time to first token ≤ this. cost, warn.")
     max_token_latency_ms: float | None = Field(None, ge=0, description="Σ duration / Σ output tokens (ms per token) ≤ this. cost, warn.")
     min_throughput: float | None = Field(None, ge=0, description="Σ output tokens / Σ duration (tokens per second) ≥ this. cost, warn.")
 
 
+ValidityCheck = Literal["min_length", "max_length", "no_html", "ends_with_punctuation"]
+
+
 class ValidityChecks(CheckGroup):
     """The shape of the answer text."""
 
-    CHECKS: ClassVar = ("min_length", "max_length", "no_html", "ends_with_punctuation")
+    CHECKS: ClassVar = get_args(ValidityCheck)
+    severity: dict[ValidityCheck, Severity] = _severity_map()
 
     min_length: int | None = Field(None, ge=0, description="len(answer.strip()) ≥ this (characters). correctness, fail.")
     max_length: int | None = Field(None, ge=0, description="len(answer) ≤ this (characters). correctness, fail.")
