@@ -11,9 +11,15 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, SpecError
 from .engine.results import RunResult, Status
+
+if TYPE_CHECKING:
+    from .engine.checks.answer import Embedder
+    from .engine.embeddings import EmbeddingCache
+    from .spec.models import AgentCISpec
 
 FORMATS = ("console", "json")
 
@@ -67,9 +73,22 @@ def cmd_test(args: argparse.Namespace) -> int:
         from .engine.runner import group_traces
 
         baselines = group_traces(spec.queries, load_traces(args.baseline_traces, args.trace_format)).by_query
-    run = run_spec(spec, traces, baselines=baselines, settings=Settings(fail_on=fail_on, workers=args.workers))
+    embedder, cache = _embedder(spec, args.embedding_cache)
+    run = run_spec(spec, traces, baselines=baselines, embedder=embedder, settings=Settings(fail_on=fail_on, workers=args.workers))
     write_output(renderer(args.format)(run), args.output)
+    if cache is not None:
+        cache.save()
     return exit_code(run)
+
+
+def _embedder(spec: AgentCISpec, cache_file: str | None) -> tuple[Embedder | None, EmbeddingCache | None]:
+    """(embedder, its cache) when a query asks for semantic similarity, else (None, None)."""
+    if not any(q.checks and q.checks.answer and q.checks.answer.min_semantic_similarity is not None for q in spec.queries):
+        return None, None
+    from .engine.embeddings import EmbeddingCache, build_embedder
+
+    cache = EmbeddingCache(Path(cache_file) if cache_file else None)
+    return build_embedder(spec.judge_config, cache), cache
 
 
 def write_output(text: str, output: str | None) -> None:
@@ -104,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
     test.add_argument("--fail-on", default="correctness", help="layers that block: correctness,path,cost or none (default: correctness)")
     test.add_argument("--workers", type=int, default=4, help="concurrent judge calls (default 4)")
+    test.add_argument("--embedding-cache", help="JSON file of cached embeddings for semantic similarity (read, then updated)")
     test.add_argument("--format", choices=FORMATS, default="console")
     test.add_argument("--output", help="write the report to this file instead of standard output")
     test.set_defaults(func=cmd_test)

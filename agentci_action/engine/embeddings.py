@@ -17,6 +17,7 @@ from pathlib import Path
 import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
+from ..errors import InfraError
 from ..spec.models import JudgeConfig
 from .checks.answer import Embedder, EmbeddingError, NoEmbedder
 
@@ -31,7 +32,10 @@ class EmbeddingCache:
         self._lock = threading.Lock()
         self._vectors: dict[str, list[float]] = {}
         if path is not None and path.exists():
-            self._vectors = json.loads(path.read_text(encoding="utf-8"))
+            try:
+                self._vectors = json.loads(path.read_text(encoding="utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise InfraError(f"{path}: the embedding cache is not valid JSON ({exc}); delete it to rebuild it") from None
 
     @staticmethod
     def key(model: str, text: str) -> str:

@@ -52,11 +52,38 @@ def render_total(run: RunResult) -> str:
             f"{s.failed} failed · {s.errors} errors{skipped} · {cost} · {s.total_tokens:,} tokens")
 
 
+def _percent(value: float) -> str:
+    return f"{value:.0%}"
+
+
+def _ms(value: float) -> str:
+    return f"{value:,.0f} ms"
+
+
+AGGREGATE_LABELS = (  # (field, label, format); figures that are N/A for the suite are left out
+    ("pass_rate", "pass rate", _percent),
+    ("hallucination_rate", "hallucination rate", _percent),
+    ("mean_latency_ms", "mean latency", _ms),
+    ("p95_latency_ms", "p95 latency", _ms),
+    ("timeout_rate", "timeout rate", _percent),
+    ("safety_finding_rate", "queries with a safety finding", _percent),
+)
+
+
+def render_aggregates(run: RunResult) -> str:
+    """The suite's aggregates on one line, e.g. "suite: pass rate 75% · mean latency 1,200 ms · p95 latency 2,000 ms"."""
+    figures = run.summary.aggregates
+    parts = [f"{label} {fmt(getattr(figures, name))}" for name, label, fmt in AGGREGATE_LABELS if getattr(figures, name) is not None]
+    return "suite: " + " · ".join(parts)
+
+
 def render(run: RunResult) -> str:
     lines = [f"agentci · {one_line(run.agent)} · {run.summary.total} queries · {run.spec}", ""]
     for result in run.results:
         lines.extend(render_query(result))
         lines.append("")
     lines.extend(f"warning: {one_line(w, 200)}" for w in run.warnings)
+    if run.results:
+        lines.append(render_aggregates(run))
     lines.append(render_total(run))
     return "\n".join(lines) + "\n"
