@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from difflib import SequenceMatcher
+from cydifflib import SequenceMatcher
 from typing import Any
 
 _SECRET_PATTERNS = [

@@ -7,7 +7,7 @@ one of the query's `expected_sources`. Without labels the retrieval metrics are 
 from __future__ import annotations
 
 import re
-from difflib import SequenceMatcher
+from cydifflib import SequenceMatcher
 
 from ...spec.checks import RagChecks
 from ...trace.models import Trace
@@ -37,7 +37,7 @@ def normalize_for_lcs(text: str) -> str:
 
 
 def longest_common_substring(a: str, b: str) -> int:
-    """Length of the longest contiguous string that a and b share (difflib, junk heuristic off: exact)."""
+    """Length of the longest contiguous string that a and b share (cydifflib, difflib's algorithm in C++; junk heuristic off: exact)."""
     if not a or not b:
         return 0
     return SequenceMatcher(None, a, b, autojunk=False).find_longest_match(0, len(a), 0, len(b)).size
