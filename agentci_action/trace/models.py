@@ -61,7 +61,9 @@ class Trace(_Strict):
     total_tokens: int | None = Field(None, ge=0)
     total_llm_calls: int | None = Field(None, ge=0)
     run: int | None = Field(None, ge=0, description="Repetition index when a query was run several times.")
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="Free-form; `status` is the task's final status for the agent checks (completed, success, … or failed)."
+    )
 
     _source: str = PrivateAttr("")  # "file:line" the trace was read from, for messages
 
