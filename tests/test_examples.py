@@ -13,6 +13,13 @@ EXPECTED = {
     "rag": (0, {"install": "pass", "weather-tokyo": "warn", "aws-load-balancer": "pass", "langgraph-state": "pass"}),
     "dev-agent": (0, {"count-functions": "pass", "find-todos": "pass", "complexity-report": "pass",
                       "unused-imports": "warn", "dependency-graph": "pass", "explain-failure": "pass"}),
+    # the current run routes login and sync problems to the wrong agent: path warnings, not failures
+    "support-router": (0, {**{q: "pass" for q in (
+        "cancel-subscription double-charge update-card invoice-copy upgrade-plan refund-annual vat-number failed-payment "
+        "api-500 sso-setup slow-dashboard webhook-missing export-csv rate-limit "
+        "forgot-password change-email delete-account 2fa-lost add-teammate locked-out rename-workspace data-request "
+        "meaning-of-life poem capital-france neighbour-cancel stock-tip homework reset-boss-password weather").split()},
+        "login-crash": "warn", "mobile-sync": "warn"}),
 }
 
 
