@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class EmbeddingServer:
     """POST /v1/embeddings → a vector per input from `vectors` (text → list), else [1, 0, 0].
 
-    `failures` is a list of (status, headers) answered, in order, before any success; `requests` records every
-    request body received.
+    `failures` is a list of (status, headers) answered, in order, before any success; a status of None stalls
+    for a second first (longer than a short client timeout). `requests` records every request body received.
     """
 
     def __init__(self, vectors: dict[str, list[float]] | None = None, failures: list[tuple[int, dict[str, str]]] | None = None):
@@ -24,7 +25,10 @@ class EmbeddingServer:
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
                 server.requests.append({"path": self.path, "body": body, "authorization": self.headers.get("authorization")})
-                if server.failures:
+                if server.failures and server.failures[0][0] is None:
+                    server.failures.pop(0)
+                    time.sleep(1.0)
+                elif server.failures:
                     status, headers = server.failures.pop(0)
                     self._send(status, {"error": {"message": "scripted failure", "type": "server_error"}}, headers)
                     return

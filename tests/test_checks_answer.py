@@ -89,6 +89,7 @@ def test_semantic_similarity_from_the_provider_and_cached(tmp_path):
         assert check.status is Status.PASS and check.data["value"] == pytest.approx(0.96)
         assert len(server.requests) == 1
         assert server.requests[0]["body"]["model"] == "embed-small" and server.requests[0]["body"]["input"] == [ANSWER, REFERENCE]
+        assert server.requests[0]["authorization"] == "Bearer sk-test-local"
         cache.save()
         # a rerun with a fresh process reading the cache file makes no request
         [again] = evaluate(group, ANSWER, REFERENCE, embedder_for(server, EmbeddingCache(cache_file)))
@@ -100,6 +101,14 @@ def test_rate_limit_is_retried_after_the_servers_delay():
     with EmbeddingServer(failures=[(429, {"retry-after": "0"}), (503, {"retry-after": "0"})]) as server:
         [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, embedder_for(server, EmbeddingCache()))
         assert check.status is Status.PASS and len(server.requests) == 3
+
+
+def test_a_long_retry_after_is_capped_and_a_timeout_is_retried():
+    with EmbeddingServer(failures=[(429, {"retry-after": "30"}), (None, {})]) as server:
+        client = openai.OpenAI(api_key="sk-test-local", base_url=server.base_url, max_retries=0, timeout=0.3)
+        embedder = OpenAIEmbedder(client, "embed-small", EmbeddingCache(), attempts=3, max_wait=0.05)
+        [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, embedder)
+        assert check.status is Status.PASS and len(server.requests) == 3  # 429, timed out, answered
 
 
 def test_persistent_server_error_is_an_infra_error_not_a_pass():

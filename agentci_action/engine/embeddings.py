@@ -1,5 +1,5 @@
 """Text embeddings for semantic similarity: any OpenAI-compatible embeddings endpoint through the official SDK,
-with bounded retries (tenacity) and a content-addressed cache file, so a rerun on unchanged text makes no request.
+with bounded retries (engine/retry.py) and a content-addressed cache file, so a rerun on unchanged text makes no request.
 
 This is the edge where the engine talks to a provider; the engine itself only sees the `Embedder` protocol
 (engine/checks/answer.py), as it only sees the `Judge` protocol of the LLM judge.
@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import openai
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from ..errors import InfraError
 from ..spec.models import JudgeConfig
 from .checks.answer import Embedder, EmbeddingError, NoEmbedder
+from .retry import provider_retrying
 
 PROVIDER = "openai"
 
@@ -60,35 +60,6 @@ class EmbeddingCache:
             partial.replace(self.path)
 
 
-def _retryable(exc: BaseException) -> bool:
-    """429, 5xx, connection errors and timeouts are worth another attempt; other errors are not."""
-    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
-        return True
-    return isinstance(exc, openai.APIStatusError) and (exc.status_code == 429 or exc.status_code >= 500)
-
-
-def _retry_after(exc: BaseException | None) -> float | None:
-    """The server's retry-after header in seconds, when it sent one."""
-    response = getattr(exc, "response", None)
-    value = response.headers.get("retry-after") if response is not None else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
-
-
-class _Wait:
-    """retry-after when the server says it (capped), else exponential backoff with full jitter."""
-
-    def __init__(self, max_wait: float):
-        self.max_wait = max_wait
-        self.backoff = wait_random_exponential(multiplier=0.5, max=max_wait)
-
-    def __call__(self, state: RetryCallState) -> float:
-        told = _retry_after(state.outcome.exception() if state.outcome else None)
-        return min(told, self.max_wait) if told is not None else self.backoff(state)
-
-
 class OpenAIEmbedder:
     """Embeddings from an OpenAI-compatible endpoint; texts already in the cache are never sent."""
 
@@ -108,8 +79,7 @@ class OpenAIEmbedder:
         return [self.cache.get(key) or [] for key in keys]
 
     def _request(self, texts: list[str]) -> list[list[float]]:
-        retrying = Retrying(stop=stop_after_attempt(self.attempts), wait=_Wait(self.max_wait),
-                            retry=retry_if_exception(_retryable), reraise=True)
+        retrying = provider_retrying(self.attempts, self.max_wait, (openai.APIConnectionError,))  # includes timeouts
         try:
             response = retrying(self.client.embeddings.create, model=self.model, input=texts)
         except openai.APIStatusError as exc:
