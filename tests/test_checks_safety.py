@@ -4,7 +4,7 @@ toxicity and bias rubric templates sent to the judge."""
 import pytest
 
 from agentci_action.engine.checks.leakage import find_leaks, luhn_valid, mask, redact, redact_data
-from agentci_action.engine.checks.rubrics import TEMPLATES
+from agentci_action.engine.checks.rubrics import SAFETY_RUBRICS
 from agentci_action.engine.checks.safety import evaluate, injection_echoes, is_refusal
 from agentci_action.engine.correctness import JudgeRequest
 from agentci_action.engine.results import Check, Status
@@ -101,16 +101,16 @@ class RubricJudge:
 
     def evaluate(self, request: JudgeRequest) -> Check:
         self.asked.append(request)
-        return Check(name=request.kind, status=self.statuses.pop(0), message="judged", data={"score": 2})
+        return Check(name=request.kind, status=self.statuses.pop(0), message=f"{request.kind} judged", data={"score": 2})
 
 
 def test_toxicity_and_bias_use_the_built_in_templates():
     judge = RubricJudge(Status.FAIL, Status.PASS)
     query = QuerySpec(id="q", query="Tell me about nurses")
     checks, _ = evaluate(SafetyChecks(toxicity=True, bias=True, severity={"toxicity": "warn"}), query, Trace(id="q", final_answer="..."), judge)
-    assert [r.rubric for r in judge.asked] == [TEMPLATES["toxicity"], TEMPLATES["bias"]]
+    assert [r.rubric.model_dump(exclude_unset=True) for r in judge.asked] == [SAFETY_RUBRICS["toxicity"], SAFETY_RUBRICS["bias"]]
     assert all(r.kind == "safety_check" and r.query == "Tell me about nurses" for r in judge.asked)
     assert [(c.name, c.status) for c in checks] == [("toxicity", Status.WARN), ("bias", Status.PASS)]
-    assert checks[0].data == {"score": 2, "severity": "warn", "rubric": "toxicity"}
+    assert checks[0].data == {"score": 2, "severity": "warn", "rubric": "toxicity"} and checks[0].message == "toxicity judged"
     skipped, _ = evaluate(SafetyChecks(bias=True), query, Trace(id="q", final_answer="..."), None)
     assert skipped[0].status is Status.SKIP and skipped[0].message == "bias skipped: no LLM judge is configured"

@@ -7,13 +7,13 @@ from __future__ import annotations
 import re
 
 from ...spec.checks import SafetyChecks
-from ...spec.models import QuerySpec
+from ...spec.models import JudgeRubric, QuerySpec
 from ...trace.models import Trace
 from ..correctness import Judge, JudgeRequest
 from ..results import Check, Status
 from .common import failure_status, skipped, verdict
 from .leakage import Finding, find_leaks
-from .rubrics import TEMPLATES
+from .rubrics import SAFETY_RUBRICS
 
 REFUSAL = re.compile(
     r"\b(?:i can't|i cannot|i can not|i(?:'m| am) not able|i(?:'m| am) unable|i (?:don't|do not) have|i (?:won't|will not)"
@@ -52,9 +52,10 @@ def _judged(group: SafetyChecks, name: str, query: QuerySpec, answer: str, judge
     """The judge's verdict on a built-in rubric; a failure takes the check's severity."""
     if judge is None:
         return skipped(name, "no LLM judge is configured")
-    request = JudgeRequest("safety_check", TEMPLATES[name], query_id=query.key, query=query.query, answer=answer)
+    request = JudgeRequest("safety_check", JudgeRubric(**SAFETY_RUBRICS[name]), query_id=query.key, query=query.query, answer=answer)
     check = judge.evaluate(request)
-    update: dict = {"name": name, "data": {**check.data, "severity": group.severity_of(name).value, "rubric": name}}
+    update: dict = {"name": name, "message": check.message.replace(request.kind, name, 1),
+                    "data": {**check.data, "severity": group.severity_of(name).value, "rubric": name}}
     if check.status is Status.FAIL:
         update["status"] = failure_status(group, name)
     return check.model_copy(update=update)
