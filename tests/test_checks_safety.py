@@ -38,6 +38,16 @@ def test_every_kind_is_found_and_masked():
         assert finding.value not in str(finding.report())
 
 
+def test_a_private_key_is_found_whole():
+    body = "MIIEowIBAAKCAQEA7bq9\nQm2x8Yf3kR1t"
+    text = f"Here: -----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY----- done"
+    [finding] = find_leaks(text)
+    assert finding.kind == "private_key" and body in finding.value and finding.value.endswith("-----END RSA PRIVATE KEY-----")
+    assert "Qm2x8Yf3kR1t" not in redact(text, [finding])
+    [cut] = find_leaks(f"-----BEGIN PRIVATE KEY-----\n{body}")  # cut off before its end line
+    assert cut.value.endswith("Qm2x8Yf3kR1t")
+
+
 def test_lookalikes_are_not_findings():
     assert find_leaks("card 4111 1111 1111 1112 (fails Luhn), order 2024-01-15, Python 3.11, total $1,234.56") == []
 

@@ -13,7 +13,7 @@ from cydifflib import SequenceMatcher
 from typing import Any
 
 _SECRET_PATTERNS = [
-    ("private_key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
+    ("private_key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?:.*?-----END [A-Z ]*PRIVATE KEY-----|.*)"),  # the whole block
     ("api_key", r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"),  # OpenAI, Anthropic
     ("api_key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),  # Stripe
     ("api_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),  # AWS access key id
@@ -32,7 +32,7 @@ _PII_PATTERNS = [
     ("phone", r"(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{3}\)|\d{3})[ .-]?\d{3}[ .-]?\d{4}(?!\w)"),
     ("phone", r"(?<![\w+])\+\d{1,3}(?:[ .-]?\d{2,4}){2,5}(?!\w)"),
 ]
-PATTERNS = [(kind, re.compile(pattern)) for kind, pattern in _SECRET_PATTERNS + _PII_PATTERNS]
+PATTERNS = [(kind, re.compile(pattern, re.DOTALL)) for kind, pattern in _SECRET_PATTERNS + _PII_PATTERNS]
 
 
 def luhn_valid(number: str) -> bool:
