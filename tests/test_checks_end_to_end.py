@@ -148,3 +148,21 @@ def test_semantic_similarity_through_the_cli_with_a_cache_file(write, write_trac
         keyless = run(write, write_traces, spec, traces, "--format", "json")
         [skipped] = json.loads(keyless.stdout)["results"][0]["correctness"]["checks"]
         assert skipped["status"] == "skip" and "OPENAI_API_KEY is not set" in skipped["message"] and keyless.returncode == 0
+
+
+def test_the_readme_example_of_checks_is_a_valid_query():
+    import yaml
+
+    from agentci_action.spec.checks import CHECK_INFO
+    from agentci_action.spec.models import QuerySpec
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Checks:", 1)[1].split("\n## ", 1)[0]
+    [example] = yaml.safe_load(section.split("```yaml", 1)[1].split("```", 1)[0])
+    assert QuerySpec.model_validate(example).checks is not None
+    for name, info in CHECK_INFO.items():  # every check is documented with its default layer and severity
+        row = next((line for line in section.splitlines() if line.startswith("| `") and f"{name}" in line.split("|")[1]), None)
+        assert row is not None, name
+        cells = [cell.strip() for cell in row.split("|")]
+        assert cells[-3] == info.layer and cells[-2].startswith(info.severity.value), (name, cells[-3:])
