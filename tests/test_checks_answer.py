@@ -63,7 +63,7 @@ def test_thresholds_and_severity_override():
 
 
 def test_without_reference_every_check_is_not_applicable():
-    checks = evaluate(AnswerChecks(min_rouge_l=0.5, min_bleu=0.1, normalized_exact_match=False), ANSWER, None, None)
+    checks = evaluate(AnswerChecks(min_rouge_l=0.5, min_bleu=0.0, normalized_exact_match=False), ANSWER, None, None)
     assert [(c.name, c.status, c.data["value"]) for c in checks] == [("min_rouge_l", Status.SKIP, None), ("min_bleu", Status.SKIP, None)]
     assert checks[0].message == "min_rouge_l skipped: the query has no reference_answer"
 

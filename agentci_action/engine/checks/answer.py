@@ -74,7 +74,7 @@ def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float:
 
 def evaluate(group: AnswerChecks, answer: str, reference: str | None, embedder: Embedder | None) -> list[Check]:
     """Each answer check the group sets; all skip (N/A) when the query has no reference_answer."""
-    wanted = [name for name in group.CHECKS if getattr(group, name) not in (None, False)]
+    wanted = [name for name in group.CHECKS if getattr(group, name) is not None and getattr(group, name) is not False]
     if reference is None:
         return [skipped(name, "the query has no reference_answer") for name in wanted]
     checks: list[Check | None] = []
