@@ -166,3 +166,39 @@ def test_the_readme_example_of_checks_is_a_valid_query():
         assert row is not None, name
         cells = [cell.strip() for cell in row.split("|")]
         assert cells[-3] == info.layer and cells[-2].startswith(info.severity.value), (name, cells[-3:])
+
+
+def every_report(run) -> dict[str, str]:
+    """Every rendering of a run the package has: console and JSON, and once they exist the job summary, the
+    PR comment and the workflow-command annotations."""
+    import importlib
+
+    from agentci_action.report import console
+    from agentci_action.report import json as json_report
+
+    reports = {"console": console.render(run), "json": json_report.render(run)}
+    try:
+        markdown = importlib.import_module("agentci_action.report.markdown")
+        annotations = importlib.import_module("agentci_action.report.annotations")
+    except ModuleNotFoundError:
+        return reports
+    reports["summary"] = markdown.render_summary(run)
+    reports["comment"] = markdown.render_comment(run, "agentci")
+    reports["annotations"] = "\n".join(annotations.workflow_commands(annotations.annotations_for(run)))
+    return reports
+
+
+def test_no_report_shows_a_leaked_value(write):
+    from agentci_action.engine.runner import run_spec
+    from agentci_action.spec.loader import load_spec
+    from agentci_action.trace.models import Trace
+
+    spec = load_spec(write("s.yaml", SPEC))
+    traces = [Trace.model_validate(t).with_derived_totals() for t in TRACES]
+    run = run_spec(spec, traces)
+    reports = every_report(run)
+    for name, text in reports.items():
+        for secret in (SECRET_KEY, CARD, EMAIL):
+            pieces = {secret[i:i + 8] for i in range(len(secret) - 7)}
+            assert not any(piece in text for piece in pieces), (name, secret)
+    assert "**** 1111" in reports["console"] and "**** 1111" in reports["json"]
