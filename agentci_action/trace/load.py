@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Problem, TraceError
+from ..spec.models import ModelPrice
 from .adapters import convert
+from .pricing import price_trace
 
 TRACE_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
@@ -88,13 +90,16 @@ def _list_items(text: str, path: Path, line: int) -> list[Record]:
         pos = next_pos
 
 
-def load_traces(patterns: list[str], trace_format: str | None = None) -> list:
-    """Load and convert every trace named by `patterns`. Raises TraceError listing every problem."""
+def load_traces(patterns: list[str], trace_format: str | None = None, pricing: dict[str, ModelPrice] | None = None) -> list:
+    """Load, convert and price every trace named by `patterns`. Raises TraceError listing every problem.
+
+    `trace_format` names an adapter (None or "auto": detect per file); `pricing` is the spec's `pricing:`.
+    """
     traces = []
     problems: list[Problem] = []
     for path in resolve_paths(patterns):
         try:
-            traces.extend(convert(read_records(path), str(path), trace_format))
+            traces.extend(price_trace(trace, pricing) for trace in convert(read_records(path), str(path), trace_format))
         except TraceError as exc:
             problems.extend(exc.problems)
     if problems:

@@ -9,14 +9,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...errors import TraceError
-from . import canonical
+from . import anthropic_messages, canonical, langgraph, langsmith, openai_agents, openai_chat, openai_responses, openinference, otel_genai
 
 if TYPE_CHECKING:
     from ..load import Record
     from ..models import Trace
 
-# Most specific first: canonical accepts any object with `id` or `query`, so it comes last.
-ADAPTERS = [canonical]
+# Most specific first. OpenInference before OpenTelemetry GenAI (its spans may carry gen_ai.* too);
+# Anthropic before Chat Completions (plain string messages fit both); canonical accepts any object with
+# `id` or `query`, so it comes last.
+ADAPTERS = [
+    openinference, otel_genai, openai_agents, langsmith, openai_responses, anthropic_messages, openai_chat, langgraph, canonical,
+]
 FORMATS = [adapter.NAME for adapter in ADAPTERS]
 
 
