@@ -10,7 +10,7 @@ each span is (`SpanView`); `from_spans` then
 - takes handoffs from `transfer_to_<agent>` tool spans and explicit handoff spans; when there are neither,
   each switch between consecutive top-level agent spans counts as a handoff (a nested agent span is a
   sub-agent, not a handoff);
-- takes the final answer from the root span's output, else the last model output (marked inferred);
+- takes the final answer from the output of the last root span that has one, else the last model output (marked inferred);
 - matches the query by `agentci.query_id` / `agentci.query` on any span, else the root span's input,
   else the first user message of the first model call.
 
@@ -115,7 +115,9 @@ def from_spans(spans: list[Span], view_of) -> tuple[dict[str, Any], bool]:
 
     roots = tree.roots()
     root_view = views[roots[0].span_id] if roots else SpanView()
-    answer, inferred = root_view.output_text, False
+    # After a handoff the last top-level span answers, so the latest root with an output wins.
+    answer = next((views[s.span_id].output_text for s in reversed(roots) if views[s.span_id].output_text), "")
+    inferred = False
     if not answer:
         outputs = [views[s.span_id].output_text for s in llm_spans if views[s.span_id].output_text]
         answer, inferred = (outputs[-1] if outputs else ""), True
