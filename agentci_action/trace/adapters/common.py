@@ -148,8 +148,10 @@ def convert_each(records, file: str, source_format: str, convert_one) -> list[Tr
             traces.append(convert_one(record))
         except TraceError as exc:
             problems.extend(exc.problems)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            problems.append(Problem(file, record.line, f"{source_format}: unexpected shape ({type(exc).__name__}: {exc})"))
+        except KeyError as exc:
+            problems.append(Problem(file, record.line, f"{source_format} format: missing key {exc}"))
+        except (TypeError, ValueError, AttributeError) as exc:
+            problems.append(Problem(file, record.line, f"{source_format} format: {exc}"))
     if problems:
         raise TraceError(problems)
     return traces
