@@ -271,3 +271,65 @@ def test_the_cli_reads_a_framework_trace_with_or_without_the_format_named(write)
         assert (query["correctness"]["status"], query["path"]["status"], query["cost"]["status"]) == ("pass", "pass", "warn")
     wrong = run_cli("test", "--spec", spec, "--traces", FIXTURES / FILES["otel-genai"], "--trace-format", "anthropic")
     assert wrong.returncode == 2 and "otel_genai.jsonl:1" in wrong.stderr
+
+
+def _mutations(value, rng, count):
+    """`count` copies of `value`, each with one randomly chosen key deleted or one value replaced by a wrong type."""
+    paths = []
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            for key, child in node.items():
+                paths.append(path + (key,))
+                walk(child, path + (key,))
+        elif isinstance(node, list):
+            for index, child in enumerate(node):
+                paths.append(path + (index,))
+                walk(child, path + (index,))
+
+    walk(value, ())
+    for _ in range(count):
+        copy = json.loads(json.dumps(value))
+        *parents, last = rng.choice(paths)
+        holder = copy
+        for part in parents:
+            holder = holder[part]
+        if isinstance(holder, dict) and rng.random() < 0.5:
+            del holder[last]
+        else:
+            holder[last] = rng.choice([None, 7, "x", [], {}])
+        yield copy
+
+
+@pytest.mark.parametrize("fmt", sorted(FILES))
+def test_damaged_records_give_trace_errors_never_crashes(tmp_path, fmt):
+    """120 single-field corruptions of each fixture: each loads, or fails with a TraceError naming the file."""
+    import random
+
+    source = FIXTURES / FILES[fmt]
+    text = source.read_text()
+    records = [json.loads(line) for line in text.splitlines()] if source.suffix == ".jsonl" else [json.loads(text)]
+    rng = random.Random(fmt)
+    path = tmp_path / source.name
+    for n in range(120):
+        index = rng.randrange(len(records))
+        (damaged,) = _mutations(records[index], rng, 1)
+        lines = [json.dumps(damaged if i == index else r) for i, r in enumerate(records)]
+        path.write_text("\n".join(lines) + "\n")
+        for named in (None, fmt):
+            try:
+                load_traces([str(path)], trace_format=named)
+            except TraceError as exc:
+                assert all(p.file == str(path) for p in exc.problems), (n, exc)
+
+
+def test_a_file_that_is_just_a_message_list_is_one_run(tmp_path):
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}], indent=1))
+    graph = tmp_path / "graph.json"
+    graph.write_text(json.dumps([{"type": "human", "content": "hi"}, {"type": "ai", "content": "hello", "tool_calls": []}], indent=1))
+    for path, fmt in ((chat, "openai-chat"), (graph, "langgraph")):
+        (trace,) = load_traces([str(path)])
+        assert (trace.metadata["source_format"], trace.query, trace.final_answer) == (fmt, "hi", "hello")
+        # no usage block: one LLM call whose cost is unknown, and the trace says why
+        assert trace.total_llm_calls == 1 and trace.total_cost_usd is None and trace.metadata["cost_unknown"]

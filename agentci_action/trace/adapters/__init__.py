@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ...errors import TraceError
 from . import anthropic_messages, canonical, langgraph, langsmith, openai_agents, openai_chat, openai_responses, openinference, otel_genai
+from .common import SHAPE_ERRORS, shape_problem
 
 if TYPE_CHECKING:
     from ..load import Record
@@ -24,15 +25,31 @@ ADAPTERS = [
 FORMATS = [adapter.NAME for adapter in ADAPTERS]
 
 
+def _accepts(adapter, records: list["Record"]) -> bool:
+    """The adapter's `detect`; a record shaped too differently for it to look at is simply not its format."""
+    try:
+        return bool(adapter.detect(records))
+    except SHAPE_ERRORS:
+        return False
+
+
+def _convert_with(adapter, records: list["Record"], file: str) -> list["Trace"]:
+    """Run one adapter; a shape it did not expect anywhere is an error at the file's first record, never a crash."""
+    try:
+        return adapter.convert(records, file)
+    except SHAPE_ERRORS as exc:
+        raise TraceError([shape_problem(file, records[0].line if records else 0, adapter.NAME, exc)]) from None
+
+
 def convert(records: list["Record"], file: str, trace_format: str | None = None) -> list["Trace"]:
     """Canonical traces from one file's records, in the named format or the detected one."""
     if trace_format and trace_format != "auto":
         by_name = {adapter.NAME: adapter for adapter in ADAPTERS}
         if trace_format not in by_name:
             raise TraceError.at(file, 0, f"unknown trace format {trace_format!r}; known: {', '.join(FORMATS)}")
-        return by_name[trace_format].convert(records, file)
+        return _convert_with(by_name[trace_format], records, file)
     for adapter in ADAPTERS:
-        if adapter.detect(records):
-            return adapter.convert(records, file)
+        if _accepts(adapter, records):
+            return _convert_with(adapter, records, file)
     first = records[0].line if records else 0
     raise TraceError.at(file, first, f"unrecognised trace format; known: {', '.join(FORMATS)} (set trace-format to choose)")

@@ -140,18 +140,25 @@ def build_trace(fields: dict[str, Any], file: str, line: int, source_format: str
     return trace
 
 
-def convert_each(records, file: str, source_format: str, convert_one) -> list[Trace]:
-    """Apply `convert_one(record) -> Trace` to every record, collecting every record's problems."""
+def shape_problem(file: str, line: int, source_format: str, exc: Exception) -> Problem:
+    """A record that does not have the format's shape (a missing key, a wrong type)."""
+    what = f"missing key {exc}" if isinstance(exc, KeyError) else str(exc)
+    return Problem(file, line, f"{source_format} format: {what}")
+
+
+SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
+
+
+def convert_each(items, file: str, source_format: str, convert_one, line_of=lambda record: record.line) -> list[Trace]:
+    """Apply `convert_one(item) -> Trace` to every record (or span group), collecting every item's problems."""
     traces, problems = [], []
-    for record in records:
+    for item in items:
         try:
-            traces.append(convert_one(record))
+            traces.append(convert_one(item))
         except TraceError as exc:
             problems.extend(exc.problems)
-        except KeyError as exc:
-            problems.append(Problem(file, record.line, f"{source_format} format: missing key {exc}"))
-        except (TypeError, ValueError, AttributeError) as exc:
-            problems.append(Problem(file, record.line, f"{source_format} format: {exc}"))
+        except SHAPE_ERRORS as exc:
+            problems.append(shape_problem(file, line_of(item), source_format, exc))
     if problems:
         raise TraceError(problems)
     return traces

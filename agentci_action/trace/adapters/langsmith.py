@@ -23,9 +23,10 @@ from __future__ import annotations
 from typing import Any
 
 from .assemble import SpanView, from_spans
-from .common import build_trace, maybe_json, parse_time, query_key, text_of
+from ...errors import Problem, TraceError
+from .common import build_trace, convert_each, maybe_json, parse_time, text_of
 from .langgraph import lc_message, lc_usage, tool_result
-from .spans import Span, by_trace
+from .spans import Span, by_trace, first_line
 
 NAME = "langsmith"
 RUN_TYPES = {"llm", "chain", "tool", "retriever", "prompt", "parser", "embedding"}
@@ -77,8 +78,7 @@ def _view(agent_names: set[str]):
                             output_text=text_of(message.get("content")), input_text=_first_human(inputs))
         if kind == "tool":
             output = lc_message(outputs.get("output"))
-            result, error = tool_result(output) if output else (maybe_json(outputs.get("output")), None)
-            span.error = span.error or error
+            result = tool_result(output)[0] if output else maybe_json(outputs.get("output"))
             return SpanView(kind="tool", metadata=meta, tool_name=run.get("name", ""), arguments=maybe_json(inputs.get("input", inputs)),
                             result=result, call_id=(output or {}).get("tool_call_id"))
         if kind == "retriever":
@@ -92,17 +92,28 @@ def _view(agent_names: set[str]):
     return view
 
 
+def _error(run: dict[str, Any]) -> str | None:
+    """The run's error, else a ToolMessage output's content when its status is error."""
+    output = lc_message((run.get("outputs") or {}).get("output"))
+    return run.get("error") or (tool_result(output)[1] if output else None)
+
+
 def convert(records, file: str) -> list:
+    problems = [Problem(file, r.line, "expected a LangSmith run with `id` and `run_type`")
+                for r in records if not isinstance(r.value, dict) or "id" not in r.value or "run_type" not in r.value]
+    if problems:
+        raise TraceError(problems)
     ordered = sorted(records, key=lambda r: (str(r.value.get("dotted_order") or ""), r.line))
     spans = [Span(trace_id=str(r.value.get("trace_id") or r.value["id"]), span_id=str(r.value["id"]),
                   parent_id=r.value.get("parent_run_id"), name=str(r.value.get("name", "")),
                   start=parse_time(r.value.get("start_time")), end=parse_time(r.value.get("end_time")),
-                  attributes=r.value, error=r.value.get("error") or None, line=r.line, position=n)
+                  attributes=r.value, error=_error(r.value), line=r.line, position=n)
              for n, r in enumerate(ordered)]
-    traces = []
-    for group in by_trace(spans):
+
+    def one(group: list[Span]):
         names = {m.get("name") for s in group if s.attributes.get("run_type") == "llm"
                  for m in [_generation_message(s.attributes)] if m.get("name")}
         fields, inferred = from_spans(group, _view(names))
-        traces.append(build_trace(fields, file, min(s.line for s in group), NAME, inferred))
-    return traces
+        return build_trace(fields, file, first_line(group), NAME, inferred)
+
+    return convert_each(by_trace(spans), file, NAME, one, first_line)

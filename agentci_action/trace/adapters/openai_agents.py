@@ -25,9 +25,10 @@ from __future__ import annotations
 from typing import Any
 
 from .assemble import SpanView, from_spans
-from .common import build_trace, maybe_json, parse_time, query_key, text_of
+from ...errors import Problem, TraceError
+from .common import build_trace, convert_each, maybe_json, parse_time, query_key, text_of
 from .openai_chat import openai_usage, unix_time
-from .spans import Span, by_trace
+from .spans import Span, by_trace, first_line
 
 NAME = "openai-agents"
 
@@ -122,10 +123,14 @@ def _span(item: dict[str, Any], line: int, position: int) -> Span:
 
 def convert(records, file: str) -> list:
     items = _items(records)
-    heads = {i["id"]: (i, line) for i, line in items if i.get("object") == "trace"}
-    spans = [_span(i, line, n) for n, (i, line) in enumerate(items) if i.get("object") == "trace.span"]
-    traces = []
-    for group in by_trace(spans):
+    problems = [Problem(file, line, 'expected an exported trace or span ({"object": "trace" | "trace.span", ...})')
+                for i, line in items if not isinstance(i, dict) or i.get("object") not in ("trace", "trace.span")]
+    if problems:
+        raise TraceError(problems)
+    heads = {i.get("id"): (i, line) for i, line in items if i["object"] == "trace"}
+    spans = [_span(i, line, n) for n, (i, line) in enumerate(items) if i["object"] == "trace.span"]
+
+    def one(group: list[Span]):
         head, head_line = heads.get(group[0].trace_id, ({}, None))
         fields, inferred = from_spans(group, _view(_link_functions(group)))
         final = [s for s in group if s.attributes.get("type") == "custom" and "final_output" in (s.attributes.get("data") or {})]
@@ -134,5 +139,6 @@ def convert(records, file: str) -> list:
         fields.update(query_key(head.get("metadata")))
         guardrails = [s.attributes.get("name") for s in group if s.attributes.get("type") == "guardrail" and s.attributes.get("triggered")]
         fields["metadata"].update({"workflow_name": head.get("workflow_name"), **({"guardrails_triggered": guardrails} if guardrails else {})})
-        traces.append(build_trace(fields, file, head_line or min(s.line for s in group), NAME, inferred))
-    return traces
+        return build_trace(fields, file, head_line or first_line(group), NAME, inferred)
+
+    return convert_each(by_trace(spans), file, NAME, one, first_line)

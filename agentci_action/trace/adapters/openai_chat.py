@@ -34,7 +34,7 @@ def _is_message(value: Any) -> bool:
 
 def detect(records) -> bool:
     if records and all(_is_message(r.value) for r in records):
-        return any(r.value.get("role") == "tool" or r.value.get("tool_calls") for r in records) or records[0].value.get("role") in ("system", "developer", "user")
+        return True
     return bool(records) and all(isinstance(r.value, dict) and isinstance(r.value.get("messages"), list)
                                  and r.value["messages"] and all(_is_message(m) for m in r.value["messages"]) for r in records)
 

@@ -21,8 +21,8 @@ import re
 from typing import Any
 
 from .assemble import SpanView, from_spans
-from .common import QUERY_ID_KEYS, QUERY_TEXT_KEYS, build_trace, maybe_json
-from .spans import Span, by_trace, read_spans, spans_in
+from .common import QUERY_ID_KEYS, QUERY_TEXT_KEYS, build_trace, convert_each, maybe_json
+from .spans import Span, by_trace, first_line, read_spans, spans_in
 
 NAME = "openinference"
 KIND = "openinference.span.kind"
@@ -110,8 +110,8 @@ def view(span: Span) -> SpanView:
 
 
 def convert(records, file: str) -> list:
-    traces = []
-    for spans in by_trace(read_spans(records, file)):
+    def one(spans):
         fields, inferred = from_spans(spans, view)
-        traces.append(build_trace(fields, file, min(s.line for s in spans), NAME, inferred))
-    return traces
+        return build_trace(fields, file, first_line(spans), NAME, inferred)
+
+    return convert_each(by_trace(read_spans(records, file)), file, NAME, one, first_line)

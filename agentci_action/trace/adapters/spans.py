@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import Problem, TraceError
-from .common import parse_time
+from .common import SHAPE_ERRORS, parse_time, shape_problem
 
 ERROR_STATUSES = {2, "2", "STATUS_CODE_ERROR", "ERROR", "StatusCode.ERROR"}
 
@@ -158,12 +158,15 @@ def read_spans(records, file: str) -> list[Span]:
     spans: list[Span] = []
     problems = []
     for record in records:
-        if is_otlp(record.value):
-            spans.extend(_otlp_spans(record.value, record.line, len(spans)))
-        elif is_sdk_span(record.value):
-            spans.append(_sdk_span(record.value, record.line, len(spans)))
-        else:
-            problems.append(Problem(file, record.line, "expected an OTLP `resourceSpans` document or one span with `context.span_id`"))
+        try:
+            if is_otlp(record.value):
+                spans.extend(_otlp_spans(record.value, record.line, len(spans)))
+            elif is_sdk_span(record.value):
+                spans.append(_sdk_span(record.value, record.line, len(spans)))
+            else:
+                problems.append(Problem(file, record.line, "expected an OTLP `resourceSpans` document or one span with `context.span_id`"))
+        except SHAPE_ERRORS as exc:
+            problems.append(shape_problem(file, record.line, "OpenTelemetry span", exc))
     if problems:
         raise TraceError(problems)
     return spans
@@ -181,6 +184,11 @@ def spans_in(records) -> list[dict[str, Any]]:
                 for scope_spans in _get(resource_spans, "scopeSpans", "scope_spans", []) or []:
                     found.extend({a.get("key"): True for a in s.get("attributes", [])} for s in scope_spans.get("spans", []))
     return found
+
+
+def first_line(spans: list[Span]) -> int:
+    """The line where a trace's first span record starts."""
+    return min(span.line for span in spans)
 
 
 def by_trace(spans: list[Span]) -> list[list[Span]]:
