@@ -46,6 +46,29 @@ def test_table_prices_anthropic_cache_writes_and_reads_at_their_own_rates():
     assert table_price(call) == pytest.approx((10 * 3 + 232 * 3.75 + 768 * 0.30 + 12 * 15) / 1e6)
 
 
+def test_the_table_prices_a_call_at_the_rates_of_its_date():
+    # deepseek-v4-flash per million tokens: $0.14 in / $0.28 out until 2026-08-17, $0.22 / $0.66 from then, $0.15 / $0.60 from 2026-09-10
+    def on(day: str) -> float:
+        return table_price(LLMCall(model="deepseek-v4-flash", input_tokens=1_000, output_tokens=1_000, timestamp=day))
+
+    assert on("2026-08-01T00:00:00Z") == pytest.approx((1_000 * 0.14 + 1_000 * 0.28) / 1e6)
+    assert on("2026-08-20T00:00:00+00:00") == pytest.approx((1_000 * 0.22 + 1_000 * 0.66) / 1e6)
+    assert on("2026-10-01T00:00:00") == pytest.approx((1_000 * 0.15 + 1_000 * 0.60) / 1e6)
+
+
+def test_reasoning_tokens_are_charged_at_their_own_rate_under_the_calls_provider():
+    # perplexity sonar-deep-research per million tokens: $2 input, $8 output, $3 reasoning (part of the output)
+    call = LLMCall(model="sonar-deep-research", provider="perplexity", input_tokens=1_000, output_tokens=1_000, reasoning_tokens=600)
+    assert table_price(call) == pytest.approx((1_000 * 2 + 400 * 8 + 600 * 3) / 1e6)
+    with pytest.raises(LookupError):  # without its provider the name alone does not find it
+        table_price(call.model_copy(update={"provider": None}))
+
+
+def test_an_unknown_provider_falls_back_to_the_model_name():
+    call = LLMCall(model="gpt-4o-mini", provider="my-gateway", input_tokens=1_000, output_tokens=0, timestamp=MAY_2026)
+    assert table_price(call) == pytest.approx(1_000 * 0.15 / 1e6)
+
+
 def test_the_spec_price_wins_over_the_table_and_names_match_case_insensitively():
     call = LLMCall(model="GPT-4o-mini-2024-07-18", input_tokens=1_000_000, output_tokens=0)
     cost, reason = price_call(call, {"gpt-4o-mini-2024-07-18": ModelPrice(input=1, output=1)})

@@ -53,7 +53,8 @@ def _call_date(call: LLMCall) -> datetime | None:
 
 
 def table_price(call: LLMCall) -> float:
-    """Cost of `call` from the bundled genai-prices table. Raises LookupError for a model it does not know."""
+    """Cost of `call` from the bundled genai-prices table: under the call's provider when the table knows it
+    there, else under the provider the model name points to. Raises LookupError for a model it does not know."""
     usage = Usage(
         input_tokens=call.input_tokens,
         cache_read_tokens=call.cached_input_tokens,
@@ -62,6 +63,12 @@ def table_price(call: LLMCall) -> float:
         output_reasoning_tokens=call.reasoning_tokens,
     )
     try:
+        if call.provider:
+            try:
+                result = calc_price(usage, call.model or "", provider_id=call.provider, genai_request_timestamp=_call_date(call))
+                return float(result.total_price)
+            except LookupError:  # a provider the table does not know, or a model it lists under another
+                pass
         result = calc_price(usage, call.model or "", genai_request_timestamp=_call_date(call))
     except ValueError as exc:  # inconsistent usage, e.g. more cached than input tokens
         raise LookupError(str(exc)) from None

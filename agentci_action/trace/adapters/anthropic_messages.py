@@ -53,6 +53,7 @@ def anthropic_usage(response: dict[str, Any] | None) -> dict[str, Any] | None:
     cache_write = int(usage.get("cache_creation_input_tokens") or 0)
     return {
         "model": response.get("model"),
+        "provider": "anthropic",
         "input_tokens": int(usage.get("input_tokens") or 0) + cache_read + cache_write,
         "output_tokens": int(usage.get("output_tokens") or 0),
         "cached_input_tokens": cache_read,

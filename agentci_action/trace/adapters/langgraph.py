@@ -65,6 +65,7 @@ def lc_usage(message: dict[str, Any]) -> dict[str, Any] | None:
     meta = message.get("response_metadata") or {}
     return {
         "model": meta.get("model_name") or meta.get("model"),
+        "provider": meta.get("model_provider"),
         "input_tokens": int(usage.get("input_tokens") or 0),
         "output_tokens": int(usage.get("output_tokens") or 0),
         "cached_input_tokens": int(inputs.get("cache_read") or 0),

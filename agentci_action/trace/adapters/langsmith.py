@@ -62,7 +62,8 @@ def _llm(run: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
     model = ((extra.get("metadata") or {}).get("ls_model_name") or usage.get("model")
              or (extra.get("invocation_params") or {}).get("model") or (extra.get("invocation_params") or {}).get("model_name"))
     cost = run.get("total_cost")
-    return {**usage, "model": model, "cost_usd": float(cost) if cost is not None else None}
+    provider = (extra.get("metadata") or {}).get("ls_provider") or usage.get("provider")
+    return {**usage, "model": model, "provider": provider, "cost_usd": float(cost) if cost is not None else None}
 
 
 def _view(agent_names: set[str]):

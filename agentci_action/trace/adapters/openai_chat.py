@@ -63,7 +63,7 @@ def _llm(completion: dict[str, Any] | None) -> dict[str, Any] | None:
     usage = openai_usage((completion or {}).get("usage"))
     if usage is None:
         return None
-    return {**usage, "model": completion.get("model"), "timestamp": unix_time(completion.get("created"))}
+    return {**usage, "model": completion.get("model"), "provider": "openai", "timestamp": unix_time(completion.get("created"))}
 
 
 def _calls(message: dict[str, Any]) -> list[dict[str, Any]]:

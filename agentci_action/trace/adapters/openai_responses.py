@@ -41,7 +41,7 @@ def _turn(response: dict[str, Any]) -> Turn:
         text="".join(text_of(i.get("content")) for i in items if i.get("type") == "message"),
         tool_calls=[{"id": i.get("call_id"), "name": i["name"], "arguments": maybe_json(i.get("arguments"))}
                     for i in items if i.get("type") == "function_call"],
-        llm={**usage, "model": response.get("model"), "timestamp": unix_time(response.get("created_at"))} if usage else None,
+        llm={**usage, "model": response.get("model"), "provider": "openai", "timestamp": unix_time(response.get("created_at"))} if usage else None,
         documents=documents,
     )
 

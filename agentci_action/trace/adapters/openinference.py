@@ -85,6 +85,7 @@ def view(span: Span) -> SpanView:
         cost = attrs.get("llm.cost.total")
         return SpanView(kind="llm", metadata=meta, llm={
             "model": attrs.get("llm.response.model_name") or attrs.get("llm.model_name"),
+            "provider": attrs.get("llm.provider") or attrs.get("llm.system"),
             "input_tokens": _int(attrs, "llm.token_count.prompt"),
             "output_tokens": _int(attrs, "llm.token_count.completion"),
             "cached_input_tokens": _int(attrs, "llm.token_count.prompt_details.cache_read"),

@@ -133,6 +133,7 @@ def view(span: Span) -> SpanView:
         out = messages(span, output=True)
         return SpanView(kind="llm", metadata=meta, llm={
             "model": _first(attrs, "gen_ai.response.model", "gen_ai.request.model"),
+            "provider": _first(attrs, "gen_ai.provider.name", "gen_ai.system"),
             "input_tokens": _int(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
             "output_tokens": _int(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
             "cached_input_tokens": _int(attrs, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens"),
