@@ -24,7 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..models import LLMCall
 from .common import duration_ms, handoff_target, iso_time, query_key, resolve_agent
 from .spans import Span, Tree
 
@@ -68,9 +67,10 @@ def _handoffs_between_agents(tree: Tree, views: dict[str, SpanView]) -> list[tup
     return found
 
 
-def _llm_call(span: Span, view: SpanView) -> LLMCall:
+def _llm_call(span: Span, view: SpanView) -> dict[str, Any]:
+    """LLMCall fields: the span's timing (start as the call's date), then what the adapter read."""
     start = iso_time(int(span.start * 1e9)) if span.start is not None else None
-    return LLMCall(**{"duration_ms": duration_ms(span.start, span.end), "timestamp": start, **view.llm})
+    return {"duration_ms": duration_ms(span.start, span.end), "timestamp": start, **view.llm}
 
 
 def from_spans(spans: list[Span], view_of) -> tuple[dict[str, Any], bool]:
@@ -93,12 +93,12 @@ def from_spans(spans: list[Span], view_of) -> tuple[dict[str, Any], bool]:
         if view.kind != "tool":
             continue
         anchor, index = issued.get(view.call_id or "", (span.start or 0.0, 0))
-        key = (anchor, index, span.position)
+        order = (anchor, index, span.position)
         target = handoff_target(view.tool_name)
         if target is not None:
             handoffs.append((anchor, {"from": _agent_of(span, tree, views), "to": resolve_agent(target, agents)}))
             continue
-        tools.append((key, {
+        tools.append((order, {
             "name": view.tool_name, "arguments": view.arguments, "result": view.result, "error": span.error,
             "duration_ms": duration_ms(span.start, span.end), "agent": _agent_of(span, tree, views),
         }))
@@ -106,11 +106,10 @@ def from_spans(spans: list[Span], view_of) -> tuple[dict[str, Any], bool]:
         handoffs = _handoffs_between_agents(tree, views)
     # Explicit handoff spans and transfer tools of one switch describe the same event: keep it once.
     unique = []
-    for when, handoff in sorted(handoffs, key=lambda item: item[0]):
+    for _, handoff in sorted(handoffs, key=lambda item: item[0]):
         if not unique or unique[-1] != handoff:
             unique.append(handoff)
 
-    llm_calls = [_llm_call(s, views[s.span_id]) for s in llm_spans]
     documents = [doc for s in spans if views[s.span_id].kind == "retrieval" for doc in views[s.span_id].documents]
 
     roots = tree.roots()
@@ -135,7 +134,7 @@ def from_spans(spans: list[Span], view_of) -> tuple[dict[str, Any], bool]:
         **key,
         "final_answer": answer,
         "tool_calls": [call for _, call in sorted(tools, key=lambda item: item[0])],
-        "llm_calls": [c.model_dump() for c in llm_calls],
+        "llm_calls": [_llm_call(s, views[s.span_id]) for s in llm_spans],
         "handoffs": unique,
         "retrieved_context": documents,
         "total_duration_ms": duration_ms(min(starts), max(ends)) if starts and ends else None,
