@@ -333,3 +333,16 @@ def test_a_file_that_is_just_a_message_list_is_one_run(tmp_path):
         assert (trace.metadata["source_format"], trace.query, trace.final_answer) == (fmt, "hi", "hello")
         # no usage block: one LLM call whose cost is unknown, and the trace says why
         assert trace.total_llm_calls == 1 and trace.total_cost_usd is None and trace.metadata["cost_unknown"]
+
+
+def test_a_cost_the_trace_states_is_kept_and_the_others_are_priced(tmp_path):
+    lines = [json.loads(line) for line in (FIXTURES / FILES["openinference"]).read_text().splitlines()]
+    first_llm = next(s for s in lines if s["attributes"].get("openinference.span.kind") == "LLM")  # the first call: it ends first
+    first_llm["attributes"]["llm.cost.total"] = 0.25
+    path = tmp_path / "spans.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in lines))
+    (stated,) = load_traces([str(path)])
+    priced = refund_trace("openinference")
+    assert stated.llm_calls[0].cost_usd == 0.25
+    assert [c.cost_usd for c in stated.llm_calls[1:]] == [c.cost_usd for c in priced.llm_calls[1:]]
+    assert stated.total_cost_usd == pytest.approx(0.25 + sum(c.cost_usd for c in priced.llm_calls[1:]))
