@@ -113,9 +113,19 @@ def _as_single_document_with_base64_ids(jsonl: Path) -> dict:
     return merged
 
 
-def test_single_resource_spans_document_with_base64_ids_reads_the_same(tmp_path):
+def _snake_case(value):
+    """OTLP JSON with protobuf field names kept (resource_spans, span_id, string_value, ...)."""
+    if isinstance(value, list):
+        return [_snake_case(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    return {("".join(f"_{c.lower()}" if c.isupper() else c for c in k) if k != "key" else k): _snake_case(v) for k, v in value.items()}
+
+
+@pytest.mark.parametrize("variant", [lambda doc: doc, _snake_case], ids=["camelCase", "snake_case"])
+def test_single_resource_spans_document_with_base64_ids_reads_the_same(tmp_path, variant):
     path = tmp_path / "spans.json"
-    path.write_text(json.dumps(_as_single_document_with_base64_ids(FIXTURES / FILES["otel-genai"]), indent=1))
+    path.write_text(json.dumps(variant(_as_single_document_with_base64_ids(FIXTURES / FILES["otel-genai"])), indent=1))
     single = load_traces([str(path)])
     lines = load_traces([str(FIXTURES / FILES["otel-genai"])])
     assert [t.model_dump() for t in single] == [t.model_dump() for t in lines]
