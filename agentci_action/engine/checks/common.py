@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...spec.checks import CHECK_INFO, Severity, CheckGroup
+from ...spec.checks import CHECK_INFO, CheckGroup, Severity
 from ..results import Check, Status
 
 _STATUS = {Severity.FAIL: Status.FAIL, Severity.WARN: Status.WARN}
