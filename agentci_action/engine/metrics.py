@@ -100,17 +100,33 @@ def normalize_tool_name(name: str) -> str:
     return _SEPARATORS.sub("", name).lower()
 
 
-def forbidden_violations(used: list[str], forbidden: list[str]) -> list[str]:
+def tool_key(name: str, normalize: bool = True) -> str:
+    """The name used to compare against allow and deny lists: normalize_tool_name(name), or name itself."""
+    return normalize_tool_name(name) if normalize else name
+
+
+def forbidden_violations(used: list[str], forbidden: list[str], normalize: bool = True) -> list[str]:
     """The forbidden tools (as the spec names them) that were used, each once, in spec order."""
-    used_keys = {normalize_tool_name(name) for name in used}
+    used_keys = {tool_key(name, normalize) for name in used}
     seen: set[str] = set()
     violations = []
     for name in forbidden:
-        key = normalize_tool_name(name)
+        key = tool_key(name, normalize)
         if key in used_keys and key not in seen:
             seen.add(key)
             violations.append(name)
     return violations
+
+
+def calls_matching(used: list[str], listed: list[str], normalize: bool = True, inside: bool = True) -> dict[str, list[int]]:
+    """Calls whose tool is on `listed` (inside=True) or not on it (inside=False): each tool as the trace
+    names it, in order of first use, with its 0-based positions in the trace."""
+    keys = {tool_key(name, normalize) for name in listed}
+    found: dict[str, list[int]] = {}
+    for position, name in enumerate(used):
+        if (tool_key(name, normalize) in keys) == inside:
+            found.setdefault(name, []).append(position)
+    return found
 
 
 @dataclass(frozen=True)
