@@ -90,7 +90,7 @@ def test_mismatch_values_are_truncated_and_escaped():
     assert len(mismatch.actual) == 60 and mismatch.actual.endswith("…")
     assert not any(ch in mismatch.actual for ch in "\n\r\u202e")
     (extra,) = matcher(argument_match="exact").mismatches({"k\ney": 1})
-    assert extra.key == "k\\u000aey"
+    assert extra.key == "k⏎ey"
 
 
 @pytest.mark.parametrize("fields, message", [

@@ -60,9 +60,9 @@ def test_a_route_matching_no_variant_is_explained_against_the_closest(spec):
     assert result.path.details["baseline_variant"] == 1  # 0.8 similar, against 0.5 for variant 0
     assert result.path.messages == [
         "sequence similarity (lcs) against the baseline[1] (closest of 2 variants): 0.80 < min 0.9 "
-        "(first divergence at step 1: expected rerank, got answer)",
+        "(first difference at step 1: expected rerank, got answer)",
         "match mode 'strict' against the baseline[1] (closest of 2 variants) failed: "
-        "first divergence at step 1: expected rerank, got answer; missing: rerank",
+        "first difference at step 1: expected rerank, got answer; missing: rerank",
     ]
 
 
@@ -110,7 +110,7 @@ def test_expected_calls_and_allow_list_run_from_the_yaml(spec):
     assert result.path.messages == [
         "tools not in allowed_tools: shell at step 1",
         "sequence similarity skipped: no baseline trace and no expected_tools to compare with",
-        "expected_tool_calls not matched (strict): first divergence at step 0: expected any of (search, kb_lookup) "
+        "expected_tool_calls not matched (strict): first difference at step 0: expected any of (search, kb_lookup) "
         "(expected_tool_calls[0]), got kb_lookup with other arguments; missing: any of (search, kb_lookup) "
         "(expected_tool_calls[0]); unexpected: kb_lookup at step 0, shell at step 1; "
         'arguments of kb_lookup at step 0 vs expected_tool_calls[0]: q expected "paris", got "rome"',

@@ -37,7 +37,7 @@ def test_expected_calls_strict_message_names_step_tool_and_arguments():
     assert result.status is Status.WARN
     assert result.messages == [
         "expected_tool_calls not matched (strict): "
-        "first divergence at step 0: expected search (expected_tool_calls[0]), got search with other arguments; "
+        "first difference at step 0: expected search (expected_tool_calls[0]), got search with other arguments; "
         "missing: search (expected_tool_calls[0]); "
         "unexpected: search at step 0, shell at step 1; "
         'arguments of search at step 0 vs expected_tool_calls[0]: q expected "weather paris", got "weather rome"'
@@ -57,7 +57,7 @@ def test_expected_calls_subsequence_message_for_a_missing_alternative():
     result = evaluate_path(path(match_mode="subsequence", expected_tool_calls=steps), trace("search", "think", "answer"))
     assert result.messages == [
         "expected_tool_calls not matched (subsequence): "
-        "first divergence at step 1: expected any of (rerank, filter) (expected_tool_calls[1]), got think; "
+        "first difference at step 1: expected any of (rerank, filter) (expected_tool_calls[1]), got think; "
         "missing: any of (rerank, filter) (expected_tool_calls[1])"
     ]
 
@@ -112,8 +112,9 @@ def test_allowed_tools_pass_and_empty_allow_list_allows_nothing():
 def test_forbidden_message_has_the_names_as_called_and_their_positions():
     result = evaluate_path(path(forbidden_tools=["delete_file"]), trace("search", "DeleteFile", "delete-file"))
     assert result.status is Status.FAIL
-    assert result.messages == ["forbidden tools used: DeleteFile at step 1, delete-file at step 2"]
+    assert result.messages == ["forbidden tools used: delete_file at steps 1, 2"]
     assert result.details["forbidden_violations"] == ["delete_file"]
+    assert result.details["forbidden_calls"] == {"delete_file": [1, 2]}
 
 
 def test_name_normalisation_can_be_turned_off():
@@ -141,7 +142,7 @@ def test_sequence_similarity_message_says_where_the_sequences_diverge():
                            trace("search", "fetch", "answer"))
     assert check(result, "min_sequence_similarity").message == (
         "sequence similarity (lcs) against the expected_tools: 0.67 < min 0.9 "
-        "(first divergence at step 1: expected rerank, got fetch)")
+        "(first difference at step 1: expected rerank, got fetch)")
 
 
 def test_hostile_tool_names_stay_inert_in_messages_and_details():
@@ -151,7 +152,7 @@ def test_hostile_tool_names_stay_inert_in_messages_and_details():
     text = json.dumps(result.model_dump(mode="json"), ensure_ascii=False)
     for message in result.messages:
         assert "\n" not in message and "\u202e" not in message and "z" * 70 not in message
-    assert "\\u000a::error" in result.messages[0]
+    assert "rm⏎::error" in result.messages[0]
     expected_calls = result.details["expected_tool_calls"]
     assert all("\n" not in u["tool"] and len(u["tool"]) <= 60 for u in expected_calls["unexpected"])
     assert "\u202e" not in json.dumps(expected_calls, ensure_ascii=False)

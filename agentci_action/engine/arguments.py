@@ -13,10 +13,22 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..report.text import one_line
 from ..spec.models import ArgumentMatch, ExpectedToolCall
-from .inert import inert_name, inert_value
 
 ABSENT = "(absent)"
+SHOWN = 60  # characters of a value or key shown in a message
+
+
+def inert_name(name: str) -> str:
+    """A key or tool name as one inert line of at most SHOWN characters."""
+    return one_line(name, SHOWN)
+
+
+def inert_value(value: Any) -> str:
+    """A JSON value as one inert line of at most SHOWN characters: JSON text, strings quoted."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
+    return one_line(text[: SHOWN + 1], SHOWN)
 
 
 @dataclass(frozen=True)

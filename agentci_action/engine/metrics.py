@@ -74,14 +74,13 @@ class Loop:
 
 def find_loops(sequence: list[str]) -> list[Loop]:
     """Runs of the same tool called two or more times in a row."""
-    loops: list[Loop] = []
-    start = 0
-    for i in range(1, len(sequence) + 1):
-        if i == len(sequence) or sequence[i] != sequence[start]:
-            if i - start > 1:
-                loops.append(Loop(sequence[start], start, i - start))
-            start = i
-    return loops
+    runs: list[list] = []  # [tool, start, count], extended while repeats are consecutive
+    for i in [i for i in range(1, len(sequence)) if sequence[i] == sequence[i - 1]]:
+        if runs and runs[-1][1] + runs[-1][2] == i:
+            runs[-1][2] += 1
+        else:
+            runs.append([sequence[i], i - 1, 2])
+    return [Loop(*run) for run in runs]
 
 
 def loop_count(sequence: list[str]) -> int:
@@ -105,28 +104,39 @@ def tool_key(name: str, normalize: bool = True) -> str:
     return normalize_tool_name(name) if normalize else name
 
 
-def forbidden_violations(used: list[str], forbidden: list[str], normalize: bool = True) -> list[str]:
-    """The forbidden tools (as the spec names them) that were used, each once, in spec order."""
-    used_keys = {tool_key(name, normalize) for name in used}
+def _positions_by_key(used: list[str], normalize: bool) -> dict[str, list[int]]:
+    keys = {name: tool_key(name, normalize) for name in set(used)}  # normalise each distinct name once
+    positions: dict[str, list[int]] = {}
+    for position, name in enumerate(used):
+        positions.setdefault(keys[name], []).append(position)
+    return positions
+
+
+def forbidden_calls(used: list[str], forbidden: list[str], normalize: bool = True) -> dict[str, list[int]]:
+    """Each forbidden tool that was used, as the spec names it (once per tool, in spec order), with the
+    0-based positions of its calls."""
+    positions = _positions_by_key(used, normalize)
+    found: dict[str, list[int]] = {}
     seen: set[str] = set()
-    violations = []
     for name in forbidden:
         key = tool_key(name, normalize)
-        if key in used_keys and key not in seen:
+        if key in positions and key not in seen:
             seen.add(key)
-            violations.append(name)
-    return violations
-
-
-def calls_matching(used: list[str], listed: list[str], normalize: bool = True, inside: bool = True) -> dict[str, list[int]]:
-    """Calls whose tool is on `listed` (inside=True) or not on it (inside=False): each tool as the trace
-    names it, in order of first use, with its 0-based positions in the trace."""
-    keys = {tool_key(name, normalize) for name in listed}
-    found: dict[str, list[int]] = {}
-    for position, name in enumerate(used):
-        if (tool_key(name, normalize) in keys) == inside:
-            found.setdefault(name, []).append(position)
+            found[name] = positions[key]
     return found
+
+
+def forbidden_violations(used: list[str], forbidden: list[str], normalize: bool = True) -> list[str]:
+    """The forbidden tools (as the spec names them) that were used, each once, in spec order."""
+    return list(forbidden_calls(used, forbidden, normalize))
+
+
+def disallowed_calls(used: list[str], allowed: list[str], normalize: bool = True) -> dict[str, list[int]]:
+    """Each tool called that is not on the allow-list, as the trace names it (in order of first use),
+    with the 0-based positions of its calls."""
+    allowed_keys = {tool_key(name, normalize) for name in allowed}
+    positions = _positions_by_key(used, normalize)
+    return {used[calls[0]]: calls for key, calls in positions.items() if key not in allowed_keys}
 
 
 @dataclass(frozen=True)

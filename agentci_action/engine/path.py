@@ -18,7 +18,7 @@ from ..spec.models import ExpectedToolCall, MatchMode, PathSpec, SequenceMetric
 from ..trace.models import ToolCall, Trace
 from . import metrics
 from .call_matching import CallMatch, match_calls
-from .inert import inert_name
+from .arguments import inert_name
 from .results import Check, LayerResult, Status
 
 LISTED = 5  # items named in one part of a message before "(+N more)"
@@ -90,7 +90,7 @@ def evaluate_path(spec: PathSpec | None, trace: Trace, variants: list[Trace] | N
     variants = variants or []
     loops = metrics.find_loops(used)
     details: dict[str, Any] = {"tool_calls": len(used), "tools_used": list(dict.fromkeys(used)),
-                               "loops_detected": metrics.loop_count(used),
+                               "loops_detected": sum(loop.repeats for loop in loops),
                                "loops": [{"tool": lp.tool, "start": lp.start, "count": lp.count} for lp in loops]}
     chosen = None
     if variants:
@@ -135,14 +135,13 @@ def _tool_list_checks(spec: PathSpec, used: list[str], details: dict[str, Any]) 
     normalize = spec.tool_name_normalization
     checks = []
     if spec.forbidden_tools:
-        violations = metrics.forbidden_violations(used, spec.forbidden_tools, normalize)
-        calls = metrics.calls_matching(used, spec.forbidden_tools, normalize, inside=True)
-        details.update(forbidden_violations=violations, forbidden_calls=calls)
-        checks.append(Check(name="forbidden_tools", status=Status.FAIL if violations else Status.PASS,
-                            message=f"forbidden tools used: {_calls_at(calls)}" if violations else "",
-                            data={"violations": violations, "calls": calls}))
+        calls = metrics.forbidden_calls(used, spec.forbidden_tools, normalize)
+        details.update(forbidden_violations=list(calls), forbidden_calls=calls)
+        checks.append(Check(name="forbidden_tools", status=Status.FAIL if calls else Status.PASS,
+                            message=f"forbidden tools used: {_calls_at(calls)}" if calls else "",
+                            data={"violations": list(calls), "calls": calls}))
     if spec.allowed_tools is not None:
-        calls = metrics.calls_matching(used, spec.allowed_tools, normalize, inside=False)
+        calls = metrics.disallowed_calls(used, spec.allowed_tools, normalize)
         details["disallowed_calls"] = calls
         checks.append(Check(name="allowed_tools", status=Status.FAIL if calls else Status.PASS,
                             message=f"tools not in allowed_tools: {_calls_at(calls)}" if calls else "",
@@ -151,7 +150,7 @@ def _tool_list_checks(spec: PathSpec, used: list[str], details: dict[str, Any]) 
 
 
 def _divergence_text(index: int, expected: str | None, actual: str | None) -> str:
-    return f"first divergence at step {index}: expected {expected or '(end)'}, got {actual or '(end)'}"
+    return f"first difference at step {index}: expected {expected or '(end)'}, got {actual or '(end)'}"
 
 
 def _reference_checks(spec: PathSpec, used: list[str], reference: tuple[list[str], str] | None, details: dict[str, Any]) -> list[Check | None]:
