@@ -104,26 +104,25 @@ def tool_key(name: str, normalize: bool = True) -> str:
     return normalize_tool_name(name) if normalize else name
 
 
-def _positions_by_key(used: list[str], normalize: bool) -> dict[str, list[int]]:
-    keys = {name: tool_key(name, normalize) for name in set(used)}  # normalise each distinct name once
-    positions: dict[str, list[int]] = {}
-    for position, name in enumerate(used):
-        positions.setdefault(keys[name], []).append(position)
-    return positions
+def _positions(used: list[str], keys: set[str], normalize: bool) -> dict[str, list[int]]:
+    """{key: 0-based positions of the calls whose tool has that key}, for the keys in `keys` only."""
+    key_of = {name: tool_key(name, normalize) for name in set(used)}  # normalise each distinct name once
+    found: dict[str, list[int]] = {}
+    if keys & set(key_of.values()):
+        for position, name in enumerate(used):
+            if key_of[name] in keys:
+                found.setdefault(key_of[name], []).append(position)
+    return found
 
 
 def forbidden_calls(used: list[str], forbidden: list[str], normalize: bool = True) -> dict[str, list[int]]:
     """Each forbidden tool that was used, as the spec names it (once per tool, in spec order), with the
     0-based positions of its calls."""
-    positions = _positions_by_key(used, normalize)
-    found: dict[str, list[int]] = {}
-    seen: set[str] = set()
+    spec_names = {}  # key → the first spec name with that key
     for name in forbidden:
-        key = tool_key(name, normalize)
-        if key in positions and key not in seen:
-            seen.add(key)
-            found[name] = positions[key]
-    return found
+        spec_names.setdefault(tool_key(name, normalize), name)
+    positions = _positions(used, set(spec_names), normalize)
+    return {name: positions[key] for key, name in spec_names.items() if key in positions}
 
 
 def forbidden_violations(used: list[str], forbidden: list[str], normalize: bool = True) -> list[str]:
@@ -132,11 +131,12 @@ def forbidden_violations(used: list[str], forbidden: list[str], normalize: bool 
 
 
 def disallowed_calls(used: list[str], allowed: list[str], normalize: bool = True) -> dict[str, list[int]]:
-    """Each tool called that is not on the allow-list, as the trace names it (in order of first use),
+    """Each tool called that is not on the allow-list, as the trace first names it (in order of first use),
     with the 0-based positions of its calls."""
     allowed_keys = {tool_key(name, normalize) for name in allowed}
-    positions = _positions_by_key(used, normalize)
-    return {used[calls[0]]: calls for key, calls in positions.items() if key not in allowed_keys}
+    outside = {tool_key(name, normalize) for name in set(used)} - allowed_keys
+    positions = _positions(used, outside, normalize)
+    return dict(sorted(((used[calls[0]], calls) for calls in positions.values()), key=lambda item: item[1][0]))
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ calls are named by their index in the spec ("expected_tool_calls[1]"), and untru
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,20 +65,26 @@ def reference_sequence(spec: PathSpec, variants: list[Trace], chosen: int | None
     return None
 
 
-def _at_most(name: str, actual: float, limit: float | None, what: str, detail: str = "") -> Check | None:
+def _no_detail() -> str:
+    return ""
+
+
+def _at_most(name: str, actual: float, limit: float | None, what: str, detail: Callable[[], str] = _no_detail) -> Check | None:
+    """Warn when actual > limit; `detail()` (the explanation) is built only for a warning."""
     if limit is None:
         return None
     ok = actual <= limit
     return Check(name=name, status=Status.PASS if ok else Status.WARN,
-                 message="" if ok else f"{what}: {actual:g} > max {limit:g}{detail}", data={"actual": actual, "max": limit})
+                 message="" if ok else f"{what}: {actual:g} > max {limit:g}{detail()}", data={"actual": actual, "max": limit})
 
 
-def _at_least(name: str, actual: float, limit: float | None, what: str, detail: str = "") -> Check | None:
+def _at_least(name: str, actual: float, limit: float | None, what: str, detail: Callable[[], str] = _no_detail) -> Check | None:
+    """Warn when actual < limit; `detail()` (the explanation) is built only for a warning."""
     if limit is None:
         return None
     ok = actual >= limit
     return Check(name=name, status=Status.PASS if ok else Status.WARN,
-                 message="" if ok else f"{what}: {actual:.2f} < min {limit:g}{detail}", data={"actual": actual, "min": limit})
+                 message="" if ok else f"{what}: {actual:.2f} < min {limit:g}{detail()}", data={"actual": actual, "min": limit})
 
 
 def evaluate_path(spec: PathSpec | None, trace: Trace, variants: list[Trace] | None = None) -> LayerResult:
@@ -93,7 +100,10 @@ def evaluate_path(spec: PathSpec | None, trace: Trace, variants: list[Trace] | N
                                "loops_detected": sum(loop.repeats for loop in loops),
                                "loops": [{"tool": lp.tool, "start": lp.start, "count": lp.count} for lp in loops]}
     chosen = None
-    if variants:
+    if len(variants) == 1:
+        chosen = 0
+        details.update(baseline_variant=0, baseline_variants=1)
+    elif variants:
         ranking = spec or PathSpec()
         chosen, similarities = closest_variant(used, [v.tool_names for v in variants], ranking.match_mode, ranking.sequence_metric)
         details.update(baseline_variant=chosen, baseline_variants=len(variants), variant_similarities=similarities)
@@ -101,8 +111,8 @@ def evaluate_path(spec: PathSpec | None, trace: Trace, variants: list[Trace] | N
         return LayerResult(status=Status.SKIP, details=details, messages=["no path checks"])
     checks: list[Check | None] = [*_tool_list_checks(spec, used, details)]
 
-    by_tool = ", ".join(f"{inert_name(tool)} ×{n}" for tool, n in Counter(used).most_common(LISTED))
-    checks.append(_at_most("max_tool_calls", len(used), spec.max_tool_calls, "tool calls", f" ({by_tool})"))
+    checks.append(_at_most("max_tool_calls", len(used), spec.max_tool_calls, "tool calls",
+                           lambda: f" ({', '.join(f'{inert_name(tool)} ×{n}' for tool, n in Counter(used).most_common(LISTED))})"))
 
     if spec.expected_tools is not None:
         expected, used_set = set(spec.expected_tools), set(used)
@@ -113,9 +123,9 @@ def evaluate_path(spec: PathSpec | None, trace: Trace, variants: list[Trace] | N
         details.update(tool_recall=recall, tool_precision=precision, tool_f1=metrics.tool_f1(precision, recall),
                        missing_tools=missing, unexpected_tools=extra)
         checks.append(_at_least("min_tool_recall", recall, spec.min_tool_recall, "tool recall",
-                                f" (missing: {_names(missing)})" if missing else ""))
+                                lambda: f" (missing: {_names(missing)})"))
         checks.append(_at_least("min_tool_precision", precision, spec.min_tool_precision, "tool precision",
-                                f" (unexpected: {_names(extra)})" if extra else ""))
+                                lambda: f" (unexpected: {_names(extra)})" if extra else ""))
 
     checks.extend(_reference_checks(spec, used, reference_sequence(spec, variants, chosen), details))
 
@@ -123,8 +133,8 @@ def evaluate_path(spec: PathSpec | None, trace: Trace, variants: list[Trace] | N
         checks.append(_expected_calls_check(spec, trace, details))
 
     if spec.max_loops is not None:
-        where = "; ".join(f"{inert_name(lp.tool)} ×{lp.count} at steps {lp.start}-{lp.start + lp.count - 1}" for lp in loops)
-        checks.append(_at_most("max_loops", details["loops_detected"], spec.max_loops, "loops", f" ({where})" if where else ""))
+        checks.append(_at_most("max_loops", details["loops_detected"], spec.max_loops, "loops",
+                               lambda: f" ({'; '.join(f'{inert_name(lp.tool)} ×{lp.count} at steps {lp.start}-{lp.start + lp.count - 1}' for lp in loops)})"))
 
     checks.extend(_handoff_checks(spec, trace, details))
     return LayerResult.from_checks([c for c in checks if c is not None], details)
@@ -163,11 +173,13 @@ def _reference_checks(spec: PathSpec, used: list[str], reference: tuple[list[str
     ref_tools, source = reference
     similarity = metrics.sequence_similarity(used, ref_tools, spec.sequence_metric)
     outcome = metrics.match(used, ref_tools, spec.match_mode)
-    divergence = outcome.first_divergence or metrics.match(used, ref_tools, MatchMode.STRICT).first_divergence
     details.update(reference=source, sequence_metric=spec.sequence_metric.value, sequence_similarity=similarity,
                    match_mode={"mode": spec.match_mode.value, "matched": outcome.matched, "missing": outcome.missing,
                                "unexpected": outcome.unexpected, "first_divergence": _divergence_dict(outcome.first_divergence)})
-    where = f" ({_divergence_text(*_inert_divergence(divergence))})" if divergence else ""
+
+    def where() -> str:
+        divergence = outcome.first_divergence or metrics.match(used, ref_tools, MatchMode.STRICT).first_divergence
+        return f" ({_divergence_text(*_inert_divergence(divergence))})" if divergence else ""
     return [
         _at_least("min_sequence_similarity", similarity, spec.min_sequence_similarity,
                   f"sequence similarity ({spec.sequence_metric.value}) against the {source}", where),
