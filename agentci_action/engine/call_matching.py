@@ -9,20 +9,23 @@ compatible(i, j): call j's tool is one of step i's tools and its arguments pass 
     unordered    subset and superset together
 
 Ordered modes maximise Σ weight over the paired steps by dynamic programming (a weighted longest common
-subsequence, one vectorised row at a time); the others by scipy's linear_sum_assignment. A required step
-weighs (number of optional steps + 1) and an optional one 1, so one more required step always wins.
+subsequence, one vectorised row at a time); the others by a minimum-cost bipartite matching (scipy's
+sparse LAPJV). A required step weighs (number of optional steps + 1) and an optional one 1, so one more
+required step always wins. Pairs are never chosen first-fit, which fails when argument rules overlap.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 from ..spec.models import ExpectedToolCall, MatchMode
 from ..trace.models import ToolCall
-from .arguments import ArgumentMatcher, ArgumentMismatch, as_mapping
+from .arguments import ArgumentMatcher, ArgumentMismatch, as_mapping, canonical
 
 EXPLAINED_STEPS = 10  # missing steps whose closest call is examined for argument mismatches
 
@@ -58,23 +61,51 @@ class CallMatch:
     near_misses: list[NearMiss] = field(default_factory=list)
 
 
+class _CallIndex:
+    """The trace's calls looked up by tool name, and by the (canonical) value of an argument."""
+
+    def __init__(self, calls: list[ToolCall]):
+        self.calls = calls
+        self.by_name: dict[str, list[int]] = {}
+        for j, call in enumerate(calls):
+            self.by_name.setdefault(call.name, []).append(j)
+        self._mappings: dict[int, dict | None] = {}
+        self._by_value: dict[str, dict[Any, list[int]]] = {}
+
+    def arguments(self, j: int) -> dict | None:
+        if j not in self._mappings:
+            self._mappings[j] = as_mapping(self.calls[j].arguments)
+        return self._mappings[j]
+
+    def with_value(self, key: str, value: Any) -> list[int]:
+        """Calls whose argument `key` may equal `value` (a superset of those that do)."""
+        if key not in self._by_value:
+            index: dict[Any, list[int]] = {}
+            for j in range(len(self.calls)):
+                arguments = self.arguments(j)
+                if arguments is not None and key in arguments:
+                    index.setdefault(canonical(arguments[key]), []).append(j)
+            self._by_value[key] = index
+        return self._by_value[key].get(canonical(value), [])
+
+
 def compatibility(steps: list[ExpectedToolCall], calls: list[ToolCall], matchers: list[ArgumentMatcher]) -> np.ndarray:
-    """compatible[i, j] for every step i and call j; arguments are tested only where the tool name fits."""
-    by_name: dict[str, list[int]] = {}
-    for j, call in enumerate(calls):
-        by_name.setdefault(call.name, []).append(j)
-    mappings: dict[int, dict | None] = {}
+    """compatible[i, j] for every step i and call j. Arguments are tested only on calls with a fitting tool
+    name and, when the step expects some key to equal a value, only on calls holding that value."""
+    index = _CallIndex(calls)
     compatible = np.zeros((len(steps), len(calls)), dtype=bool)
     for i, (step, matcher) in enumerate(zip(steps, matchers)):
-        for name in step.names:
-            candidates = by_name.get(name, [])
-            if matcher.accepts_anything:
-                compatible[i, candidates] = True
-                continue
-            for j in candidates:
-                if j not in mappings:
-                    mappings[j] = as_mapping(calls[j].arguments)
-                compatible[i, j] = matcher.matches(mappings[j])
+        names = step.names
+        if matcher.accepts_anything:
+            for name in names:
+                compatible[i, index.by_name.get(name, [])] = True
+            continue
+        if matcher.anchor is not None:
+            candidates = [j for j in index.with_value(*matcher.anchor) if calls[j].name in names]
+        else:
+            candidates = [j for name in names for j in index.by_name.get(name, [])]
+        for j in candidates:
+            compatible[i, j] = matcher.matches(index.arguments(j))
     return compatible
 
 
@@ -83,19 +114,41 @@ def _weights(steps: list[ExpectedToolCall]) -> np.ndarray:
     return np.array([1 if s.optional else required for s in steps], dtype=np.int64)
 
 
+def _shared_run(diagonal: np.ndarray) -> int:
+    """Length of the leading run of True in `diagonal`."""
+    return len(diagonal) if diagonal.all() else int(np.argmin(diagonal))
+
+
 def align(compatible: np.ndarray, weights: np.ndarray) -> list[tuple[int | None, int | None]]:
     """Order-preserving pairing of maximum weight, as operations in trace order:
     (i, j) pairs step i with call j; (i, None) leaves step i unpaired; (None, j) leaves call j unpaired.
 
-    best[i][j] = max(best[i−1][j], best[i][j−1], best[i−1][j−1] + w_i·compatible[i−1][j−1]); ties go to
-    pairing the earliest calls, so a surplus call is reported where it appears last.
+    A leading step of the largest weight that is compatible with the leading call is paired with it
+    (some best pairing does so: it can only displace one pair of no greater weight), and likewise at the
+    end; a trace that follows its expectation is therefore aligned in linear time. The rest by _best_alignment.
     """
     n, m = compatible.shape
+    k = min(n, m)
+    top = weights == weights.max() if n else np.zeros(0, dtype=bool)
+    head = _shared_run(compatible.diagonal()[:k] & top[:k])
+    k -= head
+    tail = _shared_run((compatible[::-1, ::-1].diagonal()[:k] & top[::-1][:k]))
+    middle = _best_alignment(compatible[head:n - tail, head:m - tail], weights[head:n - tail])
+    shifted = [(None if i is None else i + head, None if j is None else j + head) for i, j in middle]
+    return [(x, x) for x in range(head)] + shifted + [(n - tail + x, m - tail + x) for x in range(tail)]
+
+
+def _best_alignment(compatible: np.ndarray, weights: np.ndarray) -> list[tuple[int | None, int | None]]:
+    """best[i][j] = max(best[i−1][j], best[i][j−1], best[i−1][j−1] + w_i·compatible[i−1][j−1]), then
+    traced back; ties go to pairing the earliest calls, so a surplus call is reported where it appears last."""
+    n, m = compatible.shape
+    gain = compatible * weights[:, None]
     best = np.zeros((n + 1, m + 1), dtype=np.int64)
     for i in range(1, n + 1):
-        row = best[i - 1].copy()
-        np.maximum(row[1:], best[i - 1, :-1] + weights[i - 1] * compatible[i - 1], out=row[1:])
-        np.maximum.accumulate(row, out=best[i])
+        row = best[i]
+        np.add(best[i - 1, :-1], gain[i - 1], out=row[1:])
+        np.maximum(row, best[i - 1], out=row)
+        np.maximum.accumulate(row, out=row)
     operations: list[tuple[int | None, int | None]] = []
     i, j = n, m
     while i > 0 or j > 0:
@@ -110,6 +163,24 @@ def align(compatible: np.ndarray, weights: np.ndarray) -> list[tuple[int | None,
             i, j = i - 1, j - 1
     operations.reverse()
     return operations
+
+
+def assign(compatible: np.ndarray, weights: np.ndarray) -> list[tuple[int, int]]:
+    """One-to-one pairing of maximum weight, in any order: (step, call) pairs.
+
+    A minimum-cost full matching on the sparse graph of compatible pairs (cost 1 each) plus one private
+    stand-in call per step (cost 1 + w_i, meaning "left unpaired"): the stand-ins make a full matching
+    always exist, and minimising the cost maximises Σ w_i over the steps paired with real calls.
+    """
+    n, m = compatible.shape
+    if n == 0 or m == 0:
+        return []
+    steps, calls = np.nonzero(compatible)
+    stand_ins = np.arange(n)
+    graph = csr_matrix((np.concatenate([np.ones(len(steps)), 1.0 + weights]),
+                        (np.concatenate([steps, stand_ins]), np.concatenate([calls, m + stand_ins]))), shape=(n, m + n))
+    rows, cols = min_weight_full_bipartite_matching(graph)
+    return [(i, j) for i, j in zip(rows.tolist(), cols.tolist()) if j < m]
 
 
 def _first_divergence(operations: list[tuple[int | None, int | None]], steps: list[ExpectedToolCall],
@@ -127,15 +198,16 @@ def _first_divergence(operations: list[tuple[int | None, int | None]], steps: li
 
 def _near_misses(missing: list[int], paired_calls: set[int], steps: list[ExpectedToolCall],
                  calls: list[ToolCall], matchers: list[ArgumentMatcher]) -> list[NearMiss]:
+    """For each of the first EXPLAINED_STEPS missing steps: the unpaired call of a fitting tool with the
+    fewest failing keys (the earliest on ties), and its mismatches."""
     found = []
     for i in missing[:EXPLAINED_STEPS]:
         names = set(steps[i].names)
-        candidates = [(len(ms), j, ms) for j, call in enumerate(calls)
-                      if j not in paired_calls and call.name in names
-                      for ms in [matchers[i].mismatches(call.arguments)]]
+        candidates = [(len(matchers[i].failing_keys(as_mapping(call.arguments))), j) for j, call in enumerate(calls)
+                      if j not in paired_calls and call.name in names]
         if candidates:
-            _, j, mismatches = min(candidates, key=lambda c: (c[0], c[1]))
-            found.append(NearMiss(i, j, mismatches))
+            _, j = min(candidates)
+            found.append(NearMiss(i, j, matchers[i].mismatches(calls[j].arguments)))
     return found
 
 
@@ -151,10 +223,7 @@ def match_calls(steps: list[ExpectedToolCall], calls: list[ToolCall], mode: Matc
         unexpected = [j for i, j in operations if i is None] if mode is MatchMode.STRICT else []
         divergence = _first_divergence(operations, steps, mode is MatchMode.SUBSEQUENCE, len(calls))
     else:
-        pairs = []
-        if mode is not MatchMode.SUPERSET and len(steps) and len(calls):
-            rows, cols = linear_sum_assignment(compatible * weights[:, None], maximize=True)
-            pairs = [(int(i), int(j)) for i, j in zip(rows, cols) if compatible[i, j]]
+        pairs = assign(compatible, weights) if mode is not MatchMode.SUPERSET else []
         unexpected = [] if mode is MatchMode.SUBSET else [int(j) for j in np.flatnonzero(~compatible.any(axis=0))]
     paired_steps = {i for i, _ in pairs}
     needs_all_steps = mode is not MatchMode.SUPERSET
