@@ -1,8 +1,10 @@
 """Path layer: the exact text of every explanation, allow/deny lists, name normalisation, aliases."""
 
 import json
+from pathlib import Path
 
 import pytest
+import yaml
 
 from agentci_action.engine.path import evaluate_path
 from agentci_action.engine.results import Status
@@ -157,3 +159,17 @@ def test_hostile_tool_names_stay_inert_in_messages_and_details():
     assert all("\n" not in u["tool"] and len(u["tool"]) <= 60 for u in expected_calls["unexpected"])
     assert "\u202e" not in json.dumps(expected_calls, ensure_ascii=False)
     assert text  # the whole layer still serialises
+
+
+def test_the_readme_example_of_expected_tool_calls_is_valid_and_explains_as_documented():
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("#### Expected tool calls", 1)[1]
+    example = yaml.safe_load(section.split("```yaml", 1)[1].split("```", 1)[0])
+    spec = PathSpec.model_validate(example["path"])
+    calls = [("plan", {}), ("get_forecast", {"days": 3, "lat": 48.865}), ("answer", {}), ("think", {}),
+             ("search", {"query": "weather in Rome", "lang": "en"})]
+    result = evaluate_path(spec, trace(*calls))
+    assert "arguments of search at step 4 vs expected_tool_calls[0]: query expected a match for /(?i)paris/, got " \
+           '"weather in Rome"' in result.messages[0]
+    fixed = [("search", {"query": "Paris weather", "lang": "en", "units": "C"}), *calls[1:4]]
+    assert evaluate_path(spec, trace(*fixed)).status is Status.PASS
