@@ -18,8 +18,8 @@ from typing import Any
 from ..spec.models import ExpectedToolCall, MatchMode, PathSpec, SequenceMetric
 from ..trace.models import ToolCall, Trace
 from . import metrics
-from .call_matching import CallMatch, match_calls
 from .arguments import inert_name
+from .call_matching import CallMatch, match_calls
 from .results import Check, LayerResult, Status
 
 LISTED = 5  # items named in one part of a message before "(+N more)"
