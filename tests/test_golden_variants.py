@@ -133,3 +133,10 @@ def test_bad_expected_calls_in_yaml_name_the_line(tmp_path, fragment, line, mess
     (problem,) = caught.value.problems
     assert problem.line == line
     assert message in problem.message
+
+
+def test_yaml_dates_in_expected_arguments_compare_as_iso_text(tmp_path):
+    file = tmp_path / "spec.yaml"
+    file.write_text(SPEC.replace("arguments: {q: paris}", "arguments: {q: paris, day: 2026-11-22}"))
+    step = load_spec(file).queries[0].path.expected_tool_calls[0]
+    assert step.arguments == {"q": "paris", "day": "2026-11-22"}

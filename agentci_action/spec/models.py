@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from enum import Enum
 from typing import Annotated, Any, Literal
@@ -91,6 +92,14 @@ class ExpectedToolCall(_Strict):
         None, description="Per-key rules (regex, numeric tolerance) used instead of equality for those keys."
     )
     optional: bool = Field(False, description="The call may be absent.")
+
+    @field_validator("arguments")
+    @classmethod
+    def _json_values(cls, arguments: dict[str, Any] | None) -> dict[str, Any] | None:
+        """YAML reads an unquoted 2024-05-01 as a date; traces carry JSON, so compare its ISO text."""
+        if arguments is None:
+            return None
+        return json.loads(json.dumps(arguments, default=lambda v: v.isoformat() if hasattr(v, "isoformat") else str(v)))
 
     @model_validator(mode="after")
     def _consistent(self) -> "ExpectedToolCall":
