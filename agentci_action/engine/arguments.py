@@ -79,6 +79,8 @@ def same_json(a: Any, b: Any) -> bool:
 
 def canonical(value: Any) -> Any:
     """A hashable form of a JSON value with same_json(a, b) ⇒ canonical(a) == canonical(b), for indexing calls."""
+    if type(value) in (str, int, float):
+        return value  # 1 and 1.0 are equal and hash alike; strings never equal numbers
     if isinstance(value, bool):
         return ("bool", value)
     if isinstance(value, dict):
@@ -86,7 +88,7 @@ def canonical(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return ("array", tuple(canonical(v) for v in value))
     if isinstance(value, (str, int, float)) or value is None:
-        return value  # 1 and 1.0 are equal and hash alike; strings never equal numbers
+        return value
     return ("other", repr(value))
 
 

@@ -65,34 +65,27 @@ class _CallIndex:
     """The trace's calls looked up by tool name, and by the (canonical) value of an argument."""
 
     def __init__(self, calls: list[ToolCall]):
-        self.calls = calls
         self.by_name: dict[str, list[int]] = {}
+        self.arguments: list[dict | None] = []  # each call's arguments through as_mapping
         for j, call in enumerate(calls):
             self.by_name.setdefault(call.name, []).append(j)
-        self._mappings: dict[int, dict | None] = {}
+            self.arguments.append(as_mapping(call.arguments))
         self._by_value: dict[str, dict[Any, list[int]]] = {}
-
-    def arguments(self, j: int) -> dict | None:
-        if j not in self._mappings:
-            self._mappings[j] = as_mapping(self.calls[j].arguments)
-        return self._mappings[j]
 
     def with_value(self, key: str, value: Any) -> list[int]:
         """Calls whose argument `key` may equal `value` (a superset of those that do)."""
         if key not in self._by_value:
             index: dict[Any, list[int]] = {}
-            for j in range(len(self.calls)):
-                arguments = self.arguments(j)
+            for j, arguments in enumerate(self.arguments):
                 if arguments is not None and key in arguments:
                     index.setdefault(canonical(arguments[key]), []).append(j)
             self._by_value[key] = index
         return self._by_value[key].get(canonical(value), [])
 
 
-def compatibility(steps: list[ExpectedToolCall], calls: list[ToolCall], matchers: list[ArgumentMatcher]) -> np.ndarray:
+def compatibility(steps: list[ExpectedToolCall], calls: list[ToolCall], matchers: list[ArgumentMatcher], index: _CallIndex) -> np.ndarray:
     """compatible[i, j] for every step i and call j. Arguments are tested only on calls with a fitting tool
     name and, when the step expects some key to equal a value, only on calls holding that value."""
-    index = _CallIndex(calls)
     compatible = np.zeros((len(steps), len(calls)), dtype=bool)
     for i, (step, matcher) in enumerate(zip(steps, matchers)):
         names = step.names
@@ -105,7 +98,7 @@ def compatibility(steps: list[ExpectedToolCall], calls: list[ToolCall], matchers
         else:
             candidates = [j for name in names for j in index.by_name.get(name, [])]
         for j in candidates:
-            compatible[i, j] = matcher.matches(index.arguments(j))
+            compatible[i, j] = matcher.matches(index.arguments[j])
     return compatible
 
 
@@ -197,14 +190,14 @@ def _first_divergence(operations: list[tuple[int | None, int | None]], steps: li
 
 
 def _near_misses(missing: list[int], paired_calls: set[int], steps: list[ExpectedToolCall],
-                 calls: list[ToolCall], matchers: list[ArgumentMatcher]) -> list[NearMiss]:
+                 calls: list[ToolCall], matchers: list[ArgumentMatcher], index: _CallIndex) -> list[NearMiss]:
     """For each of the first EXPLAINED_STEPS missing steps: the unpaired call of a fitting tool with the
     fewest failing keys (the earliest on ties), and its mismatches."""
     found = []
     for i in missing[:EXPLAINED_STEPS]:
         names = set(steps[i].names)
-        candidates = [(len(matchers[i].failing_keys(as_mapping(call.arguments))), j) for j, call in enumerate(calls)
-                      if j not in paired_calls and call.name in names]
+        candidates = [(len(matchers[i].failing_keys(index.arguments[j])), j)
+                      for name in names for j in index.by_name.get(name, []) if j not in paired_calls]
         if candidates:
             _, j = min(candidates)
             found.append(NearMiss(i, j, matchers[i].mismatches(calls[j].arguments)))
@@ -214,7 +207,8 @@ def _near_misses(missing: list[int], paired_calls: set[int], steps: list[Expecte
 def match_calls(steps: list[ExpectedToolCall], calls: list[ToolCall], mode: MatchMode) -> CallMatch:
     """Pair expected steps with the trace's calls under `mode` (see the module docstring)."""
     matchers = [ArgumentMatcher(step) for step in steps]
-    compatible = compatibility(steps, calls, matchers)
+    index = _CallIndex(calls)
+    compatible = compatibility(steps, calls, matchers, index)
     weights = _weights(steps)
     divergence = None
     if mode in (MatchMode.STRICT, MatchMode.SUBSEQUENCE):
@@ -228,5 +222,5 @@ def match_calls(steps: list[ExpectedToolCall], calls: list[ToolCall], mode: Matc
     paired_steps = {i for i, _ in pairs}
     needs_all_steps = mode is not MatchMode.SUPERSET
     missing = [i for i, step in enumerate(steps) if needs_all_steps and not step.optional and i not in paired_steps]
-    near = _near_misses(missing, {j for _, j in pairs}, steps, calls, matchers)
+    near = _near_misses(missing, {j for _, j in pairs}, steps, calls, matchers, index)
     return CallMatch(not missing and not unexpected, sorted(pairs), missing, unexpected, divergence, near)
