@@ -153,7 +153,7 @@ def test_handoffs():
     assert bad.messages == [
         "expected a handoff to Technical, got Billing, Refunds",
         "handoff to an agent not in expected_handoffs_available: Refunds",
-        "handoffs: 2 > max 1",
+        "handoffs: 2 > max 1 (to Billing, Refunds)",
     ]
 
 

@@ -290,7 +290,7 @@ def _handoff_checks(spec: PathSpec, trace: Trace, details: dict[str, Any]) -> li
         stray = list(dict.fromkeys(t for t in targets if t not in allowed))
         checks.append(Check(name="expected_handoffs_available", status=Status.WARN if stray else Status.PASS,
                             message=f"handoff to an agent not in expected_handoffs_available: {_names(stray)}" if stray else ""))
-    limit = _at_most("max_handoff_count", len(targets), spec.max_handoff_count, "handoffs")
+    limit = _at_most("max_handoff_count", len(targets), spec.max_handoff_count, "handoffs", lambda: f" (to {_names(targets)})")
     if limit is not None:
         checks.append(limit)
     return checks
