@@ -106,9 +106,9 @@ def cap(annotations: list[Annotation], max_errors: int = MAX_ERRORS_PER_STEP,
                                      "the job summary and the results file list every one.")
 
 
-def workflow_commands(run: RunResult, workspace: str | None = None) -> list[str]:
+def workflow_commands(found: list[Annotation]) -> list[str]:
     """The capped annotation lines to print for one step."""
-    shown, notice = cap(annotations_for(run, workspace))
+    shown, notice = cap(found)
     return [workflow_command(a) for a in shown + ([notice] if notice else [])]
 
 

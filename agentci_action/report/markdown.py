@@ -42,8 +42,8 @@ def marker(header: str) -> str:
 
 
 def header_slug(header: str) -> str:
-    """comment-header reduced to [a-z0-9._-], so it can never close the HTML comment."""
-    return re.sub(r"[^a-z0-9._-]+", "-", header.lower()).strip("-") or "default"
+    """comment-header reduced to [a-z0-9._] words joined by single hyphens, so it can never close the HTML comment."""
+    return re.sub(r"[^a-z0-9._]+", "-", header.lower()).strip("-") or "default"
 
 
 @dataclass(frozen=True)
