@@ -1,6 +1,7 @@
-"""The Docker action's entry point: everything else lives in agentci_action.action."""
+"""The action container's entrypoint: the GitHub runner contract lives in agentci_action.action."""
+
+import sys
 
 from agentci_action.action import main
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+sys.exit(main())
