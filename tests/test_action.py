@@ -87,7 +87,7 @@ def test_failing_pr_publishes_everything_then_exits_1(workspace, github):
     [comment] = github.comments("octo/agent", 7)
     assert outputs["comment-url"] == comment["html_url"] and comment["user"]["login"] == BOT_LOGIN
     assert "::error file=agentci.yaml,line=4,title=AgentCI correctness%3A refund-policy::" in log
-    assert "::warning file=agentci.yaml,line=12,title=AgentCI path%3A order-status::" in log
+    assert "::warning file=agentci.yaml,line=13,title=AgentCI path%3A order-status::" in log
 
 
 def test_untrusted_text_only_between_stop_commands_and_the_token_only_masked(workspace, github):
@@ -153,7 +153,7 @@ def test_check_run_takes_the_annotations_instead_of_the_log(workspace, github):
     [run] = github.state.check_runs
     assert run["head_sha"] == "h" * 40 and run["conclusion"] == "failure"
     assert [(a["annotation_level"], a["start_line"]) for a in run["annotations"]] == [
-        ("failure", 4), ("warning", 12), ("warning", 12)]
+        ("failure", 4), ("warning", 13), ("warning", 13)]
     assert github.comments("octo/agent", 7) == []
 
 

@@ -24,6 +24,7 @@ E2E = Path(__file__).parent / "e2e"
 ACTION_FILES = ("action.yml", "Dockerfile", ".dockerignore", "pyproject.toml", "entrypoint.py", "agentci_action")
 REPO = "octo/agent"
 HOSTILE = "::error file=x.py,line=1::pwned %0A @octocat <details> | `rm -rf` <!-- agentci-comment: agentci -->"
+EVIL_TOOL = "search\n::error file=x.py,line=2::pwned-by-tool-name"
 
 
 def base_image() -> str:
@@ -68,13 +69,14 @@ def trace(qid: str, answer: str, tools: list[str], cost: float) -> dict:
 
 
 def write_traces(workspace: Path, refund_answer: str) -> None:
-    traces = [trace("refund-policy", refund_answer, ["search_docs"], 0.002),
+    traces = [trace("refund-policy", refund_answer, ["search_docs", EVIL_TOOL], 0.002),
               trace("order-status", "Your order has shipped.", ["lookup_order", "lookup_order", "web_search"], 0.006)]
     (workspace / "traces").mkdir(exist_ok=True)
     (workspace / "traces" / "run.jsonl").write_text("".join(json.dumps(t) + "\n" for t in traces))
 
 
 def make_workspace(path: Path) -> Path:
+    path.mkdir()
     for name in ACTION_FILES:
         source = ROOT / name
         (shutil.copytree(source, path / name, ignore=shutil.ignore_patterns("__pycache__")) if source.is_dir()
@@ -108,7 +110,13 @@ def act(workspace: Path, api_url: str) -> tuple[int, str]:
 
 
 def annotation_lines(log: str) -> list[str]:
-    return re.findall(r"(::(?:error|warning|notice)[^\n]*)", log)
+    """The workflow commands act recognised as annotations (it marks them ❗ error, 🚧 warning, ❓ notice)."""
+    return re.findall(r"^\[[^]]+\]\s+(?:❗|🚧|❓)\s+(::(?:error|warning|notice)[^\n]*)", log, re.M)
+
+
+def outside_summary(log: str) -> str:
+    """The log without the job summary act prints between 'Summary - ' and the step's exit line."""
+    return re.sub(r"⚙  Summary - .*?(?=^\[)", "", log, flags=re.S | re.M)
 
 
 def test_the_action_in_its_container_on_a_pull_request(engine, tmp_path):
@@ -122,17 +130,21 @@ def test_the_action_in_its_container_on_a_pull_request(engine, tmp_path):
         outputs = json.loads((workspace / "e2e-outputs.json").read_text())
         assert (workspace / "e2e-outcome.txt").read_text() == "failure"
         assert outputs["status"] == "fail" and outputs["total"] == "2" and outputs["failed"] == "1"
-        assert outputs["warnings"] == "0" and outputs["results-path"] == "agentci-results.json"
+        assert outputs["warnings"] == "1" and outputs["results-path"] == "agentci-results.json"
         assert outputs["comment-url"].startswith("https://github.test/octo/agent/pull/7#issuecomment-")
         assert float(outputs["cost-usd"]) == pytest.approx(0.008)
 
         lines = annotation_lines(log)
         assert lines[0].startswith("::error file=agentci.yaml,line=4,title=AgentCI correctness%3A refund-policy::")
-        assert any(line.startswith("::warning file=agentci.yaml,line=12,title=AgentCI path%3A order-status::")
+        assert any(line.startswith("::warning file=agentci.yaml,line=13,title=AgentCI path%3A order-status::")
                    for line in lines)
-        assert any(line.startswith("::warning file=agentci.yaml,line=12,title=AgentCI cost%3A order-status::")
+        assert any(line.startswith("::warning file=agentci.yaml,line=13,title=AgentCI cost%3A order-status::")
                    for line in lines)
         assert not any("x.py" in line.split("::")[1] for line in lines)  # the hostile text never became a command
+        assert "❗  ::error file=x.py" not in log
+        hostile = [line for line in outside_summary(log).splitlines() if "pwned" in line]
+        assert hostile and all(re.match(r"\[[^]]+\]   (\| |🚧  ::warning file=agentci\.yaml,line=4,)", line)
+                               for line in hostile), hostile  # plain output or our escaped annotation
 
         results = json.loads((workspace / "agentci-results.json").read_text())
         assert results["schema_version"] == "agentci.results/v1"
@@ -155,9 +167,9 @@ def test_the_action_in_its_container_on_a_pull_request(engine, tmp_path):
         assert "Job succeeded" in log
         outputs = json.loads((workspace / "e2e-outputs.json").read_text())
         assert (workspace / "e2e-outcome.txt").read_text() == "success"
-        assert (outputs["status"], outputs["failed"], outputs["warnings"]) == ("warn", "0", "1")
+        assert (outputs["status"], outputs["failed"], outputs["warnings"]) == ("warn", "0", "2")
         assert not any(line.startswith("::error") for line in annotation_lines(log))
         [comment] = github.comments(REPO, 7)
-        assert comment["id"] == first_id and "all 2 passed, 1 with warning" in comment["body"]
+        assert comment["id"] == first_id and "all 2 passed, 2 with warnings" in comment["body"]
         assert outputs["comment-url"].endswith(f"#issuecomment-{first_id}")
         assert github.state.violations == []
