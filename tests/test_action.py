@@ -210,3 +210,10 @@ def test_action_yml_matches_the_code():
         if "${{" not in spec.get("default", "") and spec.get("default", "") != "":
             value = getattr(defaults, name.replace("-", "_"))
             assert str(value).lower() == spec["default"].lower(), name
+
+
+def test_readme_documents_every_input_and_output():
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    readme = (ROOT / "README.md").read_text()
+    for name in [*action["inputs"], *action["outputs"]]:
+        assert f"| `{name}` |" in readme, name
