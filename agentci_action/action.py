@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -208,12 +209,23 @@ def publish_check_run(inputs: ActionInputs, context: RunContext, run: RunResult,
 
 
 def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
-    """Run the action; returns the process exit code."""
+    """Run the action; returns the process exit code (2, not Python's 1, when AgentCI itself breaks)."""
+    env = os.environ if env is None else env
+    publisher = Publisher(env, out or sys.stdout)
+    try:
+        return run_action(env, publisher)
+    except Exception as exc:
+        traceback.print_exc()
+        publisher.line(annotations.workflow_command(annotations.Annotation(
+            "error", "", 0, "AgentCI", f"internal error ({type(exc).__name__}); please report it with the log above")))
+        return EXIT_ERROR
+
+
+def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
+    """Read, evaluate, publish, then decide the exit code."""
     from .cli import exit_code
     from .report import console, json as json_report
 
-    env = os.environ if env is None else env
-    publisher = Publisher(env, out or sys.stdout)
     token = env.get("INPUT_GITHUB-TOKEN", "")
     if token:
         publisher.line(f"::add-mask::{token}")

@@ -217,3 +217,16 @@ def test_readme_documents_every_input_and_output():
     readme = (ROOT / "README.md").read_text()
     for name in [*action["inputs"], *action["outputs"]]:
         assert f"| `{name}` |" in readme, name
+
+
+def test_an_internal_error_exits_2_not_1(workspace, github, monkeypatch, capsys):
+    import agentci_action.engine.runner as runner
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(runner, "run_spec", broken)
+    traces(workspace, "x")
+    code, log = run_action(environment(workspace, github.url))
+    assert code == 2 and "::error title=AgentCI::internal error (RuntimeError)" in log
+    assert "RuntimeError: bug" in capsys.readouterr().err
