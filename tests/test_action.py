@@ -230,3 +230,10 @@ def test_an_internal_error_exits_2_not_1(workspace, github, monkeypatch, capsys)
     code, log = run_action(environment(workspace, github.url))
     assert code == 2 and "::error title=AgentCI::internal error (RuntimeError)" in log
     assert "RuntimeError: bug" in capsys.readouterr().err
+
+
+def test_the_init_template_uses_only_real_inputs():
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    template = yaml.safe_load((ROOT / "agentci_action" / "templates" / "agentci.yml").read_text())
+    steps = [s for job in template["jobs"].values() for s in job["steps"] if s.get("uses", "").startswith("agentci/")]
+    assert steps and all(set(s["with"]) <= set(action["inputs"]) for s in steps)

@@ -105,7 +105,7 @@ def act(workspace: Path, api_url: str) -> tuple[int, str]:
     done = subprocess.run(
         [act_binary(), "pull_request", "-W", ".github/workflows/agentci.yml", "-P", f"ubuntu-latest={base_image()}",
          "--pull=false", "--bind", "-e", str(event_path), "--var", f"API_URL={api_url}", "-s", "GITHUB_TOKEN=e2e-token"],
-        cwd=workspace, capture_output=True, text=True, timeout=900)
+        cwd=workspace, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900)  # no first-run prompt
     return done.returncode, done.stdout + done.stderr
 
 
