@@ -43,7 +43,7 @@ class ActionInputs(BaseModel):
     tags: list[str] = Field(default_factory=list)
     fail_on: str = Field("correctness", alias="fail-on")
     comment_mode: str = Field("always", alias="comment-mode")
-    comment_header: str = Field("agentci", alias="comment-header")
+    comment_header: str = Field(markdown.DEFAULT_HEADER, alias="comment-header")
     annotations: bool = True
     check_run: bool = Field(False, alias="check-run")
     github_token: str = Field("", alias="github-token")
@@ -169,7 +169,7 @@ def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, l
 
     from .github.comment import client, upsert_comment
 
-    body = markdown.render_comment(run, inputs.comment_header, links=links)
+    body = markdown.render_comment(run, inputs.comment_header, markdown.title_for(inputs.comment_header), links)
     has_problems = run.summary.status is not Status.PASS
     try:
         outcome = upsert_comment(client(inputs.github_token, inputs.github_api_url), context.repository,
@@ -199,7 +199,8 @@ def publish_check_run(inputs: ActionInputs, context: RunContext, run: RunResult,
         url = publish(client(inputs.github_token, inputs.github_api_url), context.repository, context.head_sha,
                       name=f"AgentCI ({markdown.header_slug(inputs.comment_header)})", conclusion=conclusion,
                       title=f"{run.summary.status.value}: {run.summary.failed} failed, {run.summary.warnings} warnings",
-                      summary=markdown.render_summary(run, links=links, budget=markdown.COMMENT_BUDGET),
+                      summary=markdown.render_summary(run, markdown.title_for(inputs.comment_header), links,
+                                                      budget=markdown.COMMENT_BUDGET),
                       annotations=[annotations.check_run_annotation(a) for a in found])
     except Exception as exc:  # GitHub's failure must not lose the annotations: they go to the log instead
         publisher.warning(f"Could not create the check run ({type(exc).__name__}); the annotations follow in the log.")
@@ -254,7 +255,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         status = max(status, EXIT_ERROR)
     publisher.untrusted(console.render(run).splitlines())
     try:
-        publisher.summary(markdown.render_summary(run, links=links))
+        publisher.summary(markdown.render_summary(run, markdown.title_for(inputs.comment_header), links))
     except OSError as exc:
         publisher.warning(f"Could not write the job summary: {exc.strerror}")
     found = annotations.annotations_for(run, workspace)

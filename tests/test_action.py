@@ -128,6 +128,18 @@ def test_fork_pr_403_is_a_warning_and_loses_nothing(workspace, github):
     assert github.comments("octo/agent", 7) == []
 
 
+def test_a_matrix_entry_keeps_its_own_comment_and_title(workspace, github):
+    traces(workspace, "Refunds within 30 days.")
+    run_action(environment(workspace, github.url))
+    run_action(environment(workspace, github.url, comment_header="rag-agent"))
+    run_action(environment(workspace, github.url, comment_header="rag-agent"))
+    first, second = github.comments("octo/agent", 7)
+    assert first["body"].startswith("<!-- agentci-comment: agentci -->") and "## ⚠️ AgentCI: all" in first["body"]
+    assert second["body"].startswith("<!-- agentci-comment: rag-agent -->")
+    assert "## ⚠️ AgentCI · rag-agent: all" in second["body"]
+    assert "## ⚠️ AgentCI · rag-agent: all" in (workspace / "summary.md").read_text()
+
+
 @pytest.mark.parametrize("failure", ["outage", "unreachable"])
 def test_github_failures_are_warnings(workspace, github, failure):
     traces(workspace, "Refunds within 30 days.")

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -82,7 +83,9 @@ def make_workspace(path: Path) -> Path:
         (shutil.copytree(source, path / name, ignore=shutil.ignore_patterns("__pycache__")) if source.is_dir()
          else shutil.copy(source, path / name))
     (path / ".github" / "workflows").mkdir(parents=True)
-    shutil.copy(E2E / "workflow.yml", path / ".github" / "workflows" / "agentci.yml")
+    # A workflow name of its own: act names its containers after it, so no other run's container is ever reused.
+    workflow = (E2E / "workflow.yml").read_text().replace("name: agentci-e2e", f"name: agentci-e2e-{uuid.uuid4().hex[:12]}", 1)
+    (path / ".github" / "workflows" / "agentci.yml").write_text(workflow)
     shutil.copy(E2E / "agentci.yaml", path / "agentci.yaml")
     shutil.copytree(E2E / "baseline", path / "baseline")
     git(path, "init", "-q", "-b", "feature")
@@ -104,7 +107,7 @@ def act(workspace: Path, api_url: str) -> tuple[int, str]:
         (workspace / name).unlink(missing_ok=True)
     done = subprocess.run(
         [act_binary(), "pull_request", "-W", ".github/workflows/agentci.yml", "-P", f"ubuntu-latest={base_image()}",
-         "--pull=false", "--bind", "-e", str(event_path), "--var", f"API_URL={api_url}", "-s", "GITHUB_TOKEN=e2e-token"],
+         "--pull=false", "--bind", "--rm", "-e", str(event_path), "--var", f"API_URL={api_url}", "-s", "GITHUB_TOKEN=e2e-token"],
         cwd=workspace, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900)  # no first-run prompt
     return done.returncode, done.stdout + done.stderr
 

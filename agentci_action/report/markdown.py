@@ -46,6 +46,14 @@ def header_slug(header: str) -> str:
     return re.sub(r"[^a-z0-9._]+", "-", header.lower()).strip("-") or "default"
 
 
+DEFAULT_HEADER = "agentci"
+
+
+def title_for(header: str) -> str:
+    """'AgentCI', or 'AgentCI · <header>' when a matrix gives each evaluation its own comment-header."""
+    return "AgentCI" if header in ("", DEFAULT_HEADER) else f"AgentCI · {header}"
+
+
 @dataclass(frozen=True)
 class Links:
     """Where links point: the spec at the evaluated commit and the workflow run (both optional)."""
