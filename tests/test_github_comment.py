@@ -7,7 +7,7 @@ from fakes.github_server import BOT_LOGIN, FakeGitHub
 from github import GithubException
 
 from agentci_action.github.checks import batches, publish_check_run
-from agentci_action.github.comment import CommentOutcome, client, find_sticky, own_login, upsert_comment
+from agentci_action.github.comment import CommentOutcome, client, own_login, upsert_comment
 from agentci_action.report.markdown import marker
 
 REPO, PR = "octo/agent", 7

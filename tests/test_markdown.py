@@ -97,3 +97,9 @@ def test_huge_suites_are_cut_to_the_budget_and_say_so(render, limit):
 
 def test_small_suites_are_not_cut():
     assert "Cut to fit" not in render_comment(mixed_run(), "agentci")
+
+
+def test_run_level_warnings_are_quoted_inert():
+    text = render_summary(run(query("q", 1, "pass"), warnings=[f"traces/x.jsonl:3: trace with id {HOSTILE!r} matches no query"]))
+    note = next(line for line in text.splitlines() if line.startswith("> traces/x.jsonl:3"))
+    assert "@\u200boctocat" in note and "<" not in note and "\\|" in note
