@@ -139,22 +139,17 @@ def outputs_for(run: RunResult | None, results_path: str, comment_url: str) -> d
 
 
 def evaluate(inputs: ActionInputs) -> RunResult:
-    """Load the spec and the traces and run every layer (the judge joins here when configured: issue 4)."""
-    from .engine.runner import Settings, group_traces, parse_fail_on, run_spec
+    """The inputs as an Evaluation, run (the judge joins here when configured: issue 4)."""
+    from .engine.runner import Settings, parse_fail_on
     from .errors import SpecError
-    from .spec.loader import load_spec
-    from .trace.load import load_traces
+    from .evaluate import Evaluation, evaluate as run_evaluation
 
     try:
         fail_on = parse_fail_on(inputs.fail_on)
     except ValueError as exc:
         raise SpecError.at("action inputs", 0, f"input 'fail-on': {exc}") from None
-    spec = load_spec(inputs.spec, tags=inputs.tags or None)
-    traces = load_traces(inputs.traces, inputs.trace_format)
-    baselines = {}
-    if inputs.baseline_traces:
-        baselines = group_traces(spec.queries, load_traces(inputs.baseline_traces, inputs.trace_format)).by_query
-    return run_spec(spec, traces, baselines=baselines, settings=Settings(fail_on=fail_on))
+    return run_evaluation(Evaluation(spec=inputs.spec, traces=inputs.traces, baseline_traces=inputs.baseline_traces,
+                                     trace_format=inputs.trace_format, tags=inputs.tags, settings=Settings(fail_on=fail_on)))
 
 
 def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, links: markdown.Links,
