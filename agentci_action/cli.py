@@ -52,22 +52,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
-    from .engine.runner import Settings, parse_fail_on, run_spec
-    from .spec.loader import load_spec
-    from .trace.load import load_traces
+    from .engine.runner import Settings, parse_fail_on
+    from .evaluate import Evaluation, evaluate
 
     try:
         fail_on = parse_fail_on(args.fail_on)
     except ValueError as exc:
         raise SpecError.at("--fail-on", 0, str(exc)) from None
-    spec = load_spec(args.spec, tags=_split(args.tags) or None)
-    traces = load_traces(args.traces, args.trace_format, spec.pricing)
-    baselines: dict[str, list] = {}
-    if args.baseline_traces:
-        from .engine.runner import group_traces
-
-        baselines = group_traces(spec.queries, load_traces(args.baseline_traces, args.trace_format, spec.pricing)).by_query
-    run = run_spec(spec, traces, baselines=baselines, settings=Settings(fail_on=fail_on, workers=args.workers))
+    run = evaluate(Evaluation(spec=args.spec, traces=args.traces, baseline_traces=args.baseline_traces or [],
+                              trace_format=args.trace_format, tags=_split(args.tags),
+                              settings=Settings(fail_on=fail_on, workers=args.workers)))
     write_output(renderer(args.format)(run), args.output)
     return exit_code(run)
 
