@@ -10,16 +10,10 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, SpecError
 from .engine.results import RunResult, Status
 from .trace.adapters import FORMATS as TRACE_FORMATS
-
-if TYPE_CHECKING:
-    from .engine.checks.answer import Embedder
-    from .engine.embeddings import EmbeddingCache
-    from .spec.models import AgentCISpec
 
 FORMATS = ("console", "json")
 
@@ -58,37 +52,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
-    from .engine.runner import Settings, parse_fail_on, run_spec
-    from .spec.loader import load_spec
-    from .trace.load import load_traces
+    from .engine.runner import Settings, parse_fail_on
+    from .evaluate import Evaluation, evaluate
 
     try:
         fail_on = parse_fail_on(args.fail_on)
     except ValueError as exc:
         raise SpecError.at("--fail-on", 0, str(exc)) from None
-    spec = load_spec(args.spec, tags=_split(args.tags) or None)
-    traces = load_traces(args.traces, args.trace_format, spec.pricing)
-    baselines: dict[str, list] = {}
-    if args.baseline_traces:
-        from .engine.runner import group_traces
-
-        baselines = group_traces(spec.queries, load_traces(args.baseline_traces, args.trace_format, spec.pricing)).by_query
-    embedder, cache = _embedder(spec, args.embedding_cache)
-    run = run_spec(spec, traces, baselines=baselines, embedder=embedder, settings=Settings(fail_on=fail_on, workers=args.workers))
+    run = evaluate(Evaluation(spec=args.spec, traces=args.traces, baseline_traces=args.baseline_traces or [],
+                              trace_format=args.trace_format, tags=_split(args.tags), embedding_cache=args.embedding_cache,
+                              settings=Settings(fail_on=fail_on, workers=args.workers)))
     write_output(renderer(args.format)(run), args.output)
-    if cache is not None:
-        cache.save()
     return exit_code(run)
-
-
-def _embedder(spec: AgentCISpec, cache_file: str | None) -> tuple[Embedder | None, EmbeddingCache | None]:
-    """(embedder, its cache) when a query asks for semantic similarity, else (None, None)."""
-    if not any(q.checks and q.checks.answer and q.checks.answer.min_semantic_similarity is not None for q in spec.queries):
-        return None, None
-    from .engine.embeddings import EmbeddingCache, build_embedder
-
-    cache = EmbeddingCache(Path(cache_file) if cache_file else None)
-    return build_embedder(spec.judge_config, cache), cache
 
 
 def write_output(text: str, output: str | None) -> None:
@@ -127,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     test = sub.add_parser("test", help="evaluate traces against a spec")
     test.add_argument("--spec", required=True, help="the spec YAML")
     test.add_argument("--traces", required=True, action="append", help="trace file, directory or glob (repeatable)")
-    test.add_argument("--baseline-traces", action="append", help="traces to compare with: sequence similarity, match mode, cost multiplier")
+    test.add_argument("--baseline-traces", action="append", help="accepted traces to compare with (sequence similarity, match mode, cost multiplier); "
+                      "up to 5 per query are variants, and the closest is used")
     test.add_argument("--trace-format", default=None, choices=["auto", *TRACE_FORMATS], help="trace format (default: detected per file)")
     test.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
     test.add_argument("--fail-on", default="correctness", help="layers that block: correctness,path,cost or none (default: correctness)")

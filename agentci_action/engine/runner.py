@@ -22,6 +22,7 @@ from .path import evaluate_path
 from .results import LAYERS, LayerResult, QueryResult, RunResult, Status, Summary, worst
 
 FAIL_ON_CHOICES = ("correctness", "path", "cost", "none")
+MAX_VARIANTS = 5  # accepted golden traces per query
 
 
 def parse_fail_on(text: str | list[str] | None) -> frozenset[str]:
@@ -79,6 +80,18 @@ def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
     return Matched(grouped, unmatched)
 
 
+def check_variant_counts(queries: list[QuerySpec], baselines: dict[str, list[Trace]]) -> None:
+    """Raises TraceError for a query whose baseline holds more than MAX_VARIANTS accepted traces."""
+    problems = [
+        Problem(query.file, query.line, f"query {query.key!r} has {len(variants)} baseline traces (variants); at most {MAX_VARIANTS} are "
+                f"accepted, the first extra one is {variants[MAX_VARIANTS].source or 'unnamed'}")
+        for query in queries
+        if len(variants := baselines.get(query.key) or []) > MAX_VARIANTS
+    ]
+    if problems:
+        raise TraceError(problems)
+
+
 def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: list[QuerySpec] | None = None) -> Matched:
     """group_traces, then raise TraceError naming every query in `queries` that has no trace."""
     matched = group_traces(queries, traces, all_queries)
@@ -107,11 +120,15 @@ def query_status(layers: dict[str, LayerResult], blocking: bool) -> Status:
     return Status.PASS
 
 
-def _evaluate_run(query: QuerySpec, trace: Trace, baseline: Trace | None, judge: Judge | None, embedder: Embedder | None) -> dict[str, LayerResult]:
+def _evaluate_run(query: QuerySpec, trace: Trace, variants: list[Trace], judge: Judge | None, embedder: Embedder | None) -> dict[str, LayerResult]:
+    """Path compares with the closest baseline variant; cost with that same variant (the route the agent took).
+    The query's `checks:` block is evaluated once and merged into each layer; leaked values are masked in all."""
     extra = evaluate_checks(query, trace, judge, embedder)
+    path = evaluate_path(query.path, trace, variants, extra.by_layer["path"])
+    baseline = variants[path.details["baseline_variant"]] if variants else None
     layers = {
         "correctness": evaluate_correctness(query, trace, judge, extra.by_layer["correctness"]),
-        "path": evaluate_path(query.path, trace, baseline, extra.by_layer["path"]),
+        "path": path,
         "cost": evaluate_cost(query.cost, trace, baseline, extra.by_layer["cost"]),
     }
     return mask_layers(layers, extra.leaks)
@@ -131,9 +148,9 @@ def _combine_runs(runs: list[dict[str, LayerResult]]) -> dict[str, LayerResult]:
     return combined
 
 
-def evaluate_query(query: QuerySpec, traces: list[Trace], baseline: Trace | None, judge: Judge | None, settings: Settings,
+def evaluate_query(query: QuerySpec, traces: list[Trace], variants: list[Trace], judge: Judge | None, settings: Settings,
                    embedder: Embedder | None = None) -> QueryResult:
-    layers = _combine_runs([_evaluate_run(query, trace, baseline, judge, embedder) for trace in traces])
+    layers = _combine_runs([_evaluate_run(query, trace, variants, judge, embedder) for trace in traces])
     blocking = is_blocking(layers, settings.fail_on)
     return QueryResult(
         id=query.key, query=query.query, file=query.file, line=query.line, tags=query.tags,
@@ -165,14 +182,17 @@ def run_spec(
     embedder: Embedder | None = None,
     settings: Settings = Settings(),
 ) -> RunResult:
-    """Evaluate `queries` (default: all of the spec's) against `traces`; judge and embedding calls run on `settings.workers` threads."""
+    """Evaluate `queries` (default: all of the spec's) against `traces`; judge and embedding calls run on `settings.workers` threads.
+
+    `baselines` maps a query id to its accepted golden traces (variants, at most MAX_VARIANTS).
+    """
     selected = queries if queries is not None else spec.queries
     matched = match_traces(selected, traces, spec.queries)
     baselines = baselines or {}
+    check_variant_counts(selected, baselines)
 
     def one(query: QuerySpec) -> QueryResult:
-        baseline = (baselines.get(query.key) or [None])[0]
-        return evaluate_query(query, matched.by_query[query.key], baseline, judge, settings, embedder)
+        return evaluate_query(query, matched.by_query[query.key], baselines.get(query.key) or [], judge, settings, embedder)
 
     if (judge is not None or embedder is not None) and settings.workers > 1:
         with ThreadPoolExecutor(max_workers=settings.workers) as pool:
