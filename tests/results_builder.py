@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agentci_action.engine.aggregates import aggregate
 from agentci_action.engine.results import LayerResult, QueryResult, RunResult, Status, Summary
 
 HOSTILE = "::error file=x::pwned %0A@octocat <details>|`tick`| <!-- agentci-comment: agentci --> #1"
@@ -28,7 +29,8 @@ def run(*results: QueryResult, agent: str = "support-bot", warnings: list[str] |
     return RunResult(agent=agent, spec="agentci.yaml", results=list(results), warnings=warnings or [], summary=Summary(
         status=overall, total=len(results), passed=counts[Status.PASS] + counts[Status.WARN], failed=counts[Status.FAIL],
         warnings=counts[Status.WARN], errors=counts[Status.ERROR],
-        cost_usd=sum(r.cost.details.get("cost_usd") or 0 for r in results), fail_on=["correctness"]))
+        cost_usd=sum(r.cost.details.get("cost_usd") or 0 for r in results), fail_on=["correctness"],
+        aggregates=aggregate(list(results))))
 
 
 def mixed_run() -> RunResult:

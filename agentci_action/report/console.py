@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from ..engine.results import LAYERS, QueryResult, RunResult, Status
+from . import aggregates
 from .text import one_line
 
 MESSAGE_WIDTH = 110  # characters of a message per line
@@ -59,29 +60,9 @@ def render_total(run: RunResult) -> str:
             f"{s.failed} failed · {s.errors} errors{skipped} · {cost} · {s.total_tokens:,} tokens")
 
 
-def _percent(value: float) -> str:
-    return f"{value:.0%}"
-
-
-def _ms(value: float) -> str:
-    return f"{value:,.0f} ms"
-
-
-AGGREGATE_LABELS = (  # (field, label, format); figures that are N/A for the suite are left out
-    ("pass_rate", "pass rate", _percent),
-    ("hallucination_rate", "hallucination rate", _percent),
-    ("mean_latency_ms", "mean latency", _ms),
-    ("p95_latency_ms", "p95 latency", _ms),
-    ("timeout_rate", "timeout rate", _percent),
-    ("safety_finding_rate", "queries with a safety finding", _percent),
-)
-
-
 def render_aggregates(run: RunResult) -> str:
     """The suite's aggregates on one line, e.g. "suite: pass rate 75% · mean latency 1,200 ms · p95 latency 2,000 ms"."""
-    figures = run.summary.aggregates
-    parts = [f"{label} {fmt(getattr(figures, name))}" for name, label, fmt in AGGREGATE_LABELS if getattr(figures, name) is not None]
-    return "suite: " + " · ".join(parts)
+    return "suite: " + " · ".join(aggregates.phrases(run.summary.aggregates))
 
 
 def render(run: RunResult) -> str:

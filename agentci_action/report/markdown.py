@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from ..engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
+from . import aggregates
 from .text import one_line
 
 SUMMARY_BUDGET = 1_000_000  # GitHub's limit is 1 MiB per step
@@ -80,7 +81,9 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
     counts = (f"{s.total} {_plural(s.total, 'query', 'queries')} · {s.passed} passed · {s.failed} failed · "
               f"{s.warnings} {_plural(s.warnings, 'warning', 'warnings')} · {s.errors} errors · cost {_money(s.cost_usd)}"
               f"{f' ({s.cost_unknown} unknown)' if s.cost_unknown else ''} · fail-on: {', '.join(s.fail_on) or 'none'}")
-    return f"## {ICONS[s.status]} {inline(title, 100)}: {verdict}\n\nAgent **{inline(run.agent, 100)}** · {counts}\n"
+    figures = aggregates.phrases(s.aggregates)
+    suite = f"\nSuite: {' · '.join(figures)}\n" if figures else ""
+    return f"## {ICONS[s.status]} {inline(title, 100)}: {verdict}\n\nAgent **{inline(run.agent, 100)}** · {counts}\n{suite}"
 
 
 def _plural(n: int, one: str, many: str) -> str:
