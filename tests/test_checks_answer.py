@@ -12,7 +12,7 @@ from agentci_action.engine.results import Status
 from agentci_action.spec.checks import AnswerChecks
 from agentci_action.spec.models import JudgeConfig
 
-from embedding_server import EmbeddingServer
+from fakes.embedding_server import EmbeddingServer
 
 REFERENCE = "the cat sat on the mat"
 ANSWER = "the cat lay on the mat"

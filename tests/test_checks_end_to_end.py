@@ -5,7 +5,7 @@ import json
 import re
 
 from conftest import run_cli
-from embedding_server import EmbeddingServer
+from fakes.embedding_server import EmbeddingServer
 
 SECRET_KEY = "sk-proj-Zq81vXkP3mTn7wYb2LcR9dHs4Fj6Ga0e"
 CARD = "4111 1111 1111 1111"
