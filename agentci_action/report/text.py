@@ -1,4 +1,4 @@
-"""Make untrusted text inert for a terminal or a log: one line, no control characters."""
+"""Make untrusted text inert: one line without control characters (terminal, log), and inert markdown or HTML text."""
 
 from __future__ import annotations
 
@@ -13,3 +13,22 @@ def one_line(text: object, limit: int | None = None) -> str:
     if limit is not None and len(value) > limit:
         value = value[: limit - 1] + "…"
     return value
+
+
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_MARKDOWN = re.compile(r"([\\`*_\[\]{}()|~!])")
+_ZWSP = "\u200b"
+
+
+def html_text(text: object, limit: int = 120) -> str:
+    """Untrusted text inside an HTML element (where markdown escapes would show): one line, entities, broken mentions.
+
+    `@` and `#` get a zero-width space after them, so nothing becomes a mention or an issue link.
+    """
+    value = "".join(_HTML.get(ch, ch) for ch in one_line(text, limit))
+    return value.replace("@", "@" + _ZWSP).replace("#", "#" + _ZWSP)
+
+
+def inline(text: object, limit: int = 300) -> str:
+    """Untrusted text → inert inline markdown: html_text, then markdown punctuation backslash-escaped."""
+    return _MARKDOWN.sub(r"\\\1", html_text(text, limit))
