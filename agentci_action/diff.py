@@ -8,8 +8,8 @@ trace-diffing tools use:
 - new_query / removed_query: the query has a trace on one side only;
 - tools_changed: the ordered list of tool calls differs; routing_changed: the handoff targets differ;
 - output_changed: the final answer differs (ignoring surrounding whitespace);
-- cost_changed: cost, tokens, LLM calls or latency moved by more than COST_TOLERANCE of the baseline
-  (any rise from a zero baseline counts).
+- cost_changed: cost, tokens or LLM calls moved by more than COST_TOLERANCE of the baseline, or latency
+  by more than LATENCY_TOLERANCE (the noisiest figure); any rise from a zero baseline counts.
 
 Queries are ordered regressions first, then removed, new, fixed, other changes, unchanged; within a
 group, the largest cost-and-latency change first.
@@ -27,7 +27,8 @@ from .engine.results import QueryResult, RunResult, Status
 from .trace.models import Trace
 
 DIFF_SCHEMA_VERSION = "agentci.diff/v1"
-COST_TOLERANCE = 0.10
+COST_TOLERANCE = 0.25
+LATENCY_TOLERANCE = 0.50
 FAILING = (Status.FAIL, Status.ERROR)
 
 
@@ -204,7 +205,8 @@ def _kinds(before: _Figures | None, after: _Figures | None, path: PathDiff, cost
         kinds.append(ChangeKind.ROUTING_CHANGED)
     if before.answer.strip() != after.answer.strip():
         kinds.append(ChangeKind.OUTPUT_CHANGED)
-    if any(getattr(cost, name).moved_beyond(COST_TOLERANCE) for name in CostDiff.model_fields):
+    if (any(delta.moved_beyond(COST_TOLERANCE) for delta in (cost.cost_usd, cost.total_tokens, cost.llm_calls))
+            or cost.latency_ms.moved_beyond(LATENCY_TOLERANCE)):
         kinds.append(ChangeKind.COST_CHANGED)
     return kinds
 

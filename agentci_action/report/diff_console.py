@@ -24,9 +24,9 @@ def _status(status: Status | None) -> str:
     return "—" if status is None else status.value.upper()
 
 
-def _metric_lines(source, metrics: tuple[fmt.Metric, ...]) -> list[str]:
+def _metric_lines(source, metrics: tuple[fmt.Metric, ...], changed_only: bool = False) -> list[str]:
     lines = []
-    for metric, delta in fmt.rows(source, metrics):
+    for metric, delta in fmt.rows(source, metrics, changed_only):
         change = fmt.change(delta, metric.unit)
         lines.append(f"    {metric.label:<16} {fmt.before_after(delta, metric.unit)}" + (f"  ({change})" if change else ""))
     return lines
@@ -40,12 +40,22 @@ def _correctness_line(query: QueryDiff) -> str:
 
 
 def query_lines(query: QueryDiff) -> list[str]:
-    """One changed query: its kinds, then correctness, path and cost."""
+    """One changed query: its kinds, then correctness and the path and cost figures that moved."""
     head = HEADS.get(fmt.headline_kind(query), "~ CHANGED")
-    lines = [f"{head}  {query.id} · {fmt.kinds_text(query)}", f"  {query.query}" + (f"  ({query.file}:{query.line})" if query.file else ""),
-             "", _correctness_line(query), "  Path"]
-    lines += _metric_lines(query.path, fmt.PATH_METRICS)
-    if query.path.sequence_similarity is not None:
+    lines = [f"{head}  {query.id}", f"  {fmt.kinds_text(query)}", f"  {query.query}",
+             *([f"  {query.file}:{query.line}"] if query.file else []), "", _correctness_line(query)]
+    lines += _tier("Path", _metric_lines(query.path, fmt.PATH_METRICS, changed_only=True) + _tool_lines(query))
+    lines += _tier("Cost", _metric_lines(query.cost, fmt.COST_METRICS, changed_only=True))
+    return lines
+
+
+def _tier(name: str, lines: list[str]) -> list[str]:
+    return [f"  {name}", *lines] if lines else [f"  {name:<16} unchanged"]
+
+
+def _tool_lines(query: QueryDiff) -> list[str]:
+    lines = []
+    if query.has(ChangeKind.TOOLS_CHANGED) and query.path.sequence_similarity is not None:
         lines.append(f"    {'Sequence sim.':<16} {query.path.sequence_similarity:.2f} (LCS, after vs before)")
     if query.path.tools_added:
         lines.append(f"    {'Tools added':<16} {', '.join(query.path.tools_added)}")
@@ -53,8 +63,6 @@ def query_lines(query: QueryDiff) -> list[str]:
         lines.append(f"    {'Tools removed':<16} {', '.join(query.path.tools_removed)}")
     if query.has(ChangeKind.ROUTING_CHANGED):
         lines.append(f"    {'Routing':<16} {' → '.join(query.path.handoffs_before) or 'none'}  ⇒  {' → '.join(query.path.handoffs_after) or 'none'}")
-    lines.append("  Cost")
-    lines += _metric_lines(query.cost, fmt.COST_METRICS)
     return lines
 
 
@@ -63,7 +71,7 @@ def total_lines(diff: RunDiff) -> list[str]:
     counts = [f"{t.counts[k.value]} {fmt.KIND_LABELS[k]}" for k in ChangeKind if t.counts[k.value]]
     lines = [f"Total · queries {fmt.before_after(t.queries, fmt.Unit.COUNT)} · {t.counts['changed']} changed · {t.counts['unchanged']} unchanged",
              ("  " + " · ".join(counts)) if counts else "  no changes", "",
-             f"  Correctness      passed {fmt.before_after(t.correctness_passed, fmt.Unit.COUNT)}", "  Path"]
+             f"  Correctness      passed {fmt.before_after(t.correctness_passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}", "  Path"]
     lines += _metric_lines(t, fmt.PATH_METRICS)
     lines.append("  Cost")
     lines += _metric_lines(t, fmt.COST_METRICS)

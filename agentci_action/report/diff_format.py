@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from ..diff import COST_TOLERANCE, ChangeKind, Delta, QueryDiff
+from ..diff import COST_TOLERANCE, LATENCY_TOLERANCE, ChangeKind, Delta, QueryDiff
 
 
 class Unit(str, Enum):
@@ -36,12 +36,12 @@ COST_METRICS = (Metric("Total cost", "cost_usd", Unit.USD), Metric("Tokens", "to
                 Metric("LLM calls", "llm_calls", Unit.COUNT), Metric("Latency", "latency_ms", Unit.MS))
 
 
-def rows(source: Any, metrics: tuple[Metric, ...]) -> list[tuple[Metric, Delta]]:
+def rows(source: Any, metrics: tuple[Metric, ...], changed_only: bool = False) -> list[tuple[Metric, Delta]]:
     """The metrics `source` (a PathDiff, CostDiff or TotalDiff) has figures for; handoffs only when there were any."""
     found = []
     for metric in metrics:
         delta = getattr(source, metric.field, None)
-        if delta is None or (delta.before is None and delta.after is None):
+        if delta is None or (delta.before is None and delta.after is None) or (changed_only and delta.before == delta.after):
             continue
         if metric.field == "handoffs" and not (delta.before or delta.after):
             continue
@@ -90,11 +90,12 @@ def before_after(delta: Delta, unit: Unit) -> str:
     return f"{value(delta.before, unit)} → {value(delta.after, unit)}"
 
 
-def verdict(delta: Delta, higher_is_better: bool = False) -> str:
-    """'better' or 'worse' when the figure moved beyond COST_TOLERANCE (ratios: by more than 0.01), else ''."""
+def verdict(delta: Delta, unit: Unit, higher_is_better: bool = False) -> str:
+    """'better' or 'worse' when the figure moved beyond its tolerance (ratios: by more than 0.01), else ''."""
     if delta.change is None or delta.change == 0:
         return ""
-    moved = abs(delta.change) > 0.01 if higher_is_better else delta.moved_beyond(COST_TOLERANCE)
+    tolerance = LATENCY_TOLERANCE if unit is Unit.MS else COST_TOLERANCE
+    moved = abs(delta.change) > 0.01 if higher_is_better else delta.moved_beyond(tolerance)
     if not moved:
         return ""
     return "better" if (delta.change > 0) == higher_is_better else "worse"

@@ -41,7 +41,7 @@ def _correctness(query: QueryDiff) -> str:
 
 def _cell(delta: Delta, metric: fmt.Metric) -> str:
     change = fmt.change(delta, metric.unit)
-    mark = MARKS[fmt.verdict(delta, metric.higher_is_better)]
+    mark = MARKS[fmt.verdict(delta, metric.unit, metric.higher_is_better)]
     return fmt.before_after(delta, metric.unit) + (f" ({change}{mark})" if change and change != "unchanged" else "")
 
 
@@ -104,7 +104,7 @@ def details_block(query: QueryDiff) -> str:
         for metric, delta in fmt.rows(source, metrics):
             change = fmt.change(delta, metric.unit)
             lines.append(f"| {tier} | {metric.label} | {fmt.before_after(delta, metric.unit)} | "
-                         f"{change or '—'}{MARKS[fmt.verdict(delta, metric.higher_is_better)]} |\n")
+                         f"{change or '—'}{MARKS[fmt.verdict(delta, metric.unit, metric.higher_is_better)]} |\n")
         if tier == "Path" and query.path.sequence_similarity is not None:
             lines.append(f"| Path | Sequence similarity (LCS) | {query.path.sequence_similarity:.2f} | — |\n")
     notes = []
