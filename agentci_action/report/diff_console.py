@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from ..diff import ChangeKind, QueryDiff, RunDiff
 from ..engine.results import Status
 from . import diff_format as fmt
@@ -24,11 +26,11 @@ def _status(status: Status | None) -> str:
     return "—" if status is None else status.value.upper()
 
 
-def _metric_lines(source, metrics: tuple[fmt.Metric, ...], changed_only: bool = False) -> list[str]:
+def _metric_lines(source, metrics: tuple[fmt.Metric, ...], query: QueryDiff | None = None, changed_only: bool = False) -> list[str]:
     lines = []
     for metric, delta in fmt.rows(source, metrics, changed_only):
         change = fmt.change(delta, metric.unit)
-        lines.append(f"    {metric.label:<16} {fmt.before_after(delta, metric.unit)}" + (f"  ({change})" if change else ""))
+        lines.append(f"    {metric.label:<16} {fmt.figure(delta, metric.unit, query)}" + (f"  ({change})" if change else ""))
     return lines
 
 
@@ -44,8 +46,8 @@ def query_lines(query: QueryDiff) -> list[str]:
     head = HEADS.get(fmt.headline_kind(query), "~ CHANGED")
     lines = [f"{head}  {query.id}", f"  {fmt.kinds_text(query)}", f"  {query.query}",
              *([f"  {query.file}:{query.line}"] if query.file else []), "", _correctness_line(query)]
-    lines += _tier("Path", _metric_lines(query.path, fmt.PATH_METRICS, changed_only=True) + _tool_lines(query))
-    lines += _tier("Cost", _metric_lines(query.cost, fmt.COST_METRICS, changed_only=True))
+    lines += _tier("Path", _metric_lines(query.path, fmt.PATH_METRICS, query, changed_only=True) + _tool_lines(query))
+    lines += _tier("Cost", _metric_lines(query.cost, fmt.COST_METRICS, query, changed_only=True))
     return lines
 
 
@@ -69,8 +71,8 @@ def _tool_lines(query: QueryDiff) -> list[str]:
 def total_lines(diff: RunDiff) -> list[str]:
     t = diff.total
     counts = [f"{t.counts[k.value]} {fmt.KIND_LABELS[k]}" for k in ChangeKind if t.counts[k.value]]
-    lines = [f"Total · queries {fmt.before_after(t.queries, fmt.Unit.COUNT)} · {t.counts['changed']} changed · {t.counts['unchanged']} unchanged",
-             ("  " + " · ".join(counts)) if counts else "  no changes", "",
+    lines = [f"Total · {fmt.queries_text(diff)} · {t.counts['changed']} changed · {t.counts['unchanged']} unchanged",
+             *(textwrap.wrap(" · ".join(counts), WIDTH, initial_indent="  ", subsequent_indent="  ") or ["  no changes"]), "",
              f"  Correctness      passed {fmt.before_after(t.correctness_passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}", "  Path"]
     lines += _metric_lines(t, fmt.PATH_METRICS)
     lines.append("  Cost")

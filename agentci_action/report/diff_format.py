@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from ..diff import COST_TOLERANCE, LATENCY_TOLERANCE, ChangeKind, Delta, QueryDiff
+from ..diff import COST_TOLERANCE, LATENCY_TOLERANCE, ChangeKind, Delta, QueryDiff, RunDiff
 
 
 class Unit(str, Enum):
@@ -88,6 +88,22 @@ def before_after(delta: Delta, unit: Unit) -> str:
     if delta.change == 0 or delta.before == delta.after:
         return value(delta.after, unit)
     return f"{value(delta.before, unit)} → {value(delta.after, unit)}"
+
+
+def figure(delta: Delta, unit: Unit, query: QueryDiff | None = None) -> str:
+    """before_after, or only the side a new or removed query has."""
+    if query is not None and query.has(ChangeKind.NEW_QUERY):
+        return value(delta.after, unit)
+    if query is not None and query.has(ChangeKind.REMOVED_QUERY):
+        return value(delta.before, unit)
+    return before_after(delta, unit)
+
+
+def queries_text(diff: RunDiff) -> str:
+    """'6 queries (5 before, 5 after)', or '4 queries' when both sides have the same."""
+    before, after = diff.total.queries.before, diff.total.queries.after
+    counts = "" if before == after else f" ({before:.0f} before, {after:.0f} after)"
+    return f"{len(diff.queries)} queries{counts}"
 
 
 def verdict(delta: Delta, unit: Unit, higher_is_better: bool = False) -> str:

@@ -39,10 +39,10 @@ def _correctness(query: QueryDiff) -> str:
     return _status(after) if before == after else f"{_status(before)} → {_status(after)}"
 
 
-def _cell(delta: Delta, metric: fmt.Metric) -> str:
+def _cell(delta: Delta, metric: fmt.Metric, query: QueryDiff | None = None) -> str:
     change = fmt.change(delta, metric.unit)
     mark = MARKS[fmt.verdict(delta, metric.unit, metric.higher_is_better)]
-    return fmt.before_after(delta, metric.unit) + (f" ({change}{mark})" if change and change != "unchanged" else "")
+    return fmt.figure(delta, metric.unit, query) + (f" ({change}{mark})" if change and change != "unchanged" else "")
 
 
 def headline(diff: RunDiff) -> str:
@@ -51,8 +51,8 @@ def headline(diff: RunDiff) -> str:
     lead = f"🔴 **{regressions} {'regression' if regressions == 1 else 'regressions'}**" if regressions else "no regressions"
     others = [f"{t.counts[k.value]} {fmt.KIND_LABELS[k]}" for k in ChangeKind if k is not ChangeKind.REGRESSION and t.counts[k.value]]
     cost, latency = fmt.COST_METRICS[0], fmt.COST_METRICS[3]
-    parts = [lead, *others, f"{t.counts['unchanged']} unchanged",
-             f"correctness passed {fmt.before_after(t.correctness_passed, fmt.Unit.COUNT)}",
+    parts = [fmt.queries_text(diff), lead, *others, f"{t.counts['unchanged']} unchanged",
+             f"correctness passed {fmt.before_after(t.correctness_passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}",
              f"cost {_cell(t.cost_usd, cost)}", f"latency {_cell(t.latency_ms, latency)}"]
     return (f"### AgentCI diff: {inline(diff.before, 80)} → {inline(diff.after, 80)}\n\n"
             f"Agent **{inline(diff.agent, 100)}** · " + " · ".join(parts) + "\n")
@@ -64,7 +64,7 @@ TABLE_HEAD = ("| | Query | Changes | Correctness | Tool calls | Cost | Tokens | 
 
 def table_row(query: QueryDiff) -> str:
     path, cost = query.path, query.cost
-    cells = [_cell(path.tool_calls, fmt.PATH_METRICS[0])] + [_cell(getattr(cost, m.field), m) for m in fmt.COST_METRICS]
+    cells = [_cell(path.tool_calls, fmt.PATH_METRICS[0], query)] + [_cell(getattr(cost, m.field), m, query) for m in fmt.COST_METRICS]
     return (f"| {_icon(query)} | {inline(query.id, 120)} | {fmt.kinds_text(query)} | {_correctness(query)} | "
             + " | ".join(cells) + " |\n")
 
@@ -77,14 +77,18 @@ def _number(amount: float) -> str:
     return f"{amount:.6g}"
 
 
-def chart(diff: RunDiff, field: str, title: str, axis: str) -> str:
-    """A mermaid bar (baseline) + line (current) chart of one cost figure for the queries that changed most."""
+def charted(diff: RunDiff) -> list[QueryDiff]:
+    """The queries on both sides whose cost and latency moved most (change_size), at most MAX_CHART_QUERIES."""
     both = [q for q in diff.queries if q.correctness.before is not None and q.correctness.after is not None]
-    moved = sorted((q for q in both if change_size(q) > 0), key=lambda q: (-change_size(q), q.id))
-    picked = [q for q in moved if getattr(q.cost, field).change is not None][:MAX_CHART_QUERIES]
-    if not picked:
-        return ""
+    return sorted((q for q in both if change_size(q) > 0), key=lambda q: (-change_size(q), q.id))[:MAX_CHART_QUERIES]
+
+
+def chart(diff: RunDiff, queries: list[QueryDiff], field: str, title: str, axis: str) -> str:
+    """A mermaid chart of one cost figure: bars for the baseline, a line for the current run; '' when it did not move."""
+    picked = [q for q in queries if getattr(q.cost, field).change is not None]
     deltas = [getattr(q.cost, field) for q in picked]
+    if not any(d.change for d in deltas):
+        return ""
     return ("```mermaid\nxychart-beta\n"
             f'    title "{title}: {_label(diff.before)} (bars) vs {_label(diff.after)} (line)"\n'
             f"    x-axis [{', '.join(_label(q.id) for q in picked)}]\n"
@@ -103,7 +107,7 @@ def details_block(query: QueryDiff) -> str:
     for tier, source, metrics in (("Path", query.path, fmt.PATH_METRICS), ("Cost", query.cost, fmt.COST_METRICS)):
         for metric, delta in fmt.rows(source, metrics):
             change = fmt.change(delta, metric.unit)
-            lines.append(f"| {tier} | {metric.label} | {fmt.before_after(delta, metric.unit)} | "
+            lines.append(f"| {tier} | {metric.label} | {fmt.figure(delta, metric.unit, query)} | "
                          f"{change or '—'}{MARKS[fmt.verdict(delta, metric.unit, metric.higher_is_better)]} |\n")
         if tier == "Path" and query.path.sequence_similarity is not None:
             lines.append(f"| Path | Sequence similarity (LCS) | {query.path.sequence_similarity:.2f} | — |\n")
@@ -136,8 +140,9 @@ def render_markdown(diff: RunDiff) -> str:
     if unchanged:
         names = ", ".join(inline(name, 80) for name in unchanged[:50]) + (f" and {len(unchanged) - 50} more" if len(unchanged) > 50 else "")
         parts.append(f"Unchanged: {names}\n\n")
+    queries = charted(diff)
     for field, title, axis in (("cost_usd", "Cost per query", "USD"), ("latency_ms", "Latency per query", "ms")):
-        drawn = chart(diff, field, title, axis)
+        drawn = chart(diff, queries, field, title, axis)
         if drawn:
             parts += [drawn, "\n"]
     parts += [details_block(q) for q in shown]
