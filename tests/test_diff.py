@@ -213,3 +213,7 @@ def test_mixed_diff_matches_golden_files(diff, render, golden):
     for query in diff.queries:
         query.file = "spec.yaml"  # not the temporary directory
     _golden(golden, render(diff))
+
+
+def test_readme_shows_the_current_rag_diff():
+    assert (GOLDEN / "diff_rag_console.txt").read_text(encoding="utf-8") in (ROOT / "README.md").read_text(encoding="utf-8")
