@@ -36,6 +36,7 @@ from .engine.runner import group_traces, match_traces
 from .errors import InputError, Problem
 from .spec.models import AgentCISpec
 from .trace.models import Trace
+from .trace.pricing import price_trace
 
 BASELINE_SCHEMA_VERSION = "agentci.baseline/v1"
 VERSION_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -94,8 +95,11 @@ def baseline_dir(spec: AgentCISpec) -> Path:
 
 
 def spec_hash(spec: AgentCISpec) -> str:
-    """'sha256:' + the first 16 hex digits of sha256 over the validated spec as sorted JSON (ids included)."""
-    canonical = json.dumps(spec.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    """'sha256:' + the first 16 hex digits of sha256 over the validated spec as sorted JSON (ids included).
+
+    Values equal to their default are left out, so a new optional spec key in a later release leaves the hash alone.
+    """
+    canonical = json.dumps(spec.model_dump(mode="json", exclude_defaults=True), sort_keys=True, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
@@ -155,9 +159,11 @@ def now_utc() -> str:
 
 
 def dump(baseline: Baseline) -> str:
-    """The file's text: indented JSON, traces without null fields, keys in model order."""
-    data = baseline.model_dump(mode="json", by_alias=True, exclude_none=True)
-    data["metadata"]["git_commit"] = baseline.metadata.git_commit  # null says "unknown" explicitly
+    """The file's text: indented JSON; traces leave out values equal to their default (a new trace field in a
+    later release does not touch every baseline), the metadata keeps every key (null says "unknown")."""
+    data = baseline.model_dump(mode="json", exclude={"queries"})
+    data["queries"] = {key: [t.model_dump(mode="json", by_alias=True, exclude_defaults=True) for t in runs]
+                       for key, runs in baseline.queries.items()}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -275,8 +281,11 @@ def list_baselines(spec: AgentCISpec) -> list[StoredBaseline]:
 
 
 def traces_by_query(spec: AgentCISpec, baseline: Baseline) -> tuple[dict[str, list[Trace]], list[str]]:
-    """The baseline's runs keyed by the spec's query ids (matched by id, else query text), and notes on the rest."""
-    matched = group_traces(spec.queries, [t for runs in baseline.queries.values() for t in runs])
+    """The baseline's runs keyed by the spec's query ids (matched by id, else query text), and notes on the rest.
+
+    Calls saved without a cost (an older file, say) are priced with the spec's `pricing`, as trace files are.
+    """
+    matched = group_traces(spec.queries, [price_trace(t, spec.pricing) for runs in baseline.queries.values() for t in runs])
     notes = [f"baseline {baseline.version}: {note}" for note in matched.unmatched]
     return {key: runs for key, runs in matched.by_query.items() if runs}, notes
 

@@ -9,7 +9,6 @@ Exit codes: 0 pass (warnings allowed) · 1 a blocking layer failed (`validate`: 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 from .errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, SpecError
 from .engine.results import RunResult, Status
 from .report.text import one_line
+from .trace.adapters import FORMATS as TRACE_FORMATS
 
 FORMATS = ("console", "json")
 
@@ -66,12 +66,13 @@ def cmd_test(args: argparse.Namespace) -> int:
     if args.baseline_traces and (args.baseline or args.no_baseline):
         raise SpecError.at("--baseline-traces", 0, "choose one of --baseline-traces, --baseline and --no-baseline")
     spec = load_spec(args.spec, tags=_split(args.tags) or None)
-    traces = load_traces(args.traces, args.trace_format)
+    traces = load_traces(args.traces, args.trace_format, spec.pricing)
     baselines: dict[str, list] = {}
     label, notes = "", []
     if args.baseline_traces:
         label = "baseline traces"
-        baselines = {k: v for k, v in group_traces(spec.queries, load_traces(args.baseline_traces, args.trace_format)).by_query.items() if v}
+        baseline_traces = load_traces(args.baseline_traces, args.trace_format, spec.pricing)
+        baselines = {k: v for k, v in group_traces(spec.queries, baseline_traces).by_query.items() if v}
     elif not args.no_baseline:
         label, baselines, notes = _stored_baseline(args.spec, spec, args.baseline)
     run = run_spec(spec, traces, baselines=baselines, settings=Settings(fail_on=fail_on, workers=args.workers))
@@ -124,7 +125,7 @@ def cmd_save(args: argparse.Namespace) -> int:
     from .trace.load import load_traces
 
     spec = load_spec(args.spec)
-    traces = load_traces(args.traces, args.trace_format)
+    traces = load_traces(args.traces, args.trace_format, spec.pricing)
     try:
         path, baseline, failures = save_baseline(spec, traces, args.version, force=args.force_save, overwrite=args.overwrite,
                                                  commit=git_commit(Path(args.spec).resolve().parent))
@@ -228,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--baseline", help="baseline version to compare with (default: the newest whose precheck passed)")
     test.add_argument("--no-baseline", action="store_true", help="compare with no baseline")
     test.add_argument("--baseline-traces", action="append", help="traces to compare with instead of a saved baseline version")
-    test.add_argument("--trace-format", default=None, help="trace format (default: detected)")
+    test.add_argument("--trace-format", default=None, choices=["auto", *TRACE_FORMATS], help="trace format (default: detected per file)")
     test.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
     test.add_argument("--fail-on", default="correctness", help="layers that block: correctness,path,cost or none (default: correctness)")
     test.add_argument("--workers", type=int, default=4, help="concurrent judge calls (default 4)")
@@ -242,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     save.add_argument("--version", required=True, help="version name, e.g. v2-fixed")
     save.add_argument("--force-save", action="store_true", help="save even when correctness fails (recorded in the metadata)")
     save.add_argument("--overwrite", action="store_true", help="replace an existing version")
-    save.add_argument("--trace-format", default=None, help="trace format (default: detected)")
+    save.add_argument("--trace-format", default=None, choices=["auto", *TRACE_FORMATS], help="trace format (default: detected per file)")
     save.set_defaults(func=cmd_save)
 
     baselines = sub.add_parser("baselines", help="list the saved baseline versions")

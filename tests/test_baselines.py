@@ -265,3 +265,9 @@ def test_example_baselines_are_valid_and_tell_the_weather_story():
     assert (broken.metadata.precheck_passed, fixed.metadata.precheck_passed) == (False, True)
     assert len(broken.queries["weather-tokyo"][0].tool_calls) == 11 and fixed.queries["weather-tokyo"][0].tool_calls == []
     assert broken.metadata.spec_hash == fixed.metadata.spec_hash == spec_hash(spec)
+
+
+def test_spec_hash_ignores_values_left_at_their_default(write):
+    plain = load_spec(write("a.yaml", SPEC))
+    explicit = load_spec(write("b.yaml", SPEC.replace("agent: demo", "version: 1\nagent: demo")))
+    assert spec_hash(plain) == spec_hash(explicit)
