@@ -22,7 +22,7 @@ import os
 import re
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -316,3 +316,29 @@ def compatibility_warnings(spec: AgentCISpec, stored: StoredBaseline, current_ha
         notes.append(f"{stored.file}: baseline {baseline.version} was saved from a different spec "
                      f"({baseline.metadata.spec_hash}, now {current_hash}); both sides are judged by the current spec")
     return notes
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What a run is compared with: a label (the version), its traces by query id, and warnings about it."""
+
+    label: str
+    traces: dict[str, list[Trace]]
+    warnings: list[str] = field(default_factory=list)
+
+
+def reference_for(spec_path: str | Path, selected: AgentCISpec, version: str | None = None) -> Reference | None:
+    """Baseline `version` (default: the newest whose precheck passed; None when there is none) for the
+    queries of `selected`, a spec possibly filtered by tags. The spec is reloaded whole from `spec_path`:
+    the hash and the matching of the baseline's traces need every query.
+    """
+    from .spec.loader import load_spec
+
+    full = load_spec(spec_path)
+    stored = load_baseline(full, version)
+    if stored is None:
+        return None
+    by_query, notes = traces_by_query(full, stored.baseline)
+    wanted = {q.key for q in selected.queries}
+    return Reference(stored.baseline.version, {k: v for k, v in by_query.items() if k in wanted},
+                     compatibility_warnings(full, stored, spec_hash(full)) + notes)

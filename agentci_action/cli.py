@@ -55,6 +55,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
+    from .baselines import Reference, reference_for
     from .engine.runner import Settings, group_traces, parse_fail_on, run_spec
     from .spec.loader import load_spec
     from .trace.load import load_traces
@@ -67,24 +68,22 @@ def cmd_test(args: argparse.Namespace) -> int:
         raise SpecError.at("--baseline-traces", 0, "choose one of --baseline-traces, --baseline and --no-baseline")
     spec = load_spec(args.spec, tags=_split(args.tags) or None)
     traces = load_traces(args.traces, args.trace_format, spec.pricing)
-    baselines: dict[str, list] = {}
-    label, notes = "", []
+    reference = None
     if args.baseline_traces:
-        label = "baseline traces"
         baseline_traces = load_traces(args.baseline_traces, args.trace_format, spec.pricing)
-        baselines = {k: v for k, v in group_traces(spec.queries, baseline_traces).by_query.items() if v}
+        reference = Reference("baseline traces", {k: v for k, v in group_traces(spec.queries, baseline_traces).by_query.items() if v})
     elif not args.no_baseline:
-        label, baselines, notes = _stored_baseline(args.spec, spec, args.baseline)
-    run = run_spec(spec, traces, baselines=baselines, settings=Settings(fail_on=fail_on, workers=args.workers))
+        reference = reference_for(args.spec, spec, args.baseline)
+    run = run_spec(spec, traces, baselines=reference.traces if reference else {},
+                   settings=Settings(fail_on=fail_on, workers=args.workers))
     report = renderer(args.format)(run)
-    if label and args.format == "console":
-        from .diff import Side, diff_runs
+    if reference and args.format == "console":
+        from .diff import current_vs_baseline
         from .report.diff_console import render_diff
 
-        current = Side("current", run, group_traces(spec.queries, traces).by_query)
-        report += "\n" + render_diff(diff_runs(_side(spec, label, baselines), current, notes))
-    else:
-        _warn(notes)
+        report += "\n" + render_diff(current_vs_baseline(spec, run, traces, reference))
+    elif reference:
+        _warn(reference.warnings)
     write_output(report, args.output)
     return exit_code(run)
 
@@ -92,31 +91,6 @@ def cmd_test(args: argparse.Namespace) -> int:
 def _warn(notes: list[str]) -> None:
     for note in notes:
         print(f"warning: {note}", file=sys.stderr)
-
-
-def _stored_baseline(spec_path: str, spec, version: str | None) -> tuple[str, dict[str, list], list[str]]:
-    """(label, traces by selected query, warnings) of version `version`, by default the newest that passed its precheck."""
-    from .baselines import compatibility_warnings, load_baseline, spec_hash, traces_by_query
-    from .spec.loader import load_spec
-
-    full = load_spec(spec_path)  # every query, whatever --tags selected: the hash and the matching need them all
-    stored = load_baseline(full, version)
-    if stored is None:
-        return "", {}, []
-    by_query, notes = traces_by_query(full, stored.baseline)
-    selected = {q.key for q in spec.queries}
-    notes = compatibility_warnings(full, stored, spec_hash(full)) + notes
-    return stored.baseline.version, {k: v for k, v in by_query.items() if k in selected}, notes
-
-
-def _side(spec, label: str, by_query: dict[str, list], baselines: dict[str, list] | None = None):
-    """Evaluate the queries of `spec` that have traces in `by_query`: one side of a diff."""
-    from .diff import Side
-    from .engine.runner import run_spec
-
-    queries = [q for q in spec.queries if by_query.get(q.key)]
-    run = run_spec(spec, [t for q in queries for t in by_query[q.key]], queries=queries, baselines=baselines)
-    return Side(label, run, by_query)
 
 
 def cmd_save(args: argparse.Namespace) -> int:
@@ -167,7 +141,7 @@ def cmd_baselines(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from .baselines import compatibility_warnings, load_baseline, spec_hash, traces_by_query
-    from .diff import diff_runs
+    from .diff import diff_runs, evaluate_side
     from .spec.loader import load_spec
 
     spec = load_spec(args.spec)
@@ -176,7 +150,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         stored = load_baseline(spec, version)
         by_query, unmatched = traces_by_query(spec, stored.baseline)
         notes += compatibility_warnings(spec, stored, current_hash) + unmatched
-        sides.append(_side(spec, version, by_query, baselines=sides[0].traces if sides else None))
+        sides.append(evaluate_side(spec, version, by_query, baselines=sides[0].traces if sides else None))
     diff = diff_runs(sides[0], sides[1], notes)
     if args.format != "console":
         _warn(notes)

@@ -19,12 +19,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from .engine import metrics
 from .engine.results import QueryResult, RunResult, Status
+from .engine.runner import group_traces, run_spec
+from .spec.models import AgentCISpec
 from .trace.models import Trace
+
+if TYPE_CHECKING:
+    from .baselines import Reference
 
 DIFF_SCHEMA_VERSION = "agentci.diff/v1"
 COST_TOLERANCE = 0.25
@@ -291,3 +297,17 @@ def diff_runs(before: Side, after: Side, warnings: list[str] | None = None) -> R
     queries.sort(key=_order)
     return RunDiff(agent=after.run.agent, before=before.label, after=after.label, total=_total(queries),
                    queries=queries, warnings=list(warnings or []))
+
+
+def evaluate_side(spec: AgentCISpec, label: str, by_query: dict[str, list[Trace]],
+                  baselines: dict[str, list[Trace]] | None = None) -> Side:
+    """Evaluate the queries of `spec` that have traces in `by_query` (judge checks skip): one side of a diff."""
+    queries = [q for q in spec.queries if by_query.get(q.key)]
+    run = run_spec(spec, [t for q in queries for t in by_query[q.key]], queries=queries, baselines=baselines)
+    return Side(label, run, by_query)
+
+
+def current_vs_baseline(spec: AgentCISpec, run: RunResult, traces: list[Trace], reference: "Reference") -> RunDiff:
+    """The diff `agentci test` (and the action) shows: the baseline version evaluated now, against the current run."""
+    current = Side("current", run, group_traces(spec.queries, traces).by_query)
+    return diff_runs(evaluate_side(spec, reference.label, reference.traces), current, reference.warnings)

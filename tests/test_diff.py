@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agentci_action.diff import ChangeKind, Delta, Side, diff_runs
+from agentci_action.diff import ChangeKind, Delta, Side, diff_runs, evaluate_side
 from agentci_action.engine import metrics
-from agentci_action.engine.runner import group_traces, run_spec
+from agentci_action.engine.runner import group_traces
 from agentci_action.report import diff_console, diff_markdown
 from agentci_action.report.json import render_diff
 from agentci_action.spec.loader import load_spec
@@ -51,9 +51,7 @@ def t(qid: str, answer: str = "ok", tools=(), cost: float = 0.01, tokens: int = 
 
 
 def side(spec, label: str, traces: list[Trace]) -> Side:
-    by_query = {k: v for k, v in group_traces(spec.queries, traces).by_query.items() if v}
-    queries = [q for q in spec.queries if q.key in by_query]
-    return Side(label, run_spec(spec, traces, queries=queries), by_query)
+    return evaluate_side(spec, label, group_traces(spec.queries, traces).by_query)
 
 
 @pytest.fixture
