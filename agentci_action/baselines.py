@@ -27,10 +27,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import pydantic_core
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .engine.correctness import evaluate_correctness
+from .engine.gcpause import gc_paused
 from .engine.results import Status
 from .engine.runner import group_traces, match_traces
 from .errors import InputError, Problem
@@ -164,7 +166,7 @@ def dump(baseline: Baseline) -> str:
     data = baseline.model_dump(mode="json", exclude={"queries"})
     data["queries"] = {key: [t.model_dump(mode="json", by_alias=True, exclude_defaults=True) for t in runs]
                        for key, runs in baseline.queries.items()}
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return pydantic_core.to_json(data, indent=2).decode() + "\n"  # as json.dumps(indent=2), at compiled speed
 
 
 def write_atomic(path: Path, text: str, *, overwrite: bool) -> None:
@@ -199,13 +201,11 @@ def save_baseline(spec: AgentCISpec, traces: list[Trace], version: str, *, force
 
 # --- load and list -------------------------------------------------------------------------------
 
-def _line_of(text: str, loc: tuple) -> int:
-    """The line of the value at `loc` (keys and list indexes) in a JSON text, via YAML's line marks; 0 if unknown."""
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
+def _line_of(document: yaml.Node | None, loc: tuple) -> int:
+    """The line of the value at `loc` (keys and list indexes) in a composed JSON document; 0 if unknown."""
+    if document is None:
         return 0
-    line = 1
+    node, line = document, 1
     for part in loc:
         if isinstance(node, yaml.MappingNode):
             found = next(((k, v) for k, v in node.value if k.value == part), None)
@@ -218,6 +218,30 @@ def _line_of(text: str, loc: tuple) -> int:
         else:
             break
     return line
+
+
+def _compose(text: str) -> yaml.Node | None:
+    """JSON is YAML: YAML's composer keeps every node's line (slow, so only for error messages)."""
+    try:
+        return yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return None
+
+
+def _key_lines(text: str, keys: list[str]) -> dict[str, int]:
+    """The line of each query key of the `queries` mapping, in one pass (keys come in file order); 0 if not found."""
+    lines, pos, line = {}, max(text.find('"queries"'), 0), 1
+    line += text.count("\n", 0, pos)
+    for key in keys:
+        found = text.find(json.dumps(key, ensure_ascii=False), pos)
+        if found < 0:
+            found = text.find(json.dumps(key), pos)
+        if found < 0:
+            lines[key] = 0
+            continue
+        line += text.count("\n", pos, found)
+        lines[key], pos = line, found
+    return lines
 
 
 def _field(loc: tuple) -> str:
@@ -237,11 +261,31 @@ def _upgrade_single_trace(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_baseline(path: Path) -> Baseline:
-    """Parse and validate one baseline file. Raises BaselineError naming the file and line of every problem."""
+    """Parse and validate one baseline file. Raises BaselineError naming the file and line of every problem.
+
+    A current-shape file is validated straight from its text (compiled); anything else takes the slower
+    path that upgrades the older shape or finds the line of every problem.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise BaselineError.at(str(path), 0, f"cannot read baseline file: {exc}") from None
+    with gc_paused():
+        try:
+            baseline, legacy = Baseline.model_validate_json(text), False
+        except ValidationError:
+            baseline, legacy = _read_slowly(path, text)
+        baseline.queries = {key: [t.with_derived_totals() for t in runs] for key, runs in baseline.queries.items()}
+    lines = _key_lines(text, list(baseline.queries)) if not legacy else \
+        dict.fromkeys(baseline.queries, text.count("\n", 0, max(text.find('"trace"'), 0)) + 1)
+    for key, runs in baseline.queries.items():
+        for index, trace in enumerate(runs):
+            trace._source = f"{path}:{lines[key]}" + (f" (run {index})" if len(runs) > 1 else "")
+    return baseline
+
+
+def _read_slowly(path: Path, text: str) -> tuple[Baseline, bool]:
+    """(baseline, whether it was in the older shape), or BaselineError with the line of every problem."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -250,19 +294,14 @@ def read_baseline(path: Path) -> Baseline:
         raise BaselineError.at(str(path), 1, f"a baseline file holds one JSON object, got {type(data).__name__}")
     legacy = "trace" in data and "queries" not in data
     try:
-        baseline = Baseline.model_validate(_upgrade_single_trace(data) if legacy else data)
+        return Baseline.model_validate(_upgrade_single_trace(data) if legacy else data), legacy
     except ValidationError as exc:
-        problems = []
+        document, problems = _compose(text), []
         for error in exc.errors():
             loc = tuple(error["loc"])
             source_loc = (("trace",) + loc[3:]) if legacy and loc[:1] == ("queries",) else loc
-            problems.append(Problem(str(path), _line_of(text, source_loc), f"{_field(source_loc)}: {error['msg']}"))
+            problems.append(Problem(str(path), _line_of(document, source_loc), f"{_field(source_loc)}: {error['msg']}"))
         raise BaselineError(problems) from None
-    baseline.queries = {key: [t.with_derived_totals() for t in runs] for key, runs in baseline.queries.items()}
-    for key, runs in baseline.queries.items():
-        for index, trace in enumerate(runs):
-            trace._source = f"{path}:{_line_of(text, ('trace',) if legacy else ('queries', key, index))}"
-    return baseline
 
 
 def _candidate_files(directory: Path, agent: str) -> list[Path]:
