@@ -215,3 +215,21 @@ def test_mixed_diff_matches_golden_files(diff, render, golden):
 
 def test_readme_shows_the_current_rag_diff():
     assert (GOLDEN / "diff_rag_console.txt").read_text(encoding="utf-8") in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_markdown_within_a_budget_keeps_the_most_important_and_says_what_was_cut(write):
+    lines = ["agent: big", "queries:"] + [f"  - {{id: q{i:03d}, query: q{i:03d}}}" for i in range(150)]
+    big = load_spec(write("big.yaml", "\n".join(lines)))
+    before = side(big, "v1", [t(f"q{i:03d}", cost=0.01) for i in range(150)])
+    after = side(big, "v2", [t(f"q{i:03d}", cost=0.01 * (2 + i)) for i in range(150)])
+    diff = diff_runs(before, after)
+    full = diff_markdown.render_markdown(diff)
+    assert "Cut to fit: 50 more changed queries are not in the table (" in full  # MAX_QUERIES rows
+    assert full.count("<details>") == diff_markdown.MAX_QUERIES
+    cut = diff_markdown.render_markdown(diff, budget=20_000)
+    assert len(cut.encode()) <= 20_000
+    kept = cut.count("<details>")
+    assert 0 < kept < diff_markdown.MAX_QUERIES and f"the details of {100 - kept} are left out" in cut
+    assert "| 🔶 | q149 |" in cut  # the biggest change survives the cut
+    tiny = diff_markdown.render_markdown(diff, budget=3_000)
+    assert len(tiny.encode()) <= 3_000 and "<details>" not in tiny and "not in the table" in tiny

@@ -124,26 +124,51 @@ def details_block(query: QueryDiff) -> str:
     return "".join(lines)
 
 
-def render_markdown(diff: RunDiff) -> str:
-    """Headline, warnings, changed-query table, charts, collapsible details; unchanged queries named in one line."""
+def render_markdown(diff: RunDiff, budget: int | None = None) -> str:
+    """Headline, warnings, changed-query table, charts, collapsible details; unchanged queries named in one line.
+
+    With `budget` (UTF-8 bytes, e.g. what is left of a PR comment), detail blocks are kept in order while they
+    fit, then table rows are dropped from the end, and a note says how many were left out.
+    """
     changed = [q for q in diff.queries if q.changed]
     shown = changed[:MAX_QUERIES]
-    parts = [headline(diff), "\n"]
-    parts += [f"> ⚠️ {inline(w, 500)}\n>\n" for w in diff.warnings[:20]]
-    if diff.warnings:
-        parts.append("\n")
-    if shown:
-        parts += [TABLE_HEAD, *(table_row(q) for q in shown), "\n"]
-    if len(changed) > len(shown):
-        parts.append(f"_{len(changed) - len(shown)} more changed queries are not shown; `agentci diff --format json` lists them all._\n\n")
+    head = [headline(diff), "\n", *(f"> ⚠️ {inline(w, 500)}\n>\n" for w in diff.warnings[:20]), "\n" if diff.warnings else ""]
+    rows = [table_row(q) for q in shown]
     unchanged = [q.id for q in diff.queries if not q.changed]
+    tail = []
     if unchanged:
         names = ", ".join(inline(name, 80) for name in unchanged[:50]) + (f" and {len(unchanged) - 50} more" if len(unchanged) > 50 else "")
-        parts.append(f"Unchanged: {names}\n\n")
+        tail.append(f"Unchanged: {names}\n\n")
     queries = charted(diff)
     for field, title, axis in (("cost_usd", "Cost per query", "USD"), ("latency_ms", "Latency per query", "ms")):
         drawn = chart(diff, queries, field, title, axis)
         if drawn:
-            parts += [drawn, "\n"]
-    parts += [details_block(q) for q in shown]
-    return "".join(parts)
+            tail += [drawn, "\n"]
+    blocks = [details_block(q) for q in shown]
+    if budget is not None:
+        room = budget - _size("".join(head + tail)) - len(TABLE_HEAD) - 400  # 400: the note on what was cut
+        rows = _fit(rows, room)
+        blocks = _fit(blocks, room - _size("".join(rows)))
+    cuts = []
+    if len(changed) > len(rows):
+        cuts.append(f"{len(changed) - len(rows)} more changed {'query is' if len(changed) - len(rows) == 1 else 'queries are'} not in the table")
+    if len(blocks) < len(rows):
+        cuts.append(f"the details of {len(rows) - len(blocks)} are left out")
+    note = f"_Cut to fit: {'; '.join(cuts)} (`agentci diff --format json` has everything)._\n\n" if cuts else ""
+    table = [TABLE_HEAD, *rows, "\n"] if rows else []
+    return "".join(head + table + [note] + tail + blocks)
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def _fit(parts: list[str], room: int) -> list[str]:
+    """The longest prefix of `parts` within `room` bytes."""
+    kept, used = [], 0
+    for part in parts:
+        used += _size(part)
+        if used > room:
+            break
+        kept.append(part)
+    return kept
