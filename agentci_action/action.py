@@ -17,6 +17,7 @@ from typing import TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .diff import RunDiff
 from .engine.results import RunResult, Status
 from .errors import EXIT_ERROR, AgentCIError, InputError, Problem
 from .github.comment import COMMENT_MODES
@@ -38,6 +39,7 @@ class ActionInputs(BaseModel):
 
     spec: str = "agentci.yaml"
     traces: list[str]
+    baseline: str = Field("", description="A saved baseline version; '' = the newest whose precheck passed; 'none' = no baseline.")
     baseline_traces: list[str] = Field(default_factory=list, alias="baseline-traces")
     trace_format: str | None = Field(None, alias="trace-format")
     tags: list[str] = Field(default_factory=list)
@@ -138,8 +140,11 @@ def outputs_for(run: RunResult | None, results_path: str, comment_url: str) -> d
             "comment-url": comment_url}
 
 
-def evaluate(inputs: ActionInputs) -> RunResult:
-    """Load the spec and the traces and run every layer (the judge joins here when configured: issue 4)."""
+def evaluate(inputs: ActionInputs) -> tuple[RunResult, RunDiff | None]:
+    """Load the spec, the traces and the baseline, run every layer (the judge joins here when configured: issue 4),
+    and compare the run with the baseline (None without one)."""
+    from .baselines import Reference, reference_for
+    from .diff import current_vs_baseline
     from .engine.runner import Settings, group_traces, parse_fail_on, run_spec
     from .errors import SpecError
     from .spec.loader import load_spec
@@ -149,15 +154,21 @@ def evaluate(inputs: ActionInputs) -> RunResult:
         fail_on = parse_fail_on(inputs.fail_on)
     except ValueError as exc:
         raise SpecError.at("action inputs", 0, f"input 'fail-on': {exc}") from None
+    if inputs.baseline and inputs.baseline_traces:
+        raise SpecError.at("action inputs", 0, "inputs 'baseline' and 'baseline-traces' exclude each other; set one")
     spec = load_spec(inputs.spec, tags=inputs.tags or None)
-    traces = load_traces(inputs.traces, inputs.trace_format)
-    baselines = {}
+    traces = load_traces(inputs.traces, inputs.trace_format, spec.pricing)
+    reference = None
     if inputs.baseline_traces:
-        baselines = group_traces(spec.queries, load_traces(inputs.baseline_traces, inputs.trace_format)).by_query
-    return run_spec(spec, traces, baselines=baselines, settings=Settings(fail_on=fail_on))
+        baseline_traces = load_traces(inputs.baseline_traces, inputs.trace_format, spec.pricing)
+        reference = Reference("baseline traces", {k: v for k, v in group_traces(spec.queries, baseline_traces).by_query.items() if v})
+    elif inputs.baseline.lower() != "none":
+        reference = reference_for(inputs.spec, spec, inputs.baseline or None)
+    run = run_spec(spec, traces, baselines=reference.traces if reference else {}, settings=Settings(fail_on=fail_on))
+    return run, current_vs_baseline(spec, run, traces, reference) if reference else None
 
 
-def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, links: markdown.Links,
+def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, diff: RunDiff | None, links: markdown.Links,
                     publisher: Publisher) -> str:
     """The sticky comment on the PR (when there is one); its URL, or '' after a warning."""
     if context.pr_number is None or inputs.comment_mode == "off":
@@ -169,7 +180,7 @@ def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, l
 
     from .github.comment import client, upsert_comment
 
-    body = markdown.render_comment(run, inputs.comment_header, markdown.title_for(inputs.comment_header), links)
+    body = markdown.render_comment(run, inputs.comment_header, markdown.title_for(inputs.comment_header), links, diff=diff)
     has_problems = run.summary.status is not Status.PASS
     try:
         outcome = upsert_comment(client(inputs.github_token, inputs.github_api_url), context.repository,
@@ -225,7 +236,7 @@ def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int
 def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     """Read, evaluate, publish, then decide the exit code."""
     from .cli import exit_code
-    from .report import console, json as json_report
+    from .report import console, diff_console, json as json_report
 
     token = env.get("INPUT_GITHUB-TOKEN", "")
     if token:
@@ -233,7 +244,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     try:
         inputs = read_inputs(env)
         context = resolve(env, load_event(env.get("GITHUB_EVENT_PATH")))
-        run = evaluate(inputs)
+        run, diff = evaluate(inputs)
     except AgentCIError as exc:
         problems = exc.problems if isinstance(exc, InputError) else [Problem("agentci", 0, str(exc))]
         for problem in problems:
@@ -253,9 +264,9 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     except OSError as exc:
         publisher.error(Problem(inputs.results_path, 0, f"could not write the results file: {exc.strerror}"))
         status = max(status, EXIT_ERROR)
-    publisher.untrusted(console.render(run).splitlines())
+    publisher.untrusted(console.render(run).splitlines() + (diff_console.render_diff(diff).splitlines() if diff else []))
     try:
-        publisher.summary(markdown.render_summary(run, markdown.title_for(inputs.comment_header), links))
+        publisher.summary(markdown.render_summary(run, markdown.title_for(inputs.comment_header), links, diff=diff))
     except OSError as exc:
         publisher.warning(f"Could not write the job summary: {exc.strerror}")
     found = annotations.annotations_for(run, workspace)
@@ -264,6 +275,6 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     if inputs.annotations and not on_check_run:
         for command in annotations.workflow_commands(found):
             publisher.line(command)
-    comment_url = publish_comment(inputs, context, run, links, publisher)
+    comment_url = publish_comment(inputs, context, run, diff, links, publisher)
     publisher.outputs(outputs_for(run, inputs.results_path, comment_url))
     return status

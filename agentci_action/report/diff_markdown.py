@@ -17,21 +17,21 @@ import re
 from ..diff import ChangeKind, Delta, QueryDiff, RunDiff, change_size
 from ..engine.results import Status
 from . import diff_format as fmt
-from .text import html_text, inline
+from .icons import ICONS
+from .text import fit, html_text, inline, utf8_size
 
 MAX_CHART_QUERIES = 15
 MAX_QUERIES = 100  # changed queries listed in the table and the details; the JSON has all of them
-ICONS = {ChangeKind.REGRESSION: "🔴", ChangeKind.REMOVED_QUERY: "➖", ChangeKind.NEW_QUERY: "🆕", ChangeKind.FIXED: "🟢"}
-STATUS_ICONS = {Status.PASS: "✅", Status.WARN: "⚠️", Status.FAIL: "❌", Status.ERROR: "💥", Status.SKIP: "⏭️"}
+KIND_ICONS = {ChangeKind.REGRESSION: "🔴", ChangeKind.REMOVED_QUERY: "➖", ChangeKind.NEW_QUERY: "🆕", ChangeKind.FIXED: "🟢"}
 MARKS = {"better": " ✅", "worse": " ⚠️", "": ""}
 
 
 def _icon(query: QueryDiff) -> str:
-    return ICONS.get(fmt.headline_kind(query), "🔶")
+    return KIND_ICONS.get(fmt.headline_kind(query), "🔶")
 
 
 def _status(status: Status | None) -> str:
-    return "—" if status is None else f"{STATUS_ICONS[status]} {status.value}"
+    return "—" if status is None else f"{ICONS[status]} {status.value}"
 
 
 def _correctness(query: QueryDiff) -> str:
@@ -146,9 +146,9 @@ def render_markdown(diff: RunDiff, budget: int | None = None) -> str:
             tail += [drawn, "\n"]
     blocks = [details_block(q) for q in shown]
     if budget is not None:
-        room = budget - _size("".join(head + tail)) - len(TABLE_HEAD) - 400  # 400: the note on what was cut
-        rows = _fit(rows, room)
-        blocks = _fit(blocks, room - _size("".join(rows)))
+        used = utf8_size("".join(head + tail)) + len(TABLE_HEAD) + 400  # 400: the note on what was cut
+        rows, used = fit(rows, used, budget)
+        blocks, used = fit(blocks, used, budget)
     cuts = []
     if len(changed) > len(rows):
         cuts.append(f"{len(changed) - len(rows)} more changed {'query is' if len(changed) - len(rows) == 1 else 'queries are'} not in the table")
@@ -157,18 +157,3 @@ def render_markdown(diff: RunDiff, budget: int | None = None) -> str:
     note = f"_Cut to fit: {'; '.join(cuts)} (`agentci diff --format json` has everything)._\n\n" if cuts else ""
     table = [TABLE_HEAD, *rows, "\n"] if rows else []
     return "".join(head + table + [note] + tail + blocks)
-
-
-def _size(text: str) -> int:
-    return len(text.encode("utf-8"))
-
-
-def _fit(parts: list[str], room: int) -> list[str]:
-    """The longest prefix of `parts` within `room` bytes."""
-    kept, used = [], 0
-    for part in parts:
-        used += _size(part)
-        if used > room:
-            break
-        kept.append(part)
-    return kept

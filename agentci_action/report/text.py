@@ -32,3 +32,19 @@ def html_text(text: object, limit: int = 120) -> str:
 def inline(text: object, limit: int = 300) -> str:
     """Untrusted text → inert inline markdown: html_text, then markdown punctuation backslash-escaped."""
     return _MARKDOWN.sub(r"\\\1", html_text(text, limit))
+
+
+def utf8_size(text: str) -> int:
+    """Bytes in UTF-8: GitHub's summary and comment limits count these (never fewer than characters)."""
+    return len(text.encode("utf-8"))
+
+
+def fit(parts: list[str], used: int, budget: int) -> tuple[list[str], int]:
+    """The longest prefix of `parts` that keeps `used` within `budget` bytes, and the bytes used then."""
+    kept = []
+    for part in parts:
+        if used + utf8_size(part) > budget:
+            break
+        kept.append(part)
+        used += utf8_size(part)
+    return kept, used
