@@ -11,14 +11,12 @@ what reading its traces costs, and the comparison itself little beside evaluatin
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import tempfile
-import time
 from pathlib import Path
 
-from bench_engine import make_query, make_trace  # same directory
+from bench_engine import make_query, make_trace, suite_arguments, timed  # same directory
 
 from agentci_action.baselines import read_baseline, save_baseline
 from agentci_action.diff import diff_runs, evaluate_side
@@ -27,17 +25,8 @@ from agentci_action.spec.models import AgentCISpec
 from agentci_action.trace.load import load_traces
 
 
-def timed(fn):
-    start = time.perf_counter()
-    value = fn()
-    return value, time.perf_counter() - start
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--queries", type=int, default=10_000)
-    parser.add_argument("--tools", type=int, default=50)
-    args = parser.parse_args()
+    args = suite_arguments()
     rng = random.Random(1)
     ids = [f"q{i}" for i in range(args.queries)]
     with tempfile.TemporaryDirectory() as tmp:
