@@ -27,9 +27,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import pydantic_core
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from .engine.correctness import evaluate_correctness
 from .engine.gcpause import gc_paused
@@ -42,6 +41,7 @@ from .trace.pricing import price_trace
 
 BASELINE_SCHEMA_VERSION = "agentci.baseline/v1"
 VERSION_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_JSON = TypeAdapter(dict[str, Any])
 
 
 class BaselineError(InputError):
@@ -166,7 +166,7 @@ def dump(baseline: Baseline) -> str:
     data = baseline.model_dump(mode="json", exclude={"queries"})
     data["queries"] = {key: [t.model_dump(mode="json", by_alias=True, exclude_defaults=True) for t in runs]
                        for key, runs in baseline.queries.items()}
-    return pydantic_core.to_json(data, indent=2).decode() + "\n"  # as json.dumps(indent=2), at compiled speed
+    return _JSON.dump_json(data, indent=2).decode() + "\n"  # as json.dumps(indent=2), at compiled speed
 
 
 def write_atomic(path: Path, text: str, *, overwrite: bool) -> None:
