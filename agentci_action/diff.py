@@ -59,9 +59,9 @@ class Delta(BaseModel):
     `new` is true when before is 0 and after is not: the percentage would divide by zero.
     """
 
-    before: float | None
-    after: float | None
-    change: float | None = None
+    before: int | float | None  # counts stay integers in the JSON
+    after: int | float | None
+    change: int | float | None = None
     percent: float | None = None
     new: bool = False
 
