@@ -18,6 +18,7 @@ from typing import TextIO
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .diff import RunDiff
+from .evaluate import Outcome
 from .engine.results import RunResult, Status
 from .errors import EXIT_ERROR, AgentCIError, InputError, Problem
 from .github.comment import COMMENT_MODES
@@ -140,32 +141,19 @@ def outputs_for(run: RunResult | None, results_path: str, comment_url: str) -> d
             "comment-url": comment_url}
 
 
-def evaluate(inputs: ActionInputs) -> tuple[RunResult, RunDiff | None]:
-    """Load the spec, the traces and the baseline, run every layer (the judge joins here when configured: issue 4),
-    and compare the run with the baseline (None without one)."""
-    from .baselines import Reference, reference_for
-    from .diff import current_vs_baseline
-    from .engine.runner import Settings, group_traces, parse_fail_on, run_spec
+def evaluate(inputs: ActionInputs) -> Outcome:
+    """The inputs as an Evaluation, run (the judge joins here when configured: issue 4)."""
+    from .engine.runner import Settings, parse_fail_on
     from .errors import SpecError
-    from .spec.loader import load_spec
-    from .trace.load import load_traces
+    from .evaluate import Evaluation, evaluate as run_evaluation
 
     try:
         fail_on = parse_fail_on(inputs.fail_on)
     except ValueError as exc:
         raise SpecError.at("action inputs", 0, f"input 'fail-on': {exc}") from None
-    if inputs.baseline and inputs.baseline_traces:
-        raise SpecError.at("action inputs", 0, "inputs 'baseline' and 'baseline-traces' exclude each other; set one")
-    spec = load_spec(inputs.spec, tags=inputs.tags or None)
-    traces = load_traces(inputs.traces, inputs.trace_format, spec.pricing)
-    reference = None
-    if inputs.baseline_traces:
-        baseline_traces = load_traces(inputs.baseline_traces, inputs.trace_format, spec.pricing)
-        reference = Reference("baseline traces", {k: v for k, v in group_traces(spec.queries, baseline_traces).by_query.items() if v})
-    elif inputs.baseline.lower() != "none":
-        reference = reference_for(inputs.spec, spec, inputs.baseline or None)
-    run = run_spec(spec, traces, baselines=reference.traces if reference else {}, settings=Settings(fail_on=fail_on))
-    return run, current_vs_baseline(spec, run, traces, reference) if reference else None
+    return run_evaluation(Evaluation(spec=inputs.spec, traces=inputs.traces, baseline=inputs.baseline or None,
+                                     baseline_traces=inputs.baseline_traces, trace_format=inputs.trace_format,
+                                     tags=inputs.tags, settings=Settings(fail_on=fail_on)))
 
 
 def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, diff: RunDiff | None, links: markdown.Links,
@@ -244,7 +232,8 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     try:
         inputs = read_inputs(env)
         context = resolve(env, load_event(env.get("GITHUB_EVENT_PATH")))
-        run, diff = evaluate(inputs)
+        outcome = evaluate(inputs)
+        run, diff = outcome.run, outcome.diff
     except AgentCIError as exc:
         problems = exc.problems if isinstance(exc, InputError) else [Problem("agentci", 0, str(exc))]
         for problem in problems:

@@ -55,35 +55,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
-    from .baselines import Reference, reference_for
-    from .engine.runner import Settings, group_traces, parse_fail_on, run_spec
-    from .spec.loader import load_spec
-    from .trace.load import load_traces
+    from .engine.runner import Settings, parse_fail_on
+    from .evaluate import Evaluation, evaluate
 
     try:
         fail_on = parse_fail_on(args.fail_on)
     except ValueError as exc:
         raise SpecError.at("--fail-on", 0, str(exc)) from None
-    if args.baseline_traces and (args.baseline or args.no_baseline):
-        raise SpecError.at("--baseline-traces", 0, "choose one of --baseline-traces, --baseline and --no-baseline")
-    spec = load_spec(args.spec, tags=_split(args.tags) or None)
-    traces = load_traces(args.traces, args.trace_format, spec.pricing)
-    reference = None
-    if args.baseline_traces:
-        baseline_traces = load_traces(args.baseline_traces, args.trace_format, spec.pricing)
-        reference = Reference("baseline traces", {k: v for k, v in group_traces(spec.queries, baseline_traces).by_query.items() if v})
-    elif not args.no_baseline:
-        reference = reference_for(args.spec, spec, args.baseline)
-    run = run_spec(spec, traces, baselines=reference.traces if reference else {},
-                   settings=Settings(fail_on=fail_on, workers=args.workers))
-    report = renderer(args.format)(run)
-    if reference and args.format == "console":
-        from .diff import current_vs_baseline
+    outcome = evaluate(Evaluation(spec=args.spec, traces=args.traces, baseline=args.baseline, baseline_traces=args.baseline_traces or [],
+                                  trace_format=args.trace_format, tags=_split(args.tags),
+                                  settings=Settings(fail_on=fail_on, workers=args.workers)))
+    run, report = outcome.run, renderer(args.format)(outcome.run)
+    if outcome.diff and args.format == "console":
         from .report.diff_console import render_diff
 
-        report += "\n" + render_diff(current_vs_baseline(spec, run, traces, reference))
-    elif reference:
-        _warn(reference.warnings)
+        report += "\n" + render_diff(outcome.diff)
+    elif outcome.diff:
+        _warn(outcome.diff.warnings)
     write_output(report, args.output)
     return exit_code(run)
 
@@ -200,9 +188,10 @@ def build_parser() -> argparse.ArgumentParser:
     test = sub.add_parser("test", help="evaluate traces against a spec")
     test.add_argument("--spec", required=True, help="the spec YAML")
     test.add_argument("--traces", required=True, action="append", help="trace file, directory or glob (repeatable)")
-    test.add_argument("--baseline", help="baseline version to compare with (default: the newest whose precheck passed)")
-    test.add_argument("--no-baseline", action="store_true", help="compare with no baseline")
-    test.add_argument("--baseline-traces", action="append", help="traces to compare with instead of a saved baseline version")
+    test.add_argument("--baseline", help="saved baseline version to compare with (default: the newest whose precheck passed; "
+                      "'none': no baseline)")
+    test.add_argument("--baseline-traces", action="append", help="accepted traces to compare with instead of a saved version "
+                      "(sequence similarity, match mode, cost multiplier); up to 5 per query are variants, and the closest is used")
     test.add_argument("--trace-format", default=None, choices=["auto", *TRACE_FORMATS], help="trace format (default: detected per file)")
     test.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
     test.add_argument("--fail-on", default="correctness", help="layers that block: correctness,path,cost or none (default: correctness)")

@@ -295,4 +295,4 @@ def test_baseline_input_errors_exit_2_and_name_the_problem(workspace, github):
     assert code == 2 and "no baseline version 'v9'; available: v1" in log
     assert "could not evaluate" in (workspace / "summary.md").read_text()
     code, log = run_action(environment(workspace, github.url, baseline="v1"))  # baseline-traces is set too
-    assert code == 2 and "inputs 'baseline' and 'baseline-traces' exclude each other" in log
+    assert code == 2 and "a baseline version and baseline traces exclude each other" in log

@@ -245,9 +245,9 @@ def test_cli_test_compares_with_the_newest_passing_baseline(spec_path, write_tra
     assert "AgentCI diff · demo · v2 → current" in result.stdout and "✗ REGRESSION  math" in result.stdout
     pinned = run_cli("test", "--spec", spec_path, "--traces", bad, "--baseline", "v1-broken")
     assert "v1-broken → current" in pinned.stdout and "Unchanged: hello, math" in pinned.stdout
-    assert "╔" not in run_cli("test", "--spec", spec_path, "--traces", bad, "--no-baseline").stdout
+    assert "╔" not in run_cli("test", "--spec", spec_path, "--traces", bad, "--baseline", "none").stdout
     both = run_cli("test", "--spec", spec_path, "--traces", bad, "--baseline", "v2", "--baseline-traces", good)
-    assert both.returncode == 2 and "choose one of --baseline-traces, --baseline and --no-baseline" in both.stderr
+    assert both.returncode == 2 and "a baseline version and baseline traces exclude each other; give one" in both.stderr
 
 
 def test_cli_test_with_tags_compares_only_the_selected_queries(spec_path, write_traces, write):
