@@ -1,4 +1,5 @@
-"""Make untrusted text inert: one line without control characters (terminal, log), and inert markdown or HTML text."""
+"""Untrusted text made inert (one line without control characters for a terminal or log; markdown or HTML text),
+and sizes in the UTF-8 bytes GitHub's limits count."""
 
 from __future__ import annotations
 
