@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from .engine import metrics
-from .engine.results import QueryResult, RunResult, Status
+from .engine.results import Aggregates, QueryResult, RunResult, Status
 from .engine.runner import group_traces, run_spec
 from .spec.models import AgentCISpec
 from .trace.models import Trace
@@ -136,6 +136,7 @@ class TotalDiff(BaseModel):
     total_tokens: Delta
     llm_calls: Delta
     latency_ms: Delta
+    suite: dict[str, Delta] = Field(default_factory=dict, description="Each side's summary.aggregates (pass_rate, p95_latency_ms, …), before → after.")
 
 
 class RunDiff(BaseModel):
@@ -295,8 +296,15 @@ def diff_runs(before: Side, after: Side, warnings: list[str] | None = None) -> R
             _figures(in_after, after.traces.get(key, [])) if in_after else None,
         ))
     queries.sort(key=_order)
-    return RunDiff(agent=after.run.agent, before=before.label, after=after.label, total=_total(queries),
+    total = _total(queries)
+    total.suite = suite_deltas(before.run.summary.aggregates, after.run.summary.aggregates)
+    return RunDiff(agent=after.run.agent, before=before.label, after=after.label, total=total,
                    queries=queries, warnings=list(warnings or []))
+
+
+def suite_deltas(before: Aggregates, after: Aggregates) -> dict[str, Delta]:
+    """Every suite aggregate, before → after (each side over the queries it evaluated)."""
+    return {name: Delta.of(getattr(before, name), getattr(after, name)) for name in Aggregates.model_fields}
 
 
 def evaluate_side(spec: AgentCISpec, label: str, by_query: dict[str, list[Trace]],

@@ -2,7 +2,8 @@
 
 import pytest
 
-from agentci_action.engine.aggregates import AggregateChange, aggregate, compare, percentile
+from agentci_action.diff import suite_deltas
+from agentci_action.engine.aggregates import aggregate, percentile
 from agentci_action.engine.results import Aggregates, Check, LayerResult, QueryResult, Status
 
 
@@ -46,13 +47,13 @@ def test_without_figures_the_aggregates_are_none():
     assert only.pass_rate == 1.0 and only.hallucination_rate is None and only.timeout_rate is None and only.mean_latency_ms is None
 
 
-def test_compare_with_baseline():
+def test_suite_deltas_compare_with_the_baseline_run():
     current = Aggregates(pass_rate=0.9, hallucination_rate=0.1, mean_latency_ms=250.0, p95_latency_ms=400.0)
     baseline = Aggregates(pass_rate=0.8, hallucination_rate=0.1, mean_latency_ms=200.0, timeout_rate=0.2)
-    changes = {c.name: c for c in compare(current, baseline)}
-    assert list(changes) == list(Aggregates.model_fields)
-    assert changes["pass_rate"].delta == pytest.approx(0.1) and changes["pass_rate"].improved is True
-    assert changes["hallucination_rate"].delta == 0 and changes["hallucination_rate"].improved is None
-    assert changes["mean_latency_ms"].delta == 50.0 and changes["mean_latency_ms"].improved is False
-    assert changes["p95_latency_ms"].delta is None and changes["timeout_rate"].delta is None
-    assert AggregateChange("timeout_rate", 0.1, 0.3).improved is True
+    deltas = suite_deltas(baseline, current)
+    assert list(deltas) == list(Aggregates.model_fields)
+    assert deltas["pass_rate"].change == pytest.approx(0.1)
+    assert deltas["hallucination_rate"].change == 0
+    assert (deltas["mean_latency_ms"].change, deltas["mean_latency_ms"].percent) == (50.0, 25.0)
+    assert deltas["p95_latency_ms"].change is None and deltas["timeout_rate"].change is None  # N/A on one side
+    assert deltas["safety_finding_rate"].before is None and deltas["safety_finding_rate"].after is None

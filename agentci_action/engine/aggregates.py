@@ -1,4 +1,4 @@
-"""Suite-wide figures for the summary, and their comparison with a baseline run.
+"""Suite-wide figures for the summary (compared with the baseline run's in diff.suite_deltas).
 
 Each rate counts queries (a query's layer is its worst run) and is None (N/A) when no query gives the figure:
   pass_rate           = queries passed or warned / queries
@@ -13,14 +13,12 @@ Each rate counts queries (a query's layer is its worst run) and is None (N/A) wh
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from ..spec.checks import SAFETY_CHECKS
 from .results import LAYERS, Aggregates, Check, QueryResult, Status
 
 _RAN = (Status.PASS, Status.WARN, Status.FAIL)
 _FOUND = (Status.WARN, Status.FAIL)
-HIGHER_IS_BETTER = {"pass_rate"}
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -55,30 +53,3 @@ def aggregate(results: list[QueryResult]) -> Aggregates:
         timeout_rate=_rate(results, {"max_latency_ms"}, _FOUND),
         safety_finding_rate=_rate(results, {"safety_check", *SAFETY_CHECKS}, _FOUND),
     )
-
-
-@dataclass(frozen=True)
-class AggregateChange:
-    """One suite figure now and in the baseline run; `delta` = current − baseline, None when either is N/A."""
-
-    name: str
-    current: float | None
-    baseline: float | None
-
-    @property
-    def delta(self) -> float | None:
-        if self.current is None or self.baseline is None:
-            return None
-        return self.current - self.baseline
-
-    @property
-    def improved(self) -> bool | None:
-        """True when the figure moved the good way (pass rate up, everything else down), None when unchanged or N/A."""
-        if not self.delta:
-            return None
-        return (self.delta > 0) == (self.name in HIGHER_IS_BETTER)
-
-
-def compare(current: Aggregates, baseline: Aggregates) -> list[AggregateChange]:
-    """Every aggregate of the current run beside the baseline run's, in Aggregates' field order."""
-    return [AggregateChange(name, getattr(current, name), getattr(baseline, name)) for name in Aggregates.model_fields]

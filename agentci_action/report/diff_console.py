@@ -77,7 +77,8 @@ def total_lines(diff: RunDiff) -> list[str]:
     lines += _metric_lines(t, fmt.PATH_METRICS)
     lines.append("  Cost")
     lines += _metric_lines(t, fmt.COST_METRICS)
-    return lines
+    suite = _metric_lines(t.suite, fmt.SUITE_METRICS)
+    return lines + (["  Suite", *suite] if suite else [])
 
 
 def render_diff(diff: RunDiff) -> str:

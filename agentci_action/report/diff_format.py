@@ -34,13 +34,17 @@ PATH_METRICS = (Metric("Tool calls", "tool_calls", Unit.COUNT), Metric("Tool pre
                 Metric("Handoffs", "handoffs", Unit.COUNT))
 COST_METRICS = (Metric("Total cost", "cost_usd", Unit.USD), Metric("Tokens", "total_tokens", Unit.COUNT),
                 Metric("LLM calls", "llm_calls", Unit.COUNT), Metric("Latency", "latency_ms", Unit.MS))
+SUITE_METRICS = (Metric("Pass rate", "pass_rate", Unit.RATIO, True), Metric("Hallucination rate", "hallucination_rate", Unit.RATIO),
+                 Metric("Mean latency", "mean_latency_ms", Unit.MS), Metric("p95 latency", "p95_latency_ms", Unit.MS),
+                 Metric("Timeout rate", "timeout_rate", Unit.RATIO), Metric("Safety findings", "safety_finding_rate", Unit.RATIO))
 
 
 def rows(source: Any, metrics: tuple[Metric, ...], changed_only: bool = False) -> list[tuple[Metric, Delta]]:
-    """The metrics `source` (a PathDiff, CostDiff or TotalDiff) has figures for; handoffs only when there were any."""
+    """The metrics `source` (a PathDiff, CostDiff, TotalDiff or the suite's dict) has figures for; handoffs only
+    when there were any."""
     found = []
     for metric in metrics:
-        delta = getattr(source, metric.field, None)
+        delta = source.get(metric.field) if isinstance(source, dict) else getattr(source, metric.field, None)
         if delta is None or (delta.before is None and delta.after is None) or (changed_only and delta.before == delta.after):
             continue
         if metric.field == "handoffs" and not (delta.before or delta.after):

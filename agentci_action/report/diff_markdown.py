@@ -53,7 +53,8 @@ def headline(diff: RunDiff) -> str:
     cost, latency = fmt.COST_METRICS[0], fmt.COST_METRICS[3]
     parts = [fmt.queries_text(diff), lead, *others, f"{t.counts['unchanged']} unchanged",
              f"correctness passed {fmt.before_after(t.correctness_passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}",
-             f"cost {_cell(t.cost_usd, cost)}", f"latency {_cell(t.latency_ms, latency)}"]
+             f"cost {_cell(t.cost_usd, cost)}", f"latency {_cell(t.latency_ms, latency)}",
+             *(f"{metric.label.lower()} {_cell(delta, metric)}" for metric, delta in fmt.rows(t.suite, fmt.SUITE_METRICS))]
     return (f"### AgentCI diff: {inline(diff.before, 80)} → {inline(diff.after, 80)}\n\n"
             f"Agent **{inline(diff.agent, 100)}** · " + " · ".join(parts) + "\n")
 
