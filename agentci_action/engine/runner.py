@@ -15,7 +15,7 @@ from ..trace.models import Trace
 from .correctness import Judge, evaluate_correctness
 from .cost import evaluate_cost
 from .path import evaluate_path
-from .results import LAYERS, LayerResult, QueryResult, RunResult, Status, Summary, worst
+from .results import LAYERS, JudgeUsage, LayerResult, QueryResult, RunResult, Status, Summary, worst
 
 FAIL_ON_CHOICES = ("correctness", "path", "cost", "none")
 
@@ -138,6 +138,7 @@ def summarize(results: list[QueryResult], fail_on: frozenset[str]) -> Summary:
         warnings=counts[Status.WARN], errors=counts[Status.ERROR], skipped_checks=skipped,
         cost_usd=sum(c for c in costs if c is not None), cost_unknown=sum(c is None for c in costs),
         total_tokens=sum(r.cost.details.get("total_tokens") or 0 for r in results), fail_on=sorted(fail_on),
+        judge=JudgeUsage.total([c for r in results for c in r.correctness.checks]),
     )
 
 
