@@ -179,7 +179,7 @@ class EnsembleConfig(_Strict):
         return self
 
 
-DEFAULT_JUDGE_MODEL = "claude-sonnet-4-5-20250929"
+DEFAULT_JUDGE_MODEL = "claude-sonnet-4-6"
 Provider = Literal["anthropic", "openai"]
 
 

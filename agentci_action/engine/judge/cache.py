@@ -48,9 +48,6 @@ class VerdictCache:
             raise InputError.at(str(path), 1, f"not an AgentCI judge cache (expected version {CACHE_VERSION} and a `verdicts` object)")
         return document["verdicts"]
 
-    def __len__(self) -> int:
-        return len(self._entries)
-
     def get(self, key: str) -> Verdict | None:
         with self._lock:
             entry = self._entries.get(key)

@@ -6,14 +6,18 @@ by the longest model-name prefix; an unknown model costs None (reported as unkno
 
 from __future__ import annotations
 
-# USD per million tokens: (input, output).
+# USD per million tokens: (input, output), as the providers published them; other models are "unknown".
 JUDGE_PRICES: dict[str, tuple[float, float]] = {
+    "claude-opus-4-6": (5.0, 25.0),
     "claude-opus-4-5": (5.0, 25.0),
-    "claude-opus-4": (15.0, 75.0),
-    "claude-sonnet-4": (3.0, 15.0),
-    "claude-3-7-sonnet": (3.0, 15.0),
+    "claude-opus-4-1": (15.0, 75.0),
+    "claude-opus-4-0": (15.0, 75.0),
+    "claude-opus-4-20250514": (15.0, 75.0),
+    "claude-sonnet-4-6": (3.0, 15.0),
+    "claude-sonnet-4-5": (3.0, 15.0),
+    "claude-sonnet-4-0": (3.0, 15.0),
+    "claude-sonnet-4-20250514": (3.0, 15.0),
     "claude-haiku-4-5": (1.0, 5.0),
-    "claude-3-5-haiku": (0.8, 4.0),
     "gpt-5-nano": (0.05, 0.4),
     "gpt-5-mini": (0.25, 2.0),
     "gpt-5": (1.25, 10.0),
