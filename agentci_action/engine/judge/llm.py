@@ -96,12 +96,11 @@ class LLMJudge:
         )
         if len(verdicts) == 1:
             data["rationale"] = verdicts[0][1].rationale
-        status = Status.PASS if decision.passed else Status.FAIL
-        shown = f"{decision.score:g}/5" + (f" (mean of {len(models)} judges, majority {decision.label})" if len(models) > 1 else f" ({decision.label})")
-        message = f"{request.kind} {'passed' if decision.passed else 'failed'}: {shown}, needs {data['threshold_score']}; rule: {_snippet(rubric.rule)}"
-        if len(verdicts) == 1:
-            message += f"; judge: {_snippet(verdicts[0][1].rationale, 160)}"
-        return Check(name=request.kind, status=status, message=message, data=data)
+            how = f"{decision.score}/5 ({decision.label}), needs {data['threshold_score']}; judge: {_snippet(data['rationale'], 160)}"
+        else:
+            how = f"mean {decision.score:g}/5 of {len(models)} judges, majority {decision.label}, needs {data['threshold_score']}"
+        message = f"{request.kind} {'passed' if decision.passed else 'failed'} ({_snippet(rubric.rule)}): {how}"
+        return Check(name=request.kind, status=Status.PASS if decision.passed else Status.FAIL, message=message, data=data)
 
     def _verdict(self, kind: str, model: str, prompt: Prompt, usage: Usage) -> tuple[Verdict, bool]:
         """(verdict, from cache?) for one model; raises _Unavailable."""
