@@ -38,25 +38,26 @@ class Provider(Protocol):
     def is_transient(self, exc: BaseException) -> bool: ...
 
 
-def _is_transient(exc: BaseException, sdk: Any) -> bool:
-    """429, 5xx, connection errors and timeouts are worth another attempt; other errors are not."""
-    if isinstance(exc, sdk.APIConnectionError):  # includes APITimeoutError
-        return True
-    return isinstance(exc, sdk.APIStatusError) and (exc.status_code == 429 or exc.status_code >= 500)
+class _SDKProvider:
+    """What both SDKs share: an error taxonomy with the same names, and a client with its retries off."""
+
+    def __init__(self, sdk: Any, client: Any, max_output_tokens: int):
+        self._sdk, self._client, self._max_tokens = sdk, client, max_output_tokens
+
+    def is_transient(self, exc: BaseException) -> bool:
+        """429, 5xx, connection errors and timeouts are worth another attempt; other errors are not."""
+        if isinstance(exc, self._sdk.APIConnectionError):  # includes APITimeoutError
+            return True
+        return isinstance(exc, self._sdk.APIStatusError) and (exc.status_code == 429 or exc.status_code >= 500)
 
 
-class AnthropicProvider:
+class AnthropicProvider(_SDKProvider):
     name = "anthropic"
 
     def __init__(self, api_key: str, base_url: str | None, timeout_s: float, max_output_tokens: int):
         import anthropic
 
-        self._sdk = anthropic
-        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0)
-        self._max_tokens = max_output_tokens
-
-    def is_transient(self, exc: BaseException) -> bool:
-        return _is_transient(exc, self._sdk)
+        super().__init__(anthropic, anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0), max_output_tokens)
 
     def complete(self, model: str, prompt: Prompt, temperature: float) -> Reply:
         # `temperature` is not sent: the pinned Messages API takes no sampling parameters.
@@ -73,18 +74,13 @@ class AnthropicProvider:
         return Reply(parse_verdict(raw) if used is not None else None, str(raw), message.usage.input_tokens, message.usage.output_tokens)
 
 
-class OpenAIProvider:
+class OpenAIProvider(_SDKProvider):
     name = "openai"
 
     def __init__(self, api_key: str, base_url: str | None, timeout_s: float, max_output_tokens: int):
         import openai
 
-        self._sdk = openai
-        self._client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0)
-        self._max_tokens = max_output_tokens
-
-    def is_transient(self, exc: BaseException) -> bool:
-        return _is_transient(exc, self._sdk)
+        super().__init__(openai, openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0), max_output_tokens)
 
     def complete(self, model: str, prompt: Prompt, temperature: float) -> Reply:
         completion = self._client.chat.completions.create(
