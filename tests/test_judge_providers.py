@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -276,3 +277,17 @@ def test_persistent_500_errors_one_query_and_keeps_every_other_result(server, tm
     assert judged.status is Status.ERROR and judged.correctness.checks[1].message.startswith("[INFRA]")
     assert plain.status is Status.PASS and result.summary.status is Status.ERROR and result.summary.errors == 1
     assert SECRET not in result.model_dump_json()
+
+
+def test_judge_calls_for_different_queries_run_on_the_workers(tmp_path):
+    from agentci_action.engine.runner import Settings
+    from agentci_action.spec.models import AgentCISpec, QuerySpec
+
+    spec = AgentCISpec(agent="a", queries=[QuerySpec(id=f"q{i}", query=f"q{i}", correctness={"llm_judge": [{"rule": "r"}]}) for i in range(8)])
+    traces = [Trace(id=f"q{i}", final_answer=f"a{i}") for i in range(8)]
+    with FakeLLMServer(delay=0.3) as slow:
+        started = time.perf_counter()
+        result = run_spec(spec, traces, judge=make_judge(slow), settings=Settings(workers=4))
+        elapsed = time.perf_counter() - started
+    assert result.summary.status is Status.PASS and slow.count == 8
+    assert elapsed < 8 * 0.3 / 2  # serial would take 2.4 s; four workers need about 0.6 s

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Literal, Mapping
 
 from ...spec.models import JudgeConfig
@@ -88,10 +88,10 @@ class LLMJudge:
         try:
             verdicts = [(model, *self._verdict(request.kind, model, prompt, usage)) for model in models]
         except _Unavailable as exc:
-            return Check(name=request.kind, status=exc.status, message=str(exc), data={**data, "usage": vars(usage)})
+            return Check(name=request.kind, status=exc.status, message=str(exc), data={**data, "usage": asdict(usage)})
         decision = decide([verdict for _, verdict, _ in verdicts], rubric.threshold)
         data.update(
-            score=decision.score, label=decision.label, ensemble=len(models) > 1, usage=vars(usage),
+            score=decision.score, label=decision.label, ensemble=len(models) > 1, usage=asdict(usage),
             verdicts=[{"model": model, **verdict.model_dump(), "cached": cached} for model, verdict, cached in verdicts],
         )
         if len(verdicts) == 1:
