@@ -14,9 +14,9 @@ from agentci_action.engine.judge.llm import in_sample
 from agentci_action.engine.judge.prompt import CLOSE, OPEN
 from agentci_action.engine.judge.providers import RetryPolicy
 from agentci_action.engine.results import Status
-from agentci_action.engine.runner import run_spec
+from agentci_action.engine.runner import Settings, run_spec
 from agentci_action.spec.loader import load_spec
-from agentci_action.spec.models import JudgeConfig, JudgeRubric
+from agentci_action.spec.models import AgentCISpec, JudgeConfig, JudgeRubric, QuerySpec
 from agentci_action.trace.models import Trace
 from tests.fakes.llm_server import FakeLLMServer, always
 
@@ -280,9 +280,6 @@ def test_persistent_500_errors_one_query_and_keeps_every_other_result(server, tm
 
 
 def test_judge_calls_for_different_queries_run_on_the_workers(tmp_path):
-    from agentci_action.engine.runner import Settings
-    from agentci_action.spec.models import AgentCISpec, QuerySpec
-
     spec = AgentCISpec(agent="a", queries=[QuerySpec(id=f"q{i}", query=f"q{i}", correctness={"llm_judge": [{"rule": "r"}]}) for i in range(8)])
     traces = [Trace(id=f"q{i}", final_answer=f"a{i}") for i in range(8)]
     with FakeLLMServer(delay=0.3) as slow:
