@@ -20,7 +20,7 @@ def _limit(name: str, actual: float | None, limit: float | None, what: str, unit
     if limit is None:
         return None
     if actual is None:
-        return Check(name=name, status=Status.SKIP, message=f"{what} skipped: the trace does not say its {what.lower()}")
+        return Check(name=name, status=Status.SKIP, message=f"{name} skipped: the trace does not record {what}")
     ok = actual <= limit
     return Check(name=name, status=Status.PASS if ok else Status.WARN,
                  message="" if ok else f"{what}: {unit}{actual:,.6g} > max {unit}{limit:,.6g}", data={"actual": actual, "max": limit})
@@ -39,10 +39,10 @@ def evaluate_cost(spec: CostSpec | None, trace: Trace, baseline: Trace | None = 
     if spec is None:
         return LayerResult(status=Status.SKIP, details=details, messages=["no cost checks"])
     checks = [
-        _limit("max_total_tokens", trace.total_tokens, spec.max_total_tokens, "Tokens"),
+        _limit("max_total_tokens", trace.total_tokens, spec.max_total_tokens, "tokens"),
         _limit("max_llm_calls", trace.total_llm_calls, spec.max_llm_calls, "LLM calls"),
-        _limit("max_latency_ms", trace.total_duration_ms, spec.max_latency_ms, "Latency (ms)"),
-        _limit("max_cost_usd", trace.total_cost_usd, spec.max_cost_usd, "Cost", "$"),
+        _limit("max_latency_ms", trace.total_duration_ms, spec.max_latency_ms, "latency (ms)"),
+        _limit("max_cost_usd", trace.total_cost_usd, spec.max_cost_usd, "cost", "$"),
     ]
     if spec.max_cost_multiplier is not None:
         checks.append(_multiplier_check(spec.max_cost_multiplier, trace, baseline, details))

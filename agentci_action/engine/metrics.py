@@ -74,14 +74,13 @@ class Loop:
 
 def find_loops(sequence: list[str]) -> list[Loop]:
     """Runs of the same tool called two or more times in a row."""
-    loops: list[Loop] = []
-    start = 0
-    for i in range(1, len(sequence) + 1):
-        if i == len(sequence) or sequence[i] != sequence[start]:
-            if i - start > 1:
-                loops.append(Loop(sequence[start], start, i - start))
-            start = i
-    return loops
+    runs: list[list] = []  # [tool, start, count], extended while repeats are consecutive
+    for i in [i for i in range(1, len(sequence)) if sequence[i] == sequence[i - 1]]:
+        if runs and runs[-1][1] + runs[-1][2] == i:
+            runs[-1][2] += 1
+        else:
+            runs.append([sequence[i], i - 1, 2])
+    return [Loop(*run) for run in runs]
 
 
 def loop_count(sequence: list[str]) -> int:
@@ -102,7 +101,7 @@ def normalize_tool_name(name: str) -> str:
 
 def forbidden_violations(used: list[str], forbidden: list[str]) -> list[str]:
     """The forbidden tools (as the spec names them) that were used, each once, in spec order."""
-    used_keys = {normalize_tool_name(name) for name in used}
+    used_keys = {normalize_tool_name(name) for name in set(used)}
     seen: set[str] = set()
     violations = []
     for name in forbidden:

@@ -46,7 +46,9 @@ def _at_least(name: str, actual: float, limit: float | None, what: str, detail: 
 def evaluate_path(spec: PathSpec | None, trace: Trace, baseline: Trace | None = None) -> LayerResult:
     """Every path assertion of `spec` on `trace`; metrics are reported even when no threshold is set."""
     used = trace.tool_names
-    details: dict[str, Any] = {"tool_calls": len(used), "tools_used": list(dict.fromkeys(used)), "loops_detected": metrics.loop_count(used)}
+    loops = metrics.find_loops(used)
+    details: dict[str, Any] = {"tool_calls": len(used), "tools_used": list(dict.fromkeys(used)),
+                               "loops_detected": sum(loop.repeats for loop in loops)}
     if spec is None:
         return LayerResult(status=Status.SKIP, details=details, messages=["no path checks"])
     checks: list[Check | None] = []
@@ -92,7 +94,6 @@ def evaluate_path(spec: PathSpec | None, trace: Trace, baseline: Trace | None = 
                             message="sequence similarity skipped: no baseline trace and no expected_tools to compare with"))
 
     if spec.max_loops is not None:
-        loops = metrics.find_loops(used)
         where = "; ".join(f"{lp.tool} ×{lp.count} at steps {lp.start}-{lp.start + lp.count - 1}" for lp in loops)
         details["loops"] = [{"tool": lp.tool, "start": lp.start, "count": lp.count} for lp in loops]
         check = _at_most("max_loops", details["loops_detected"], spec.max_loops, "loops")

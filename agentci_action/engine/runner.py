@@ -14,6 +14,7 @@ from ..spec.models import AgentCISpec, QuerySpec
 from ..trace.models import Trace
 from .correctness import Judge, evaluate_correctness
 from .cost import evaluate_cost
+from .gcpause import gc_paused
 from .path import evaluate_path
 from .results import LAYERS, JudgeUsage, LayerResult, QueryResult, RunResult, Status, Summary, worst
 
@@ -48,11 +49,11 @@ class Matched:
     unmatched: list[str] = field(default_factory=list)
 
 
-def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: list[QuerySpec] | None = None) -> Matched:
-    """Group traces by query: by `id`, else by exact `query` text.
+def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: list[QuerySpec] | None = None) -> Matched:
+    """Group traces by query: by `id`, else by exact `query` text; runs sorted by their `run` index.
 
-    Raises TraceError naming every selected query without a trace. A trace matching no query of the
-    spec at all is reported in `unmatched` (a run-level warning); one matching a query filtered out by tags is ignored.
+    A trace matching no query of the spec at all is noted in `unmatched`; one matching a query
+    of `all_queries` that is not in `queries` (filtered out by tags) is ignored.
     """
     universe = all_queries or queries
     by_id = {q.key: q for q in universe}
@@ -70,12 +71,18 @@ def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
             unmatched.append(f"{trace.source}: trace with {label} matches no query in the spec")
         elif query.key in grouped:
             grouped[query.key].append(trace)
-    missing = [q for q in queries if not grouped[q.key]]
-    if missing:
-        raise TraceError([Problem(q.file, q.line, f"no trace for query {q.key!r} ({q.query[:60]!r})") for q in missing])
     for runs in grouped.values():
         runs.sort(key=lambda t: t.run if t.run is not None else -1)
     return Matched(grouped, unmatched)
+
+
+def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: list[QuerySpec] | None = None) -> Matched:
+    """group_traces, then raise TraceError naming every query in `queries` that has no trace."""
+    matched = group_traces(queries, traces, all_queries)
+    missing = [q for q in queries if not matched.by_query[q.key]]
+    if missing:
+        raise TraceError([Problem(q.file, q.line, f"no trace for query {q.key!r} ({q.query[:60]!r})") for q in missing])
+    return matched
 
 
 def is_blocking(layers: dict[str, LayerResult], fail_on: frozenset[str]) -> bool:
@@ -164,5 +171,6 @@ def run_spec(
         with ThreadPoolExecutor(max_workers=settings.workers) as pool:
             results = list(pool.map(one, selected))
     else:
-        results = [one(q) for q in selected]
+        with gc_paused():
+            results = [one(q) for q in selected]
     return RunResult(agent=spec.agent, spec=spec.path, summary=summarize(results, settings.fail_on), results=results, warnings=matched.unmatched)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..engine.gcpause import gc_paused
 from ..errors import Problem, TraceError
 from .adapters import convert
 
@@ -42,8 +43,16 @@ def resolve_paths(patterns: list[str]) -> list[Path]:
     return files
 
 
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
+class _LineCounter:
+    """Line numbers of increasing offsets in one text, counting each newline once."""
+
+    def __init__(self, text: str):
+        self.text, self.offset, self.line = text, 0, 1
+
+    def at(self, offset: int) -> int:
+        self.line += self.text.count("\n", self.offset, offset)
+        self.offset = offset
+        return self.line
 
 
 def read_records(path: Path) -> list[Record]:
@@ -55,6 +64,7 @@ def read_records(path: Path) -> list[Record]:
     if not text.strip():
         raise TraceError.at(str(path), 0, "trace file is empty")
     decoder = json.JSONDecoder()
+    lines = _LineCounter(text)
     values: list[Record] = []
     pos, end = 0, len(text)
     while True:
@@ -66,16 +76,17 @@ def read_records(path: Path) -> list[Record]:
             value, next_pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             raise TraceError.at(str(path), exc.lineno, f"malformed JSON: {exc.msg} (column {exc.colno})") from None
-        values.append(Record(value, _line_of(text, pos)))
+        values.append(Record(value, lines.at(pos)))
         pos = next_pos
     if len(values) == 1 and isinstance(values[0].value, list):
-        return _list_items(text, path, values[0].line)
+        return _list_items(text)
     return values
 
 
-def _list_items(text: str, path: Path, line: int) -> list[Record]:
-    """The items of a top-level JSON array, each with the line it starts on."""
+def _list_items(text: str) -> list[Record]:
+    """The items of a top-level JSON array (already known to parse), each with the line it starts on."""
     decoder = json.JSONDecoder()
+    lines = _LineCounter(text)
     pos = text.index("[") + 1
     items: list[Record] = []
     while True:
@@ -84,7 +95,7 @@ def _list_items(text: str, path: Path, line: int) -> list[Record]:
         if text[pos] == "]":
             return items
         value, next_pos = decoder.raw_decode(text, pos)
-        items.append(Record(value, _line_of(text, pos)))
+        items.append(Record(value, lines.at(pos)))
         pos = next_pos
 
 
@@ -94,7 +105,8 @@ def load_traces(patterns: list[str], trace_format: str | None = None) -> list:
     problems: list[Problem] = []
     for path in resolve_paths(patterns):
         try:
-            traces.extend(convert(read_records(path), str(path), trace_format))
+            with gc_paused():
+                traces.extend(convert(read_records(path), str(path), trace_format))
         except TraceError as exc:
             problems.extend(exc.problems)
     if problems:

@@ -1,0 +1,62 @@
+"""The terminal report: a three-layer block per query, then a one-line total."""
+
+from __future__ import annotations
+
+from ..engine.results import LAYERS, QueryResult, RunResult, Status
+from .text import one_line
+
+MARKS = {Status.PASS: "✓", Status.WARN: "!", Status.FAIL: "✗", Status.ERROR: "✗", Status.SKIP: "-"}
+
+
+def _money(value: float | None) -> str:
+    return "cost unknown" if value is None else f"${value:.4f}"
+
+
+def _figures(result: QueryResult) -> str:
+    """The key path and cost figures of a query on one line."""
+    path, cost = result.path.details, result.cost.details
+    parts = [f"tools {path.get('tool_calls', 0)}"]
+    for key, label in (("tool_recall", "recall"), ("tool_precision", "precision"), ("sequence_similarity", "similarity")):
+        if path.get(key) is not None:
+            parts.append(f"{label} {path[key]:.2f}")
+    parts.append(f"loops {path.get('loops_detected', 0)}")
+    parts.append(_money(cost.get("cost_usd")))
+    if cost.get("cost_multiplier") is not None:
+        parts.append(f"{cost['cost_multiplier']:.2f}× baseline")
+    parts.append(f"{cost.get('total_tokens') or 0:,} tokens")
+    parts.append(f"{cost.get('llm_calls') or 0} LLM calls")
+    if cost.get("latency_ms") is not None:
+        parts.append(f"{cost['latency_ms']:,.0f} ms")
+    return " · ".join(parts)
+
+
+def render_query(result: QueryResult) -> list[str]:
+    lines = [
+        f"{MARKS[result.status]} {result.status.value.upper():5} {one_line(result.id)}  ({result.file}:{result.line})",
+        f"    {one_line(result.query, 100)!s}",
+    ]
+    for name in LAYERS:
+        layer = result.layer(name)
+        messages = layer.messages or ["ok"]
+        lines.append(f"    {name:<11} {layer.status.value:<5} {one_line(messages[0], 160)}")
+        lines.extend(f"    {'':<11} {'':<5} {one_line(m, 160)}" for m in messages[1:])
+    lines.append(f"    {_figures(result)}")
+    return lines
+
+
+def render_total(run: RunResult) -> str:
+    s = run.summary
+    cost = f"${s.cost_usd:.4f}" + (f" (+{s.cost_unknown} unknown)" if s.cost_unknown else "")
+    skipped = f" · {s.skipped_checks} checks skipped" if s.skipped_checks else ""
+    return (f"{s.status.value.upper()}: {s.total} queries · {s.passed} passed ({s.warnings} with warnings) · "
+            f"{s.failed} failed · {s.errors} errors{skipped} · {cost} · {s.total_tokens:,} tokens")
+
+
+def render(run: RunResult) -> str:
+    lines = [f"agentci · {one_line(run.agent)} · {run.summary.total} queries · {run.spec}", ""]
+    for result in run.results:
+        lines.extend(render_query(result))
+        lines.append("")
+    lines.extend(f"warning: {one_line(w, 200)}" for w in run.warnings)
+    lines.append(render_total(run))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,87 @@
+"""Deterministic evaluation against plain JSON parsing, side by side in one run.
+
+    python benchmarks/bench_engine.py [--queries 10000] [--tools 50]
+
+Generates a suite (every query with correctness, path and cost checks, a 50-call trace and a
+baseline trace), then times: json.loads of the trace file; load_traces (parse + validation into
+canonical traces); run_spec (the three layers, no judge). Prints traces per second and the ratio
+of evaluation time to parse time (json.loads as Python runs it by default, and with the garbage
+collector paused as the engine runs): evaluation should cost no more than parsing does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import tempfile
+import time
+from pathlib import Path
+
+from agentci_action.engine.gcpause import gc_paused
+from agentci_action.engine.runner import group_traces, run_spec
+from agentci_action.spec.models import AgentCISpec, QuerySpec
+from agentci_action.trace.load import load_traces
+
+TOOLS = ["search", "rerank", "fetch_page", "summarize", "grade", "generate", "calculator", "sql_query"]
+
+
+def make_trace(rng: random.Random, query_id: str, tools: int) -> dict:
+    names = [rng.choice(TOOLS) for _ in range(tools)]
+    return {
+        "id": query_id,
+        "final_answer": f"The answer for {query_id} is 42, see the docs. " * 3,
+        "tool_calls": [{"name": n, "arguments": {"q": f"{n} {i}"}, "result": "ok", "duration_ms": 12.5} for i, n in enumerate(names)],
+        "llm_calls": [{"model": "gpt-4o-mini", "input_tokens": 900, "output_tokens": 120, "cost_usd": 0.0002, "duration_ms": 800} for _ in range(5)],
+    }
+
+
+def make_query(query_id: str) -> QuerySpec:
+    query = QuerySpec.model_validate({
+        "id": query_id,
+        "query": f"Question {query_id}?",
+        "correctness": {"expected_in_answer": ["answer", "42"], "not_in_answer": ["sorry"], "regex_match": r"\b42\b"},
+        "path": {"expected_tools": ["search", "generate"], "forbidden_tools": ["shell"], "max_tool_calls": 60,
+                 "max_loops": 10, "min_tool_recall": 1.0, "min_sequence_similarity": 0.3, "match_mode": "subset"},
+        "cost": {"max_cost_multiplier": 2.0, "max_total_tokens": 10000, "max_llm_calls": 8, "max_latency_ms": 10000},
+    })
+    return query
+
+
+def timed(fn):
+    start = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--queries", type=int, default=10_000)
+    parser.add_argument("--tools", type=int, default=50)
+    args = parser.parse_args()
+    rng = random.Random(1)
+    ids = [f"q{i}" for i in range(args.queries)]
+    spec = AgentCISpec(agent="bench", queries=[make_query(i) for i in ids])
+    with tempfile.TemporaryDirectory() as tmp:
+        current, baseline = Path(tmp, "current.jsonl"), Path(tmp, "baseline.jsonl")
+        for path in (current, baseline):
+            path.write_text("".join(json.dumps(make_trace(rng, i, args.tools)) + "\n" for i in ids))
+        size_mb = current.stat().st_size / 1e6
+        _, parse_s = timed(lambda: [json.loads(line) for line in current.read_text().splitlines()])
+        with gc_paused():
+            _, parse_paused_s = timed(lambda: [json.loads(line) for line in current.read_text().splitlines()])
+        traces, load_s = timed(lambda: load_traces([str(current)]))
+        baselines = group_traces(spec.queries, load_traces([str(baseline)])).by_query
+        run, eval_s = timed(lambda: run_spec(spec, traces, baselines=baselines))
+    n = args.queries
+    print(f"suite: {n:,} queries × {args.tools} tool calls ({size_mb:.1f} MB of JSON Lines); statuses: "
+          f"{run.summary.passed} passed, {run.summary.warnings} warned, {run.summary.failed} failed")
+    print(f"json.loads only          {parse_s:7.3f} s  {n / parse_s:10,.0f} traces/s   (Python's default GC)")
+    print(f"json.loads, GC paused    {parse_paused_s:7.3f} s  {n / parse_paused_s:10,.0f} traces/s   (the engine's setting)")
+    print(f"load_traces (validated)  {load_s:7.3f} s  {n / load_s:10,.0f} traces/s   {load_s / parse_s:5.2f}× parse")
+    print(f"evaluation (3 layers)    {eval_s:7.3f} s  {n / eval_s:10,.0f} traces/s   {eval_s / parse_s:5.2f}× parse, "
+          f"{eval_s / parse_paused_s:5.2f}× GC-paused parse")
+
+
+if __name__ == "__main__":
+    main()

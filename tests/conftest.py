@@ -1,0 +1,44 @@
+"""Shared helpers: write specs and traces into a temporary directory, run the real CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def write(tmp_path: Path):
+    """write(name, text) → path: dedented text into tmp_path/name."""
+
+    def _write(name: str, text: str) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+        return path
+
+    return _write
+
+
+@pytest.fixture
+def write_traces(tmp_path: Path):
+    """write_traces(name, [trace dicts]) → path of a JSON Lines file."""
+
+    def _write(name: str, traces: list[dict]) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(t) + "\n" for t in traces), encoding="utf-8")
+        return path
+
+    return _write
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The real `agentci` command in a subprocess."""
+    return subprocess.run([sys.executable, "-m", "agentci_action", *map(str, args)], capture_output=True, text=True, cwd=cwd or ROOT)

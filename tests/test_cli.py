@@ -1,0 +1,97 @@
+"""The real `agentci` command: reports, formats, exit codes 0/1/2, and no stack traces for user mistakes."""
+
+import json
+
+import pytest
+
+from conftest import ROOT, run_cli
+
+EXAMPLE = ROOT / "examples" / "rag"
+SPEC = """
+agent: demo
+queries:
+  - id: math
+    query: "What is 2+2?"
+    correctness: {expected_in_answer: ["4"]}
+    path: {forbidden_tools: [shell]}
+"""
+
+
+def test_example_runs_and_prints_three_layers_per_query():
+    result = run_cli("test", "--spec", EXAMPLE / "agentci_spec.yaml", "--traces", EXAMPLE / "traces")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "! WARN  weather-tokyo" in out and "tool calls: 11 > max 0" in out
+    for layer in ("correctness", "path", "cost"):
+        assert sum(line.startswith(f"    {layer:<11} ") for line in out.splitlines()) == 4
+    assert out.rstrip().splitlines()[-1].startswith("WARN: 4 queries · 4 passed (1 with warnings) · 0 failed")
+
+
+def test_json_format_to_a_file(tmp_path, write, write_traces):
+    spec = write("s.yaml", SPEC)
+    traces = write_traces("t.jsonl", [{"id": "math", "final_answer": "5", "tool_calls": [{"name": "calc"}]}])
+    out = tmp_path / "out" / "results.json"
+    result = run_cli("test", "--spec", spec, "--traces", traces, "--format", "json", "--output", out)
+    assert result.returncode == 1 and result.stdout == ""
+    data = json.loads(out.read_text())
+    assert data["schema_version"] == "agentci.results/v1"
+    assert data["summary"]["failed"] == 1
+    (query,) = data["results"]
+    assert (query["id"], query["line"], query["status"]) == ("math", 3, "fail")
+    assert query["correctness"]["messages"] == ["expected in answer but missing: '4'"]
+    assert query["path"]["details"]["tool_calls"] == 1
+
+
+def test_forbidden_tool_blocks_unless_fail_on_none(write, write_traces):
+    spec = write("s.yaml", SPEC)
+    traces = write_traces("t.jsonl", [{"id": "math", "final_answer": "4", "tool_calls": [{"name": "Shell"}]}])
+    assert run_cli("test", "--spec", spec, "--traces", traces).returncode == 1
+    assert run_cli("test", "--spec", spec, "--traces", traces, "--fail-on", "none").returncode == 0
+
+
+def test_input_errors_exit_2_with_file_and_line(tmp_path, write, write_traces):
+    spec = write("s.yaml", SPEC)
+    missing_trace = run_cli("test", "--spec", spec, "--traces", write_traces("t.jsonl", [{"id": "other"}]))
+    assert missing_trace.returncode == 2
+    assert f"error: {spec}:3: no trace for query 'math'" in missing_trace.stderr
+    bad_json = run_cli("test", "--spec", spec, "--traces", write("bad.json", '{"id": "math",\n "x": }'))
+    assert bad_json.returncode == 2 and "bad.json:2: malformed JSON" in bad_json.stderr
+    no_spec = run_cli("test", "--spec", tmp_path / "nope.yaml", "--traces", tmp_path)
+    assert no_spec.returncode == 2 and "spec file not found" in no_spec.stderr
+    bad_fail_on = run_cli("test", "--spec", spec, "--traces", tmp_path, "--fail-on", "speed")
+    assert bad_fail_on.returncode == 2 and "unknown fail-on layer(s) speed" in bad_fail_on.stderr
+    for result in (missing_trace, bad_json, no_spec, bad_fail_on):
+        assert "Traceback" not in result.stderr
+
+
+def test_baseline_traces_feed_similarity_and_multiplier(write, write_traces):
+    spec = write("s.yaml", """
+        agent: demo
+        queries:
+          - id: q
+            query: q
+            path: {min_sequence_similarity: 0.9}
+            cost: {max_cost_multiplier: 1.5}
+    """)
+    current = write_traces("now.jsonl", [{"id": "q", "tool_calls": [{"name": "a"}], "total_cost_usd": 0.4}])
+    baseline = write_traces("base.jsonl", [{"id": "q", "tool_calls": [{"name": "a"}, {"name": "b"}], "total_cost_usd": 0.1}])
+    result = run_cli("test", "--spec", spec, "--traces", current, "--baseline-traces", baseline, "--format", "json")
+    data = json.loads(result.stdout)["results"][0]
+    assert data["path"]["details"]["sequence_similarity"] == pytest.approx(2 / 3)
+    assert data["cost"]["details"]["cost_multiplier"] == 4.0
+    assert data["status"] == "warn" and result.returncode == 0
+
+
+def test_untrusted_answer_text_is_inert_in_the_console(write, write_traces):
+    spec = write("s.yaml", "agent: demo\nqueries:\n  - id: q\n    query: q\n    correctness: {exact_match: ok}\n")
+    evil = "nope\n::error file=x::owned\x1b[31m"
+    result = run_cli("test", "--spec", spec, "--traces", write_traces("t.jsonl", [{"id": "q", "final_answer": evil}]))
+    assert result.returncode == 1
+    assert not any(line.lstrip().startswith("::") for line in result.stdout.splitlines())
+    assert "\x1b" not in result.stdout
+
+
+def test_schema_command_prints_the_checked_in_schema():
+    result = run_cli("schema")
+    assert result.returncode == 0
+    assert result.stdout == (ROOT / "agentci_action" / "spec" / "agentci_spec.schema.json").read_text()

@@ -1,0 +1,68 @@
+"""Trace loading: files, directories, globs, lists and JSON Lines; errors with file and line; derived totals."""
+
+import json
+
+import pytest
+
+from agentci_action.errors import TraceError
+from agentci_action.trace.load import load_traces
+
+
+def test_file_list_jsonl_directory_and_glob(tmp_path, write, write_traces):
+    write_traces("runs/a.jsonl", [{"id": "a"}, {"id": "b"}])
+    write("runs/b.json", json.dumps([{"id": "c"}, {"id": "d"}], indent=2))
+    write("runs/c.json", json.dumps({"query": "e"}))
+    write("runs/notes.txt", "ignored: not a trace file")
+    assert [t.id or t.query for t in load_traces([str(tmp_path / "runs")])] == ["a", "b", "c", "d", "e"]
+    assert len(load_traces([str(tmp_path / "runs" / "*.json")])) == 3
+    traces = load_traces([str(tmp_path / "runs" / "b.json")])
+    assert [t.source.rsplit(":", 1)[1] for t in traces] == ["2", "5"]
+
+
+def test_malformed_json_names_the_line(write):
+    path = write("t.jsonl", '{"id": "a"}\n{"id": "b", }\n')
+    with pytest.raises(TraceError) as caught:
+        load_traces([str(path)])
+    (problem,) = caught.value.problems
+    assert (problem.file, problem.line) == (str(path), 2) and "malformed JSON" in problem.message
+
+
+def test_invalid_fields_name_the_record_line_and_field_path(write):
+    path = write("t.json", '[\n  {"id": "a"},\n  {"id": "b",\n   "tool_calls": [{"nme": "x"}]}\n]\n')
+    with pytest.raises(TraceError) as caught:
+        load_traces([str(path)])
+    messages = [str(p) for p in caught.value.problems]
+    assert f"{path}:3: tool_calls[0].name: Field required" in messages
+    assert f"{path}:3: tool_calls[0].nme: Extra inputs are not permitted" in messages
+
+
+def test_every_bad_file_is_reported(write):
+    one = write("d/one.json", "not json")
+    two = write("d/two.json", json.dumps({"final_answer": "no id or query"}))
+    with pytest.raises(TraceError) as caught:
+        load_traces([str(one.parent)])
+    assert {p.file for p in caught.value.problems} == {str(one), str(two)}
+
+
+def test_missing_and_empty(tmp_path, write):
+    with pytest.raises(TraceError, match="no trace files found"):
+        load_traces([str(tmp_path / "nothing*.json")])
+    with pytest.raises(TraceError, match="trace file is empty"):
+        load_traces([str(write("e.json", "  \n"))])
+    with pytest.raises(TraceError, match="expected a trace object"):
+        load_traces([str(write("n.json", "[1, 2]"))], trace_format="canonical")
+    with pytest.raises(TraceError, match="unknown trace format 'xml'"):
+        load_traces([str(write("x.json", '{"id": "a"}'))], trace_format="xml")
+
+
+def test_totals_are_derived_from_calls_and_unknown_cost_stays_unknown(write_traces):
+    llm = {"input_tokens": 100, "output_tokens": 20, "cost_usd": 0.01, "duration_ms": 500}
+    path = write_traces("t.jsonl", [
+        {"id": "a", "llm_calls": [llm, llm], "tool_calls": [{"name": "s", "duration_ms": 100}]},
+        {"id": "b", "llm_calls": [llm, {"input_tokens": 5}]},
+        {"id": "c", "llm_calls": [llm], "total_tokens": 7, "total_cost_usd": 0.5, "total_duration_ms": 9},
+    ])
+    a, b, c = load_traces([str(path)])
+    assert (a.total_tokens, a.total_llm_calls, a.total_cost_usd, a.total_duration_ms) == (240, 2, pytest.approx(0.02), 1100)
+    assert b.total_cost_usd is None and b.total_tokens == 125
+    assert (c.total_tokens, c.total_cost_usd, c.total_duration_ms) == (7, 0.5, 9)
