@@ -12,8 +12,14 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from .errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, SpecError
 from .engine.results import RunResult, Status
+
+if TYPE_CHECKING:
+    from .engine.judge import LLMJudge
+    from .spec.models import AgentCISpec
 
 FORMATS = ("console", "json")
 
@@ -67,9 +73,38 @@ def cmd_test(args: argparse.Namespace) -> int:
         from .engine.runner import group_traces
 
         baselines = group_traces(spec.queries, load_traces(args.baseline_traces, args.trace_format)).by_query
-    run = run_spec(spec, traces, baselines=baselines, settings=Settings(fail_on=fail_on, workers=args.workers))
+    judge = _judge(args, spec)
+    try:
+        run = run_spec(spec, traces, baselines=baselines, judge=judge, settings=Settings(fail_on=fail_on, workers=args.workers))
+    finally:
+        if judge is not None:
+            judge.cache.save()  # verdicts already paid for are kept, whatever happened
     write_output(renderer(args.format)(run), args.output)
     return exit_code(run)
+
+
+def _judge(args: argparse.Namespace, spec: AgentCISpec) -> LLMJudge | None:
+    """The LLM judge for this run (None with --judge-mode off); keys come from the environment."""
+    from .engine.judge import build_judge
+
+    cache = args.judge_cache or Path(spec.path).parent / ".agentci" / "judge-cache.json"
+    return build_judge(spec.judge_config, os.environ, cache_path=cache, mode=args.judge_mode, sample_ensemble=args.sample_ensemble)
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a fraction between 0 and 1, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return int(text)
 
 
 def write_output(text: str, output: str | None) -> None:
@@ -103,7 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--trace-format", default=None, help="trace format (default: detected)")
     test.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
     test.add_argument("--fail-on", default="correctness", help="layers that block: correctness,path,cost or none (default: correctness)")
-    test.add_argument("--workers", type=int, default=4, help="concurrent judge calls (default 4)")
+    test.add_argument("--workers", type=_positive, default=4, help="concurrent judge calls (default 4)")
+    test.add_argument("--judge-mode", choices=("auto", "required", "off"), default="auto",
+                      help="auto: judge checks without a key or cached verdict are skipped; required: that is an error (exit 2); off: never judge")
+    test.add_argument("--judge-cache", help="verdict cache to read and update (default: .agentci/judge-cache.json beside the spec); commit it")
+    test.add_argument("--sample-ensemble", type=_fraction, default=1.0, metavar="F",
+                      help="run the judge_config ensemble on a fixed, hash-chosen share F of the judge checks (default 1: all)")
     test.add_argument("--format", choices=FORMATS, default="console")
     test.add_argument("--output", help="write the report to this file instead of standard output")
     test.set_defaults(func=cmd_test)

@@ -39,6 +39,6 @@ def write_traces(tmp_path: Path):
     return _write
 
 
-def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """The real `agentci` command in a subprocess."""
-    return subprocess.run([sys.executable, "-m", "agentci_action", *map(str, args)], capture_output=True, text=True, cwd=cwd or ROOT)
+def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """The real `agentci` command in a subprocess (with `env`, exactly that environment)."""
+    return subprocess.run([sys.executable, "-m", "agentci_action", *map(str, args)], capture_output=True, text=True, cwd=cwd or ROOT, env=env)
