@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
-from conftest import run_cli
+from conftest import hermetic_environment, run_cli
 
 from tests.fakes.llm_server import FakeLLMServer
 
@@ -44,14 +43,9 @@ def project(tmp_path, server, write, write_traces):
     return tmp_path
 
 
-def environment(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")}
-    return {**env, **extra}
-
-
 def agentci_test(project, *extra: str, env=None):
     done = run_cli("test", "--spec", project / "agentci_spec.yaml", "--traces", project / "traces.jsonl", "--format", "json", *extra,
-                   env=env if env is not None else environment(ANTHROPIC_API_KEY=KEY))
+                   env=env if env is not None else hermetic_environment(ANTHROPIC_API_KEY=KEY))
     assert KEY not in done.stdout + done.stderr
     return done, json.loads(done.stdout) if done.stdout.strip() else None
 
@@ -78,9 +72,9 @@ def test_persistent_500_exits_2_and_reports_every_result(project, server):
 
 
 def test_without_a_key_judge_checks_skip_and_required_mode_exits_2(project, server):
-    done, report = agentci_test(project, env=environment())
+    done, report = agentci_test(project, env=hermetic_environment())
     assert done.returncode == 0 and report["results"][0]["correctness"]["checks"][0]["status"] == "skip"
-    done, report = agentci_test(project, "--judge-mode", "required", env=environment())
+    done, report = agentci_test(project, "--judge-mode", "required", env=hermetic_environment())
     assert done.returncode == 2 and "ANTHROPIC_API_KEY" in report["results"][0]["correctness"]["messages"][0]
     assert server.count == 0
 
@@ -93,7 +87,7 @@ def test_judge_mode_off_and_a_custom_cache_path(project, server):
 
 
 def test_console_shows_the_judge_spend_apart_from_the_agent_cost(project, server):
-    done = run_cli("test", "--spec", project / "agentci_spec.yaml", "--traces", project / "traces.jsonl", env=environment(ANTHROPIC_API_KEY=KEY))
+    done = run_cli("test", "--spec", project / "agentci_spec.yaml", "--traces", project / "traces.jsonl", env=hermetic_environment(ANTHROPIC_API_KEY=KEY))
     assert done.returncode == 0 and "judge (not in the agent's cost): 1 requests · 0 cached verdicts" in done.stdout
     assert KEY not in done.stdout + done.stderr
 
