@@ -134,6 +134,17 @@ def test_cache_round_trips_through_its_file(tmp_path):
     assert json.loads(path.read_text())["verdicts"]["k1"]["model"] == "claude-x"
 
 
+def test_saving_keeps_verdicts_another_run_wrote_meanwhile(tmp_path):
+    path = tmp_path / "judge.json"
+    ours, theirs = VerdictCache(path), VerdictCache(path)
+    theirs.put("theirs", "m", v(2, "fail"))
+    theirs.save()
+    ours.put("ours", "m", v(5, "pass"))
+    ours.save()
+    reloaded = VerdictCache(path)
+    assert reloaded.get("theirs") == v(2, "fail") and reloaded.get("ours") == v(5, "pass")
+
+
 def test_a_corrupt_cache_file_names_file_and_line(tmp_path):
     path = tmp_path / "judge.json"
     path.write_text('{\n "version": 1,\n "verdicts": {,}\n}')

@@ -59,11 +59,17 @@ class VerdictCache:
             self._dirty = True
 
     def save(self) -> bool:
-        """Write the file if anything was added; returns whether it wrote. Atomic (write, then rename)."""
+        """Write the file if anything was added; returns whether it wrote.
+
+        Verdicts another run wrote to the file meanwhile are kept (ours win on the same key); the
+        write is atomic (a temporary file, then a rename).
+        """
         with self._lock:
             if not (self.path and self._dirty):
                 return False
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.exists():
+                self._entries = {**self._read(self.path), **self._entries}
             text = json.dumps({"version": CACHE_VERSION, "verdicts": self._entries}, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
             partial = self.path.with_name(self.path.name + ".partial")
             partial.write_text(text, encoding="utf-8")
