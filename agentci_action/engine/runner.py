@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ..errors import Problem, TraceError
 from ..spec.models import AgentCISpec, QuerySpec
 from ..trace.models import Trace
-from .correctness import Judge, evaluate_correctness
+from .correctness import Judge, asks_for_judge, evaluate_correctness
 from .cost import evaluate_cost
 from .gcpause import gc_paused
 from .path import evaluate_path
@@ -158,7 +158,11 @@ def run_spec(
     judge: Judge | None = None,
     settings: Settings = Settings(),
 ) -> RunResult:
-    """Evaluate `queries` (default: all of the spec's) against `traces`; judge calls run on `settings.workers` threads."""
+    """Evaluate `queries` (default: all of the spec's) against `traces`.
+
+    With a judge and a query that asks for one, queries run on `settings.workers` threads (judge calls wait on
+    the network); otherwise on this thread with the garbage collector paused (pure CPU work).
+    """
     selected = queries if queries is not None else spec.queries
     matched = match_traces(selected, traces, spec.queries)
     baselines = baselines or {}
@@ -167,7 +171,7 @@ def run_spec(
         baseline = (baselines.get(query.key) or [None])[0]
         return evaluate_query(query, matched.by_query[query.key], baseline, judge, settings)
 
-    if judge is not None and settings.workers > 1:
+    if judge is not None and settings.workers > 1 and any(asks_for_judge(q) for q in selected):
         with ThreadPoolExecutor(max_workers=settings.workers) as pool:
             results = list(pool.map(one, selected))
     else:
