@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import email.utils
 import json
 import time
 
@@ -97,6 +98,20 @@ def test_a_429_with_retry_after_is_waited_out_then_succeeds(server):
     assert check.status is Status.PASS and server.count == 2 and check.data["usage"]["requests"] == 2
     gap = server.received[1].at - server.received[0].at
     assert gap >= 0.4  # the header, not the 0.05 s backoff ceiling, decided the wait
+
+
+def test_a_retry_after_given_as_an_http_date_is_honoured(server):
+    server.fail_next("429", retry_after=email.utils.formatdate(time.time() + 2, usegmt=True))
+    check = ask(make_judge(server, GPT))
+    assert check.status is Status.PASS and server.count == 2
+    assert server.received[1].at - server.received[0].at >= 0.9  # the date has whole-second precision
+
+
+def test_a_self_hosted_openai_compatible_model_is_reached_through_base_url(server):
+    judge = build_judge(JudgeConfig(model="llama-3.1-8b", base_url=server.openai_url), {"OPENAI_API_KEY": SECRET})
+    check = ask(judge)
+    assert check.status is Status.PASS and server.received[0].path == "/v1/chat/completions"
+    assert check.data["usage"]["cost_usd"] is None  # no price known for it: reported as unknown, not as free
 
 
 def test_5xx_is_retried_with_backoff(server):

@@ -28,7 +28,7 @@ def always(score: int = 5, label: str = "pass", rationale: str = "meets the rubr
 @dataclass
 class Fault:
     kind: str  # "429" | "500" | "slow" | "malformed"
-    retry_after: float | None = None
+    retry_after: float | str | None = None  # seconds, or an HTTP date
     seconds: float = 0.0
 
 
@@ -76,7 +76,7 @@ class FakeLLMServer:
     def openai_url(self) -> str:
         return f"{self.base}/v1"
 
-    def fail_next(self, kind: str, times: int = 1, retry_after: float | None = None, seconds: float = 0.0) -> None:
+    def fail_next(self, kind: str, times: int = 1, retry_after: float | str | None = None, seconds: float = 0.0) -> None:
         """Queue `times` faults; each request takes the next one before answering normally."""
         with self._lock:
             self._faults.extend(Fault(kind, retry_after, seconds) for _ in range(times))
