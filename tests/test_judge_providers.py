@@ -129,6 +129,14 @@ def test_persistent_500_is_an_infra_error_after_bounded_attempts(server):
 
 
 @pytest.mark.parametrize("model", [CLAUDE, GPT])
+def test_a_key_echoed_back_in_an_error_is_redacted(server, model):
+    server.fail_next("echo")
+    check = ask(make_judge(server, model))
+    assert check.status is Status.ERROR and "rejected credentials" in check.message and "***" in check.message
+    assert SECRET not in json.dumps(check.model_dump()) and server.count == 1  # a 400 is not retried
+
+
+@pytest.mark.parametrize("model", [CLAUDE, GPT])
 def test_a_timeout_is_retried(server, model):
     server.fail_next("slow", seconds=1.5)
     check = ask(make_judge(server, model, timeout_s=0.3, max_attempts=2))

@@ -27,7 +27,7 @@ def always(score: int = 5, label: str = "pass", rationale: str = "meets the rubr
 
 @dataclass
 class Fault:
-    kind: str  # "429" | "500" | "slow" | "malformed"
+    kind: str  # "429" | "500" | "slow" | "malformed" | "echo" (a 400 quoting the request's auth headers back)
     retry_after: float | str | None = None  # seconds, or an HTTP date
     seconds: float = 0.0
 
@@ -132,6 +132,9 @@ class FakeLLMServer:
                     return self._send(429, wire.error("rate_limit_error", "rate limited"), headers)
                 if fault and fault.kind == "500":
                     return self._send(500, wire.error("api_error", "internal server error"))
+                if fault and fault.kind == "echo":
+                    quoted = {k: v for k, v in received.headers.items() if k in ("authorization", "x-api-key")}
+                    return self._send(400, wire.error("invalid_request_error", f"rejected credentials {quoted}"))
                 if fault and fault.kind == "slow":
                     time.sleep(fault.seconds)
                 system, user = wire.prompts(body)

@@ -122,13 +122,20 @@ class LLMJudge:
                 reply = call_with_retries(provider, lambda: provider.complete(model, prompt, self.config.temperature), self.retry, self.config.max_attempts, attempts)
             except Exception as exc:  # noqa: BLE001 (any SDK failure becomes this check's error, never a crash)
                 usage.requests += attempts.count
-                raise _Unavailable(Status.ERROR, f"[INFRA] {kind} got no verdict from {provider_name} ({model}) after {attempts.count} attempt(s): {_describe(exc)}") from None
+                why = _snippet(self._redacted(_describe(exc)), 240)  # redact first: a cut could leave part of a key
+                raise _Unavailable(Status.ERROR, f"[INFRA] {kind} got no verdict from {provider_name} ({model}) after {attempts.count} attempt(s): {why}") from None
             usage.requests += attempts.count
             usage.add_reply(model, reply.input_tokens, reply.output_tokens)
             if reply.verdict is not None:
                 self.cache.put(key, model, reply.verdict)
                 return reply.verdict, False
         raise _Unavailable(Status.ERROR, f"[JUDGE] {kind}: {model} twice answered without a valid verdict, last: {_snippet(reply.raw, 120)!r}")
+
+    def _redacted(self, text: str) -> str:
+        """`text` with every key replaced by ***, should a provider or gateway echo one back."""
+        for key in self.api_keys.values():
+            text = text.replace(key, "***")
+        return text
 
     def _provider(self, name: str) -> Provider | None:
         """The provider's client, made on first use; None without a key."""
@@ -143,9 +150,9 @@ class LLMJudge:
 
 
 def _describe(exc: BaseException) -> str:
-    """The error's class and HTTP status, without echoing a whole response body."""
+    """The error's class, HTTP status and message."""
     status = getattr(exc, "status_code", None)
-    return f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + f": {_snippet(str(exc), 160)}"
+    return f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + f": {exc}"
 
 
 def keys_from_environment(environ: Mapping[str, str]) -> dict[str, str]:
