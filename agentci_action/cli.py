@@ -12,14 +12,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from typing import TYPE_CHECKING
-
 from .errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, SpecError
 from .engine.results import RunResult, Status
-
-if TYPE_CHECKING:
-    from .engine.judge import LLMJudge
-    from .spec.models import AgentCISpec
+from .trace.adapters import FORMATS as TRACE_FORMATS
 
 FORMATS = ("console", "json")
 
@@ -58,37 +53,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
-    from .engine.runner import Settings, parse_fail_on, run_spec
-    from .spec.loader import load_spec
-    from .trace.load import load_traces
+    from .engine.runner import Settings, parse_fail_on
+    from .evaluate import Evaluation, JudgeOptions, evaluate
 
     try:
         fail_on = parse_fail_on(args.fail_on)
     except ValueError as exc:
         raise SpecError.at("--fail-on", 0, str(exc)) from None
-    spec = load_spec(args.spec, tags=_split(args.tags) or None)
-    traces = load_traces(args.traces, args.trace_format)
-    baselines: dict[str, list] = {}
-    if args.baseline_traces:
-        from .engine.runner import group_traces
-
-        baselines = group_traces(spec.queries, load_traces(args.baseline_traces, args.trace_format)).by_query
-    judge = _judge(args, spec)
-    try:
-        run = run_spec(spec, traces, baselines=baselines, judge=judge, settings=Settings(fail_on=fail_on, workers=args.workers))
-    finally:
-        if judge is not None:
-            judge.cache.save()  # verdicts already paid for are kept, whatever happened
+    run = evaluate(Evaluation(spec=args.spec, traces=args.traces, baseline_traces=args.baseline_traces or [],
+                              trace_format=args.trace_format, tags=_split(args.tags),
+                              settings=Settings(fail_on=fail_on, workers=args.workers),
+                              judge=JudgeOptions(mode=args.judge_mode, cache=args.judge_cache, sample_ensemble=args.sample_ensemble, environ=os.environ)))
     write_output(renderer(args.format)(run), args.output)
     return exit_code(run)
-
-
-def _judge(args: argparse.Namespace, spec: AgentCISpec) -> LLMJudge | None:
-    """The LLM judge for this run (None with --judge-mode off); keys come from the environment."""
-    from .engine.judge import build_judge
-
-    cache = args.judge_cache or Path(spec.path).parent / ".agentci" / "judge-cache.json"
-    return build_judge(spec.judge_config, os.environ, cache_path=cache, mode=args.judge_mode, sample_ensemble=args.sample_ensemble)
 
 
 def _fraction(text: str) -> float:
@@ -144,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--spec", required=True, help="the spec YAML")
     test.add_argument("--traces", required=True, action="append", help="trace file, directory or glob (repeatable)")
     test.add_argument("--baseline-traces", action="append", help="traces to compare with: sequence similarity, match mode, cost multiplier")
-    test.add_argument("--trace-format", default=None, help="trace format (default: detected)")
+    test.add_argument("--trace-format", default=None, choices=["auto", *TRACE_FORMATS], help="trace format (default: detected per file)")
     test.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
     test.add_argument("--fail-on", default="correctness", help="layers that block: correctness,path,cost or none (default: correctness)")
     test.add_argument("--workers", type=_positive, default=4, help="concurrent judge calls (default 4)")
