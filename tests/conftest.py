@@ -15,6 +15,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
+def llm():
+    """A local server speaking the Anthropic and OpenAI wire formats (tests/fakes/llm_server.py)."""
+    from fakes.llm_server import FakeLLMServer
+
+    with FakeLLMServer() as server:
+        yield server
+
+
+@pytest.fixture
 def write(tmp_path: Path):
     """write(name, text) → path: dedented text into tmp_path/name."""
 
