@@ -19,6 +19,7 @@ from .path import evaluate_path
 from .results import LAYERS, JudgeUsage, LayerResult, QueryResult, RunResult, Status, Summary, worst
 
 FAIL_ON_CHOICES = ("correctness", "path", "cost", "none")
+MAX_VARIANTS = 5  # accepted golden traces per query
 
 
 def parse_fail_on(text: str | list[str] | None) -> frozenset[str]:
@@ -76,6 +77,18 @@ def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
     return Matched(grouped, unmatched)
 
 
+def check_variant_counts(queries: list[QuerySpec], baselines: dict[str, list[Trace]]) -> None:
+    """Raises TraceError for a query whose baseline holds more than MAX_VARIANTS accepted traces."""
+    problems = [
+        Problem(query.file, query.line, f"query {query.key!r} has {len(variants)} baseline traces (variants); at most {MAX_VARIANTS} are "
+                f"accepted, the first extra one is {variants[MAX_VARIANTS].source or 'unnamed'}")
+        for query in queries
+        if len(variants := baselines.get(query.key) or []) > MAX_VARIANTS
+    ]
+    if problems:
+        raise TraceError(problems)
+
+
 def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: list[QuerySpec] | None = None) -> Matched:
     """group_traces, then raise TraceError naming every query in `queries` that has no trace."""
     matched = group_traces(queries, traces, all_queries)
@@ -104,10 +117,13 @@ def query_status(layers: dict[str, LayerResult], blocking: bool) -> Status:
     return Status.PASS
 
 
-def _evaluate_run(query: QuerySpec, trace: Trace, baseline: Trace | None, judge: Judge | None) -> dict[str, LayerResult]:
+def _evaluate_run(query: QuerySpec, trace: Trace, variants: list[Trace], judge: Judge | None) -> dict[str, LayerResult]:
+    """Path compares with the closest baseline variant; cost with that same variant (the route the agent took)."""
+    path = evaluate_path(query.path, trace, variants)
+    baseline = variants[path.details["baseline_variant"]] if variants else None
     return {
         "correctness": evaluate_correctness(query, trace, judge),
-        "path": evaluate_path(query.path, trace, baseline),
+        "path": path,
         "cost": evaluate_cost(query.cost, trace, baseline),
     }
 
@@ -126,8 +142,8 @@ def _combine_runs(runs: list[dict[str, LayerResult]]) -> dict[str, LayerResult]:
     return combined
 
 
-def evaluate_query(query: QuerySpec, traces: list[Trace], baseline: Trace | None, judge: Judge | None, settings: Settings) -> QueryResult:
-    layers = _combine_runs([_evaluate_run(query, trace, baseline, judge) for trace in traces])
+def evaluate_query(query: QuerySpec, traces: list[Trace], variants: list[Trace], judge: Judge | None, settings: Settings) -> QueryResult:
+    layers = _combine_runs([_evaluate_run(query, trace, variants, judge) for trace in traces])
     blocking = is_blocking(layers, settings.fail_on)
     return QueryResult(
         id=query.key, query=query.query, file=query.file, line=query.line, tags=query.tags,
@@ -160,16 +176,17 @@ def run_spec(
 ) -> RunResult:
     """Evaluate `queries` (default: all of the spec's) against `traces`.
 
+    `baselines` maps a query id to its accepted golden traces (variants, at most MAX_VARIANTS).
     With a judge and a query that asks for one, queries run on `settings.workers` threads (judge calls wait on
     the network); otherwise on this thread with the garbage collector paused (pure CPU work).
     """
     selected = queries if queries is not None else spec.queries
     matched = match_traces(selected, traces, spec.queries)
     baselines = baselines or {}
+    check_variant_counts(selected, baselines)
 
     def one(query: QuerySpec) -> QueryResult:
-        baseline = (baselines.get(query.key) or [None])[0]
-        return evaluate_query(query, matched.by_query[query.key], baseline, judge, settings)
+        return evaluate_query(query, matched.by_query[query.key], baselines.get(query.key) or [], judge, settings)
 
     if judge is not None and settings.workers > 1 and any(asks_for_judge(q) for q in selected):
         with ThreadPoolExecutor(max_workers=settings.workers) as pool:

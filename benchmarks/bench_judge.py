@@ -1,6 +1,6 @@
 """Judge throughput: 200 queries × 2 judge rubrics against a local provider that answers after a fixed delay.
 
-    python benchmarks/judge_bench.py [--queries 200] [--delay 0.1]
+    python benchmarks/bench_judge.py [--queries 200] [--delay 0.1]
 
 For 4 and 16 workers it prints the wall time of a full run beside the ideal ceil(calls / workers) × delay,
 then reruns with the verdict cache the first run wrote and counts the requests the server saw (must be 0).
