@@ -56,7 +56,8 @@ def evaluate(request: Evaluation) -> RunResult:
         baselines = group_traces(spec.queries, baseline_traces).by_query
     options = request.judge
     cache = options.cache or Path(spec.path).parent / ".agentci" / "judge-cache.json"
-    judge = build_judge(spec.judge_config, options.environ, cache_path=cache, mode=options.mode, sample_ensemble=options.sample_ensemble)
+    judge = build_judge(spec.judge_config, options.environ, cache_path=cache, mode=options.mode,
+                        sample_ensemble=options.sample_ensemble, pricing=spec.pricing)
     try:
         return run_spec(spec, traces, baselines=baselines, judge=judge, settings=request.settings)
     finally:

@@ -17,7 +17,7 @@ from agentci_action.engine.judge.providers import RetryPolicy
 from agentci_action.engine.results import Status
 from agentci_action.engine.runner import Settings, run_spec
 from agentci_action.spec.loader import load_spec
-from agentci_action.spec.models import AgentCISpec, JudgeConfig, JudgeRubric, QuerySpec
+from agentci_action.spec.models import AgentCISpec, JudgeConfig, JudgeRubric, ModelPrice, QuerySpec
 from agentci_action.trace.models import Trace
 from fakes.llm_server import FakeLLMServer, always
 
@@ -106,6 +106,13 @@ def test_a_self_hosted_openai_compatible_model_is_reached_through_base_url(llm):
     check = ask(judge)
     assert check.status is Status.PASS and llm.received[0].path == "/v1/chat/completions"
     assert check.data["usage"]["cost_usd"] is None  # no price known for it: reported as unknown, not as free
+
+
+def test_the_specs_pricing_prices_the_judge_too(llm):
+    judge = build_judge(JudgeConfig(model="llama-3.1-8b", base_url=llm.openai_url), {"OPENAI_API_KEY": SECRET},
+                        pricing={"llama-3.1-8b": ModelPrice(input=1.0, output=2.0)})
+    usage = ask(judge).data["usage"]
+    assert usage["cost_usd"] == pytest.approx((usage["input_tokens"] * 1.0 + usage["output_tokens"] * 2.0) / 1e6)
 
 
 def test_5xx_is_retried_with_backoff(llm):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, Mapping
 
-from ...spec.models import JudgeConfig
+from ...spec.models import JudgeConfig, ModelPrice
 from .cache import VerdictCache
 from .llm import LLMJudge, keys_from_environment
 
@@ -23,8 +23,12 @@ def build_judge(
     cache_path: str | Path | None = None,
     mode: Literal["auto", "required", "off"] = "auto",
     sample_ensemble: float = 1.0,
+    pricing: Mapping[str, ModelPrice] | None = None,
 ) -> LLMJudge | None:
-    """A judge for the spec (judge_config's defaults when it has none), or None when mode is off."""
+    """A judge for the spec (judge_config's defaults when it has none), or None when mode is off.
+
+    The judge's own calls are priced like the agent's: the spec's `pricing:` first, then the bundled table.
+    """
     if mode == "off":
         return None
     if not 0.0 <= sample_ensemble <= 1.0:
@@ -35,6 +39,7 @@ def build_judge(
         cache=VerdictCache(cache_path),
         mode=mode,
         sample_ensemble=sample_ensemble,
+        pricing=pricing or {},
     )
 
 

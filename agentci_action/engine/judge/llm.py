@@ -16,11 +16,12 @@ import threading
 from dataclasses import asdict, dataclass, field
 from typing import Literal, Mapping
 
-from ...spec.models import JudgeConfig
+from ...spec.models import JudgeConfig, ModelPrice
+from ...trace.models import LLMCall
+from ...trace.pricing import price_call
 from ..correctness import JudgeRequest, _snippet
 from ..results import Check, Status
 from .cache import VerdictCache, cache_key
-from .pricing import judge_cost_usd
 from .prompt import Prompt, build_prompt
 from .providers import KEY_VARIABLES, PROVIDERS, Attempts, Provider, RetryPolicy, call_with_retries
 from .verdict import Verdict, decide, threshold_score
@@ -44,11 +45,11 @@ class Usage:
     output_tokens: int = 0
     cost_usd: float | None = 0.0
 
-    def add_reply(self, model: str, input_tokens: int, output_tokens: int) -> None:
+    def add_reply(self, input_tokens: int, output_tokens: int, cost_usd: float | None) -> None:
+        """Tokens add up; the cost becomes None (unknown, never a silent zero) once any reply's price is unknown."""
         self.input_tokens += input_tokens
         self.output_tokens += output_tokens
-        cost = judge_cost_usd(model, input_tokens, output_tokens)
-        self.cost_usd = None if cost is None or self.cost_usd is None else self.cost_usd + cost
+        self.cost_usd = None if cost_usd is None or self.cost_usd is None else self.cost_usd + cost_usd
 
 
 class _Unavailable(Exception):
@@ -70,6 +71,7 @@ class LLMJudge:
     sample_ensemble: float = 1.0
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     base_urls: Mapping[str, str | None] = field(default_factory=dict)  # provider → endpoint (default: the config's)
+    pricing: Mapping[str, ModelPrice] = field(default_factory=dict)  # the spec's `pricing:`, before the bundled table
     _clients: dict[str, Provider] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -125,7 +127,8 @@ class LLMJudge:
                 why = _snippet(self._redacted(_describe(exc)), 240)  # redact first: a cut could leave part of a key
                 raise _Unavailable(Status.ERROR, f"[INFRA] {kind} got no verdict from {provider_name} ({model}) after {attempts.count} attempt(s): {why}") from None
             usage.requests += attempts.count
-            usage.add_reply(model, reply.input_tokens, reply.output_tokens)
+            call = LLMCall(model=model, provider=provider_name, input_tokens=reply.input_tokens, output_tokens=reply.output_tokens)
+            usage.add_reply(reply.input_tokens, reply.output_tokens, price_call(call, dict(self.pricing))[0])
             if reply.verdict is not None:
                 self.cache.put(key, model, reply.verdict)
                 return reply.verdict, False
