@@ -13,6 +13,7 @@ import subprocess
 import uuid
 
 from test_e2e_action import act_binary, base_image, engine, git, make_workspace  # noqa: F401 (engine is a fixture)
+from test_judge_action import SPEC
 
 KEY = "sk-ant-e2e-secret-31"
 
@@ -33,21 +34,6 @@ jobs:
           anthropic-api-key: ${{{{ secrets.ANTHROPIC_KEY }}}}
 """
 
-SPEC = """\
-version: 1
-agent: support-bot
-judge_config:
-  model: claude-haiku-4-5
-  base_url: {url}
-queries:
-  - id: refund-policy
-    query: "What is the refund policy?"
-    correctness:
-      llm_judge:
-        - template: actionable_steps
-"""
-
-
 def run_act(workspace) -> tuple[int, str]:
     git(workspace, "add", "-A")
     git(workspace, "commit", "-q", "--allow-empty", "-m", "run")
@@ -67,13 +53,14 @@ def test_the_judge_in_the_container_asks_once_then_uses_its_cache(engine, tmp_pa
     (workspace / ".github" / "workflows" / "agentci.yml").write_text(WORKFLOW.format(name=uuid.uuid4().hex[:12]))
     (workspace / "agentci.yaml").write_text(SPEC.format(url=llm.anthropic_url))
     (workspace / "traces").mkdir()
-    (workspace / "traces" / "run.jsonl").write_text(json.dumps({"id": "refund-policy", "final_answer": "Open Billing, pick the order, press Refund."}) + "\n")
+    rows = [{"id": "refund-policy", "final_answer": "Refunds within 30 days."}, {"id": "order-status", "final_answer": "It has shipped."}]
+    (workspace / "traces" / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
     code, log = run_act(workspace)
     assert code == 0, log[-3000:]
     assert llm.count == 1 and llm.received[0].headers["authorization"] == f"Bearer {KEY}"
     results = json.loads((workspace / "agentci-results.json").read_text())
-    assert results["results"][0]["correctness"]["checks"][0]["status"] == "pass"
+    assert results["results"][0]["correctness"]["checks"][1]["status"] == "pass"
     assert results["summary"]["judge"]["requests"] == 1 and KEY not in log
 
     code, log = run_act(workspace)
