@@ -17,6 +17,8 @@ from typing import Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .diff import RunDiff
+from .evaluate import Outcome
 from .engine.results import RunResult, Status
 from .errors import EXIT_ERROR, AgentCIError, InputError, Problem
 from .github.comment import COMMENT_MODES
@@ -38,6 +40,7 @@ class ActionInputs(BaseModel):
 
     spec: str = "agentci.yaml"
     traces: list[str]
+    baseline: str = Field("", description="A saved baseline version; '' = the newest whose precheck passed; 'none' = no baseline.")
     baseline_traces: list[str] = Field(default_factory=list, alias="baseline-traces")
     trace_format: str | None = Field(None, alias="trace-format")
     tags: list[str] = Field(default_factory=list)
@@ -150,7 +153,7 @@ def judge_environment(inputs: ActionInputs, env: Mapping[str, str]) -> dict[str,
     return {**env, **{name: key for name, key in keys.items() if key}}
 
 
-def evaluate(inputs: ActionInputs, env: Mapping[str, str]) -> RunResult:
+def evaluate(inputs: ActionInputs, env: Mapping[str, str]) -> Outcome:
     """The inputs as an Evaluation, run."""
     from .engine.runner import Settings, parse_fail_on
     from .errors import SpecError
@@ -160,15 +163,15 @@ def evaluate(inputs: ActionInputs, env: Mapping[str, str]) -> RunResult:
         fail_on = parse_fail_on(inputs.fail_on)
     except ValueError as exc:
         raise SpecError.at("action inputs", 0, f"input 'fail-on': {exc}") from None
-    return run_evaluation(Evaluation(spec=inputs.spec, traces=inputs.traces, baseline_traces=inputs.baseline_traces,
-                                     trace_format=inputs.trace_format, tags=inputs.tags,
-                                     settings=Settings(fail_on=fail_on, workers=inputs.workers),
+    return run_evaluation(Evaluation(spec=inputs.spec, traces=inputs.traces, baseline=inputs.baseline or None,
+                                     baseline_traces=inputs.baseline_traces, trace_format=inputs.trace_format,
+                                     tags=inputs.tags, settings=Settings(fail_on=fail_on, workers=inputs.workers),
                                      judge=JudgeOptions(mode=inputs.judge_mode, cache=inputs.judge_cache,
                                                         sample_ensemble=inputs.sample_ensemble,
                                                         environ=judge_environment(inputs, env))))
 
 
-def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, links: markdown.Links,
+def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, diff: RunDiff | None, links: markdown.Links,
                     publisher: Publisher) -> str:
     """The sticky comment on the PR (when there is one); its URL, or '' after a warning."""
     if context.pr_number is None or inputs.comment_mode == "off":
@@ -180,7 +183,7 @@ def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, l
 
     from .github.comment import client, upsert_comment
 
-    body = markdown.render_comment(run, inputs.comment_header, markdown.title_for(inputs.comment_header), links)
+    body = markdown.render_comment(run, inputs.comment_header, markdown.title_for(inputs.comment_header), links, diff=diff)
     has_problems = run.summary.status is not Status.PASS
     try:
         outcome = upsert_comment(client(inputs.github_token, inputs.github_api_url), context.repository,
@@ -236,7 +239,7 @@ def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int
 def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     """Read, evaluate, publish, then decide the exit code."""
     from .cli import exit_code
-    from .report import console, json as json_report
+    from .report import console, diff_console, json as json_report
 
     for secret in ("INPUT_GITHUB-TOKEN", "INPUT_ANTHROPIC-API-KEY", "INPUT_OPENAI-API-KEY"):
         if env.get(secret):
@@ -244,7 +247,8 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     try:
         inputs = read_inputs(env)
         context = resolve(env, load_event(env.get("GITHUB_EVENT_PATH")))
-        run = evaluate(inputs, env)
+        outcome = evaluate(inputs, env)
+        run, diff = outcome.run, outcome.diff
     except AgentCIError as exc:
         problems = exc.problems if isinstance(exc, InputError) else [Problem("agentci", 0, str(exc))]
         for problem in problems:
@@ -264,9 +268,9 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     except OSError as exc:
         publisher.error(Problem(inputs.results_path, 0, f"could not write the results file: {exc.strerror}"))
         status = max(status, EXIT_ERROR)
-    publisher.untrusted(console.render(run).splitlines())
+    publisher.untrusted(console.render(run).splitlines() + (diff_console.render_diff(diff).splitlines() if diff else []))
     try:
-        publisher.summary(markdown.render_summary(run, markdown.title_for(inputs.comment_header), links))
+        publisher.summary(markdown.render_summary(run, markdown.title_for(inputs.comment_header), links, diff=diff))
     except OSError as exc:
         publisher.warning(f"Could not write the job summary: {exc.strerror}")
     found = annotations.annotations_for(run, workspace)
@@ -275,6 +279,6 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     if inputs.annotations and not on_check_run:
         for command in annotations.workflow_commands(found):
             publisher.line(command)
-    comment_url = publish_comment(inputs, context, run, links, publisher)
+    comment_url = publish_comment(inputs, context, run, diff, links, publisher)
     publisher.outputs(outputs_for(run, inputs.results_path, comment_url))
     return status

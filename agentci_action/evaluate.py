@@ -1,7 +1,7 @@
-"""One evaluation, as both the CLI and the action run it: spec + traces (+ baselines) → RunResult.
+"""One evaluation, as both the CLI and the action run it: spec + traces (+ baseline) → RunResult and its diff.
 
 The edges (cli.py, action.py) turn their arguments or inputs into an `Evaluation` and publish the
-result; everything between reading the files and the RunResult happens here, once.
+`Outcome`; everything between reading the files and the results happens here, once.
 """
 
 from __future__ import annotations
@@ -11,8 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from .diff import RunDiff
 from .engine.results import RunResult
 from .engine.runner import Settings
+
+NO_BASELINE = "none"
 
 
 @dataclass(frozen=True)
@@ -27,10 +30,15 @@ class JudgeOptions:
 
 @dataclass(frozen=True)
 class Evaluation:
-    """What to evaluate; paths as the user gave them (files, directories or globs)."""
+    """What to evaluate; paths as the user gave them (files, directories or globs).
+
+    `baseline` names a saved version; None means the newest whose precheck passed (no baseline when
+    there is none), "none" means no baseline. `baseline_traces` are raw accepted traces instead.
+    """
 
     spec: str
     traces: list[str]
+    baseline: str | None = None
     baseline_traces: list[str] = field(default_factory=list)
     trace_format: str | None = None
     tags: list[str] = field(default_factory=list)
@@ -38,28 +46,45 @@ class Evaluation:
     judge: JudgeOptions = JudgeOptions()
 
 
-def evaluate(request: Evaluation) -> RunResult:
-    """Load the spec and the traces (priced with the spec's pricing), group the baselines, run every layer.
+@dataclass(frozen=True)
+class Outcome:
+    """The results, and the diff against the baseline when there was one (its warnings included)."""
 
-    The judge's verdict cache is saved even when the run fails, so verdicts already paid for are kept.
+    run: RunResult
+    diff: RunDiff | None = None
+
+
+def evaluate(request: Evaluation) -> Outcome:
+    """Load the spec and the traces (priced with the spec's pricing) and the baseline, run every layer,
+    then compare the run with the baseline.
+
+    The current run is judged; the judge's verdict cache is saved even when the run fails, so verdicts
+    already paid for are kept.
     """
+    from .baselines import Reference, reference_for
+    from .diff import current_vs_baseline
     from .engine.judge import build_judge
     from .engine.runner import group_traces, run_spec
+    from .errors import SpecError
     from .spec.loader import load_spec
     from .trace.load import load_traces
 
+    if request.baseline and request.baseline_traces:
+        raise SpecError.at("baseline-traces", 0, "a baseline version and baseline traces exclude each other; give one")
     spec = load_spec(request.spec, tags=request.tags or None)
     traces = load_traces(request.traces, request.trace_format, spec.pricing)
-    baselines = {}
+    reference = None
     if request.baseline_traces:
         baseline_traces = load_traces(request.baseline_traces, request.trace_format, spec.pricing)
-        baselines = group_traces(spec.queries, baseline_traces).by_query
+        reference = Reference("baseline traces", {k: v for k, v in group_traces(spec.queries, baseline_traces).by_query.items() if v})
+    elif (request.baseline or "").lower() != NO_BASELINE:
+        reference = reference_for(request.spec, spec, request.baseline)
     options = request.judge
-    cache = options.cache or Path(spec.path).parent / ".agentci" / "judge-cache.json"
-    judge = build_judge(spec.judge_config, options.environ, cache_path=cache, mode=options.mode,
-                        sample_ensemble=options.sample_ensemble, pricing=spec.pricing)
+    judge = build_judge(spec.judge_config, options.environ, mode=options.mode, sample_ensemble=options.sample_ensemble,
+                        cache_path=options.cache or Path(spec.path).parent / ".agentci" / "judge-cache.json", pricing=spec.pricing)
     try:
-        return run_spec(spec, traces, baselines=baselines, judge=judge, settings=request.settings)
+        run = run_spec(spec, traces, baselines=reference.traces if reference else {}, judge=judge, settings=request.settings)
     finally:
         if judge is not None:
             judge.cache.save()
+    return Outcome(run, current_vs_baseline(spec, run, traces, reference) if reference else None)
