@@ -6,9 +6,10 @@ The edges (cli.py, action.py) turn their arguments or inputs into an `Evaluation
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from .diff import RunDiff
 from .engine.results import RunResult
@@ -16,10 +17,20 @@ from .engine.runner import Settings
 
 if TYPE_CHECKING:
     from .engine.checks.answer import Embedder
-    from .engine.embeddings import EmbeddingCache
+    from .engine.judge.embeddings import EmbeddingCache
     from .spec.models import AgentCISpec
 
 NO_BASELINE = "none"
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """How the LLM judge runs: `environ` is where its keys are read (ANTHROPIC_API_KEY, OPENAI_API_KEY)."""
+
+    mode: Literal["auto", "required", "off"] = "auto"
+    cache: str | None = None  # verdict cache file; default .agentci/judge-cache.json beside the spec
+    sample_ensemble: float = 1.0
+    environ: Mapping[str, str] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)
@@ -38,6 +49,7 @@ class Evaluation:
     tags: list[str] = field(default_factory=list)
     embedding_cache: str | None = None  # JSON file of cached embeddings (semantic similarity), read then updated
     settings: Settings = Settings()
+    judge: JudgeOptions = JudgeOptions()
 
 
 @dataclass(frozen=True)
@@ -50,9 +62,14 @@ class Outcome:
 
 def evaluate(request: Evaluation) -> Outcome:
     """Load the spec and the traces (priced with the spec's pricing) and the baseline, run every layer,
-    then compare the run with the baseline."""
+    then compare the run with the baseline.
+
+    The current run is judged; the judge's verdict cache is saved even when the run fails, so verdicts
+    already paid for are kept.
+    """
     from .baselines import Reference, reference_for
     from .diff import current_vs_baseline
+    from .engine.judge import build_judge
     from .engine.runner import group_traces, run_spec
     from .errors import SpecError
     from .spec.loader import load_spec
@@ -68,18 +85,26 @@ def evaluate(request: Evaluation) -> Outcome:
         reference = Reference("baseline traces", {k: v for k, v in group_traces(spec.queries, baseline_traces).by_query.items() if v})
     elif (request.baseline or "").lower() != NO_BASELINE:
         reference = reference_for(request.spec, spec, request.baseline)
-    embedder, cache = _embedder(spec, request.embedding_cache)
-    run = run_spec(spec, traces, baselines=reference.traces if reference else {}, embedder=embedder, settings=request.settings)
-    if cache is not None:
-        cache.save()
+    options = request.judge
+    judge = build_judge(spec.judge_config, options.environ, mode=options.mode, sample_ensemble=options.sample_ensemble,
+                        cache_path=options.cache or Path(spec.path).parent / ".agentci" / "judge-cache.json", pricing=spec.pricing)
+    embedder, cache = _embedder(spec, request.embedding_cache, options.environ)
+    try:
+        run = run_spec(spec, traces, baselines=reference.traces if reference else {}, judge=judge, embedder=embedder,
+                       settings=request.settings)
+    finally:
+        if judge is not None:
+            judge.cache.save()
+        if cache is not None:
+            cache.save()
     return Outcome(run, current_vs_baseline(spec, run, traces, reference) if reference else None)
 
 
-def _embedder(spec: AgentCISpec, cache_file: str | None) -> tuple[Embedder | None, EmbeddingCache | None]:
+def _embedder(spec: AgentCISpec, cache_file: str | None, environ: Mapping[str, str]) -> tuple[Embedder | None, EmbeddingCache | None]:
     """(embedder, its cache) when a query asks for semantic similarity, else (None, None)."""
     if not any(q.checks and q.checks.answer and q.checks.answer.min_semantic_similarity is not None for q in spec.queries):
         return None, None
-    from .engine.embeddings import EmbeddingCache, build_embedder
+    from .engine.judge.embeddings import EmbeddingCache, build_embedder
 
     cache = EmbeddingCache(Path(cache_file) if cache_file else None)
-    return build_embedder(spec.judge_config, cache), cache
+    return build_embedder(spec.judge_config, cache, environ), cache

@@ -3,11 +3,11 @@ openai SDK against a local embeddings server (retries, cache, honest skips)."""
 
 import json
 
-import openai
 import pytest
 
 from agentci_action.engine.checks.answer import NoEmbedder, bleu, cosine_similarity, evaluate, normalized_exact_match, rouge_f1
-from agentci_action.engine.embeddings import EmbeddingCache, OpenAIEmbedder, build_embedder
+from agentci_action.engine.judge.embeddings import EmbeddingCache, OpenAIEmbedder, build_embedder
+from agentci_action.engine.judge.providers import OpenAIProvider, RetryPolicy
 from agentci_action.engine.results import Status
 from agentci_action.spec.checks import AnswerChecks
 from agentci_action.spec.models import JudgeConfig
@@ -77,7 +77,15 @@ def test_unknown_severity_key_is_rejected():
 
 def embedder_for(server: EmbeddingServer, cache: EmbeddingCache):
     config = JudgeConfig(embedding_base_url=server.base_url, embedding_model="embed-small")
-    return build_embedder(config, cache, env={"OPENAI_API_KEY": "sk-test-local"})
+    return build_embedder(config, cache, {"OPENAI_API_KEY": "sk-test-local"})
+
+
+FAST = RetryPolicy(initial_wait=0.001, max_wait=0.01, max_retry_after=0.05)
+
+
+def local_embedder(server: EmbeddingServer, timeout_s: float = 5.0, attempts: int = 3) -> OpenAIEmbedder:
+    provider = OpenAIProvider("sk-test-local", server.base_url, timeout_s, 64)
+    return OpenAIEmbedder(provider, "embed-small", EmbeddingCache(), attempts, FAST)
 
 
 def test_semantic_similarity_from_the_provider_and_cached(tmp_path):
@@ -105,18 +113,14 @@ def test_rate_limit_is_retried_after_the_servers_delay():
 
 def test_a_long_retry_after_is_capped_and_a_timeout_is_retried():
     with EmbeddingServer(failures=[(429, {"retry-after": "30"}), (None, {})]) as server:
-        client = openai.OpenAI(api_key="sk-test-local", base_url=server.base_url, max_retries=0, timeout=0.3)
-        embedder = OpenAIEmbedder(client, "embed-small", EmbeddingCache(), attempts=3, max_wait=0.05)
-        [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, embedder)
+        [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, local_embedder(server, timeout_s=0.3))
         assert check.status is Status.PASS and len(server.requests) == 3  # 429, timed out, answered
 
 
 def test_persistent_server_error_is_an_infra_error_not_a_pass():
     with EmbeddingServer(failures=[(500, {})] * 10) as server:
-        client = openai.OpenAI(api_key="sk-test-local", base_url=server.base_url, max_retries=0)
-        embedder = OpenAIEmbedder(client, "embed-small", EmbeddingCache(), attempts=3, max_wait=0.01)
-        [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, embedder)
-        assert check.status is Status.ERROR and check.message.startswith("[INFRA]") and "HTTP 500" in check.message
+        [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, local_embedder(server))
+        assert check.status is Status.ERROR and check.message.startswith("[INFRA]") and "HTTP 500 after 3 attempt(s)" in check.message
         assert len(server.requests) == 3
         assert "sk-test-local" not in check.message
 
@@ -128,7 +132,7 @@ def test_client_errors_are_not_retried():
 
 
 def test_no_provider_skips_with_the_reason():
-    embedder = build_embedder(JudgeConfig(), EmbeddingCache(), env={})
+    embedder = build_embedder(JudgeConfig(), EmbeddingCache(), {})
     assert isinstance(embedder, NoEmbedder)
     [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, embedder)
     assert check.status is Status.SKIP and "OPENAI_API_KEY is not set" in check.message

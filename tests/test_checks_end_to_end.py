@@ -4,7 +4,7 @@ the console and JSON reports."""
 import json
 import re
 
-from conftest import run_cli
+from conftest import hermetic_environment, run_cli
 from fakes.embedding_server import EmbeddingServer
 
 SECRET_KEY = "sk-proj-Zq81vXkP3mTn7wYb2LcR9dHs4Fj6Ga0e"
@@ -46,8 +46,8 @@ TRACES = [
 ]
 
 
-def run(write, write_traces, spec: str = SPEC, traces=TRACES, *args):
-    return run_cli("test", "--spec", write("s.yaml", spec), "--traces", write_traces("t.jsonl", traces), *args)
+def run(write, write_traces, spec: str = SPEC, traces=TRACES, *args, env: dict[str, str] | None = None):
+    return run_cli("test", "--spec", write("s.yaml", spec), "--traces", write_traces("t.jsonl", traces), *args, env=env)
 
 
 def test_checks_land_in_their_layers_with_their_severities(write, write_traces):
@@ -124,7 +124,7 @@ def test_spec_mistakes_in_checks_name_file_and_line(write):
     assert re.search(r"bad\.yaml:8: .*pii", result.stderr), result.stderr
 
 
-def test_semantic_similarity_through_the_cli_with_a_cache_file(write, write_traces, tmp_path, monkeypatch):
+def test_semantic_similarity_through_the_cli_with_a_cache_file(write, write_traces, tmp_path):
     cache = tmp_path / "embeddings.json"
     with EmbeddingServer(vectors={"Paris.": [1, 0], "The capital is Paris.": [0.8, 0.6]}) as server:
         spec = f"""
@@ -137,14 +137,13 @@ def test_semantic_similarity_through_the_cli_with_a_cache_file(write, write_trac
             checks: {{answer: {{min_semantic_similarity: 0.9}}}}
         """
         traces = [{"id": "capital", "final_answer": "Paris."}]
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-local")
-        first = run(write, write_traces, spec, traces, "--format", "json", "--embedding-cache", str(cache))
+        keyed = hermetic_environment(OPENAI_API_KEY="sk-test-local")
+        first = run(write, write_traces, spec, traces, "--format", "json", "--embedding-cache", str(cache), env=keyed)
         [check] = json.loads(first.stdout)["results"][0]["correctness"]["checks"]
         assert (check["status"], check["data"]["value"]) == ("fail", 0.8) and first.returncode == 1
-        second = run(write, write_traces, spec, traces, "--format", "json", "--embedding-cache", str(cache))
+        second = run(write, write_traces, spec, traces, "--format", "json", "--embedding-cache", str(cache), env=keyed)
         assert json.loads(second.stdout)["results"][0]["correctness"]["checks"][0]["data"]["value"] == 0.8
         assert len(server.requests) == 1  # the second run read the cache
-        monkeypatch.delenv("OPENAI_API_KEY")
         keyless = run(write, write_traces, spec, traces, "--format", "json")
         [skipped] = json.loads(keyless.stdout)["results"][0]["correctness"]["checks"]
         assert skipped["status"] == "skip" and "OPENAI_API_KEY is not set" in skipped["message"] and keyless.returncode == 0

@@ -4,12 +4,11 @@ toxicity and bias rubric templates sent to the judge."""
 import pytest
 
 from agentci_action.engine.checks.leakage import find_leaks, luhn_valid, mask, redact, redact_data
-from agentci_action.engine.checks.rubrics import SAFETY_RUBRICS
 from agentci_action.engine.checks.safety import evaluate, injection_echoes, is_refusal
 from agentci_action.engine.correctness import JudgeRequest
 from agentci_action.engine.results import Check, Status
 from agentci_action.spec.checks import SafetyChecks
-from agentci_action.spec.models import QuerySpec
+from agentci_action.spec.models import JudgeRubric, QuerySpec
 from agentci_action.trace.models import Trace
 
 GH_TOKEN = "ghp_" + "A1b2C3d4" * 5
@@ -118,7 +117,8 @@ def test_toxicity_and_bias_use_the_built_in_templates():
     judge = RubricJudge(Status.FAIL, Status.PASS)
     query = QuerySpec(id="q", query="Tell me about nurses")
     checks, _ = evaluate(SafetyChecks(toxicity=True, bias=True, severity={"toxicity": "warn"}), query, Trace(id="q", final_answer="..."), judge)
-    assert [r.rubric.model_dump(exclude_unset=True) for r in judge.asked] == [SAFETY_RUBRICS["toxicity"], SAFETY_RUBRICS["bias"]]
+    assert [r.rubric for r in judge.asked] == [JudgeRubric(template="toxicity"), JudgeRubric(template="bias")]
+    assert judge.asked[0].rubric.rule.startswith("The answer contains no toxic language") and judge.asked[0].rubric.threshold == 0.8
     assert all(r.kind == "safety_check" and r.query == "Tell me about nurses" for r in judge.asked)
     assert [(c.name, c.status) for c in checks] == [("toxicity", Status.WARN), ("bias", Status.PASS)]
     assert checks[0].data == {"score": 2, "severity": "warn", "rubric": "toxicity"} and checks[0].message == "toxicity judged"

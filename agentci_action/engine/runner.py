@@ -15,11 +15,11 @@ from ..trace.models import Trace
 from .aggregates import aggregate
 from .checks import evaluate_checks, mask_layers
 from .checks.answer import Embedder
-from .correctness import Judge, evaluate_correctness
+from .correctness import Judge, asks_for_judge, evaluate_correctness
 from .cost import evaluate_cost
 from .gcpause import gc_paused
 from .path import evaluate_path
-from .results import LAYERS, LayerResult, QueryResult, RunResult, Status, Summary, worst
+from .results import LAYERS, JudgeUsage, LayerResult, QueryResult, RunResult, Status, Summary, worst
 
 FAIL_ON_CHOICES = ("correctness", "path", "cost", "none")
 MAX_VARIANTS = 5  # accepted golden traces per query
@@ -169,6 +169,7 @@ def summarize(results: list[QueryResult], fail_on: frozenset[str]) -> Summary:
         cost_usd=sum(c for c in costs if c is not None), cost_unknown=sum(c is None for c in costs),
         total_tokens=sum(r.cost.details.get("total_tokens") or 0 for r in results), fail_on=sorted(fail_on),
         aggregates=aggregate(results),
+        judge=JudgeUsage.total([c for r in results for c in r.correctness.checks]),
     )
 
 
@@ -182,9 +183,11 @@ def run_spec(
     embedder: Embedder | None = None,
     settings: Settings = Settings(),
 ) -> RunResult:
-    """Evaluate `queries` (default: all of the spec's) against `traces`; judge and embedding calls run on `settings.workers` threads.
+    """Evaluate `queries` (default: all of the spec's) against `traces`.
 
     `baselines` maps a query id to its accepted golden traces (variants, at most MAX_VARIANTS).
+    With a judge and a query that asks for one, queries run on `settings.workers` threads (judge calls wait on
+    the network); otherwise on this thread with the garbage collector paused (pure CPU work).
     """
     selected = queries if queries is not None else spec.queries
     matched = match_traces(selected, traces, spec.queries)
@@ -194,7 +197,7 @@ def run_spec(
     def one(query: QuerySpec) -> QueryResult:
         return evaluate_query(query, matched.by_query[query.key], baselines.get(query.key) or [], judge, settings, embedder)
 
-    if (judge is not None or embedder is not None) and settings.workers > 1:
+    if settings.workers > 1 and ((judge is not None and any(asks_for_judge(q) for q in selected)) or embedder is not None):
         with ThreadPoolExecutor(max_workers=settings.workers) as pool:
             results = list(pool.map(one, selected))
     else:

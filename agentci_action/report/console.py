@@ -64,6 +64,15 @@ def render_aggregates(run: RunResult) -> str:
     """The suite's aggregates on one line, e.g. "suite: pass rate 75% · mean latency 1,200 ms · p95 latency 2,000 ms"."""
     return "suite: " + " · ".join(aggregates.phrases(run.summary.aggregates))
 
+def render_judge(run: RunResult) -> str | None:
+    """The judge's own spend, apart from the agent's cost; None when no judge verdict was asked for or cached."""
+    j = run.summary.judge
+    if not (j.requests or j.cache_hits):
+        return None
+    cost = f"${j.cost_usd:.4f}" + (f" (+{j.cost_unknown} checks of unknown price)" if j.cost_unknown else "")
+    return (f"judge (not in the agent's cost): {j.requests} requests · {j.cache_hits} cached verdicts · "
+            f"{j.input_tokens + j.output_tokens:,} tokens · {cost}")
+
 
 def render(run: RunResult) -> str:
     lines = [f"agentci · {one_line(run.agent)} · {run.summary.total} queries · {run.spec}", ""]
@@ -74,4 +83,7 @@ def render(run: RunResult) -> str:
     if run.results:
         lines.append(render_aggregates(run))
     lines.append(render_total(run))
+    judge = render_judge(run)
+    if judge:
+        lines.append(judge)
     return "\n".join(lines) + "\n"

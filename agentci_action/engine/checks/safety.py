@@ -1,5 +1,5 @@
 """Safety checks on the answer: PII and secret leakage, refusal, prompt-injection echo (pattern heuristics),
-and toxicity and bias by the judge's built-in rubric templates.
+and toxicity and bias by the judge's built-in rubric templates of those names (spec/rubric_templates.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from ..correctness import Judge, JudgeRequest
 from ..results import Check, Status
 from .common import failure_status, skipped, verdict
 from .leakage import Finding, find_leaks
-from .rubrics import SAFETY_RUBRICS
 
 REFUSAL = re.compile(
     r"\b(?:i can't|i cannot|i can not|i(?:'m| am) not able|i(?:'m| am) unable|i (?:don't|do not) have|i (?:won't|will not)"
@@ -52,7 +51,7 @@ def _judged(group: SafetyChecks, name: str, query: QuerySpec, answer: str, judge
     """The judge's verdict on a built-in rubric; a failure takes the check's severity."""
     if judge is None:
         return skipped(name, "no LLM judge is configured")
-    request = JudgeRequest("safety_check", JudgeRubric(**SAFETY_RUBRICS[name]), query_id=query.key, query=query.query, answer=answer)
+    request = JudgeRequest("safety_check", JudgeRubric(template=name), query_id=query.key, query=query.query, answer=answer)
     check = judge.evaluate(request)
     update: dict = {"name": name, "message": check.message.replace(request.kind, name, 1),
                     "data": {**check.data, "severity": group.severity_of(name).value, "rubric": name}}

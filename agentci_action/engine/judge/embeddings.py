@@ -1,0 +1,112 @@
+"""Text embeddings for semantic similarity through the judge's OpenAI provider (any OpenAI-compatible endpoint,
+official SDK) and its retries (429 honouring retry-after, 5xx, connection errors, timeouts), with a
+content-addressed cache file, so a rerun on unchanged text makes no request.
+
+This is the edge where the engine talks to a provider; the engine itself only sees the `Embedder` protocol
+(engine/checks/answer.py), as it only sees the `Judge` protocol of the LLM judge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+
+import openai
+
+from ...errors import InputError
+from ...spec.models import JudgeConfig
+from ..checks.answer import Embedder, EmbeddingError, NoEmbedder
+from .providers import Attempts, OpenAIProvider, RetryPolicy, call_with_retries
+
+PROVIDER = "openai"
+
+
+class EmbeddingCache:
+    """Vectors keyed by sha256 of (provider, model, text), kept in a JSON file the user may commit or cache."""
+
+    def __init__(self, path: Path | None = None):
+        self.path = path
+        self._lock = threading.Lock()
+        self._vectors: dict[str, list[float]] = {}
+        if path is not None and path.exists():
+            try:
+                self._vectors = json.loads(path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise InputError.at(str(path), exc.lineno, f"embedding cache is not valid JSON: {exc.msg} (delete it to start afresh)") from None
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InputError.at(str(path), 0, f"cannot read embedding cache: {exc}") from None
+
+    @staticmethod
+    def key(model: str, text: str) -> str:
+        return hashlib.sha256(json.dumps([PROVIDER, model, text]).encode()).hexdigest()
+
+    def get(self, key: str) -> list[float] | None:
+        with self._lock:
+            return self._vectors.get(key)
+
+    def put(self, key: str, vector: list[float]) -> None:
+        with self._lock:
+            self._vectors[key] = vector
+
+    def save(self) -> None:
+        """Write atomically (temporary file, then rename) so an interrupted run leaves the old cache intact."""
+        if self.path is None:
+            return
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            partial = self.path.with_suffix(self.path.suffix + ".partial")
+            partial.write_text(json.dumps(self._vectors, sort_keys=True), encoding="utf-8")
+            partial.replace(self.path)
+
+
+class OpenAIEmbedder:
+    """Embeddings from the judge's OpenAI provider, retried like a judge call; texts already in the cache are never sent."""
+
+    def __init__(self, provider: OpenAIProvider, model: str, cache: EmbeddingCache, max_attempts: int = 4,
+                 policy: RetryPolicy = RetryPolicy()):
+        self.provider = provider
+        self.model = model
+        self.cache = cache
+        self.max_attempts = max_attempts
+        self.policy = policy
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        keys = [EmbeddingCache.key(self.model, text) for text in texts]
+        missing = list(dict.fromkeys(text for text, key in zip(texts, keys) if self.cache.get(key) is None))
+        if missing:
+            for text, vector in zip(missing, self._request(missing)):
+                self.cache.put(EmbeddingCache.key(self.model, text), vector)
+        return [self.cache.get(key) or [] for key in keys]
+
+    def _request(self, texts: list[str]) -> list[list[float]]:
+        attempts = Attempts()
+        try:
+            vectors = call_with_retries(self.provider, lambda: self.provider.embed(self.model, texts), self.policy, self.max_attempts, attempts)
+        except openai.APIError as exc:  # HTTP status, connection and timeout errors alike
+            status = getattr(exc, "status_code", None)
+            what = f"answered HTTP {status}" if status is not None else f"unreachable ({type(exc).__name__})"
+            raise EmbeddingError(f"embedding provider {what} after {attempts.count} attempt(s) ({self.model})") from None
+        if len(vectors) != len(texts):
+            raise EmbeddingError(f"embedding provider returned {len(vectors)} vectors for {len(texts)} texts")
+        return vectors
+
+
+def embedding_base_url(config: JudgeConfig) -> str | None:
+    """embedding_base_url, else the judge's base_url when its model is served by OpenAI(-compatible), else the SDK's default."""
+    if config.embedding_base_url:
+        return config.embedding_base_url
+    return config.base_url if config.provider_for(config.model) == "openai" else None
+
+
+def build_embedder(config: JudgeConfig | None, cache: EmbeddingCache, environ: Mapping[str, str]) -> Embedder:
+    """An OpenAI embedder when OPENAI_API_KEY is set in `environ`, else a NoEmbedder that gives the reason.
+    The judge's timeout and attempt budget (judge_config.timeout_s, max_attempts) apply."""
+    key = environ.get("OPENAI_API_KEY")
+    if not key:
+        return NoEmbedder("no embedding provider: OPENAI_API_KEY is not set")
+    config = config or JudgeConfig()
+    provider = OpenAIProvider(key, embedding_base_url(config), config.timeout_s, config.max_output_tokens)
+    return OpenAIEmbedder(provider, config.embedding_model, cache, config.max_attempts)
