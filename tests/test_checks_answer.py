@@ -12,7 +12,7 @@ from agentci_action.engine.results import Status
 from agentci_action.spec.checks import AnswerChecks
 from agentci_action.spec.models import JudgeConfig
 
-from fakes.embedding_server import EmbeddingServer
+from fakes.llm_server import FakeLLMServer
 
 REFERENCE = "the cat sat on the mat"
 ANSWER = "the cat lay on the mat"
@@ -75,60 +75,66 @@ def test_unknown_severity_key_is_rejected():
 
 # ---- semantic similarity through the real SDK ----------------------------------------------------------
 
-def embedder_for(server: EmbeddingServer, cache: EmbeddingCache):
-    config = JudgeConfig(embedding_base_url=server.base_url, embedding_model="embed-small")
+def embedder_for(server: FakeLLMServer, cache: EmbeddingCache):
+    config = JudgeConfig(embedding_base_url=server.openai_url, embedding_model="embed-small")
     return build_embedder(config, cache, {"OPENAI_API_KEY": "sk-test-local"})
 
 
 FAST = RetryPolicy(initial_wait=0.001, max_wait=0.01, max_retry_after=0.05)
 
 
-def local_embedder(server: EmbeddingServer, timeout_s: float = 5.0, attempts: int = 3) -> OpenAIEmbedder:
-    provider = OpenAIProvider("sk-test-local", server.base_url, timeout_s, 64)
+def local_embedder(server: FakeLLMServer, timeout_s: float = 5.0, attempts: int = 3) -> OpenAIEmbedder:
+    provider = OpenAIProvider("sk-test-local", server.openai_url, timeout_s, 64)
     return OpenAIEmbedder(provider, "embed-small", EmbeddingCache(), attempts, FAST)
 
 
 def test_semantic_similarity_from_the_provider_and_cached(tmp_path):
     group = AnswerChecks(min_semantic_similarity=0.9)
     cache_file = tmp_path / "embeddings.json"
-    with EmbeddingServer(vectors={ANSWER: [3, 4, 0], REFERENCE: [4, 3, 0]}) as server:
+    with FakeLLMServer(vectors={ANSWER: [3, 4, 0], REFERENCE: [4, 3, 0]}) as server:
         cache = EmbeddingCache(cache_file)
         [check] = evaluate(group, ANSWER, REFERENCE, embedder_for(server, cache))
         assert check.status is Status.PASS and check.data["value"] == pytest.approx(0.96)
-        assert len(server.requests) == 1
-        assert server.requests[0]["body"]["model"] == "embed-small" and server.requests[0]["body"]["input"] == [ANSWER, REFERENCE]
-        assert server.requests[0]["authorization"] == "Bearer sk-test-local"
+        [request] = server.received
+        assert request.path == "/v1/embeddings" and request.body["model"] == "embed-small" and request.body["input"] == [ANSWER, REFERENCE]
+        assert request.headers["authorization"] == "Bearer sk-test-local"
         cache.save()
         # a rerun with a fresh process reading the cache file makes no request
         [again] = evaluate(group, ANSWER, REFERENCE, embedder_for(server, EmbeddingCache(cache_file)))
-        assert again.data["value"] == pytest.approx(0.96) and len(server.requests) == 1
+        assert again.data["value"] == pytest.approx(0.96) and server.count == 1
     assert len(json.loads(cache_file.read_text())) == 2
 
 
 def test_rate_limit_is_retried_after_the_servers_delay():
-    with EmbeddingServer(failures=[(429, {"retry-after": "0"}), (503, {"retry-after": "0"})]) as server:
-        [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, embedder_for(server, EmbeddingCache()))
-        assert check.status is Status.PASS and len(server.requests) == 3
+    with FakeLLMServer() as server:
+        server.fail_next("429", retry_after=0)
+        server.fail_next("500")
+        [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, local_embedder(server))
+        assert check.status is Status.PASS and server.count == 3
 
 
 def test_a_long_retry_after_is_capped_and_a_timeout_is_retried():
-    with EmbeddingServer(failures=[(429, {"retry-after": "30"}), (None, {})]) as server:
+    with FakeLLMServer() as server:
+        server.fail_next("429", retry_after=30)
+        server.fail_next("slow", seconds=1.0)
         [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, local_embedder(server, timeout_s=0.3))
-        assert check.status is Status.PASS and len(server.requests) == 3  # 429, timed out, answered
+        assert check.status is Status.PASS and server.count == 3  # 429, timed out, answered
 
 
 def test_persistent_server_error_is_an_infra_error_not_a_pass():
-    with EmbeddingServer(failures=[(500, {})] * 10) as server:
+    with FakeLLMServer() as server:
+        server.fail_next("500", times=10)
         [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, local_embedder(server))
         assert check.status is Status.ERROR and check.message.startswith("[INFRA]") and "HTTP 500 after 3 attempt(s)" in check.message
-        assert len(server.requests) == 3
+        assert server.count == 3
         assert "sk-test-local" not in check.message
 
 
 def test_client_errors_are_not_retried():
-    with EmbeddingServer(failures=[(400, {})]) as server:
+    with FakeLLMServer() as server:
+        server.fail_next("echo")  # a 400 quoting the credentials back
         [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, embedder_for(server, EmbeddingCache()))
-        assert check.status is Status.ERROR and len(server.requests) == 1
+        assert check.status is Status.ERROR and server.count == 1 and "HTTP 400" in check.message and "sk-test-local" not in check.message
 
 
 def test_no_provider_skips_with_the_reason():
@@ -141,6 +147,6 @@ def test_no_provider_skips_with_the_reason():
 
 
 def test_empty_answer_scores_zero_without_a_request():
-    with EmbeddingServer() as server:
+    with FakeLLMServer() as server:
         [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), "  ", REFERENCE, embedder_for(server, EmbeddingCache()))
-        assert check.status is Status.FAIL and check.data["value"] == 0.0 and server.requests == []
+        assert check.status is Status.FAIL and check.data["value"] == 0.0 and server.count == 0

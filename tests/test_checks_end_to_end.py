@@ -5,7 +5,7 @@ import json
 import re
 
 from conftest import hermetic_environment, run_cli
-from fakes.embedding_server import EmbeddingServer
+from fakes.llm_server import FakeLLMServer
 
 SECRET_KEY = "sk-proj-Zq81vXkP3mTn7wYb2LcR9dHs4Fj6Ga0e"
 CARD = "4111 1111 1111 1111"
@@ -126,10 +126,10 @@ def test_spec_mistakes_in_checks_name_file_and_line(write):
 
 def test_semantic_similarity_through_the_cli_with_a_cache_file(write, write_traces, tmp_path):
     cache = tmp_path / "embeddings.json"
-    with EmbeddingServer(vectors={"Paris.": [1, 0], "The capital is Paris.": [0.8, 0.6]}) as server:
+    with FakeLLMServer(vectors={"Paris.": [1, 0], "The capital is Paris.": [0.8, 0.6]}) as server:
         spec = f"""
         agent: demo
-        judge_config: {{embedding_base_url: "{server.base_url}", embedding_model: embed-small}}
+        judge_config: {{embedding_base_url: "{server.openai_url}", embedding_model: embed-small}}
         queries:
           - id: capital
             query: "Capital of France?"
@@ -143,7 +143,7 @@ def test_semantic_similarity_through_the_cli_with_a_cache_file(write, write_trac
         assert (check["status"], check["data"]["value"]) == ("fail", 0.8) and first.returncode == 1
         second = run(write, write_traces, spec, traces, "--format", "json", "--embedding-cache", str(cache), env=keyed)
         assert json.loads(second.stdout)["results"][0]["correctness"]["checks"][0]["data"]["value"] == 0.8
-        assert len(server.requests) == 1  # the second run read the cache
+        assert server.count == 1  # the second run read the cache
         keyless = run(write, write_traces, spec, traces, "--format", "json")
         [skipped] = json.loads(keyless.stdout)["results"][0]["correctness"]["checks"]
         assert skipped["status"] == "skip" and "OPENAI_API_KEY is not set" in skipped["message"] and keyless.returncode == 0

@@ -1,6 +1,7 @@
 """A local stand-in for the Anthropic Messages and OpenAI Chat Completions APIs, on 127.0.0.1.
 
-It answers the wire formats the real SDKs speak (POST /v1/messages, POST /v1/chat/completions),
+It answers the wire formats the real SDKs speak (POST /v1/messages, POST /v1/chat/completions, and
+POST /v1/embeddings with the vectors in `vectors`, [1, 0, 0] for any other text),
 insists on structured output as the providers enforce it (a forced tool; a strict json_schema
 response format), and fails like the providers when told to: 429 with retry-after, 500, a reply
 slower than the client's timeout, or a malformed verdict. Every request is counted and kept.
@@ -43,9 +44,10 @@ class Received:
 class FakeLLMServer:
     """Use as a context manager; `anthropic_url` and `openai_url` are the SDKs' base_url values."""
 
-    def __init__(self, policy: Policy | None = None, delay: float = 0.0):
+    def __init__(self, policy: Policy | None = None, delay: float = 0.0, vectors: dict[str, list[float]] | None = None):
         self.policy = policy or always()
         self.delay = delay
+        self.vectors = vectors or {}
         self.received: list[Received] = []
         self._faults: deque[Fault] = deque()
         self._lock = threading.Lock()
@@ -120,6 +122,8 @@ class FakeLLMServer:
                     wire = _AnthropicWire
                 elif self.path == "/v1/chat/completions":
                     wire = _OpenAIWire
+                elif self.path == "/v1/embeddings":
+                    wire = _EmbeddingsWire
                 else:
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
                 problem = wire.invalid(received)
@@ -137,6 +141,8 @@ class FakeLLMServer:
                     return self._send(400, wire.error("invalid_request_error", f"rejected credentials {quoted}"))
                 if fault and fault.kind == "slow":
                     time.sleep(fault.seconds)
+                if wire is _EmbeddingsWire:
+                    return self._send(200, wire.reply(body, server.vectors))
                 system, user = wire.prompts(body)
                 verdict = server.policy(body["model"], system, user)
                 self._send(200, wire.reply(body, verdict, malformed=bool(fault and fault.kind == "malformed"), system=system, user=user))
@@ -230,3 +236,17 @@ class _OpenAIWire:
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content, "refusal": None}, "finish_reason": "stop", "logprobs": None}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
         }
+
+
+class _EmbeddingsWire(_OpenAIWire):
+    @staticmethod
+    def invalid(request: Received) -> tuple[int, dict] | None:
+        if not request.headers.get("authorization", "").startswith("Bearer "):
+            return 401, _OpenAIWire.error("invalid_request_error", "missing bearer token")
+        return None
+
+    @staticmethod
+    def reply(body: dict, vectors: dict[str, list[float]]) -> dict:
+        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = [{"object": "embedding", "index": i, "embedding": vectors.get(text, [1.0, 0.0, 0.0])} for i, text in enumerate(inputs)]
+        return {"object": "list", "data": data, "model": body["model"], "usage": {"prompt_tokens": len(inputs), "total_tokens": len(inputs)}}
