@@ -18,6 +18,7 @@ from .engine.runner import Settings
 if TYPE_CHECKING:
     from .engine.checks.answer import Embedder
     from .engine.judge.embeddings import EmbeddingCache
+    from .engine.judge import LLMJudge
     from .spec.models import AgentCISpec
 
 NO_BASELINE = "none"
@@ -60,6 +61,14 @@ class Outcome:
     diff: RunDiff | None = None
 
 
+def judge_for(spec: AgentCISpec, options: JudgeOptions) -> LLMJudge | None:
+    """The spec's judge as `options` ask (None for judge-mode off); verdicts cached beside the spec by default."""
+    from .engine.judge import build_judge
+
+    return build_judge(spec.judge_config, options.environ, mode=options.mode, sample_ensemble=options.sample_ensemble,
+                       cache_path=options.cache or Path(spec.path).parent / ".agentci" / "judge-cache.json", pricing=spec.pricing)
+
+
 def evaluate(request: Evaluation) -> Outcome:
     """Load the spec and the traces (priced with the spec's pricing) and the baseline, run every layer,
     then compare the run with the baseline.
@@ -69,7 +78,6 @@ def evaluate(request: Evaluation) -> Outcome:
     """
     from .baselines import Reference, reference_for
     from .diff import current_vs_baseline
-    from .engine.judge import build_judge
     from .engine.runner import group_traces, run_spec
     from .errors import SpecError
     from .spec.loader import load_spec
@@ -85,10 +93,8 @@ def evaluate(request: Evaluation) -> Outcome:
         reference = Reference("baseline traces", {k: v for k, v in group_traces(spec.queries, baseline_traces).by_query.items() if v})
     elif (request.baseline or "").lower() != NO_BASELINE:
         reference = reference_for(request.spec, spec, request.baseline)
-    options = request.judge
-    judge = build_judge(spec.judge_config, options.environ, mode=options.mode, sample_ensemble=options.sample_ensemble,
-                        cache_path=options.cache or Path(spec.path).parent / ".agentci" / "judge-cache.json", pricing=spec.pricing)
-    embedder, cache = _embedder(spec, request.embedding_cache, options.environ)
+    judge = judge_for(spec, request.judge)
+    embedder, cache = _embedder(spec, request.embedding_cache, request.judge.environ)
     try:
         run = run_spec(spec, traces, baselines=reference.traces if reference else {}, judge=judge, embedder=embedder,
                        settings=request.settings)
