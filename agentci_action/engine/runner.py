@@ -14,9 +14,13 @@ from ..spec.models import AgentCISpec, QuerySpec
 from ..trace.models import Trace
 from .correctness import Judge, evaluate_correctness
 from .cost import evaluate_cost
+from .aggregate import Run, combine_runs
 from .gcpause import gc_paused
 from .path import evaluate_path
-from .results import LAYERS, LayerResult, QueryResult, RunResult, Status, Summary, worst
+from .process import evaluate_process
+from .results import LAYERS, LayerResult, QueryResult, RunResult, Status, Summary
+from .score import composite_score, letter_grade
+from .stats import cost_of_pass
 
 FAIL_ON_CHOICES = ("correctness", "path", "cost", "none")
 
@@ -77,11 +81,17 @@ def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
 
 
 def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: list[QuerySpec] | None = None) -> Matched:
-    """group_traces, then raise TraceError naming every query in `queries` that has no trace."""
+    """group_traces, then raise TraceError naming every query in `queries` with no trace or fewer than its `runs`."""
     matched = group_traces(queries, traces, all_queries)
-    missing = [q for q in queries if not matched.by_query[q.key]]
-    if missing:
-        raise TraceError([Problem(q.file, q.line, f"no trace for query {q.key!r} ({q.query[:60]!r})") for q in missing])
+    problems = []
+    for q in queries:
+        found = len(matched.by_query[q.key])
+        if not found:
+            problems.append(Problem(q.file, q.line, f"no trace for query {q.key!r} ({q.query[:60]!r})"))
+        elif q.runs is not None and found < q.runs:
+            problems.append(Problem(q.file, q.line, f"query {q.key!r} expects runs: {q.runs} but has {found} trace{'s' * (found != 1)}"))
+    if problems:
+        raise TraceError(problems)
     return matched
 
 
@@ -104,47 +114,54 @@ def query_status(layers: dict[str, LayerResult], blocking: bool) -> Status:
     return Status.PASS
 
 
+def _with_process(query: QuerySpec, trace: Trace, path: LayerResult) -> LayerResult:
+    """The path layer with the process metrics (and their threshold checks) added."""
+    details, checks = evaluate_process(query.process, trace)
+    if checks:
+        return LayerResult.from_checks(path.checks + checks, {**path.details, **details})
+    return path.model_copy(update={"details": {**path.details, **details}}) if details else path
+
+
 def _evaluate_run(query: QuerySpec, trace: Trace, baseline: Trace | None, judge: Judge | None) -> dict[str, LayerResult]:
     return {
         "correctness": evaluate_correctness(query, trace, judge),
-        "path": evaluate_path(query.path, trace, baseline),
+        "path": _with_process(query, trace, evaluate_path(query.path, trace, baseline)),
         "cost": evaluate_cost(query.cost, trace, baseline),
     }
 
 
-def _combine_runs(runs: list[dict[str, LayerResult]]) -> dict[str, LayerResult]:
-    """Several runs of one query: each layer takes the worst run's result, messages labelled by run."""
-    if len(runs) == 1:
-        return runs[0]
-    combined = {}
-    for name in LAYERS:
-        layers = [run[name] for run in runs]
-        status = worst([layer.status for layer in layers])
-        chosen = next(layer for layer in layers if layer.status is status)
-        messages = [f"run {i}: {m}" for i, layer in enumerate(layers) for m in layer.messages if layer.status is not Status.PASS]
-        combined[name] = chosen.model_copy(update={"messages": messages or chosen.messages})
-    return combined
-
-
 def evaluate_query(query: QuerySpec, traces: list[Trace], baseline: Trace | None, judge: Judge | None, settings: Settings) -> QueryResult:
-    layers = _combine_runs([_evaluate_run(query, trace, baseline, judge) for trace in traces])
-    blocking = is_blocking(layers, settings.fail_on)
+    runs = [Run(trace.run if trace.run is not None else i, _evaluate_run(query, trace, baseline, judge)) for i, trace in enumerate(traces)]
+    combined = combine_runs(query, runs)
+    blocking = is_blocking(combined.layers, settings.fail_on)
     return QueryResult(
         id=query.key, query=query.query, file=query.file, line=query.line, tags=query.tags,
-        status=query_status(layers, blocking), blocking=blocking, trace_source=traces[0].source, runs=len(traces), **layers,
+        status=query_status(combined.layers, blocking), blocking=blocking, trace_source=traces[0].source, runs=len(traces),
+        reliability=combined.reliability, score=combined.score, **combined.layers,
     )
 
 
 def summarize(results: list[QueryResult], fail_on: frozenset[str]) -> Summary:
+    """Counts by status; totals over every run; pass rate = passed runs / runs; composite of it and the mean score."""
     counts = {status: sum(r.status is status for r in results) for status in Status}
-    costs = [r.cost.details.get("cost_usd") for r in results]
+    costs = [r.reliability.cost_usd for r in results]
+    runs = sum(r.reliability.runs for r in results)
+    runs_passed = sum(r.reliability.passed for r in results)
+    rate = runs_passed / runs if runs else 0.0
+    scores = [r.score.value for r in results if r.score.value is not None]
+    mean_score = sum(scores) / len(scores) if scores else None
+    composite = composite_score(rate, None if mean_score is None else mean_score / 100)
+    known_cost = sum(c for c in costs if c is not None)
     skipped = sum(c.status is Status.SKIP for r in results for name in LAYERS for c in r.layer(name).checks)
     overall = Status.ERROR if counts[Status.ERROR] else Status.FAIL if counts[Status.FAIL] else Status.WARN if counts[Status.WARN] else Status.PASS
     return Summary(
         status=overall, total=len(results), passed=counts[Status.PASS] + counts[Status.WARN], failed=counts[Status.FAIL],
         warnings=counts[Status.WARN], errors=counts[Status.ERROR], skipped_checks=skipped,
-        cost_usd=sum(c for c in costs if c is not None), cost_unknown=sum(c is None for c in costs),
-        total_tokens=sum(r.cost.details.get("total_tokens") or 0 for r in results), fail_on=sorted(fail_on),
+        cost_usd=known_cost, cost_unknown=sum(c is None for c in costs),
+        total_tokens=sum(r.reliability.total_tokens for r in results), fail_on=sorted(fail_on),
+        runs=runs, runs_passed=runs_passed, pass_rate=rate, flaky=sum(r.reliability.flaky for r in results),
+        mean_score=mean_score, composite_score=composite, grade=letter_grade(composite),
+        cost_of_pass_usd=None if None in costs or not runs else cost_of_pass([known_cost], runs_passed),
     )
 
 

@@ -7,7 +7,7 @@ from enum import Enum
 from typing import Any, Literal
 
 import jsonschema
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 SPEC_VERSION = 1
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
@@ -111,12 +111,50 @@ class CostSpec(_Strict):
     max_cost_usd: float | None = Field(None, ge=0)
 
 
+class ScoreWeights(_Strict):
+    """Weights of the score's dimensions (EvalView's defaults); only their ratios matter."""
+
+    tool_accuracy: float = Field(0.3, ge=0, description="Tool recall against expected_tools.")
+    output_quality: float = Field(0.5, ge=0, description="Normalised judge score, or the deterministic checks' pass ratio.")
+    sequence_correctness: float = Field(0.2, ge=0, description="Sequence similarity against the baseline or expected_tools.")
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> "ScoreWeights":
+        if self.tool_accuracy + self.output_quality + self.sequence_correctness <= 0:
+            raise ValueError("at least one score weight must be positive")
+        return self
+
+
+class WeightedStep(_Strict):
+    tool: str = Field(..., min_length=1)
+    weight: float = Field(1.0, gt=0)
+
+
+class ProcessSpec(_Strict):
+    """Process metrics (reported when their expectations are given; thresholds warn in the path layer)."""
+
+    expected_steps: list[str | WeightedStep] | None = Field(
+        None, description="Tools the run should reach, in order; a name or {tool, weight}. Gives progress_rate.")
+    aligned_tools: list[str] | None = Field(None, description="Tools that serve the goal. Gives strategic_drift.")
+    min_progress_rate: float | None = Field(None, ge=0.0, le=1.0)
+    max_strategic_drift: float | None = Field(None, ge=0.0, le=1.0)
+
+    def weighted_steps(self) -> list[WeightedStep]:
+        return [WeightedStep(tool=s) if isinstance(s, str) else s for s in self.expected_steps or []]
+
+
 class QueryDefaults(_Strict):
     """Applied to every query; the query's own values win (deep merge, lists replaced)."""
 
     correctness: CorrectnessSpec | None = None
     path: PathSpec | None = None
     cost: CostSpec | None = None
+    process: ProcessSpec | None = None
+    runs: int | None = Field(None, ge=1, description="Repeated runs expected per query; fewer traces is an error.")
+    min_pass_rate: float | None = Field(
+        None, ge=0.0, le=1.0, description="Correctness gate across runs: passed runs / runs must reach this (default 1.0: every run).")
+    min_score: float | None = Field(None, ge=0.0, le=100.0, description="Correctness gate: the mean weighted score (0-100) must reach this.")
+    weights: ScoreWeights | None = Field(None, description="Score weights; defaults 0.3 / 0.5 / 0.2.")
 
 
 class QuerySpec(QueryDefaults):
