@@ -1,4 +1,4 @@
-"""The `agentci` command: validate a spec, test traces against it, print its JSON Schema.
+"""The `agentci` command: validate a spec, test traces against it (whole or one shard), merge shards, print the schema.
 
 Exit codes: 0 pass (warnings allowed) · 1 a blocking layer failed (`validate`: the spec is invalid) ·
 2 the spec, the traces or an infrastructure dependency made evaluation impossible.
@@ -15,7 +15,7 @@ from pathlib import Path
 from .errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, SpecError
 from .engine.results import RunResult, Status
 
-FORMATS = ("console", "json")
+FORMATS = ("console", "json", "junit", "prometheus")
 
 
 def exit_code(run: RunResult) -> int:
@@ -28,9 +28,9 @@ def exit_code(run: RunResult) -> int:
 
 
 def renderer(fmt: str) -> Callable[[RunResult], str]:
-    from .report import console, json
+    from .report import console, json, junit, prometheus
 
-    return {"console": console.render, "json": json.render}[fmt]
+    return {"console": console.render, "json": json.render, "junit": junit.render, "prometheus": prometheus.render}[fmt]
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -56,10 +56,18 @@ def cmd_test(args: argparse.Namespace) -> int:
     from .spec.loader import load_spec
     from .trace.load import load_traces
 
+    from .engine.shard import parse_shard
+
     try:
         fail_on = parse_fail_on(args.fail_on)
     except ValueError as exc:
         raise SpecError.at("--fail-on", 0, str(exc)) from None
+    try:
+        shard = parse_shard(args.shard) if args.shard else None
+    except ValueError as exc:
+        raise SpecError.at("--shard", 0, str(exc)) from None
+    if shard and not args.output:
+        raise SpecError.at("--shard", 0, "a shard writes its results file to --output, e.g. --output results/shard-2.json")
     spec = load_spec(args.spec, tags=_split(args.tags) or None)
     traces = load_traces(args.traces, args.trace_format)
     baselines: dict[str, list] = {}
@@ -67,7 +75,45 @@ def cmd_test(args: argparse.Namespace) -> int:
         from .engine.runner import group_traces
 
         baselines = group_traces(spec.queries, load_traces(args.baseline_traces, args.trace_format)).by_query
-    run = run_spec(spec, traces, baselines=baselines, settings=Settings(fail_on=fail_on, workers=args.workers))
+    run = run_spec(spec, traces, baselines=baselines, settings=Settings(fail_on=fail_on, workers=args.workers), shard=shard)
+    if shard:
+        from .report import json
+
+        write_output(json.render(run), args.output)
+        write_output(renderer(args.format)(run), None)
+    else:
+        write_output(renderer(args.format)(run), args.output)
+    return exit_code(run)
+
+
+def read_shards(patterns: list[str]) -> dict[str, RunResult]:
+    """Shard results files matching the glob patterns, by file name; each must parse as results JSON."""
+    import glob
+
+    from pydantic import ValidationError
+
+    from .errors import InputError, Problem
+
+    files = sorted({file for pattern in patterns for file in (glob.glob(pattern) or [pattern])})
+    shards, problems = {}, []
+    for file in files:
+        try:
+            shards[file] = RunResult.model_validate_json(Path(file).read_bytes())
+        except OSError as exc:
+            problems.append(Problem(file, 0, f"cannot read shard results: {exc.strerror or exc}"))
+        except ValidationError as exc:
+            problems.append(Problem(file, 0, f"not an agentci results file: {exc.errors()[0]['msg']}"))
+    if problems:
+        raise InputError(problems)
+    return shards
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from .engine.merge import merge_shards
+    from .spec.loader import load_spec
+
+    spec = load_spec(args.spec, tags=_split(args.tags) or None)
+    run = merge_shards(spec, read_shards(args.shards))
     write_output(renderer(args.format)(run), args.output)
     return exit_code(run)
 
@@ -105,8 +151,18 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--fail-on", default="correctness", help="layers that block: correctness,path,cost or none (default: correctness)")
     test.add_argument("--workers", type=int, default=4, help="concurrent judge calls (default 4)")
     test.add_argument("--format", choices=FORMATS, default="console")
-    test.add_argument("--output", help="write the report to this file instead of standard output")
+    test.add_argument("--output", help="write the report to this file instead of standard output (with --shard: the shard results file)")
+    test.add_argument("--shard", help="evaluate only shard INDEX/COUNT (e.g. 2/4) of the queries, chosen by id hash; "
+                                      "writes the shard results JSON to --output and the --format report to standard output")
     test.set_defaults(func=cmd_test)
+
+    merge = sub.add_parser("merge", help="combine shard results files into one run: report and exit code as `test`")
+    merge.add_argument("shards", nargs="+", help="shard results files or globs, e.g. 'results/shard-*.json'")
+    merge.add_argument("--spec", required=True, help="the spec YAML the shards were run with")
+    merge.add_argument("--tags", action="append", help="the --tags the shards were run with")
+    merge.add_argument("--format", choices=FORMATS, default="console")
+    merge.add_argument("--output", help="write the report to this file instead of standard output")
+    merge.set_defaults(func=cmd_merge)
 
     schema = sub.add_parser("schema", help="print the spec's JSON Schema")
     schema.add_argument("--output", help="write to this file")

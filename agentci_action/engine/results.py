@@ -161,3 +161,11 @@ class RunResult(BaseModel):
     summary: Summary
     results: list[QueryResult]
     warnings: list[str] = Field(default_factory=list, description="Run-level notes, e.g. traces matching no query.")
+
+
+class MetricChange(BaseModel):
+    """A run-level figure against the baseline run: uplift = (current − baseline) / baseline, null when undefined."""
+
+    current: float | None
+    baseline: float | None
+    uplift: float | None

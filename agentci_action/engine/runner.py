@@ -18,7 +18,8 @@ from .aggregate import Run, combine_runs
 from .gcpause import gc_paused
 from .path import evaluate_path
 from .process import evaluate_process
-from .results import LAYERS, LayerResult, QueryResult, RunResult, Status, Summary
+from .results import LAYERS, LayerResult, QueryResult, RunResult, ShardInfo, Status, Summary
+from .shard import select_shard
 from .score import composite_score, letter_grade
 from .stats import cost_of_pass
 
@@ -173,9 +174,15 @@ def run_spec(
     baselines: dict[str, list[Trace]] | None = None,
     judge: Judge | None = None,
     settings: Settings = Settings(),
+    shard: ShardInfo | None = None,
 ) -> RunResult:
-    """Evaluate `queries` (default: all of the spec's) against `traces`; judge calls run on `settings.workers` threads."""
+    """Evaluate `queries` (default: all of the spec's, or this shard's of them) against `traces`.
+
+    Judge calls run on `settings.workers` threads.
+    """
     selected = queries if queries is not None else spec.queries
+    if shard is not None:
+        selected = select_shard(selected, shard)
     matched = match_traces(selected, traces, spec.queries)
     baselines = baselines or {}
 
@@ -189,4 +196,5 @@ def run_spec(
     else:
         with gc_paused():
             results = [one(q) for q in selected]
-    return RunResult(agent=spec.agent, spec=spec.path, summary=summarize(results, settings.fail_on), results=results, warnings=matched.unmatched)
+    return RunResult(agent=spec.agent, spec=spec.path, spec_hash=spec.content_hash(), shard=shard,
+                     summary=summarize(results, settings.fail_on), results=results, warnings=matched.unmatched)

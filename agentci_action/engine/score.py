@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..spec.models import ScoreWeights
-from .results import LayerResult, Status
+from .results import LayerResult, MetricChange, RunResult, Status
 
 JUDGE_SCALE = (1, 5)
 GRADES = ((0.95, "A"), (0.85, "B"), (0.75, "C"), (0.65, "D"))
@@ -96,3 +96,17 @@ def uplift(current: float | None, baseline: float | None) -> float | None:
     if current is None or baseline is None or baseline == 0:
         return None
     return (current - baseline) / baseline
+
+
+def run_uplift(current: RunResult, baseline: RunResult) -> dict[str, MetricChange]:
+    """Composite score, pass rate and total cost of `current` against `baseline`, each with its uplift."""
+    figures = {
+        "composite_score": lambda run: run.summary.composite_score,
+        "pass_rate": lambda run: run.summary.pass_rate,
+        "cost_usd": lambda run: None if run.summary.cost_unknown else run.summary.cost_usd,
+    }
+    changes = {}
+    for name, figure in figures.items():
+        now, before = figure(current), figure(baseline)
+        changes[name] = MetricChange(current=now, baseline=before, uplift=uplift(now, before))
+    return changes

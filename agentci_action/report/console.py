@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from ..engine.results import LAYERS, QueryResult, RunResult, Status
 from .text import one_line
 
@@ -27,7 +29,22 @@ def _figures(result: QueryResult) -> str:
     parts.append(f"{cost.get('llm_calls') or 0} LLM calls")
     if cost.get("latency_ms") is not None:
         parts.append(f"{cost['latency_ms']:,.0f} ms")
+    if result.score.value is not None:
+        parts.append(f"score {result.score.value:.1f} ({result.score.grade})")
     return " · ".join(parts)
+
+
+def _cost_of_pass(value: float | None) -> str:
+    return "cost unknown" if value is None else "∞ (no run passed)" if value == math.inf else f"${value:.4f}"
+
+
+def _reliability(result: QueryResult) -> str:
+    """Pass rate and its interval, pass@k, pass^k, flakiness and cost of pass, for a query run several times."""
+    rel = result.reliability
+    low, high = rel.pass_rate_ci95
+    flaky = " · flaky" if rel.flaky else ""
+    return (f"{rel.runs} runs · {rel.passed} passed · pass rate {rel.pass_rate:.0%} (95% CI {low:.0%}-{high:.0%}) · "
+            f"pass@{rel.runs} {rel.pass_at_k:g} · pass^{rel.runs} {rel.pass_hat_k:g}{flaky} · cost of pass {_cost_of_pass(rel.cost_of_pass_usd)}")
 
 
 def render_query(result: QueryResult) -> list[str]:
@@ -41,6 +58,10 @@ def render_query(result: QueryResult) -> list[str]:
         lines.append(f"    {name:<11} {layer.status.value:<5} {one_line(messages[0], 160)}")
         lines.extend(f"    {'':<11} {'':<5} {one_line(m, 160)}" for m in messages[1:])
     lines.append(f"    {_figures(result)}")
+    if result.runs > 1:
+        lines.append(f"    {_reliability(result)}")
+    if result.score.reason:
+        lines.append(f"    {one_line(result.score.reason, 160)}")
     return lines
 
 
@@ -48,8 +69,11 @@ def render_total(run: RunResult) -> str:
     s = run.summary
     cost = f"${s.cost_usd:.4f}" + (f" (+{s.cost_unknown} unknown)" if s.cost_unknown else "")
     skipped = f" · {s.skipped_checks} checks skipped" if s.skipped_checks else ""
+    runs = f" · {s.runs} runs, {s.flaky} flaky" if s.runs > s.total else ""
+    score = f" · mean score {s.mean_score:.1f}" if s.mean_score is not None else ""
     return (f"{s.status.value.upper()}: {s.total} queries · {s.passed} passed ({s.warnings} with warnings) · "
-            f"{s.failed} failed · {s.errors} errors{skipped} · {cost} · {s.total_tokens:,} tokens")
+            f"{s.failed} failed · {s.errors} errors{skipped} · {cost} · {s.total_tokens:,} tokens{runs} · "
+            f"pass rate {s.pass_rate:.0%}{score} · composite {s.composite_score:.2f} (grade {s.grade})")
 
 
 def render(run: RunResult) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from enum import Enum
 from typing import Any, Literal
@@ -219,3 +220,7 @@ class AgentCISpec(_Strict):
     @property
     def path(self) -> str:
         return self._path
+
+    def content_hash(self) -> str:
+        """sha256 of the validated spec (includes resolved, defaults merged, tags applied): equal specs, equal hash."""
+        return hashlib.sha256(self.model_dump_json().encode("utf-8")).hexdigest()
