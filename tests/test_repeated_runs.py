@@ -1,0 +1,160 @@
+"""Repeated runs through the loader and the runner: the pass-rate gate, runs, flakiness, scores, JSON-safe infinity."""
+
+import json
+import math
+
+import pytest
+
+from agentci_action.engine.results import RunResult, Status
+from agentci_action.engine.runner import run_spec
+from agentci_action.errors import SpecError, TraceError
+from agentci_action.report import json as json_report
+from agentci_action.spec.loader import load_spec
+from agentci_action.trace.models import Trace
+
+from conftest import run_cli
+
+SPEC = """
+agent: demo
+defaults:
+  runs: 4
+  min_pass_rate: 0.75
+queries:
+  - id: capital
+    query: "Capital of France?"
+    correctness: {expected_in_answer: ["Paris"]}
+    path: {expected_tools: [search], forbidden_tools: [shell]}
+  - id: strict
+    query: "Strict one"
+    min_pass_rate: 1.0
+    min_score: 90
+    weights: {tool_accuracy: 1, output_quality: 1, sequence_correctness: 0}
+    correctness: {expected_in_answer: ["ok"]}
+    path: {expected_tools: [search, generate]}
+"""
+
+
+def runs(query_id, answers, tools=("search",), cost=0.01):
+    return [Trace.model_validate({"id": query_id, "run": i, "final_answer": a, "tool_calls": [{"name": t} for t in tools],
+                                  "llm_calls": [{"input_tokens": 100 * (i + 1), "cost_usd": cost, "duration_ms": 100.0 * (i + 1)}]}
+                                 ).with_derived_totals() for i, a in enumerate(answers)]
+
+
+def test_pass_rate_gate_statistics_and_flakiness(write):
+    spec = load_spec(write("s.yaml", SPEC))
+    traces = runs("capital", ["Paris", "Lyon", "Paris", "Paris"]) + runs("strict", ["ok", "ok", "ok", "ok"], ("search", "generate"))
+    run = run_spec(spec, list(reversed(traces)))  # order of the file does not matter: runs sort by `run`
+    capital, strict = run.results
+    rel = capital.reliability
+    assert (rel.runs, rel.passed, rel.pass_rate, rel.pass_at_k, rel.pass_hat_k, rel.flaky) == (4, 3, 0.75, 1.0, 0.0, True)
+    assert rel.run_statuses == [Status.PASS, Status.FAIL, Status.PASS, Status.PASS]
+    assert rel.pass_rate_ci95 == pytest.approx((0.3006, 0.9544), abs=1e-4)
+    assert rel.cost_usd == pytest.approx(0.04) and rel.cost_of_pass_usd == pytest.approx(0.04 / 3)
+    tokens = rel.metrics["total_tokens"]
+    assert (tokens.count, tokens.mean, tokens.median, tokens.min, tokens.max) == (4, 250.0, 250.0, 100.0, 400.0)
+    assert tokens.std_dev == pytest.approx(math.sqrt(12500))
+    assert rel.metrics["latency_ms"].mean == 250.0 and rel.metrics["tool_recall"].mode == 1.0
+    # flaky but at the gate: correctness passes and still says which run failed
+    assert capital.correctness.status is Status.PASS and capital.status is Status.PASS
+    assert capital.correctness.messages == ["3 of 4 runs passed (75%), at least min_pass_rate 75%: run 1: expected in answer but missing: 'Paris'"]
+    # score: recall 1, output quality 1 or 0, similarity 1 → (30 + 50 + 20, 30 + 0 + 20) → mean (100·3 + 50) / 4
+    assert capital.score.value == pytest.approx(87.5)
+    assert capital.score.composite == pytest.approx((0.75 + 0.875) / 2) and capital.score.grade == "C"
+    assert strict.score.value == 100.0 and strict.reliability.pass_hat_k == 1.0
+    s = run.summary
+    assert (s.runs, s.runs_passed, s.pass_rate, s.flaky, s.mean_score) == (8, 7, 0.875, 1, 93.75)
+    assert s.composite_score == pytest.approx((0.875 + 0.9375) / 2) and s.grade == "B"
+    assert s.cost_usd == pytest.approx(0.08) and s.total_tokens == 2000
+
+
+def test_below_min_pass_rate_and_min_score_fail_correctness(write):
+    spec = load_spec(write("s.yaml", SPEC))
+    traces = runs("capital", ["Paris", "Lyon", "Lyon", "Paris"]) + runs("strict", ["ok"] * 4, ("search",))
+    capital, strict = run_spec(spec, traces).results
+    assert capital.correctness.status is Status.FAIL and capital.blocking
+    assert capital.correctness.messages[0].startswith("2 of 4 runs passed (50%), below min_pass_rate 75%: run 1: expected in answer")
+    # every run passes its checks, but recall 0.5 and output 1.0 at 1:1 weights score 75 < 90
+    assert strict.reliability.pass_rate == 1.0
+    assert strict.correctness.status is Status.FAIL and strict.correctness.messages == ["score 75.0 < min_score 90"]
+
+
+def test_fewer_traces_than_runs_is_an_error_naming_the_query(write, write_traces):
+    spec_path = write("s.yaml", SPEC)
+    with pytest.raises(TraceError, match=r"s\.yaml:6: query 'capital' expects runs: 4 but has 2 traces"):
+        run_spec(load_spec(spec_path), runs("capital", ["Paris"] * 2) + runs("strict", ["ok"] * 4))
+    traces = write_traces("t.jsonl", [t.model_dump(exclude_none=True) for t in runs("capital", ["Paris"]) + runs("strict", ["ok"] * 4)])
+    result = run_cli("test", "--spec", spec_path, "--traces", traces)
+    assert result.returncode == 2 and "query 'capital' expects runs: 4 but has 1 trace" in result.stderr
+
+
+def test_forbidden_tool_in_one_run_fails_that_run_and_zeroes_its_score(write):
+    spec = load_spec(write("s.yaml", SPEC))
+    traces = runs("capital", ["Paris"] * 3) + runs("capital", ["Paris"], ("search", "shell"))[:1] + runs("strict", ["ok"] * 4, ("search", "generate"))
+    capital = run_spec(spec, traces).results[0]
+    assert capital.path.status is Status.FAIL and capital.blocking
+    assert capital.reliability.run_statuses.count(Status.FAIL) == 1
+    assert capital.score.reason == "forbidden tool used: shell (score short-circuited to 0)"
+    assert capital.reliability.metrics["score"].min == 0.0 and capital.score.value == 75.0
+
+
+def test_no_passing_run_gives_infinite_cost_of_pass_written_as_the_string_Infinity(write):
+    spec = load_spec(write("s.yaml", SPEC))
+    run = run_spec(spec, runs("capital", ["Lyon"] * 4) + runs("strict", ["no"] * 4, ("search", "generate")))
+    assert run.results[0].reliability.cost_of_pass_usd == math.inf and run.summary.cost_of_pass_usd == math.inf
+    text = json_report.render(run)
+    data = json.loads(text)
+    assert data["results"][0]["reliability"]["cost_of_pass_usd"] == "Infinity"
+    assert data["summary"]["cost_of_pass_usd"] == "Infinity"
+    assert RunResult.model_validate_json(text) == run  # reads back as infinity
+
+
+def test_unknown_cost_makes_cost_of_pass_unknown_not_infinite(write):
+    spec = load_spec(write("s.yaml", SPEC.replace("runs: 4", "runs: 1")))
+    unknown = [Trace.model_validate({"id": "capital", "final_answer": "Paris", "llm_calls": [{"input_tokens": 5}]}).with_derived_totals()]
+    run = run_spec(spec, unknown + runs("strict", ["ok"]))
+    assert run.results[0].reliability.cost_of_pass_usd is None and run.summary.cost_of_pass_usd is None
+    assert json.loads(json_report.render(run))["results"][0]["reliability"]["cost_of_pass_usd"] is None
+
+
+def test_a_single_run_keeps_its_layers_and_a_default_gate_of_every_run(write):
+    spec = load_spec(write("s.yaml", SPEC.replace("  runs: 4\n  min_pass_rate: 0.75\n", "  runs: 1\n")))
+    run = run_spec(spec, runs("capital", ["Lyon", "Paris"]) + runs("strict", ["ok"], ("search", "generate")))
+    assert run.results[0].correctness.status is Status.FAIL  # default min_pass_rate 1.0: one failing run of two fails
+    single = run.results[1]
+    assert [c.name for c in single.correctness.checks] == ["expected_in_answer", "min_score"]
+    assert single.reliability.pass_rate_ci95[1] == 1.0
+
+
+def test_process_metrics_from_the_spec(write):
+    spec = load_spec(write("s.yaml", """
+        agent: demo
+        queries:
+          - id: p
+            query: "p"
+            process:
+              expected_steps: [search, {tool: Re-Rank, weight: 2}, generate]
+              aligned_tools: [search, rerank, generate]
+              min_progress_rate: 0.5
+              max_strategic_drift: 0.2
+        """))
+    trace = Trace.model_validate({"id": "p", "tool_calls": [{"name": n} for n in ("search", "browse", "generate", "browse")]})
+    path = run_spec(spec, [trace]).results[0].path
+    assert path.details["progress_rate"] == 0.25 and path.details["strategic_drift"] == 0.5
+    assert path.status is Status.WARN
+    assert path.messages == ["progress rate: 0.25 < min 0.5", "strategic drift: 0.50 > max 0.2"]
+
+
+def test_spec_rejects_bad_reliability_settings(write):
+    with pytest.raises(SpecError) as caught:
+        load_spec(write("bad.yaml", """
+            agent: demo
+            defaults: {runs: 0}
+            queries:
+              - query: "q"
+                min_pass_rate: 1.5
+                weights: {tool_accuracy: 0, output_quality: 0, sequence_correctness: 0}
+            """))
+    text = str(caught.value)
+    assert "bad.yaml:2: defaults.runs: Input should be greater than or equal to 1" in text
+    assert "min_pass_rate: Input should be less than or equal to 1" in text
+    assert "at least one score weight must be positive" in text
