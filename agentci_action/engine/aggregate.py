@@ -103,11 +103,12 @@ def score_result(scores: list[RunScore], pass_rate: float) -> ScoreResult:
 
 
 def _worst_run(runs: list[Run], name: str) -> LayerResult:
-    """The layer from its worst run, with every non-passing run's messages labelled by run."""
+    """The layer from its worst run, with the messages of every run that warned, failed or errored labelled by run."""
     layers = [run.layers[name] for run in runs]
     status = worst([layer.status for layer in layers])
     chosen = next(layer for layer in layers if layer.status is status)
-    messages = [f"run {run.index}: {m}" for run in runs if run.layers[name].status is not Status.PASS for m in run.layers[name].messages]
+    messages = [f"run {run.index}: {m}" for run in runs if run.layers[name].status not in (Status.PASS, Status.SKIP)
+                for m in run.layers[name].messages]
     return chosen.model_copy(update={"messages": messages or chosen.messages})
 
 
