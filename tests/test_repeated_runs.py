@@ -7,6 +7,7 @@ import pytest
 
 from agentci_action.engine.results import RunResult, Status
 from agentci_action.engine.runner import run_spec
+from agentci_action.engine.score import run_uplift
 from agentci_action.errors import SpecError, TraceError
 from agentci_action.report import json as json_report
 from agentci_action.spec.loader import load_spec
@@ -158,3 +159,25 @@ def test_spec_rejects_bad_reliability_settings(write):
     assert "bad.yaml:2: defaults.runs: Input should be greater than or equal to 1" in text
     assert "min_pass_rate: Input should be less than or equal to 1" in text
     assert "at least one score weight must be positive" in text
+
+
+def test_uplift_of_a_run_against_the_baseline_run(write):
+    spec = load_spec(write("s.yaml", SPEC))
+    baseline = run_spec(spec, runs("capital", ["Paris", "Lyon", "Lyon", "Paris"], cost=0.02) + runs("strict", ["ok"] * 4, ("search", "generate"), 0.02))
+    current = run_spec(spec, runs("capital", ["Paris"] * 4, cost=0.01) + runs("strict", ["ok"] * 4, ("search", "generate"), 0.01))
+    changes = run_uplift(current, baseline)
+    assert changes["pass_rate"].model_dump() == {"current": 1.0, "baseline": 0.75, "uplift": pytest.approx(1 / 3)}
+    assert changes["cost_usd"].current == pytest.approx(0.08) and changes["cost_usd"].uplift == pytest.approx(-0.5)
+    b, c = baseline.summary.composite_score, current.summary.composite_score
+    assert c == 1.0 and changes["composite_score"].uplift == pytest.approx((c - b) / b)
+
+
+def test_min_score_is_skipped_with_the_reason_when_nothing_can_be_scored(write):
+    spec = load_spec(write("s.yaml", """
+        agent: demo
+        queries:
+          - {id: q, query: "q", min_score: 50}
+        """))
+    result = run_spec(spec, [Trace.model_validate({"id": "q"})]).results[0]
+    assert result.score.value is None and result.score.composite == 1.0
+    assert result.correctness.status is Status.SKIP and "min_score skipped: nothing to score" in result.correctness.messages[0]

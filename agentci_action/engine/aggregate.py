@@ -62,7 +62,7 @@ def judge_score(correctness: LayerResult) -> float | None:
 
 def _stats(values: list[float | None]) -> MetricStats | None:
     found = stats.statistics([v for v in values if v is not None])
-    return MetricStats(**found.__dict__) if found else None
+    return MetricStats.model_construct(**found.__dict__) if found else None  # plain floats from our own code: no validation needed
 
 
 def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:

@@ -7,8 +7,8 @@ functions turn the k outcomes and the k values of every numeric metric into the 
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass
+from itertools import groupby
 
 Z_95 = 1.959963984540054  # the standard normal quantile for a two-sided 95% interval
 
@@ -35,9 +35,12 @@ def median(values: list[float]) -> float:
 
 def mode(values: list[float]) -> float:
     """Most frequent value; the smallest of them when several are equally frequent."""
-    counts = Counter(values)
-    top = max(counts.values())
-    return min(value for value, n in counts.items() if n == top)
+    best, best_count = None, 0
+    for value, group in groupby(sorted(values)):
+        count = sum(1 for _ in group)
+        if count > best_count:  # ascending order: a later value must be strictly more frequent to win a tie
+            best, best_count = value, count
+    return best
 
 
 def std_dev(values: list[float]) -> float:
@@ -53,8 +56,9 @@ def statistics(values: list[float]) -> Statistics | None:
     """
     if not values:
         return None
-    return Statistics(count=len(values), mean=sum(values) / len(values), median=median(values), mode=mode(values),
-                      min=min(values), max=max(values), std_dev=std_dev(values))
+    ordered = sorted(values)
+    return Statistics(count=len(values), mean=sum(values) / len(values), median=median(ordered), mode=mode(ordered),
+                      min=ordered[0], max=ordered[-1], std_dev=std_dev(values))
 
 
 def pass_rate(passed: int, runs: int) -> float:
