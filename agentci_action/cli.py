@@ -1,4 +1,5 @@
-"""The `agentci` command: validate a spec, test traces against it (whole or one shard), merge shards, print the schema.
+"""The `agentci` command: validate a spec, test traces against it (whole or one shard), merge shards, print the schema,
+start a project.
 
 Exit codes: 0 pass (warnings allowed) · 1 a blocking layer failed (`validate`: the spec is invalid) ·
 2 the spec, the traces or an infrastructure dependency made evaluation impossible.
@@ -134,6 +135,15 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
+def cmd_init(args: argparse.Namespace) -> int:
+    from .init import init_project
+
+    for path in init_project(Path(args.directory)):
+        print(f"wrote {path}")
+    print("next: agentci test --spec agentci_spec.yaml --traces traces/")
+    return EXIT_PASS
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentci", description="Regression tests for AI agents: correctness, path and cost.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -167,6 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
     schema = sub.add_parser("schema", help="print the spec's JSON Schema")
     schema.add_argument("--output", help="write to this file")
     schema.set_defaults(func=cmd_schema)
+    init = sub.add_parser("init", help="write a starter spec, an example trace and a GitHub workflow")
+    init.add_argument("directory", nargs="?", default=".", help="where to write them (default: here)")
+    init.set_defaults(func=cmd_init)
     return parser
 
 
