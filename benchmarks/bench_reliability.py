@@ -15,9 +15,9 @@ import argparse
 import json
 import random
 import tempfile
-import time
 from pathlib import Path
 
+from bench_engine import timed  # benchmarks/ is on the path when a benchmark runs as a script
 from agentci_action.engine.gcpause import gc_paused
 from agentci_action.engine.merge import merge_shards
 from agentci_action.engine.results import RunResult
@@ -47,12 +47,6 @@ def make_query(query_id: str, runs: int) -> QuerySpec:
         "path": {"expected_tools": ["search", "generate"], "forbidden_tools": ["shell"], "max_tool_calls": 20, "max_loops": 3},
         "cost": {"max_total_tokens": 5000, "max_llm_calls": 5},
     })
-
-
-def timed(fn):
-    start = time.perf_counter()
-    value = fn()
-    return value, time.perf_counter() - start
 
 
 def main() -> None:

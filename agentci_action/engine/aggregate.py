@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..spec.models import QuerySpec, ScoreWeights
 from . import stats
-from .results import LAYERS, Check, LayerResult, MetricStats, Reliability, ScoreResult, Status, worst
+from .results import LAYERS, Check, LayerResult, Reliability, ScoreResult, Status, worst
 from .score import RunScore, composite_score, letter_grade, run_score
 
 HARD = (Status.FAIL, Status.ERROR)
@@ -60,11 +60,6 @@ def judge_score(correctness: LayerResult) -> float | None:
     return sum(scores) / len(scores) if scores else None
 
 
-def _stats(values: list[float | None]) -> MetricStats | None:
-    found = stats.statistics([v for v in values if v is not None])
-    return MetricStats.model_construct(**found.__dict__) if found else None  # plain floats from our own code: no validation needed
-
-
 def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
     """Pass rate, pass@k, pass^k (k = runs), Wilson 95% interval, flakiness, cost of pass and every metric's statistics."""
     n = len(runs)
@@ -74,7 +69,7 @@ def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
     series = {name: [run.layers[layer].details.get(key) for run in runs] for name, (layer, key) in RUN_METRICS.items()}
     series["judge_score"] = [judge_score(run.layers["correctness"]) for run in runs]
     series["score"] = [s.value for s in scores]
-    metrics = {name: found for name, values in series.items() if (found := _stats(values)) is not None}
+    metrics = {name: found for name, values in series.items() if (found := stats.statistics([v for v in values if v is not None]))}
     return Reliability(
         runs=n, passed=passed, pass_rate=stats.pass_rate(passed, n),
         pass_at_k=stats.pass_at_k(n, passed, n), pass_hat_k=stats.pass_hat_k(n, passed, n),

@@ -7,23 +7,11 @@ functions turn the k outcomes and the k values of every numeric metric into the 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from itertools import groupby
 
+from .results import MetricStats
+
 Z_95 = 1.959963984540054  # the standard normal quantile for a two-sided 95% interval
-
-
-@dataclass(frozen=True)
-class Statistics:
-    """Aggregate of one metric over the runs where it was known (count may be below the number of runs)."""
-
-    count: int
-    mean: float
-    median: float
-    mode: float
-    min: float
-    max: float
-    std_dev: float
 
 
 def median(values: list[float]) -> float:
@@ -49,7 +37,7 @@ def std_dev(values: list[float]) -> float:
     return math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
 
 
-def statistics(values: list[float]) -> Statistics | None:
+def statistics(values: list[float]) -> MetricStats | None:
     """count, mean, median, mode, min, max and population std dev of `values`; None when there are none.
 
     [1, 1, 0, 1, 1, 1, 0, 1, 1, 1] → mean 0.8, median 1.0, mode 1.0, min 0.0, max 1.0, std_dev 0.4.
@@ -57,8 +45,9 @@ def statistics(values: list[float]) -> Statistics | None:
     if not values:
         return None
     ordered = sorted(values)
-    return Statistics(count=len(values), mean=sum(values) / len(values), median=median(ordered), mode=mode(ordered),
-                      min=ordered[0], max=ordered[-1], std_dev=std_dev(values))
+    # model_construct: plain floats computed here need no validation (this runs for every metric of every query)
+    return MetricStats.model_construct(count=len(values), mean=sum(values) / len(values), median=median(ordered), mode=mode(ordered),
+                                       min=ordered[0], max=ordered[-1], std_dev=std_dev(values))
 
 
 def pass_rate(passed: int, runs: int) -> float:
