@@ -8,13 +8,13 @@ Exit codes: 0 pass (warnings allowed) · 1 a blocking layer failed (`validate`: 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from .errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, SpecError
 from .engine.results import RunResult, Status
+from .trace.adapters import FORMATS as TRACE_FORMATS
 
 FORMATS = ("console", "json", "junit", "prometheus")
 
@@ -70,12 +70,12 @@ def cmd_test(args: argparse.Namespace) -> int:
     if shard and not args.output:
         raise SpecError.at("--shard", 0, "a shard writes its results file to --output, e.g. --output results/shard-2.json")
     spec = load_spec(args.spec, tags=_split(args.tags) or None)
-    traces = load_traces(args.traces, args.trace_format)
+    traces = load_traces(args.traces, args.trace_format, spec.pricing)
     baselines: dict[str, list] = {}
     if args.baseline_traces:
         from .engine.runner import group_traces
 
-        baselines = group_traces(spec.queries, load_traces(args.baseline_traces, args.trace_format)).by_query
+        baselines = group_traces(spec.queries, load_traces(args.baseline_traces, args.trace_format, spec.pricing)).by_query
     run = run_spec(spec, traces, baselines=baselines, settings=Settings(fail_on=fail_on, workers=args.workers), shard=shard)
     if shard:
         from .report import json
@@ -156,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--spec", required=True, help="the spec YAML")
     test.add_argument("--traces", required=True, action="append", help="trace file, directory or glob (repeatable)")
     test.add_argument("--baseline-traces", action="append", help="traces to compare with: sequence similarity, match mode, cost multiplier")
-    test.add_argument("--trace-format", default=None, help="trace format (default: detected)")
+    test.add_argument("--trace-format", default=None, choices=["auto", *TRACE_FORMATS], help="trace format (default: detected per file)")
     test.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
     test.add_argument("--fail-on", default="correctness", help="layers that block: correctness,path,cost or none (default: correctness)")
     test.add_argument("--workers", type=int, default=4, help="concurrent judge calls (default 4)")

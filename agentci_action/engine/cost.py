@@ -16,11 +16,18 @@ def cost_multiplier(cost: float | None, baseline_cost: float | None) -> float | 
     return cost / baseline_cost
 
 
-def _limit(name: str, actual: float | None, limit: float | None, what: str, unit: str = "") -> Check | None:
+def unknown_cost_reason(trace: Trace) -> str:
+    """Why a trace's cost is unknown, as the pricing step recorded it (see trace/pricing.py)."""
+    reasons = trace.metadata.get("cost_unknown") or []
+    return "; ".join(str(r) for r in reasons) or "the trace does not record cost"
+
+
+def _limit(name: str, actual: float | None, limit: float | None, what: str, unit: str = "", unknown: str = "") -> Check | None:
     if limit is None:
         return None
     if actual is None:
-        return Check(name=name, status=Status.SKIP, message=f"{name} skipped: the trace does not record {what}")
+        because = unknown or f"the trace does not record {what}"
+        return Check(name=name, status=Status.SKIP, message=f"{name} skipped: {because}")
     ok = actual <= limit
     return Check(name=name, status=Status.PASS if ok else Status.WARN,
                  message="" if ok else f"{what}: {unit}{actual:,.6g} > max {unit}{limit:,.6g}", data={"actual": actual, "max": limit})
@@ -34,6 +41,8 @@ def evaluate_cost(spec: CostSpec | None, trace: Trace, baseline: Trace | None = 
         "llm_calls": trace.total_llm_calls,
         "latency_ms": trace.total_duration_ms,
     }
+    if trace.total_cost_usd is None:
+        details["cost_unknown_reason"] = unknown_cost_reason(trace)
     if baseline is not None:
         details["baseline_cost_usd"] = baseline.total_cost_usd
     if spec is None:
@@ -42,7 +51,7 @@ def evaluate_cost(spec: CostSpec | None, trace: Trace, baseline: Trace | None = 
         _limit("max_total_tokens", trace.total_tokens, spec.max_total_tokens, "tokens"),
         _limit("max_llm_calls", trace.total_llm_calls, spec.max_llm_calls, "LLM calls"),
         _limit("max_latency_ms", trace.total_duration_ms, spec.max_latency_ms, "latency (ms)"),
-        _limit("max_cost_usd", trace.total_cost_usd, spec.max_cost_usd, "cost", "$"),
+        _limit("max_cost_usd", trace.total_cost_usd, spec.max_cost_usd, "cost", "$", details.get("cost_unknown_reason", "")),
     ]
     if spec.max_cost_multiplier is not None:
         checks.append(_multiplier_check(spec.max_cost_multiplier, trace, baseline, details))
@@ -54,7 +63,12 @@ def _multiplier_check(limit: float, trace: Trace, baseline: Trace | None, detail
         return Check(name="max_cost_multiplier", status=Status.SKIP, message="cost multiplier skipped: no baseline trace")
     multiplier = cost_multiplier(trace.total_cost_usd, baseline.total_cost_usd)
     if multiplier is None:
-        reason = "the baseline cost is 0" if baseline.total_cost_usd == 0 else "a cost is unknown"
+        if baseline.total_cost_usd == 0:
+            reason = "the baseline cost is 0"
+        elif trace.total_cost_usd is None:
+            reason = f"the cost is unknown ({unknown_cost_reason(trace)})"
+        else:
+            reason = f"the baseline cost is unknown ({unknown_cost_reason(baseline)})"
         return Check(name="max_cost_multiplier", status=Status.SKIP, message=f"cost multiplier skipped: {reason}")
     details["cost_multiplier"] = multiplier
     ok = multiplier <= limit

@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..errors import Problem, SpecError
-from .models import AgentCISpec, QueryDefaults, QuerySpec
+from .models import AgentCISpec, QuerySpec
 
 DocPath = tuple  # a path into the document: keys and list indexes
 

@@ -205,6 +205,15 @@ class JudgeConfig(_Strict):
     ensemble: EnsembleConfig | None = None
 
 
+class ModelPrice(_Strict):
+    """Prices of one model in USD per million tokens; overrides or extends the bundled price table."""
+
+    input: float = Field(..., ge=0, description="USD per million uncached input tokens.")
+    output: float = Field(..., ge=0, description="USD per million output tokens (reasoning tokens included).")
+    cached_input: float | None = Field(None, ge=0, description="USD per million input tokens read from a prompt cache; defaults to `input`.")
+    cache_write_input: float | None = Field(None, ge=0, description="USD per million input tokens written to a prompt cache; defaults to `input`.")
+
+
 class AgentCISpec(_Strict):
     """Root of agentci_spec.yaml."""
 
@@ -213,6 +222,9 @@ class AgentCISpec(_Strict):
     baseline_dir: str = Field("./baselines", description="Golden baselines, relative to the spec file.")
     defaults: QueryDefaults | None = None
     judge_config: JudgeConfig | None = None
+    pricing: dict[str, ModelPrice] | None = Field(
+        None, description="Per-model prices (USD per million tokens) used before the bundled price table; keys are model names."
+    )
     queries: list[QuerySpec] = Field(..., min_length=1)
 
     _path: str = PrivateAttr("")

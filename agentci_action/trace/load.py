@@ -13,7 +13,9 @@ from typing import Any
 
 from ..engine.gcpause import gc_paused
 from ..errors import Problem, TraceError
+from ..spec.models import ModelPrice
 from .adapters import convert
+from .pricing import price_trace
 
 TRACE_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
@@ -99,14 +101,17 @@ def _list_items(text: str) -> list[Record]:
         pos = next_pos
 
 
-def load_traces(patterns: list[str], trace_format: str | None = None) -> list:
-    """Load and convert every trace named by `patterns`. Raises TraceError listing every problem."""
+def load_traces(patterns: list[str], trace_format: str | None = None, pricing: dict[str, ModelPrice] | None = None) -> list:
+    """Load, convert and price every trace named by `patterns`. Raises TraceError listing every problem.
+
+    `trace_format` names an adapter (None or "auto": detect per file); `pricing` is the spec's `pricing:`.
+    """
     traces = []
     problems: list[Problem] = []
     for path in resolve_paths(patterns):
         try:
             with gc_paused():
-                traces.extend(convert(read_records(path), str(path), trace_format))
+                traces.extend(price_trace(trace, pricing) for trace in convert(read_records(path), str(path), trace_format))
         except TraceError as exc:
             problems.extend(exc.problems)
     if problems:

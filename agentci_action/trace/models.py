@@ -25,9 +25,11 @@ class ToolCall(_Strict):
 
 class LLMCall(_Strict):
     model: str | None = None
+    provider: str | None = Field(None, description="Who served the call (openai, anthropic, azure, ...), to find its price.")
     input_tokens: int = Field(0, ge=0)
     output_tokens: int = Field(0, ge=0)
     cached_input_tokens: int = Field(0, ge=0, description="Input tokens served from a prompt cache (included in input_tokens).")
+    cache_write_input_tokens: int = Field(0, ge=0, description="Input tokens written to a prompt cache (included in input_tokens).")
     reasoning_tokens: int = Field(0, ge=0, description="Reasoning tokens (included in output_tokens).")
     cost_usd: float | None = Field(None, ge=0)
     duration_ms: float | None = Field(None, ge=0)

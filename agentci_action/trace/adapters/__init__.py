@@ -9,15 +9,36 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...errors import TraceError
-from . import canonical
+from . import anthropic_messages, canonical, langgraph, langsmith, openai_agents, openai_chat, openai_responses, openinference, otel_genai
+from .common import SHAPE_ERRORS, shape_problem
 
 if TYPE_CHECKING:
     from ..load import Record
     from ..models import Trace
 
-# Most specific first: canonical accepts any object with `id` or `query`, so it comes last.
-ADAPTERS = [canonical]
+# Most specific first. OpenInference before OpenTelemetry GenAI (its spans may carry gen_ai.* too);
+# Anthropic before Chat Completions (plain string messages fit both); canonical accepts any object with
+# `id` or `query`, so it comes last.
+ADAPTERS = [
+    openinference, otel_genai, openai_agents, langsmith, openai_responses, anthropic_messages, openai_chat, langgraph, canonical,
+]
 FORMATS = [adapter.NAME for adapter in ADAPTERS]
+
+
+def _accepts(adapter, records: list["Record"]) -> bool:
+    """The adapter's `detect`; a record shaped too differently for it to look at is simply not its format."""
+    try:
+        return bool(adapter.detect(records))
+    except SHAPE_ERRORS:
+        return False
+
+
+def _convert_with(adapter, records: list["Record"], file: str) -> list["Trace"]:
+    """Run one adapter; a shape it did not expect anywhere is an error at the file's first record, never a crash."""
+    try:
+        return adapter.convert(records, file)
+    except SHAPE_ERRORS as exc:
+        raise TraceError([shape_problem(file, records[0].line if records else 0, adapter.NAME, exc)]) from None
 
 
 def convert(records: list["Record"], file: str, trace_format: str | None = None) -> list["Trace"]:
@@ -26,9 +47,9 @@ def convert(records: list["Record"], file: str, trace_format: str | None = None)
         by_name = {adapter.NAME: adapter for adapter in ADAPTERS}
         if trace_format not in by_name:
             raise TraceError.at(file, 0, f"unknown trace format {trace_format!r}; known: {', '.join(FORMATS)}")
-        return by_name[trace_format].convert(records, file)
+        return _convert_with(by_name[trace_format], records, file)
     for adapter in ADAPTERS:
-        if adapter.detect(records):
-            return adapter.convert(records, file)
+        if _accepts(adapter, records):
+            return _convert_with(adapter, records, file)
     first = records[0].line if records else 0
     raise TraceError.at(file, first, f"unrecognised trace format; known: {', '.join(FORMATS)} (set trace-format to choose)")

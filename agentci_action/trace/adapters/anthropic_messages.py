@@ -1,0 +1,95 @@
+"""Anthropic Messages transcripts: content blocks `text`, `tool_use`, `tool_result` (with `is_error`).
+
+A record is one run: `{"id"?, "query"?, "messages": [...], "responses"?: [Message, ...]}` where `messages`
+is the conversation the program sent (`{"role", "content"}`, content a string or a list of blocks) and
+`responses` the API's Message objects (`message.model_dump()`), in order.
+- Each assistant turn is one model call; the i-th response gives its `model` and `usage`, and responses
+  beyond the assistant messages in `messages` become turns of their own (the last reply is often not
+  appended). Total input tokens = `input_tokens + cache_creation_input_tokens + cache_read_input_tokens`
+  (Anthropic reports them apart); cache reads are `cached_input_tokens`, cache writes
+  `cache_write_input_tokens`, each priced at its own rate. A Message carries no time, so a call is priced
+  at today's table.
+- Tool calls keep the order of the `tool_use` blocks; a `tool_result` is linked by `tool_use_id`, and
+  `is_error: true` makes the call failed with the result text as the error.
+- Agent: `metadata.agent` on a response, if the program sets it. Final answer: the last assistant text
+  (inferred). Query: the record's `id` / `query` (or `metadata.agentci.query_id` / `agentci.query`), else the
+  first user text. Dropped: `thinking` and `redacted_thinking` blocks, system prompts, images.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .assemble import Turn, from_turns
+from .common import build_trace, convert_each, maybe_json, record_key, text_of
+
+NAME = "anthropic"
+BLOCK_TYPES = {"tool_use", "tool_result", "thinking", "redacted_thinking"}
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content or [] if isinstance(b, dict)]
+
+
+def detect(records) -> bool:
+    def anthropic(value: Any) -> bool:
+        if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
+            return False
+        responses = value.get("responses") or []
+        if any(isinstance(r, dict) and r.get("type") == "message" for r in responses):
+            return True
+        return any(isinstance(m, dict) and any(b.get("type") in BLOCK_TYPES for b in _blocks(m.get("content"))) for m in value["messages"])
+    return bool(records) and all(anthropic(r.value) for r in records)
+
+
+def anthropic_usage(response: dict[str, Any] | None) -> dict[str, Any] | None:
+    """LLMCall fields of a Message: input = input_tokens + cache_creation_input_tokens + cache_read_input_tokens."""
+    usage = (response or {}).get("usage")
+    if not isinstance(usage, dict):
+        return None
+    cache_read = int(usage.get("cache_read_input_tokens") or 0)
+    cache_write = int(usage.get("cache_creation_input_tokens") or 0)
+    return {
+        "model": response.get("model"),
+        "provider": "anthropic",
+        "input_tokens": int(usage.get("input_tokens") or 0) + cache_read + cache_write,
+        "output_tokens": int(usage.get("output_tokens") or 0),
+        "cached_input_tokens": cache_read,
+        "cache_write_input_tokens": cache_write,
+    }
+
+
+def _turn(content: Any, response: dict[str, Any] | None) -> Turn:
+    blocks = _blocks(content)
+    calls = [{"id": b.get("id"), "name": b["name"], "arguments": b.get("input")} for b in blocks if b.get("type") == "tool_use"]
+    agent = ((response or {}).get("metadata") or {}).get("agent")
+    return Turn(text=text_of([b for b in blocks if b.get("type") == "text"]), tool_calls=calls, llm=anthropic_usage(response), agent=agent)
+
+
+def _result(block: dict[str, Any]) -> tuple[Any, str | None]:
+    content = block.get("content")
+    result = maybe_json(content if isinstance(content, str) else text_of(content))
+    return result, (text_of(content) or "tool error") if block.get("is_error") else None
+
+
+def convert(records, file: str) -> list:
+    def one(record):
+        value = record.value
+        responses = [r for r in value.get("responses") or [] if isinstance(r, dict)]
+        turns, results, query = [], {}, ""
+        for message in value["messages"]:
+            if message.get("role") == "assistant":
+                turns.append(_turn(message.get("content"), responses[len(turns)] if len(turns) < len(responses) else None))
+                continue
+            for block in _blocks(message.get("content")):
+                if block.get("type") == "tool_result":
+                    results[block.get("tool_use_id")] = _result(block)
+                elif block.get("type") == "text" and not query:
+                    query = block.get("text", "")
+        turns.extend(_turn(r.get("content"), r) for r in responses[len(turns):])
+        fields = {**from_turns(turns, results, query), **record_key(value)}
+        return build_trace(fields, file, record.line, NAME, inferred_answer=True)
+
+    return convert_each(records, file, NAME, one)

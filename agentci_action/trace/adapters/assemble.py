@@ -1,0 +1,184 @@
+"""Build canonical trace fields from the two shapes frameworks record (not an adapter itself).
+
+Span trees (OpenTelemetry GenAI, OpenInference, OpenAI Agents SDK, LangSmith runs): an adapter says what
+each span is (`SpanView`); `from_spans` then
+- counts each model-call span once as an LLM call, wherever it is nested (usage on agent or chain spans
+  is ignored, so a nested sub-agent's calls are never counted twice);
+- orders tool spans by the model call that issued them (its start, then the call's position in that
+  call's output, linked by tool-call id); a tool span with no link sorts by its own start;
+- gives each tool call the `agent` of its nearest enclosing agent span;
+- takes handoffs from `transfer_to_<agent>` tool spans and explicit handoff spans; when there are neither,
+  each switch between consecutive top-level agent spans counts as a handoff (a nested agent span is a
+  sub-agent, not a handoff);
+- takes the final answer from the output of the last root span that has one, else the last model output (marked inferred);
+- matches the query by `agentci.query_id` / `agentci.query` on any span, else the root span's input,
+  else the first user message of the first model call.
+
+Conversations (Chat Completions, Responses, Anthropic Messages, LangGraph messages): `from_turns` takes
+assistant turns in order; tool calls keep the order of the turn and of the call inside it, and a tool
+result is linked to its call by id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .common import duration_ms, handoff_target, iso_time, query_key, resolve_agent
+from .spans import Span, Tree
+
+
+@dataclass
+class SpanView:
+    """What one span means to the canonical trace; `kind` is llm, tool, agent, retrieval, handoff or other."""
+
+    kind: str = "other"
+    llm: dict[str, Any] = field(default_factory=dict)  # LLMCall fields except timing
+    tool_name: str = ""
+    arguments: Any = None
+    result: Any = None
+    call_id: str | None = None
+    agent: str | None = None  # agent spans: the agent's name
+    handoff_to: str | None = None  # handoff spans
+    handoff_from: str | None = None
+    issued_calls: list[str] = field(default_factory=list)  # llm spans: tool-call ids in output order
+    input_text: str = ""  # the user's input (llm spans: first user message; root spans: the query)
+    output_text: str = ""  # assistant text produced by the span
+    documents: list[dict[str, Any]] = field(default_factory=list)  # retrieval spans
+    metadata: dict[str, Any] = field(default_factory=dict)  # agentci.* keys and other per-span facts
+
+
+def _agent_of(span: Span, tree: Tree, views: dict[str, SpanView]) -> str | None:
+    for candidate in (span, *tree.ancestors(span)):
+        view = views[candidate.span_id]
+        if view.kind == "agent" and view.agent:
+            return view.agent
+    return None
+
+
+def _handoffs_between_agents(tree: Tree, views: dict[str, SpanView]) -> list[tuple[float, dict]]:
+    """A switch between consecutive agent spans with no agent ancestor counts as a handoff."""
+    top = [s for s in tree.spans if views[s.span_id].kind == "agent"
+           and not any(views[a.span_id].kind == "agent" for a in tree.ancestors(s))]
+    found = []
+    for before, after in zip(top, top[1:]):
+        if views[before.span_id].agent != views[after.span_id].agent:
+            found.append((after.start or 0.0, {"from": views[before.span_id].agent, "to": views[after.span_id].agent}))
+    return found
+
+
+def _llm_call(span: Span, view: SpanView) -> dict[str, Any]:
+    """LLMCall fields: the span's timing (start as the call's date), then what the adapter read."""
+    start = iso_time(int(span.start * 1e9)) if span.start is not None else None
+    return {"duration_ms": duration_ms(span.start, span.end), "timestamp": start, **view.llm}
+
+
+def from_spans(spans: list[Span], view_of) -> tuple[dict[str, Any], bool]:
+    """(Trace fields, whether the final answer was inferred) for one trace's spans, sorted by start."""
+    tree = Tree(spans)
+    views = {span.span_id: view_of(span) for span in spans}
+    agents = list(dict.fromkeys(v.agent for v in views.values() if v.kind == "agent" and v.agent))
+
+    llm_spans = [s for s in spans if views[s.span_id].kind == "llm"]
+    issued: dict[str, tuple[float, int]] = {}
+    for span in llm_spans:
+        for index, call_id in enumerate(views[span.span_id].issued_calls):
+            issued.setdefault(call_id, (span.start or 0.0, index))
+
+    tools, handoffs = [], []
+    for span in spans:
+        view = views[span.span_id]
+        if view.kind == "handoff" and view.handoff_to:
+            handoffs.append((span.start or 0.0, {"from": view.handoff_from or _agent_of(span, tree, views), "to": view.handoff_to}))
+        if view.kind != "tool":
+            continue
+        anchor, index = issued.get(view.call_id or "", (span.start or 0.0, 0))
+        order = (anchor, index, span.position)
+        target = handoff_target(view.tool_name)
+        if target is not None:
+            handoffs.append((anchor, {"from": _agent_of(span, tree, views), "to": resolve_agent(target, agents)}))
+            continue
+        tools.append((order, {
+            "name": view.tool_name, "arguments": view.arguments, "result": view.result, "error": span.error,
+            "duration_ms": duration_ms(span.start, span.end), "agent": _agent_of(span, tree, views),
+        }))
+    if not handoffs:
+        handoffs = _handoffs_between_agents(tree, views)
+    # Explicit handoff spans and transfer tools of one switch describe the same event: keep it once.
+    unique = []
+    for _, handoff in sorted(handoffs, key=lambda item: item[0]):
+        if not unique or unique[-1] != handoff:
+            unique.append(handoff)
+
+    documents = [doc for s in spans if views[s.span_id].kind == "retrieval" for doc in views[s.span_id].documents]
+
+    roots = tree.roots()
+    root_view = views[roots[0].span_id] if roots else SpanView()
+    # After a handoff the last top-level span answers, so the latest root with an output wins.
+    answer = next((views[s.span_id].output_text for s in reversed(roots) if views[s.span_id].output_text), "")
+    inferred = False
+    if not answer:
+        outputs = [views[s.span_id].output_text for s in llm_spans if views[s.span_id].output_text]
+        answer, inferred = (outputs[-1] if outputs else ""), True
+
+    key: dict[str, str] = {}
+    for span in spans:
+        key = {**query_key(views[span.span_id].metadata), **key}
+    if "query" not in key:
+        first_input = root_view.input_text or next((views[s.span_id].input_text for s in llm_spans if views[s.span_id].input_text), "")
+        if first_input:
+            key["query"] = first_input
+    starts = [s.start for s in roots if s.start is not None]
+    ends = [s.end for s in roots if s.end is not None]
+    fields = {
+        **key,
+        "final_answer": answer,
+        "tool_calls": [call for _, call in sorted(tools, key=lambda item: item[0])],
+        "llm_calls": [_llm_call(s, views[s.span_id]) for s in llm_spans],
+        "handoffs": unique,
+        "retrieved_context": documents,
+        "total_duration_ms": duration_ms(min(starts), max(ends)) if starts and ends else None,
+        "metadata": {"trace_id": spans[0].trace_id, **({"agents": agents} if agents else {})},
+    }
+    return fields, inferred
+
+
+@dataclass
+class Turn:
+    """One assistant message: the model call that produced it and the tool calls it issued, in order."""
+
+    text: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {id, name, arguments}
+    llm: dict[str, Any] | None = None  # LLMCall fields; None when the format gives no usage
+    agent: str | None = None
+    documents: list[dict[str, Any]] = field(default_factory=list)  # retrieval results the turn received
+
+
+def from_turns(turns: list[Turn], results: dict[str, tuple[Any, str | None]], query: str) -> dict[str, Any]:
+    """Trace fields for a conversation; `results` maps tool-call id → (result, error).
+
+    Every turn is one LLM call; a turn without usage counts with 0 tokens and no model, so its cost
+    stays unknown and the notes say why.
+    """
+    agents = list(dict.fromkeys(t.agent for t in turns if t.agent))
+    tools, handoffs = [], []
+    for turn in turns:
+        for call in turn.tool_calls:
+            target = handoff_target(call["name"])
+            if target is not None:
+                handoffs.append({"from": turn.agent, "to": resolve_agent(target, agents)})
+                continue
+            result, error = results.get(call.get("id") or "", (None, None))
+            tools.append({"name": call["name"], "arguments": call.get("arguments"), "result": result, "error": error, "agent": turn.agent})
+    notes = ["some model turns carry no usage block: their tokens and cost are unknown"] if any(t.llm is None for t in turns) else []
+    answers = [t.text for t in turns if t.text]
+    fields = {
+        "query": query,
+        "final_answer": answers[-1] if answers else "",
+        "tool_calls": tools,
+        "llm_calls": [t.llm or {} for t in turns],
+        "handoffs": handoffs,
+        "retrieved_context": [doc for t in turns for doc in t.documents],
+        "metadata": {**({"agents": agents} if agents else {}), **({"notes": notes} if notes else {})},
+    }
+    return fields

@@ -1,0 +1,102 @@
+"""LangGraph / LangChain message lists: the `messages` of a graph's final state.
+
+A record is one run: `{"id"?, "query"?, "messages": [...]}` (e.g. `graph.invoke(...)` output, with
+`messages_to_dict` or `model_dump()` or LangChain's serialized `{"lc": 1, "id": [..., "AIMessage"], "kwargs"}`
+form), or a file that is just the list of messages.
+- Each AI message is one model call: `usage_metadata.input_tokens` (LangChain counts cache reads and writes
+  in it: `input_token_details.cache_read` / `cache_creation`), `output_tokens`
+  (`output_token_details.reasoning` included), model from `response_metadata.model_name` / `model`.
+- Tool calls keep the order of `AIMessage.tool_calls`; a `ToolMessage` is linked by `tool_call_id`, and
+  `status: "error"` makes the call failed with its content as the error.
+- Agent: the AI message's `name` (LangGraph sets it to the agent's name in multi-agent graphs); a
+  `transfer_to_<agent>` tool call is a handoff. Final answer: the last AI text (inferred).
+- Query: the record's `id` / `query` (or `metadata.agentci.query_id` / `agentci.query`), else the first
+  human message. Dropped: system messages, `additional_kwargs`, reasoning content blocks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .assemble import Turn, from_turns
+from .common import build_trace, convert_each, maybe_json, record_key, text_of
+
+NAME = "langgraph"
+CLASS_TYPES = {"AIMessage": "ai", "AIMessageChunk": "ai", "HumanMessage": "human", "ToolMessage": "tool", "SystemMessage": "system"}
+ROLE_TYPES = {"assistant": "ai", "user": "human", "tool": "tool", "system": "system"}
+TYPES = {"ai", "human", "tool", "system"}
+
+
+def lc_message(value: Any) -> dict[str, Any] | None:
+    """A LangChain message in any saved form as {type, content, ...}; None when it is not one."""
+    if not isinstance(value, dict):
+        return None
+    if value.get("lc") and isinstance(value.get("id"), list) and isinstance(value.get("kwargs"), dict):
+        kind = CLASS_TYPES.get(value["id"][-1])
+        return {**value["kwargs"], "type": kind} if kind else None
+    if value.get("type") in TYPES and isinstance(value.get("data"), dict):
+        return {**value["data"], "type": value["type"]}
+    if value.get("type") in TYPES and "content" in value:
+        return value
+    return None
+
+
+def _messages(value: Any) -> list[dict[str, Any]] | None:
+    items = value.get("messages") if isinstance(value, dict) else None
+    if not isinstance(items, list) or not items:
+        return None
+    found = [lc_message(m) for m in items]
+    return found if all(found) else None
+
+
+def detect(records) -> bool:
+    if records and all(lc_message(r.value) for r in records):
+        return True
+    return bool(records) and all(_messages(r.value) for r in records)
+
+
+def lc_usage(message: dict[str, Any]) -> dict[str, Any] | None:
+    """LLMCall fields of an AI message's usage_metadata (None when it has none)."""
+    usage = message.get("usage_metadata")
+    if not isinstance(usage, dict):
+        return None
+    inputs = usage.get("input_token_details") or {}
+    outputs = usage.get("output_token_details") or {}
+    meta = message.get("response_metadata") or {}
+    return {
+        "model": meta.get("model_name") or meta.get("model"),
+        "provider": meta.get("model_provider"),
+        "input_tokens": int(usage.get("input_tokens") or 0),
+        "output_tokens": int(usage.get("output_tokens") or 0),
+        "cached_input_tokens": int(inputs.get("cache_read") or 0),
+        "cache_write_input_tokens": int(inputs.get("cache_creation") or 0),
+        "reasoning_tokens": int(outputs.get("reasoning") or 0),
+    }
+
+
+def ai_turn(message: dict[str, Any]) -> Turn:
+    calls = [{"id": c.get("id"), "name": c["name"], "arguments": c.get("args")} for c in message.get("tool_calls") or []]
+    return Turn(text=text_of(message.get("content")), tool_calls=calls, llm=lc_usage(message), agent=message.get("name"))
+
+
+def tool_result(message: dict[str, Any]) -> tuple[Any, str | None]:
+    content = message.get("content")
+    result = maybe_json(content if isinstance(content, str) else text_of(content))
+    return result, (text_of(content) or "tool error") if message.get("status") == "error" else None
+
+
+def convert(records, file: str) -> list:
+    if records and all(lc_message(r.value) for r in records):
+        records = [type(records[0])({"messages": [r.value for r in records]}, records[0].line)]
+
+    def one(record):
+        messages = _messages(record.value)
+        if messages is None:
+            raise ValueError("expected `messages`: a list of LangChain messages")
+        turns = [ai_turn(m) for m in messages if m["type"] == "ai"]
+        results = {m.get("tool_call_id"): tool_result(m) for m in messages if m["type"] == "tool"}
+        query = next((text_of(m.get("content")) for m in messages if m["type"] == "human"), "")
+        fields = {**from_turns(turns, results, query), **record_key(record.value)}
+        return build_trace(fields, file, record.line, NAME, inferred_answer=True)
+
+    return convert_each(records, file, NAME, one)

@@ -1,0 +1,120 @@
+"""LangSmith runs (`client.list_runs(...)`, one run per record, e.g. `run.json()` per line).
+
+Runs are grouped by `trace_id` and ordered by `dotted_order` (start time then parent, as LangSmith
+sorts them). By `run_type`:
+- llm → an LLM call. Usage: the output message's `usage_metadata` (see the langgraph adapter), else the
+  run's `prompt_tokens` / `completion_tokens`; model: `extra.metadata.ls_model_name`, else the message's
+  `response_metadata`, else `extra.invocation_params.model`; `total_cost` as the call's cost when set.
+  The tool calls it issued are the message's `tool_calls`, in order.
+- tool → a tool call: `name`, arguments from `inputs.input` (JSON parsed), result from `outputs.output`
+  (a ToolMessage's content when it is one), failed when the run has `error` or the ToolMessage
+  `status: "error"`. Linked to its model call by the ToolMessage's `tool_call_id`.
+- retriever → retrieved documents from `outputs.documents` (`page_content`, `metadata.id`, `metadata.score`).
+- chain → an agent when its name is the `name` of an AI message in the trace (LangGraph names agents so),
+  otherwise only structure.
+- The root run's `outputs.output` (a string) is the final answer; else the last AI text (inferred).
+Matching: `agentci.query_id` / `agentci.query` in a run's `extra.metadata`, else the root's
+`inputs.input` / first human message in `inputs.messages`, else the first model call's first human message.
+Dropped: prompt, parser and embedding runs, feedback, events.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .assemble import SpanView, from_spans
+from ...errors import Problem, TraceError
+from .common import build_trace, convert_each, maybe_json, parse_time, text_of
+from .langgraph import lc_message, lc_usage, tool_result
+from .spans import Span, by_trace, first_line
+
+NAME = "langsmith"
+RUN_TYPES = {"llm", "chain", "tool", "retriever", "prompt", "parser", "embedding"}
+
+
+def detect(records) -> bool:
+    return bool(records) and all(isinstance(r.value, dict) and r.value.get("run_type") in RUN_TYPES and "id" in r.value for r in records)
+
+
+def _generation_message(run: dict[str, Any]) -> dict[str, Any]:
+    outputs = run.get("outputs") or {}
+    generations = outputs.get("generations") or []
+    first = generations[0] if generations else None
+    first = first[0] if isinstance(first, list) and first else first
+    if isinstance(first, dict):
+        return lc_message(first.get("message")) or {"type": "ai", "content": first.get("text", "")}
+    return lc_message(outputs.get("output")) or lc_message(outputs) or {}
+
+
+def _first_human(inputs: dict[str, Any]) -> str:
+    if isinstance(inputs.get("input"), str):
+        return inputs["input"]
+    messages = inputs.get("messages") or []
+    if messages and isinstance(messages[0], list):  # chat model runs take a batch of message lists
+        messages = messages[0]
+    found = [lc_message(m) for m in messages]
+    return next((text_of(m.get("content")) for m in found if m and m.get("type") == "human"), "")
+
+
+def _llm(run: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+    extra = run.get("extra") or {}
+    usage = lc_usage(message) or {"input_tokens": int(run.get("prompt_tokens") or 0), "output_tokens": int(run.get("completion_tokens") or 0)}
+    model = ((extra.get("metadata") or {}).get("ls_model_name") or usage.get("model")
+             or (extra.get("invocation_params") or {}).get("model") or (extra.get("invocation_params") or {}).get("model_name"))
+    cost = run.get("total_cost")
+    provider = (extra.get("metadata") or {}).get("ls_provider") or usage.get("provider")
+    return {**usage, "model": model, "provider": provider, "cost_usd": float(cost) if cost is not None else None}
+
+
+def _view(agent_names: set[str]):
+    def view(span: Span) -> SpanView:
+        run = span.attributes
+        kind = run.get("run_type")
+        meta = (run.get("extra") or {}).get("metadata") or {}
+        inputs, outputs = run.get("inputs") or {}, run.get("outputs") or {}
+        if kind == "llm":
+            message = _generation_message(run)
+            return SpanView(kind="llm", metadata=meta, llm=_llm(run, message),
+                            issued_calls=[c.get("id") for c in message.get("tool_calls") or [] if c.get("id")],
+                            output_text=text_of(message.get("content")), input_text=_first_human(inputs))
+        if kind == "tool":
+            output = lc_message(outputs.get("output"))
+            result = tool_result(output)[0] if output else maybe_json(outputs.get("output"))
+            return SpanView(kind="tool", metadata=meta, tool_name=run.get("name", ""), arguments=maybe_json(inputs.get("input", inputs)),
+                            result=result, call_id=(output or {}).get("tool_call_id"))
+        if kind == "retriever":
+            docs = [{"id": (d.get("metadata") or {}).get("id") or d.get("id"), "text": d.get("page_content", ""),
+                     "score": (d.get("metadata") or {}).get("score")} for d in outputs.get("documents") or [] if isinstance(d, dict)]
+            return SpanView(kind="retrieval", metadata=meta, documents=docs)
+        answer = outputs.get("output") if isinstance(outputs.get("output"), str) else ""
+        if kind == "chain" and run.get("name") in agent_names:
+            return SpanView(kind="agent", metadata=meta, agent=run["name"], output_text=answer, input_text=_first_human(inputs))
+        return SpanView(metadata=meta, output_text=answer, input_text=_first_human(inputs))
+    return view
+
+
+def _error(run: dict[str, Any]) -> str | None:
+    """The run's error, else a ToolMessage output's content when its status is error."""
+    output = lc_message((run.get("outputs") or {}).get("output"))
+    return run.get("error") or (tool_result(output)[1] if output else None)
+
+
+def convert(records, file: str) -> list:
+    problems = [Problem(file, r.line, "expected a LangSmith run with `id` and `run_type`")
+                for r in records if not isinstance(r.value, dict) or "id" not in r.value or "run_type" not in r.value]
+    if problems:
+        raise TraceError(problems)
+    ordered = sorted(records, key=lambda r: (str(r.value.get("dotted_order") or ""), r.line))
+    spans = [Span(trace_id=str(r.value.get("trace_id") or r.value["id"]), span_id=str(r.value["id"]),
+                  parent_id=r.value.get("parent_run_id"), name=str(r.value.get("name", "")),
+                  start=parse_time(r.value.get("start_time")), end=parse_time(r.value.get("end_time")),
+                  attributes=r.value, error=_error(r.value), line=r.line, position=n)
+             for n, r in enumerate(ordered)]
+
+    def one(group: list[Span]):
+        names = {m.get("name") for s in group if s.attributes.get("run_type") == "llm"
+                 for m in [_generation_message(s.attributes)] if m.get("name")}
+        fields, inferred = from_spans(group, _view(names))
+        return build_trace(fields, file, first_line(group), NAME, inferred)
+
+    return convert_each(by_trace(spans), file, NAME, one, first_line)

@@ -1,0 +1,144 @@
+"""OpenAI Agents SDK trace export: `{"object": "trace"}` and `{"object": "trace.span"}` records (JSON Lines,
+or the exporter's `{"data": [...]}` batch), as `Trace.export()` / `Span.export()` give them.
+
+Spans are grouped by `trace_id` and re-sorted by `started_at` (processors see them in end order). By
+`span_data.type`:
+- agent → an agent (`name`); nested agent spans (agents used as tools) keep their own name on their tool
+  calls and their model calls are counted once.
+- generation → an LLM call: `model`, `usage.input_tokens` / `output_tokens` (Chat Completions names
+  accepted too); its `output` messages give the text and the tool calls it issued.
+- response → an LLM call from `usage`; when the exporter also writes `response` (the Response object),
+  its `model`, `created_at` and output items are read too. Without a model the call's cost stays unknown.
+- function → a tool call (`name`, `input` and `output` JSON-parsed); the span's `error.message` marks it
+  failed. Function spans carry no call id: each is linked to the earliest unclaimed call of the same name
+  issued by the latest model call started before it, so parallel calls keep the order the model issued them.
+- handoff → a handoff `from_agent` → `to_agent`. The SDK runs no function span for a handoff, and a
+  `transfer_to_*` call in the model output is not counted as a tool call.
+- guardrail → `metadata.guardrails_triggered` lists the names of those that fired.
+- custom span with `data.final_output` → the final answer; else the last model text (inferred).
+Matching: the trace's `metadata.agentci.query_id` / `agentci.query`, else the first user input of the
+first model call. Dropped: transcription, speech and MCP listing spans, custom span data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .assemble import SpanView, from_spans
+from ...errors import Problem, TraceError
+from .common import build_trace, convert_each, maybe_json, parse_time, query_key, text_of
+from .openai_chat import openai_usage, unix_time
+from .spans import Span, by_trace, first_line
+
+NAME = "openai-agents"
+
+
+def _items(records) -> list[tuple[dict[str, Any], int]]:
+    found = []
+    for record in records:
+        value = record.value
+        batch = value.get("data") if isinstance(value, dict) and isinstance(value.get("data"), list) else [value]
+        found.extend((item, record.line) for item in batch)
+    return found
+
+
+def detect(records) -> bool:
+    items = _items(records)
+    return bool(items) and all(isinstance(i, dict) and i.get("object") in ("trace", "trace.span") for i, _ in items)
+
+
+def _output_calls(data: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """(text, [{id, name}]) of a generation's output messages or a response's output items."""
+    texts, calls = [], []
+    output = data.get("output") or ((data.get("response") or {}).get("output")) or []
+    for item in output if isinstance(output, list) else []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "function_call":
+            calls.append({"id": item.get("call_id"), "name": item.get("name")})
+        elif item.get("type") == "message" or item.get("role") == "assistant":
+            texts.append(text_of(item.get("content")))
+            calls.extend({"id": c.get("id"), "name": (c.get("function") or {}).get("name")} for c in item.get("tool_calls") or [])
+    return "".join(texts), calls
+
+
+def _first_user(data: dict[str, Any]) -> str:
+    inputs = data.get("input")
+    if isinstance(inputs, str):
+        return inputs
+    return next((text_of(m.get("content")) for m in inputs or [] if isinstance(m, dict) and m.get("role") == "user"), "")
+
+
+def _link_functions(spans: list[Span]) -> dict[str, str]:
+    """span id → a synthetic call id: each function span claims the earliest unclaimed same-name call of the
+    latest model call that started before it."""
+    links: dict[str, str] = {}
+    pending: list[dict[str, Any]] = []
+    for span in spans:
+        data = span.attributes
+        if data.get("type") in ("generation", "response"):
+            _, calls = _output_calls(data)
+            pending = [{**c, "key": f"{span.span_id}#{i}", "taken": False} for i, c in enumerate(calls)]
+        elif data.get("type") == "function":
+            match = next((c for c in pending if not c["taken"] and c["name"] == data.get("name")), None)
+            if match:
+                match["taken"] = True
+                links[span.span_id] = match["key"]
+    return links
+
+
+def _view(links: dict[str, str]):
+    def view(span: Span) -> SpanView:
+        data = span.attributes
+        kind = data.get("type")
+        if kind == "agent":
+            return SpanView(kind="agent", agent=data.get("name"))
+        if kind in ("generation", "response"):
+            response = data.get("response") or {}
+            usage = openai_usage(data.get("usage") or response.get("usage")) or {}
+            text, calls = _output_calls(data)
+            return SpanView(kind="llm", llm={**usage, "model": data.get("model") or response.get("model"),
+                                             **({"timestamp": unix_time(response["created_at"])} if response.get("created_at") else {})},
+                            issued_calls=[f"{span.span_id}#{i}" for i in range(len(calls))], output_text=text,
+                            input_text=_first_user(data))
+        if kind == "function":
+            return SpanView(kind="tool", tool_name=data.get("name", ""), arguments=maybe_json(data.get("input")),
+                            result=maybe_json(data.get("output")), call_id=links.get(span.span_id))
+        if kind == "handoff":
+            return SpanView(kind="handoff", handoff_from=data.get("from_agent"), handoff_to=data.get("to_agent"))
+        if kind == "custom" and isinstance(data.get("data"), dict) and "final_output" in data["data"]:
+            return SpanView(output_text=text_of(data["data"]["final_output"]))
+        return SpanView()
+    return view
+
+
+def _span(item: dict[str, Any], line: int, position: int) -> Span:
+    error = item.get("error")
+    return Span(trace_id=str(item.get("trace_id", "")), span_id=str(item.get("id", "")), parent_id=item.get("parent_id"),
+                name=str((item.get("span_data") or {}).get("type", "")), start=parse_time(item.get("started_at")),
+                end=parse_time(item.get("ended_at")), attributes=item.get("span_data") or {},
+                error=(error.get("message") or "error") if isinstance(error, dict) else (str(error) if error else None),
+                line=line, position=position)
+
+
+def convert(records, file: str) -> list:
+    items = _items(records)
+    problems = [Problem(file, line, 'expected an exported trace or span ({"object": "trace" | "trace.span", ...})')
+                for i, line in items if not isinstance(i, dict) or i.get("object") not in ("trace", "trace.span")]
+    if problems:
+        raise TraceError(problems)
+    heads = {i.get("id"): (i, line) for i, line in items if i["object"] == "trace"}
+    spans = [_span(i, line, n) for n, (i, line) in enumerate(items) if i["object"] == "trace.span"]
+
+    def one(group: list[Span]):
+        head, head_line = heads.get(group[0].trace_id, ({}, None))
+        fields, inferred = from_spans(group, _view(_link_functions(group)))
+        final = [s for s in group if s.attributes.get("type") == "custom" and "final_output" in (s.attributes.get("data") or {})]
+        if final:
+            fields["final_answer"], inferred = text_of(final[-1].attributes["data"]["final_output"]), False
+        fields.update(query_key(head.get("metadata")))
+        guardrails = [s.attributes.get("name") for s in group if s.attributes.get("type") == "guardrail" and s.attributes.get("triggered")]
+        fields["metadata"].update({"workflow_name": head.get("workflow_name"), **({"guardrails_triggered": guardrails} if guardrails else {})})
+        return build_trace(fields, file, head_line or first_line(group), NAME, inferred)
+
+    return convert_each(by_trace(spans), file, NAME, one, first_line)

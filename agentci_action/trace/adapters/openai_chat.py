@@ -1,0 +1,102 @@
+"""OpenAI Chat Completions conversations: `messages` with assistant `tool_calls` and `role: tool` results.
+
+A record is one run: `{"id"?, "query"?, "messages": [...], "completions"?: [ChatCompletion, ...]}`, or a
+file that is just the list of messages (one run). Messages are the dicts the SDK returns
+(`message.model_dump()`) plus the user and tool messages the program sent.
+- Each assistant message is one model turn. Usage and model come from `completions` (the API responses,
+  `completion.model_dump()`, in order): `usage.prompt_tokens` (includes `prompt_tokens_details.cached_tokens`),
+  `usage.completion_tokens` (includes `completion_tokens_details.reasoning_tokens`), `model`, `created`.
+  The i-th completion goes with the i-th assistant message; without completions the tokens and cost are
+  unknown and the trace's metadata says so.
+- Tool calls keep the order of `tool_calls` in each assistant message; a `role: tool` message is linked by
+  `tool_call_id`. Chat Completions has no error flag: a result is recorded as is, and a tool message whose
+  content is a JSON object with an `error` key counts as a failed call.
+- Agent: an assistant message's `name`, if any. Final answer: the last assistant text (inferred).
+- Query: `id` / `query` on the record (or `metadata.agentci.query_id` / `agentci.query`), else the first
+  user message. Dropped: system prompts, refusals, logprobs, audio.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from .assemble import Turn, from_turns
+from .common import build_trace, convert_each, maybe_json, record_key, text_of, tool_output
+
+NAME = "openai-chat"
+ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
+
+
+def _is_message(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("role") in ROLES
+
+
+def detect(records) -> bool:
+    if records and all(_is_message(r.value) for r in records):
+        return True
+    return bool(records) and all(isinstance(r.value, dict) and isinstance(r.value.get("messages"), list)
+                                 and r.value["messages"] and all(_is_message(m) for m in r.value["messages"]) for r in records)
+
+
+def openai_usage(usage: dict[str, Any] | None) -> dict[str, int] | None:
+    """LLMCall token fields from an OpenAI usage block (Chat Completions or Responses vocabulary)."""
+    if not isinstance(usage, dict):
+        return None
+    inputs = usage.get("input_tokens_details") or usage.get("prompt_tokens_details") or {}
+    outputs = usage.get("output_tokens_details") or usage.get("completion_tokens_details") or {}
+    return {
+        "input_tokens": int(usage.get("input_tokens", usage.get("prompt_tokens")) or 0),
+        "output_tokens": int(usage.get("output_tokens", usage.get("completion_tokens")) or 0),
+        "cached_input_tokens": int(inputs.get("cached_tokens") or 0),
+        "reasoning_tokens": int(outputs.get("reasoning_tokens") or 0),
+    }
+
+
+def unix_time(seconds: Any) -> str | None:
+    if not isinstance(seconds, (int, float)):
+        return None
+    return datetime.fromtimestamp(seconds, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def _llm(completion: dict[str, Any] | None) -> dict[str, Any] | None:
+    usage = openai_usage((completion or {}).get("usage"))
+    if usage is None:
+        return None
+    return {**usage, "model": completion.get("model"), "provider": "openai", "timestamp": unix_time(completion.get("created"))}
+
+
+def _calls(message: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"id": c.get("id"), "name": c["function"]["name"], "arguments": maybe_json(c["function"].get("arguments"))}
+            for c in message.get("tool_calls") or []]
+
+
+def conversation(messages: list[dict[str, Any]], completions: list[dict[str, Any]]) -> tuple[list[Turn], dict, str]:
+    """(assistant turns, tool results by call id, first user text) of a Chat Completions message list."""
+    turns, results, query = [], {}, ""
+    for message in messages:
+        role = message.get("role")
+        if role == "user" and not query:
+            query = text_of(message.get("content"))
+        elif role == "assistant":
+            completion = completions[len(turns)] if len(turns) < len(completions) else None
+            turns.append(Turn(text=text_of(message.get("content")), tool_calls=_calls(message), llm=_llm(completion), agent=message.get("name")))
+        elif role == "tool":
+            results[message.get("tool_call_id")] = tool_output(message.get("content"))
+    for completion in completions[len(turns):]:  # responses whose message was not appended to the list
+        message = ((completion.get("choices") or [{}])[0]).get("message") or {}
+        turns.append(Turn(text=text_of(message.get("content")), tool_calls=_calls(message), llm=_llm(completion), agent=message.get("name")))
+    return turns, results, query
+
+
+def convert(records, file: str) -> list:
+    if records and all(_is_message(r.value) for r in records):
+        records = [type(records[0])({"messages": [r.value for r in records]}, records[0].line)]
+
+    def one(record):
+        value = record.value
+        turns, results, query = conversation(value["messages"], value.get("completions") or [])
+        fields = {**from_turns(turns, results, query), **record_key(value)}
+        return build_trace(fields, file, record.line, NAME, inferred_answer=True)
+
+    return convert_each(records, file, NAME, one)

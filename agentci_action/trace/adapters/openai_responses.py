@@ -1,0 +1,68 @@
+"""OpenAI Responses API runs: output items `message`, `function_call`, `file_search_call`, and the
+`function_call_output` items sent back, linked by `call_id`.
+
+A record is one run: `{"id"?, "query"?, "input": str | [items], "responses": [Response, ...]}` where
+`input` holds every input item the program sent, in order (the user message and each
+`function_call_output`), and `responses` the API's Response objects (`response.model_dump()`).
+- Each response is one model call: `model`, `created_at`, `usage.input_tokens` (includes
+  `input_tokens_details.cached_tokens`), `usage.output_tokens` (includes `output_tokens_details.reasoning_tokens`).
+- Tool calls keep the order of the `function_call` items in each response; a `function_call_output` is
+  linked by `call_id`. The API has no error flag: an output that is a JSON object with an `error` key
+  counts as a failed call. `file_search_call` results become retrieved context (`file_id`, `text`, `score`).
+- Final answer: the last response's message text (inferred). Query: the record's `id` / `query` (or
+  `metadata.agentci.query_id` / `agentci.query`), else the first user input. Dropped: reasoning items,
+  web-search and other built-in tool calls, instructions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .assemble import Turn, from_turns
+from .common import build_trace, convert_each, maybe_json, record_key, text_of, tool_output
+from .openai_chat import openai_usage, unix_time
+
+NAME = "openai-responses"
+
+
+def detect(records) -> bool:
+    return bool(records) and all(
+        isinstance(r.value, dict) and isinstance(r.value.get("responses"), list) and r.value["responses"]
+        and all(isinstance(x, dict) and isinstance(x.get("output"), list) for x in r.value["responses"])
+        for r in records)
+
+
+def _turn(response: dict[str, Any]) -> Turn:
+    items = [i for i in response.get("output") or [] if isinstance(i, dict)]
+    usage = openai_usage(response.get("usage"))
+    documents = [{"id": r.get("file_id"), "text": r.get("text") or "", "score": r.get("score")}
+                 for i in items if i.get("type") == "file_search_call" for r in i.get("results") or []]
+    return Turn(
+        text="".join(text_of(i.get("content")) for i in items if i.get("type") == "message"),
+        tool_calls=[{"id": i.get("call_id"), "name": i["name"], "arguments": maybe_json(i.get("arguments"))}
+                    for i in items if i.get("type") == "function_call"],
+        llm={**usage, "model": response.get("model"), "provider": "openai", "timestamp": unix_time(response.get("created_at"))} if usage else None,
+        documents=documents,
+    )
+
+
+def _user_text(inputs: Any) -> str:
+    if isinstance(inputs, str):
+        return inputs
+    for item in inputs or []:
+        if isinstance(item, dict) and item.get("role") == "user":
+            return text_of(item.get("content"))
+    return ""
+
+
+def convert(records, file: str) -> list:
+    def one(record):
+        value = record.value
+        inputs = value.get("input")
+        results = {i.get("call_id"): tool_output(i.get("output")) for i in (inputs if isinstance(inputs, list) else [])
+                   if isinstance(i, dict) and i.get("type") == "function_call_output"}
+        turns = [_turn(r) for r in value["responses"]]
+        fields = {**from_turns(turns, results, _user_text(inputs)), **record_key(value)}
+        return build_trace(fields, file, record.line, NAME, inferred_answer=True)
+
+    return convert_each(records, file, NAME, one)

@@ -1,0 +1,118 @@
+"""OpenInference spans (Arize Phoenix and its instrumentors), in OTLP/JSON or the Python SDK's span JSON.
+
+Spans are grouped by trace id; the role of each comes from `openinference.span.kind`:
+- LLM → an LLM call: `llm.model_name` (`llm.response.model_name` when set), `llm.token_count.prompt` /
+  `completion`, `llm.token_count.prompt_details.cache_read` / `cache_write` (sub-counts of the prompt),
+  `llm.token_count.completion_details.reasoning`, and `llm.cost.total` as the call's cost when present.
+  Tool calls it issued: `llm.output_messages.N.message.tool_calls.M.tool_call.id`, in that order.
+- TOOL → a tool call: `tool.name`, arguments from `input.value`, result from `output.value` (JSON parsed),
+  linked to the issuing call by `tool.id` (= the model's `tool_call.id`); error status = failed call.
+- AGENT → an agent (`agent.name`, else the span name); RETRIEVER → `retrieval.documents.N.document.id` /
+  `content` / `score`.
+- The root span's `output.value` is the final answer when it is plain text; else the last LLM output text
+  (marked inferred). Matching: `agentci.query_id` / `agentci.query` on any span (directly or inside the
+  `metadata` JSON attribute), else the root span's `input.value`, else the first user message.
+Dropped: EMBEDDING, RERANKER, GUARDRAIL, EVALUATOR and PROMPT spans; token counts on non-LLM spans.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .assemble import SpanView, from_spans
+from .common import QUERY_ID_KEYS, QUERY_TEXT_KEYS, build_trace, convert_each, maybe_json
+from .spans import Span, by_trace, first_line, read_spans, spans_in
+
+NAME = "openinference"
+KIND = "openinference.span.kind"
+
+
+def detect(records) -> bool:
+    spans = spans_in(records)
+    return bool(spans) and any(KIND in attrs for attrs in spans)
+
+
+def _indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """`prefix.N.rest` attributes as a list of {rest: value} dicts, ordered by N."""
+    items: dict[int, dict[str, Any]] = {}
+    pattern = re.compile(rf"{re.escape(prefix)}\.(\d+)\.(.+)")
+    for key, value in attrs.items():
+        match = pattern.fullmatch(key)
+        if match:
+            items.setdefault(int(match.group(1)), {})[match.group(2)] = value
+    return [items[i] for i in sorted(items)]
+
+
+def _messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    found = []
+    for message in _indexed(attrs, prefix):
+        calls = _indexed(message, "message.tool_calls")
+        text = message.get("message.content")
+        if text is None:
+            text = "".join(str(c.get("message_content.text", "")) for c in _indexed(message, "message.contents")
+                           if c.get("message_content.type", "text") == "text")
+        found.append({"role": message.get("message.role", ""), "text": text or "",
+                      "calls": [c["tool_call.id"] for c in calls if c.get("tool_call.id")]})
+    return found
+
+
+def _metadata(attrs: dict[str, Any]) -> dict[str, Any]:
+    nested = maybe_json(attrs.get("metadata"))
+    found = {k: v for k, v in (nested if isinstance(nested, dict) else {}).items() if k in QUERY_ID_KEYS + QUERY_TEXT_KEYS}
+    found.update({k: attrs[k] for k in QUERY_ID_KEYS + QUERY_TEXT_KEYS if k in attrs})
+    return found
+
+
+def _int(attrs: dict[str, Any], name: str) -> int:
+    return int(attrs.get(name) or 0)
+
+
+def _plain_output(attrs: dict[str, Any]) -> str:
+    value = attrs.get("output.value")
+    if not isinstance(value, str) or attrs.get("output.mime_type") == "application/json":
+        return ""
+    return value
+
+
+def view(span: Span) -> SpanView:
+    attrs = span.attributes
+    kind = str(attrs.get(KIND, "")).upper()
+    meta = _metadata(attrs)
+    if kind == "LLM":
+        out = _messages(attrs, "llm.output_messages")
+        inputs = _messages(attrs, "llm.input_messages")
+        cost = attrs.get("llm.cost.total")
+        return SpanView(kind="llm", metadata=meta, llm={
+            "model": attrs.get("llm.response.model_name") or attrs.get("llm.model_name"),
+            "provider": attrs.get("llm.provider") or attrs.get("llm.system"),
+            "input_tokens": _int(attrs, "llm.token_count.prompt"),
+            "output_tokens": _int(attrs, "llm.token_count.completion"),
+            "cached_input_tokens": _int(attrs, "llm.token_count.prompt_details.cache_read"),
+            "cache_write_input_tokens": _int(attrs, "llm.token_count.prompt_details.cache_write"),
+            "reasoning_tokens": _int(attrs, "llm.token_count.completion_details.reasoning"),
+            "cost_usd": float(cost) if cost is not None else None,
+        }, issued_calls=[c for m in out for c in m["calls"]],
+            output_text="".join(m["text"] for m in out if m["role"] in ("assistant", "")),
+            input_text=next((m["text"] for m in inputs if m["role"] == "user" and m["text"]), ""))
+    if kind == "TOOL":
+        return SpanView(kind="tool", metadata=meta, tool_name=str(attrs.get("tool.name") or span.name),
+                        arguments=maybe_json(attrs.get("input.value")), result=maybe_json(attrs.get("output.value")),
+                        call_id=attrs.get("tool.id") or attrs.get("tool_call.id"))
+    if kind == "AGENT":
+        return SpanView(kind="agent", metadata=meta, agent=str(attrs.get("agent.name") or span.name),
+                        output_text=_plain_output(attrs), input_text=str(attrs.get("input.value") or ""))
+    if kind == "RETRIEVER":
+        docs = [{"id": None if d.get("document.id") is None else str(d["document.id"]),
+                 "text": str(d.get("document.content", "")), "score": d.get("document.score")}
+                for d in _indexed(attrs, "retrieval.documents")]
+        return SpanView(kind="retrieval", metadata=meta, documents=docs)
+    return SpanView(metadata=meta, output_text=_plain_output(attrs), input_text=str(attrs.get("input.value") or ""))
+
+
+def convert(records, file: str) -> list:
+    def one(spans):
+        fields, inferred = from_spans(spans, view)
+        return build_trace(fields, file, first_line(spans), NAME, inferred)
+
+    return convert_each(by_trace(read_spans(records, file)), file, NAME, one, first_line)

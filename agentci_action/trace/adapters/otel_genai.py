@@ -1,0 +1,163 @@
+"""OpenTelemetry GenAI spans (semantic conventions `gen_ai.*`) in OTLP/JSON or the Python SDK's span JSON.
+
+One file may hold many traces: spans are grouped by trace id, one canonical trace each.
+Span roles come from `gen_ai.operation.name` (inferred from the attributes when absent):
+- chat / text_completion / generate_content → an LLM call. Model = `gen_ai.response.model`, else
+  `gen_ai.request.model`. Tokens: `gen_ai.usage.input_tokens` / `output_tokens` (older
+  `prompt_tokens` / `completion_tokens`), `gen_ai.usage.cache_read.input_tokens` and
+  `cache_creation.input_tokens` (older `cache_read_input_tokens` / `cache_creation_input_tokens`; both
+  included in input tokens, as the conventions say), `gen_ai.usage.reasoning.output_tokens`.
+- execute_tool → a tool call: `gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.tool.call.arguments` /
+  `result` (JSON strings parsed); a span with error status is a failed tool call (status message).
+- invoke_agent → an agent (`gen_ai.agent.name`); retrieval → retrieved documents from
+  `gen_ai.retrieval.documents` (a JSON list of {id, content, score}).
+- Messages: `gen_ai.input.messages` / `gen_ai.output.messages` (parts with text and tool_call items), else the
+  older span events `gen_ai.user.message` / `gen_ai.choice`, else the flattened `gen_ai.prompt.N.*` /
+  `gen_ai.completion.N.*` attributes.
+Matching to the spec: `agentci.query_id` (→ id) and `agentci.query` (→ query) on any span, else the root
+agent's input, else the first user message. Dropped: embeddings spans (not model turns), other spans'
+timing (only the root span's wall time is kept as the total duration), usage recorded on agent spans.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .assemble import SpanView, from_spans
+from .common import build_trace, convert_each, maybe_json, text_of
+from .spans import Span, by_trace, first_line, read_spans, spans_in
+
+NAME = "otel-genai"
+LLM_OPERATIONS = {"chat", "text_completion", "generate_content"}
+QUERY_KEYS = ("agentci.query_id", "agentci.query")
+
+
+def detect(records) -> bool:
+    spans = spans_in(records)
+    return bool(spans) and any(any(str(k).startswith("gen_ai.") for k in attrs) for attrs in spans)
+
+
+def _first(attrs: dict[str, Any], *names: str) -> Any:
+    return next((attrs[n] for n in names if attrs.get(n) not in (None, "")), None)
+
+
+def _int(attrs: dict[str, Any], *names: str) -> int:
+    value = _first(attrs, *names)
+    return int(value) if value is not None else 0
+
+
+def _operation(span: Span) -> str:
+    attrs = span.attributes
+    if attrs.get("gen_ai.operation.name"):
+        return str(attrs["gen_ai.operation.name"])
+    if "gen_ai.tool.name" in attrs:
+        return "execute_tool"
+    if "gen_ai.agent.name" in attrs and span.name.startswith("invoke_agent"):
+        return "invoke_agent"
+    if any(k.startswith(("gen_ai.usage.", "gen_ai.request.model")) for k in attrs):
+        return "chat"
+    return "other"
+
+
+def _message(role: str, content: Any, tool_calls: list[dict]) -> dict[str, Any]:
+    return {"role": role, "text": text_of(content), "calls": [c for c in tool_calls if c.get("id")]}
+
+
+def _from_parts(messages: Any) -> list[dict[str, Any]]:
+    """gen_ai.input/output.messages: [{role, parts: [{type: text, content} | {type: tool_call, id, name}]}]."""
+    found = []
+    for message in messages if isinstance(messages, list) else []:
+        if isinstance(message, dict):
+            parts = message.get("parts") or []
+            calls = [p for p in parts if isinstance(p, dict) and p.get("type") == "tool_call"]
+            found.append(_message(message.get("role", "assistant"), [p for p in parts if isinstance(p, dict)] or message.get("content"), calls))
+    return found
+
+
+def _from_events(span: Span, output: bool) -> list[dict[str, Any]]:
+    """Older conventions: gen_ai.user.message / gen_ai.choice events with content or a JSON message."""
+    found = []
+    for name, attrs in span.events:
+        if output and name == "gen_ai.choice":
+            message = maybe_json(attrs.get("message")) or {}
+            calls = [{"id": c.get("id")} for c in (message.get("tool_calls") or []) if isinstance(c, dict)]
+            found.append(_message("assistant", message.get("content", attrs.get("content")), calls))
+        elif not output and name == "gen_ai.user.message":
+            found.append(_message("user", attrs.get("content"), []))
+    return found
+
+
+def _from_flattened(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """OpenLLMetry's gen_ai.prompt.N.role/content and gen_ai.completion.N.content/tool_calls.M.id."""
+    indexes = sorted({int(m.group(1)) for k in attrs if (m := re.match(rf"{re.escape(prefix)}\.(\d+)\.", k))})
+    found = []
+    for i in indexes:
+        base = f"{prefix}.{i}"
+        calls = [{"id": attrs[k]} for k in sorted(attrs) if re.fullmatch(rf"{re.escape(base)}\.tool_calls\.\d+\.id", k)]
+        found.append(_message(attrs.get(f"{base}.role", "assistant"), attrs.get(f"{base}.content"), calls))
+    return found
+
+
+def messages(span: Span, output: bool) -> list[dict[str, Any]]:
+    """A span's input or output messages, newest convention first."""
+    attrs = span.attributes
+    key = "gen_ai.output.messages" if output else "gen_ai.input.messages"
+    if attrs.get(key):
+        return _from_parts(maybe_json(attrs[key]))
+    return _from_events(span, output) or _from_flattened(attrs, "gen_ai.completion" if output else "gen_ai.prompt")
+
+
+def _first_user(msgs: list[dict[str, Any]]) -> str:
+    return next((m["text"] for m in msgs if m["role"] == "user" and m["text"]), "")
+
+
+def _assistant_text(msgs: list[dict[str, Any]]) -> str:
+    return "".join(m["text"] for m in msgs if m["role"] == "assistant")
+
+
+def _documents(value: Any) -> list[dict[str, Any]]:
+    docs = []
+    for doc in maybe_json(value) or []:
+        if isinstance(doc, dict):
+            docs.append({"id": None if doc.get("id") is None else str(doc["id"]),
+                         "text": text_of(doc.get("content", doc.get("text", ""))), "score": doc.get("score")})
+    return docs
+
+
+def view(span: Span) -> SpanView:
+    attrs = span.attributes
+    operation = _operation(span)
+    meta = {k: attrs[k] for k in QUERY_KEYS if k in attrs}
+    if operation in LLM_OPERATIONS:
+        out = messages(span, output=True)
+        return SpanView(kind="llm", metadata=meta, llm={
+            "model": _first(attrs, "gen_ai.response.model", "gen_ai.request.model"),
+            "provider": _first(attrs, "gen_ai.provider.name", "gen_ai.system"),
+            "input_tokens": _int(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
+            "output_tokens": _int(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
+            "cached_input_tokens": _int(attrs, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens"),
+            "cache_write_input_tokens": _int(attrs, "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_creation_input_tokens"),
+            "reasoning_tokens": _int(attrs, "gen_ai.usage.reasoning.output_tokens"),
+        }, issued_calls=[c["id"] for m in out for c in m["calls"]], output_text=_assistant_text(out),
+            input_text=_first_user(messages(span, output=False)))
+    if operation == "execute_tool":
+        return SpanView(kind="tool", metadata=meta,
+                        tool_name=str(attrs.get("gen_ai.tool.name") or span.name.removeprefix("execute_tool").strip()),
+                        arguments=maybe_json(attrs.get("gen_ai.tool.call.arguments")),
+                        result=maybe_json(attrs.get("gen_ai.tool.call.result")), call_id=attrs.get("gen_ai.tool.call.id"))
+    if operation == "invoke_agent":
+        return SpanView(kind="agent", metadata=meta,
+                        agent=str(attrs.get("gen_ai.agent.name") or span.name.removeprefix("invoke_agent").strip() or "agent"),
+                        output_text=_assistant_text(messages(span, output=True)), input_text=_first_user(messages(span, output=False)))
+    if operation == "retrieval":
+        return SpanView(kind="retrieval", metadata=meta, documents=_documents(attrs.get("gen_ai.retrieval.documents")))
+    return SpanView(metadata=meta)
+
+
+def convert(records, file: str) -> list:
+    def one(spans):
+        fields, inferred = from_spans(spans, view)
+        return build_trace(fields, file, first_line(spans), NAME, inferred)
+
+    return convert_each(by_trace(read_spans(records, file)), file, NAME, one, first_line)

@@ -1,0 +1,110 @@
+"""Price LLM calls that report tokens but no cost.
+
+Prices come from the spec's `pricing:` first (USD per million tokens, by exact model name, case-insensitive),
+else from the price table bundled with the pinned `genai-prices` package, looked up by the response model
+and the call's date. The table is never refreshed over the network (its `UpdatePrices` is opt-in and never
+started here), so one package version always gives one price.
+
+    cost = (uncached·input + cached·cached_input + cache_write·cache_write_input + output·output) / 1e6
+    uncached = input_tokens − cached_input_tokens − cache_write_input_tokens
+
+Reasoning tokens are part of `output_tokens`; the table prices them at their own rate where it has one,
+a spec price at the output rate. A call whose model is unknown keeps `cost_usd = None` and the reason is
+recorded in `trace.metadata["cost_unknown"]`, so the trace's total stays unknown (never a silent zero).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from genai_prices import Usage, calc_price
+
+from ..spec.models import ModelPrice
+from .models import LLMCall, Trace
+
+PER_MILLION = 1_000_000
+
+
+def _uncached(call: LLMCall) -> int:
+    return max(call.input_tokens - call.cached_input_tokens - call.cache_write_input_tokens, 0)
+
+
+def spec_price(call: LLMCall, price: ModelPrice) -> float:
+    """Cost of `call` at a spec price (formula in the module docstring)."""
+    cached_rate = price.input if price.cached_input is None else price.cached_input
+    write_rate = price.input if price.cache_write_input is None else price.cache_write_input
+    return (
+        _uncached(call) * price.input
+        + call.cached_input_tokens * cached_rate
+        + call.cache_write_input_tokens * write_rate
+        + call.output_tokens * price.output
+    ) / PER_MILLION
+
+
+def _call_date(call: LLMCall) -> datetime | None:
+    """The call's time as an aware datetime; None (price as of today) when absent or unreadable."""
+    if not call.timestamp:
+        return None
+    try:
+        moment = datetime.fromisoformat(call.timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def table_price(call: LLMCall) -> float:
+    """Cost of `call` from the bundled genai-prices table: under the call's provider when the table knows it
+    there, else under the provider the model name points to. Raises LookupError for a model it does not know."""
+    usage = Usage(
+        input_tokens=call.input_tokens,
+        cache_read_tokens=call.cached_input_tokens,
+        cache_write_tokens=call.cache_write_input_tokens,
+        output_tokens=call.output_tokens,
+        output_reasoning_tokens=call.reasoning_tokens,
+    )
+    try:
+        if call.provider:
+            try:
+                result = calc_price(usage, call.model or "", provider_id=call.provider, genai_request_timestamp=_call_date(call))
+                return float(result.total_price)
+            except LookupError:  # a provider the table does not know, or a model it lists under another
+                pass
+        result = calc_price(usage, call.model or "", genai_request_timestamp=_call_date(call))
+    except ValueError as exc:  # inconsistent usage, e.g. more cached than input tokens
+        raise LookupError(str(exc)) from None
+    return float(result.total_price)
+
+
+def price_call(call: LLMCall, pricing: dict[str, ModelPrice]) -> tuple[float | None, str | None]:
+    """(cost, None) when the call can be priced, else (None, why not)."""
+    if call.cost_usd is not None:
+        return call.cost_usd, None
+    if not call.model:
+        return None, "an LLM call names no model"
+    if call.input_tokens == 0 and call.output_tokens == 0:
+        return None, f"an LLM call to {call.model} reports no token counts"
+    overrides = {name.lower(): price for name, price in pricing.items()}
+    if call.model.lower() in overrides:
+        return spec_price(call, overrides[call.model.lower()]), None
+    try:
+        return table_price(call), None
+    except LookupError:
+        return None, f"model {call.model!r} is not in the price table; add it under `pricing:` in the spec"
+
+
+def price_trace(trace: Trace, pricing: dict[str, ModelPrice] | None = None) -> Trace:
+    """The trace with every unpriced call priced where possible and the total re-derived when it was unknown."""
+    if all(call.cost_usd is not None for call in trace.llm_calls):
+        return trace
+    calls, reasons = [], []
+    for call in trace.llm_calls:
+        cost, reason = price_call(call, pricing or {})
+        calls.append(call if cost == call.cost_usd else call.model_copy(update={"cost_usd": cost}))
+        if reason and reason not in reasons:
+            reasons.append(reason)
+    metadata = {**trace.metadata, "cost_unknown": reasons} if reasons else trace.metadata
+    priced = trace.model_copy(update={"llm_calls": calls, "metadata": metadata})
+    if trace.total_cost_usd is None and not reasons:
+        priced.total_cost_usd = sum(call.cost_usd or 0.0 for call in calls)
+    priced._source = trace.source
+    return priced

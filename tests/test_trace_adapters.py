@@ -1,0 +1,358 @@
+"""Framework adapters: one support run (triage hands off to billing; two parallel tool calls, one failing;
+cached input; a retrieval) recorded in every format under tests/fixtures/traces/, read into the same
+canonical trace and evaluated to the same layer results."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from agentci_action.engine.runner import run_spec
+from agentci_action.errors import TraceError
+from agentci_action.spec.loader import load_spec
+from agentci_action.trace.adapters import FORMATS
+from agentci_action.trace.load import load_traces
+
+FIXTURES = Path(__file__).parent / "fixtures" / "traces"
+QUERY = "My order 1042 arrived damaged. Can I get a refund?"
+ANSWER = "I'm sorry the item arrived damaged. A full refund of $59.00 for order 1042 has been approved (refund R-88)."
+FILES = {
+    "otel-genai": "otel_genai.jsonl",
+    "openinference": "openinference.jsonl",
+    "openai-agents": "openai_agents.jsonl",
+    "openai-chat": "openai_chat.json",
+    "openai-responses": "openai_responses.json",
+    "anthropic": "anthropic.json",
+    "langsmith": "langsmith.jsonl",
+    "langgraph": "langgraph.json",
+}
+WITH_RETRIEVAL = {"otel-genai", "openinference", "openai-responses", "langsmith"}
+WITH_AGENT_NAMES = set(FILES) - {"openai-responses"}  # the Responses API names no agent
+WITH_TIMING = {"otel-genai", "openinference", "openai-agents", "langsmith"}
+
+
+def refund_trace(fmt: str, **kwargs):
+    traces = load_traces([str(FIXTURES / FILES[fmt])], **kwargs)
+    return next(t for t in traces if t.id == "refund-damaged-order")
+
+
+def test_every_adapter_has_a_fixture():
+    assert set(FILES) == set(FORMATS) - {"canonical"}
+
+
+@pytest.mark.parametrize("fmt", sorted(FILES))
+def test_fixture_is_detected_and_read_into_the_canonical_run(fmt):
+    trace = refund_trace(fmt)
+    assert trace.metadata["source_format"] == fmt
+    assert trace.query == QUERY
+    assert trace.final_answer == ANSWER
+    # The model issued lookup_order before check_warranty; in the span fixtures check_warranty starts first.
+    assert trace.tool_names == ["lookup_order", "check_warranty", "issue_refund"]
+    assert [bool(c.error) for c in trace.tool_calls] == [False, True, False]
+    assert "timed out" in trace.tool_calls[1].error
+    assert trace.tool_calls[0].result == {"order_id": 1042, "status": "delivered", "total": 59.0}
+    assert trace.tool_calls[2].arguments == {"order_id": 1042, "amount": 59.0}
+    # The handoff is a handoff, never also a `transfer_to_billing` tool call.
+    assert [h.to for h in trace.handoffs] == ["billing"]
+    assert [c.input_tokens for c in trace.llm_calls] == [820, 1010, 1400, 1520]
+    assert [c.cached_input_tokens for c in trace.llm_calls] == [0, 768, 1024, 1280]
+    assert trace.total_llm_calls == 4 and trace.total_tokens == 4877
+    assert trace.total_cost_usd is not None and trace.total_cost_usd > 0
+    if fmt in WITH_AGENT_NAMES:
+        assert [c.agent for c in trace.tool_calls] == ["triage", "triage", "billing"]
+        assert trace.handoffs[0].from_agent == "triage"
+    if fmt in WITH_RETRIEVAL:
+        assert [(d.id, d.score) for d in trace.retrieved_context] == [("policy-7", 0.91)]
+        assert "refunded in full" in trace.retrieved_context[0].text
+    assert (trace.total_duration_ms == pytest.approx(5000.0)) if fmt in WITH_TIMING else trace.total_duration_ms is None
+
+
+@pytest.mark.parametrize("fmt", sorted(FILES))
+def test_naming_the_format_gives_the_same_trace_as_detecting_it(fmt):
+    assert refund_trace(fmt, trace_format=fmt).model_dump() == refund_trace(fmt).model_dump()
+
+
+def test_an_inferred_final_answer_is_marked():
+    assert refund_trace("openai-chat").metadata["final_answer_inferred"] is True
+    assert "final_answer_inferred" not in refund_trace("otel-genai").metadata  # the billing agent span states it
+    assert "final_answer_inferred" not in refund_trace("openai-agents").metadata  # a final_output custom span
+
+
+def test_anthropic_total_input_adds_cache_creation_and_cache_reads():
+    calls = refund_trace("anthropic").llm_calls
+    # input_tokens + cache_creation_input_tokens + cache_read_input_tokens, from the fixture's usage blocks
+    assert [(c.input_tokens, c.cache_write_input_tokens, c.cached_input_tokens) for c in calls] == [
+        (52 + 768 + 0, 768, 0), (10 + 232 + 768, 232, 768), (16 + 360 + 1024, 360, 1024), (20 + 220 + 1280, 220, 1280)]
+
+
+def test_one_otel_file_holds_two_traces_grouped_by_trace_id():
+    traces = load_traces([str(FIXTURES / FILES["otel-genai"])])
+    assert [(t.id, t.metadata["trace_id"]) for t in traces] == [
+        ("refund-damaged-order", "5b8efff798038103d269b633813fc60c"), ("return-window", "0af7651916cd43dd8448eb211c80319c")]
+    assert traces[1].query == "How long do I have to return an item?" and traces[1].tool_calls == []
+    assert traces[1].source.endswith(":3")
+
+
+def _as_single_document_with_base64_ids(jsonl: Path) -> dict:
+    """The OTLP file-exporter lines as one resourceSpans document, ids in base64, enums as numbers."""
+    documents = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    merged = {"resourceSpans": [rs for d in documents for rs in d["resourceSpans"]]}
+    for rs in merged["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            for span in ss["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in span:
+                        span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+                span["kind"] = 3 if span["kind"] == "SPAN_KIND_CLIENT" else span["kind"]
+                if "status" in span:
+                    span["status"]["code"] = 2
+    return merged
+
+
+def _snake_case(value):
+    """OTLP JSON with protobuf field names kept (resource_spans, span_id, string_value, ...)."""
+    if isinstance(value, list):
+        return [_snake_case(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    return {("".join(f"_{c.lower()}" if c.isupper() else c for c in k) if k != "key" else k): _snake_case(v) for k, v in value.items()}
+
+
+@pytest.mark.parametrize("variant", [lambda doc: doc, _snake_case], ids=["camelCase", "snake_case"])
+def test_single_resource_spans_document_with_base64_ids_reads_the_same(tmp_path, variant):
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(variant(_as_single_document_with_base64_ids(FIXTURES / FILES["otel-genai"])), indent=1))
+    single = load_traces([str(path)])
+    lines = load_traces([str(FIXTURES / FILES["otel-genai"])])
+    assert [t.model_dump() for t in single] == [t.model_dump() for t in lines]
+
+
+def _span(n, parent, op, start, end, **attrs):
+    attributes = [{"key": "gen_ai.operation.name", "value": {"stringValue": op}}]
+    attributes += [{"key": k, "value": {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}} for k, v in attrs.items()]
+    span = {"traceId": "ab" * 16, "spanId": f"{n:016x}", "name": op, "startTimeUnixNano": str(start * 10**6),
+            "endTimeUnixNano": str(end * 10**6), "attributes": attributes}
+    if parent:
+        span["parentSpanId"] = f"{parent:016x}"
+    return span
+
+
+def test_nested_sub_agent_keeps_its_name_and_nothing_is_counted_twice(tmp_path):
+    """An agent used as a tool: its spans nest inside the caller's tool span; usage on agent spans is ignored."""
+    spans = [
+        _span(1, None, "invoke_agent", 1, 100, **{"gen_ai.agent.name": "planner", "agentci.query_id": "q1", "gen_ai.usage.input_tokens": 999}),
+        _span(2, 1, "chat", 1, 10, **{"gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 10}),
+        _span(3, 1, "execute_tool", 11, 90, **{"gen_ai.tool.name": "research"}),
+        _span(4, 3, "invoke_agent", 12, 89, **{"gen_ai.agent.name": "researcher", "gen_ai.usage.input_tokens": 999}),
+        _span(5, 4, "chat", 13, 20, **{"gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 50, "gen_ai.usage.output_tokens": 5}),
+        _span(6, 4, "execute_tool", 21, 30, **{"gen_ai.tool.name": "web_search"}),
+    ]
+    path = tmp_path / "nested.jsonl"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}) + "\n")
+    (trace,) = load_traces([str(path)])
+    assert [(c.name, c.agent) for c in trace.tool_calls] == [("research", "planner"), ("web_search", "researcher")]
+    assert [c.input_tokens for c in trace.llm_calls] == [100, 50] and trace.total_tokens == 165
+    assert trace.handoffs == []  # a nested agent is a sub-agent, not a handoff
+
+
+def test_sequential_top_level_agents_without_transfer_tools_are_a_handoff(tmp_path):
+    spans = [
+        _span(1, None, "invoke_agent", 1, 10, **{"gen_ai.agent.name": "triage", "agentci.query": "hi"}),
+        _span(2, None, "invoke_agent", 11, 20, **{"gen_ai.agent.name": "billing"}),
+    ]
+    path = tmp_path / "seq.jsonl"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}) + "\n")
+    (trace,) = load_traces([str(path)])
+    assert [(h.from_agent, h.to) for h in trace.handoffs] == [("triage", "billing")]
+
+
+SPEC = """\
+agent: support-bot
+pricing:
+  gpt-4o-mini-2024-07-18: {input: 0.15, output: 0.60, cached_input: 0.075}
+queries:
+  - id: refund-damaged-order
+    query: "My order 1042 arrived damaged. Can I get a refund?"
+    correctness:
+      expected_in_answer: [refund, R-88]
+      not_in_answer: [cannot]
+    path:
+      expected_tools: [lookup_order, check_warranty, issue_refund]
+      forbidden_tools: [delete_order]
+      max_tool_calls: 5
+      expected_handoff: billing
+      min_sequence_similarity: 0.9
+    cost:
+      max_total_tokens: 4000
+      max_llm_calls: 4
+      max_cost_usd: 0.01
+"""
+
+
+def _layers(fmt: str, spec) -> dict:
+    traces = [t for t in load_traces([str(FIXTURES / FILES[fmt])], pricing=spec.pricing) if t.id == "refund-damaged-order"]
+    (result,) = run_spec(spec, traces).results
+    return {name: result.layer(name).model_dump() for name in ("correctness", "path", "cost")}
+
+
+@pytest.mark.parametrize("group", [
+    ["otel-genai", "openinference", "openai-agents", "langsmith"],  # span trees: timing recorded
+    ["openai-chat", "openai-responses", "langgraph"],  # conversations: no timing
+])
+def test_the_same_run_in_different_formats_gives_identical_layer_results(write, group):
+    spec = load_spec(write("agentci_spec.yaml", SPEC))
+    results = {fmt: _layers(fmt, spec) for fmt in group}
+    first = results[group[0]]
+    assert first["correctness"]["status"] == "pass" and first["path"]["status"] == "pass"
+    assert first["cost"]["status"] == "warn"  # 4877 tokens > 4000
+    assert first["cost"]["details"]["cost_usd"] == pytest.approx((820 * 0.15 + 40 * 0.6 + 242 * 0.15 + 768 * 0.075 + 12 * 0.6
+                                                                  + 376 * 0.15 + 1024 * 0.075 + 30 * 0.6 + 240 * 0.15 + 1280 * 0.075 + 45 * 0.6) / 1e6)
+    for fmt in group[1:]:
+        assert results[fmt] == first, fmt
+
+
+def test_truncated_json_lines_name_the_file_and_line(tmp_path):
+    lines = (FIXTURES / FILES["otel-genai"]).read_text().splitlines()
+    path = tmp_path / "cut.jsonl"
+    path.write_text("\n".join(lines[:2] + [lines[2][: len(lines[2]) // 2]]) + "\n")
+    with pytest.raises(TraceError) as caught:
+        load_traces([str(path)])
+    (problem,) = caught.value.problems
+    assert (problem.file, problem.line) == (str(path), 3) and "malformed JSON" in problem.message
+
+
+def test_truncated_json_document_names_the_file_and_line(tmp_path):
+    text = (FIXTURES / FILES["anthropic"]).read_text()
+    path = tmp_path / "cut.json"
+    path.write_text(text[: len(text) // 2])
+    with pytest.raises(TraceError) as caught:
+        load_traces([str(path)])
+    (problem,) = caught.value.problems
+    assert problem.file == str(path) and problem.line > 1 and "malformed JSON" in problem.message
+
+
+def test_a_record_of_the_wrong_shape_names_its_line(tmp_path):
+    run = json.loads((FIXTURES / FILES["anthropic"]).read_text())
+    broken = json.loads(json.dumps(run))
+    del broken["messages"][1]["content"][1]["name"]  # a tool_use block without its name
+    path = tmp_path / "runs.jsonl"
+    path.write_text(json.dumps(run) + "\n" + json.dumps(broken) + "\n")
+    with pytest.raises(TraceError) as caught:
+        load_traces([str(path)], trace_format="anthropic")
+    (problem,) = caught.value.problems
+    assert (problem.file, problem.line) == (str(path), 2) and "anthropic" in problem.message
+
+
+def test_a_line_that_is_not_spans_names_its_line(tmp_path):
+    lines = (FIXTURES / FILES["otel-genai"]).read_text().splitlines()
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join([lines[0], json.dumps({"hello": "world"}), lines[1]]) + "\n")
+    with pytest.raises(TraceError) as caught:
+        load_traces([str(path)], trace_format="otel-genai")
+    (problem,) = caught.value.problems
+    assert (problem.file, problem.line) == (str(path), 2) and "resourceSpans" in problem.message
+
+
+def test_a_run_without_a_query_says_so(tmp_path):
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"messages": [{"role": "assistant", "content": "hi"}], "completions": []}))
+    with pytest.raises(TraceError) as caught:
+        load_traces([str(path)], trace_format="openai-chat")
+    (problem,) = caught.value.problems
+    assert problem.line == 1 and "needs `id` or `query`" in problem.message
+
+
+def test_unknown_format_lists_the_known_ones(tmp_path):
+    with pytest.raises(TraceError) as caught:
+        load_traces([str(FIXTURES / FILES["langgraph"])], trace_format="langchain")
+    assert all(name in str(caught.value) for name in FILES)
+
+
+def test_the_cli_reads_a_framework_trace_with_or_without_the_format_named(write):
+    spec = write("agentci_spec.yaml", SPEC)
+    for extra in ([], ["--trace-format", "otel-genai"]):
+        result = run_cli("test", "--spec", spec, "--traces", FIXTURES / FILES["otel-genai"], "--format", "json", *extra)
+        assert result.returncode == 0, result.stderr
+        (query,) = json.loads(result.stdout)["results"]
+        assert (query["correctness"]["status"], query["path"]["status"], query["cost"]["status"]) == ("pass", "pass", "warn")
+    wrong = run_cli("test", "--spec", spec, "--traces", FIXTURES / FILES["otel-genai"], "--trace-format", "anthropic")
+    assert wrong.returncode == 2 and "otel_genai.jsonl:1" in wrong.stderr
+
+
+def _mutations(value, rng, count):
+    """`count` copies of `value`, each with one randomly chosen key deleted or one value replaced by a wrong type."""
+    paths = []
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            for key, child in node.items():
+                paths.append(path + (key,))
+                walk(child, path + (key,))
+        elif isinstance(node, list):
+            for index, child in enumerate(node):
+                paths.append(path + (index,))
+                walk(child, path + (index,))
+
+    walk(value, ())
+    for _ in range(count):
+        copy = json.loads(json.dumps(value))
+        *parents, last = rng.choice(paths)
+        holder = copy
+        for part in parents:
+            holder = holder[part]
+        if isinstance(holder, dict) and rng.random() < 0.5:
+            del holder[last]
+        else:
+            holder[last] = rng.choice([None, 7, "x", [], {}])
+        yield copy
+
+
+@pytest.mark.parametrize("fmt", sorted(FILES))
+def test_damaged_records_give_trace_errors_never_crashes(tmp_path, fmt):
+    """120 single-field corruptions of each fixture: each loads, or fails with a TraceError naming the file."""
+    import random
+
+    source = FIXTURES / FILES[fmt]
+    text = source.read_text()
+    records = [json.loads(line) for line in text.splitlines()] if source.suffix == ".jsonl" else [json.loads(text)]
+    rng = random.Random(fmt)
+    path = tmp_path / source.name
+    for n in range(120):
+        index = rng.randrange(len(records))
+        (damaged,) = _mutations(records[index], rng, 1)
+        lines = [json.dumps(damaged if i == index else r) for i, r in enumerate(records)]
+        path.write_text("\n".join(lines) + "\n")
+        for named in (None, fmt):
+            try:
+                load_traces([str(path)], trace_format=named)
+            except TraceError as exc:
+                assert all(p.file == str(path) for p in exc.problems), (n, exc)
+
+
+def test_a_file_that_is_just_a_message_list_is_one_run(tmp_path):
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}], indent=1))
+    graph = tmp_path / "graph.json"
+    graph.write_text(json.dumps([{"type": "human", "content": "hi"}, {"type": "ai", "content": "hello", "tool_calls": []}], indent=1))
+    for path, fmt in ((chat, "openai-chat"), (graph, "langgraph")):
+        (trace,) = load_traces([str(path)])
+        assert (trace.metadata["source_format"], trace.query, trace.final_answer) == (fmt, "hi", "hello")
+        # no usage block: one LLM call whose cost is unknown, and the trace says why
+        assert trace.total_llm_calls == 1 and trace.total_cost_usd is None and trace.metadata["cost_unknown"]
+
+
+def test_a_cost_the_trace_states_is_kept_and_the_others_are_priced(tmp_path):
+    lines = [json.loads(line) for line in (FIXTURES / FILES["openinference"]).read_text().splitlines()]
+    first_llm = next(s for s in lines if s["attributes"].get("openinference.span.kind") == "LLM")  # the first call: it ends first
+    first_llm["attributes"]["llm.cost.total"] = 0.25
+    path = tmp_path / "spans.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in lines))
+    (stated,) = load_traces([str(path)])
+    priced = refund_trace("openinference")
+    assert stated.llm_calls[0].cost_usd == 0.25
+    assert [c.cost_usd for c in stated.llm_calls[1:]] == [c.cost_usd for c in priced.llm_calls[1:]]
+    assert stated.total_cost_usd == pytest.approx(0.25 + sum(c.cost_usd for c in priced.llm_calls[1:]))
