@@ -1,11 +1,14 @@
 """JUnit XML and Prometheus exports, read back by real parsers (junitparser, prometheus-client's text parser)."""
 
 import math
+import re
 import xml.etree.ElementTree as ET
 
 import junitparser
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from agentci_action.engine.results import Check, Status
 from agentci_action.engine.runner import run_spec
 from agentci_action.report import junit, prometheus
 from agentci_action.spec.loader import load_spec
@@ -44,13 +47,43 @@ def run(write):
     return run_spec(load_spec(write("s.yaml", SPEC)), traces())
 
 
+# The JUnit structure test-report tools accept (Surefire/Jenkins schema, plus xunit1's file and line): element →
+# (allowed attributes, required attributes, allowed children).
+JUNIT = {
+    "testsuites": ({"name", "time", "tests", "failures", "errors"}, set(), {"testsuite"}),
+    "testsuite": ({"name", "tests", "failures", "errors", "skipped", "time", "timestamp", "hostname", "id", "package", "file"},
+                  {"name", "tests", "failures", "errors"}, {"testsuite", "properties", "testcase", "system-out", "system-err"}),
+    "properties": (set(), set(), {"property"}),
+    "property": ({"name", "value"}, {"name", "value"}, set()),
+    "testcase": ({"name", "time", "classname", "file", "line"}, {"name"}, {"skipped", "error", "failure", "system-out", "system-err"}),
+    "failure": ({"type", "message"}, set(), set()),
+    "error": ({"type", "message"}, set(), set()),
+    "system-out": (set(), set(), set()),
+}
+
+
+def assert_junit_structure(element: ET.Element) -> None:
+    allowed, required, children = JUNIT[element.tag]
+    assert set(element.attrib) <= allowed and required <= set(element.attrib), (element.tag, element.attrib)
+    if "time" in element.attrib:
+        assert re.fullmatch(r"[0-9]+(\.[0-9]+)?", element.get("time"))
+    for name in ("tests", "failures", "errors", "skipped", "line"):
+        if name in element.attrib:
+            assert element.get(name).isdigit()
+    for child in element:
+        assert child.tag in children, (element.tag, child.tag)
+        assert_junit_structure(child)
+
+
 def test_junit_has_one_testcase_per_query_with_failures_and_warnings(write):
     result = run(write)
     text = junit.render(result)
     root = ET.fromstring(text.encode())
+    assert_junit_structure(root)
     assert root.tag == "testsuites" and [child.tag for child in root] == ["testsuite"]
     suite = root[0]
     assert (suite.get("name"), suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ('demo "agent" \\ one', "3", "1", "0", "0")
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "1", "0")
     assert {p.get("name"): p.get("value") for p in suite.find("properties")}["agentci.grade"] == result.summary.grade
     cases = suite.findall("testcase")
     assert [c.get("name") for c in cases] == ["passes", "warns", "fails"]
@@ -81,6 +114,7 @@ def test_junit_keeps_untrusted_text_inert(write):
     trace = Trace.model_validate({"id": "q", "final_answer": "a </failure><x> \x00 \x1b b"})
     text = junit.render(run_spec(spec, [trace]))
     root = ET.fromstring(text.encode())  # well-formed despite markup and control characters
+    assert_junit_structure(root)
     failure = root.find("testsuite/testcase/failure")
     assert "</failure><x>" in failure.get("message") and root.find(".//x") is None
     assert "\x00" not in text and junit.xml_text("a\x00b\x1bc\td") == "a\ufffdb\ufffdc\td"
@@ -120,3 +154,26 @@ def test_cli_formats(write, write_traces):
     assert xml.returncode == 1 and ET.fromstring(xml.stdout.encode()).tag == "testsuites"
     prom = run_cli("test", "--spec", spec, "--traces", path, "--format", "prometheus")
     assert prom.returncode == 1 and any(f.name == "agentci_score" for f in text_string_to_metric_families(prom.stdout))
+
+
+class UnavailableJudge:
+    def evaluate(self, request):
+        return Check(name=request.kind, status=Status.ERROR, message="judge unavailable: HTTP 500 after 3 attempts")
+
+
+def test_junit_error_for_a_query_that_could_not_be_evaluated(write):
+    spec = load_spec(write("s.yaml", """
+        agent: demo
+        queries:
+          - id: q
+            query: "q"
+            correctness: {llm_judge: [{rule: "helpful"}]}
+        """))
+    root = ET.fromstring(junit.render(run_spec(spec, [Trace.model_validate({"id": "q"})], judge=UnavailableJudge())).encode())
+    assert_junit_structure(root)
+    assert root[0].get("errors") == "1"
+    (error,) = list(root.find("testsuite/testcase"))
+    assert error.tag == "error" and error.get("message") == "correctness: judge unavailable: HTTP 500 after 3 attempts"
+    bad = ET.fromstring('<testsuites><testsuite name="x" tests="1" failures="0" errors="0"><testcase/></testsuite></testsuites>')
+    with pytest.raises(AssertionError):
+        assert_junit_structure(bad)  # the structure check itself rejects a test case without a name

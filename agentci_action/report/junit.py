@@ -1,5 +1,7 @@
 """JUnit XML: one test case per query, for the test-report tools users already have.
 
+Elements and attributes are those of the Surefire/Jenkins JUnit schema, plus `file` and `line` on
+<testcase> (the xunit1 attributes pytest writes and annotating tools read) pointing at the query in the spec.
 A failed query is a <failure> (type: the failing layers), a query that could not be evaluated an <error>.
 JUnit has no warnings: a query that passed with warnings is a passing test case whose <system-out> lists
 them as `warning: LAYER: message`. time is the query's mean latency in seconds over its runs.
@@ -51,11 +53,11 @@ def testcase(result: QueryResult, agent: str) -> ET.Element:
 
 def render(run: RunResult) -> str:
     s = run.summary
-    counts = {"tests": str(s.total), "failures": str(s.failed), "errors": str(s.errors), "skipped": "0"}
+    counts = {"tests": str(s.total), "failures": str(s.failed), "errors": str(s.errors)}
     cases = [testcase(result, run.agent) for result in run.results]
     total_time = f"{sum(float(case.get('time')) for case in cases):.3f}"
     root = ET.Element("testsuites", name="agentci", time=total_time, **counts)
-    suite = ET.SubElement(root, "testsuite", name=xml_text(run.agent), time=total_time, **counts)
+    suite = ET.SubElement(root, "testsuite", name=xml_text(run.agent), time=total_time, skipped="0", **counts)
     properties = ET.SubElement(suite, "properties")
     for name, value in (("spec", run.spec), ("pass_rate", f"{s.pass_rate:.4f}"), ("composite_score", f"{s.composite_score:.4f}"),
                         ("grade", s.grade), ("runs", str(s.runs))):
