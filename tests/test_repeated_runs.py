@@ -181,3 +181,18 @@ def test_min_score_is_skipped_with_the_reason_when_nothing_can_be_scored(write):
     result = run_spec(spec, [Trace.model_validate({"id": "q"})]).results[0]
     assert result.score.value is None and result.score.composite == 1.0
     assert result.correctness.status is Status.SKIP and "min_score skipped: nothing to score" in result.correctness.messages[0]
+
+
+def test_weights_from_defaults_apply_to_every_query_and_a_query_may_override_them(write):
+    spec = load_spec(write("s.yaml", """
+        agent: demo
+        defaults:
+          weights: {tool_accuracy: 1, output_quality: 0, sequence_correctness: 0}
+        queries:
+          - {id: a, query: "a", correctness: {expected_in_answer: [x]}, path: {expected_tools: [search, generate]}}
+          - {id: b, query: "b", correctness: {expected_in_answer: [x]}, path: {expected_tools: [search, generate]},
+             weights: {output_quality: 1}}
+        """))
+    a, b = run_spec(spec, runs("a", ["x"]) + runs("b", ["x"])).results  # recall 0.5, output quality 1.0
+    assert a.score.value == 50.0
+    assert b.score.value == 75.0  # deep-merged: tool_accuracy 1 from defaults, output_quality 1 from the query

@@ -13,7 +13,7 @@ from ..engine.results import QueryResult, RunResult, Status
 
 # name → (help, value of a query result)
 QUERY_METRICS = {
-    "agentci_correctness_pass": ("1 when the correctness layer passed (across runs: the min_pass_rate gate), else 0.",
+    "agentci_correctness_pass": ("1 when the correctness layer did not fail (across runs: the min_pass_rate gate) or had no checks, else 0.",
                                  lambda r: float(r.correctness.status in (Status.PASS, Status.SKIP))),
     "agentci_tool_recall": ("Tool recall against expected_tools, mean over runs.", lambda r: _mean(r, "tool_recall")),
     "agentci_tool_precision": ("Tool precision against expected_tools, mean over runs.", lambda r: _mean(r, "tool_precision")),
