@@ -14,24 +14,31 @@ def _money(value: float | None) -> str:
     return "cost unknown" if value is None else f"${value:.4f}"
 
 
+def _figure_values(result: QueryResult) -> dict:
+    """The run's path and cost details; for several runs, each metric's mean over the runs."""
+    if result.runs == 1:
+        return {**result.path.details, **result.cost.details}
+    return {name: found.mean for name, found in result.reliability.metrics.items()}
+
+
 def _figures(result: QueryResult) -> str:
-    """The key path and cost figures of a query on one line."""
-    path, cost = result.path.details, result.cost.details
-    parts = [f"tools {path.get('tool_calls', 0)}"]
+    """The key path and cost figures of a query on one line (means, so labelled, for several runs)."""
+    values = _figure_values(result)
+    parts = [f"tools {values.get('tool_calls', 0):g}"]
     for key, label in (("tool_recall", "recall"), ("tool_precision", "precision"), ("sequence_similarity", "similarity")):
-        if path.get(key) is not None:
-            parts.append(f"{label} {path[key]:.2f}")
-    parts.append(f"loops {path.get('loops_detected', 0)}")
-    parts.append(_money(cost.get("cost_usd")))
-    if cost.get("cost_multiplier") is not None:
-        parts.append(f"{cost['cost_multiplier']:.2f}× baseline")
-    parts.append(f"{cost.get('total_tokens') or 0:,} tokens")
-    parts.append(f"{cost.get('llm_calls') or 0} LLM calls")
-    if cost.get("latency_ms") is not None:
-        parts.append(f"{cost['latency_ms']:,.0f} ms")
+        if values.get(key) is not None:
+            parts.append(f"{label} {values[key]:.2f}")
+    parts.append(f"loops {values.get('loops_detected', 0):g}")
+    parts.append(_money(values.get("cost_usd")))
+    if values.get("cost_multiplier") is not None:
+        parts.append(f"{values['cost_multiplier']:.2f}× baseline")
+    parts.append(f"{values.get('total_tokens') or 0:,.0f} tokens")
+    parts.append(f"{values.get('llm_calls') or 0:g} LLM calls")
+    if values.get("latency_ms") is not None:
+        parts.append(f"{values['latency_ms']:,.0f} ms")
     if result.score.value is not None:
         parts.append(f"score {result.score.value:.1f} ({result.score.grade})")
-    return " · ".join(parts)
+    return (f"mean of {result.runs} runs: " if result.runs > 1 else "") + " · ".join(parts)
 
 
 def _cost_of_pass(value: float | None) -> str:
