@@ -1,5 +1,8 @@
 """Evaluate a spec's queries against their traces: correctness → path → cost, then the summary.
 
+Each trace of a query is one run, evaluated on its own; engine/aggregate.py combines a query's runs
+(pass-rate gate, reliability statistics, score). With a shard, only that shard's queries are evaluated.
+
 A query blocks the merge (exit 1) when a layer named in fail-on fails: `correctness` blocks on a
 correctness failure and on a forbidden tool (a path failure); `path` and `cost` also block on warnings.
 """
