@@ -196,3 +196,13 @@ def test_weights_from_defaults_apply_to_every_query_and_a_query_may_override_the
     a, b = run_spec(spec, runs("a", ["x"]) + runs("b", ["x"])).results  # recall 0.5, output quality 1.0
     assert a.score.value == 50.0
     assert b.score.value == 75.0  # deep-merged: tool_accuracy 1 from defaults, output_quality 1 from the query
+
+
+def test_composite_weights_from_the_spec(write):
+    spec = load_spec(write("s.yaml", SPEC.replace("agent: demo\n", "agent: demo\ncomposite: {pass_weight: 3, impl_weight: 1}\n")))
+    traces = runs("capital", ["Paris", "Lyon", "Paris", "Paris"]) + runs("strict", ["ok"] * 4, ("search", "generate"))
+    run = run_spec(spec, traces)
+    assert run.results[0].score.composite == pytest.approx((3 * 0.75 + 0.875) / 4)
+    assert run.summary.composite_score == pytest.approx((3 * 0.875 + 0.9375) / 4)
+    with pytest.raises(SpecError, match="at least one composite weight must be positive"):
+        load_spec(write("bad.yaml", SPEC.replace("agent: demo\n", "agent: demo\ncomposite: {pass_weight: 0, impl_weight: 0}\n")))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..spec.models import QuerySpec, ScoreWeights
+from ..spec.models import CompositeWeights, QuerySpec, ScoreWeights
 from . import stats
 from .results import LAYERS, Check, LayerResult, Reliability, ScoreResult, Status, worst
 from .score import RunScore, composite_score, letter_grade, run_score
@@ -87,10 +87,10 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(known) / len(known) if known else None
 
 
-def score_result(scores: list[RunScore], pass_rate: float) -> ScoreResult:
+def score_result(scores: list[RunScore], pass_rate: float, weights: CompositeWeights) -> ScoreResult:
     """Means of the runs' scores and dimensions; composite of the pass rate and mean score / 100; its grade."""
     value = _mean([s.value for s in scores])
-    composite = composite_score(pass_rate, None if value is None else value / 100)
+    composite = composite_score(pass_rate, None if value is None else value / 100, weights.pass_weight, weights.impl_weight)
     return ScoreResult(
         value=value, tool_accuracy=_mean([s.tool_accuracy for s in scores]),
         output_quality=_mean([s.output_quality for s in scores]),
@@ -148,12 +148,12 @@ def _correctness(query: QuerySpec, runs: list[Run], score: float | None) -> Laye
     return result
 
 
-def combine_runs(query: QuerySpec, runs: list[Run]) -> Combined:
+def combine_runs(query: QuerySpec, runs: list[Run], composite: CompositeWeights = CompositeWeights()) -> Combined:
     """The query's layers, reliability and score over its runs (see the module docstring)."""
     weights = query.weights or ScoreWeights()
     scores = [run_score(run.layers["correctness"], run.layers["path"], weights) for run in runs]
     rel = reliability(runs, scores)
-    score = score_result(scores, rel.pass_rate)
+    score = score_result(scores, rel.pass_rate, composite)
     layers = {"correctness": _correctness(query, runs, score.value)}
     for name in LAYERS[1:]:
         layers[name] = runs[0].layers[name] if len(runs) == 1 else _worst_run(runs, name)

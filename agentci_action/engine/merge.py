@@ -65,5 +65,5 @@ def merge_shards(spec: AgentCISpec, shards: dict[str, RunResult]) -> RunResult:
     warnings = list(dict.fromkeys(w for run in shards.values() for w in run.warnings))
     first = next(iter(shards.values()))
     fail_on = frozenset(first.summary.fail_on)
-    return RunResult(agent=spec.agent, spec=spec.path, spec_hash=first.spec_hash, summary=summarize(results, fail_on),
+    return RunResult(agent=spec.agent, spec=spec.path, spec_hash=first.spec_hash, summary=summarize(results, fail_on, spec.composite),
                      results=results, warnings=warnings)

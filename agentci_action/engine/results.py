@@ -96,7 +96,8 @@ class ScoreResult(BaseModel):
     tool_accuracy: float | None = None
     output_quality: float | None = None
     sequence_correctness: float | None = None
-    composite: float = Field(..., description="(pass_rate·0.5 + score/100·0.5) / (0.5 + 0.5); pass_rate alone without a score.")
+    composite: float = Field(..., description="(pass_rate·pass_weight + score/100·impl_weight) / (pass_weight + impl_weight), "
+                                              "weights from the spec's `composite` (default 0.5 / 0.5); pass_rate alone without a score.")
     grade: str = Field(..., description="A ≥ 0.95, B ≥ 0.85, C ≥ 0.75, D ≥ 0.65, else F, of the composite score.")
     reason: str = ""
 

@@ -13,17 +13,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..errors import Problem, TraceError
-from ..spec.models import AgentCISpec, QuerySpec
+from ..spec.models import AgentCISpec, CompositeWeights, QuerySpec
 from ..trace.models import Trace
+from .aggregate import Run, combine_runs
 from .correctness import Judge, evaluate_correctness
 from .cost import evaluate_cost
-from .aggregate import Run, combine_runs
 from .gcpause import gc_paused
 from .path import evaluate_path
 from .process import evaluate_process
 from .results import LAYERS, LayerResult, QueryResult, RunResult, ShardInfo, Status, Summary
-from .shard import select_shard
 from .score import composite_score, letter_grade
+from .shard import select_shard
 from .stats import cost_of_pass
 
 FAIL_ON_CHOICES = ("correctness", "path", "cost", "none")
@@ -134,9 +134,10 @@ def _evaluate_run(query: QuerySpec, trace: Trace, baseline: Trace | None, judge:
     }
 
 
-def evaluate_query(query: QuerySpec, traces: list[Trace], baseline: Trace | None, judge: Judge | None, settings: Settings) -> QueryResult:
+def evaluate_query(query: QuerySpec, traces: list[Trace], baseline: Trace | None, judge: Judge | None, settings: Settings,
+                   composite: CompositeWeights = CompositeWeights()) -> QueryResult:
     runs = [Run(trace.run if trace.run is not None else i, _evaluate_run(query, trace, baseline, judge)) for i, trace in enumerate(traces)]
-    combined = combine_runs(query, runs)
+    combined = combine_runs(query, runs, composite)
     blocking = is_blocking(combined.layers, settings.fail_on)
     return QueryResult(
         id=query.key, query=query.query, file=query.file, line=query.line, tags=query.tags,
@@ -145,7 +146,7 @@ def evaluate_query(query: QuerySpec, traces: list[Trace], baseline: Trace | None
     )
 
 
-def summarize(results: list[QueryResult], fail_on: frozenset[str]) -> Summary:
+def summarize(results: list[QueryResult], fail_on: frozenset[str], composite: CompositeWeights = CompositeWeights()) -> Summary:
     """Counts by status; totals over every run; pass rate = passed runs / runs; composite of it and the mean score."""
     counts = {status: sum(r.status is status for r in results) for status in Status}
     costs = [r.reliability.cost_usd for r in results]
@@ -154,7 +155,7 @@ def summarize(results: list[QueryResult], fail_on: frozenset[str]) -> Summary:
     rate = runs_passed / runs if runs else 0.0
     scores = [r.score.value for r in results if r.score.value is not None]
     mean_score = sum(scores) / len(scores) if scores else None
-    composite = composite_score(rate, None if mean_score is None else mean_score / 100)
+    suite_composite = composite_score(rate, None if mean_score is None else mean_score / 100, composite.pass_weight, composite.impl_weight)
     known_cost = sum(c for c in costs if c is not None)
     skipped = sum(c.status is Status.SKIP for r in results for name in LAYERS for c in r.layer(name).checks)
     overall = Status.ERROR if counts[Status.ERROR] else Status.FAIL if counts[Status.FAIL] else Status.WARN if counts[Status.WARN] else Status.PASS
@@ -164,7 +165,7 @@ def summarize(results: list[QueryResult], fail_on: frozenset[str]) -> Summary:
         cost_usd=known_cost, cost_unknown=sum(c is None for c in costs),
         total_tokens=sum(r.reliability.total_tokens for r in results), fail_on=sorted(fail_on),
         runs=runs, runs_passed=runs_passed, pass_rate=rate, flaky=sum(r.reliability.flaky for r in results),
-        mean_score=mean_score, composite_score=composite, grade=letter_grade(composite),
+        mean_score=mean_score, composite_score=suite_composite, grade=letter_grade(suite_composite),
         cost_of_pass_usd=None if None in costs or not runs else cost_of_pass([known_cost], runs_passed),
     )
 
@@ -191,7 +192,7 @@ def run_spec(
 
     def one(query: QuerySpec) -> QueryResult:
         baseline = (baselines.get(query.key) or [None])[0]
-        return evaluate_query(query, matched.by_query[query.key], baseline, judge, settings)
+        return evaluate_query(query, matched.by_query[query.key], baseline, judge, settings, spec.composite)
 
     if judge is not None and settings.workers > 1:
         with ThreadPoolExecutor(max_workers=settings.workers) as pool:
@@ -200,4 +201,4 @@ def run_spec(
         with gc_paused():
             results = [one(q) for q in selected]
     return RunResult(agent=spec.agent, spec=spec.path, spec_hash=spec.content_hash(), shard=shard,
-                     summary=summarize(results, settings.fail_on), results=results, warnings=matched.unmatched)
+                     summary=summarize(results, settings.fail_on, spec.composite), results=results, warnings=matched.unmatched)

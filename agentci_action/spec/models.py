@@ -126,6 +126,19 @@ class ScoreWeights(_Strict):
         return self
 
 
+class CompositeWeights(_Strict):
+    """composite = (pass_rate·pass_weight + impl_rate·impl_weight) / (pass_weight + impl_weight), impl_rate = score / 100."""
+
+    pass_weight: float = Field(0.5, ge=0)
+    impl_weight: float = Field(0.5, ge=0)
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> "CompositeWeights":
+        if self.pass_weight + self.impl_weight <= 0:
+            raise ValueError("at least one composite weight must be positive")
+        return self
+
+
 class WeightedStep(_Strict):
     tool: str = Field(..., min_length=1)
     weight: float = Field(1.0, gt=0)
@@ -225,6 +238,7 @@ class AgentCISpec(_Strict):
     pricing: dict[str, ModelPrice] | None = Field(
         None, description="Per-model prices (USD per million tokens) used before the bundled price table; keys are model names."
     )
+    composite: CompositeWeights = Field(default_factory=CompositeWeights, description="Weights of the composite score (default 0.5 / 0.5).")
     queries: list[QuerySpec] = Field(..., min_length=1)
 
     _path: str = PrivateAttr("")
