@@ -54,10 +54,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_test(args: argparse.Namespace) -> int:
     from .engine.runner import Settings, parse_fail_on, run_spec
+    from .engine.shard import parse_shard
     from .spec.loader import load_spec
     from .trace.load import load_traces
-
-    from .engine.shard import parse_shard
 
     try:
         fail_on = parse_fail_on(args.fail_on)
