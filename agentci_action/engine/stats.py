@@ -44,10 +44,12 @@ def statistics(values: list[float]) -> MetricStats | None:
     """
     if not values:
         return None
+    if len(values) == 1:  # the common single run, without the sorting and counting (same figures)
+        value = values[0]
+        return MetricStats(count=1, mean=value, median=value, mode=value, min=value, max=value, std_dev=0.0)
     ordered = sorted(values)
-    # model_construct: plain floats computed here need no validation (this runs for every metric of every query)
-    return MetricStats.model_construct(count=len(values), mean=sum(values) / len(values), median=median(ordered), mode=mode(ordered),
-                                       min=ordered[0], max=ordered[-1], std_dev=std_dev(values))
+    return MetricStats(count=len(values), mean=sum(values) / len(values), median=median(ordered), mode=mode(ordered),
+                       min=ordered[0], max=ordered[-1], std_dev=std_dev(values))
 
 
 def pass_rate(passed: int, runs: int) -> float:
