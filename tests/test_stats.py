@@ -27,6 +27,10 @@ def test_median_mode_and_population_std_dev():
     assert stats.mode([0.5]) == 0.5
     assert stats.std_dev([2, 4, 4, 4, 5, 5, 7, 9]) == 2.0  # population, not sample (which would be 2.138)
     assert stats.statistics([]) is None
+    one, two = stats.statistics([7]), stats.statistics([7, 7])
+    assert (one.count, two.count) == (1, 2)
+    assert one.model_dump(exclude={"count"}) == two.model_dump(exclude={"count"}) == {
+        "mean": 7.0, "median": 7.0, "mode": 7.0, "min": 7.0, "max": 7.0, "std_dev": 0.0}
 
 
 def test_pass_at_k_and_pass_hat_k():
