@@ -53,10 +53,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
-    from .engine.runner import Settings, parse_fail_on, run_spec
+    from .engine.runner import Settings, parse_fail_on
     from .engine.shard import parse_shard
-    from .spec.loader import load_spec
-    from .trace.load import load_traces
+    from .evaluate import Evaluation, evaluate
 
     try:
         fail_on = parse_fail_on(args.fail_on)
@@ -68,52 +67,21 @@ def cmd_test(args: argparse.Namespace) -> int:
         raise SpecError.at("--shard", 0, str(exc)) from None
     if shard and not args.output:
         raise SpecError.at("--shard", 0, "a shard writes its results file to --output, e.g. --output results/shard-2.json")
-    spec = load_spec(args.spec, tags=_split(args.tags) or None)
-    traces = load_traces(args.traces, args.trace_format, spec.pricing)
-    baselines: dict[str, list] = {}
-    if args.baseline_traces:
-        from .engine.runner import group_traces
-
-        baselines = group_traces(spec.queries, load_traces(args.baseline_traces, args.trace_format, spec.pricing)).by_query
-    run = run_spec(spec, traces, baselines=baselines, settings=Settings(fail_on=fail_on, workers=args.workers), shard=shard)
-    if shard:
+    run = evaluate(Evaluation(spec=args.spec, traces=args.traces, baseline_traces=args.baseline_traces or [],
+                              trace_format=args.trace_format, tags=_split(args.tags),
+                              settings=Settings(fail_on=fail_on, workers=args.workers), shard=shard))
+    if shard:  # --output takes the shard results file; the report goes to standard output
         from .report import json
 
         write_output(json.render(run), args.output)
-        write_output(renderer(args.format)(run), None)
-    else:
-        write_output(renderer(args.format)(run), args.output)
+    write_output(renderer(args.format)(run), None if shard else args.output)
     return exit_code(run)
 
 
-def read_shards(patterns: list[str]) -> dict[str, RunResult]:
-    """Shard results files matching the glob patterns, by file name; each must parse as results JSON."""
-    import glob
-
-    from pydantic import ValidationError
-
-    from .errors import InputError, Problem
-
-    files = sorted({file for pattern in patterns for file in (glob.glob(pattern) or [pattern])})
-    shards, problems = {}, []
-    for file in files:
-        try:
-            shards[file] = RunResult.model_validate_json(Path(file).read_bytes())
-        except OSError as exc:
-            problems.append(Problem(file, 0, f"cannot read shard results: {exc.strerror or exc}"))
-        except ValidationError as exc:
-            problems.append(Problem(file, 0, f"not an agentci results file: {exc.errors()[0]['msg']}"))
-    if problems:
-        raise InputError(problems)
-    return shards
-
-
 def cmd_merge(args: argparse.Namespace) -> int:
-    from .engine.merge import merge_shards
-    from .spec.loader import load_spec
+    from .evaluate import merge
 
-    spec = load_spec(args.spec, tags=_split(args.tags) or None)
-    run = merge_shards(spec, read_shards(args.shards))
+    run = merge(args.spec, args.shards, _split(args.tags))
     write_output(renderer(args.format)(run), args.output)
     return exit_code(run)
 

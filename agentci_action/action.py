@@ -1,0 +1,264 @@
+"""The GitHub runner contract: INPUT_* and GITHUB_* → settings → evaluate → publish → exit code.
+
+Publishing never loses results: the results file is written first, then the summary, the annotations,
+the comment or check run and the outputs, each on its own; a GitHub API failure is a warning. The exit code
+(0 pass · 1 a blocking layer failed · 2 input or infrastructure error) is decided after everything is published.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TextIO
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .engine.results import RunResult, Status
+from .errors import EXIT_ERROR, AgentCIError, InputError, Problem
+from .github.comment import COMMENT_MODES
+from .github.context import RunContext, load_event, resolve
+from .report import annotations, markdown
+
+TRUE, FALSE = ("true", "True", "TRUE"), ("false", "False", "FALSE")
+
+
+def _split(value: str) -> list[str]:
+    """Comma- or newline-separated input → items."""
+    return [item.strip() for line in value.splitlines() for item in line.split(",") if item.strip()]
+
+
+class ActionInputs(BaseModel):
+    """The action's inputs (action.yml), as the runner passes them: INPUT_<NAME> with hyphens kept."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    spec: str = "agentci.yaml"
+    traces: list[str]
+    baseline_traces: list[str] = Field(default_factory=list, alias="baseline-traces")
+    trace_format: str | None = Field(None, alias="trace-format")
+    tags: list[str] = Field(default_factory=list)
+    fail_on: str = Field("correctness", alias="fail-on")
+    comment_mode: str = Field("always", alias="comment-mode")
+    comment_header: str = Field(markdown.DEFAULT_HEADER, alias="comment-header")
+    annotations: bool = True
+    check_run: bool = Field(False, alias="check-run")
+    github_token: str = Field("", alias="github-token")
+    github_api_url: str = Field("https://api.github.com", alias="github-api-url")
+    results_path: str = Field("agentci-results.json", alias="results-path")
+
+    @field_validator("traces", "baseline_traces", "tags", mode="before")
+    @classmethod
+    def _list(cls, value):
+        return _split(value) if isinstance(value, str) else value
+
+    @field_validator("annotations", "check_run", mode="before")
+    @classmethod
+    def _boolean(cls, value):
+        """YAML 1.2 core booleans, as the Actions toolkit's getBooleanInput accepts."""
+        if isinstance(value, str):
+            if value.strip() in TRUE:
+                return True
+            if value.strip() in FALSE:
+                return False
+            raise ValueError(f"expected true or false, got {value!r}")
+        return value
+
+    @field_validator("comment_mode")
+    @classmethod
+    def _mode(cls, value: str) -> str:
+        if value not in COMMENT_MODES:
+            raise ValueError(f"expected one of {', '.join(COMMENT_MODES)}, got {value!r}")
+        return value
+
+    @field_validator("trace_format", mode="before")
+    @classmethod
+    def _optional(cls, value):
+        return value or None
+
+
+def read_inputs(env: Mapping[str, str]) -> ActionInputs:
+    """INPUT_* variables → ActionInputs; an empty input means its default; bad values raise InputError naming the input."""
+    raw = {name[len("INPUT_"):].lower(): value for name, value in env.items() if name.startswith("INPUT_") and value != ""}
+    try:
+        return ActionInputs.model_validate(raw)
+    except ValidationError as exc:
+        problems = [Problem("action inputs", 0, f"input '{err['loc'][0]}': {err['msg']}") for err in exc.errors()]
+        raise InputError(problems) from None
+
+
+class Publisher:
+    """Writes to the runner's files and log; every method is independent so one failure never blocks the rest."""
+
+    def __init__(self, env: Mapping[str, str], out: TextIO):
+        self.env, self.out = env, out
+
+    def line(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+    def warning(self, message: str) -> None:
+        self.line(annotations.workflow_command(annotations.Annotation("warning", "", 0, "AgentCI", message)))
+
+    def error(self, problem: Problem) -> None:
+        file = annotations.repo_path(problem.file, self.env.get("GITHUB_WORKSPACE")) if problem.line else ""
+        self.line(annotations.workflow_command(annotations.Annotation("error", file, problem.line, "AgentCI", str(problem))))
+
+    def untrusted(self, lines: list[str]) -> None:
+        """Agent text in the log, between stop-commands markers so none of it runs as a workflow command."""
+        for text in annotations.stop_commands(lines):
+            self.line(text)
+
+    def summary(self, markdown_text: str) -> None:
+        path = self.env.get("GITHUB_STEP_SUMMARY")
+        if path:
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(markdown_text)
+
+    def outputs(self, values: dict[str, str]) -> None:
+        """name<<DELIM blocks in GITHUB_OUTPUT, with a delimiter no value contains."""
+        path = self.env.get("GITHUB_OUTPUT")
+        if not path:
+            return
+        with open(path, "a", encoding="utf-8") as handle:
+            for name, value in values.items():
+                delimiter = f"ghadelimiter_{uuid.uuid4()}"
+                handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+
+
+def outputs_for(run: RunResult | None, results_path: str, comment_url: str) -> dict[str, str]:
+    if run is None:
+        return {"status": Status.ERROR.value, "total": "0", "passed": "0", "failed": "0", "warnings": "0",
+                "cost-usd": "0", "results-path": "", "comment-url": comment_url}
+    s = run.summary
+    return {"status": s.status.value, "total": str(s.total), "passed": str(s.passed), "failed": str(s.failed),
+            "warnings": str(s.warnings), "cost-usd": f"{s.cost_usd:.6f}", "results-path": results_path,
+            "comment-url": comment_url}
+
+
+def evaluate(inputs: ActionInputs) -> RunResult:
+    """The inputs as an Evaluation, run (the judge joins here when configured: issue 4)."""
+    from .engine.runner import Settings, parse_fail_on
+    from .errors import SpecError
+    from .evaluate import Evaluation, evaluate as run_evaluation
+
+    try:
+        fail_on = parse_fail_on(inputs.fail_on)
+    except ValueError as exc:
+        raise SpecError.at("action inputs", 0, f"input 'fail-on': {exc}") from None
+    return run_evaluation(Evaluation(spec=inputs.spec, traces=inputs.traces, baseline_traces=inputs.baseline_traces,
+                                     trace_format=inputs.trace_format, tags=inputs.tags, settings=Settings(fail_on=fail_on)))
+
+
+def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, links: markdown.Links,
+                    publisher: Publisher) -> str:
+    """The sticky comment on the PR (when there is one); its URL, or '' after a warning."""
+    if context.pr_number is None or inputs.comment_mode == "off":
+        return ""
+    if not inputs.github_token:
+        publisher.warning("No github-token: the PR comment was not posted.")
+        return ""
+    from github import GithubException
+
+    from .github.comment import client, upsert_comment
+
+    body = markdown.render_comment(run, inputs.comment_header, markdown.title_for(inputs.comment_header), links)
+    has_problems = run.summary.status is not Status.PASS
+    try:
+        outcome = upsert_comment(client(inputs.github_token, inputs.github_api_url), context.repository,
+                                 context.pr_number, body, markdown.marker(inputs.comment_header),
+                                 mode=inputs.comment_mode, has_problems=has_problems)
+    except GithubException as exc:
+        hint = (" The token is read-only (a pull request from a fork?); the job summary and the results file carry "
+                "every result." if exc.status == 403 else "")
+        publisher.warning(f"Could not post the PR comment: GitHub answered {exc.status}.{hint}")
+        return ""
+    except Exception as exc:  # a network failure must not lose the results already published
+        publisher.warning(f"Could not post the PR comment: {type(exc).__name__}: {exc}")
+        return ""
+    publisher.line(f"PR comment {outcome.action}{f': {outcome.url}' if outcome.url else ''}"
+                   f"{f' ({outcome.reason})' if outcome.reason else ''}")
+    return outcome.url or ""
+
+
+def publish_check_run(inputs: ActionInputs, context: RunContext, run: RunResult, links: markdown.Links,
+                      found: list[annotations.Annotation], publisher: Publisher) -> bool:
+    """Every annotation (uncapped) on a check run for the head commit; False after a warning when that failed."""
+    from .github.checks import publish_check_run as publish
+    from .github.comment import client
+
+    conclusion = "failure" if run.summary.status in (Status.FAIL, Status.ERROR) else "success"
+    try:
+        url = publish(client(inputs.github_token, inputs.github_api_url), context.repository, context.head_sha,
+                      name=f"AgentCI ({markdown.header_slug(inputs.comment_header)})", conclusion=conclusion,
+                      title=f"{run.summary.status.value}: {run.summary.failed} failed, {run.summary.warnings} warnings",
+                      summary=markdown.render_summary(run, markdown.title_for(inputs.comment_header), links,
+                                                      budget=markdown.COMMENT_BUDGET),
+                      annotations=[annotations.check_run_annotation(a) for a in found])
+    except Exception as exc:  # GitHub's failure must not lose the annotations: they go to the log instead
+        publisher.warning(f"Could not create the check run ({type(exc).__name__}); the annotations follow in the log.")
+        return False
+    publisher.line(f"Check run: {url}")
+    return True
+
+
+def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
+    """Run the action; returns the process exit code (2, not Python's 1, when AgentCI itself breaks)."""
+    env = os.environ if env is None else env
+    publisher = Publisher(env, out or sys.stdout)
+    try:
+        return run_action(env, publisher)
+    except Exception as exc:
+        traceback.print_exc()
+        publisher.line(annotations.workflow_command(annotations.Annotation(
+            "error", "", 0, "AgentCI", f"internal error ({type(exc).__name__}); please report it with the log above")))
+        return EXIT_ERROR
+
+
+def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
+    """Read, evaluate, publish, then decide the exit code."""
+    from .cli import exit_code
+    from .report import console, json as json_report
+
+    token = env.get("INPUT_GITHUB-TOKEN", "")
+    if token:
+        publisher.line(f"::add-mask::{token}")
+    try:
+        inputs = read_inputs(env)
+        context = resolve(env, load_event(env.get("GITHUB_EVENT_PATH")))
+        run = evaluate(inputs)
+    except AgentCIError as exc:
+        problems = exc.problems if isinstance(exc, InputError) else [Problem("agentci", 0, str(exc))]
+        for problem in problems:
+            publisher.error(problem)
+        publisher.summary("## 💥 AgentCI could not evaluate\n\n" + "".join(
+            f"- {markdown.inline(str(p), 1000)}\n" for p in problems))
+        publisher.outputs(outputs_for(None, "", ""))
+        return exc.exit_code
+
+    status = exit_code(run)
+    workspace = env.get("GITHUB_WORKSPACE") or os.getcwd()
+    links = markdown.Links(blob_url=context.blob_url, run_url=context.run_url, sha=context.head_sha)
+    try:
+        path = Path(inputs.results_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json_report.render(run), encoding="utf-8")
+    except OSError as exc:
+        publisher.error(Problem(inputs.results_path, 0, f"could not write the results file: {exc.strerror}"))
+        status = max(status, EXIT_ERROR)
+    publisher.untrusted(console.render(run).splitlines())
+    try:
+        publisher.summary(markdown.render_summary(run, markdown.title_for(inputs.comment_header), links))
+    except OSError as exc:
+        publisher.warning(f"Could not write the job summary: {exc.strerror}")
+    found = annotations.annotations_for(run, workspace)
+    on_check_run = bool(inputs.check_run and context.head_sha and inputs.github_token
+                        and publish_check_run(inputs, context, run, links, found, publisher))
+    if inputs.annotations and not on_check_run:
+        for command in annotations.workflow_commands(found):
+            publisher.line(command)
+    comment_url = publish_comment(inputs, context, run, links, publisher)
+    publisher.outputs(outputs_for(run, inputs.results_path, comment_url))
+    return status

@@ -1,0 +1,125 @@
+"""Annotations on the spec's own lines, as GitHub workflow commands or check-run annotations.
+
+A workflow command is `::LEVEL file=F,line=N,title=T::MESSAGE`. Message data escapes `%` (first), `\\r`, `\\n`;
+properties also escape `:` and `,`, so no untrusted text can end the command early or start a new one.
+GitHub shows at most 10 errors and 10 warnings per step: `cap()` keeps the most severe of each and a notice counts
+the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+
+from ..engine.results import LAYERS, QueryResult, RunResult, Status
+from .text import one_line
+
+MAX_ERRORS_PER_STEP = 10
+MAX_WARNINGS_PER_STEP = 10
+MAX_MESSAGE_CHARS = 4000
+
+# Check-run annotation levels for our workflow-command levels.
+CHECK_LEVELS = {"error": "failure", "warning": "warning", "notice": "notice"}
+
+
+@dataclass(frozen=True)
+class Annotation:
+    level: str  # "error" | "warning" | "notice"
+    file: str
+    line: int
+    title: str
+    message: str
+
+
+def escape_data(text: str) -> str:
+    """Message data: % → %25 (first), CR → %0D, LF → %0A."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A property value: as escape_data, plus : → %3A and , → %2C."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def workflow_command(annotation: Annotation) -> str:
+    """One `::level file=..,line=..,title=..::message` line."""
+    props = [f"file={escape_property(annotation.file)}"] if annotation.file else []
+    if annotation.line:
+        props.append(f"line={annotation.line}")
+    if annotation.title:
+        props.append(f"title={escape_property(annotation.title)}")
+    prefix = f"::{annotation.level} {','.join(props)}" if props else f"::{annotation.level}"
+    return f"{prefix}::{escape_data(annotation.message)}"
+
+
+def repo_path(file: str, workspace: str | None) -> str:
+    """The spec file's path relative to the repository root, with forward slashes, as GitHub expects."""
+    if workspace and os.path.isabs(file):
+        relative = os.path.relpath(file, workspace)
+        if not relative.startswith(".."):
+            file = relative
+    return file.replace(os.sep, "/").removeprefix("./")
+
+
+def _level(query: QueryResult, layer: str) -> str | None:
+    status = query.layer(layer).status
+    if status is Status.ERROR or (status is Status.FAIL and query.blocking):
+        return "error"
+    if status in (Status.FAIL, Status.WARN):
+        return "warning"
+    return None
+
+
+def annotations_for(run: RunResult, workspace: str | None = None) -> list[Annotation]:
+    """One annotation per query and failing/warning layer, on the query's line, most severe first.
+
+    error: a layer errored, or failed in a blocking query; warning: any other fail or warn.
+    """
+    found = []
+    for query in run.results:
+        for layer in LAYERS:
+            level = _level(query, layer)
+            if level is None:
+                continue
+            messages = query.layer(layer).messages or [query.layer(layer).status.value]
+            found.append(Annotation(
+                level=level, file=repo_path(query.file, workspace), line=query.line,
+                title=one_line(f"AgentCI {layer}: {query.id}", 200),
+                message=one_line("; ".join(messages), MAX_MESSAGE_CHARS),
+            ))
+    return sorted(found, key=lambda a: a.level != "error")
+
+
+def cap(annotations: list[Annotation], max_errors: int = MAX_ERRORS_PER_STEP,
+        max_warnings: int = MAX_WARNINGS_PER_STEP) -> tuple[list[Annotation], Annotation | None]:
+    """(the first `max_errors` errors and `max_warnings` warnings, a notice counting the rest or None)."""
+    errors = [a for a in annotations if a.level == "error"]
+    warnings = [a for a in annotations if a.level == "warning"]
+    shown = errors[:max_errors] + warnings[:max_warnings]
+    hidden_errors, hidden_warnings = max(0, len(errors) - max_errors), max(0, len(warnings) - max_warnings)
+    if not hidden_errors and not hidden_warnings:
+        return shown, None
+    parts = [f"{n} more {kind}{'s' * (n != 1)}" for n, kind in ((hidden_errors, "error"), (hidden_warnings, "warning")) if n]
+    return shown, Annotation(level="notice", file="", line=0, title="AgentCI",
+                             message=f"{' and '.join(parts)} not shown as annotations (GitHub shows 10 of each per step); "
+                                     "the job summary and the results file list every one.")
+
+
+def workflow_commands(found: list[Annotation]) -> list[str]:
+    """The capped annotation lines to print for one step."""
+    shown, notice = cap(found)
+    return [workflow_command(a) for a in shown + ([notice] if notice else [])]
+
+
+def stop_commands(lines: list[str]) -> list[str]:
+    """Wrap untrusted lines so the runner treats none of them as a command: a fresh random token each time."""
+    token = secrets.token_hex(16)
+    return [f"::stop-commands::{token}", *lines, f"::{token}::"]
+
+
+def check_run_annotation(annotation: Annotation) -> dict:
+    """The check-runs API shape of one annotation."""
+    return {"path": annotation.file, "start_line": annotation.line, "end_line": annotation.line,
+            "annotation_level": CHECK_LEVELS[annotation.level], "title": annotation.title,
+            "message": annotation.message}

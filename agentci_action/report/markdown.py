@@ -1,0 +1,220 @@
+"""The job summary and the PR comment: one pure renderer, three tiers (headline, table, details), within a budget.
+
+Untrusted text (query ids and text, check messages) goes through `inline()`: one line, HTML special characters as
+entities, markdown punctuation backslash-escaped, `@` and `#` broken with a zero-width space so nothing becomes a
+mention, a link, a table break, a tag or a copy of the hidden marker.
+Budgets are UTF-8 bytes (never fewer than characters): 1 MiB for a step summary, ~60,000 for a comment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from ..engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
+from .text import one_line
+
+SUMMARY_BUDGET = 1_000_000  # GitHub's limit is 1 MiB per step
+COMMENT_BUDGET = 60_000  # GitHub's limit is 65,536 characters
+
+ICONS = {Status.PASS: "✅", Status.WARN: "⚠️", Status.FAIL: "❌", Status.ERROR: "💥", Status.SKIP: "⏭️"}
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_MARKDOWN = re.compile(r"([\\`*_\[\]{}()|~!])")
+_ZWSP = "\u200b"
+_NOTE_RESERVE = 400  # room kept for the "what was cut" note
+
+
+def html_text(text: object, limit: int = 120) -> str:
+    """Untrusted text inside an HTML element (where markdown escapes would show): entities and broken mentions only."""
+    value = "".join(_HTML.get(ch, ch) for ch in one_line(text, limit))
+    return value.replace("@", "@" + _ZWSP).replace("#", "#" + _ZWSP)
+
+
+def inline(text: object, limit: int = 300) -> str:
+    """Untrusted text → inert inline markdown (see module docstring)."""
+    return _MARKDOWN.sub(r"\\\1", html_text(text, limit))
+
+
+def marker(header: str) -> str:
+    """The hidden line that identifies our sticky comment for one comment-header."""
+    return f"<!-- agentci-comment: {header_slug(header)} -->"
+
+
+def header_slug(header: str) -> str:
+    """comment-header reduced to [a-z0-9._] words joined by single hyphens, so it can never close the HTML comment."""
+    return re.sub(r"[^a-z0-9._]+", "-", header.lower()).strip("-") or "default"
+
+
+DEFAULT_HEADER = "agentci"
+
+
+def title_for(header: str) -> str:
+    """'AgentCI', or 'AgentCI · <header>' when a matrix gives each evaluation its own comment-header."""
+    return "AgentCI" if header in ("", DEFAULT_HEADER) else f"AgentCI · {header}"
+
+
+@dataclass(frozen=True)
+class Links:
+    """Where links point: the spec at the evaluated commit and the workflow run (both optional)."""
+
+    blob_url: str | None = None
+    run_url: str | None = None
+    sha: str | None = None
+
+
+def _money(value: float | None) -> str:
+    return "?" if value is None else f"${value:.4f}"
+
+
+def headline(run: RunResult, title: str = "AgentCI") -> str:
+    s = run.summary
+    if s.status is Status.ERROR:
+        verdict = f"{s.errors} of {s.total} {_plural(s.total, 'query', 'queries')} could not be evaluated"
+    elif s.status is Status.FAIL:
+        verdict = f"{s.failed} of {s.total} {_plural(s.total, 'query', 'queries')} failed"
+    elif s.status is Status.WARN:
+        verdict = f"all {s.total} passed, {s.warnings} with {_plural(s.warnings, 'warning', 'warnings')}"
+    else:
+        verdict = f"all {s.total} {_plural(s.total, 'query', 'queries')} passed"
+    counts = (f"{s.total} {_plural(s.total, 'query', 'queries')} · {s.passed} passed · {s.failed} failed · "
+              f"{s.warnings} {_plural(s.warnings, 'warning', 'warnings')} · {s.errors} errors · cost {_money(s.cost_usd)}"
+              f"{f' ({s.cost_unknown} unknown)' if s.cost_unknown else ''} · fail-on: {', '.join(s.fail_on) or 'none'}")
+    return f"## {ICONS[s.status]} {inline(title, 100)}: {verdict}\n\nAgent **{inline(run.agent, 100)}** · {counts}\n"
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return one if n == 1 else many
+
+
+def path_figures(layer: LayerResult) -> str:
+    """'5 calls · sim 0.80 vs baseline · 1 loop' from the path layer's details."""
+    d = layer.details
+    parts = [f"{d.get('tool_calls', 0)} {_plural(d.get('tool_calls', 0), 'call', 'calls')}"]
+    if d.get("sequence_similarity") is not None:
+        parts.append(f"sim {d['sequence_similarity']:.2f} vs {d.get('reference', 'reference')}")
+    if d.get("tool_recall") is not None:
+        parts.append(f"recall {d['tool_recall']:.2f}")
+    if d.get("loops_detected"):
+        parts.append(f"{d['loops_detected']} {_plural(d['loops_detected'], 'loop', 'loops')}")
+    return " · ".join(parts)
+
+
+def cost_figures(layer: LayerResult) -> str:
+    """'$0.0040 · ×1.20 vs baseline · 1,234 tok' from the cost layer's details."""
+    d = layer.details
+    parts = [_money(d.get("cost_usd"))]
+    if d.get("cost_multiplier") is not None:
+        parts.append(f"×{d['cost_multiplier']:.2f} vs baseline")
+    if d.get("total_tokens") is not None:
+        parts.append(f"{d['total_tokens']:,} tok")
+    return " · ".join(parts)
+
+
+def _cell(layer: LayerResult, figures: str = "") -> str:
+    return f"{ICONS[layer.status]} {layer.status.value}" + (f" · {figures}" if figures else "")
+
+
+def _where(query: QueryResult, links: Links) -> str:
+    place = inline(f"{query.file}:{query.line}", 200)
+    if links.blob_url and query.file and not query.file.startswith("/"):
+        return f"[{place}]({links.blob_url}/{_url_path(query.file)}#L{query.line})"
+    return place
+
+
+def _url_path(path: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._~/-]", lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), path.removeprefix("./"))
+
+
+def table_row(query: QueryResult, links: Links) -> str:
+    return (f"| {ICONS[query.status]} | {inline(query.id, 120)} | {_where(query, links)} | {_cell(query.correctness)} | "
+            f"{_cell(query.path, path_figures(query.path))} | {_cell(query.cost, cost_figures(query.cost))} |\n")
+
+
+TABLE_HEAD = "| | Query | Spec | Correctness | Path | Cost |\n|---|---|---|---|---|---|\n"
+
+
+def details_block(query: QueryResult) -> str:
+    """A collapsible block with every message of every layer that did not pass."""
+    bad = [name for name in LAYERS if query.layer(name).status in (Status.FAIL, Status.WARN, Status.ERROR)]
+    lines = [f"<details><summary>{ICONS[query.status]} {html_text(query.id)} — {', '.join(bad)}</summary>\n\n",
+             f"Query: {inline(query.query, 500)}\n\n"]
+    for name in bad:
+        layer = query.layer(name)
+        for message in layer.messages or [layer.status.value]:
+            lines.append(f"- **{name}** ({layer.status.value}): {inline(message, 1000)}\n")
+    lines.append("\n</details>\n")
+    return "".join(lines)
+
+
+def _severity(query: QueryResult) -> int:
+    return -SEVERITY[query.status]
+
+
+def content_digest(run: RunResult) -> str:
+    """A short hash of what the comment says about the results (not when or where it ran), for comment-mode 'changes'."""
+    return hashlib.sha256(render_body(run, "", Links(), COMMENT_BUDGET).encode()).hexdigest()[:16]
+
+
+def render_body(run: RunResult, title: str, links: Links, budget: int) -> str:
+    """Headline, table (worst first), then details of every failing or warning query, cut to `budget` bytes."""
+    head = headline(run, title or "AgentCI") + "\n"
+    ordered = sorted(run.results, key=_severity)
+    rows = [table_row(q, links) for q in ordered]
+    blocks = [details_block(q) for q in ordered if q.status is not Status.PASS]
+    notes = "".join(f"> {inline(w, 500)}\n>\n" for w in run.warnings[:20])
+    used = _size(head) + _size(TABLE_HEAD) + _size(notes) + _NOTE_RESERVE
+    kept_rows, used = _fit(rows, used, budget)
+    kept_blocks, used = _fit(blocks, used + _size("\n### Details\n\n"), budget)
+    body = head + (notes + "\n" if notes else "") + TABLE_HEAD + "".join(kept_rows)
+    if kept_blocks:
+        body += "\n### Details\n\n" + "".join(kept_blocks)
+    cut_rows, cut_blocks = len(rows) - len(kept_rows), len(blocks) - len(kept_blocks)
+    if cut_rows or cut_blocks:
+        body += (f"\n_Cut to fit GitHub's size limit: {cut_rows} table {_plural(cut_rows, 'row', 'rows')} and "
+                 f"{cut_blocks} detail {_plural(cut_blocks, 'block', 'blocks')} left out (the least severe). "
+                 "The results file has everything._\n")
+    return body
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def _fit(parts: list[str], used: int, budget: int) -> tuple[list[str], int]:
+    kept = []
+    for part in parts:
+        if used + _size(part) > budget:
+            break
+        kept.append(part)
+        used += _size(part)
+    return kept, used
+
+
+def _footer(links: Links) -> str:
+    bits = []
+    if links.sha:
+        bits.append(f"commit {links.sha[:7]}")
+    if links.run_url:
+        bits.append(f"[workflow run]({links.run_url})")
+    return f"\n<sub>AgentCI · {' · '.join(bits)}</sub>\n" if bits else ""
+
+
+def render_summary(run: RunResult, title: str = "AgentCI", links: Links = Links(), budget: int = SUMMARY_BUDGET) -> str:
+    """The job summary: the report body and a footer, at most `budget` bytes."""
+    footer = _footer(links)
+    return render_body(run, title, links, budget - _size(footer)) + footer
+
+
+def render_comment(run: RunResult, header: str, title: str = "AgentCI", links: Links = Links(),
+                   budget: int = COMMENT_BUDGET) -> str:
+    """The sticky PR comment: hidden marker (with the content digest) first, then the summary's content."""
+    first = f"{marker(header)}\n<!-- agentci-digest: {content_digest(run)} -->\n"
+    footer = _footer(links)
+    return first + render_body(run, title, links, budget - _size(first) - _size(footer)) + footer
+
+
+def digest_of(comment_body: str) -> str | None:
+    """The content digest recorded in one of our comments, if any."""
+    match = re.search(r"<!-- agentci-digest: ([0-9a-f]+) -->", comment_body or "")
+    return match.group(1) if match else None

@@ -1,0 +1,81 @@
+"""The action's container: image size, time from `docker run` to the first line of output and to the exit, for a
+deterministic-only spec (tests/e2e), and the import cost the lazy SDK imports save, measured side by side.
+
+    python benchmarks/bench_container.py [--runs 5]
+
+Needs Docker and the Dockerfile's base image (.ci/container-engine builds both).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+IMAGE = "agentci-bench:latest"
+TRACES = [
+    {"id": "refund-policy", "final_answer": "Refunds within 30 days.", "tool_calls": [{"name": "search_docs"}],
+     "llm_calls": [{"model": "m", "input_tokens": 300, "output_tokens": 50, "cost_usd": 0.002}]},
+    {"id": "order-status", "final_answer": "It has shipped.", "tool_calls": [{"name": "lookup_order"}, {"name": "track_parcel"}],
+     "llm_calls": [{"model": "m", "input_tokens": 300, "output_tokens": 50, "cost_usd": 0.002}]},
+]
+
+
+def workspace() -> Path:
+    path = Path(tempfile.mkdtemp(prefix="agentci-bench-"))
+    shutil.copy(ROOT / "tests" / "e2e" / "agentci.yaml", path / "agentci.yaml")
+    (path / "traces.jsonl").write_text("".join(json.dumps(t) + "\n" for t in TRACES))
+    return path
+
+
+def timed_run(path: Path) -> tuple[float, float, str]:
+    """(seconds to the first line of output, seconds to the exit, that first line)."""
+    command = ["docker", "run", "--rm", "-v", f"{path}:/github/workspace", "-w", "/github/workspace",
+               "-e", "INPUT_SPEC=agentci.yaml", "-e", "INPUT_TRACES=traces.jsonl", "-e", "GITHUB_WORKSPACE=/github/workspace",
+               IMAGE]
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    first = process.stdout.readline()
+    first_at = time.perf_counter() - start
+    process.stdout.read()
+    process.wait()
+    return first_at, time.perf_counter() - start, first.strip()
+
+
+def import_seconds(modules: str, runs: int) -> float:
+    code = f"import time; t = time.perf_counter(); import {modules}; print(time.perf_counter() - t)"
+    return statistics.median(float(subprocess.run(["docker", "run", "--rm", "--entrypoint", "python", IMAGE, "-c", code],
+                                                  capture_output=True, text=True, check=True).stdout) for _ in range(runs))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    subprocess.run(["docker", "build", "-q", "-t", IMAGE, str(ROOT)], check=True, capture_output=True)
+    size = int(subprocess.run(["docker", "image", "inspect", "-f", "{{.Size}}", IMAGE], capture_output=True, text=True,
+                              check=True).stdout)
+    base = subprocess.run(["awk", "/^FROM/ {print $2; exit}", str(ROOT / "Dockerfile")], capture_output=True, text=True).stdout.strip()
+    base_size = int(subprocess.run(["docker", "image", "inspect", "-f", "{{.Size}}", base], capture_output=True, text=True,
+                                   check=True).stdout)
+    path = workspace()
+    timed_run(path)  # warm the page cache once
+    runs = [timed_run(path) for _ in range(args.runs)]
+    lazy = import_seconds("agentci_action.action", args.runs)
+    eager = import_seconds("agentci_action.action, github, anthropic, openai", args.runs)
+    print(f"image {IMAGE}: {size / 1e6:.0f} MB ({base_size / 1e6:.0f} MB of it the base {base})")
+    print(f"docker run → first line: median {statistics.median(r[0] for r in runs):.2f} s; → exit: median "
+          f"{statistics.median(r[1] for r in runs):.2f} s ({args.runs} runs; first line {runs[0][2][:40]!r})")
+    print(f"import at start-up: lazy {lazy * 1000:.0f} ms vs eager SDKs {eager * 1000:.0f} ms "
+          f"(eager/lazy = {eager / lazy:.1f}×)")
+    shutil.rmtree(path)
+
+
+if __name__ == "__main__":
+    main()

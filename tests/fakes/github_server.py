@@ -1,0 +1,330 @@
+"""A small stateful GitHub REST API on 127.0.0.1 for the real PyGithub (and the real action container) to talk to.
+
+It keeps issue comments and check runs in memory and validates every request body and every response body it
+sends against GitHub's official OpenAPI description (npm @octokit/openapi, trimmed to the operations served here:
+see openapi/trim.py). A request that does not match the description is answered 422 and recorded in `violations`;
+a response that does not match is recorded too (except the failures a test injects on purpose: `fail_status`
+and `read_only`, which GitHub answers with statuses its description does not list), so tests assert `violations == []`.
+
+Tokens: `users` maps a token to a login; a token missing from it is a GitHub Actions installation token
+(GET /user answers 403, comments are written as github-actions[bot]). `read_only` tokens get 403 on writes,
+as a fork PR's token does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import jsonschema
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+SPEC_FILE = Path(__file__).with_name("openapi") / "api.github.com.trimmed.json"
+SPEC_URI = "urn:github-openapi"
+BOT_LOGIN = "github-actions[bot]"
+MAX_COMMENT_CHARS = 65536
+
+
+def _to_json_schema(node):
+    """OpenAPI 3.0 schema → JSON Schema 2020-12: `nullable: true` becomes anyOf [..., null]; refs become absolute."""
+    if isinstance(node, list):
+        return [_to_json_schema(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _to_json_schema(v) for k, v in node.items() if k not in ("nullable", "discriminator")}
+    if isinstance(out.get("$ref"), str) and out["$ref"].startswith("#"):
+        out["$ref"] = SPEC_URI + out["$ref"]
+    if node.get("nullable") is True:
+        return {"anyOf": [out, {"type": "null"}]}
+    return out
+
+
+class OpenAPI:
+    """Request and response validation for the operations in the trimmed description."""
+
+    def __init__(self, path: Path = SPEC_FILE):
+        self.raw = json.loads(path.read_text())
+        self.doc = _to_json_schema(self.raw)
+        self.registry = Registry().with_resource(SPEC_URI, Resource.from_contents(self.doc, default_specification=DRAFT202012))
+        self.routes = [(re.compile("^" + re.sub(r"\{[^}]+\}", "([^/]+)", template) + "$"), template)
+                       for template in self.doc["paths"]]
+
+    def route(self, method: str, path: str) -> tuple[str, list[str]] | None:
+        for pattern, template in self.routes:
+            match = pattern.match(path)
+            if match and method.lower() in self.doc["paths"][template]:
+                return template, list(match.groups())
+        return None
+
+    def _resolve(self, node: dict) -> dict:
+        while "$ref" in node:
+            node = self.registry.resolver().lookup(node["$ref"]).contents
+        return node
+
+    def _validate(self, schema: dict, instance) -> list[str]:
+        validator = jsonschema.Draft202012Validator(schema, registry=self.registry)
+        return [f"{'/'.join(map(str, e.absolute_path)) or '(body)'}: {e.message}" for e in validator.iter_errors(instance)]
+
+    def check_request(self, template: str, method: str, body) -> list[str]:
+        op = self.doc["paths"][template][method.lower()]
+        request = op.get("requestBody")
+        if request is None:
+            return [] if body is None else ["this operation takes no request body"]
+        request = self._resolve(request)
+        if body is None:
+            return ["request body is required"] if request.get("required") else []
+        return self._validate(request["content"]["application/json"]["schema"], body)
+
+    def check_response(self, template: str, method: str, status: int, body) -> list[str]:
+        responses = self.doc["paths"][template][method.lower()]["responses"]
+        if str(status) not in responses:
+            return [f"status {status} is not documented for {method} {template}"]
+        response = self._resolve(responses[str(status)])
+        content = (response.get("content") or {}).get("application/json")
+        if content is None:
+            return []
+        return self._validate(content["schema"], body)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class State:
+    users: dict[str, str] = field(default_factory=dict)  # token → login (absent: an Actions installation token)
+    read_only: set[str] = field(default_factory=set)
+    fail_status: int | None = None  # answer every request with this status (an outage)
+    comments: dict[tuple[str, str, int], list[dict]] = field(default_factory=dict)
+    check_runs: list[dict] = field(default_factory=list)
+    requests: list[tuple[str, str]] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    next_id: int = 1000
+
+
+class FakeGitHub:
+    """Start with `with FakeGitHub() as gh:`; `gh.url` is the API base URL to give PyGithub."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0):
+        self.state = State()
+        self.openapi = OpenAPI()
+        self.lock = threading.Lock()
+        self.server = ThreadingHTTPServer((host, port), self._handler())
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> "FakeGitHub":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    # ---- state helpers for tests ----
+    def user(self, login: str, user_id: int | None = None) -> dict:
+        uid = user_id or abs(hash(login)) % 10_000_000
+        base = f"{self.url}/users/{login}"
+        return {"login": login, "id": uid, "node_id": f"U_{uid}", "avatar_url": f"{self.url}/avatars/{uid}",
+                "gravatar_id": "", "url": base, "html_url": f"{self.url}/{login}", "followers_url": f"{base}/followers",
+                "following_url": f"{base}/following{{/other_user}}", "gists_url": f"{base}/gists{{/gist_id}}",
+                "starred_url": f"{base}/starred{{/owner}}{{/repo}}", "subscriptions_url": f"{base}/subscriptions",
+                "organizations_url": f"{base}/orgs", "repos_url": f"{base}/repos", "events_url": f"{base}/events{{/privacy}}",
+                "received_events_url": f"{base}/received_events", "type": "Bot" if login.endswith("[bot]") else "User",
+                "site_admin": False}
+
+    def add_comment(self, repository: str, number: int, login: str, body: str) -> dict:
+        owner, repo = repository.split("/")
+        with self.lock:
+            return self._create_comment(owner, repo, number, login, body)
+
+    def comments(self, repository: str, number: int) -> list[dict]:
+        owner, repo = repository.split("/")
+        return self.state.comments.get((owner, repo, number), [])
+
+    def _create_comment(self, owner: str, repo: str, number: int, login: str, body: str) -> dict:
+        self.state.next_id += 1
+        cid = self.state.next_id
+        comment = {"id": cid, "node_id": f"IC_{cid}", "url": f"{self.url}/repos/{owner}/{repo}/issues/comments/{cid}",
+                   "html_url": f"https://github.test/{owner}/{repo}/pull/{number}#issuecomment-{cid}",
+                   "issue_url": f"{self.url}/repos/{owner}/{repo}/issues/{number}", "body": body,
+                   "user": self.user(login), "created_at": _now(), "updated_at": _now(),
+                   "author_association": "NONE"}
+        self.state.comments.setdefault((owner, repo, number), []).append(comment)
+        return comment
+
+    def _check_run(self, owner: str, repo: str, body: dict) -> dict:
+        self.state.next_id += 1
+        rid = self.state.next_id
+        output = body.get("output") or {}
+        run = {"id": rid, "node_id": f"CR_{rid}", "head_sha": body["head_sha"], "name": body["name"],
+               "external_id": body.get("external_id", ""), "url": f"{self.url}/repos/{owner}/{repo}/check-runs/{rid}",
+               "html_url": f"https://github.test/{owner}/{repo}/runs/{rid}", "details_url": body.get("details_url"),
+               "status": body.get("status", "queued"), "conclusion": body.get("conclusion"), "started_at": _now(),
+               "completed_at": _now() if body.get("status") == "completed" else None,
+               "output": {"title": output.get("title"), "summary": output.get("summary"), "text": output.get("text"),
+                          "annotations_count": len(output.get("annotations") or []),
+                          "annotations_url": f"{self.url}/repos/{owner}/{repo}/check-runs/{rid}/annotations"},
+               "check_suite": {"id": 1}, "app": None, "pull_requests": [], "annotations": list(output.get("annotations") or [])}
+        self.state.check_runs.append(run)
+        return run
+
+    # ---- HTTP ----
+    def _handler(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # quiet
+                pass
+
+            def do_GET(self):
+                self._serve("GET")
+
+            def do_POST(self):
+                self._serve("POST")
+
+            def do_PATCH(self):
+                self._serve("PATCH")
+
+            def _serve(self, method: str):
+                parts = urlsplit(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                token = (self.headers.get("Authorization") or "").removeprefix("token ").removeprefix("Bearer ").strip()
+                with fake.lock:
+                    fake.state.requests.append((method, parts.path))
+                    status, body, headers = fake._dispatch(method, parts.path, parse_qs(parts.query), raw, token)
+                payload = json.dumps(body).encode() if body is not None else b""
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(payload)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(payload)
+
+        return Handler
+
+    def _error(self, status: int, message: str) -> tuple[int, dict, dict]:
+        return status, {"message": message, "documentation_url": "https://docs.github.com/rest", "status": str(status)}, {}
+
+    def _dispatch(self, method: str, path: str, query: dict, raw: bytes, token: str):
+        found = self.openapi.route(method, path)
+        if found is None:
+            self.state.violations.append(f"{method} {path}: not an operation of the trimmed OpenAPI description")
+            return self._error(404, "Not Found")
+        template, args = found
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            self.state.violations.append(f"{method} {path}: request body is not JSON")
+            return self._error(400, "Problems parsing JSON")
+        problems = self.openapi.check_request(template, method, body)
+        if problems:
+            self.state.violations.extend(f"{method} {template} request: {p}" for p in problems)
+            return self._error(422, "Validation Failed: " + "; ".join(problems))
+        if not token:
+            status, out, headers = self._error(401, "Requires authentication")
+        elif self.state.fail_status:
+            status, out, headers = self._error(self.state.fail_status, "Server Error")
+        else:
+            status, out, headers = self._operation(method, template, args, query, body, token)
+        injected = bool(self.state.fail_status) or (method != "GET" and token in self.state.read_only)
+        problems = [] if injected else self.openapi.check_response(template, method, status, out)
+        if problems:
+            self.state.violations.extend(f"{method} {template} response {status}: {p}" for p in problems)
+        return status, out, headers
+
+    def _operation(self, method: str, template: str, args: list[str], query: dict, body, token: str):
+        login = self.state.users.get(token)
+        writer = login or BOT_LOGIN
+        if template == "/user":
+            if login is None:
+                return self._error(403, "Resource not accessible by integration")
+            return 200, {**self.user(login), "user_view_type": "public", "name": login, "company": None, "blog": "",
+                         "location": None, "email": None, "hireable": None, "bio": None, "public_repos": 0,
+                         "public_gists": 0, "followers": 0, "following": 0, "created_at": _now(),
+                         "updated_at": _now()}, {}
+        if method != "GET" and token in self.state.read_only:
+            return self._error(403, "Resource not accessible by integration")
+        owner, repo = args[0], args[1]
+        if template.endswith("/issues/{issue_number}/comments"):
+            number = int(args[2])
+            if method == "GET":
+                return self._page(self.state.comments.get((owner, repo, number), []), query,
+                                  f"{self.url}/repos/{owner}/{repo}/issues/{number}/comments")
+            if len(body["body"]) > MAX_COMMENT_CHARS:
+                return self._error(422, "Validation Failed: body is too long (maximum is 65536 characters)")
+            return 201, self._create_comment(owner, repo, number, writer, body["body"]), {}
+        if template.endswith("/issues/comments/{comment_id}"):
+            comment = next((c for cs in self.state.comments.values() for c in cs if c["id"] == int(args[2])), None)
+            if comment is None:
+                return self._error(404, "Not Found")
+            if comment["user"]["login"] != writer:
+                return self._error(403, "You cannot edit a comment written by someone else")
+            if len(body["body"]) > MAX_COMMENT_CHARS:
+                return self._error(422, "Validation Failed: body is too long (maximum is 65536 characters)")
+            comment.update(body=body["body"], updated_at=_now())
+            return 200, comment, {}
+        if template == "/repos/{owner}/{repo}/check-runs":
+            return 201, self._public(self._check_run(owner, repo, body)), {}
+        if template == "/repos/{owner}/{repo}/check-runs/{check_run_id}":
+            run = next((r for r in self.state.check_runs if r["id"] == int(args[2])), None)
+            if run is None:
+                return self._error(404, "Not Found")
+            output = body.get("output") or {}
+            run["annotations"].extend(output.get("annotations") or [])
+            run["output"].update(title=output.get("title", run["output"]["title"]),
+                                 summary=output.get("summary", run["output"]["summary"]),
+                                 annotations_count=len(run["annotations"]))
+            for key in ("status", "conclusion", "name"):
+                if key in body:
+                    run[key] = body[key]
+            return 200, self._public(run), {}
+        return self._error(404, "Not Found")
+
+    @staticmethod
+    def _public(run: dict) -> dict:
+        return {k: v for k, v in run.items() if k != "annotations"}
+
+    def _page(self, items: list[dict], query: dict, base: str):
+        """GitHub pagination: per_page (max 100, default 30), page, and a Link header with next/last."""
+        per_page = min(int((query.get("per_page") or ["30"])[0]), 100)
+        page = int((query.get("page") or ["1"])[0])
+        last = max(1, -(-len(items) // per_page))
+        links = []
+        if page < last:
+            links.append(f'<{base}?per_page={per_page}&page={page + 1}>; rel="next"')
+            links.append(f'<{base}?per_page={per_page}&page={last}>; rel="last"')
+        return 200, items[(page - 1) * per_page: page * per_page], ({"Link": ", ".join(links)} if links else {})
+
+
+def main() -> None:
+    """Run standalone: `python tests/fakes/github_server.py PORT [TOKEN=LOGIN ...]`."""
+    import sys
+    import time
+
+    fake = FakeGitHub(port=int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+    for pair in sys.argv[2:]:
+        token, login = pair.split("=", 1)
+        fake.state.users[token] = login
+    with fake:
+        print(fake.url, flush=True)
+        while True:
+            time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,251 @@
+"""The runner contract in-process: INPUT_* and GITHUB_* in, results file, summary, outputs, annotations, comment
+and exit code out; PyGithub talks to the local GitHub API server."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from fakes.github_server import BOT_LOGIN, FakeGitHub
+
+from agentci_action.action import ActionInputs, main, outputs_for, read_inputs
+from agentci_action.errors import InputError
+
+ROOT = Path(__file__).resolve().parent.parent
+E2E = Path(__file__).parent / "e2e"
+HOSTILE = "::error file=x.py::pwned %0A @octocat <details> | `x`"
+TOKEN = "ghs_secretvalue123"
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    return {m.group(1): m.group(3) for m in re.finditer(r"^([\w-]+)<<(\S+)\n(.*?)\n\2$", text, re.M | re.S)}
+
+
+@pytest.fixture
+def github():
+    with FakeGitHub() as fake:
+        yield fake
+        assert fake.state.violations == []
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    (tmp_path / "agentci.yaml").write_text((E2E / "agentci.yaml").read_text())
+    (tmp_path / "baseline").mkdir()
+    (tmp_path / "baseline" / "b.jsonl").write_text((E2E / "baseline" / "baseline.jsonl").read_text())
+    (tmp_path / "traces").mkdir()
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def traces(workspace: Path, refund_answer: str) -> None:
+    rows = [{"id": "refund-policy", "final_answer": refund_answer, "tool_calls": [{"name": "search_docs"}],
+             "llm_calls": [{"model": "m", "input_tokens": 10, "output_tokens": 5, "cost_usd": 0.002}]},
+            {"id": "order-status", "final_answer": "It has shipped.",
+             "tool_calls": [{"name": "lookup_order"}, {"name": "lookup_order"}, {"name": "web_search"}],
+             "llm_calls": [{"model": "m", "input_tokens": 10, "output_tokens": 5, "cost_usd": 0.006}]}]
+    (workspace / "traces" / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def environment(workspace: Path, api_url: str, event: str = "pull_request", **inputs: str) -> dict[str, str]:
+    payload = {"pull_request": {"number": 7, "head": {"sha": "h" * 40, "repo": {"full_name": "octo/agent"}},
+                                "base": {"sha": "b" * 40, "repo": {"full_name": "octo/agent"}}}} if event.startswith("pull") \
+        else {"before": "b" * 40, "after": "a" * 40}
+    (workspace / "event.json").write_text(json.dumps(payload))
+    env = {"GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": str(workspace / "event.json"), "GITHUB_REPOSITORY": "octo/agent",
+           "GITHUB_SHA": "m" * 40, "GITHUB_WORKSPACE": str(workspace), "GITHUB_RUN_ID": "5",
+           "GITHUB_STEP_SUMMARY": str(workspace / "summary.md"), "GITHUB_OUTPUT": str(workspace / "output.txt"),
+           "INPUT_SPEC": "agentci.yaml", "INPUT_TRACES": "traces/", "INPUT_BASELINE-TRACES": "baseline/",
+           "INPUT_GITHUB-TOKEN": TOKEN, "INPUT_GITHUB-API-URL": api_url, "INPUT_ANNOTATIONS": "true",
+           "INPUT_CHECK-RUN": "false", "INPUT_COMMENT-MODE": "always", "INPUT_COMMENT-HEADER": "agentci",
+           "INPUT_FAIL-ON": "correctness", "INPUT_RESULTS-PATH": "out/agentci-results.json", "INPUT_TAGS": ""}
+    env.update({f"INPUT_{k.replace('_', '-').upper()}": v for k, v in inputs.items()})
+    return env
+
+
+def run_action(env: dict[str, str]) -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(env, out)
+    return code, out.getvalue()
+
+
+def test_failing_pr_publishes_everything_then_exits_1(workspace, github):
+    traces(workspace, f"No refunds. {HOSTILE}")
+    code, log = run_action(environment(workspace, github.url))
+    assert code == 1
+    outputs = parse_outputs((workspace / "output.txt").read_text())
+    assert outputs["status"] == "fail" and outputs["failed"] == "1" and outputs["total"] == "2"
+    assert outputs["results-path"] == "out/agentci-results.json"
+    results = json.loads((workspace / "out" / "agentci-results.json").read_text())
+    assert results["summary"]["failed"] == 1
+    summary = (workspace / "summary.md").read_text()
+    assert summary.startswith("## ❌ AgentCI: 1 of 2 queries failed") and "@octocat" not in summary
+    [comment] = github.comments("octo/agent", 7)
+    assert outputs["comment-url"] == comment["html_url"] and comment["user"]["login"] == BOT_LOGIN
+    assert "::error file=agentci.yaml,line=4,title=AgentCI correctness%3A refund-policy::" in log
+    assert "::warning file=agentci.yaml,line=13,title=AgentCI path%3A order-status::" in log
+
+
+def test_untrusted_text_only_between_stop_commands_and_the_token_only_masked(workspace, github):
+    spec = workspace / "agentci.yaml"
+    spec.write_text(spec.read_text().replace('"What is the refund policy?"', json.dumps(f"Refunds? {HOSTILE}")))
+    traces(workspace, f"No refunds. {HOSTILE}")
+    _, log = run_action(environment(workspace, github.url))
+    lines = log.splitlines()
+    assert lines[0] == f"::add-mask::{TOKEN}" and log.count(TOKEN) == 1
+    start = next(i for i, line in enumerate(lines) if line.startswith("::stop-commands::"))
+    token = lines[start].removeprefix("::stop-commands::")
+    end = lines.index(f"::{token}::")
+    for i, line in enumerate(lines):
+        if "pwned" in line and not (start < i < end):
+            assert line.startswith("::error file=agentci.yaml,line=4,")  # escaped inside our own annotation's data
+    assert any("pwned" in line for line in lines[start + 1:end])
+
+
+def test_second_run_edits_the_same_comment(workspace, github):
+    traces(workspace, "No refunds.")
+    run_action(environment(workspace, github.url))
+    traces(workspace, "Refunds within 30 days.")
+    code, _ = run_action(environment(workspace, github.url))
+    [comment] = github.comments("octo/agent", 7)
+    assert code == 0 and "all 2 passed, 1 with warning" in comment["body"]
+
+
+def test_fork_pr_403_is_a_warning_and_loses_nothing(workspace, github):
+    github.state.read_only.add(TOKEN)
+    traces(workspace, "No refunds.")
+    code, log = run_action(environment(workspace, github.url))
+    assert code == 1  # still the evaluation's verdict
+    assert "::warning title=AgentCI::Could not post the PR comment: GitHub answered 403. The token is read-only" in log
+    outputs = parse_outputs((workspace / "output.txt").read_text())
+    assert outputs["status"] == "fail" and outputs["comment-url"] == ""
+    assert (workspace / "summary.md").read_text().startswith("## ❌")
+    assert (workspace / "out" / "agentci-results.json").exists()
+    assert github.comments("octo/agent", 7) == []
+
+
+def test_a_matrix_entry_keeps_its_own_comment_and_title(workspace, github):
+    traces(workspace, "Refunds within 30 days.")
+    run_action(environment(workspace, github.url))
+    run_action(environment(workspace, github.url, comment_header="rag-agent"))
+    run_action(environment(workspace, github.url, comment_header="rag-agent"))
+    first, second = github.comments("octo/agent", 7)
+    assert first["body"].startswith("<!-- agentci-comment: agentci -->") and "## ⚠️ AgentCI: all" in first["body"]
+    assert second["body"].startswith("<!-- agentci-comment: rag-agent -->")
+    assert "## ⚠️ AgentCI · rag-agent: all" in second["body"]
+    assert "## ⚠️ AgentCI · rag-agent: all" in (workspace / "summary.md").read_text()
+
+
+@pytest.mark.parametrize("failure", ["outage", "unreachable"])
+def test_github_failures_are_warnings(workspace, github, failure):
+    traces(workspace, "Refunds within 30 days.")
+    github.state.fail_status = 502
+    url = github.url if failure == "outage" else "http://127.0.0.1:9"
+    code, log = run_action(environment(workspace, url))
+    assert code == 0 and "::warning title=AgentCI::Could not post the PR comment" in log
+    assert parse_outputs((workspace / "output.txt").read_text())["status"] == "warn"
+
+
+def test_push_has_no_pr_so_no_comment_and_no_github_calls(workspace, github):
+    traces(workspace, "Refunds within 30 days.")
+    code, log = run_action(environment(workspace, github.url, event="push"))
+    assert code == 0 and github.state.requests == []
+    assert parse_outputs((workspace / "output.txt").read_text())["comment-url"] == ""
+    assert "blob/" + "a" * 40 + "/agentci.yaml#L4" in (workspace / "summary.md").read_text()
+
+
+def test_check_run_takes_the_annotations_instead_of_the_log(workspace, github):
+    traces(workspace, "No refunds.")
+    code, log = run_action(environment(workspace, github.url, check_run="true", comment_mode="off"))
+    assert code == 1 and "::error file=" not in log and "::warning file=" not in log
+    [run] = github.state.check_runs
+    assert run["head_sha"] == "h" * 40 and run["conclusion"] == "failure"
+    assert [(a["annotation_level"], a["start_line"]) for a in run["annotations"]] == [
+        ("failure", 4), ("warning", 13), ("warning", 13)]
+    assert github.comments("octo/agent", 7) == []
+
+
+def test_check_run_refused_falls_back_to_log_annotations(workspace, github):
+    github.state.read_only.add(TOKEN)
+    traces(workspace, "No refunds.")
+    code, log = run_action(environment(workspace, github.url, check_run="true", comment_mode="off"))
+    assert code == 1 and "Could not create the check run" in log
+    assert "::error file=agentci.yaml,line=4," in log
+
+
+def test_annotations_off(workspace, github):
+    traces(workspace, "No refunds.")
+    _, log = run_action(environment(workspace, github.url, annotations="false", comment_mode="off"))
+    assert "::error file=" not in log and "::warning file=" not in log
+
+
+def test_spec_error_exits_2_with_an_annotation_on_the_line(workspace, github):
+    (workspace / "agentci.yaml").write_text("version: 1\nagent: a\nqueries:\n  - query: q\n    bogus: 1\n")
+    traces(workspace, "x")
+    code, log = run_action(environment(workspace, github.url))
+    assert code == 2
+    assert re.search(r"^::error file=agentci.yaml,line=5,title=AgentCI::agentci.yaml:5: .*bogus", log, re.M), log
+    assert parse_outputs((workspace / "output.txt").read_text())["status"] == "error"
+    assert "could not evaluate" in (workspace / "summary.md").read_text()
+    assert github.state.requests == []
+
+
+def test_bad_inputs_name_the_input(workspace, github):
+    traces(workspace, "x")
+    code, log = run_action(environment(workspace, github.url, annotations="yes", fail_on="speed"))
+    assert code == 2 and "input 'annotations'" in log
+    with pytest.raises(InputError, match="input 'comment-mode'"):
+        read_inputs({"INPUT_TRACES": "t", "INPUT_COMMENT-MODE": "sometimes"})
+    code, log = run_action(environment(workspace, github.url, fail_on="speed"))
+    assert code == 2 and "input 'fail-on'" in log
+
+
+def test_inputs_keep_hyphens_and_split_lists():
+    inputs = read_inputs({"INPUT_TRACES": "a.jsonl, b/\nc/*.json", "INPUT_FAIL-ON": "correctness,cost",
+                          "INPUT_CHECK-RUN": "True", "INPUT_TAGS": "", "INPUT_COMMENT-HEADER": "matrix-a"})
+    assert inputs.traces == ["a.jsonl", "b/", "c/*.json"] and inputs.check_run is True
+    assert inputs.tags == [] and inputs.comment_header == "matrix-a" and inputs.fail_on == "correctness,cost"
+
+
+def test_action_yml_matches_the_code():
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    fields = {field.alias or name for name, field in ActionInputs.model_fields.items()}
+    assert set(action["inputs"]) == fields
+    assert set(action["outputs"]) == set(outputs_for(None, "", ""))
+    assert action["runs"] == {"using": "docker", "image": "Dockerfile"}
+    defaults = ActionInputs.model_validate({"traces": "t"})
+    for name, spec in action["inputs"].items():
+        if "${{" not in spec.get("default", "") and spec.get("default", "") != "":
+            value = getattr(defaults, name.replace("-", "_"))
+            assert str(value).lower() == spec["default"].lower(), name
+
+
+def test_readme_documents_every_input_and_output():
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    readme = (ROOT / "README.md").read_text()
+    for name in [*action["inputs"], *action["outputs"]]:
+        assert f"| `{name}` |" in readme, name
+
+
+def test_an_internal_error_exits_2_not_1(workspace, github, monkeypatch, capsys):
+    import agentci_action.engine.runner as runner
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(runner, "run_spec", broken)
+    traces(workspace, "x")
+    code, log = run_action(environment(workspace, github.url))
+    assert code == 2 and "::error title=AgentCI::internal error (RuntimeError)" in log
+    assert "RuntimeError: bug" in capsys.readouterr().err
+
+
+def test_the_init_template_uses_only_real_inputs():
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    template = yaml.safe_load((ROOT / "agentci_action" / "templates" / "agentci.yml").read_text())
+    steps = [s for job in template["jobs"].values() for s in job["steps"] if s.get("uses", "").startswith("agentci/")]
+    assert steps and all(set(s["with"]) <= set(action["inputs"]) for s in steps)

@@ -1,0 +1,105 @@
+"""The job summary and the PR comment: golden files (a change to the output is a visible diff), inert
+untrusted text, and GitHub's size limits."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from results_builder import HOSTILE, layer, mixed_run, query, run
+
+from agentci_action.report.markdown import (
+    COMMENT_BUDGET, Links, content_digest, digest_of, header_slug, inline, marker, render_comment, render_summary,
+)
+
+GOLDEN = Path(__file__).parent / "golden"
+LINKS = Links(blob_url="https://github.com/octo/agent/blob/" + "h" * 40,
+              run_url="https://github.com/octo/agent/actions/runs/99", sha="h" * 40)
+
+
+def check_golden(name: str, text: str) -> None:
+    """Compare with tests/golden/NAME; AGENTCI_UPDATE_GOLDEN=1 rewrites the file instead."""
+    path = GOLDEN / name
+    if os.environ.get("AGENTCI_UPDATE_GOLDEN") == "1":
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8"), f"{name} changed; review and rerun with AGENTCI_UPDATE_GOLDEN=1"
+
+
+def test_summary_golden():
+    check_golden("summary_mixed.md", render_summary(mixed_run(), links=LINKS))
+
+
+def test_comment_golden():
+    check_golden("comment_mixed.md", render_comment(mixed_run(), "agentci", links=LINKS))
+
+
+def test_all_pass_golden():
+    check_golden("summary_pass.md", render_summary(run(query("refund-policy", 4, "pass")), links=Links()))
+
+
+def test_inline_makes_untrusted_text_inert():
+    text = inline(HOSTILE)
+    assert "<" not in text and ">" not in text
+    assert "@octocat" not in text and "@\u200boctocat" in text
+    assert re.search(r"(?<!\\)\|", text) is None  # every pipe escaped: no table break
+    assert re.search(r"(?<!\\)`", text) is None
+    assert "\n" not in inline("a\nb\r\nc")
+
+
+def table_rows(markdown: str) -> list[str]:
+    return [line for line in markdown.splitlines() if line.startswith("| ")]
+
+
+def test_hostile_text_breaks_neither_the_table_nor_the_marker():
+    comment = render_comment(mixed_run(), "agentci", links=LINKS)
+    assert comment.count("<!--") == 2 and comment.startswith(marker("agentci") + "\n")
+    assert "<details>|" not in comment and "@octocat" not in comment
+    for row in table_rows(comment):
+        assert len(re.findall(r"(?<!\\)\|", row)) == 7, row  # 6 columns
+    opened, closed = comment.count("<details>"), comment.count("</details>")
+    assert opened == closed == 3  # one per failing or warning query; none injected
+
+
+def test_marker_cannot_be_closed_by_the_header():
+    assert header_slug("Evil --> <b>") == "evil-b" and header_slug("matrix: gpt-4o") == "matrix-gpt-4o"
+    assert marker("") == "<!-- agentci-comment: default -->"
+
+
+def test_digest_tracks_results_not_links():
+    base = mixed_run()
+    assert digest_of(render_comment(base, "h", links=LINKS)) == digest_of(render_comment(base, "h")) == content_digest(base)
+    other = run(query("refund-policy", 4, "pass"))
+    assert content_digest(other) != content_digest(base)
+    assert digest_of("no marker") is None
+
+
+def many(n: int) -> list:
+    long = "x" * 900
+    return [query(f"q{i:05d}", i + 1, "fail", correctness=layer("fail", f"{long} {i}")) for i in range(n)]
+
+
+@pytest.mark.parametrize(("render", "limit"), [
+    (lambda r: render_comment(r, "agentci", links=LINKS), COMMENT_BUDGET),
+    (lambda r: render_summary(r, links=LINKS), 1_000_000),
+])
+def test_huge_suites_are_cut_to_the_budget_and_say_so(render, limit):
+    text = render(run(*many(2000)))
+    assert len(text.encode()) <= limit
+    note = re.search(r"Cut to fit GitHub's size limit: (\d+) table rows? and (\d+) detail blocks? left out", text)
+    assert note, text[-500:]
+    kept_rows = len(table_rows(text)) - 1  # minus the header row
+    assert kept_rows + int(note.group(1)) == 2000
+    assert text.count("<details>") + int(note.group(2)) == 2000
+    assert text.rstrip().endswith("</sub>")  # the footer survives the cut
+
+
+def test_small_suites_are_not_cut():
+    assert "Cut to fit" not in render_comment(mixed_run(), "agentci")
+
+
+def test_run_level_warnings_are_quoted_inert():
+    text = render_summary(run(query("q", 1, "pass"), warnings=[f"traces/x.jsonl:3: trace with id {HOSTILE!r} matches no query"]))
+    note = next(line for line in text.splitlines() if line.startswith("> traces/x.jsonl:3"))
+    assert "@\u200boctocat" in note and "<" not in note and "\\|" in note
