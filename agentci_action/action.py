@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .engine.results import RunResult, Status
+from .engine.results import RunResult, ShardInfo, Status
 from .errors import EXIT_ERROR, AgentCIError, InputError, Problem
 from .github.comment import COMMENT_MODES
 from .github.context import RunContext, load_event, resolve
@@ -37,7 +37,7 @@ class ActionInputs(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     spec: str = "agentci.yaml"
-    traces: list[str]
+    traces: list[str] = Field(default_factory=list)
     baseline_traces: list[str] = Field(default_factory=list, alias="baseline-traces")
     trace_format: str | None = Field(None, alias="trace-format")
     tags: list[str] = Field(default_factory=list)
@@ -49,8 +49,10 @@ class ActionInputs(BaseModel):
     github_token: str = Field("", alias="github-token")
     github_api_url: str = Field("https://api.github.com", alias="github-api-url")
     results_path: str = Field("agentci-results.json", alias="results-path")
+    shard: ShardInfo | None = None
+    merge: list[str] = Field(default_factory=list)
 
-    @field_validator("traces", "baseline_traces", "tags", mode="before")
+    @field_validator("traces", "baseline_traces", "tags", "merge", mode="before")
     @classmethod
     def _list(cls, value):
         return _split(value) if isinstance(value, str) else value
@@ -79,6 +81,24 @@ class ActionInputs(BaseModel):
     def _optional(cls, value):
         return value or None
 
+    @field_validator("shard", mode="before")
+    @classmethod
+    def _shard(cls, value):
+        from .engine.shard import parse_shard
+
+        return parse_shard(value) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _traces_or_merge(self) -> "ActionInputs":
+        """Evaluate traces (all queries or one shard), or merge shard results: exactly one of these."""
+        if self.merge and self.shard:
+            raise ValueError("input 'shard' evaluates one shard and input 'merge' combines shards: set one of them")
+        if self.merge and self.traces:
+            raise ValueError("input 'merge' combines shard results files: leave input 'traces' empty in the merge job")
+        if not self.merge and not self.traces:
+            raise ValueError("input 'traces' is required (unless input 'merge' is set)")
+        return self
+
 
 def read_inputs(env: Mapping[str, str]) -> ActionInputs:
     """INPUT_* variables → ActionInputs; an empty input means its default; bad values raise InputError naming the input."""
@@ -86,7 +106,8 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
     try:
         return ActionInputs.model_validate(raw)
     except ValidationError as exc:
-        problems = [Problem("action inputs", 0, f"input '{err['loc'][0]}': {err['msg']}") for err in exc.errors()]
+        problems = [Problem("action inputs", 0, f"input '{err['loc'][0]}': {err['msg']}" if err["loc"]
+                            else err["msg"].removeprefix("Value error, ")) for err in exc.errors()]
         raise InputError(problems) from None
 
 
@@ -139,17 +160,21 @@ def outputs_for(run: RunResult | None, results_path: str, comment_url: str) -> d
 
 
 def evaluate(inputs: ActionInputs) -> RunResult:
-    """The inputs as an Evaluation, run (the judge joins here when configured: issue 4)."""
+    """The inputs as an Evaluation, run (the judge joins here when configured: issue 4); or the shards merged."""
     from .engine.runner import Settings, parse_fail_on
     from .errors import SpecError
-    from .evaluate import Evaluation, evaluate as run_evaluation
+    from .evaluate import Evaluation, evaluate as run_evaluation, merge
+
+    if inputs.merge:
+        return merge(inputs.spec, inputs.merge, inputs.tags)
 
     try:
         fail_on = parse_fail_on(inputs.fail_on)
     except ValueError as exc:
         raise SpecError.at("action inputs", 0, f"input 'fail-on': {exc}") from None
     return run_evaluation(Evaluation(spec=inputs.spec, traces=inputs.traces, baseline_traces=inputs.baseline_traces,
-                                     trace_format=inputs.trace_format, tags=inputs.tags, settings=Settings(fail_on=fail_on)))
+                                     trace_format=inputs.trace_format, tags=inputs.tags, settings=Settings(fail_on=fail_on),
+                                     shard=inputs.shard))
 
 
 def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, links: markdown.Links,
@@ -249,16 +274,19 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         publisher.error(Problem(inputs.results_path, 0, f"could not write the results file: {exc.strerror}"))
         status = max(status, EXIT_ERROR)
     publisher.untrusted(console.render(run).splitlines())
+    title = markdown.title_for(inputs.comment_header) + (f" · shard {inputs.shard.index}/{inputs.shard.count}" if inputs.shard else "")
     try:
-        publisher.summary(markdown.render_summary(run, markdown.title_for(inputs.comment_header), links))
+        publisher.summary(markdown.render_summary(run, title, links))
     except OSError as exc:
         publisher.warning(f"Could not write the job summary: {exc.strerror}")
-    found = annotations.annotations_for(run, workspace)
-    on_check_run = bool(inputs.check_run and context.head_sha and inputs.github_token
-                        and publish_check_run(inputs, context, run, links, found, publisher))
-    if inputs.annotations and not on_check_run:
-        for command in annotations.workflow_commands(found):
-            publisher.line(command)
-    comment_url = publish_comment(inputs, context, run, links, publisher)
+    comment_url = ""
+    if inputs.shard is None:  # a shard job leaves the annotations, check run and comment to the merge job
+        found = annotations.annotations_for(run, workspace)
+        on_check_run = bool(inputs.check_run and context.head_sha and inputs.github_token
+                            and publish_check_run(inputs, context, run, links, found, publisher))
+        if inputs.annotations and not on_check_run:
+            for command in annotations.workflow_commands(found):
+                publisher.line(command)
+        comment_url = publish_comment(inputs, context, run, links, publisher)
     publisher.outputs(outputs_for(run, inputs.results_path, comment_url))
     return status

@@ -249,3 +249,17 @@ def test_the_init_template_uses_only_real_inputs():
     template = yaml.safe_load((ROOT / "agentci_action" / "templates" / "agentci.yml").read_text())
     steps = [s for job in template["jobs"].values() for s in job["steps"] if s.get("uses", "").startswith("agentci/")]
     assert steps and all(set(s["with"]) <= set(action["inputs"]) for s in steps)
+
+
+def test_shard_and_merge_inputs():
+    inputs = read_inputs({"INPUT_TRACES": "t/", "INPUT_SHARD": "2/4", "INPUT_MERGE": ""})
+    assert (inputs.shard.index, inputs.shard.count, inputs.merge) == (2, 4, [])
+    merging = read_inputs({"INPUT_MERGE": "results/a-*.json, results/b-*.json"})
+    assert merging.merge == ["results/a-*.json", "results/b-*.json"] and merging.traces == []
+    for env, message in (({"INPUT_TRACES": "t/", "INPUT_SHARD": "5/4"}, "input 'shard': Value error, shard '5/4'"),
+                         ({"INPUT_SHARD": "1/2", "INPUT_MERGE": "r/*.json"}, "set one of them"),
+                         ({"INPUT_TRACES": "t/", "INPUT_MERGE": "r/*.json"}, "leave input 'traces' empty in the merge job"),
+                         ({}, "input 'traces' is required (unless input 'merge' is set)")):
+        with pytest.raises(InputError) as caught:
+            read_inputs(env)
+        assert message in str(caught.value), str(caught.value)
