@@ -206,3 +206,15 @@ def test_composite_weights_from_the_spec(write):
     assert run.summary.composite_score == pytest.approx((3 * 0.875 + 0.9375) / 4)
     with pytest.raises(SpecError, match="at least one composite weight must be positive"):
         load_spec(write("bad.yaml", SPEC.replace("agent: demo\n", "agent: demo\ncomposite: {pass_weight: 0, impl_weight: 0}\n")))
+
+
+def test_summary_and_comment_show_runs_pass_rate_and_flakiness(write):
+    from agentci_action.report import markdown
+
+    spec = load_spec(write("s.yaml", SPEC))
+    run = run_spec(spec, runs("capital", ["Paris", "Lyon", "Paris", "Paris"]) + runs("strict", ["ok"] * 4, ("search", "generate")))
+    text = markdown.render_summary(run)
+    assert "\n\n8 runs · pass rate 88% · 1 flaky · composite 0.91 (grade B)\n" in text
+    assert "| ✅ pass · 3/4 runs · flaky |" in text and "| ✅ pass · 4/4 runs |" in text
+    single = run_spec(load_spec(write("one.yaml", SPEC.replace("runs: 4", "runs: 1"))), runs("capital", ["Paris"]) + runs("strict", ["ok"]))
+    assert " runs" not in markdown.render_summary(single)
