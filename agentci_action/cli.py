@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, SpecError
-from .engine.results import RunResult, Status
+from .engine.results import RunResult, ShardInfo, Status
 from .trace.adapters import FORMATS as TRACE_FORMATS
 
 FORMATS = ("console", "json", "junit", "prometheus")
@@ -52,19 +52,25 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
+def _shard_option(text: str | None) -> ShardInfo | None:
+    """--shard I/N, or None when absent; a malformed value is a usage error (exit 2)."""
+    from .engine.shard import parse_shard
+
+    try:
+        return parse_shard(text) if text else None
+    except ValueError as exc:
+        raise SpecError.at("--shard", 0, str(exc)) from None
+
+
 def cmd_test(args: argparse.Namespace) -> int:
     from .engine.runner import Settings, parse_fail_on
-    from .engine.shard import parse_shard
     from .evaluate import Evaluation, evaluate
 
     try:
         fail_on = parse_fail_on(args.fail_on)
     except ValueError as exc:
         raise SpecError.at("--fail-on", 0, str(exc)) from None
-    try:
-        shard = parse_shard(args.shard) if args.shard else None
-    except ValueError as exc:
-        raise SpecError.at("--shard", 0, str(exc)) from None
+    shard = _shard_option(args.shard)
     if shard and not args.output:
         raise SpecError.at("--shard", 0, "a shard writes its results file to --output, e.g. --output results/shard-2.json")
     run = evaluate(Evaluation(spec=args.spec, traces=args.traces, baseline_traces=args.baseline_traces or [],
@@ -84,6 +90,20 @@ def cmd_merge(args: argparse.Namespace) -> int:
     run = merge(args.spec, args.shards, _split(args.tags))
     write_output(renderer(args.format)(run), args.output)
     return exit_code(run)
+
+
+def cmd_queries(args: argparse.Namespace) -> int:
+    """The selected queries as JSON Lines {id, query}: what to run the agent on (in a matrix job, its shard's)."""
+    import json
+
+    from .engine.shard import select_shard
+    from .spec.loader import load_spec
+
+    shard = _shard_option(args.shard)
+    spec = load_spec(args.spec, tags=_split(args.tags) or None)
+    queries = select_shard(spec.queries, shard) if shard else spec.queries
+    write_output("".join(json.dumps({"id": q.key, "query": q.query}, ensure_ascii=False) + "\n" for q in queries), args.output)
+    return EXIT_PASS
 
 
 def write_output(text: str, output: str | None) -> None:
@@ -140,6 +160,13 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("--format", choices=FORMATS, default="console")
     merge.add_argument("--output", help="write the report to this file instead of standard output")
     merge.set_defaults(func=cmd_merge)
+
+    queries = sub.add_parser("queries", help="list the spec's queries as JSON Lines {id, query} (with --shard: that shard's)")
+    queries.add_argument("--spec", required=True, help="the spec YAML")
+    queries.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
+    queries.add_argument("--shard", help="only shard INDEX/COUNT, as `test --shard` selects it")
+    queries.add_argument("--output", help="write to this file")
+    queries.set_defaults(func=cmd_queries)
 
     schema = sub.add_parser("schema", help="print the spec's JSON Schema")
     schema.add_argument("--output", help="write to this file")

@@ -146,3 +146,30 @@ def test_shard_needs_an_output_file(tmp_path):
     assert result.returncode == 2 and "a shard writes its results file to --output" in result.stderr
     bad = run_cli("test", "--spec", spec_path, "--traces", trace_path, "--shard", "3/2", "--output", tmp_path / "x.json")
     assert bad.returncode == 2 and "--shard: shard '3/2': the index must be between 1 and the count" in bad.stderr
+
+
+def test_queries_lists_what_a_shard_job_must_run_the_agent_on(tmp_path):
+    spec_path, trace_path = suite(tmp_path, queries=60)
+    listed = []
+    for i in (1, 2, 3):
+        result = run_cli("queries", "--spec", spec_path, "--shard", f"{i}/3")
+        assert result.returncode == 0, result.stderr
+        rows = [json.loads(line) for line in result.stdout.splitlines()]
+        listed.append([row["id"] for row in rows])
+        assert all(row["query"] == f"Question {int(row['id'][1:])}?" for row in rows)
+        # traces for this shard's queries alone are enough for its shard run
+        only_mine = tmp_path / f"mine-{i}.jsonl"
+        only_mine.write_text("".join(line for line in trace_path.read_text().splitlines(keepends=True)
+                                     if json.loads(line)["id"] in listed[-1]))
+        shard = run_cli("test", "--spec", spec_path, "--traces", only_mine, "--shard", f"{i}/3", "--output", tmp_path / f"s{i}.json")
+        assert shard.returncode in (0, 1), shard.stderr
+    assert sorted(sum(listed, [])) == [f"q{i:04d}" for i in range(60)]
+    merged = run_cli("merge", "--spec", spec_path, str(tmp_path / "s*.json"), "--format", "json")
+    whole = run_cli("test", "--spec", spec_path, "--traces", trace_path, "--format", "json")
+    def results(text):  # trace_source names the trace file, which differs here
+        return [{k: v for k, v in r.items() if k != "trace_source"} for r in json.loads(text)["results"]]
+
+    assert results(merged.stdout) == results(whole.stdout)
+    everything = run_cli("queries", "--spec", spec_path)
+    assert len(everything.stdout.splitlines()) == 60
+    assert run_cli("queries", "--spec", spec_path, "--shard", "x").returncode == 2
