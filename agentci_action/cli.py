@@ -142,7 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     test = sub.add_parser("test", help="evaluate traces against a spec")
     test.add_argument("--spec", required=True, help="the spec YAML")
     test.add_argument("--traces", required=True, action="append", help="trace file, directory or glob (repeatable)")
-    test.add_argument("--baseline-traces", action="append", help="traces to compare with: sequence similarity, match mode, cost multiplier")
+    test.add_argument("--baseline-traces", action="append", help="accepted traces to compare with (sequence similarity, match mode, cost multiplier); "
+                      "up to 5 per query are variants, and the closest is used")
     test.add_argument("--trace-format", default=None, choices=["auto", *TRACE_FORMATS], help="trace format (default: detected per file)")
     test.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
     test.add_argument("--fail-on", default="correctness", help="layers that block: correctness,path,cost or none (default: correctness)")

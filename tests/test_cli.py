@@ -95,3 +95,35 @@ def test_schema_command_prints_the_checked_in_schema():
     result = run_cli("schema")
     assert result.returncode == 0
     assert result.stdout == (ROOT / "agentci_action" / "spec" / "agentci_spec.schema.json").read_text()
+
+
+def test_baseline_variants_through_the_command(write, write_traces):
+    spec = write("s.yaml", SPEC.replace("path: {forbidden_tools: [shell]}", "path: {match_mode: strict}"))
+    traces = write_traces("t.jsonl", [{"id": "math", "final_answer": "4", "tool_calls": [{"name": "think"}, {"name": "calc"}]}])
+    routes = [[{"name": "calc"}], [{"name": "think"}, {"name": "calc"}]]
+    variants = write_traces("b.jsonl", [{"id": "math", "final_answer": "4", "tool_calls": calls} for calls in routes])
+    result = run_cli("test", "--spec", spec, "--traces", traces, "--baseline-traces", variants, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    path = json.loads(result.stdout)["results"][0]["path"]
+    assert (path["status"], path["details"]["baseline_variant"], path["details"]["baseline_variants"]) == ("pass", 1, 2)
+    too_many = write_traces("b6.jsonl", [{"id": "math", "final_answer": "4", "tool_calls": routes[0]}] * 6)
+    rejected = run_cli("test", "--spec", spec, "--traces", traces, "--baseline-traces", too_many)
+    assert rejected.returncode == 2
+    assert f"error: {spec}:3: query 'math' has 6 baseline traces (variants); at most 5 are accepted, " \
+           f"the first extra one is {too_many}:6" in rejected.stderr
+
+
+def test_console_wraps_a_long_path_explanation_instead_of_cutting_it(write, write_traces):
+    spec = write("s.yaml", SPEC.replace("path: {forbidden_tools: [shell]}",
+                                        "path: {expected_tool_calls: [{name: search, arguments: {q: weather in Paris, limit: 3}}]}"))
+    evil = "weather in Rome\u202e\n::error::x"
+    traces = write_traces("t.jsonl", [{"id": "math", "final_answer": "4", "tool_calls": [{"name": "search", "arguments": {"q": evil, "limit": 3}}]}])
+    result = run_cli("test", "--spec", spec, "--traces", traces)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("    path        warn  expected_tool_calls not matched"))
+    block = [lines[start]] + [line for line in lines[start + 1:start + 6] if line.startswith(" " * 24)]
+    assert len(block) > 1 and all(len(line) <= 24 + 110 for line in block)
+    assert " ".join(line.strip() for line in block).endswith(
+        'arguments of search at step 0 vs expected_tool_calls[0]: q expected "weather in Paris", got "weather in Rome\\u202e\\n::error::x"')
+    assert not any(line.startswith("::error") for line in lines)

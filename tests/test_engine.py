@@ -107,7 +107,7 @@ def test_grounding_context_holds_documents_and_tool_results():
 
 def test_forbidden_tool_fails_hard_and_names_it_once():
     layer = evaluate_path(PathSpec(forbidden_tools=["edit_file", "bash"]), trace(tool_calls=calls("EditFile", "edit-file", "read")))
-    assert layer.status is Status.FAIL and layer.messages == ["forbidden tools used: edit_file"]
+    assert layer.status is Status.FAIL and layer.messages == ["forbidden tools used: edit_file at steps 0, 1"]
     assert layer.details["forbidden_violations"] == ["edit_file"]
 
 
@@ -117,7 +117,7 @@ def test_path_warnings_name_missing_and_unexpected_tools():
     assert layer.status is Status.WARN
     assert layer.details["tool_recall"] == 0.5 and layer.details["tool_precision"] == 0.5
     assert layer.messages == [
-        "tool calls: 3 > max 2",
+        "tool calls: 3 > max 2 (generate ×2, search ×1)",
         "tool recall: 0.50 < min 1 (missing: rerank)",
         "tool precision: 0.50 < min 0.9 (unexpected: generate)",
         "match mode 'subset' against the expected_tools failed: missing: rerank",
@@ -127,11 +127,11 @@ def test_path_warnings_name_missing_and_unexpected_tools():
 def test_sequence_and_match_mode_use_the_baseline_when_given():
     spec = PathSpec(match_mode="strict", min_sequence_similarity=0.9, expected_tools=["search"])
     baseline = trace(tool_calls=calls("search", "rerank", "generate"))
-    layer = evaluate_path(spec, trace(tool_calls=calls("search", "generate")), baseline)
+    layer = evaluate_path(spec, trace(tool_calls=calls("search", "generate")), [baseline])
     assert layer.details["reference"] == "baseline"
     assert layer.details["sequence_similarity"] == pytest.approx(0.8)
     assert layer.details["match_mode"]["first_divergence"] == {"index": 1, "expected": "rerank", "actual": "generate"}
-    assert "sequence similarity (lcs) against the baseline: 0.80 < min 0.9" in layer.messages
+    assert "sequence similarity (lcs) against the baseline: 0.80 < min 0.9 (first difference at step 1: expected rerank, got generate)" in layer.messages
     assert any("first difference at step 1: expected rerank, got generate; missing: rerank" in m for m in layer.messages)
 
 
@@ -153,7 +153,7 @@ def test_handoffs():
     assert bad.messages == [
         "expected a handoff to Technical, got Billing, Refunds",
         "handoff to an agent not in expected_handoffs_available: Refunds",
-        "handoffs: 2 > max 1",
+        "handoffs: 2 > max 1 (to Billing, Refunds)",
     ]
 
 

@@ -90,7 +90,7 @@ def test_junit_has_one_testcase_per_query_with_failures_and_warnings(write):
     assert [c.get("line") for c in cases] == ["3", "7", "10"] and cases[0].get("time") == "1.500"
     assert list(cases[0]) == []
     (out,) = list(cases[1])
-    assert out.tag == "system-out" and out.text == "warning: path: tool calls: 2 > max 1"
+    assert out.tag == "system-out" and out.text == "warning: path: tool calls: 2 > max 1 (search ×2)"
     (failure,) = list(cases[2])
     assert failure.tag == "failure" and failure.get("type") == "correctness,path"
     assert failure.get("message").startswith("correctness: 1 of 2 runs passed (50%), below min_pass_rate 100%: run 0: expected in answer")

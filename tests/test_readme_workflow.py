@@ -61,10 +61,10 @@ def test_the_readme_workflow_shards_and_merges_the_example(tmp_path, monkeypatch
     assert "traces" not in merge
     code, log = run_action(tmp_path, merge)
     whole = run_cli("test", "--spec", "agentci.yaml", "--traces", "traces/", "--format", "json", "--output", "whole.json", cwd=tmp_path)
-    assert code == whole.returncode == 1, log
+    assert code == whole.returncode == 0, log
     assert (tmp_path / "agentci-results.json").read_text() == (tmp_path / "whole.json").read_text()
-    assert "::error file=agentci.yaml,line=28,title=AgentCI correctness%3A convert-currency::" in log
-    assert (tmp_path / "summary.md").read_text().startswith("## ❌ AgentCI: 1 of 4 queries failed")
+    assert "::warning file=agentci.yaml,line=36,title=AgentCI path%3A summarise-paper::" in log
+    assert (tmp_path / "summary.md").read_text().startswith("## ⚠️ AgentCI: all 4 passed, 2 with warnings")
 
 
 def test_merge_job_refuses_a_missing_shard_with_exit_2(tmp_path, monkeypatch):

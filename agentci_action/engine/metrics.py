@@ -99,17 +99,44 @@ def normalize_tool_name(name: str) -> str:
     return _SEPARATORS.sub("", name).lower()
 
 
-def forbidden_violations(used: list[str], forbidden: list[str]) -> list[str]:
-    """The forbidden tools (as the spec names them) that were used, each once, in spec order."""
-    used_keys = {normalize_tool_name(name) for name in set(used)}
-    seen: set[str] = set()
-    violations = []
+def tool_key(name: str, normalize: bool = True) -> str:
+    """The name used to compare against allow and deny lists: normalize_tool_name(name), or name itself."""
+    return normalize_tool_name(name) if normalize else name
+
+
+def _positions(used: list[str], keys: set[str], normalize: bool) -> dict[str, list[int]]:
+    """{key: 0-based positions of the calls whose tool has that key}, for the keys in `keys` only."""
+    key_of = {name: tool_key(name, normalize) for name in set(used)}  # normalise each distinct name once
+    found: dict[str, list[int]] = {}
+    if keys & set(key_of.values()):
+        for position, name in enumerate(used):
+            if key_of[name] in keys:
+                found.setdefault(key_of[name], []).append(position)
+    return found
+
+
+def forbidden_calls(used: list[str], forbidden: list[str], normalize: bool = True) -> dict[str, list[int]]:
+    """Each forbidden tool that was used, as the spec names it (once per tool, in spec order), with the
+    0-based positions of its calls."""
+    spec_names = {}  # key → the first spec name with that key
     for name in forbidden:
-        key = normalize_tool_name(name)
-        if key in used_keys and key not in seen:
-            seen.add(key)
-            violations.append(name)
-    return violations
+        spec_names.setdefault(tool_key(name, normalize), name)
+    positions = _positions(used, set(spec_names), normalize)
+    return {name: positions[key] for key, name in spec_names.items() if key in positions}
+
+
+def forbidden_violations(used: list[str], forbidden: list[str], normalize: bool = True) -> list[str]:
+    """The forbidden tools (as the spec names them) that were used, each once, in spec order."""
+    return list(forbidden_calls(used, forbidden, normalize))
+
+
+def disallowed_calls(used: list[str], allowed: list[str], normalize: bool = True) -> dict[str, list[int]]:
+    """Each tool called that is not on the allow-list, as the trace first names it (in order of first use),
+    with the 0-based positions of its calls."""
+    allowed_keys = {tool_key(name, normalize) for name in allowed}
+    outside = {tool_key(name, normalize) for name in set(used)} - allowed_keys
+    positions = _positions(used, outside, normalize)
+    return dict(sorted(((used[calls[0]], calls) for calls in positions.values()), key=lambda item: item[1][0]))
 
 
 @dataclass(frozen=True)

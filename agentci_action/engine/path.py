@@ -1,66 +1,118 @@
-"""Layer 2, path: soft warnings, except a forbidden tool, which fails hard.
+"""Layer 2, path: soft warnings, except a forbidden tool or one outside allowed_tools, which fail hard.
 
-The reference sequence R for sequence similarity and the match mode is the baseline trace of the same
-query when there is one, else the spec's `expected_tools`; with neither, those two checks do not run.
+The reference sequence R for sequence similarity and the match mode is the closest of the query's baseline
+variants (its accepted golden traces) when there are any, else the spec's `expected_tools`; with neither,
+those two checks do not run. `expected_tool_calls` is checked on its own, under the same match mode.
+
+Every message says where: positions are 0-based indexes into the trace's tool calls ("step 3"), expected
+calls are named by their index in the spec ("expected_tool_calls[1]"), and untrusted text is made inert.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from ..spec.models import PathSpec
-from ..trace.models import Trace
+from ..spec.models import ExpectedToolCall, MatchMode, PathSpec, SequenceMetric
+from ..trace.models import ToolCall, Trace
 from . import metrics
+from .arguments import inert_name
+from .call_matching import CallMatch, match_calls
 from .results import Check, LayerResult, Status
+
+LISTED = 5  # items named in one part of a message before "(+N more)"
+
+
+def _listed(items: list[str]) -> str:
+    """Items already made inert, comma-separated, at most LISTED of them."""
+    return ", ".join(items[:LISTED]) + (f" (+{len(items) - LISTED} more)" if len(items) > LISTED else "")
 
 
 def _names(items: list[str]) -> str:
-    return ", ".join(items)
+    return _listed([inert_name(item) for item in items])
 
 
-def reference_sequence(spec: PathSpec, baseline: Trace | None) -> tuple[list[str], str] | None:
-    """(R, where R came from): the baseline's tools, else expected_tools, else None."""
-    if baseline is not None:
-        return baseline.tool_names, "baseline"
+def _positions(positions: list[int]) -> str:
+    """'step 3' or 'steps 2, 5, 9'."""
+    shown = ", ".join(str(p) for p in positions[:LISTED]) + (", …" if len(positions) > LISTED else "")
+    return f"step{'s' if len(positions) > 1 else ''} {shown}"
+
+
+def _calls_at(found: dict[str, list[int]]) -> str:
+    """{'shell': [2, 5]} → 'shell at steps 2, 5'."""
+    return _listed([f"{inert_name(name)} at {_positions(positions)}" for name, positions in found.items()])
+
+
+def closest_variant(used: list[str], variants: list[list[str]], mode: MatchMode, metric: SequenceMetric) -> tuple[int, list[float]]:
+    """(index of the closest variant, each variant's sequence similarity to `used`).
+
+    Closest: the variant `used` matches under `mode`, then the highest similarity, then the earliest.
+    """
+    similarities = [metrics.sequence_similarity(used, variant, metric) for variant in variants]
+    scores = [(metrics.match(used, variant, mode).matched, similarity) for variant, similarity in zip(variants, similarities)]
+    return max(range(len(variants)), key=scores.__getitem__), similarities
+
+
+def reference_sequence(spec: PathSpec, variants: list[Trace], chosen: int | None) -> tuple[list[str], str] | None:
+    """(R, where R came from): the chosen baseline variant's tools, else expected_tools, else None."""
+    if chosen is not None:
+        label = "baseline" if len(variants) == 1 else f"baseline[{chosen}] (closest of {len(variants)} variants)"
+        return variants[chosen].tool_names, label
     if spec.expected_tools is not None:
         return list(spec.expected_tools), "expected_tools"
     return None
 
 
-def _at_most(name: str, actual: float, limit: float | None, what: str) -> Check | None:
+def _no_detail() -> str:
+    return ""
+
+
+def _at_most(name: str, actual: float, limit: float | None, what: str, detail: Callable[[], str] = _no_detail) -> Check | None:
+    """Warn when actual > limit; `detail()` (the explanation) is built only for a warning."""
     if limit is None:
         return None
     ok = actual <= limit
     return Check(name=name, status=Status.PASS if ok else Status.WARN,
-                 message="" if ok else f"{what}: {actual:g} > max {limit:g}", data={"actual": actual, "max": limit})
+                 message="" if ok else f"{what}: {actual:g} > max {limit:g}{detail()}", data={"actual": actual, "max": limit})
 
 
-def _at_least(name: str, actual: float, limit: float | None, what: str, detail: str = "") -> Check | None:
+def _at_least(name: str, actual: float, limit: float | None, what: str, detail: Callable[[], str] = _no_detail) -> Check | None:
+    """Warn when actual < limit; `detail()` (the explanation) is built only for a warning."""
     if limit is None:
         return None
     ok = actual >= limit
     return Check(name=name, status=Status.PASS if ok else Status.WARN,
-                 message="" if ok else f"{what}: {actual:.2f} < min {limit:g}{detail}", data={"actual": actual, "min": limit})
+                 message="" if ok else f"{what}: {actual:.2f} < min {limit:g}{detail()}", data={"actual": actual, "min": limit})
 
 
-def evaluate_path(spec: PathSpec | None, trace: Trace, baseline: Trace | None = None) -> LayerResult:
-    """Every path assertion of `spec` on `trace`; metrics are reported even when no threshold is set."""
+def evaluate_path(spec: PathSpec | None, trace: Trace, variants: list[Trace] | None = None) -> LayerResult:
+    """Every path assertion of `spec` on `trace`; metrics are reported even when no threshold is set.
+
+    `variants` are the query's accepted baseline traces; the closest one is the reference (details:
+    `baseline_variant`, its index, and `variant_similarities`).
+    """
     used = trace.tool_names
+    variants = variants or []
     loops = metrics.find_loops(used)
     details: dict[str, Any] = {"tool_calls": len(used), "tools_used": list(dict.fromkeys(used)),
-                               "loops_detected": sum(loop.repeats for loop in loops)}
+                               "loops_detected": sum(loop.repeats for loop in loops),
+                               "loops": [{"tool": lp.tool, "start": lp.start, "count": lp.count} for lp in loops]}
+    chosen = None
+    if len(variants) == 1:
+        chosen = 0
+        details.update(baseline_variant=0, baseline_variants=1)
+    elif variants:
+        ranking = spec or PathSpec()
+        chosen, similarities = closest_variant(used, [v.tool_names for v in variants], ranking.match_mode, ranking.sequence_metric)
+        details.update(baseline_variant=chosen, baseline_variants=len(variants), variant_similarities=similarities)
     if spec is None:
         return LayerResult(status=Status.SKIP, details=details, messages=["no path checks"])
-    checks: list[Check | None] = []
+    checks: list[Check | None] = [*_tool_list_checks(spec, used, details)]
 
-    if spec.forbidden_tools:
-        violations = metrics.forbidden_violations(used, spec.forbidden_tools)
-        details["forbidden_violations"] = violations
-        checks.append(Check(name="forbidden_tools", status=Status.FAIL if violations else Status.PASS,
-                            message=f"forbidden tools used: {_names(violations)}" if violations else "",
-                            data={"violations": violations}))
-
-    checks.append(_at_most("max_tool_calls", len(used), spec.max_tool_calls, "tool calls"))
+    checks.append(_at_most("max_tool_calls", len(used), spec.max_tool_calls, "tool calls",
+                           lambda: f" ({', '.join(f'{inert_name(tool)} ×{n}' for tool, n in Counter(used).most_common(LISTED))})"))
 
     if spec.expected_tools is not None:
         expected, used_set = set(spec.expected_tools), set(used)
@@ -71,57 +123,158 @@ def evaluate_path(spec: PathSpec | None, trace: Trace, baseline: Trace | None = 
         details.update(tool_recall=recall, tool_precision=precision, tool_f1=metrics.tool_f1(precision, recall),
                        missing_tools=missing, unexpected_tools=extra)
         checks.append(_at_least("min_tool_recall", recall, spec.min_tool_recall, "tool recall",
-                                f" (missing: {_names(missing)})" if missing else ""))
+                                lambda: f" (missing: {_names(missing)})"))
         checks.append(_at_least("min_tool_precision", precision, spec.min_tool_precision, "tool precision",
-                                f" (unexpected: {_names(extra)})" if extra else ""))
+                                lambda: f" (unexpected: {_names(extra)})" if extra else ""))
 
-    reference = reference_sequence(spec, baseline)
-    if reference is not None:
-        ref_tools, source = reference
-        similarity = metrics.sequence_similarity(used, ref_tools, spec.sequence_metric)
-        outcome = metrics.match(used, ref_tools, spec.match_mode)
-        details.update(reference=source, sequence_metric=spec.sequence_metric.value, sequence_similarity=similarity,
-                       match_mode={"mode": spec.match_mode.value, "matched": outcome.matched, "missing": outcome.missing,
-                                   "unexpected": outcome.unexpected,
-                                   "first_divergence": _divergence_dict(outcome.first_divergence)})
-        checks.append(_at_least("min_sequence_similarity", similarity, spec.min_sequence_similarity,
-                                f"sequence similarity ({spec.sequence_metric.value}) against the {source}"))
-        checks.append(Check(name="match_mode", status=Status.PASS if outcome.matched else Status.WARN,
-                            message="" if outcome.matched else f"match mode {spec.match_mode.value!r} against the {source} failed: {_explain(outcome)}",
-                            data={"mode": spec.match_mode.value}))
-    elif spec.min_sequence_similarity is not None:
-        checks.append(Check(name="min_sequence_similarity", status=Status.SKIP,
-                            message="sequence similarity skipped: no baseline trace and no expected_tools to compare with"))
+    checks.extend(_reference_checks(spec, used, reference_sequence(spec, variants, chosen), details))
+
+    if spec.expected_tool_calls is not None:
+        checks.append(_expected_calls_check(spec, trace, details))
 
     if spec.max_loops is not None:
-        where = "; ".join(f"{lp.tool} ×{lp.count} at steps {lp.start}-{lp.start + lp.count - 1}" for lp in loops)
-        details["loops"] = [{"tool": lp.tool, "start": lp.start, "count": lp.count} for lp in loops]
-        check = _at_most("max_loops", details["loops_detected"], spec.max_loops, "loops")
-        if check.status is Status.WARN:
-            check.message += f" ({where})"
-        checks.append(check)
+        checks.append(_at_most("max_loops", details["loops_detected"], spec.max_loops, "loops",
+                               lambda: f" ({'; '.join(f'{inert_name(lp.tool)} ×{lp.count} at steps {lp.start}-{lp.start + lp.count - 1}' for lp in loops)})"))
 
     checks.extend(_handoff_checks(spec, trace, details))
     return LayerResult.from_checks([c for c in checks if c is not None], details)
 
 
+def _tool_list_checks(spec: PathSpec, used: list[str], details: dict[str, Any]) -> list[Check]:
+    """forbidden_tools (deny-list) and allowed_tools (allow-list): any violation fails hard."""
+    normalize = spec.tool_name_normalization
+    checks = []
+    if spec.forbidden_tools:
+        calls = metrics.forbidden_calls(used, spec.forbidden_tools, normalize)
+        details.update(forbidden_violations=list(calls), forbidden_calls=calls)
+        checks.append(Check(name="forbidden_tools", status=Status.FAIL if calls else Status.PASS,
+                            message=f"forbidden tools used: {_calls_at(calls)}" if calls else "",
+                            data={"violations": list(calls), "calls": calls}))
+    if spec.allowed_tools is not None:
+        calls = metrics.disallowed_calls(used, spec.allowed_tools, normalize)
+        details["disallowed_calls"] = calls
+        checks.append(Check(name="allowed_tools", status=Status.FAIL if calls else Status.PASS,
+                            message=f"tools not in allowed_tools: {_calls_at(calls)}" if calls else "",
+                            data={"calls": calls}))
+    return checks
+
+
+def _divergence_text(index: int, expected: str | None, actual: str | None) -> str:
+    return f"first difference at step {index}: expected {expected or '(end)'}, got {actual or '(end)'}"
+
+
+def _reference_checks(spec: PathSpec, used: list[str], reference: tuple[list[str], str] | None, details: dict[str, Any]) -> list[Check | None]:
+    """Sequence similarity and the match mode against the reference sequence."""
+    if reference is None:
+        if spec.min_sequence_similarity is None:
+            return []
+        return [Check(name="min_sequence_similarity", status=Status.SKIP,
+                      message="sequence similarity skipped: no baseline trace and no expected_tools to compare with")]
+    ref_tools, source = reference
+    similarity = metrics.sequence_similarity(used, ref_tools, spec.sequence_metric)
+    outcome = metrics.match(used, ref_tools, spec.match_mode)
+    details.update(reference=source, sequence_metric=spec.sequence_metric.value, sequence_similarity=similarity,
+                   match_mode={"mode": spec.match_mode.value, "matched": outcome.matched, "missing": outcome.missing,
+                               "unexpected": outcome.unexpected, "first_divergence": _divergence_dict(outcome.first_divergence)})
+
+    def where() -> str:
+        divergence = outcome.first_divergence or metrics.match(used, ref_tools, MatchMode.STRICT).first_divergence
+        return f" ({_divergence_text(*_inert_divergence(divergence))})" if divergence else ""
+    return [
+        _at_least("min_sequence_similarity", similarity, spec.min_sequence_similarity,
+                  f"sequence similarity ({spec.sequence_metric.value}) against the {source}", where),
+        Check(name="match_mode", status=Status.PASS if outcome.matched else Status.WARN,
+              message="" if outcome.matched else f"match mode {spec.match_mode.value!r} against the {source} failed: {_explain(outcome)}",
+              data={"mode": spec.match_mode.value}),
+    ]
+
+
+def _inert_divergence(divergence: tuple[int, str | None, str | None]) -> tuple[int, str | None, str | None]:
+    index, expected, actual = divergence
+    return index, None if expected is None else inert_name(expected), None if actual is None else inert_name(actual)
+
+
 def _divergence_dict(divergence: tuple[int, str | None, str | None] | None) -> dict | None:
     if divergence is None:
         return None
-    index, expected, actual = divergence
+    index, expected, actual = _inert_divergence(divergence)
     return {"index": index, "expected": expected, "actual": actual}
 
 
 def _explain(outcome: metrics.MatchOutcome) -> str:
     parts = []
     if outcome.first_divergence is not None:
-        index, expected, actual = outcome.first_divergence
-        parts.append(f"first difference at step {index}: expected {expected or '(end)'}, got {actual or '(end)'}")
+        parts.append(_divergence_text(*_inert_divergence(outcome.first_divergence)))
     if outcome.missing:
         parts.append(f"missing: {_names(outcome.missing)}")
     if outcome.unexpected:
         parts.append(f"unexpected: {_names(outcome.unexpected)}")
     return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class _Labels:
+    """Inert names for expected steps and trace calls, as messages and details show them."""
+
+    steps: list[ExpectedToolCall]
+    calls: list[ToolCall]
+
+    def tools(self, i: int) -> str:
+        names = [inert_name(n) for n in self.steps[i].names]
+        return names[0] if len(names) == 1 else f"any of ({', '.join(names)})"
+
+    def step(self, i: int | None) -> str | None:
+        return None if i is None else f"{self.tools(i)} (expected_tool_calls[{i}])"
+
+    def call(self, j: int | None) -> str | None:
+        return None if j is None else inert_name(self.calls[j].name)
+
+    def found(self, i: int | None, j: int | None) -> str | None:
+        """Call j as found where step i was wanted: its tool, and whether only its arguments differ."""
+        if i is not None and j is not None and self.calls[j].name in self.steps[i].names:
+            return f"{self.call(j)} with other arguments"
+        return self.call(j)
+
+
+def _expected_calls_check(spec: PathSpec, trace: Trace, details: dict[str, Any]) -> Check:
+    """expected_tool_calls under match_mode; the message and details say which step, tool and argument diverged."""
+    steps = spec.expected_tool_calls or []
+    outcome = match_calls(steps, trace.tool_calls, spec.match_mode)
+    labels = _Labels(steps, trace.tool_calls)
+    details["expected_tool_calls"] = _call_match_details(outcome, spec.match_mode, labels)
+    data = {"mode": spec.match_mode.value}
+    if outcome.matched:
+        return Check(name="expected_tool_calls", status=Status.PASS, data=data)
+    parts = []
+    if outcome.first_divergence is not None:
+        d = outcome.first_divergence
+        parts.append(_divergence_text(d.index, labels.step(d.step), labels.found(d.step, d.call)))
+    if outcome.missing:
+        parts.append("missing: " + _listed([labels.step(i) or "" for i in outcome.missing]))
+    if outcome.unexpected:
+        parts.append("unexpected: " + _listed([f"{labels.call(j)} at step {j}" for j in outcome.unexpected]))
+    for near in outcome.near_misses[:LISTED]:
+        if near.mismatches:
+            parts.append(f"arguments of {labels.call(near.call)} at step {near.call} vs expected_tool_calls[{near.step}]: "
+                         + _listed([str(m) for m in near.mismatches]))
+    return Check(name="expected_tool_calls", status=Status.WARN,
+                 message=f"expected_tool_calls not matched ({spec.match_mode.value}): {'; '.join(parts)}", data=data)
+
+
+def _call_match_details(outcome: CallMatch, mode: MatchMode, labels: _Labels) -> dict[str, Any]:
+    d = outcome.first_divergence
+    return {
+        "mode": mode.value,
+        "matched": outcome.matched,
+        "pairs": [{"step": i, "call": j} for i, j in outcome.pairs],
+        "missing": [{"step": i, "tool": labels.tools(i)} for i in outcome.missing],
+        "unexpected": [{"call": j, "tool": labels.call(j)} for j in outcome.unexpected],
+        "first_divergence": None if d is None else {"index": d.index, "expected": labels.step(d.step), "actual": labels.found(d.step, d.call)},
+        "argument_mismatches": [
+            {"step": near.step, "call": near.call, "tool": labels.call(near.call), "key": m.key, "expected": m.expected, "actual": m.actual}
+            for near in outcome.near_misses for m in near.mismatches
+        ],
+    }
 
 
 def _handoff_checks(spec: PathSpec, trace: Trace, details: dict[str, Any]) -> list[Check]:
@@ -131,13 +284,13 @@ def _handoff_checks(spec: PathSpec, trace: Trace, details: dict[str, Any]) -> li
     if spec.expected_handoff is not None:
         ok = spec.expected_handoff in targets
         checks.append(Check(name="expected_handoff", status=Status.PASS if ok else Status.WARN,
-                            message="" if ok else f"expected a handoff to {spec.expected_handoff}, got {_names(targets) or 'no handoff'}"))
+                            message="" if ok else f"expected a handoff to {inert_name(spec.expected_handoff)}, got {_names(targets) or 'no handoff'}"))
     if spec.expected_handoffs_available is not None:
         allowed = set(spec.expected_handoffs_available)
         stray = list(dict.fromkeys(t for t in targets if t not in allowed))
         checks.append(Check(name="expected_handoffs_available", status=Status.WARN if stray else Status.PASS,
                             message=f"handoff to an agent not in expected_handoffs_available: {_names(stray)}" if stray else ""))
-    limit = _at_most("max_handoff_count", len(targets), spec.max_handoff_count, "handoffs")
+    limit = _at_most("max_handoff_count", len(targets), spec.max_handoff_count, "handoffs", lambda: f" (to {_names(targets)})")
     if limit is not None:
         checks.append(limit)
     return checks

@@ -27,6 +27,7 @@ from .shard import select_shard
 from .stats import cost_of_pass
 
 FAIL_ON_CHOICES = ("correctness", "path", "cost", "none")
+MAX_VARIANTS = 5  # accepted golden traces per query
 
 
 def parse_fail_on(text: str | list[str] | None) -> frozenset[str]:
@@ -84,6 +85,18 @@ def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
     return Matched(grouped, unmatched)
 
 
+def check_variant_counts(queries: list[QuerySpec], baselines: dict[str, list[Trace]]) -> None:
+    """Raises TraceError for a query whose baseline holds more than MAX_VARIANTS accepted traces."""
+    problems = [
+        Problem(query.file, query.line, f"query {query.key!r} has {len(variants)} baseline traces (variants); at most {MAX_VARIANTS} are "
+                f"accepted, the first extra one is {variants[MAX_VARIANTS].source or 'unnamed'}")
+        for query in queries
+        if len(variants := baselines.get(query.key) or []) > MAX_VARIANTS
+    ]
+    if problems:
+        raise TraceError(problems)
+
+
 def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: list[QuerySpec] | None = None) -> Matched:
     """group_traces, then raise TraceError naming every query in `queries` with no trace or fewer than its `runs`."""
     matched = group_traces(queries, traces, all_queries)
@@ -126,17 +139,20 @@ def _with_process(query: QuerySpec, trace: Trace, path: LayerResult) -> LayerRes
     return path.model_copy(update={"details": {**path.details, **details}}) if details else path
 
 
-def _evaluate_run(query: QuerySpec, trace: Trace, baseline: Trace | None, judge: Judge | None) -> dict[str, LayerResult]:
+def _evaluate_run(query: QuerySpec, trace: Trace, variants: list[Trace], judge: Judge | None) -> dict[str, LayerResult]:
+    """Path compares with the closest baseline variant; cost with that same variant (the route the agent took)."""
+    path = evaluate_path(query.path, trace, variants)
+    baseline = variants[path.details["baseline_variant"]] if variants else None
     return {
         "correctness": evaluate_correctness(query, trace, judge),
-        "path": _with_process(query, trace, evaluate_path(query.path, trace, baseline)),
+        "path": _with_process(query, trace, path),
         "cost": evaluate_cost(query.cost, trace, baseline),
     }
 
 
-def evaluate_query(query: QuerySpec, traces: list[Trace], baseline: Trace | None, judge: Judge | None, settings: Settings,
+def evaluate_query(query: QuerySpec, traces: list[Trace], variants: list[Trace], judge: Judge | None, settings: Settings,
                    composite: CompositeWeights = CompositeWeights()) -> QueryResult:
-    runs = [Run(trace.run if trace.run is not None else i, _evaluate_run(query, trace, baseline, judge)) for i, trace in enumerate(traces)]
+    runs = [Run(trace.run if trace.run is not None else i, _evaluate_run(query, trace, variants, judge)) for i, trace in enumerate(traces)]
     combined = combine_runs(query, runs, composite)
     blocking = is_blocking(combined.layers, settings.fail_on)
     return QueryResult(
@@ -182,17 +198,18 @@ def run_spec(
 ) -> RunResult:
     """Evaluate `queries` (default: all of the spec's, or this shard's of them) against `traces`.
 
-    Judge calls run on `settings.workers` threads.
+    Judge calls run on `settings.workers` threads. `baselines` maps a query id to its accepted golden traces
+    (variants, at most MAX_VARIANTS).
     """
     selected = queries if queries is not None else spec.queries
     if shard is not None:
         selected = select_shard(selected, shard)
     matched = match_traces(selected, traces, spec.queries)
     baselines = baselines or {}
+    check_variant_counts(selected, baselines)
 
     def one(query: QuerySpec) -> QueryResult:
-        baseline = (baselines.get(query.key) or [None])[0]
-        return evaluate_query(query, matched.by_query[query.key], baseline, judge, settings, spec.composite)
+        return evaluate_query(query, matched.by_query[query.key], baselines.get(query.key) or [], judge, settings, spec.composite)
 
     if judge is not None and settings.workers > 1:
         with ThreadPoolExecutor(max_workers=settings.workers) as pool:

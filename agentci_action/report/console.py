@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
+import textwrap
 
 from ..engine.results import LAYERS, QueryResult, RunResult, Status
 from .text import one_line
 
+MESSAGE_WIDTH = 110  # characters of a message per line
+MESSAGE_LIMIT = 1200  # characters of a message shown at all
 MARKS = {Status.PASS: "✓", Status.WARN: "!", Status.FAIL: "✗", Status.ERROR: "✗", Status.SKIP: "-"}
 
 
@@ -61,9 +64,12 @@ def render_query(result: QueryResult) -> list[str]:
     ]
     for name in LAYERS:
         layer = result.layer(name)
-        messages = layer.messages or ["ok"]
-        lines.append(f"    {name:<11} {layer.status.value:<5} {one_line(messages[0], 160)}")
-        lines.extend(f"    {'':<11} {'':<5} {one_line(m, 160)}" for m in messages[1:])
+        for k, message in enumerate(layer.messages or ["ok"]):
+            head = f"    {name:<11} {layer.status.value:<5} " if k == 0 else " " * 22
+            # wrapped rather than cut: a path explanation's last part (the argument values) matters most
+            pieces = textwrap.wrap(one_line(message, MESSAGE_LIMIT), MESSAGE_WIDTH, break_on_hyphens=False) or [""]
+            lines.append(head + pieces[0])
+            lines.extend(" " * 24 + piece for piece in pieces[1:])
     lines.append(f"    {_figures(result)}")
     if result.runs > 1:
         lines.append(f"    {_reliability(result)}")

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from enum import Enum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
@@ -19,7 +20,11 @@ class _Strict(BaseModel):
 
 
 class MatchMode(str, Enum):
-    """How the used tool sequence P is compared with the reference sequence R."""
+    """How the used tool sequence P is compared with the reference sequence R.
+
+    Named from the reference's side. LangChain agentevals names them from the agent's side, so the
+    unambiguous aliases `contains_reference` (= subset) and `within_reference` (= superset) are accepted.
+    """
 
     STRICT = "strict"  # P == R
     UNORDERED = "unordered"  # set(P) == set(R)
@@ -27,10 +32,106 @@ class MatchMode(str, Enum):
     SUPERSET = "superset"  # set(P) ⊆ set(R): every used tool is in the reference
     SUBSEQUENCE = "subsequence"  # R appears in P in order, extras allowed (EvalView)
 
+    @classmethod
+    def _missing_(cls, value: object) -> "MatchMode | None":
+        return MATCH_MODE_ALIASES.get(value) if isinstance(value, str) else None
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
+        schema = handler(core_schema)
+        schema = handler.resolve_ref_schema(schema)
+        schema["enum"] = [*schema["enum"], *MATCH_MODE_ALIASES]
+        return schema
+
+
+MATCH_MODE_ALIASES = {"contains_reference": MatchMode.SUBSET, "within_reference": MatchMode.SUPERSET}
+
 
 class SequenceMetric(str, Enum):
     LCS = "lcs"  # 2·|LCS(P,R)| / (|P|+|R|)
     EDIT_DISTANCE = "edit_distance"  # 1 − ED(P,R) / max(|P|,|R|)
+
+
+class ArgumentMatch(str, Enum):
+    """How an expected tool call's `arguments` are compared with the arguments of a call in the trace."""
+
+    EXACT = "exact"  # the call has exactly these keys, each value matching
+    SUBSET = "subset"  # the call has at least these keys, each value matching; other keys are ignored
+    IGNORE = "ignore"  # arguments are not checked
+
+
+class ArgumentRule(_Strict):
+    """A per-key rule used instead of equality: one of `regex` or `tolerance`."""
+
+    regex: str | None = Field(None, description="The value must be a string in which this pattern is found (re.search, Python syntax).")
+    tolerance: float | None = Field(
+        None, ge=0, description="|value − expected| ≤ tolerance, with the expected number given under `arguments`."
+    )
+
+    @field_validator("regex")
+    @classmethod
+    def _regex_compiles(cls, pattern: str | None) -> str | None:
+        return _compiled(pattern)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> "ArgumentRule":
+        if (self.regex is None) == (self.tolerance is None):
+            raise ValueError("an argument rule takes exactly one of `regex` or `tolerance`")
+        return self
+
+
+class ExpectedToolCall(_Strict):
+    """One step of `expected_tool_calls`: a tool (or one of several), optionally with its arguments."""
+
+    name: str | None = Field(None, min_length=1, description="The tool called at this step.")
+    any_of: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None, min_length=1, description="Any one of these tools is accepted at this step (instead of `name`)."
+    )
+    arguments: dict[str, Any] | None = Field(None, description="Expected argument values, compared by `argument_match`.")
+    argument_match: ArgumentMatch = Field(ArgumentMatch.SUBSET, description="exact, subset (default) or ignore.")
+    argument_rules: dict[str, ArgumentRule] | None = Field(
+        None, description="Per-key rules (regex, numeric tolerance) used instead of equality for those keys."
+    )
+    optional: bool = Field(False, description="The call may be absent.")
+
+    @field_validator("arguments")
+    @classmethod
+    def _json_values(cls, arguments: dict[str, Any] | None) -> dict[str, Any] | None:
+        """YAML reads an unquoted 2024-05-01 as a date; traces carry JSON, so compare its ISO text."""
+        if arguments is None:
+            return None
+        return json.loads(json.dumps(arguments, default=lambda v: v.isoformat() if hasattr(v, "isoformat") else str(v)))
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "ExpectedToolCall":
+        if (self.name is None) == (self.any_of is None):
+            raise ValueError("an expected tool call takes exactly one of `name` or `any_of`")
+        rules = self.argument_rules or {}
+        values = self.arguments or {}
+        if self.argument_match is ArgumentMatch.IGNORE and (rules or values):
+            raise ValueError("argument_match is `ignore` but `arguments` or `argument_rules` are given")
+        for key, rule in rules.items():
+            if rule.regex is not None and key in values:
+                raise ValueError(f"argument {key!r} has both a value and a regex rule; keep one")
+            expected = values.get(key)
+            if rule.tolerance is not None and (isinstance(expected, bool) or not isinstance(expected, (int, float))):
+                raise ValueError(f"argument {key!r} has a tolerance rule, so `arguments` must give it a number")
+        return self
+
+    @property
+    def names(self) -> list[str]:
+        """The tools accepted at this step."""
+        return [self.name] if self.name is not None else list(self.any_of or [])
+
+
+def _compiled(pattern: str | None) -> str | None:
+    """The pattern itself, once it is known to compile."""
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"regex does not compile: {exc}") from None
+    return pattern
 
 
 class FewShotExample(_Strict):
@@ -66,12 +167,7 @@ class CorrectnessSpec(_Strict):
     @field_validator("regex_match")
     @classmethod
     def _regex_compiles(cls, pattern: str | None) -> str | None:
-        if pattern is not None:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"regex does not compile: {exc}") from None
-        return pattern
+        return _compiled(pattern)
 
     @field_validator("json_schema")
     @classmethod
@@ -90,7 +186,14 @@ class PathSpec(_Strict):
 
     max_tool_calls: int | None = Field(None, ge=0, description="At most this many tool calls.")
     expected_tools: list[str] | None = Field(None, description="Tools that should be used (recall, precision, reference when no baseline).")
-    forbidden_tools: list[str] | None = Field(None, description="Tools that must never be used: a hard failure. Case and separator insensitive.")
+    forbidden_tools: list[str] | None = Field(None, description="Tools that must never be used: a hard failure.")
+    allowed_tools: list[str] | None = Field(None, description="Every call must be to one of these tools: a hard failure otherwise.")
+    tool_name_normalization: bool = Field(
+        True, description="allowed_tools and forbidden_tools ignore case, '-', '_' and spaces (EditFile = edit_file); false: exact names."
+    )
+    expected_tool_calls: list[ExpectedToolCall] | None = Field(
+        None, description="Expected calls with their arguments, in order, compared with the trace under `match_mode`."
+    )
     max_loops: int | None = Field(None, ge=0, description="At most this many consecutive repeats of the same tool.")
     match_mode: MatchMode = Field(MatchMode.SUBSET, description="How the used tools are compared with the reference sequence.")
     min_tool_recall: float | None = Field(None, ge=0.0, le=1.0)

@@ -1,0 +1,176 @@
+"""expected_tool_calls pairing under each match mode: optimal, not first-fit, checked against brute force."""
+
+import itertools
+import random
+
+import pytest
+
+from agentci_action.engine.call_matching import Divergence, match_calls
+from agentci_action.spec.models import ExpectedToolCall, MatchMode
+from agentci_action.trace.models import ToolCall
+
+ORDERED = (MatchMode.STRICT, MatchMode.SUBSEQUENCE)
+
+
+def step(name=None, **fields) -> ExpectedToolCall:
+    return ExpectedToolCall(name=name, **fields) if name else ExpectedToolCall(**fields)
+
+
+def calls(*specs) -> list[ToolCall]:
+    """calls("a", ("search", {"q": 1})) → tool calls with optional arguments."""
+    return [ToolCall(name=s) if isinstance(s, str) else ToolCall(name=s[0], arguments=s[1]) for s in specs]
+
+
+# Two steps whose argument rules overlap: step 0 accepts any query mentioning weather, step 1 only Paris.
+OVERLAPPING = [
+    step("search", argument_rules={"q": {"regex": "weather"}}),
+    step("search", arguments={"q": "weather paris"}),
+]
+
+
+@pytest.mark.parametrize("mode", [MatchMode.SUBSET, MatchMode.UNORDERED])
+def test_assignment_succeeds_where_first_fit_fails(mode):
+    # first-fit gives call 0 to step 0 and then finds nothing for step 1
+    trace = calls(("search", {"q": "weather paris"}), ("search", {"q": "weather london"}))
+    outcome = match_calls(OVERLAPPING, trace, mode)
+    assert outcome.matched
+    assert outcome.pairs == [(0, 1), (1, 0)]
+
+
+def test_alignment_succeeds_where_first_fit_fails():
+    # in order: the optional lookup must not swallow the only call the required step can take
+    steps = [step("search", optional=True), step("search", arguments={"q": "paris"}), step("answer")]
+    trace = calls(("search", {"q": "paris"}), "answer")
+    for mode in ORDERED:
+        outcome = match_calls(steps, trace, mode)
+        assert outcome.matched, mode
+        assert outcome.pairs == [(1, 0), (2, 1)]
+
+
+def test_order_matters_only_in_ordered_modes():
+    trace = calls(("search", {"q": "weather london"}), ("search", {"q": "weather paris"}))
+    steps = list(reversed(OVERLAPPING))  # Paris first, then any weather query
+    assert not match_calls(steps, trace, MatchMode.SUBSEQUENCE).matched
+    assert match_calls(steps, trace, MatchMode.SUBSET).matched
+
+
+def test_strict_needs_every_call_paired():
+    steps = [step("search"), step("answer")]
+    assert match_calls(steps, calls("search", "answer"), MatchMode.STRICT).matched
+    outcome = match_calls(steps, calls("search", "search", "answer"), MatchMode.STRICT)
+    assert not outcome.matched
+    assert outcome.unexpected == [1]
+    assert outcome.first_divergence == Divergence(index=1, step=1, call=1)
+    assert match_calls(steps, calls("search", "search", "answer"), MatchMode.SUBSEQUENCE).matched
+
+
+def test_strict_reports_a_surplus_call_at_the_end():
+    outcome = match_calls([step("search")], calls("search", "search"), MatchMode.STRICT)
+    assert outcome.pairs == [(0, 0)]
+    assert outcome.first_divergence == Divergence(index=1, step=None, call=1)
+
+
+def test_missing_step_diverges_where_it_was_wanted():
+    steps = [step("a"), step("b"), step("c")]
+    outcome = match_calls(steps, calls("a", "c"), MatchMode.SUBSEQUENCE)
+    assert outcome.missing == [1]
+    assert outcome.first_divergence == Divergence(index=1, step=1, call=1)
+    at_end = match_calls(steps, calls("a", "b"), MatchMode.STRICT)
+    assert at_end.first_divergence == Divergence(index=2, step=2, call=None)
+
+
+def test_optional_steps_may_be_absent_in_every_mode():
+    steps = [step("search"), step("rerank", optional=True), step("answer")]
+    for mode in MatchMode:
+        assert match_calls(steps, calls("search", "answer"), mode).matched, mode
+        assert match_calls(steps, calls("search", "rerank", "answer"), mode).matched, mode
+
+
+def test_any_of_accepts_either_tool_with_the_steps_arguments():
+    steps = [step(any_of=["web_search", "kb_lookup"], arguments={"q": "paris"}), step("answer")]
+    for tool in ("web_search", "kb_lookup"):
+        assert match_calls(steps, calls((tool, {"q": "paris"}), "answer"), MatchMode.STRICT).matched
+    assert not match_calls(steps, calls(("kb_lookup", {"q": "rome"}), "answer"), MatchMode.STRICT).matched
+    assert not match_calls(steps, calls(("fetch", {"q": "paris"}), "answer"), MatchMode.STRICT).matched
+
+
+def test_superset_allows_repeats_and_absent_steps_but_not_strangers():
+    steps = [step("search"), step("answer")]
+    assert match_calls(steps, calls("search", "search"), MatchMode.SUPERSET).matched
+    outcome = match_calls(steps, calls("search", "shell", "answer"), MatchMode.SUPERSET)
+    assert (outcome.matched, outcome.unexpected, outcome.missing) == (False, [1], [])
+
+
+def test_unordered_needs_each_required_step_on_its_own_call():
+    steps = [step("search"), step("search")]
+    assert not match_calls(steps, calls("search"), MatchMode.UNORDERED).matched
+    assert match_calls(steps, calls("search", "search", "search"), MatchMode.UNORDERED).matched
+
+
+def test_near_miss_names_the_closest_unpaired_call_and_its_failing_keys():
+    steps = [step("search", arguments={"q": "paris", "limit": 3})]
+    trace = calls(("search", {"q": "rome", "limit": 9}), ("search", {"q": "paris", "limit": 5}))
+    outcome = match_calls(steps, trace, MatchMode.SUBSET)
+    (near,) = outcome.near_misses
+    assert (near.step, near.call) == (0, 1)
+    assert [str(m) for m in near.mismatches] == ["limit expected 3, got 5"]
+
+
+def test_empty_expectation_and_empty_trace():
+    for mode in MatchMode:
+        assert match_calls([], [], mode).matched
+        assert match_calls([step("a", optional=True)], [], mode).matched
+    assert match_calls([], calls("a"), MatchMode.SUBSET).matched
+    assert not match_calls([], calls("a"), MatchMode.STRICT).matched
+    assert not match_calls([step("a")], [], MatchMode.SUBSET).matched
+
+
+# --- brute force oracle --------------------------------------------------------------------------
+
+def _compatible(s: ExpectedToolCall, c: ToolCall) -> bool:
+    """The test's own reading of the random steps below: tool name, and `x` equal when the step names it."""
+    return c.name in s.names and (not s.arguments or c.arguments.get("x") == s.arguments["x"])
+
+
+def _brute_force(steps, trace, mode) -> bool:
+    required = [s for s in steps if not s.optional]
+    ok = lambda pairing: all(_compatible(s, trace[j]) for s, j in pairing)  # noqa: E731
+    covers = any(ok(zip(required, js)) for js in itertools.permutations(range(len(trace)), len(required)))
+    in_order = any(ok(zip(required, js)) for js in itertools.combinations(range(len(trace)), len(required)))
+    explained = all(any(_compatible(s, c) for s in steps) for c in trace)
+    if mode is MatchMode.STRICT:
+        optional = [i for i, s in enumerate(steps) if s.optional]
+        for k in range(len(optional) + 1):
+            for chosen in itertools.combinations(optional, k):
+                kept = [s for i, s in enumerate(steps) if not s.optional or i in chosen]
+                if len(kept) == len(trace) and ok(zip(kept, range(len(trace)))):
+                    return True
+        return False
+    return {MatchMode.SUBSEQUENCE: in_order, MatchMode.SUBSET: covers, MatchMode.SUPERSET: explained,
+            MatchMode.UNORDERED: covers and explained}[mode]
+
+
+def _random_case(rng: random.Random):
+    steps = []
+    for _ in range(rng.randint(0, 4)):
+        names = {"name": rng.choice("ab")} if rng.random() < 0.7 else {"any_of": ["a", "b"]}
+        arguments = {"x": rng.randint(0, 1)} if rng.random() < 0.6 else None
+        steps.append(ExpectedToolCall(**names, arguments=arguments, optional=rng.random() < 0.3))
+    trace = [ToolCall(name=rng.choice("abc"), arguments={"x": rng.randint(0, 1)}) for _ in range(rng.randint(0, 5))]
+    return steps, trace
+
+
+@pytest.mark.parametrize("mode", list(MatchMode))
+def test_matches_brute_force_on_random_cases(mode):
+    rng = random.Random(20261122)
+    for _ in range(1500):
+        steps, trace = _random_case(rng)
+        outcome = match_calls(steps, trace, mode)
+        assert outcome.matched == _brute_force(steps, trace, mode), (steps, trace)
+        assert all(_compatible(steps[i], trace[j]) for i, j in outcome.pairs)
+        assert len({j for _, j in outcome.pairs}) == len(outcome.pairs)
+        if mode in ORDERED:
+            by_call = sorted(outcome.pairs, key=lambda p: p[1])
+            assert [i for i, _ in by_call] == sorted(i for i, _ in by_call)
+        if outcome.matched:
+            assert outcome.first_divergence is None and not outcome.missing and not outcome.unexpected

@@ -1,0 +1,54 @@
+"""The workflows we ship or write (the dog-food workflow, agentci init's) only use inputs the action declares."""
+
+import re
+
+import yaml
+
+from agentci_action.init import FILES
+from conftest import ROOT
+
+ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
+
+
+def _action_steps(workflow: dict):
+    for job in workflow["jobs"].values():
+        for step in job.get("steps", []):
+            if step.get("uses") in ("./",) or str(step.get("uses", "")).startswith("agentci/action@"):
+                yield step
+
+
+def _check(path):
+    workflow = yaml.safe_load(path.read_text())
+    steps = list(_action_steps(workflow))
+    assert steps, f"{path} does not use the action"
+    for step in steps:
+        unknown = set(step.get("with", {})) - set(ACTION["inputs"])
+        assert not unknown, f"{path}: inputs the action does not declare: {unknown}"
+        required = {name for name, spec in ACTION["inputs"].items() if spec.get("required")}
+        assert required <= set(step.get("with", {})), f"{path}: missing required inputs"
+    return workflow
+
+
+def test_dog_food_workflow_runs_every_example_through_the_action():
+    workflow = _check(ROOT / ".github" / "workflows" / "agentci-examples.yml")
+    examples = {entry["example"] for entry in workflow["jobs"]["example"]["strategy"]["matrix"]["include"]}
+    assert examples == {p.parent.name for p in (ROOT / "examples").glob("*/agentci_spec.yaml")}
+    for entry in workflow["jobs"]["example"]["strategy"]["matrix"]["include"]:
+        for path in filter(None, [entry.get("baseline-traces")]):
+            assert (ROOT / path).exists(), path
+
+
+def test_init_workflow_uses_declared_inputs():
+    _check(ROOT / "agentci_action" / "templates" / [t for t, dest in FILES.items() if dest.endswith(".yml")][0])
+
+
+def test_readme_workflow_snippets_use_declared_inputs():
+    readme = (ROOT / "README.md").read_text()
+    checked = 0
+    for block in re.findall(r"```yaml\n(.*?)```", readme, flags=re.S):
+        doc = yaml.safe_load(block)
+        if isinstance(doc, dict) and "jobs" in doc:
+            for step in _action_steps(doc):
+                assert set(step.get("with", {})) <= set(ACTION["inputs"]), block
+                checked += 1
+    assert checked >= 1
