@@ -6,7 +6,7 @@ import math
 import pytest
 
 from agentci_action.engine.results import RunResult, Status
-from agentci_action.engine.runner import run_spec
+from agentci_action.engine.runner import Settings, run_spec
 from agentci_action.engine.score import run_uplift
 from agentci_action.errors import SpecError, TraceError
 from agentci_action.report import json as json_report
@@ -218,3 +218,32 @@ def test_summary_and_comment_show_runs_pass_rate_and_flakiness(write):
     assert "| ✅ pass · 3/4 runs · flaky |" in text and "| ✅ pass · 4/4 runs |" in text
     single = run_spec(load_spec(write("one.yaml", SPEC.replace("runs: 4", "runs: 1"))), runs("capital", ["Paris"]) + runs("strict", ["ok"]))
     assert " runs" not in markdown.render_summary(single)
+
+
+class ScoringJudge:
+    """A judge that passes every rubric with the next score from its script (1-5), as the real judge reports it."""
+
+    def __init__(self, *scores):
+        self.scores = list(scores)
+
+    def evaluate(self, request):
+        from agentci_action.engine.results import Check
+
+        return Check(name=request.kind, status=Status.PASS, data={"score": self.scores.pop(0)})
+
+
+def test_judge_scores_feed_output_quality_and_their_statistics(write):
+    spec = load_spec(write("s.yaml", """
+        agent: demo
+        queries:
+          - id: q
+            query: "q"
+            runs: 3
+            correctness: {llm_judge: [{rule: "helpful"}]}
+        """))
+    traces = [Trace.model_validate({"id": "q", "run": i, "final_answer": "a"}) for i in range(3)]
+    result = run_spec(spec, traces, judge=ScoringJudge(3, 5, 5), settings=Settings(workers=1)).results[0]
+    judged = result.reliability.metrics["judge_score"]
+    assert (judged.count, judged.mean, judged.median, judged.mode, judged.min) == (3, pytest.approx(13 / 3), 5.0, 5.0, 3.0)
+    assert result.score.output_quality == pytest.approx((0.5 + 1 + 1) / 3)
+    assert result.score.value == pytest.approx(100 * 2.5 / 3)  # output quality is the only measured dimension

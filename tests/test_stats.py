@@ -86,6 +86,8 @@ def test_output_quality_prefers_the_judge_score_else_the_deterministic_ratio():
                                       Check(name="llm_judge", status=Status.PASS, data={"score": 4}),
                                       Check(name="safety_check", status=Status.PASS, data={"score": 5})])
     assert output_quality(judged) == pytest.approx(0.875)
+    other = LayerResult.from_checks([Check(name="answer_similarity", status=Status.PASS, data={"score": 0.2})])
+    assert output_quality(other) == 1.0  # a non-judge check's `score` is not a 1-5 judge score
     deterministic = LayerResult.from_checks([Check(name="a", status=Status.PASS), Check(name="b", status=Status.FAIL),
                                              Check(name="c", status=Status.PASS), Check(name="llm_judge", status=Status.SKIP)])
     assert output_quality(deterministic) == pytest.approx(2 / 3)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..spec.models import CompositeWeights, QuerySpec, ScoreWeights
 from . import stats
 from .results import LAYERS, Check, LayerResult, Reliability, ScoreResult, Status, worst
-from .score import RunScore, composite_score, letter_grade, run_score
+from .score import RunScore, composite_score, judge_scores, letter_grade, run_score
 
 HARD = (Status.FAIL, Status.ERROR)
 
@@ -56,12 +56,6 @@ class Combined:
     score: ScoreResult
 
 
-def judge_score(correctness: LayerResult) -> float | None:
-    """Mean 1-5 score of the run's judge checks that carry one."""
-    scores = [c.data["score"] for c in correctness.checks if isinstance(c.data.get("score"), (int, float))]
-    return sum(scores) / len(scores) if scores else None
-
-
 def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
     """Pass rate, pass@k, pass^k (k = runs), Wilson 95% interval, flakiness, cost of pass and every metric's statistics."""
     n = len(runs)
@@ -69,7 +63,7 @@ def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
     costs = [run.layers["cost"].details.get("cost_usd") for run in runs]
     known_cost = None if None in costs else sum(costs)
     series = {name: [run.layers[layer].details.get(key) for run in runs] for name, (layer, key) in RUN_METRICS.items()}
-    series["judge_score"] = [judge_score(run.layers["correctness"]) for run in runs]
+    series["judge_score"] = [_mean(judge_scores(run.layers["correctness"])) for run in runs]
     series["score"] = [s.value for s in scores]
     metrics = {name: found for name, values in series.items() if (found := stats.statistics([v for v in values if v is not None]))}
     return Reliability(

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..spec.models import ScoreWeights
+from .correctness import JUDGE_KINDS
 from .results import LayerResult, MetricChange, RunResult, Status
 
 JUDGE_SCALE = (1, 5)
@@ -37,9 +38,15 @@ def normalise_judge_score(score: float) -> float:
     return (score - low) / (high - low)
 
 
+def judge_scores(correctness: LayerResult) -> list[float]:
+    """The 1-5 scores of the run's judge checks (llm_judge, safety_check, hallucination_check) that produced one."""
+    return [c.data["score"] for c in correctness.checks
+            if c.name in JUDGE_KINDS and isinstance(c.data.get("score"), (int, float))]
+
+
 def output_quality(correctness: LayerResult) -> float | None:
     """Mean normalised judge score of the checks that carry one; else passed / run deterministic checks; else None."""
-    judged = [c.data["score"] for c in correctness.checks if isinstance(c.data.get("score"), (int, float))]
+    judged = judge_scores(correctness)
     if judged:
         return sum(normalise_judge_score(s) for s in judged) / len(judged)
     ran = [c for c in correctness.checks if c.status in (Status.PASS, Status.FAIL)]
