@@ -17,6 +17,8 @@ from typing import TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .diff import RunDiff
+from .evaluate import Outcome
 from .engine.results import RunResult, ShardInfo, Status
 from .errors import EXIT_ERROR, AgentCIError, InputError, Problem
 from .github.comment import COMMENT_MODES
@@ -38,6 +40,7 @@ class ActionInputs(BaseModel):
 
     spec: str = "agentci.yaml"
     traces: list[str] = Field(default_factory=list)
+    baseline: str = Field("", description="A saved baseline version; '' = the newest whose precheck passed; 'none' = no baseline.")
     baseline_traces: list[str] = Field(default_factory=list, alias="baseline-traces")
     trace_format: str | None = Field(None, alias="trace-format")
     tags: list[str] = Field(default_factory=list)
@@ -159,7 +162,7 @@ def outputs_for(run: RunResult | None, results_path: str, comment_url: str) -> d
             "comment-url": comment_url}
 
 
-def evaluate(inputs: ActionInputs) -> RunResult:
+def evaluate(inputs: ActionInputs) -> Outcome:
     """The inputs as an Evaluation, run (the judge joins here when configured: issue 4); or the shards merged."""
     from .engine.runner import Settings, parse_fail_on
     from .errors import SpecError
@@ -172,12 +175,12 @@ def evaluate(inputs: ActionInputs) -> RunResult:
         fail_on = parse_fail_on(inputs.fail_on)
     except ValueError as exc:
         raise SpecError.at("action inputs", 0, f"input 'fail-on': {exc}") from None
-    return run_evaluation(Evaluation(spec=inputs.spec, traces=inputs.traces, baseline_traces=inputs.baseline_traces,
-                                     trace_format=inputs.trace_format, tags=inputs.tags, settings=Settings(fail_on=fail_on),
-                                     shard=inputs.shard))
+    return run_evaluation(Evaluation(spec=inputs.spec, traces=inputs.traces, baseline=inputs.baseline or None,
+                                     baseline_traces=inputs.baseline_traces, trace_format=inputs.trace_format,
+                                     tags=inputs.tags, settings=Settings(fail_on=fail_on), shard=inputs.shard))
 
 
-def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, links: markdown.Links,
+def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, diff: RunDiff | None, links: markdown.Links,
                     publisher: Publisher) -> str:
     """The sticky comment on the PR (when there is one); its URL, or '' after a warning."""
     if context.pr_number is None or inputs.comment_mode == "off":
@@ -189,7 +192,7 @@ def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, l
 
     from .github.comment import client, upsert_comment
 
-    body = markdown.render_comment(run, inputs.comment_header, markdown.title_for(inputs.comment_header), links)
+    body = markdown.render_comment(run, inputs.comment_header, markdown.title_for(inputs.comment_header), links, diff=diff)
     has_problems = run.summary.status is not Status.PASS
     try:
         outcome = upsert_comment(client(inputs.github_token, inputs.github_api_url), context.repository,
@@ -245,7 +248,7 @@ def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int
 def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     """Read, evaluate, publish, then decide the exit code."""
     from .cli import exit_code
-    from .report import console, json as json_report
+    from .report import console, diff_console, json as json_report
 
     token = env.get("INPUT_GITHUB-TOKEN", "")
     if token:
@@ -253,7 +256,8 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     try:
         inputs = read_inputs(env)
         context = resolve(env, load_event(env.get("GITHUB_EVENT_PATH")))
-        run = evaluate(inputs)
+        outcome = evaluate(inputs)
+        run, diff = outcome.run, outcome.diff
     except AgentCIError as exc:
         problems = exc.problems if isinstance(exc, InputError) else [Problem("agentci", 0, str(exc))]
         for problem in problems:
@@ -273,10 +277,10 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     except OSError as exc:
         publisher.error(Problem(inputs.results_path, 0, f"could not write the results file: {exc.strerror}"))
         status = max(status, EXIT_ERROR)
-    publisher.untrusted(console.render(run).splitlines())
+    publisher.untrusted(console.render(run).splitlines() + (diff_console.render_diff(diff).splitlines() if diff else []))
     title = markdown.title_for(inputs.comment_header) + (f" · shard {inputs.shard.index}/{inputs.shard.count}" if inputs.shard else "")
     try:
-        publisher.summary(markdown.render_summary(run, title, links))
+        publisher.summary(markdown.render_summary(run, title, links, diff=diff))
     except OSError as exc:
         publisher.warning(f"Could not write the job summary: {exc.strerror}")
     comment_url = ""
@@ -287,6 +291,6 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         if inputs.annotations and not on_check_run:
             for command in annotations.workflow_commands(found):
                 publisher.line(command)
-        comment_url = publish_comment(inputs, context, run, links, publisher)
+        comment_url = publish_comment(inputs, context, run, diff, links, publisher)
     publisher.outputs(outputs_for(run, inputs.results_path, comment_url))
     return status

@@ -1,7 +1,8 @@
-"""The `agentci` command: validate a spec, test traces against it (whole or one shard), merge shards, print the schema,
-start a project.
+"""The `agentci` command: validate a spec, test traces against it (whole or one shard), merge shards, list queries,
+save, list and diff baselines, print the JSON Schema, start a project.
 
-Exit codes: 0 pass (warnings allowed) · 1 a blocking layer failed (`validate`: the spec is invalid) ·
+Exit codes: 0 pass (warnings allowed) · 1 a blocking layer failed (`validate`: the spec is invalid;
+`save`: the traces fail the correctness precheck) ·
 2 the spec, the traces or an infrastructure dependency made evaluation impossible.
 """
 
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from .errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, SpecError
 from .engine.results import RunResult, ShardInfo, Status
+from .report.text import one_line
 from .trace.adapters import FORMATS as TRACE_FORMATS
 
 FORMATS = ("console", "json", "junit", "prometheus")
@@ -73,21 +75,30 @@ def cmd_test(args: argparse.Namespace) -> int:
     shard = _shard_option(args.shard)
     if shard and not args.output:
         raise SpecError.at("--shard", 0, "a shard writes its results file to --output, e.g. --output results/shard-2.json")
-    run = evaluate(Evaluation(spec=args.spec, traces=args.traces, baseline_traces=args.baseline_traces or [],
-                              trace_format=args.trace_format, tags=_split(args.tags),
-                              settings=Settings(fail_on=fail_on, workers=args.workers), shard=shard))
+    outcome = evaluate(Evaluation(spec=args.spec, traces=args.traces, baseline=args.baseline, baseline_traces=args.baseline_traces or [],
+                                  trace_format=args.trace_format, tags=_split(args.tags),
+                                  settings=Settings(fail_on=fail_on, workers=args.workers), shard=shard))
+    run, report = outcome.run, renderer(args.format)(outcome.run)
     if shard:  # --output takes the shard results file; the report goes to standard output
         from .report import json
 
         write_output(json.render(run), args.output)
-    write_output(renderer(args.format)(run), None if shard else args.output)
+        write_output(report, None)
+        return exit_code(run)
+    if outcome.diff and args.format == "console":
+        from .report.diff_console import render_diff
+
+        report += "\n" + render_diff(outcome.diff)
+    elif outcome.diff:
+        _warn(outcome.diff.warnings)
+    write_output(report, args.output)
     return exit_code(run)
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
     from .evaluate import merge
 
-    run = merge(args.spec, args.shards, _split(args.tags))
+    run = merge(args.spec, args.shards, _split(args.tags)).run
     write_output(renderer(args.format)(run), args.output)
     return exit_code(run)
 
@@ -104,6 +115,82 @@ def cmd_queries(args: argparse.Namespace) -> int:
     queries = select_shard(spec.queries, shard) if shard else spec.queries
     write_output("".join(json.dumps({"id": q.key, "query": q.query}, ensure_ascii=False) + "\n" for q in queries), args.output)
     return EXIT_PASS
+
+
+def _warn(notes: list[str]) -> None:
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
+
+
+def cmd_save(args: argparse.Namespace) -> int:
+    from .baselines import PrecheckFailed, git_commit, save_baseline
+    from .spec.loader import load_spec
+    from .trace.load import load_traces
+
+    spec = load_spec(args.spec)
+    traces = load_traces(args.traces, args.trace_format, spec.pricing)
+    try:
+        path, baseline, failures = save_baseline(spec, traces, args.version, force=args.force_save, overwrite=args.overwrite,
+                                                 commit=git_commit(Path(args.spec).resolve().parent))
+    except PrecheckFailed as exc:
+        print(f"error: precheck failed: {len(exc.problems)} trace(s) fail correctness, so {args.version!r} was not saved "
+              "(--force-save saves it anyway and records that the precheck failed):", file=sys.stderr)
+        for problem in exc.problems:
+            print(f"  {problem}", file=sys.stderr)
+        return EXIT_FAIL
+    for problem in failures:
+        print(f"warning: precheck failed, saved anyway (--force-save): {problem}", file=sys.stderr)
+    precheck = "precheck passed" if baseline.metadata.precheck_passed else "precheck FAILED, forced"
+    print(f"saved baseline {baseline.version}: {len(baseline.queries)} queries, {baseline.trace_count} traces, {precheck} → {path}")
+    return EXIT_PASS
+
+
+def cmd_baselines(args: argparse.Namespace) -> int:
+    from .baselines import baseline_dir, list_baselines
+    from .spec.loader import load_spec
+
+    spec = load_spec(args.spec)
+    stored = list_baselines(spec)
+    if not stored:
+        print(f"no baselines in {baseline_dir(spec)} yet; `agentci save --spec {args.spec} --traces T --version V` records one")
+        return EXIT_PASS
+    default = next((s for s in reversed(stored) if s.baseline.metadata.precheck_passed), None)
+    rows = [("", "VERSION", "CAPTURED", "QUERIES", "TRACES", "PRECHECK", "AGENT", "MODELS", "FILE")]
+    for item in stored:
+        b = item.baseline
+        rows.append(("*" if item is default else "", b.version, b.captured_at, str(len(b.queries)), str(b.trace_count),
+                     "passed" if b.metadata.precheck_passed else "failed", b.agent, ",".join(b.metadata.models) or "-", str(item.file)))
+    widths = [max(len(one_line(row[i])) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(one_line(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())
+    print(f"\n* the default for `agentci test`: the newest version whose precheck passed" if default else
+          "\nno version passed its precheck, so `agentci test` uses no baseline unless --baseline names one")
+    return EXIT_PASS
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from .baselines import compatibility_warnings, load_baseline, spec_hash, traces_by_query
+    from .diff import diff_runs, evaluate_side
+    from .spec.loader import load_spec
+
+    spec = load_spec(args.spec)
+    current_hash, notes, sides = spec_hash(spec), [], []
+    for version in (args.baseline, args.compare):
+        stored = load_baseline(spec, version)
+        by_query, unmatched = traces_by_query(spec, stored.baseline)
+        notes += compatibility_warnings(spec, stored, current_hash) + unmatched
+        sides.append(evaluate_side(spec, version, by_query, baselines=sides[0].traces if sides else None))
+    diff = diff_runs(sides[0], sides[1], notes)
+    if args.format != "console":
+        _warn(notes)
+    write_output(diff_renderer(args.format)(diff), args.output)
+    return EXIT_PASS
+
+
+def diff_renderer(fmt: str):
+    from .report import diff_console, diff_markdown, json
+
+    return {"console": diff_console.render_diff, "json": json.render_diff, "markdown": diff_markdown.render_markdown}[fmt]
 
 
 def write_output(text: str, output: str | None) -> None:
@@ -142,8 +229,10 @@ def build_parser() -> argparse.ArgumentParser:
     test = sub.add_parser("test", help="evaluate traces against a spec")
     test.add_argument("--spec", required=True, help="the spec YAML")
     test.add_argument("--traces", required=True, action="append", help="trace file, directory or glob (repeatable)")
-    test.add_argument("--baseline-traces", action="append", help="accepted traces to compare with (sequence similarity, match mode, cost multiplier); "
-                      "up to 5 per query are variants, and the closest is used")
+    test.add_argument("--baseline", help="saved baseline version to compare with (default: the newest whose precheck passed; "
+                      "'none': no baseline)")
+    test.add_argument("--baseline-traces", action="append", help="accepted traces to compare with instead of a saved version "
+                      "(sequence similarity, match mode, cost multiplier); up to 5 per query are variants, and the closest is used")
     test.add_argument("--trace-format", default=None, choices=["auto", *TRACE_FORMATS], help="trace format (default: detected per file)")
     test.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
     test.add_argument("--fail-on", default="correctness", help="layers that block: correctness,path,cost or none (default: correctness)")
@@ -168,6 +257,27 @@ def build_parser() -> argparse.ArgumentParser:
     queries.add_argument("--shard", help="only shard INDEX/COUNT, as `test --shard` selects it")
     queries.add_argument("--output", help="write to this file")
     queries.set_defaults(func=cmd_queries)
+
+    save = sub.add_parser("save", help="save traces as a golden baseline version, after a correctness precheck")
+    save.add_argument("--spec", required=True, help="the spec YAML (the baseline goes under its baseline_dir)")
+    save.add_argument("--traces", required=True, action="append", help="trace file, directory or glob (repeatable)")
+    save.add_argument("--version", required=True, help="version name, e.g. v2-fixed")
+    save.add_argument("--force-save", action="store_true", help="save even when correctness fails (recorded in the metadata)")
+    save.add_argument("--overwrite", action="store_true", help="replace an existing version")
+    save.add_argument("--trace-format", default=None, choices=["auto", *TRACE_FORMATS], help="trace format (default: detected per file)")
+    save.set_defaults(func=cmd_save)
+
+    baselines = sub.add_parser("baselines", help="list the saved baseline versions")
+    baselines.add_argument("--spec", required=True)
+    baselines.set_defaults(func=cmd_baselines)
+
+    diff = sub.add_parser("diff", help="compare two baseline versions: correctness, path and cost per query and in total")
+    diff.add_argument("--spec", required=True)
+    diff.add_argument("--baseline", required=True, help="the version compared from")
+    diff.add_argument("--compare", required=True, help="the version compared to")
+    diff.add_argument("--format", choices=("console", "json", "markdown"), default="console")
+    diff.add_argument("--output", help="write the diff to this file instead of standard output")
+    diff.set_defaults(func=cmd_diff)
 
     schema = sub.add_parser("schema", help="print the spec's JSON Schema")
     schema.add_argument("--output", help="write to this file")

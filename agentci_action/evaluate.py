@@ -1,8 +1,8 @@
-"""One evaluation, as both the CLI and the action run it: spec + traces (+ baselines) → RunResult,
+"""One evaluation, as both the CLI and the action run it: spec + traces (+ baseline) → RunResult and its diff;
 or spec + shard results files → the merged RunResult.
 
-The edges (cli.py, action.py) turn their arguments or inputs into an `Evaluation` (or a merge) and publish
-the result; everything between reading the files and the RunResult happens here, once.
+The edges (cli.py, action.py) turn their arguments or inputs into an `Evaluation` (or a merge) and publish the
+`Outcome`; everything between reading the files and the results happens here, once.
 """
 
 from __future__ import annotations
@@ -10,36 +10,64 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .diff import RunDiff
 from .engine.results import RunResult, ShardInfo
 from .engine.runner import Settings
+
+NO_BASELINE = "none"
 
 
 @dataclass(frozen=True)
 class Evaluation:
-    """What to evaluate; paths as the user gave them (files, directories or globs)."""
+    """What to evaluate; paths as the user gave them (files, directories or globs).
+
+    `baseline` names a saved version; None means the newest whose precheck passed (no baseline when
+    there is none), "none" means no baseline. `baseline_traces` are raw accepted traces instead.
+    """
 
     spec: str
     traces: list[str]
+    baseline: str | None = None
     baseline_traces: list[str] = field(default_factory=list)
     trace_format: str | None = None
     tags: list[str] = field(default_factory=list)
     settings: Settings = Settings()
-    shard: ShardInfo | None = None  # evaluate only this shard's queries
+    shard: ShardInfo | None = None  # evaluate only this shard's queries (the baseline still guides path and cost)
 
 
-def evaluate(request: Evaluation) -> RunResult:
-    """Load the spec and the traces (priced with the spec's pricing), group the baselines, run every layer."""
+@dataclass(frozen=True)
+class Outcome:
+    """The results, and the diff against the baseline when there was one (its warnings included).
+
+    A shard has no diff: the diff needs every query's traces, which no single shard holds.
+    """
+
+    run: RunResult
+    diff: RunDiff | None = None
+
+
+def evaluate(request: Evaluation) -> Outcome:
+    """Load the spec and the traces (priced with the spec's pricing) and the baseline, run every layer,
+    then compare the run with the baseline."""
+    from .baselines import Reference, reference_for
+    from .diff import current_vs_baseline
     from .engine.runner import group_traces, run_spec
+    from .errors import SpecError
     from .spec.loader import load_spec
     from .trace.load import load_traces
 
+    if request.baseline and request.baseline_traces:
+        raise SpecError.at("baseline-traces", 0, "a baseline version and baseline traces exclude each other; give one")
     spec = load_spec(request.spec, tags=request.tags or None)
     traces = load_traces(request.traces, request.trace_format, spec.pricing)
-    baselines = {}
+    reference = None
     if request.baseline_traces:
         baseline_traces = load_traces(request.baseline_traces, request.trace_format, spec.pricing)
-        baselines = group_traces(spec.queries, baseline_traces).by_query
-    return run_spec(spec, traces, baselines=baselines, settings=request.settings, shard=request.shard)
+        reference = Reference("baseline traces", {k: v for k, v in group_traces(spec.queries, baseline_traces).by_query.items() if v})
+    elif (request.baseline or "").lower() != NO_BASELINE:
+        reference = reference_for(request.spec, spec, request.baseline)
+    run = run_spec(spec, traces, baselines=reference.traces if reference else {}, settings=request.settings, shard=request.shard)
+    return Outcome(run, current_vs_baseline(spec, run, traces, reference) if reference and not request.shard else None)
 
 
 def read_shards(patterns: list[str]) -> dict[str, RunResult]:
@@ -64,9 +92,9 @@ def read_shards(patterns: list[str]) -> dict[str, RunResult]:
     return shards
 
 
-def merge(spec: str, shard_results: list[str], tags: list[str] | None = None) -> RunResult:
-    """The shards' results files (paths or globs) as one run of the spec (loaded with the shards' tags)."""
+def merge(spec: str, shard_results: list[str], tags: list[str] | None = None) -> Outcome:
+    """The shards' results files (paths or globs) as one run of the spec (loaded with the shards' tags); no diff."""
     from .engine.merge import merge_shards
     from .spec.loader import load_spec
 
-    return merge_shards(load_spec(spec, tags=tags or None), read_shards(shard_results))
+    return Outcome(merge_shards(load_spec(spec, tags=tags or None), read_shards(shard_results)))

@@ -54,11 +54,16 @@ def timed(fn):
     return value, time.perf_counter() - start
 
 
-def main() -> None:
+def suite_arguments() -> argparse.Namespace:
+    """--queries (default 10,000) and --tools per trace (default 50): the generated suite's size."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--tools", type=int, default=50)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = suite_arguments()
     rng = random.Random(1)
     ids = [f"q{i}" for i in range(args.queries)]
     spec = AgentCISpec(agent="bench", queries=[make_query(i) for i in ids])

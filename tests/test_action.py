@@ -251,6 +251,53 @@ def test_the_init_template_uses_only_real_inputs():
     assert steps and all(set(s["with"]) <= set(action["inputs"]) for s in steps)
 
 
+def save_version(workspace: Path, version: str, refund_answer: str, force: bool = False) -> None:
+    """A baseline version under the spec's baseline_dir, saved by the real CLI code path."""
+    from agentci_action.baselines import save_baseline
+    from agentci_action.spec.loader import load_spec
+    from agentci_action.trace.load import load_traces
+
+    traces(workspace, refund_answer)
+    save_baseline(load_spec(workspace / "agentci.yaml"), load_traces([str(workspace / "traces")]), version, force=force)
+
+
+def test_default_baseline_is_the_newest_passing_version_and_its_diff_is_published(workspace, github):
+    save_version(workspace, "v1", "Refunds within 30 days.")
+    save_version(workspace, "v2-broken", "No refunds.", force=True)  # precheck failed: never the default
+    traces(workspace, "No refunds.")
+    code, log = run_action(environment(workspace, github.url, baseline_traces=""))
+    assert code == 1
+    summary = (workspace / "summary.md").read_text()
+    assert "### AgentCI diff: v1 → current" in summary
+    table, diff = summary.split("### AgentCI diff", 1)
+    assert "| 🔴 | refund-policy | regression, output changed |" in diff  # a correctness flip, listed first
+    assert "### Details" in diff  # the run's details come after the diff
+    [comment] = github.comments("octo/agent", 7)
+    assert "### AgentCI diff: v1 → current" in comment["body"]
+    assert "AgentCI diff · support-bot · v1 → current" in log  # the console diff, in the log
+
+
+def test_baseline_input_picks_a_version_or_none(workspace, github):
+    save_version(workspace, "v1", "Refunds within 30 days.")
+    save_version(workspace, "v2-broken", "No refunds.", force=True)
+    traces(workspace, "No refunds.")
+    run_action(environment(workspace, github.url, baseline_traces="", baseline="v2-broken"))
+    assert "### AgentCI diff: v2-broken → current" in (workspace / "summary.md").read_text()
+    (workspace / "summary.md").unlink()
+    run_action(environment(workspace, github.url, baseline_traces="", baseline="none"))
+    assert "AgentCI diff" not in (workspace / "summary.md").read_text()
+
+
+def test_baseline_input_errors_exit_2_and_name_the_problem(workspace, github):
+    save_version(workspace, "v1", "Refunds within 30 days.")
+    traces(workspace, "No refunds.")
+    code, log = run_action(environment(workspace, github.url, baseline_traces="", baseline="v9"))
+    assert code == 2 and "no baseline version 'v9'; available: v1" in log
+    assert "could not evaluate" in (workspace / "summary.md").read_text()
+    code, log = run_action(environment(workspace, github.url, baseline="v1"))  # baseline-traces is set too
+    assert code == 2 and "a baseline version and baseline traces exclude each other" in log
+
+
 def test_shard_and_merge_inputs():
     inputs = read_inputs({"INPUT_TRACES": "t/", "INPUT_SHARD": "2/4", "INPUT_MERGE": ""})
     assert (inputs.shard.index, inputs.shard.count, inputs.merge) == (2, 4, [])

@@ -24,7 +24,9 @@ def test_example_runs_and_prints_three_layers_per_query():
     assert "! WARN  weather-tokyo" in out and "tool calls: 11 > max 0" in out
     for layer in ("correctness", "path", "cost"):
         assert sum(line.startswith(f"    {layer:<11} ") for line in out.splitlines()) == 4
-    assert out.rstrip().splitlines()[-1].startswith("WARN: 4 queries · 4 passed (1 with warnings) · 0 failed")
+    report, diff = out.split("╔", 1)
+    assert report.rstrip().splitlines()[-1].startswith("WARN: 4 queries · 4 passed (1 with warnings) · 0 failed")
+    assert "AgentCI diff · rag-agent · v2-fixed → current" in diff  # the newest baseline that passed its precheck
 
 
 def test_json_format_to_a_file(tmp_path, write, write_traces):

@@ -45,3 +45,11 @@ def test_pytest_integration_example_runs_one_test_per_query_in_parallel():
                             capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "6 passed" in result.stdout
+
+
+def test_support_router_diff_names_the_routing_regression():
+    example = ROOT / "examples" / "support-router"
+    result = run_cli("test", "--spec", example / "agentci_spec.yaml", "--traces", example / "traces")
+    block = result.stdout.split("CHANGED  login-crash", 1)[1].split("╠", 1)[0]
+    assert "routing changed" in block and "TechnicalAgent  ⇒  AccountAgent" in block
+    assert "Tools removed    check_service_status, get_technical_documentation" in block

@@ -31,11 +31,8 @@ def _check(path):
 
 def test_dog_food_workflow_runs_every_example_through_the_action():
     workflow = _check(ROOT / ".github" / "workflows" / "agentci-examples.yml")
-    examples = {entry["example"] for entry in workflow["jobs"]["example"]["strategy"]["matrix"]["include"]}
+    examples = set(workflow["jobs"]["example"]["strategy"]["matrix"]["example"])
     assert examples == {p.parent.name for p in (ROOT / "examples").glob("*/agentci_spec.yaml")}
-    for entry in workflow["jobs"]["example"]["strategy"]["matrix"]["include"]:
-        for path in filter(None, [entry.get("baseline-traces")]):
-            assert (ROOT / path).exists(), path
 
 
 def test_init_workflow_uses_declared_inputs():

@@ -1,4 +1,5 @@
-"""The job summary and the PR comment: one pure renderer, three tiers (headline, table, details), within a budget.
+"""The job summary and the PR comment: one pure renderer, three tiers (headline, table, details), within a budget;
+the diff against the baseline (report/diff_markdown.py) sits between the table and the details.
 
 Untrusted text (query ids and text, check messages) goes through `inline()`: one line, HTML special characters as
 entities, markdown punctuation backslash-escaped, `@` and `#` broken with a zero-width space so nothing becomes a
@@ -12,28 +13,16 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from ..diff import RunDiff
 from ..engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
-from .text import one_line
+from .diff_markdown import render_markdown as render_diff
+from .icons import ICONS
+from .text import fit, html_text, inline, utf8_size
 
 SUMMARY_BUDGET = 1_000_000  # GitHub's limit is 1 MiB per step
 COMMENT_BUDGET = 60_000  # GitHub's limit is 65,536 characters
 
-ICONS = {Status.PASS: "✅", Status.WARN: "⚠️", Status.FAIL: "❌", Status.ERROR: "💥", Status.SKIP: "⏭️"}
-_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
-_MARKDOWN = re.compile(r"([\\`*_\[\]{}()|~!])")
-_ZWSP = "\u200b"
 _NOTE_RESERVE = 400  # room kept for the "what was cut" note
-
-
-def html_text(text: object, limit: int = 120) -> str:
-    """Untrusted text inside an HTML element (where markdown escapes would show): entities and broken mentions only."""
-    value = "".join(_HTML.get(ch, ch) for ch in one_line(text, limit))
-    return value.replace("@", "@" + _ZWSP).replace("#", "#" + _ZWSP)
-
-
-def inline(text: object, limit: int = 300) -> str:
-    """Untrusted text → inert inline markdown (see module docstring)."""
-    return _MARKDOWN.sub(r"\\\1", html_text(text, limit))
 
 
 def marker(header: str) -> str:
@@ -160,22 +149,27 @@ def _severity(query: QueryResult) -> int:
     return -SEVERITY[query.status]
 
 
-def content_digest(run: RunResult) -> str:
+def content_digest(run: RunResult, diff: RunDiff | None = None) -> str:
     """A short hash of what the comment says about the results (not when or where it ran), for comment-mode 'changes'."""
-    return hashlib.sha256(render_body(run, "", Links(), COMMENT_BUDGET).encode()).hexdigest()[:16]
+    return hashlib.sha256(render_body(run, "", Links(), COMMENT_BUDGET, diff).encode()).hexdigest()[:16]
 
 
-def render_body(run: RunResult, title: str, links: Links, budget: int) -> str:
-    """Headline, table (worst first), then details of every failing or warning query, cut to `budget` bytes."""
+def render_body(run: RunResult, title: str, links: Links, budget: int, diff: RunDiff | None = None) -> str:
+    """Headline, table (worst first), the diff against the baseline, then details of every failing or warning
+    query, cut to `budget` bytes in that order of priority."""
     head = headline(run, title or "AgentCI") + "\n"
     ordered = sorted(run.results, key=_severity)
     rows = [table_row(q, links) for q in ordered]
     blocks = [details_block(q) for q in ordered if q.status is not Status.PASS]
     notes = "".join(f"> {inline(w, 500)}\n>\n" for w in run.warnings[:20])
-    used = _size(head) + _size(TABLE_HEAD) + _size(notes) + _NOTE_RESERVE
-    kept_rows, used = _fit(rows, used, budget)
-    kept_blocks, used = _fit(blocks, used + _size("\n### Details\n\n"), budget)
-    body = head + (notes + "\n" if notes else "") + TABLE_HEAD + "".join(kept_rows)
+    used = utf8_size(head) + utf8_size(TABLE_HEAD) + utf8_size(notes) + _NOTE_RESERVE
+    kept_rows, used = fit(rows, used, budget)
+    changes = ""
+    if diff is not None and used < budget:
+        changes = "\n" + render_diff(diff, budget=budget - used - 1)
+        used += utf8_size(changes)
+    kept_blocks, used = fit(blocks, used + utf8_size("\n### Details\n\n"), budget)
+    body = head + (notes + "\n" if notes else "") + TABLE_HEAD + "".join(kept_rows) + changes
     if kept_blocks:
         body += "\n### Details\n\n" + "".join(kept_blocks)
     cut_rows, cut_blocks = len(rows) - len(kept_rows), len(blocks) - len(kept_blocks)
@@ -184,20 +178,6 @@ def render_body(run: RunResult, title: str, links: Links, budget: int) -> str:
                  f"{cut_blocks} detail {_plural(cut_blocks, 'block', 'blocks')} left out (the least severe). "
                  "The results file has everything._\n")
     return body
-
-
-def _size(text: str) -> int:
-    return len(text.encode("utf-8"))
-
-
-def _fit(parts: list[str], used: int, budget: int) -> tuple[list[str], int]:
-    kept = []
-    for part in parts:
-        if used + _size(part) > budget:
-            break
-        kept.append(part)
-        used += _size(part)
-    return kept, used
 
 
 def _footer(links: Links) -> str:
@@ -209,18 +189,20 @@ def _footer(links: Links) -> str:
     return f"\n<sub>AgentCI · {' · '.join(bits)}</sub>\n" if bits else ""
 
 
-def render_summary(run: RunResult, title: str = "AgentCI", links: Links = Links(), budget: int = SUMMARY_BUDGET) -> str:
-    """The job summary: the report body and a footer, at most `budget` bytes."""
+def render_summary(run: RunResult, title: str = "AgentCI", links: Links = Links(), budget: int = SUMMARY_BUDGET,
+                   diff: RunDiff | None = None) -> str:
+    """The job summary: the report body (with the diff against the baseline, when there is one) and a footer,
+    at most `budget` bytes."""
     footer = _footer(links)
-    return render_body(run, title, links, budget - _size(footer)) + footer
+    return render_body(run, title, links, budget - utf8_size(footer), diff) + footer
 
 
 def render_comment(run: RunResult, header: str, title: str = "AgentCI", links: Links = Links(),
-                   budget: int = COMMENT_BUDGET) -> str:
+                   budget: int = COMMENT_BUDGET, diff: RunDiff | None = None) -> str:
     """The sticky PR comment: hidden marker (with the content digest) first, then the summary's content."""
-    first = f"{marker(header)}\n<!-- agentci-digest: {content_digest(run)} -->\n"
+    first = f"{marker(header)}\n<!-- agentci-digest: {content_digest(run, diff)} -->\n"
     footer = _footer(links)
-    return first + render_body(run, title, links, budget - _size(first) - _size(footer)) + footer
+    return first + render_body(run, title, links, budget - utf8_size(first) - utf8_size(footer), diff) + footer
 
 
 def digest_of(comment_body: str) -> str | None:

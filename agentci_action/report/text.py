@@ -1,4 +1,5 @@
-"""Make untrusted text inert for a terminal or a log: one line, no control characters."""
+"""Untrusted text made inert (one line without control characters for a terminal or log; markdown or HTML text),
+and sizes in the UTF-8 bytes GitHub's limits count."""
 
 from __future__ import annotations
 
@@ -20,3 +21,38 @@ def one_line(text: object, limit: int | None = None) -> str:
 def _escape(char: str) -> str:
     code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_MARKDOWN = re.compile(r"([\\`*_\[\]{}()|~!])")
+_ZWSP = "\u200b"
+
+
+def html_text(text: object, limit: int = 120) -> str:
+    """Untrusted text inside an HTML element (where markdown escapes would show): one line, entities, broken mentions.
+
+    `@` and `#` get a zero-width space after them, so nothing becomes a mention or an issue link.
+    """
+    value = "".join(_HTML.get(ch, ch) for ch in one_line(text, limit))
+    return value.replace("@", "@" + _ZWSP).replace("#", "#" + _ZWSP)
+
+
+def inline(text: object, limit: int = 300) -> str:
+    """Untrusted text → inert inline markdown: html_text, then markdown punctuation backslash-escaped."""
+    return _MARKDOWN.sub(r"\\\1", html_text(text, limit))
+
+
+def utf8_size(text: str) -> int:
+    """Bytes in UTF-8: GitHub's summary and comment limits count these (never fewer than characters)."""
+    return len(text.encode("utf-8"))
+
+
+def fit(parts: list[str], used: int, budget: int) -> tuple[list[str], int]:
+    """The longest prefix of `parts` that keeps `used` within `budget` bytes, and the bytes used then."""
+    kept = []
+    for part in parts:
+        if used + utf8_size(part) > budget:
+            break
+        kept.append(part)
+        used += utf8_size(part)
+    return kept, used

@@ -1,0 +1,383 @@
+"""Versioned golden baselines: save (after a correctness precheck), load, list.
+
+Layout: one file per version, `<baseline_dir>/<version>.json`, with `baseline_dir` relative to the spec:
+
+    {"schema_version": "agentci.baseline/v1", "version": "v2-fixed", "agent": "rag-agent",
+     "captured_at": "2026-11-22T05:00:00Z",
+     "metadata": {"models": [...], "spec_hash": "sha256:…", "git_commit": "…" | null,
+                  "precheck_passed": true, "precheck_failures": []},
+     "queries": {"<query id>": [trace of run 0, trace of run 1, …], …}}
+
+Indented with sorted query ids, so a PR that re-records a baseline shows, line by line, which query's
+tools, answer or cost changed; one file per version lets a save be atomic (temporary file, then rename).
+The older single-trace shape `{version, agent, captured_at, metadata: {model, spec_hash, precheck_passed},
+trace}` still loads, from `<baseline_dir>/<version>.json` or `<baseline_dir>/<agent>/<version>.json`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from .engine.correctness import evaluate_correctness
+from .engine.gcpause import gc_paused
+from .engine.results import Status
+from .engine.runner import group_traces, match_traces
+from .errors import InputError, Problem
+from .spec.models import AgentCISpec
+from .trace.models import Trace
+from .trace.pricing import price_trace
+
+BASELINE_SCHEMA_VERSION = "agentci.baseline/v1"
+VERSION_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_JSON = TypeAdapter(dict[str, Any])
+
+
+class BaselineError(InputError):
+    """A baseline version that is missing, malformed, or cannot be written."""
+
+    kind = "baseline"
+
+
+class PrecheckFailed(BaselineError):
+    """The traces fail correctness: not saved (exit 1) unless forced."""
+
+    exit_code = 1
+
+
+class BaselineMetadata(BaseModel):
+    model_config = ConfigDict(extra="allow")  # older files carry e.g. judge_rubric_ids
+
+    models: list[str] = Field(default_factory=list, description="LLM models seen in the traces.")
+    spec_hash: str | None = Field(None, description="sha256 of the spec the baseline was saved against.")
+    git_commit: str | None = Field(None, description="HEAD of the spec's repository when saved, if known.")
+    precheck_passed: bool = Field(False, description="Every trace passed correctness when saved (false when forced).")
+    precheck_failures: list[str] = Field(default_factory=list, description="What failed, when saved with --force-save.")
+
+
+class Baseline(BaseModel):
+    """One version: every query's traces plus how and when they were captured."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: str = BASELINE_SCHEMA_VERSION
+    version: str
+    agent: str
+    captured_at: str
+    metadata: BaselineMetadata
+    queries: dict[str, list[Trace]]
+
+    @property
+    def trace_count(self) -> int:
+        return sum(len(runs) for runs in self.queries.values())
+
+
+@dataclass(frozen=True)
+class StoredBaseline:
+    """A baseline and the file it came from."""
+
+    baseline: Baseline
+    file: Path
+
+
+def baseline_dir(spec: AgentCISpec) -> Path:
+    """The spec's baseline_dir, relative to the spec file."""
+    return Path(spec.path).parent / spec.baseline_dir
+
+
+def spec_hash(spec: AgentCISpec) -> str:
+    """'sha256:' + the first 16 hex digits of sha256 over the validated spec as sorted JSON (ids included).
+
+    Values equal to their default are left out, so a new optional spec key in a later release leaves the hash alone.
+    """
+    canonical = json.dumps(spec.model_dump(mode="json", exclude_defaults=True), sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def git_commit(directory: Path) -> str | None:
+    """HEAD of the git repository holding `directory`; None outside a repository or without git."""
+    try:
+        done = subprocess.run(["git", "-C", str(directory), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def check_version_name(version: str) -> str:
+    if not VERSION_PATTERN.match(version):
+        raise BaselineError.at("--version", 0, f"invalid baseline version {version!r}: use letters, digits, '.', '_' and '-' (e.g. v2-fixed)")
+    return version
+
+
+# --- precheck and save ---------------------------------------------------------------------------
+
+def precheck(spec: AgentCISpec, traces: dict[str, list[Trace]]) -> list[Problem]:
+    """Correctness (deterministic checks; judge checks skip without a judge) on every run of every query.
+
+    Returns one problem per failing run, at the query's spec line.
+    """
+    failures = []
+    for query in spec.queries:
+        for index, trace in enumerate(traces.get(query.key, [])):
+            layer = evaluate_correctness(query, trace)
+            if layer.status in (Status.FAIL, Status.ERROR):
+                run = f" run {index}" if len(traces[query.key]) > 1 else ""
+                failed = [c.message for c in layer.checks if c.status in (Status.FAIL, Status.ERROR)]
+                failures.append(Problem(query.file, query.line, f"query {query.key!r}{run}: {'; '.join(failed)}"))
+    return failures
+
+
+def build_baseline(spec: AgentCISpec, traces: list[Trace], version: str, *, force: bool, captured_at: str,
+                   commit: str | None) -> tuple[Baseline, list[Problem]]:
+    """The baseline for `traces` (every query of the spec needs one) and the precheck failures.
+
+    Raises BaselineError listing the failures when the precheck fails and `force` is false.
+    """
+    by_query = match_traces(spec.queries, traces).by_query
+    runs = {key: [t.model_copy(update={"id": key}) for t in by_query[key]] for key in sorted(by_query)}
+    failures = precheck(spec, runs)
+    if failures and not force:
+        raise PrecheckFailed(failures)
+    models = sorted({call.model for ts in runs.values() for t in ts for call in t.llm_calls if call.model})
+    metadata = BaselineMetadata(models=models, spec_hash=spec_hash(spec), git_commit=commit,
+                                precheck_passed=not failures, precheck_failures=[str(p) for p in failures])
+    return Baseline(version=check_version_name(version), agent=spec.agent, captured_at=captured_at,
+                    metadata=metadata, queries=runs), failures
+
+
+def now_utc() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def dump(baseline: Baseline) -> str:
+    """The file's text: indented JSON; traces leave out values equal to their default (a new trace field in a
+    later release does not touch every baseline), the metadata keeps every key (null says "unknown")."""
+    data = baseline.model_dump(mode="json", exclude={"queries"})
+    data["queries"] = {key: [t.model_dump(mode="json", by_alias=True, exclude_defaults=True) for t in runs]
+                       for key, runs in baseline.queries.items()}
+    return _JSON.dump_json(data, indent=2).decode() + "\n"  # as json.dumps(indent=2), at compiled speed
+
+
+def write_atomic(path: Path, text: str, *, overwrite: bool) -> None:
+    """Write `text` to a temporary file beside `path`, fsync it, then rename it over `path`.
+
+    An interrupted write leaves any existing file untouched. Refuses to replace an existing file
+    unless `overwrite`.
+    """
+    if path.exists() and not overwrite:
+        raise BaselineError.at(str(path), 0, "this baseline version already exists; pass --overwrite to replace it")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def save_baseline(spec: AgentCISpec, traces: list[Trace], version: str, *, force: bool = False, overwrite: bool = False,
+                  captured_at: str | None = None, commit: str | None = None) -> tuple[Path, Baseline, list[Problem]]:
+    """Precheck, then write `<baseline_dir>/<version>.json` atomically. Returns (file, baseline, precheck failures)."""
+    path = baseline_dir(spec) / f"{check_version_name(version)}.json"
+    baseline, failures = build_baseline(spec, traces, version, force=force, captured_at=captured_at or now_utc(), commit=commit)
+    write_atomic(path, dump(baseline), overwrite=overwrite)
+    return path, baseline, failures
+
+
+# --- load and list -------------------------------------------------------------------------------
+
+def _line_of(document: yaml.Node | None, loc: tuple) -> int:
+    """The line of the value at `loc` (keys and list indexes) in a composed JSON document; 0 if unknown."""
+    if document is None:
+        return 0
+    node, line = document, 1
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            found = next(((k, v) for k, v in node.value if k.value == part), None)
+            if found is None:
+                break
+            line, node = found[0].start_mark.line + 1, found[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def _compose(text: str) -> yaml.Node | None:
+    """JSON is YAML: YAML's composer keeps every node's line (slow, so only for error messages)."""
+    try:
+        return yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return None
+
+
+def _key_lines(text: str, keys: list[str]) -> dict[str, int]:
+    """The line of each query key of the `queries` mapping, in one pass (keys come in file order); 0 if not found."""
+    lines, pos, line = {}, max(text.find('"queries"'), 0), 1
+    line += text.count("\n", 0, pos)
+    for key in keys:
+        found = text.find(json.dumps(key, ensure_ascii=False), pos)
+        if found < 0:
+            found = text.find(json.dumps(key), pos)
+        if found < 0:
+            lines[key] = 0
+            continue
+        line += text.count("\n", pos, found)
+        lines[key], pos = line, found
+    return lines
+
+
+def _field(loc: tuple) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+
+
+def _upgrade_single_trace(data: dict[str, Any]) -> dict[str, Any]:
+    """The older shape {version, agent, captured_at, metadata: {model, …}, trace} → the current one."""
+    metadata = dict(data.get("metadata") or {})
+    if "model" in metadata and "models" not in metadata:
+        model = metadata.pop("model")
+        metadata["models"] = [model] if model else []
+    trace = data["trace"]
+    key = trace.get("id") or trace.get("query") if isinstance(trace, dict) else None
+    return {"version": data.get("version"), "agent": data.get("agent"), "captured_at": data.get("captured_at"),
+            "metadata": metadata, "queries": {str(key): [trace]}}
+
+
+def read_baseline(path: Path) -> Baseline:
+    """Parse and validate one baseline file. Raises BaselineError naming the file and line of every problem.
+
+    A current-shape file is validated straight from its text (compiled); anything else takes the slower
+    path that upgrades the older shape or finds the line of every problem.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError.at(str(path), 0, f"cannot read baseline file: {exc}") from None
+    with gc_paused():
+        try:
+            baseline, legacy = Baseline.model_validate_json(text), False
+        except ValidationError:
+            baseline, legacy = _read_slowly(path, text)
+        baseline.queries = {key: [t.with_derived_totals() for t in runs] for key, runs in baseline.queries.items()}
+    lines = _key_lines(text, list(baseline.queries)) if not legacy else \
+        dict.fromkeys(baseline.queries, text.count("\n", 0, max(text.find('"trace"'), 0)) + 1)
+    for key, runs in baseline.queries.items():
+        for index, trace in enumerate(runs):
+            trace._source = f"{path}:{lines[key]}" + (f" (run {index})" if len(runs) > 1 else "")
+    return baseline
+
+
+def _read_slowly(path: Path, text: str) -> tuple[Baseline, bool]:
+    """(baseline, whether it was in the older shape), or BaselineError with the line of every problem."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BaselineError.at(str(path), exc.lineno, f"malformed JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise BaselineError.at(str(path), 1, f"a baseline file holds one JSON object, got {type(data).__name__}")
+    legacy = "trace" in data and "queries" not in data
+    try:
+        return Baseline.model_validate(_upgrade_single_trace(data) if legacy else data), legacy
+    except ValidationError as exc:
+        document, problems = _compose(text), []
+        for error in exc.errors():
+            loc = tuple(error["loc"])
+            source_loc = (("trace",) + loc[3:]) if legacy and loc[:1] == ("queries",) else loc
+            problems.append(Problem(str(path), _line_of(document, source_loc), f"{_field(source_loc)}: {error['msg']}"))
+        raise BaselineError(problems) from None
+
+
+def _candidate_files(directory: Path, agent: str) -> list[Path]:
+    return sorted([*directory.glob("*.json"), *(directory / agent).glob("*.json")]) if directory.is_dir() else []
+
+
+def list_baselines(spec: AgentCISpec) -> list[StoredBaseline]:
+    """Every version under the spec's baseline_dir, oldest first (by captured_at, then version)."""
+    found = [StoredBaseline(read_baseline(path), path) for path in _candidate_files(baseline_dir(spec), spec.agent)]
+    first_file: dict[str, Path] = {}
+    for item in found:
+        earlier = first_file.setdefault(item.baseline.version, item.file)
+        if earlier != item.file:
+            raise BaselineError.at(str(item.file), 0, f"baseline version {item.baseline.version!r} is also in {earlier}; rename one")
+    return sorted(found, key=lambda s: (s.baseline.captured_at, s.baseline.version))
+
+
+def traces_by_query(spec: AgentCISpec, baseline: Baseline) -> tuple[dict[str, list[Trace]], list[str]]:
+    """The baseline's runs keyed by the spec's query ids (matched by id, else query text), and notes on the rest.
+
+    Calls saved without a cost (an older file, say) are priced with the spec's `pricing`, as trace files are.
+    """
+    matched = group_traces(spec.queries, [price_trace(t, spec.pricing) for runs in baseline.queries.values() for t in runs])
+    notes = [f"baseline {baseline.version}: {note}" for note in matched.unmatched]
+    return {key: runs for key, runs in matched.by_query.items() if runs}, notes
+
+
+def load_baseline(spec: AgentCISpec, version: str | None = None) -> StoredBaseline | None:
+    """Version `version`, or by default the newest whose precheck passed (None when there is none).
+
+    Raises BaselineError listing the available versions when `version` does not exist.
+    """
+    stored = list_baselines(spec)
+    if version is None:
+        passed = [s for s in stored if s.baseline.metadata.precheck_passed]
+        return passed[-1] if passed else None
+    for item in stored:
+        if item.baseline.version == version:
+            return item
+    available = ", ".join(s.baseline.version for s in stored) or "none yet (agentci save creates one)"
+    raise BaselineError.at(str(baseline_dir(spec)), 0, f"no baseline version {version!r}; available: {available}")
+
+
+def compatibility_warnings(spec: AgentCISpec, stored: StoredBaseline, current_hash: str) -> list[str]:
+    """Notes when a baseline was saved for another agent or from a different spec (the comparison still runs)."""
+    baseline, notes = stored.baseline, []
+    if baseline.agent != spec.agent:
+        notes.append(f"{stored.file}: baseline {baseline.version} was saved for agent {baseline.agent!r}, "
+                     f"the spec is for {spec.agent!r}; compared anyway")
+    if baseline.metadata.spec_hash and baseline.metadata.spec_hash != current_hash:
+        notes.append(f"{stored.file}: baseline {baseline.version} was saved from a different spec "
+                     f"({baseline.metadata.spec_hash}, now {current_hash}); both sides are judged by the current spec")
+    return notes
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What a run is compared with: a label (the version), its traces by query id, and warnings about it."""
+
+    label: str
+    traces: dict[str, list[Trace]]
+    warnings: list[str] = field(default_factory=list)
+
+
+def reference_for(spec_path: str | Path, selected: AgentCISpec, version: str | None = None) -> Reference | None:
+    """Baseline `version` (default: the newest whose precheck passed; None when there is none) for the
+    queries of `selected`, a spec possibly filtered by tags. The spec is reloaded whole from `spec_path`:
+    the hash and the matching of the baseline's traces need every query.
+    """
+    from .spec.loader import load_spec
+
+    full = load_spec(spec_path)
+    stored = load_baseline(full, version)
+    if stored is None:
+        return None
+    by_query, notes = traces_by_query(full, stored.baseline)
+    wanted = {q.key for q in selected.queries}
+    return Reference(stored.baseline.version, {k: v for k, v in by_query.items() if k in wanted},
+                     compatibility_warnings(full, stored, spec_hash(full)) + notes)

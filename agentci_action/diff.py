@@ -1,0 +1,313 @@
+"""The three-tier comparison of two runs of one spec (baseline → current), per query and in total. Pure.
+
+Each side is the run's results (statuses and the figures each layer reported) and its traces (for the
+tool sequence and the answer; with repeated runs, the first run's). A change is classified with the kinds
+trace-diffing tools use:
+
+- regression: correctness went from pass (or skip) to fail or error; fixed: the reverse;
+- new_query / removed_query: the query has a trace on one side only;
+- tools_changed: the ordered list of tool calls differs; routing_changed: the handoff targets differ;
+- output_changed: the final answer differs (ignoring surrounding whitespace);
+- cost_changed: cost, tokens or LLM calls moved by more than COST_TOLERANCE of the baseline, or latency
+  by more than LATENCY_TOLERANCE (the noisiest figure); any rise from a zero baseline counts.
+
+Queries are ordered regressions first, then removed, new, fixed, other changes, unchanged; within a
+group, the largest cost-and-latency change first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from .engine import metrics
+from .engine.results import QueryResult, RunResult, Status
+from .engine.runner import group_traces, run_spec
+from .spec.models import AgentCISpec
+from .trace.models import Trace
+
+if TYPE_CHECKING:
+    from .baselines import Reference
+
+DIFF_SCHEMA_VERSION = "agentci.diff/v1"
+COST_TOLERANCE = 0.25
+LATENCY_TOLERANCE = 0.50
+FAILING = (Status.FAIL, Status.ERROR)
+
+
+class ChangeKind(str, Enum):
+    REGRESSION = "regression"
+    REMOVED_QUERY = "removed_query"
+    NEW_QUERY = "new_query"
+    FIXED = "fixed"
+    TOOLS_CHANGED = "tools_changed"
+    ROUTING_CHANGED = "routing_changed"
+    OUTPUT_CHANGED = "output_changed"
+    COST_CHANGED = "cost_changed"
+
+
+# Rank of a query's most important kind, for ordering (unchanged queries come last).
+_RANK = {kind: rank for rank, kind in enumerate(ChangeKind)}
+
+
+class Delta(BaseModel):
+    """before → after. change = after − before; percent = 100·change/before, None when before is 0 or unknown.
+
+    `new` is true when before is 0 and after is not: the percentage would divide by zero.
+    """
+
+    before: int | float | None  # counts stay integers in the JSON
+    after: int | float | None
+    change: int | float | None = None
+    percent: float | None = None
+    new: bool = False
+
+    @classmethod
+    def of(cls, before: float | None, after: float | None) -> "Delta":
+        if before is None or after is None:
+            return cls(before=before, after=after)
+        change = after - before
+        return cls(before=before, after=after, change=change,
+                   percent=100.0 * change / before if before else None, new=before == 0 and after != 0)
+
+    def moved_beyond(self, tolerance: float) -> bool:
+        """|change| > tolerance × |before|, or any change from a zero base."""
+        if self.change is None or self.change == 0:
+            return False
+        return self.new or abs(self.change) > tolerance * abs(self.before or 0)
+
+
+class CorrectnessDiff(BaseModel):
+    before: Status | None
+    after: Status | None
+
+
+class PathDiff(BaseModel):
+    tool_calls: Delta
+    tool_precision: Delta
+    tool_recall: Delta
+    sequence_similarity: float | None = Field(None, description="LCS similarity of the after tool list to the before one: 2·|LCS|/(|P|+|R|).")
+    loops: Delta
+    handoffs: Delta
+    tools_added: list[str] = Field(default_factory=list, description="Tools used after but not before.")
+    tools_removed: list[str] = Field(default_factory=list, description="Tools used before but not after.")
+    handoffs_before: list[str] = Field(default_factory=list)
+    handoffs_after: list[str] = Field(default_factory=list)
+
+
+class CostDiff(BaseModel):
+    cost_usd: Delta
+    total_tokens: Delta
+    llm_calls: Delta
+    latency_ms: Delta
+
+
+class QueryDiff(BaseModel):
+    id: str
+    query: str
+    file: str = ""
+    line: int = 0
+    kinds: list[ChangeKind] = Field(default_factory=list, description="Empty when nothing changed.")
+    correctness: CorrectnessDiff
+    path: PathDiff
+    cost: CostDiff
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.kinds)
+
+    def has(self, kind: ChangeKind) -> bool:
+        return kind in self.kinds
+
+
+class TotalDiff(BaseModel):
+    """Sums over each side's whole run; `correctness_passed` counts queries whose correctness did not fail."""
+
+    queries: Delta
+    correctness_passed: Delta
+    counts: dict[str, int] = Field(description="Queries per change kind, plus 'changed' and 'unchanged'.")
+    tool_calls: Delta
+    loops: Delta
+    handoffs: Delta
+    cost_usd: Delta
+    total_tokens: Delta
+    llm_calls: Delta
+    latency_ms: Delta
+
+
+class RunDiff(BaseModel):
+    schema_version: str = DIFF_SCHEMA_VERSION
+    agent: str
+    before: str = Field(description="Label of the baseline side, e.g. a version.")
+    after: str = Field(description="Label of the compared side: a version or 'current'.")
+    total: TotalDiff
+    queries: list[QueryDiff]
+    warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def regressions(self) -> list[QueryDiff]:
+        return [q for q in self.queries if q.has(ChangeKind.REGRESSION)]
+
+
+@dataclass(frozen=True)
+class Side:
+    """One run to compare: a label, its results, and its traces by query id."""
+
+    label: str
+    run: RunResult
+    traces: dict[str, list[Trace]]
+
+
+@dataclass(frozen=True)
+class _Figures:
+    """What one side reports for one query."""
+
+    correctness: Status
+    tools: list[str]
+    precision: float | None
+    recall: float | None
+    loops: int
+    handoffs: list[str]
+    cost_usd: float | None
+    total_tokens: int | None
+    llm_calls: int | None
+    latency_ms: float | None
+    answer: str
+
+
+_NOTHING = _Figures(Status.SKIP, [], None, None, 0, [], None, None, None, None, "")
+
+
+def _figures(result: QueryResult, traces: list[Trace]) -> _Figures:
+    path, cost = result.path.details, result.cost.details
+    first = traces[0] if traces else None
+    return _Figures(
+        correctness=result.correctness.status,
+        tools=first.tool_names if first else [],
+        precision=path.get("tool_precision"), recall=path.get("tool_recall"),
+        loops=path.get("loops_detected", 0),
+        handoffs=path.get("handoffs", [h.to for h in first.handoffs] if first else []),
+        cost_usd=cost.get("cost_usd"), total_tokens=cost.get("total_tokens"), llm_calls=cost.get("llm_calls"),
+        latency_ms=cost.get("latency_ms"), answer=first.final_answer if first else "",
+    )
+
+
+def _kinds(before: _Figures | None, after: _Figures | None, path: PathDiff, cost: CostDiff) -> list[ChangeKind]:
+    if before is None:
+        return [ChangeKind.NEW_QUERY]
+    if after is None:
+        return [ChangeKind.REMOVED_QUERY]
+    kinds = []
+    if before.correctness not in FAILING and after.correctness in FAILING:
+        kinds.append(ChangeKind.REGRESSION)
+    if before.correctness in FAILING and after.correctness not in FAILING:
+        kinds.append(ChangeKind.FIXED)
+    if before.tools != after.tools:
+        kinds.append(ChangeKind.TOOLS_CHANGED)
+    if before.handoffs != after.handoffs:
+        kinds.append(ChangeKind.ROUTING_CHANGED)
+    if before.answer.strip() != after.answer.strip():
+        kinds.append(ChangeKind.OUTPUT_CHANGED)
+    if (any(delta.moved_beyond(COST_TOLERANCE) for delta in (cost.cost_usd, cost.total_tokens, cost.llm_calls))
+            or cost.latency_ms.moved_beyond(LATENCY_TOLERANCE)):
+        kinds.append(ChangeKind.COST_CHANGED)
+    return kinds
+
+
+def diff_query(result: QueryResult, before: _Figures | None, after: _Figures | None) -> QueryDiff:
+    """The three-tier comparison of one query; `before` or `after` is None when the query is on one side only."""
+    b, a = before or _NOTHING, after or _NOTHING
+    similarity = metrics.lcs_similarity(a.tools, b.tools) if before and after else None
+    path = PathDiff(
+        tool_calls=Delta.of(len(b.tools) if before else None, len(a.tools) if after else None),
+        tool_precision=Delta.of(b.precision, a.precision), tool_recall=Delta.of(b.recall, a.recall),
+        sequence_similarity=similarity,
+        loops=Delta.of(b.loops if before else None, a.loops if after else None),
+        handoffs=Delta.of(len(b.handoffs) if before else None, len(a.handoffs) if after else None),
+        tools_added=[t for t in dict.fromkeys(a.tools) if t not in b.tools],
+        tools_removed=[t for t in dict.fromkeys(b.tools) if t not in a.tools],
+        handoffs_before=b.handoffs, handoffs_after=a.handoffs,
+    )
+    cost = CostDiff(cost_usd=Delta.of(b.cost_usd, a.cost_usd), total_tokens=Delta.of(b.total_tokens, a.total_tokens),
+                    llm_calls=Delta.of(b.llm_calls, a.llm_calls), latency_ms=Delta.of(b.latency_ms, a.latency_ms))
+    return QueryDiff(
+        id=result.id, query=result.query, file=result.file, line=result.line, kinds=_kinds(before, after, path, cost),
+        correctness=CorrectnessDiff(before=before.correctness if before else None, after=after.correctness if after else None),
+        path=path, cost=cost,
+    )
+
+
+def change_size(query: QueryDiff) -> float:
+    """|Δcost %| + |Δlatency %|, a change from a zero base counting as 100 %: how much a query moved."""
+    size = 0.0
+    for delta in (query.cost.cost_usd, query.cost.latency_ms):
+        if delta.new:
+            size += 100.0
+        elif delta.percent is not None:
+            size += abs(delta.percent)
+    return size
+
+
+def _order(query: QueryDiff) -> tuple:
+    rank = min((_RANK[k] for k in query.kinds), default=len(_RANK))
+    return rank, -change_size(query), query.id
+
+
+def _sum(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def _total(queries: list[QueryDiff]) -> TotalDiff:
+    def side(pick, when: str) -> float | None:
+        return _sum([pick(q) for q in queries if getattr(q.correctness, when) is not None])
+
+    def delta(pick) -> Delta:
+        return Delta.of(side(lambda q: pick(q).before, "before"), side(lambda q: pick(q).after, "after"))
+
+    counts = {kind.value: sum(q.has(kind) for q in queries) for kind in ChangeKind}
+    counts["changed"] = sum(q.changed for q in queries)
+    counts["unchanged"] = len(queries) - counts["changed"]
+    passed = Delta.of(sum(q.correctness.before not in (None, *FAILING) for q in queries if q.correctness.before is not None),
+                      sum(q.correctness.after not in (None, *FAILING) for q in queries if q.correctness.after is not None))
+    return TotalDiff(
+        queries=Delta.of(sum(q.correctness.before is not None for q in queries), sum(q.correctness.after is not None for q in queries)),
+        correctness_passed=passed, counts=counts,
+        tool_calls=delta(lambda q: q.path.tool_calls), loops=delta(lambda q: q.path.loops), handoffs=delta(lambda q: q.path.handoffs),
+        cost_usd=delta(lambda q: q.cost.cost_usd), total_tokens=delta(lambda q: q.cost.total_tokens),
+        llm_calls=delta(lambda q: q.cost.llm_calls), latency_ms=delta(lambda q: q.cost.latency_ms),
+    )
+
+
+def diff_runs(before: Side, after: Side, warnings: list[str] | None = None) -> RunDiff:
+    """Compare every query of either side, ordered as the module docstring says."""
+    results_before = {r.id: r for r in before.run.results}
+    results_after = {r.id: r for r in after.run.results}
+    queries = []
+    for key in [*results_after, *(k for k in results_before if k not in results_after)]:
+        in_before, in_after = results_before.get(key), results_after.get(key)
+        queries.append(diff_query(
+            in_after or in_before,
+            _figures(in_before, before.traces.get(key, [])) if in_before else None,
+            _figures(in_after, after.traces.get(key, [])) if in_after else None,
+        ))
+    queries.sort(key=_order)
+    return RunDiff(agent=after.run.agent, before=before.label, after=after.label, total=_total(queries),
+                   queries=queries, warnings=list(warnings or []))
+
+
+def evaluate_side(spec: AgentCISpec, label: str, by_query: dict[str, list[Trace]],
+                  baselines: dict[str, list[Trace]] | None = None) -> Side:
+    """Evaluate the queries of `spec` that have traces in `by_query` (judge checks skip): one side of a diff."""
+    queries = [q for q in spec.queries if by_query.get(q.key)]
+    run = run_spec(spec, [t for q in queries for t in by_query[q.key]], queries=queries, baselines=baselines)
+    return Side(label, run, by_query)
+
+
+def current_vs_baseline(spec: AgentCISpec, run: RunResult, traces: list[Trace], reference: "Reference") -> RunDiff:
+    """The diff `agentci test` (and the action) shows: the baseline version evaluated now, against the current run."""
+    current = Side("current", run, group_traces(spec.queries, traces).by_query)
+    return diff_runs(evaluate_side(spec, reference.label, reference.traces), current, reference.warnings)

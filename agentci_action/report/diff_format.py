@@ -1,0 +1,126 @@
+"""How the diff's figures read, shared by the console and markdown renderings.
+
+A delta reads `before → after (▼ 12.5%)`: the arrow is the direction, the percentage 100·|change|/before;
+"new" when the baseline is 0, "unchanged" when nothing moved. Ratios (precision, recall) show the
+absolute change instead of a percentage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from ..diff import COST_TOLERANCE, LATENCY_TOLERANCE, ChangeKind, Delta, QueryDiff, RunDiff
+
+
+class Unit(str, Enum):
+    COUNT = "count"
+    USD = "usd"
+    MS = "ms"
+    RATIO = "ratio"
+
+
+@dataclass(frozen=True)
+class Metric:
+    label: str
+    field: str
+    unit: Unit
+    higher_is_better: bool = False
+
+
+PATH_METRICS = (Metric("Tool calls", "tool_calls", Unit.COUNT), Metric("Tool precision", "tool_precision", Unit.RATIO, True),
+                Metric("Tool recall", "tool_recall", Unit.RATIO, True), Metric("Loops", "loops", Unit.COUNT),
+                Metric("Handoffs", "handoffs", Unit.COUNT))
+COST_METRICS = (Metric("Total cost", "cost_usd", Unit.USD), Metric("Tokens", "total_tokens", Unit.COUNT),
+                Metric("LLM calls", "llm_calls", Unit.COUNT), Metric("Latency", "latency_ms", Unit.MS))
+
+
+def rows(source: Any, metrics: tuple[Metric, ...], changed_only: bool = False) -> list[tuple[Metric, Delta]]:
+    """The metrics `source` (a PathDiff, CostDiff or TotalDiff) has figures for; handoffs only when there were any."""
+    found = []
+    for metric in metrics:
+        delta = getattr(source, metric.field, None)
+        if delta is None or (delta.before is None and delta.after is None) or (changed_only and delta.before == delta.after):
+            continue
+        if metric.field == "handoffs" and not (delta.before or delta.after):
+            continue
+        found.append((metric, delta))
+    return found
+
+
+# Change kinds as a reader says them.
+KIND_LABELS = {kind: kind.value.replace("_", " ") for kind in ChangeKind}
+
+
+def value(amount: float | None, unit: Unit) -> str:
+    if amount is None:
+        return "?"
+    if unit is Unit.USD:
+        return f"${amount:.4f}"
+    if unit is Unit.MS:
+        return f"{amount:,.0f} ms"
+    if unit is Unit.RATIO:
+        return f"{amount:.2f}"
+    return f"{amount:,.0f}" if float(amount).is_integer() else f"{amount:,.2f}"
+
+
+def _percent(amount: float) -> str:
+    return f"{abs(amount):.1f}".removesuffix(".0") + "%"
+
+
+def change(delta: Delta, unit: Unit) -> str:
+    """'▼ 100%', '▲ 0.91' (ratios), 'new', 'unchanged'; '' when a side is unknown."""
+    if delta.change is None:
+        return ""
+    if delta.change == 0:
+        return "unchanged"
+    if delta.new:
+        return "new"
+    arrow = "▲" if delta.change > 0 else "▼"
+    if unit is Unit.RATIO:
+        return f"{arrow} {abs(delta.change):.2f}"
+    return f"{arrow} {_percent(delta.percent or 0.0)}"
+
+
+def before_after(delta: Delta, unit: Unit) -> str:
+    """'11 → 0', or one value when both sides agree ('?' for an unknown figure)."""
+    if delta.change == 0 or delta.before == delta.after:
+        return value(delta.after, unit)
+    return f"{value(delta.before, unit)} → {value(delta.after, unit)}"
+
+
+def figure(delta: Delta, unit: Unit, query: QueryDiff | None = None) -> str:
+    """before_after, or only the side a new or removed query has."""
+    if query is not None and query.has(ChangeKind.NEW_QUERY):
+        return value(delta.after, unit)
+    if query is not None and query.has(ChangeKind.REMOVED_QUERY):
+        return value(delta.before, unit)
+    return before_after(delta, unit)
+
+
+def queries_text(diff: RunDiff) -> str:
+    """'6 queries (5 before, 5 after)', or '4 queries' when both sides have the same."""
+    before, after = diff.total.queries.before, diff.total.queries.after
+    counts = "" if before == after else f" ({before:.0f} before, {after:.0f} after)"
+    return f"{len(diff.queries)} queries{counts}"
+
+
+def verdict(delta: Delta, unit: Unit, higher_is_better: bool = False) -> str:
+    """'better' or 'worse' when the figure moved beyond its tolerance (ratios: by more than 0.01), else ''."""
+    if delta.change is None or delta.change == 0:
+        return ""
+    tolerance = LATENCY_TOLERANCE if unit is Unit.MS else COST_TOLERANCE
+    moved = abs(delta.change) > 0.01 if higher_is_better else delta.moved_beyond(tolerance)
+    if not moved:
+        return ""
+    return "better" if (delta.change > 0) == higher_is_better else "worse"
+
+
+def headline_kind(query: QueryDiff) -> ChangeKind | None:
+    """The kind a reader should see first (kinds are kept in ChangeKind order), None when unchanged."""
+    return min(query.kinds, key=list(ChangeKind).index, default=None)
+
+
+def kinds_text(query: QueryDiff) -> str:
+    return ", ".join(KIND_LABELS[k] for k in query.kinds) or "unchanged"

@@ -1,0 +1,159 @@
+"""The diff as markdown, for the job summary and the PR comment.
+
+Order: a headline with the totals, warnings, a table of the changed queries (regressions first; a figure
+that improved beyond the tolerance is marked ✅, one that got worse ⚠️), charts of cost and latency per
+query, baseline against current, for the queries that changed most (mermaid `xychart-beta`, which GitHub
+renders; at most MAX_CHART_QUERIES queries, so at most 30 bars over the two charts), then one collapsible
+block of three-tier details per changed query.
+
+Untrusted text (query ids and text, tool names, labels, warnings) goes through `inline`/`html_text`;
+chart labels keep only [A-Za-z0-9._-], so nothing can close the mermaid block or inject a directive.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..diff import ChangeKind, Delta, QueryDiff, RunDiff, change_size
+from ..engine.results import Status
+from . import diff_format as fmt
+from .icons import ICONS
+from .text import fit, html_text, inline, utf8_size
+
+MAX_CHART_QUERIES = 15
+MAX_QUERIES = 100  # changed queries listed in the table and the details; the JSON has all of them
+KIND_ICONS = {ChangeKind.REGRESSION: "🔴", ChangeKind.REMOVED_QUERY: "➖", ChangeKind.NEW_QUERY: "🆕", ChangeKind.FIXED: "🟢"}
+MARKS = {"better": " ✅", "worse": " ⚠️", "": ""}
+
+
+def _icon(query: QueryDiff) -> str:
+    return KIND_ICONS.get(fmt.headline_kind(query), "🔶")
+
+
+def _status(status: Status | None) -> str:
+    return "—" if status is None else f"{ICONS[status]} {status.value}"
+
+
+def _correctness(query: QueryDiff) -> str:
+    before, after = query.correctness.before, query.correctness.after
+    return _status(after) if before == after else f"{_status(before)} → {_status(after)}"
+
+
+def _cell(delta: Delta, metric: fmt.Metric, query: QueryDiff | None = None) -> str:
+    change = fmt.change(delta, metric.unit)
+    mark = MARKS[fmt.verdict(delta, metric.unit, metric.higher_is_better)]
+    return fmt.figure(delta, metric.unit, query) + (f" ({change}{mark})" if change and change != "unchanged" else "")
+
+
+def headline(diff: RunDiff) -> str:
+    t = diff.total
+    regressions = t.counts[ChangeKind.REGRESSION.value]
+    lead = f"🔴 **{regressions} {'regression' if regressions == 1 else 'regressions'}**" if regressions else "no regressions"
+    others = [f"{t.counts[k.value]} {fmt.KIND_LABELS[k]}" for k in ChangeKind if k is not ChangeKind.REGRESSION and t.counts[k.value]]
+    cost, latency = fmt.COST_METRICS[0], fmt.COST_METRICS[3]
+    parts = [fmt.queries_text(diff), lead, *others, f"{t.counts['unchanged']} unchanged",
+             f"correctness passed {fmt.before_after(t.correctness_passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}",
+             f"cost {_cell(t.cost_usd, cost)}", f"latency {_cell(t.latency_ms, latency)}"]
+    return (f"### AgentCI diff: {inline(diff.before, 80)} → {inline(diff.after, 80)}\n\n"
+            f"Agent **{inline(diff.agent, 100)}** · " + " · ".join(parts) + "\n")
+
+
+TABLE_HEAD = ("| | Query | Changes | Correctness | Tool calls | Cost | Tokens | LLM calls | Latency |\n"
+              "|---|---|---|---|---|---|---|---|---|\n")
+
+
+def table_row(query: QueryDiff) -> str:
+    path, cost = query.path, query.cost
+    cells = [_cell(path.tool_calls, fmt.PATH_METRICS[0], query)] + [_cell(getattr(cost, m.field), m, query) for m in fmt.COST_METRICS]
+    return (f"| {_icon(query)} | {inline(query.id, 120)} | {fmt.kinds_text(query)} | {_correctness(query)} | "
+            + " | ".join(cells) + " |\n")
+
+
+def _label(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", text)[:24] or "query"
+
+
+def _number(amount: float) -> str:
+    return f"{amount:.6g}"
+
+
+def charted(diff: RunDiff) -> list[QueryDiff]:
+    """The queries on both sides whose cost and latency moved most (change_size), at most MAX_CHART_QUERIES."""
+    both = [q for q in diff.queries if q.correctness.before is not None and q.correctness.after is not None]
+    return sorted((q for q in both if change_size(q) > 0), key=lambda q: (-change_size(q), q.id))[:MAX_CHART_QUERIES]
+
+
+def chart(diff: RunDiff, queries: list[QueryDiff], field: str, title: str, axis: str) -> str:
+    """A mermaid chart of one cost figure: bars for the baseline, a line for the current run; '' when it did not move."""
+    picked = [q for q in queries if getattr(q.cost, field).change is not None]
+    deltas = [getattr(q.cost, field) for q in picked]
+    if not any(d.change for d in deltas):
+        return ""
+    return ("```mermaid\nxychart-beta\n"
+            f'    title "{title}: {_label(diff.before)} (bars) vs {_label(diff.after)} (line)"\n'
+            f"    x-axis [{', '.join(_label(q.id) for q in picked)}]\n"
+            f'    y-axis "{axis}"\n'
+            f"    bar [{', '.join(_number(d.before) for d in deltas)}]\n"
+            f"    line [{', '.join(_number(d.after) for d in deltas)}]\n```\n")
+
+
+def details_block(query: QueryDiff) -> str:
+    """The three tiers of one changed query, collapsed."""
+    lines = [f"<details><summary>{_icon(query)} {html_text(query.id)} — {fmt.kinds_text(query)}</summary>\n\n",
+             f"Query: {inline(query.query, 500)}" + (f" ({inline(f'{query.file}:{query.line}', 200)})" if query.file else "") + "\n\n",
+             "| Tier | Metric | Before → after | Change |\n|---|---|---|---|\n",
+             f"| Correctness | status | {_correctness(query)} | "
+             f"{', '.join(fmt.KIND_LABELS[k] for k in query.kinds if k in (ChangeKind.REGRESSION, ChangeKind.FIXED)) or '—'} |\n"]
+    for tier, source, metrics in (("Path", query.path, fmt.PATH_METRICS), ("Cost", query.cost, fmt.COST_METRICS)):
+        for metric, delta in fmt.rows(source, metrics):
+            change = fmt.change(delta, metric.unit)
+            lines.append(f"| {tier} | {metric.label} | {fmt.figure(delta, metric.unit, query)} | "
+                         f"{change or '—'}{MARKS[fmt.verdict(delta, metric.unit, metric.higher_is_better)]} |\n")
+        if tier == "Path" and query.path.sequence_similarity is not None:
+            lines.append(f"| Path | Sequence similarity (LCS) | {query.path.sequence_similarity:.2f} | — |\n")
+    notes = []
+    if query.path.tools_added:
+        notes.append("Tools added: " + ", ".join(inline(t, 80) for t in query.path.tools_added))
+    if query.path.tools_removed:
+        notes.append("Tools removed: " + ", ".join(inline(t, 80) for t in query.path.tools_removed))
+    if query.has(ChangeKind.ROUTING_CHANGED):
+        route = lambda targets: " → ".join(inline(t, 80) for t in targets) or "none"  # noqa: E731
+        notes.append(f"Routing: {route(query.path.handoffs_before)} ⇒ {route(query.path.handoffs_after)}")
+    lines.append("".join(f"\n{note}\n" for note in notes))
+    lines.append("\n</details>\n")
+    return "".join(lines)
+
+
+def render_markdown(diff: RunDiff, budget: int | None = None) -> str:
+    """Headline, warnings, changed-query table, charts, collapsible details; unchanged queries named in one line.
+
+    With `budget` (UTF-8 bytes, e.g. what is left of a PR comment), detail blocks are kept in order while they
+    fit, then table rows are dropped from the end, and a note says how many were left out.
+    """
+    changed = [q for q in diff.queries if q.changed]
+    shown = changed[:MAX_QUERIES]
+    head = [headline(diff), "\n", *(f"> ⚠️ {inline(w, 500)}\n>\n" for w in diff.warnings[:20]), "\n" if diff.warnings else ""]
+    rows = [table_row(q) for q in shown]
+    unchanged = [q.id for q in diff.queries if not q.changed]
+    tail = []
+    if unchanged:
+        names = ", ".join(inline(name, 80) for name in unchanged[:50]) + (f" and {len(unchanged) - 50} more" if len(unchanged) > 50 else "")
+        tail.append(f"Unchanged: {names}\n\n")
+    queries = charted(diff)
+    for field, title, axis in (("cost_usd", "Cost per query", "USD"), ("latency_ms", "Latency per query", "ms")):
+        drawn = chart(diff, queries, field, title, axis)
+        if drawn:
+            tail += [drawn, "\n"]
+    blocks = [details_block(q) for q in shown]
+    if budget is not None:
+        used = utf8_size("".join(head + tail)) + len(TABLE_HEAD) + 400  # 400: the note on what was cut
+        rows, used = fit(rows, used, budget)
+        blocks, used = fit(blocks, used, budget)
+    cuts = []
+    if len(changed) > len(rows):
+        cuts.append(f"{len(changed) - len(rows)} more changed {'query is' if len(changed) - len(rows) == 1 else 'queries are'} not in the table")
+    if len(blocks) < len(rows):
+        cuts.append(f"the details of {len(rows) - len(blocks)} are left out")
+    note = f"_Cut to fit: {'; '.join(cuts)} (`agentci diff --format json` has everything)._\n\n" if cuts else ""
+    table = [TABLE_HEAD, *rows, "\n"] if rows else []
+    return "".join(head + table + [note] + tail + blocks)

@@ -1,0 +1,235 @@
+"""The three-tier diff: deltas, change kinds, ordering, totals, and the console/JSON/markdown renderings (golden files)."""
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from agentci_action.diff import ChangeKind, Delta, Side, diff_runs, evaluate_side
+from agentci_action.engine import metrics
+from agentci_action.engine.runner import group_traces
+from agentci_action.report import diff_console, diff_markdown
+from agentci_action.report.json import render_diff
+from agentci_action.spec.loader import load_spec
+from agentci_action.trace.models import Trace
+from conftest import ROOT, run_cli
+
+GOLDEN = Path(__file__).parent / "golden"
+RAG_SPEC = "examples/rag/agentci_spec.yaml"
+
+SPEC = """
+agent: demo
+queries:
+  - id: stable
+    query: stable
+    correctness: {expected_in_answer: ["ok"]}
+  - id: breaks
+    query: breaks
+    correctness: {expected_in_answer: ["ok"]}
+  - id: heals
+    query: heals
+    correctness: {expected_in_answer: ["ok"]}
+  - id: reroutes
+    query: reroutes
+    path: {expected_tools: [lookup]}
+  - id: dropped
+    query: dropped
+  - id: added
+    query: added
+"""
+
+
+def t(qid: str, answer: str = "ok", tools=(), cost: float = 0.01, tokens: int = 100, calls: int = 1, ms: float = 1000.0,
+      handoffs=()) -> Trace:
+    return Trace.model_validate({
+        "id": qid, "final_answer": answer, "tool_calls": [{"name": n} for n in tools],
+        "handoffs": [{"to": h} for h in handoffs], "total_cost_usd": cost, "total_tokens": tokens,
+        "total_llm_calls": calls, "total_duration_ms": ms,
+    })
+
+
+def side(spec, label: str, traces: list[Trace]) -> Side:
+    return evaluate_side(spec, label, group_traces(spec.queries, traces).by_query)
+
+
+@pytest.fixture
+def spec(write):
+    return load_spec(write("spec.yaml", SPEC))
+
+
+@pytest.fixture
+def diff(spec):
+    before = [t("stable"), t("breaks"), t("heals", answer="no"), t("reroutes", tools=["lookup", "lookup"], handoffs=["Billing"]),
+              t("dropped")]
+    after = [t("stable", cost=0.0105), t("breaks", answer="nope", cost=0.05), t("heals"),
+             t("reroutes", tools=["search"], handoffs=["Tech"]), t("added")]
+    return diff_runs(side(spec, "v1", before), side(spec, "v2", after), ["a note"])
+
+
+def by_id(diff):
+    return {q.id: q for q in diff.queries}
+
+
+def test_delta_absolute_percent_and_new_for_a_zero_base():
+    assert Delta.of(11, 0).model_dump() == {"before": 11, "after": 0, "change": -11, "percent": -100.0, "new": False}
+    zero = Delta.of(0, 3)
+    assert (zero.change, zero.percent, zero.new) == (3, None, True)
+    assert Delta.of(0, 0).percent is None and not Delta.of(0, 0).new
+    assert Delta.of(None, 2).change is None
+    assert Delta.of(100, 124).moved_beyond(0.25) is False and Delta.of(100, 126).moved_beyond(0.25) is True
+
+
+def test_change_kinds_per_query(diff):
+    q = by_id(diff)
+    assert q["breaks"].kinds == [ChangeKind.REGRESSION, ChangeKind.OUTPUT_CHANGED, ChangeKind.COST_CHANGED]
+    assert q["heals"].kinds == [ChangeKind.FIXED, ChangeKind.OUTPUT_CHANGED]
+    assert q["reroutes"].kinds == [ChangeKind.TOOLS_CHANGED, ChangeKind.ROUTING_CHANGED]
+    assert q["stable"].kinds == []  # +5 % cost is within the tolerance
+    assert q["dropped"].kinds == [ChangeKind.REMOVED_QUERY] and q["added"].kinds == [ChangeKind.NEW_QUERY]
+    assert (q["breaks"].correctness.before, q["breaks"].correctness.after) == ("pass", "fail")
+    assert (q["dropped"].correctness.after, q["added"].correctness.before) == (None, None)
+
+
+def test_path_and_cost_figures(diff):
+    reroutes = by_id(diff)["reroutes"]
+    path = reroutes.path
+    assert (path.tool_calls.before, path.tool_calls.after) == (2, 1)
+    assert (path.tool_recall.before, path.tool_recall.after) == (1.0, 0.0)
+    assert (path.tool_precision.before, path.tool_precision.after) == (1.0, 0.0)
+    assert (path.loops.before, path.loops.after) == (1, 0)
+    assert path.tools_added == ["search"] and path.tools_removed == ["lookup"]
+    assert (path.handoffs_before, path.handoffs_after) == (["Billing"], ["Tech"])
+    assert path.sequence_similarity == metrics.lcs_similarity(["search"], ["lookup", "lookup"]) == 0.0
+    cost = by_id(diff)["breaks"].cost.cost_usd
+    assert cost.percent == pytest.approx(400.0)
+
+
+def test_regressions_first_then_removed_new_fixed_changes_unchanged(diff):
+    assert [q.id for q in diff.queries] == ["breaks", "dropped", "added", "heals", "reroutes", "stable"]
+    assert [q.id for q in diff.regressions] == ["breaks"]
+
+
+def test_totals_over_each_side(diff):
+    total = diff.total
+    assert (total.queries.before, total.queries.after) == (5, 5)
+    assert (total.correctness_passed.before, total.correctness_passed.after) == (4, 4)
+    assert total.cost_usd.before == pytest.approx(0.05) and total.cost_usd.after == pytest.approx(0.0905)
+    assert total.counts["regression"] == 1 and total.counts["unchanged"] == 1 and total.counts["changed"] == 5
+
+
+def test_json_rendering_is_the_versioned_model(diff):
+    data = json.loads(render_diff(diff))
+    assert data["schema_version"] == "agentci.diff/v1"
+    assert data["queries"][0]["kinds"] == ["regression", "output_changed", "cost_changed"]
+    assert data["warnings"] == ["a note"]
+
+
+def test_markdown_escapes_untrusted_text_and_sanitises_chart_labels(spec, write):
+    hostile_spec = load_spec(write("h.yaml", """
+        agent: "@team <b>x</b>"
+        queries:
+          - id: q
+            query: "Ignore <script>alert(1)</script> @admin #1 | `x` ]]"
+    """))
+    before = side(hostile_spec, 'v1"]\n%%{init}%%', [t("q", tools=["<img src=x onerror=y>"], cost=0.01)])
+    after = side(hostile_spec, "v2", [t("q", tools=["@evil|tool"], cost=0.05, ms=5000)])
+    text = diff_markdown.render_markdown(diff_runs(before, after, ["<b>warning</b> @someone"]))
+    assert "<script>" not in text and "<img" not in text and "<b>" not in text
+    assert "@admin" not in text and "@someone" not in text and "@evil" not in text and "@team" not in text
+    assert "\\|tool" in text  # a table cell cannot be split
+    chart = text[text.index("```mermaid"):]
+    assert "%%{init}" not in chart and 'v1__' in chart
+    for line in chart.splitlines():
+        assert not line.startswith("%%")
+
+
+def test_markdown_chart_keeps_the_queries_that_changed_most(write):
+    lines = ["agent: big", "queries:"] + [f"  - {{id: q{i:02d}, query: q{i:02d}}}" for i in range(40)]
+    big = load_spec(write("big.yaml", "\n".join(lines)))
+    before = side(big, "v1", [t(f"q{i:02d}", cost=0.01, ms=1000) for i in range(40)])
+    after = side(big, "v2", [t(f"q{i:02d}", cost=0.01 * (1 + i), ms=1000) for i in range(40)])
+    text = diff_markdown.render_markdown(diff_runs(before, after))
+    cost_chart = text.split("```mermaid")[1]
+    labels = re.search(r"x-axis \[(.*)\]", cost_chart).group(1).split(", ")
+    assert labels == [f"q{i:02d}" for i in range(39, 24, -1)]  # 15, biggest change first
+    bars = re.search(r"bar \[(.*)\]", cost_chart).group(1).split(", ")
+    line = re.search(r"line \[(.*)\]", cost_chart).group(1).split(", ")
+    assert len(bars) == len(line) == diff_markdown.MAX_CHART_QUERIES
+    assert float(line[0]) == pytest.approx(0.40) and float(bars[0]) == pytest.approx(0.01)
+    assert text.count("```mermaid") == 1  # latency did not move: no latency chart
+
+
+def _golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("AGENTCI_UPDATE_GOLDEN"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8"), f"{name} changed; review it and rerun with AGENTCI_UPDATE_GOLDEN=1"
+
+
+@pytest.mark.parametrize("fmt, golden", [("console", "diff_rag_console.txt"), ("markdown", "diff_rag.md")])
+def test_rag_example_diff_matches_golden_files(fmt, golden):
+    result = run_cli("diff", "--spec", RAG_SPEC, "--baseline", "v1-broken", "--compare", "v2-fixed", "--format", fmt, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    _golden(golden, result.stdout)
+
+
+def test_rag_example_diff_shows_the_weather_story():
+    result = run_cli("diff", "--spec", RAG_SPEC, "--baseline", "v1-broken", "--compare", "v2-fixed", "--format", "json", cwd=ROOT)
+    data = json.loads(result.stdout)
+    weather = data["queries"][0]
+    assert weather["id"] == "weather-tokyo" and weather["kinds"][0] == "fixed"
+    assert (weather["path"]["tool_calls"]["before"], weather["path"]["tool_calls"]["after"]) == (11, 0)
+    for figure in ("cost_usd", "total_tokens", "llm_calls", "latency_ms"):
+        delta = weather["cost"][figure]
+        assert delta["after"] < delta["before"] and delta["percent"] < -85, figure
+    assert [q["kinds"] for q in data["queries"][1:]] == [[], [], []]
+
+
+def test_console_box_lines_have_one_width():
+    lines = diff_console.render_diff(_rag_diff()).splitlines()
+    boxed = [line for line in lines if line[:1] in "╔╠║╚"]
+    assert len({len(line) for line in boxed}) == 1 and len(boxed) == len(lines)
+
+
+def _rag_diff():
+    from agentci_action.baselines import load_baseline, traces_by_query
+
+    spec = load_spec(ROOT / RAG_SPEC)
+    sides = []
+    for version in ("v1-broken", "v2-fixed"):
+        by_query, _ = traces_by_query(spec, load_baseline(spec, version).baseline)
+        sides.append(side(spec, version, [t for runs in by_query.values() for t in runs]))
+    return diff_runs(*sides)
+
+
+@pytest.mark.parametrize("render, golden", [(diff_console.render_diff, "diff_mixed_console.txt"),
+                                            (diff_markdown.render_markdown, "diff_mixed.md")])
+def test_mixed_diff_matches_golden_files(diff, render, golden):
+    for query in diff.queries:
+        query.file = "spec.yaml"  # not the temporary directory
+    _golden(golden, render(diff))
+
+
+def test_readme_shows_the_current_rag_diff():
+    assert (GOLDEN / "diff_rag_console.txt").read_text(encoding="utf-8") in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_markdown_within_a_budget_keeps_the_most_important_and_says_what_was_cut(write):
+    lines = ["agent: big", "queries:"] + [f"  - {{id: q{i:03d}, query: q{i:03d}}}" for i in range(150)]
+    big = load_spec(write("big.yaml", "\n".join(lines)))
+    before = side(big, "v1", [t(f"q{i:03d}", cost=0.01) for i in range(150)])
+    after = side(big, "v2", [t(f"q{i:03d}", cost=0.01 * (2 + i)) for i in range(150)])
+    diff = diff_runs(before, after)
+    full = diff_markdown.render_markdown(diff)
+    assert "Cut to fit: 50 more changed queries are not in the table (" in full  # MAX_QUERIES rows
+    assert full.count("<details>") == diff_markdown.MAX_QUERIES
+    cut = diff_markdown.render_markdown(diff, budget=20_000)
+    assert len(cut.encode()) <= 20_000
+    kept = cut.count("<details>")
+    assert 0 < kept < diff_markdown.MAX_QUERIES and f"the details of {100 - kept} are left out" in cut
+    assert "| 🔶 | q149 |" in cut  # the biggest change survives the cut
+    tiny = diff_markdown.render_markdown(diff, budget=3_000)
+    assert len(tiny.encode()) <= 3_000 and "<details>" not in tiny and "not in the table" in tiny
