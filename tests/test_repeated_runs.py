@@ -247,3 +247,16 @@ def test_judge_scores_feed_output_quality_and_their_statistics(write):
     assert (judged.count, judged.mean, judged.median, judged.mode, judged.min) == (3, pytest.approx(13 / 3), 5.0, 5.0, 3.0)
     assert result.score.output_quality == pytest.approx((0.5 + 1 + 1) / 3)
     assert result.score.value == pytest.approx(100 * 2.5 / 3)  # output quality is the only measured dimension
+
+
+def test_the_diff_carries_the_uplift_of_the_whole_run(write):
+    from agentci_action.diff import Side, diff_runs
+
+    spec = load_spec(write("s.yaml", SPEC))
+    before_traces = runs("capital", ["Paris", "Lyon", "Lyon", "Paris"], cost=0.02) + runs("strict", ["ok"] * 4, ("search", "generate"), 0.02)
+    after_traces = runs("capital", ["Paris"] * 4, cost=0.01) + runs("strict", ["ok"] * 4, ("search", "generate"), 0.01)
+    before, after = run_spec(spec, before_traces), run_spec(spec, after_traces)
+    diff = diff_runs(Side("v1", before, {}), Side("current", after, {}))
+    assert diff.uplift == run_uplift(after, before)
+    assert diff.uplift["pass_rate"].uplift == pytest.approx(1 / 3) and diff.uplift["cost_usd"].uplift == pytest.approx(-0.5)
+    assert '"uplift":{"composite_score":{"current":1.0' in diff.model_dump_json()

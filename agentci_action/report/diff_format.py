@@ -99,6 +99,29 @@ def figure(delta: Delta, unit: Unit, query: QueryDiff | None = None) -> str:
     return before_after(delta, unit)
 
 
+UPLIFT_LABELS = {"composite_score": "composite", "pass_rate": "pass rate", "cost_usd": "cost"}
+
+
+def uplift_text(diff: RunDiff) -> str:
+    """'composite +15.1% · pass rate +33.3% · cost −40.2%': (after − before) / before of the whole runs; 'n/a' on a zero base."""
+    parts = []
+    for name, label in UPLIFT_LABELS.items():
+        found = diff.uplift.get(name)
+        if found is not None:
+            amount = found.uplift
+            parts.append(f"{label} " + ("n/a" if amount is None else f"{'+' if amount >= 0 else '−'}{_percent(100 * amount)}"))
+    return " · ".join(parts)
+
+
+def scores_text(diff: RunDiff) -> str:
+    """'composite 0.86 → 0.99 · pass rate 75% → 100%' of the whole runs."""
+    composite, rate = diff.uplift.get("composite_score"), diff.uplift.get("pass_rate")
+    if composite is None or rate is None:
+        return ""
+    return (f"composite {composite.baseline:.2f} → {composite.current:.2f} · "
+            f"pass rate {rate.baseline:.0%} → {rate.current:.0%}")
+
+
 def queries_text(diff: RunDiff) -> str:
     """'6 queries (5 before, 5 after)', or '4 queries' when both sides have the same."""
     before, after = diff.total.queries.before, diff.total.queries.after
