@@ -169,9 +169,10 @@ def cmd_baselines(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .baselines import compatibility_warnings, load_baseline, spec_hash, traces_by_query
+    from .baselines import compatibility_warnings, load_baseline, traces_by_query
     from .diff import diff_runs, evaluate_side
     from .spec.loader import load_spec
+    from .spec.models import spec_hash
 
     spec = load_spec(args.spec)
     current_hash, notes, sides = spec_hash(spec), [], []

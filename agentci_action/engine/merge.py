@@ -8,7 +8,7 @@ the spec does and recomputes the summary from them, so the merged run equals the
 from __future__ import annotations
 
 from ..errors import InputError, Problem
-from ..spec.models import AgentCISpec
+from ..spec.models import AgentCISpec, spec_hash
 from .results import RunResult
 from .runner import summarize
 
@@ -18,7 +18,7 @@ def check_shards(spec: AgentCISpec, shards: dict[str, RunResult]) -> None:
     if not shards:
         raise InputError(Problem(spec.path, 0, "no shard results files to merge"))
     problems = []
-    expected_hash = spec.content_hash()
+    expected_hash = spec_hash(spec)
     for file, run in shards.items():
         if run.shard is None:
             problems.append(Problem(file, 0, "not a shard results file (write one with `agentci test --shard I/N --output FILE`)"))

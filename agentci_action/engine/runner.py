@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..errors import Problem, TraceError
-from ..spec.models import AgentCISpec, CompositeWeights, QuerySpec
+from ..spec.models import AgentCISpec, CompositeWeights, QuerySpec, spec_hash
 from ..trace.models import Trace
 from .aggregate import Run, combine_runs
 from .correctness import Judge, evaluate_correctness
@@ -217,5 +217,5 @@ def run_spec(
     else:
         with gc_paused():
             results = [one(q) for q in selected]
-    return RunResult(agent=spec.agent, spec=spec.path, spec_hash=spec.content_hash(), shard=shard,
+    return RunResult(agent=spec.agent, spec=spec.path, spec_hash=spec_hash(spec), shard=shard,
                      summary=summarize(results, settings.fail_on, spec.composite), results=results, warnings=matched.unmatched)

@@ -350,6 +350,13 @@ class AgentCISpec(_Strict):
     def path(self) -> str:
         return self._path
 
-    def content_hash(self) -> str:
-        """sha256 of the validated spec (includes resolved, defaults merged, tags applied): equal specs, equal hash."""
-        return hashlib.sha256(self.model_dump_json().encode("utf-8")).hexdigest()
+
+
+def spec_hash(spec: AgentCISpec) -> str:
+    """'sha256:' + the first 16 hex digits of sha256 over the validated spec as sorted JSON (ids included).
+
+    The spec as loaded: includes resolved, defaults merged, tags applied. Values equal to their default are
+    left out, so a new optional spec key in a later release leaves the hash alone.
+    """
+    canonical = json.dumps(spec.model_dump(mode="json", exclude_defaults=True), sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:16]
