@@ -157,7 +157,7 @@ class RunResult(BaseModel):
     schema_version: str = SCHEMA_VERSION
     agent: str
     spec: str
-    spec_hash: str = Field("", description="sha256 of the loaded spec (defaults merged, tags applied): shards must agree.")
+    spec_hash: str = Field("", description="spec_hash() of the loaded spec (defaults merged, tags applied): shards must agree.")
     shard: ShardInfo | None = Field(None, description="Set on a shard results file, which `agentci merge` combines.")
     summary: Summary
     results: list[QueryResult]
