@@ -13,7 +13,7 @@ import traceback
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TextIO
+from typing import Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -52,6 +52,12 @@ class ActionInputs(BaseModel):
     github_token: str = Field("", alias="github-token")
     github_api_url: str = Field("https://api.github.com", alias="github-api-url")
     results_path: str = Field("agentci-results.json", alias="results-path")
+    workers: int = Field(4, ge=1)
+    judge_mode: Literal["auto", "required", "off"] = Field("auto", alias="judge-mode")
+    judge_cache: str | None = Field(None, alias="judge-cache")
+    sample_ensemble: float = Field(1.0, ge=0.0, le=1.0, alias="sample-ensemble")
+    anthropic_api_key: str = Field("", alias="anthropic-api-key", repr=False)
+    openai_api_key: str = Field("", alias="openai-api-key", repr=False)
     shard: ShardInfo | None = None
     merge: list[str] = Field(default_factory=list)
 
@@ -79,7 +85,7 @@ class ActionInputs(BaseModel):
             raise ValueError(f"expected one of {', '.join(COMMENT_MODES)}, got {value!r}")
         return value
 
-    @field_validator("trace_format", mode="before")
+    @field_validator("trace_format", "judge_cache", mode="before")
     @classmethod
     def _optional(cls, value):
         return value or None
@@ -162,11 +168,17 @@ def outputs_for(run: RunResult | None, results_path: str, comment_url: str) -> d
             "comment-url": comment_url}
 
 
-def evaluate(inputs: ActionInputs) -> Outcome:
-    """The inputs as an Evaluation, run (the judge joins here when configured: issue 4); or the shards merged."""
+def judge_environment(inputs: ActionInputs, env: Mapping[str, str]) -> dict[str, str]:
+    """Where the judge reads its keys: the environment, with the key inputs (when given) taking precedence."""
+    keys = {"ANTHROPIC_API_KEY": inputs.anthropic_api_key, "OPENAI_API_KEY": inputs.openai_api_key}
+    return {**env, **{name: key for name, key in keys.items() if key}}
+
+
+def evaluate(inputs: ActionInputs, env: Mapping[str, str]) -> Outcome:
+    """The inputs as an Evaluation, run; or the shards' results merged."""
     from .engine.runner import Settings, parse_fail_on
     from .errors import SpecError
-    from .evaluate import Evaluation, evaluate as run_evaluation, merge
+    from .evaluate import Evaluation, JudgeOptions, evaluate as run_evaluation, merge
 
     if inputs.merge:
         return merge(inputs.spec, inputs.merge, inputs.tags)
@@ -177,7 +189,11 @@ def evaluate(inputs: ActionInputs) -> Outcome:
         raise SpecError.at("action inputs", 0, f"input 'fail-on': {exc}") from None
     return run_evaluation(Evaluation(spec=inputs.spec, traces=inputs.traces, baseline=inputs.baseline or None,
                                      baseline_traces=inputs.baseline_traces, trace_format=inputs.trace_format,
-                                     tags=inputs.tags, settings=Settings(fail_on=fail_on), shard=inputs.shard))
+                                     tags=inputs.tags, settings=Settings(fail_on=fail_on, workers=inputs.workers),
+                                     judge=JudgeOptions(mode=inputs.judge_mode, cache=inputs.judge_cache,
+                                                        sample_ensemble=inputs.sample_ensemble,
+                                                        environ=judge_environment(inputs, env)),
+                                     shard=inputs.shard))
 
 
 def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, diff: RunDiff | None, links: markdown.Links,
@@ -250,13 +266,13 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     from .cli import exit_code
     from .report import console, diff_console, json as json_report
 
-    token = env.get("INPUT_GITHUB-TOKEN", "")
-    if token:
-        publisher.line(f"::add-mask::{token}")
+    for secret in ("INPUT_GITHUB-TOKEN", "INPUT_ANTHROPIC-API-KEY", "INPUT_OPENAI-API-KEY"):
+        if env.get(secret):
+            publisher.line(f"::add-mask::{env[secret]}")
     try:
         inputs = read_inputs(env)
         context = resolve(env, load_event(env.get("GITHUB_EVENT_PATH")))
-        outcome = evaluate(inputs)
+        outcome = evaluate(inputs, env)
         run, diff = outcome.run, outcome.diff
     except AgentCIError as exc:
         problems = exc.problems if isinstance(exc, InputError) else [Problem("agentci", 0, str(exc))]

@@ -9,6 +9,7 @@ Exit codes: 0 pass (warnings allowed) · 1 a blocking layer failed (`validate`: 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -66,7 +67,7 @@ def _shard_option(text: str | None) -> ShardInfo | None:
 
 def cmd_test(args: argparse.Namespace) -> int:
     from .engine.runner import Settings, parse_fail_on
-    from .evaluate import Evaluation, evaluate
+    from .evaluate import Evaluation, JudgeOptions, evaluate
 
     try:
         fail_on = parse_fail_on(args.fail_on)
@@ -77,7 +78,9 @@ def cmd_test(args: argparse.Namespace) -> int:
         raise SpecError.at("--shard", 0, "a shard writes its results file to --output, e.g. --output results/shard-2.json")
     outcome = evaluate(Evaluation(spec=args.spec, traces=args.traces, baseline=args.baseline, baseline_traces=args.baseline_traces or [],
                                   trace_format=args.trace_format, tags=_split(args.tags),
-                                  settings=Settings(fail_on=fail_on, workers=args.workers), shard=shard))
+                                  settings=Settings(fail_on=fail_on, workers=args.workers), shard=shard,
+                                  judge=JudgeOptions(mode=args.judge_mode, cache=args.judge_cache,
+                                                     sample_ensemble=args.sample_ensemble, environ=os.environ)))
     run, report = outcome.run, renderer(args.format)(outcome.run)
     if shard:  # --output takes the shard results file; the report goes to standard output
         from .report import json
@@ -194,6 +197,22 @@ def diff_renderer(fmt: str):
     return {"console": diff_console.render_diff, "json": json.render_diff, "markdown": diff_markdown.render_markdown}[fmt]
 
 
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a fraction between 0 and 1, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return int(text)
+
+
 def write_output(text: str, output: str | None) -> None:
     if output:
         path = Path(output)
@@ -237,7 +256,12 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--trace-format", default=None, choices=["auto", *TRACE_FORMATS], help="trace format (default: detected per file)")
     test.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
     test.add_argument("--fail-on", default="correctness", help="layers that block: correctness,path,cost or none (default: correctness)")
-    test.add_argument("--workers", type=int, default=4, help="concurrent judge calls (default 4)")
+    test.add_argument("--workers", type=_positive, default=4, help="concurrent judge calls (default 4)")
+    test.add_argument("--judge-mode", choices=("auto", "required", "off"), default="auto",
+                      help="auto: judge checks without a key or cached verdict are skipped; required: that is an error (exit 2); off: never judge")
+    test.add_argument("--judge-cache", help="verdict cache to read and update (default: .agentci/judge-cache.json beside the spec); commit it")
+    test.add_argument("--sample-ensemble", type=_fraction, default=1.0, metavar="F",
+                      help="run the judge_config ensemble on a fixed, hash-chosen share F of the judge checks (default 1: all)")
     test.add_argument("--format", choices=FORMATS, default="console")
     test.add_argument("--output", help="write the report to this file instead of standard output (with --shard: the shard results file)")
     test.add_argument("--shard", help="evaluate only shard INDEX/COUNT (e.g. 2/4) of the queries, chosen by id hash; "

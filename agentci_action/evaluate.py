@@ -7,14 +7,26 @@ The edges (cli.py, action.py) turn their arguments or inputs into an `Evaluation
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from .diff import RunDiff
 from .engine.results import RunResult, ShardInfo
 from .engine.runner import Settings
 
 NO_BASELINE = "none"
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """How the LLM judge runs: `environ` is where its keys are read (ANTHROPIC_API_KEY, OPENAI_API_KEY)."""
+
+    mode: Literal["auto", "required", "off"] = "auto"
+    cache: str | None = None  # verdict cache file; default .agentci/judge-cache.json beside the spec
+    sample_ensemble: float = 1.0
+    environ: Mapping[str, str] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)
@@ -33,6 +45,7 @@ class Evaluation:
     tags: list[str] = field(default_factory=list)
     settings: Settings = Settings()
     shard: ShardInfo | None = None  # evaluate only this shard's queries (the baseline still guides path and cost)
+    judge: JudgeOptions = JudgeOptions()
 
 
 @dataclass(frozen=True)
@@ -48,9 +61,14 @@ class Outcome:
 
 def evaluate(request: Evaluation) -> Outcome:
     """Load the spec and the traces (priced with the spec's pricing) and the baseline, run every layer,
-    then compare the run with the baseline."""
+    then compare the run with the baseline.
+
+    The current run is judged; the judge's verdict cache is saved even when the run fails, so verdicts
+    already paid for are kept.
+    """
     from .baselines import Reference, reference_for
     from .diff import current_vs_baseline
+    from .engine.judge import build_judge
     from .engine.runner import group_traces, run_spec
     from .errors import SpecError
     from .spec.loader import load_spec
@@ -66,9 +84,16 @@ def evaluate(request: Evaluation) -> Outcome:
         reference = Reference("baseline traces", {k: v for k, v in group_traces(spec.queries, baseline_traces).by_query.items() if v})
     elif (request.baseline or "").lower() != NO_BASELINE:
         reference = reference_for(request.spec, spec, request.baseline)
-    run = run_spec(spec, traces, baselines=reference.traces if reference else {}, settings=request.settings, shard=request.shard)
+    options = request.judge
+    judge = build_judge(spec.judge_config, options.environ, mode=options.mode, sample_ensemble=options.sample_ensemble,
+                        cache_path=options.cache or Path(spec.path).parent / ".agentci" / "judge-cache.json", pricing=spec.pricing)
+    try:
+        run = run_spec(spec, traces, baselines=reference.traces if reference else {}, judge=judge, settings=request.settings,
+                       shard=request.shard)
+    finally:
+        if judge is not None:
+            judge.cache.save()
     return Outcome(run, current_vs_baseline(spec, run, traces, reference) if reference and not request.shard else None)
-
 
 def read_shards(patterns: list[str]) -> dict[str, RunResult]:
     """Shard results files matching the glob patterns, by file name; each must parse as results JSON."""

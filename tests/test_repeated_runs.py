@@ -229,7 +229,8 @@ class ScoringJudge:
     def evaluate(self, request):
         from agentci_action.engine.results import Check
 
-        return Check(name=request.kind, status=Status.PASS, data={"score": self.scores.pop(0)})
+        usage = {"requests": 1, "cache_hits": 0, "input_tokens": 100, "output_tokens": 20, "cost_usd": 0.001}
+        return Check(name=request.kind, status=Status.PASS, data={"score": self.scores.pop(0), "usage": usage})
 
 
 def test_judge_scores_feed_output_quality_and_their_statistics(write):
@@ -242,7 +243,9 @@ def test_judge_scores_feed_output_quality_and_their_statistics(write):
             correctness: {llm_judge: [{rule: "helpful"}]}
         """))
     traces = [Trace.model_validate({"id": "q", "run": i, "final_answer": "a"}) for i in range(3)]
-    result = run_spec(spec, traces, judge=ScoringJudge(3, 5, 5), settings=Settings(workers=1)).results[0]
+    run = run_spec(spec, traces, judge=ScoringJudge(3, 5, 5), settings=Settings(workers=1))
+    result = run.results[0]
+    assert (run.summary.judge.requests, run.summary.judge.input_tokens) == (3, 300)  # every run's judge call counted
     judged = result.reliability.metrics["judge_score"]
     assert (judged.count, judged.mean, judged.median, judged.mode, judged.min) == (3, pytest.approx(13 / 3), 5.0, 5.0, 3.0)
     assert result.score.output_quality == pytest.approx((0.5 + 1 + 1) / 3)
@@ -260,3 +263,19 @@ def test_the_diff_carries_the_uplift_of_the_whole_run(write):
     assert diff.uplift == run_uplift(after, before)
     assert diff.uplift["pass_rate"].uplift == pytest.approx(1 / 3) and diff.uplift["cost_usd"].uplift == pytest.approx(-0.5)
     assert '"uplift":{"composite_score":{"current":1.0' in diff.model_dump_json()
+
+
+def test_every_runs_checks_stay_in_the_layer_so_judge_usage_and_skips_count_for_each_run(write):
+    spec = load_spec(write("s.yaml", """
+        agent: demo
+        queries:
+          - id: q
+            query: "q"
+            runs: 2
+            correctness: {expected_in_answer: [a], llm_judge: [{rule: "helpful"}]}
+        """))
+    traces = [Trace.model_validate({"id": "q", "run": i, "final_answer": "a"}) for i in range(2)]
+    run = run_spec(spec, traces)  # no judge: each run's judge check is skipped, with the reason
+    layer = run.results[0].correctness
+    assert [c.name for c in layer.checks] == ["min_pass_rate", "expected_in_answer", "llm_judge", "expected_in_answer", "llm_judge"]
+    assert layer.status is Status.PASS and run.summary.skipped_checks == 2

@@ -126,19 +126,25 @@ def min_score_check(score: float | None, minimum: float) -> Check:
 
 
 def _correctness(query: QuerySpec, runs: list[Run], score: float | None) -> LayerResult:
-    """One run: its layer (plus min_score). Several: error if a run errored, else the pass-rate gate (plus min_score)."""
+    """One run: its layer (plus min_score). Several: error if a run errored, else the pass-rate gate (plus min_score).
+
+    With several runs the status and messages come from the gates; `checks` holds the gates, then every run's
+    checks in run order (so skipped checks and the judge's usage are counted for every run).
+    """
     gates = [min_score_check(score, query.min_score)] if query.min_score is not None else []
     if len(runs) == 1:
         layer = runs[0].layers["correctness"]
         return LayerResult.from_checks(layer.checks + gates, layer.details) if gates else layer
+    run_checks = [check for run in runs for check in run.layers["correctness"].checks]
     errored = [run for run in runs if run.layers["correctness"].status is Status.ERROR]
     if errored:
         layer = _worst_run(errored, "correctness")
-        return layer.model_copy(update={"status": Status.ERROR})
+        return layer.model_copy(update={"status": Status.ERROR, "checks": run_checks})
     gate = pass_rate_check(runs, 1.0 if query.min_pass_rate is None else query.min_pass_rate)
     result = LayerResult.from_checks([gate, *gates], details=dict(gate.data))
     if gate.status is Status.PASS and gate.message:  # flaky but above the gate: keep saying which runs failed
         result.messages.insert(0, gate.message)
+    result.checks.extend(run_checks)
     return result
 
 

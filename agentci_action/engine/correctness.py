@@ -101,6 +101,12 @@ def _json_schema_check(schema: dict, answer: str) -> Check:
     )
 
 
+def asks_for_judge(query: QuerySpec) -> bool:
+    """Whether the query has any judge check (llm_judge, safety_check, hallucination_check)."""
+    spec = query.correctness
+    return spec is not None and bool(spec.llm_judge or spec.safety_check or spec.hallucination_check)
+
+
 def judge_requests(query: QuerySpec, trace: Trace) -> list[JudgeRequest]:
     """The judge checks of a query, in gating order."""
     spec = query.correctness

@@ -122,6 +122,29 @@ class QueryResult(BaseModel):
         return getattr(self, name)
 
 
+class JudgeUsage(BaseModel):
+    """What the LLM judge itself spent, kept apart from the agent's cost: sums over every judge check's `usage`."""
+
+    requests: int = Field(0, description="HTTP requests to judge providers, failed attempts included.")
+    cache_hits: int = Field(0, description="Verdicts taken from the verdict cache (no request).")
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    cost_unknown: int = Field(0, description="Judge checks whose model has no known price.")
+
+    @classmethod
+    def total(cls, checks: list[Check]) -> "JudgeUsage":
+        usages = [c.data["usage"] for c in checks if isinstance(c.data.get("usage"), dict)]
+        return cls(
+            requests=sum(u.get("requests", 0) for u in usages),
+            cache_hits=sum(u.get("cache_hits", 0) for u in usages),
+            input_tokens=sum(u.get("input_tokens", 0) for u in usages),
+            output_tokens=sum(u.get("output_tokens", 0) for u in usages),
+            cost_usd=sum(u.get("cost_usd") or 0.0 for u in usages),
+            cost_unknown=sum(u.get("cost_usd") is None for u in usages),
+        )
+
+
 class Summary(BaseModel):
     model_config = _INFINITY_AS_STRING
 
@@ -135,6 +158,7 @@ class Summary(BaseModel):
     cost_usd: float = 0.0
     cost_unknown: int = Field(0, description="Queries whose cost could not be determined.")
     total_tokens: int = 0
+    judge: JudgeUsage = Field(default_factory=JudgeUsage, description="The LLM judge's own requests, tokens and USD (not the agent's).")
     fail_on: list[str] = Field(default_factory=list)
     runs: int = Field(0, description="Runs evaluated over all queries.")
     runs_passed: int = 0

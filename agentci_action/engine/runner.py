@@ -16,12 +16,12 @@ from ..errors import Problem, TraceError
 from ..spec.models import AgentCISpec, CompositeWeights, QuerySpec, spec_hash
 from ..trace.models import Trace
 from .aggregate import Run, combine_runs
-from .correctness import Judge, evaluate_correctness
+from .correctness import Judge, asks_for_judge, evaluate_correctness
 from .cost import evaluate_cost
 from .gcpause import gc_paused
 from .path import evaluate_path
 from .process import evaluate_process
-from .results import LAYERS, LayerResult, QueryResult, RunResult, ShardInfo, Status, Summary
+from .results import LAYERS, JudgeUsage, LayerResult, QueryResult, RunResult, ShardInfo, Status, Summary
 from .score import composite_score, letter_grade
 from .shard import select_shard
 from .stats import cost_of_pass
@@ -180,6 +180,7 @@ def summarize(results: list[QueryResult], fail_on: frozenset[str], composite: Co
         warnings=counts[Status.WARN], errors=counts[Status.ERROR], skipped_checks=skipped,
         cost_usd=known_cost, cost_unknown=sum(c is None for c in costs),
         total_tokens=sum(r.reliability.total_tokens for r in results), fail_on=sorted(fail_on),
+        judge=JudgeUsage.total([c for r in results for c in r.correctness.checks]),
         runs=runs, runs_passed=runs_passed, pass_rate=rate, flaky=sum(r.reliability.flaky for r in results),
         mean_score=mean_score, composite_score=suite_composite, grade=letter_grade(suite_composite),
         cost_of_pass_usd=None if None in costs or not runs else cost_of_pass([known_cost], runs_passed),
@@ -198,8 +199,9 @@ def run_spec(
 ) -> RunResult:
     """Evaluate `queries` (default: all of the spec's, or this shard's of them) against `traces`.
 
-    Judge calls run on `settings.workers` threads. `baselines` maps a query id to its accepted golden traces
-    (variants, at most MAX_VARIANTS).
+    `baselines` maps a query id to its accepted golden traces (variants, at most MAX_VARIANTS).
+    With a judge and a query that asks for one, queries run on `settings.workers` threads (judge calls wait on
+    the network); otherwise on this thread with the garbage collector paused (pure CPU work).
     """
     selected = queries if queries is not None else spec.queries
     if shard is not None:
@@ -211,7 +213,7 @@ def run_spec(
     def one(query: QuerySpec) -> QueryResult:
         return evaluate_query(query, matched.by_query[query.key], baselines.get(query.key) or [], judge, settings, spec.composite)
 
-    if judge is not None and settings.workers > 1:
+    if judge is not None and settings.workers > 1 and any(asks_for_judge(q) for q in selected):
         with ThreadPoolExecutor(max_workers=settings.workers) as pool:
             results = list(pool.map(one, selected))
     else:

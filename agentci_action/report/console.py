@@ -89,6 +89,16 @@ def render_total(run: RunResult) -> str:
             f"pass rate {s.pass_rate:.0%}{score} · composite {s.composite_score:.2f} (grade {s.grade})")
 
 
+def render_judge(run: RunResult) -> str | None:
+    """The judge's own spend, apart from the agent's cost; None when no judge verdict was asked for or cached."""
+    j = run.summary.judge
+    if not (j.requests or j.cache_hits):
+        return None
+    cost = f"${j.cost_usd:.4f}" + (f" (+{j.cost_unknown} checks of unknown price)" if j.cost_unknown else "")
+    return (f"judge (not in the agent's cost): {j.requests} requests · {j.cache_hits} cached verdicts · "
+            f"{j.input_tokens + j.output_tokens:,} tokens · {cost}")
+
+
 def render(run: RunResult) -> str:
     lines = [f"agentci · {one_line(run.agent)} · {run.summary.total} queries · {run.spec}", ""]
     for result in run.results:
@@ -96,4 +106,7 @@ def render(run: RunResult) -> str:
         lines.append("")
     lines.extend(f"warning: {one_line(w, 200)}" for w in run.warnings)
     lines.append(render_total(run))
+    judge = render_judge(run)
+    if judge:
+        lines.append(judge)
     return "\n".join(lines) + "\n"

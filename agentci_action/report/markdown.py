@@ -189,11 +189,25 @@ def _footer(links: Links) -> str:
     return f"\n<sub>AgentCI · {' · '.join(bits)}</sub>\n" if bits else ""
 
 
+def judge_spend(run: RunResult) -> str:
+    """The LLM judge's own spend, apart from the agent's cost ('' when no verdict was asked for or cached).
+
+    Only in the job summary: in the comment, a cached rerun (0 requests) would count as a change.
+    """
+    j = run.summary.judge
+    if not (j.requests or j.cache_hits):
+        return ""
+    unknown = f" (+{j.cost_unknown} of unknown price)" if j.cost_unknown else ""
+    return (f"\n_LLM judge, not in the agent's cost: {j.requests} {_plural(j.requests, 'request', 'requests')} · "
+            f"{j.cache_hits} cached {_plural(j.cache_hits, 'verdict', 'verdicts')} · "
+            f"{j.input_tokens + j.output_tokens:,} tokens · {_money(j.cost_usd)}{unknown}_\n")
+
+
 def render_summary(run: RunResult, title: str = "AgentCI", links: Links = Links(), budget: int = SUMMARY_BUDGET,
                    diff: RunDiff | None = None) -> str:
-    """The job summary: the report body (with the diff against the baseline, when there is one) and a footer,
-    at most `budget` bytes."""
-    footer = _footer(links)
+    """The job summary: the report body (with the diff against the baseline, when there is one), the judge's
+    spend and a footer, at most `budget` bytes."""
+    footer = judge_spend(run) + _footer(links)
     return render_body(run, title, links, budget - utf8_size(footer), diff) + footer
 
 

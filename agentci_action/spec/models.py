@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from .rubric_templates import RUBRIC_TEMPLATES
+
 SPEC_VERSION = 1
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
@@ -142,12 +144,26 @@ class FewShotExample(_Strict):
 
 
 class JudgeRubric(_Strict):
-    """A rubric for an LLM judge; passes when score ≥ int(threshold × 5 + 0.5), clamped to 1..5."""
+    """A rubric for an LLM judge; passes when score ≥ int(threshold × 5 + 0.5), clamped to 1..5.
 
+    `template` names a built-in rubric (polite_refusal, factual_grounded, actionable_steps) whose
+    rule, scale and recommended threshold apply unless the rubric sets its own.
+    """
+
+    template: Literal["polite_refusal", "factual_grounded", "actionable_steps"] | None = Field(
+        None, description="A built-in rubric to start from; the rubric's own keys override it."
+    )
     rule: str = Field(..., min_length=1, description="The criterion, in plain language.")
     scale: list[str] | None = Field(None, description="Score anchors, e.g. ['1: off-topic', '5: fully correct'].")
     threshold: float = Field(0.5, ge=0.0, le=1.0, description="Minimum passing score in [0, 1].")
     few_shot_examples: list[FewShotExample] | None = Field(None, description="Calibration examples.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_template(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("template") in RUBRIC_TEMPLATES:
+            return {**RUBRIC_TEMPLATES[data["template"]], **data}
+        return data
 
 
 class CorrectnessSpec(_Strict):
@@ -308,17 +324,60 @@ class QuerySpec(QueryDefaults):
 
 class EnsembleConfig(_Strict):
     enabled: bool = False
-    models: list[str] = Field(default_factory=list, description="Judge models; cross-family recommended.")
+    models: list[str] = Field(default_factory=list, description="Judge models (an odd number, cross-family recommended).")
     strategy: Literal["majority_vote"] = "majority_vote"
+
+    @model_validator(mode="after")
+    def _enough_models(self) -> "EnsembleConfig":
+        if self.enabled and len(self.models) < 2:
+            raise ValueError("an enabled ensemble needs at least two models")
+        return self
+
+
+DEFAULT_JUDGE_MODEL = "claude-sonnet-4-6"
+Provider = Literal["anthropic", "openai"]
+
+
+def provider_of(model: str) -> Provider | None:
+    """The provider a model name belongs to: claude-* → anthropic; gpt-*, o1/o3/o4-*, chatgpt-* → openai."""
+    name = model.lower().removeprefix("ft:")
+    if name.startswith("claude"):
+        return "anthropic"
+    if name.startswith(("gpt", "chatgpt", "o1", "o3", "o4")):
+        return "openai"
+    return None
 
 
 class JudgeConfig(_Strict):
-    model: str | None = Field(None, description="Judge model; its name selects the provider.")
-    provider: Literal["anthropic", "openai"] | None = Field(None, description="Overrides the provider guessed from the model name.")
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
-    base_url: str | None = Field(None, description="An OpenAI-compatible (or Anthropic) endpoint.")
+    """How the LLM judge is called. Keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY, never from the spec."""
+
+    model: str = Field(DEFAULT_JUDGE_MODEL, min_length=1, description="Judge model; its name selects the provider.")
+    provider: Provider | None = Field(None, description="The provider of `model`, when its name does not say (e.g. a self-hosted model).")
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="Sent to OpenAI-compatible judges (Anthropic's Messages API takes none); part of the cache key.")
+    base_url: str | None = Field(None, description="Endpoint for `model`'s provider, e.g. any OpenAI-compatible server.")
     structured_output: Literal[True] = Field(True, description="Always on: verdicts are schema-enforced.")
     ensemble: EnsembleConfig | None = None
+    timeout_s: float = Field(60.0, gt=0, description="Seconds to wait for one judge reply.")
+    max_attempts: int = Field(4, ge=1, le=10, description="Attempts per judge call on 429, 5xx, connection errors and timeouts.")
+    max_output_tokens: int = Field(1024, ge=64, description="The verdict's token budget.")
+
+    def provider_for(self, model: str) -> Provider:
+        """`provider` for the main model; otherwise the name decides. Validation leaves one case unnamed:
+        the main model with only a base_url, which is taken as an OpenAI-compatible server."""
+        if model == self.model and self.provider:
+            return self.provider
+        return provider_of(model) or "openai"
+
+    @model_validator(mode="after")
+    def _providers_known(self) -> "JudgeConfig":
+        models = [self.model] + (self.ensemble.models if self.ensemble and self.ensemble.enabled else [])
+        unknown = [m for m in models if provider_of(m) is None and not (m == self.model and (self.provider or self.base_url))]
+        if unknown:
+            raise ValueError(
+                f"cannot tell the provider of judge model(s) {', '.join(unknown)}: "
+                "use a claude-* or gpt-*/o*-* model, or set `provider` (and `base_url`) for the main model"
+            )
+        return self
 
 
 class ModelPrice(_Strict):

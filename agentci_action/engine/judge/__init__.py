@@ -1,0 +1,46 @@
+"""The LLM judge behind the engine's `Judge` protocol: Anthropic and OpenAI, a verdict cache, ensembles.
+
+`build_judge` turns the spec's judge_config and the command line's choices into a judge (or None
+for judge-mode off). Keys are read from the mapping it is given, never printed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, Mapping
+
+from ...spec.models import JudgeConfig, ModelPrice
+from .cache import VerdictCache
+from .llm import LLMJudge, keys_from_environment
+
+JUDGE_MODES = ("auto", "required", "off")
+
+
+def build_judge(
+    config: JudgeConfig | None,
+    environ: Mapping[str, str],
+    *,
+    cache_path: str | Path | None = None,
+    mode: Literal["auto", "required", "off"] = "auto",
+    sample_ensemble: float = 1.0,
+    pricing: Mapping[str, ModelPrice] | None = None,
+) -> LLMJudge | None:
+    """A judge for the spec (judge_config's defaults when it has none), or None when mode is off.
+
+    The judge's own calls are priced like the agent's: the spec's `pricing:` first, then the bundled table.
+    """
+    if mode == "off":
+        return None
+    if not 0.0 <= sample_ensemble <= 1.0:
+        raise ValueError(f"sample-ensemble must be a fraction between 0 and 1, got {sample_ensemble}")
+    return LLMJudge(
+        config=config or JudgeConfig(),
+        api_keys=keys_from_environment(environ),
+        cache=VerdictCache(cache_path),
+        mode=mode,
+        sample_ensemble=sample_ensemble,
+        pricing=pricing or {},
+    )
+
+
+__all__ = ["JUDGE_MODES", "LLMJudge", "VerdictCache", "build_judge"]

@@ -1,0 +1,163 @@
+"""The LLM judge: one rubric → prompt → cached or fresh verdict(s) → a Check.
+
+For each model it asks (one, or an ensemble's on a sampled share of checks): the verdict cache
+first; then the provider, with retries on transient failures; a reply that does not match the
+verdict schema is asked once more. Outcomes:
+  pass / fail            the verdict (or ensemble vote) against the rubric's threshold
+  skip                   no key for a provider and no cached verdict (judge-mode auto)
+  error "[INFRA] ..."    retries exhausted, a provider refused the call, or no key under judge-mode required
+  error "[JUDGE] ..."    the verdict did not parse twice
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import asdict, dataclass, field
+from typing import Literal, Mapping
+
+from ...spec.models import JudgeConfig, ModelPrice
+from ...trace.models import LLMCall
+from ...trace.pricing import price_call
+from ..correctness import JudgeRequest, _snippet
+from ..results import Check, Status
+from .cache import VerdictCache, cache_key
+from .prompt import Prompt, build_prompt
+from .providers import KEY_VARIABLES, PROVIDERS, Attempts, Provider, RetryPolicy, call_with_retries
+from .verdict import Verdict, decide, threshold_score
+
+JudgeMode = Literal["auto", "required"]
+
+
+def in_sample(request: JudgeRequest, fraction: float) -> bool:
+    """Whether this check is in the ensemble's deterministic sample: sha256(query id, kind, rule) / 2^64 < fraction."""
+    if fraction >= 1:
+        return True
+    digest = hashlib.sha256("\0".join((request.query_id, request.kind, request.rubric.rule)).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < fraction
+
+
+@dataclass
+class Usage:
+    requests: int = 0
+    cache_hits: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = 0.0
+
+    def add_reply(self, input_tokens: int, output_tokens: int, cost_usd: float | None) -> None:
+        """Tokens add up; the cost becomes None (unknown, never a silent zero) once any reply's price is unknown."""
+        self.input_tokens += input_tokens
+        self.output_tokens += output_tokens
+        self.cost_usd = None if cost_usd is None or self.cost_usd is None else self.cost_usd + cost_usd
+
+
+class _Unavailable(Exception):
+    """A verdict could not be had; `status` says whether that is a skip or an error."""
+
+    def __init__(self, status: Status, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class LLMJudge:
+    """Implements the engine's Judge protocol. Thread-safe: queries are judged on several workers."""
+
+    config: JudgeConfig
+    api_keys: Mapping[str, str]  # provider → key; a missing key means "cached verdicts only"
+    cache: VerdictCache = field(default_factory=VerdictCache)
+    mode: JudgeMode = "auto"
+    sample_ensemble: float = 1.0
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    base_urls: Mapping[str, str | None] = field(default_factory=dict)  # provider → endpoint (default: the config's)
+    pricing: Mapping[str, ModelPrice] = field(default_factory=dict)  # the spec's `pricing:`, before the bundled table
+    _clients: dict[str, Provider] = field(default_factory=dict, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def models_for(self, request: JudgeRequest) -> list[str]:
+        ensemble = self.config.ensemble
+        if ensemble and ensemble.enabled and in_sample(request, self.sample_ensemble):
+            return list(ensemble.models)
+        return [self.config.model]
+
+    def evaluate(self, request: JudgeRequest) -> Check:
+        rubric = request.rubric
+        prompt = build_prompt(request.kind, rubric, request.query, request.answer, request.context)
+        models = self.models_for(request)
+        usage = Usage()
+        data = {"rule": rubric.rule, "threshold": rubric.threshold, "threshold_score": threshold_score(rubric.threshold), "models": models}
+        try:
+            verdicts = [(model, *self._verdict(request.kind, model, prompt, usage)) for model in models]
+        except _Unavailable as exc:
+            return Check(name=request.kind, status=exc.status, message=str(exc), data={**data, "usage": asdict(usage)})
+        decision = decide([verdict for _, verdict, _ in verdicts], rubric.threshold)
+        data.update(
+            score=decision.score, label=decision.label, ensemble=len(models) > 1, usage=asdict(usage),
+            verdicts=[{"model": model, **verdict.model_dump(), "cached": cached} for model, verdict, cached in verdicts],
+        )
+        if len(verdicts) == 1:
+            data["rationale"] = verdicts[0][1].rationale
+            how = f"{decision.score}/5 ({decision.label}), needs {data['threshold_score']}; judge: {_snippet(data['rationale'], 160)}"
+        else:
+            how = f"mean {decision.score:g}/5 of {len(models)} judges, majority {decision.label}, needs {data['threshold_score']}"
+        message = f"{request.kind} {'passed' if decision.passed else 'failed'} ({_snippet(rubric.rule)}): {how}"
+        return Check(name=request.kind, status=Status.PASS if decision.passed else Status.FAIL, message=message, data=data)
+
+    def _verdict(self, kind: str, model: str, prompt: Prompt, usage: Usage) -> tuple[Verdict, bool]:
+        """(verdict, from cache?) for one model; raises _Unavailable."""
+        provider_name = self.config.provider_for(model)
+        key = cache_key(provider_name, model, self.config.temperature, prompt)
+        cached = self.cache.get(key)
+        if cached is not None:
+            usage.cache_hits += 1
+            return cached, True
+        provider = self._provider(provider_name)
+        if provider is None:
+            reason = f"no {KEY_VARIABLES[provider_name]} is set and no cached verdict matches this answer"
+            if self.mode == "required":
+                raise _Unavailable(Status.ERROR, f"[INFRA] {kind} could not run (judge-mode required): {reason}")
+            raise _Unavailable(Status.SKIP, f"{kind} skipped: {reason}")
+        for _ in range(2):  # a reply that does not parse is asked once more
+            attempts = Attempts()
+            try:
+                reply = call_with_retries(provider, lambda: provider.complete(model, prompt, self.config.temperature), self.retry, self.config.max_attempts, attempts)
+            except Exception as exc:  # noqa: BLE001 (any SDK failure becomes this check's error, never a crash)
+                usage.requests += attempts.count
+                why = _snippet(self._redacted(_describe(exc)), 240)  # redact first: a cut could leave part of a key
+                raise _Unavailable(Status.ERROR, f"[INFRA] {kind} got no verdict from {provider_name} ({model}) after {attempts.count} attempt(s): {why}") from None
+            usage.requests += attempts.count
+            call = LLMCall(model=model, provider=provider_name, input_tokens=reply.input_tokens, output_tokens=reply.output_tokens)
+            usage.add_reply(reply.input_tokens, reply.output_tokens, price_call(call, dict(self.pricing))[0])
+            if reply.verdict is not None:
+                self.cache.put(key, model, reply.verdict)
+                return reply.verdict, False
+        raise _Unavailable(Status.ERROR, f"[JUDGE] {kind}: {model} twice answered without a valid verdict, last: {_snippet(reply.raw, 120)!r}")
+
+    def _redacted(self, text: str) -> str:
+        """`text` with every key replaced by ***, should a provider or gateway echo one back."""
+        for key in self.api_keys.values():
+            text = text.replace(key, "***")
+        return text
+
+    def _provider(self, name: str) -> Provider | None:
+        """The provider's client, made on first use; None without a key."""
+        key = self.api_keys.get(name)
+        if not key:
+            return None
+        with self._lock:
+            if name not in self._clients:
+                base_url = self.base_urls.get(name, self.config.base_url if self.config.provider_for(self.config.model) == name else None)
+                self._clients[name] = PROVIDERS[name](key, base_url, self.config.timeout_s, self.config.max_output_tokens)
+            return self._clients[name]
+
+
+def _describe(exc: BaseException) -> str:
+    """The error's class, HTTP status and message."""
+    status = getattr(exc, "status_code", None)
+    return f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + f": {exc}"
+
+
+def keys_from_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """provider → API key, from ANTHROPIC_API_KEY / OPENAI_API_KEY."""
+    return {provider: environ[variable] for provider, variable in KEY_VARIABLES.items() if environ.get(variable)}

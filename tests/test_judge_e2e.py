@@ -1,0 +1,69 @@
+"""The judge inside the action's container: `act` builds the Dockerfile and runs a workflow whose judge (the real
+anthropic SDK in the image) reaches the local provider server on 127.0.0.1. Twice: the first run asks the provider,
+the second finds the verdict in the cache the first left in the workspace and makes no request.
+
+Needs what tests/test_e2e_action.py needs (Docker, the base image, `act`); skips, or fails under AGENTCI_REQUIRE_E2E=1,
+the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import uuid
+
+from test_e2e_action import act_binary, base_image, engine, git, make_workspace  # noqa: F401 (engine is a fixture)
+from test_judge_action import SPEC
+
+KEY = "sk-ant-e2e-secret-31"
+
+WORKFLOW = """\
+name: agentci-judge-e2e-{name}
+on: pull_request
+jobs:
+  agentci:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: ./
+        id: agentci
+        with:
+          spec: agentci.yaml
+          traces: traces/
+          comment-mode: "off"
+          judge-mode: required
+          anthropic-api-key: ${{{{ secrets.ANTHROPIC_KEY }}}}
+"""
+
+def run_act(workspace) -> tuple[int, str]:
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-q", "--allow-empty", "-m", "run")
+    event = {"number": 7, "pull_request": {"number": 7, "head": {"sha": git(workspace, "rev-parse", "HEAD")},
+                                           "base": {"sha": "b" * 40}}}
+    event_path = workspace.parent / "event.json"
+    event_path.write_text(json.dumps(event))
+    done = subprocess.run(
+        [act_binary(), "pull_request", "-W", ".github/workflows/agentci.yml", "-P", f"ubuntu-latest={base_image()}",
+         "--pull=false", "--bind", "--rm", "-e", str(event_path), "-s", f"ANTHROPIC_KEY={KEY}"],
+        cwd=workspace, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900)
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_the_judge_in_the_container_asks_once_then_uses_its_cache(engine, tmp_path, llm):  # noqa: F811
+    workspace = make_workspace(tmp_path / "repo")
+    (workspace / ".github" / "workflows" / "agentci.yml").write_text(WORKFLOW.format(name=uuid.uuid4().hex[:12]))
+    (workspace / "agentci.yaml").write_text(SPEC.format(url=llm.anthropic_url))
+    (workspace / "traces").mkdir()
+    rows = [{"id": "refund-policy", "final_answer": "Refunds within 30 days."}, {"id": "order-status", "final_answer": "It has shipped."}]
+    (workspace / "traces" / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    code, log = run_act(workspace)
+    assert code == 0, log[-3000:]
+    assert llm.count == 1 and llm.received[0].headers["authorization"] == f"Bearer {KEY}"
+    results = json.loads((workspace / "agentci-results.json").read_text())
+    assert results["results"][0]["correctness"]["checks"][1]["status"] == "pass"
+    assert results["summary"]["judge"]["requests"] == 1 and KEY not in log
+
+    code, log = run_act(workspace)
+    assert code == 0, log[-3000:]
+    assert llm.count == 1  # the verdict came from .agentci/judge-cache.json
+    assert json.loads((workspace / "agentci-results.json").read_text())["summary"]["judge"]["cache_hits"] == 1
