@@ -29,7 +29,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from .engine.correctness import evaluate_correctness
+from .engine.correctness import Judge, evaluate_correctness
 from .engine.gcpause import gc_paused
 from .engine.results import Status
 from .engine.runner import group_traces, match_traces
@@ -112,15 +112,15 @@ def check_version_name(version: str) -> str:
 
 # --- precheck and save ---------------------------------------------------------------------------
 
-def precheck(spec: AgentCISpec, traces: dict[str, list[Trace]]) -> list[Problem]:
-    """Correctness (deterministic checks; judge checks skip without a judge) on every run of every query.
+def precheck(spec: AgentCISpec, traces: dict[str, list[Trace]], judge: Judge | None = None) -> list[Problem]:
+    """Correctness (deterministic checks, then the judge's; those skip without a judge) on every run of every query.
 
     Returns one problem per failing run, at the query's spec line.
     """
     failures = []
     for query in spec.queries:
         for index, trace in enumerate(traces.get(query.key, [])):
-            layer = evaluate_correctness(query, trace)
+            layer = evaluate_correctness(query, trace, judge)
             if layer.status in (Status.FAIL, Status.ERROR):
                 run = f" run {index}" if len(traces[query.key]) > 1 else ""
                 failed = [c.message for c in layer.checks if c.status in (Status.FAIL, Status.ERROR)]
@@ -129,14 +129,14 @@ def precheck(spec: AgentCISpec, traces: dict[str, list[Trace]]) -> list[Problem]
 
 
 def build_baseline(spec: AgentCISpec, traces: list[Trace], version: str, *, force: bool, captured_at: str,
-                   commit: str | None) -> tuple[Baseline, list[Problem]]:
+                   commit: str | None, judge: Judge | None = None) -> tuple[Baseline, list[Problem]]:
     """The baseline for `traces` (every query of the spec needs one) and the precheck failures.
 
     Raises BaselineError listing the failures when the precheck fails and `force` is false.
     """
     by_query = match_traces(spec.queries, traces).by_query
     runs = {key: [t.model_copy(update={"id": key}) for t in by_query[key]] for key in sorted(by_query)}
-    failures = precheck(spec, runs)
+    failures = precheck(spec, runs, judge)
     if failures and not force:
         raise PrecheckFailed(failures)
     models = sorted({call.model for ts in runs.values() for t in ts for call in t.llm_calls if call.model})
@@ -181,10 +181,14 @@ def write_atomic(path: Path, text: str, *, overwrite: bool) -> None:
 
 
 def save_baseline(spec: AgentCISpec, traces: list[Trace], version: str, *, force: bool = False, overwrite: bool = False,
-                  captured_at: str | None = None, commit: str | None = None) -> tuple[Path, Baseline, list[Problem]]:
-    """Precheck, then write `<baseline_dir>/<version>.json` atomically. Returns (file, baseline, precheck failures)."""
+                  captured_at: str | None = None, commit: str | None = None,
+                  judge: Judge | None = None) -> tuple[Path, Baseline, list[Problem]]:
+    """Precheck (with `judge` for the judge checks), then write `<baseline_dir>/<version>.json` atomically.
+
+    Returns (file, baseline, precheck failures)."""
     path = baseline_dir(spec) / f"{check_version_name(version)}.json"
-    baseline, failures = build_baseline(spec, traces, version, force=force, captured_at=captured_at or now_utc(), commit=commit)
+    baseline, failures = build_baseline(spec, traces, version, force=force, captured_at=captured_at or now_utc(),
+                                        commit=commit, judge=judge)
     write_atomic(path, dump(baseline), overwrite=overwrite)
     return path, baseline, failures
 

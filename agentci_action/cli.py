@@ -127,20 +127,25 @@ def _warn(notes: list[str]) -> None:
 
 def cmd_save(args: argparse.Namespace) -> int:
     from .baselines import PrecheckFailed, git_commit, save_baseline
+    from .evaluate import JudgeOptions, judge_for
     from .spec.loader import load_spec
     from .trace.load import load_traces
 
     spec = load_spec(args.spec)
     traces = load_traces(args.traces, args.trace_format, spec.pricing)
+    judge = judge_for(spec, JudgeOptions(mode=args.judge_mode, cache=args.judge_cache, environ=os.environ))
     try:
         path, baseline, failures = save_baseline(spec, traces, args.version, force=args.force_save, overwrite=args.overwrite,
-                                                 commit=git_commit(Path(args.spec).resolve().parent))
+                                                 commit=git_commit(Path(args.spec).resolve().parent), judge=judge)
     except PrecheckFailed as exc:
         print(f"error: precheck failed: {len(exc.problems)} trace(s) fail correctness, so {args.version!r} was not saved "
               "(--force-save saves it anyway and records that the precheck failed):", file=sys.stderr)
         for problem in exc.problems:
             print(f"  {problem}", file=sys.stderr)
         return EXIT_FAIL
+    finally:
+        if judge is not None:
+            judge.cache.save()  # verdicts already paid for are kept, whatever the precheck decided
     for problem in failures:
         print(f"warning: precheck failed, saved anyway (--force-save): {problem}", file=sys.stderr)
     precheck = "precheck passed" if baseline.metadata.precheck_passed else "precheck FAILED, forced"
@@ -238,6 +243,12 @@ def cmd_init(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
+def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--judge-mode", choices=("auto", "required", "off"), default="auto",
+                        help="auto: judge checks without a key or cached verdict are skipped; required: that is an error (exit 2); off: never judge")
+    parser.add_argument("--judge-cache", help="verdict cache to read and update (default: .agentci/judge-cache.json beside the spec); commit it")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentci", description="Regression tests for AI agents: correctness, path and cost.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -257,9 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
     test.add_argument("--fail-on", default="correctness", help="layers that block: correctness,path,cost or none (default: correctness)")
     test.add_argument("--workers", type=_positive, default=4, help="concurrent judge calls (default 4)")
-    test.add_argument("--judge-mode", choices=("auto", "required", "off"), default="auto",
-                      help="auto: judge checks without a key or cached verdict are skipped; required: that is an error (exit 2); off: never judge")
-    test.add_argument("--judge-cache", help="verdict cache to read and update (default: .agentci/judge-cache.json beside the spec); commit it")
+    add_judge_arguments(test)
     test.add_argument("--sample-ensemble", type=_fraction, default=1.0, metavar="F",
                       help="run the judge_config ensemble on a fixed, hash-chosen share F of the judge checks (default 1: all)")
     test.add_argument("--format", choices=FORMATS, default="console")
@@ -290,6 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     save.add_argument("--force-save", action="store_true", help="save even when correctness fails (recorded in the metadata)")
     save.add_argument("--overwrite", action="store_true", help="replace an existing version")
     save.add_argument("--trace-format", default=None, choices=["auto", *TRACE_FORMATS], help="trace format (default: detected per file)")
+    add_judge_arguments(save)
     save.set_defaults(func=cmd_save)
 
     baselines = sub.add_parser("baselines", help="list the saved baseline versions")

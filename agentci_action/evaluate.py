@@ -10,11 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .diff import RunDiff
 from .engine.results import RunResult, ShardInfo
 from .engine.runner import Settings
+
+if TYPE_CHECKING:
+    from .engine.judge import LLMJudge
+    from .spec.models import AgentCISpec
 
 NO_BASELINE = "none"
 
@@ -59,6 +63,14 @@ class Outcome:
     diff: RunDiff | None = None
 
 
+def judge_for(spec: AgentCISpec, options: JudgeOptions) -> LLMJudge | None:
+    """The spec's judge as `options` ask (None for judge-mode off); verdicts cached beside the spec by default."""
+    from .engine.judge import build_judge
+
+    return build_judge(spec.judge_config, options.environ, mode=options.mode, sample_ensemble=options.sample_ensemble,
+                       cache_path=options.cache or Path(spec.path).parent / ".agentci" / "judge-cache.json", pricing=spec.pricing)
+
+
 def evaluate(request: Evaluation) -> Outcome:
     """Load the spec and the traces (priced with the spec's pricing) and the baseline, run every layer,
     then compare the run with the baseline.
@@ -68,7 +80,6 @@ def evaluate(request: Evaluation) -> Outcome:
     """
     from .baselines import Reference, reference_for
     from .diff import current_vs_baseline
-    from .engine.judge import build_judge
     from .engine.runner import group_traces, run_spec
     from .errors import SpecError
     from .spec.loader import load_spec
@@ -84,9 +95,7 @@ def evaluate(request: Evaluation) -> Outcome:
         reference = Reference("baseline traces", {k: v for k, v in group_traces(spec.queries, baseline_traces).by_query.items() if v})
     elif (request.baseline or "").lower() != NO_BASELINE:
         reference = reference_for(request.spec, spec, request.baseline)
-    options = request.judge
-    judge = build_judge(spec.judge_config, options.environ, mode=options.mode, sample_ensemble=options.sample_ensemble,
-                        cache_path=options.cache or Path(spec.path).parent / ".agentci" / "judge-cache.json", pricing=spec.pricing)
+    judge = judge_for(spec, request.judge)
     try:
         run = run_spec(spec, traces, baselines=reference.traces if reference else {}, judge=judge, settings=request.settings,
                        shard=request.shard)

@@ -53,3 +53,20 @@ def test_support_router_diff_names_the_routing_regression():
     block = result.stdout.split("CHANGED  login-crash", 1)[1].split("╠", 1)[0]
     assert "routing changed" in block and "TechnicalAgent  ⇒  AccountAgent" in block
     assert "Tools removed    check_service_status, get_technical_documentation" in block
+
+
+@pytest.mark.parametrize("name", ["rag", "support-router"])
+def test_judge_checks_run_offline_from_the_shipped_reference_verdicts(name):
+    example = ROOT / "examples" / name
+    result = run_cli("test", "--spec", example / "agentci_spec.yaml", "--traces", example / "traces", "--format", "json")
+    report = json.loads(result.stdout)
+    judged = [c for r in report["results"] for c in r["correctness"]["checks"] if c["name"] in ("llm_judge", "safety_check", "hallucination_check")]
+    assert judged and all(c["status"] == "pass" for c in judged), [c["message"] for c in judged]
+    assert all(v["cached"] and v["rationale"].startswith("Reference verdict written by the AgentCI maintainers")
+               for c in judged for v in c["data"]["verdicts"])
+    assert report["summary"]["judge"]["requests"] == 0 and report["summary"]["skipped_checks"] == 0
+
+
+def test_shipped_verdict_caches_match_the_reference_verdicts_and_prompts():
+    result = subprocess.run([sys.executable, str(ROOT / "examples" / "reference_verdicts.py"), "--check"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

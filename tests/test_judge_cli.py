@@ -89,3 +89,17 @@ def test_console_shows_the_judge_spend_apart_from_the_agent_cost(project, llm):
 def test_bad_judge_flags_are_rejected_with_exit_2(project, flag, value):
     done = run_cli("test", "--spec", project / "agentci_spec.yaml", "--traces", project / "traces.jsonl", flag, value)
     assert done.returncode == 2 and flag in done.stderr
+
+
+def test_save_precheck_asks_the_judge_and_refuses_a_failing_verdict(project, llm):
+    from fakes.llm_server import always
+
+    save = ("save", "--spec", project / "agentci_spec.yaml", "--traces", project / "traces.jsonl", "--version", "v1")
+    llm.policy = always(score=1, label="fail", rationale="no actionable steps")
+    refused = run_cli(*save, env=hermetic_environment(ANTHROPIC_API_KEY=KEY))
+    assert refused.returncode == 1 and llm.count == 1
+    assert "query 'judged': llm_judge failed" in refused.stderr and KEY not in refused.stderr
+    assert not (project / "baselines" / "v1.json").exists()
+    llm.policy = always()
+    saved = run_cli(*save, "--judge-cache", project / "fresh.json", env=hermetic_environment(ANTHROPIC_API_KEY=KEY))
+    assert saved.returncode == 0 and "precheck passed" in saved.stdout and llm.count == 2
