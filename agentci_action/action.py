@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, TextIO
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .diff import RunDiff
 from .evaluate import Outcome
-from .engine.results import RunResult, Status
+from .engine.results import RunResult, ShardInfo, Status
 from .errors import EXIT_ERROR, AgentCIError, InputError, Problem
 from .github.comment import COMMENT_MODES
 from .github.context import RunContext, load_event, resolve
@@ -39,7 +39,7 @@ class ActionInputs(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     spec: str = "agentci.yaml"
-    traces: list[str]
+    traces: list[str] = Field(default_factory=list)
     baseline: str = Field("", description="A saved baseline version; '' = the newest whose precheck passed; 'none' = no baseline.")
     baseline_traces: list[str] = Field(default_factory=list, alias="baseline-traces")
     trace_format: str | None = Field(None, alias="trace-format")
@@ -58,8 +58,10 @@ class ActionInputs(BaseModel):
     sample_ensemble: float = Field(1.0, ge=0.0, le=1.0, alias="sample-ensemble")
     anthropic_api_key: str = Field("", alias="anthropic-api-key", repr=False)
     openai_api_key: str = Field("", alias="openai-api-key", repr=False)
+    shard: ShardInfo | None = None
+    merge: list[str] = Field(default_factory=list)
 
-    @field_validator("traces", "baseline_traces", "tags", mode="before")
+    @field_validator("traces", "baseline_traces", "tags", "merge", mode="before")
     @classmethod
     def _list(cls, value):
         return _split(value) if isinstance(value, str) else value
@@ -88,6 +90,24 @@ class ActionInputs(BaseModel):
     def _optional(cls, value):
         return value or None
 
+    @field_validator("shard", mode="before")
+    @classmethod
+    def _shard(cls, value):
+        from .engine.shard import parse_shard
+
+        return parse_shard(value) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _traces_or_merge(self) -> "ActionInputs":
+        """Evaluate traces (all queries or one shard), or merge shard results: exactly one of these."""
+        if self.merge and self.shard:
+            raise ValueError("input 'shard' evaluates one shard and input 'merge' combines shards: set one of them")
+        if self.merge and self.traces:
+            raise ValueError("input 'merge' combines shard results files: leave input 'traces' empty in the merge job")
+        if not self.merge and not self.traces:
+            raise ValueError("input 'traces' is required (unless input 'merge' is set)")
+        return self
+
 
 def read_inputs(env: Mapping[str, str]) -> ActionInputs:
     """INPUT_* variables → ActionInputs; an empty input means its default; bad values raise InputError naming the input."""
@@ -95,7 +115,8 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
     try:
         return ActionInputs.model_validate(raw)
     except ValidationError as exc:
-        problems = [Problem("action inputs", 0, f"input '{err['loc'][0]}': {err['msg']}") for err in exc.errors()]
+        problems = [Problem("action inputs", 0, f"input '{err['loc'][0]}': {err['msg']}" if err["loc"]
+                            else err["msg"].removeprefix("Value error, ")) for err in exc.errors()]
         raise InputError(problems) from None
 
 
@@ -154,10 +175,13 @@ def judge_environment(inputs: ActionInputs, env: Mapping[str, str]) -> dict[str,
 
 
 def evaluate(inputs: ActionInputs, env: Mapping[str, str]) -> Outcome:
-    """The inputs as an Evaluation, run."""
+    """The inputs as an Evaluation, run; or the shards' results merged."""
     from .engine.runner import Settings, parse_fail_on
     from .errors import SpecError
-    from .evaluate import Evaluation, JudgeOptions, evaluate as run_evaluation
+    from .evaluate import Evaluation, JudgeOptions, evaluate as run_evaluation, merge
+
+    if inputs.merge:
+        return merge(inputs.spec, inputs.merge, inputs.tags)
 
     try:
         fail_on = parse_fail_on(inputs.fail_on)
@@ -168,7 +192,8 @@ def evaluate(inputs: ActionInputs, env: Mapping[str, str]) -> Outcome:
                                      tags=inputs.tags, settings=Settings(fail_on=fail_on, workers=inputs.workers),
                                      judge=JudgeOptions(mode=inputs.judge_mode, cache=inputs.judge_cache,
                                                         sample_ensemble=inputs.sample_ensemble,
-                                                        environ=judge_environment(inputs, env))))
+                                                        environ=judge_environment(inputs, env)),
+                                     shard=inputs.shard))
 
 
 def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, diff: RunDiff | None, links: markdown.Links,
@@ -269,16 +294,19 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         publisher.error(Problem(inputs.results_path, 0, f"could not write the results file: {exc.strerror}"))
         status = max(status, EXIT_ERROR)
     publisher.untrusted(console.render(run).splitlines() + (diff_console.render_diff(diff).splitlines() if diff else []))
+    title = markdown.title_for(inputs.comment_header) + (f" · shard {inputs.shard.index}/{inputs.shard.count}" if inputs.shard else "")
     try:
-        publisher.summary(markdown.render_summary(run, markdown.title_for(inputs.comment_header), links, diff=diff))
+        publisher.summary(markdown.render_summary(run, title, links, diff=diff))
     except OSError as exc:
         publisher.warning(f"Could not write the job summary: {exc.strerror}")
-    found = annotations.annotations_for(run, workspace)
-    on_check_run = bool(inputs.check_run and context.head_sha and inputs.github_token
-                        and publish_check_run(inputs, context, run, links, found, publisher))
-    if inputs.annotations and not on_check_run:
-        for command in annotations.workflow_commands(found):
-            publisher.line(command)
-    comment_url = publish_comment(inputs, context, run, diff, links, publisher)
+    comment_url = ""
+    if inputs.shard is None:  # a shard job leaves the annotations, check run and comment to the merge job
+        found = annotations.annotations_for(run, workspace)
+        on_check_run = bool(inputs.check_run and context.head_sha and inputs.github_token
+                            and publish_check_run(inputs, context, run, links, found, publisher))
+        if inputs.annotations and not on_check_run:
+            for command in annotations.workflow_commands(found):
+                publisher.line(command)
+        comment_url = publish_comment(inputs, context, run, diff, links, publisher)
     publisher.outputs(outputs_for(run, inputs.results_path, comment_url))
     return status

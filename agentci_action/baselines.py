@@ -16,7 +16,6 @@ trace}` still loads, from `<baseline_dir>/<version>.json` or `<baseline_dir>/<ag
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -35,7 +34,7 @@ from .engine.gcpause import gc_paused
 from .engine.results import Status
 from .engine.runner import group_traces, match_traces
 from .errors import InputError, Problem
-from .spec.models import AgentCISpec
+from .spec.models import AgentCISpec, spec_hash
 from .trace.models import Trace
 from .trace.pricing import price_trace
 
@@ -94,15 +93,6 @@ class StoredBaseline:
 def baseline_dir(spec: AgentCISpec) -> Path:
     """The spec's baseline_dir, relative to the spec file."""
     return Path(spec.path).parent / spec.baseline_dir
-
-
-def spec_hash(spec: AgentCISpec) -> str:
-    """'sha256:' + the first 16 hex digits of sha256 over the validated spec as sorted JSON (ids included).
-
-    Values equal to their default are left out, so a new optional spec key in a later release leaves the hash alone.
-    """
-    canonical = json.dumps(spec.model_dump(mode="json", exclude_defaults=True), sort_keys=True, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
 def git_commit(directory: Path) -> str | None:

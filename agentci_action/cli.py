@@ -1,5 +1,5 @@
-"""The `agentci` command: validate a spec, test traces against it, save, list and diff baselines, print the JSON
-Schema, start a project.
+"""The `agentci` command: validate a spec, test traces against it (whole or one shard), merge shards, list queries,
+save, list and diff baselines, print the JSON Schema, start a project.
 
 Exit codes: 0 pass (warnings allowed) · 1 a blocking layer failed (`validate`: the spec is invalid;
 `save`: the traces fail the correctness precheck) ·
@@ -15,11 +15,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, SpecError
-from .engine.results import RunResult, Status
+from .engine.results import RunResult, ShardInfo, Status
 from .report.text import one_line
 from .trace.adapters import FORMATS as TRACE_FORMATS
 
-FORMATS = ("console", "json")
+FORMATS = ("console", "json", "junit", "prometheus")
 
 
 def exit_code(run: RunResult) -> int:
@@ -32,9 +32,9 @@ def exit_code(run: RunResult) -> int:
 
 
 def renderer(fmt: str) -> Callable[[RunResult], str]:
-    from .report import console, json
+    from .report import console, json, junit, prometheus
 
-    return {"console": console.render, "json": json.render}[fmt]
+    return {"console": console.render, "json": json.render, "junit": junit.render, "prometheus": prometheus.render}[fmt]
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -55,6 +55,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
+def _shard_option(text: str | None) -> ShardInfo | None:
+    """--shard I/N, or None when absent; a malformed value is a usage error (exit 2)."""
+    from .engine.shard import parse_shard
+
+    try:
+        return parse_shard(text) if text else None
+    except ValueError as exc:
+        raise SpecError.at("--shard", 0, str(exc)) from None
+
+
 def cmd_test(args: argparse.Namespace) -> int:
     from .engine.runner import Settings, parse_fail_on
     from .evaluate import Evaluation, JudgeOptions, evaluate
@@ -63,12 +73,21 @@ def cmd_test(args: argparse.Namespace) -> int:
         fail_on = parse_fail_on(args.fail_on)
     except ValueError as exc:
         raise SpecError.at("--fail-on", 0, str(exc)) from None
+    shard = _shard_option(args.shard)
+    if shard and not args.output:
+        raise SpecError.at("--shard", 0, "a shard writes its results file to --output, e.g. --output results/shard-2.json")
     outcome = evaluate(Evaluation(spec=args.spec, traces=args.traces, baseline=args.baseline, baseline_traces=args.baseline_traces or [],
                                   trace_format=args.trace_format, tags=_split(args.tags), embedding_cache=args.embedding_cache,
-                                  settings=Settings(fail_on=fail_on, workers=args.workers),
+                                  settings=Settings(fail_on=fail_on, workers=args.workers), shard=shard,
                                   judge=JudgeOptions(mode=args.judge_mode, cache=args.judge_cache,
                                                      sample_ensemble=args.sample_ensemble, environ=os.environ)))
     run, report = outcome.run, renderer(args.format)(outcome.run)
+    if shard:  # --output takes the shard results file; the report goes to standard output
+        from .report import json
+
+        write_output(json.render(run), args.output)
+        write_output(report, None)
+        return exit_code(run)
     if outcome.diff and args.format == "console":
         from .report.diff_console import render_diff
 
@@ -77,6 +96,28 @@ def cmd_test(args: argparse.Namespace) -> int:
         _warn(outcome.diff.warnings)
     write_output(report, args.output)
     return exit_code(run)
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from .evaluate import merge
+
+    run = merge(args.spec, args.shards, _split(args.tags)).run
+    write_output(renderer(args.format)(run), args.output)
+    return exit_code(run)
+
+
+def cmd_queries(args: argparse.Namespace) -> int:
+    """The selected queries as JSON Lines {id, query}: what to run the agent on (in a matrix job, its shard's)."""
+    import json
+
+    from .engine.shard import select_shard
+    from .spec.loader import load_spec
+
+    shard = _shard_option(args.shard)
+    spec = load_spec(args.spec, tags=_split(args.tags) or None)
+    queries = select_shard(spec.queries, shard) if shard else spec.queries
+    write_output("".join(json.dumps({"id": q.key, "query": q.query}, ensure_ascii=False) + "\n" for q in queries), args.output)
+    return EXIT_PASS
 
 
 def _warn(notes: list[str]) -> None:
@@ -136,9 +177,10 @@ def cmd_baselines(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .baselines import compatibility_warnings, load_baseline, spec_hash, traces_by_query
+    from .baselines import compatibility_warnings, load_baseline, traces_by_query
     from .diff import diff_runs, evaluate_side
     from .spec.loader import load_spec
+    from .spec.models import spec_hash
 
     spec = load_spec(args.spec)
     current_hash, notes, sides = spec_hash(spec), [], []
@@ -231,8 +273,25 @@ def build_parser() -> argparse.ArgumentParser:
                       help="run the judge_config ensemble on a fixed, hash-chosen share F of the judge checks (default 1: all)")
     test.add_argument("--embedding-cache", help="JSON file of cached embeddings for semantic similarity (read, then updated)")
     test.add_argument("--format", choices=FORMATS, default="console")
-    test.add_argument("--output", help="write the report to this file instead of standard output")
+    test.add_argument("--output", help="write the report to this file instead of standard output (with --shard: the shard results file)")
+    test.add_argument("--shard", help="evaluate only shard INDEX/COUNT (e.g. 2/4) of the queries, chosen by id hash; "
+                                      "writes the shard results JSON to --output and the --format report to standard output")
     test.set_defaults(func=cmd_test)
+
+    merge = sub.add_parser("merge", help="combine shard results files into one run: report and exit code as `test`")
+    merge.add_argument("shards", nargs="+", help="shard results files or globs, e.g. 'results/shard-*.json'")
+    merge.add_argument("--spec", required=True, help="the spec YAML the shards were run with")
+    merge.add_argument("--tags", action="append", help="the --tags the shards were run with")
+    merge.add_argument("--format", choices=FORMATS, default="console")
+    merge.add_argument("--output", help="write the report to this file instead of standard output")
+    merge.set_defaults(func=cmd_merge)
+
+    queries = sub.add_parser("queries", help="list the spec's queries as JSON Lines {id, query} (with --shard: that shard's)")
+    queries.add_argument("--spec", required=True, help="the spec YAML")
+    queries.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
+    queries.add_argument("--shard", help="only shard INDEX/COUNT, as `test --shard` selects it")
+    queries.add_argument("--output", help="write to this file")
+    queries.set_defaults(func=cmd_queries)
 
     save = sub.add_parser("save", help="save traces as a golden baseline version, after a correctness precheck")
     save.add_argument("--spec", required=True, help="the spec YAML (the baseline goes under its baseline_dir)")

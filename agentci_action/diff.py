@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from .engine import metrics
-from .engine.results import Aggregates, QueryResult, RunResult, Status
+from .engine.results import Aggregates, MetricChange, QueryResult, RunResult, Status
 from .engine.runner import group_traces, run_spec
+from .engine.score import run_uplift
 from .spec.models import AgentCISpec
 from .trace.models import Trace
 
@@ -145,6 +146,9 @@ class RunDiff(BaseModel):
     before: str = Field(description="Label of the baseline side, e.g. a version.")
     after: str = Field(description="Label of the compared side: a version or 'current'.")
     total: TotalDiff
+    uplift: dict[str, MetricChange] = Field(
+        default_factory=dict, description="composite_score, pass_rate and cost_usd of the whole run, after against before: "
+                                          "uplift = (after − before) / before, null when before is 0 or unknown.")
     queries: list[QueryDiff]
     warnings: list[str] = Field(default_factory=list)
 
@@ -299,7 +303,7 @@ def diff_runs(before: Side, after: Side, warnings: list[str] | None = None) -> R
     total = _total(queries)
     total.suite = suite_deltas(before.run.summary.aggregates, after.run.summary.aggregates)
     return RunDiff(agent=after.run.agent, before=before.label, after=after.label, total=total,
-                   queries=queries, warnings=list(warnings or []))
+                   uplift=run_uplift(after.run, before.run), queries=queries, warnings=list(warnings or []))
 
 
 def suite_deltas(before: Aggregates, after: Aggregates) -> dict[str, Delta]:

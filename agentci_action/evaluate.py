@@ -1,6 +1,7 @@
-"""One evaluation, as both the CLI and the action run it: spec + traces (+ baseline) → RunResult and its diff.
+"""One evaluation, as both the CLI and the action run it: spec + traces (+ baseline) → RunResult and its diff;
+or spec + shard results files → the merged RunResult.
 
-The edges (cli.py, action.py) turn their arguments or inputs into an `Evaluation` and publish the
+The edges (cli.py, action.py) turn their arguments or inputs into an `Evaluation` (or a merge) and publish the
 `Outcome`; everything between reading the files and the results happens here, once.
 """
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from .diff import RunDiff
-from .engine.results import RunResult
+from .engine.results import RunResult, ShardInfo
 from .engine.runner import Settings
 
 if TYPE_CHECKING:
@@ -50,12 +51,16 @@ class Evaluation:
     tags: list[str] = field(default_factory=list)
     embedding_cache: str | None = None  # JSON file of cached embeddings (semantic similarity), read then updated
     settings: Settings = Settings()
+    shard: ShardInfo | None = None  # evaluate only this shard's queries (the baseline still guides path and cost)
     judge: JudgeOptions = JudgeOptions()
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """The results, and the diff against the baseline when there was one (its warnings included)."""
+    """The results, and the diff against the baseline when there was one (its warnings included).
+
+    A shard has no diff: the diff needs every query's traces, which no single shard holds.
+    """
 
     run: RunResult
     diff: RunDiff | None = None
@@ -97,13 +102,13 @@ def evaluate(request: Evaluation) -> Outcome:
     embedder, cache = _embedder(spec, request.embedding_cache, request.judge.environ)
     try:
         run = run_spec(spec, traces, baselines=reference.traces if reference else {}, judge=judge, embedder=embedder,
-                       settings=request.settings)
+                       settings=request.settings, shard=request.shard)
     finally:
         if judge is not None:
             judge.cache.save()
         if cache is not None:
             cache.save()
-    return Outcome(run, current_vs_baseline(spec, run, traces, reference) if reference else None)
+    return Outcome(run, current_vs_baseline(spec, run, traces, reference) if reference and not request.shard else None)
 
 
 def _embedder(spec: AgentCISpec, cache_file: str | None, environ: Mapping[str, str]) -> tuple[Embedder | None, EmbeddingCache | None]:
@@ -114,3 +119,33 @@ def _embedder(spec: AgentCISpec, cache_file: str | None, environ: Mapping[str, s
 
     cache = EmbeddingCache(Path(cache_file) if cache_file else None)
     return build_embedder(spec.judge_config, cache, environ), cache
+
+
+def read_shards(patterns: list[str]) -> dict[str, RunResult]:
+    """Shard results files matching the glob patterns, by file name; each must parse as results JSON."""
+    import glob
+
+    from pydantic import ValidationError
+
+    from .errors import InputError, Problem
+
+    files = sorted({file for pattern in patterns for file in (glob.glob(pattern) or [pattern])})
+    shards, problems = {}, []
+    for file in files:
+        try:
+            shards[file] = RunResult.model_validate_json(Path(file).read_bytes())
+        except OSError as exc:
+            problems.append(Problem(file, 0, f"cannot read shard results: {exc.strerror or exc}"))
+        except ValidationError as exc:
+            problems.append(Problem(file, 0, f"not an agentci results file: {exc.errors()[0]['msg']}"))
+    if problems:
+        raise InputError(problems)
+    return shards
+
+
+def merge(spec: str, shard_results: list[str], tags: list[str] | None = None) -> Outcome:
+    """The shards' results files (paths or globs) as one run of the spec (loaded with the shards' tags); no diff."""
+    from .engine.merge import merge_shards
+    from .spec.loader import load_spec
+
+    return Outcome(merge_shards(load_spec(spec, tags=tags or None), read_shards(shard_results)))

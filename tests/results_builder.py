@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from agentci_action.engine.aggregates import aggregate
-from agentci_action.engine.results import LayerResult, QueryResult, RunResult, Status, Summary
+from agentci_action.engine.results import LayerResult, QueryResult, Reliability, RunResult, ScoreResult, Status, Summary
+from agentci_action.engine.stats import wilson_interval
 
 HOSTILE = "::error file=x::pwned %0A@octocat <details>|`tick`| <!-- agentci-comment: agentci --> #1"
 
@@ -12,14 +13,25 @@ def layer(status: str, *messages: str, **details) -> LayerResult:
     return LayerResult(status=Status(status), messages=list(messages), details=details)
 
 
+def single_run(status: str) -> tuple[Reliability, ScoreResult]:
+    """The reliability and score of one run that passed (unless `status` is fail) and was not scored."""
+    passed = int(status != "fail")
+    reliability = Reliability(runs=1, passed=passed, pass_rate=passed, pass_at_k=passed, pass_hat_k=passed,
+                              pass_rate_ci95=wilson_interval(passed, 1), flaky=False,
+                              run_statuses=[Status.PASS if passed else Status.FAIL])
+    return reliability, ScoreResult(composite=passed, grade="A" if passed else "F")
+
+
 def query(qid: str, line: int, status: str, correctness=None, path=None, cost=None, blocking=None,
           text: str = "What is the refund policy?") -> QueryResult:
+    reliability, score = single_run(status)
     return QueryResult(
         id=qid, query=text, file="agentci.yaml", line=line, status=Status(status),
         blocking=status == "fail" if blocking is None else blocking,
         correctness=correctness or layer("pass"),
         path=path or layer("pass", tool_calls=2, sequence_similarity=1.0, reference="baseline", loops_detected=0),
         cost=cost or layer("pass", cost_usd=0.0021, total_tokens=812, cost_multiplier=1.05),
+        reliability=reliability, score=score,
     )
 
 

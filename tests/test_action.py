@@ -296,3 +296,17 @@ def test_baseline_input_errors_exit_2_and_name_the_problem(workspace, github):
     assert "could not evaluate" in (workspace / "summary.md").read_text()
     code, log = run_action(environment(workspace, github.url, baseline="v1"))  # baseline-traces is set too
     assert code == 2 and "a baseline version and baseline traces exclude each other" in log
+
+
+def test_shard_and_merge_inputs():
+    inputs = read_inputs({"INPUT_TRACES": "t/", "INPUT_SHARD": "2/4", "INPUT_MERGE": ""})
+    assert (inputs.shard.index, inputs.shard.count, inputs.merge) == (2, 4, [])
+    merging = read_inputs({"INPUT_MERGE": "results/a-*.json, results/b-*.json"})
+    assert merging.merge == ["results/a-*.json", "results/b-*.json"] and merging.traces == []
+    for env, message in (({"INPUT_TRACES": "t/", "INPUT_SHARD": "5/4"}, "input 'shard': Value error, shard '5/4'"),
+                         ({"INPUT_SHARD": "1/2", "INPUT_MERGE": "r/*.json"}, "set one of them"),
+                         ({"INPUT_TRACES": "t/", "INPUT_MERGE": "r/*.json"}, "leave input 'traces' empty in the merge job"),
+                         ({}, "input 'traces' is required (unless input 'merge' is set)")):
+        with pytest.raises(InputError) as caught:
+            read_inputs(env)
+        assert message in str(caught.value), str(caught.value)

@@ -5,6 +5,7 @@ import pytest
 from agentci_action.diff import suite_deltas
 from agentci_action.engine.aggregates import aggregate, percentile
 from agentci_action.engine.results import Aggregates, Check, LayerResult, QueryResult, Status
+from results_builder import query
 
 
 def layer(*checks: tuple[str, Status], **details) -> LayerResult:
@@ -12,8 +13,7 @@ def layer(*checks: tuple[str, Status], **details) -> LayerResult:
 
 
 def result(status: Status, correctness=(), cost=(), latency=None) -> QueryResult:
-    return QueryResult(id="q", query="q", file="s.yaml", line=1, status=status, correctness=layer(*correctness),
-                       path=layer(), cost=layer(*cost, latency_ms=latency))
+    return query("q", 1, status.value, correctness=layer(*correctness), path=layer(), cost=layer(*cost, latency_ms=latency))
 
 
 def test_percentile_linear_interpolation():

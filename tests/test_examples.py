@@ -20,6 +20,8 @@ EXPECTED = {
         "forgot-password change-email delete-account 2fa-lost add-teammate locked-out rename-workspace data-request "
         "meaning-of-life poem capital-france neighbour-cancel stock-tip homework reset-boss-password weather").split()},
         "login-crash": "warn", "mobile-sync": "warn"}),
+    # five runs per query: flaky queries at their pass-rate gates, one drifting off its steps
+    "repeated-runs": (0, {"capital-japan": "pass", "population-lagos": "pass", "convert-currency": "warn", "summarise-paper": "warn"}),
 }
 
 

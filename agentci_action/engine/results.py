@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = "agentci.results/v1"
 LAYERS = ("correctness", "path", "cost")
@@ -53,6 +53,55 @@ class LayerResult(BaseModel):
         return cls(status=status, details=details or {}, messages=messages, checks=checks)
 
 
+class MetricStats(BaseModel):
+    """One metric over the runs where it was known: count, mean, median, mode (smallest when tied), min, max, std_dev."""
+
+    count: int
+    mean: float
+    median: float
+    mode: float
+    min: float
+    max: float
+    std_dev: float = Field(..., description="Population standard deviation.")
+
+
+# math.inf is written as the JSON string "Infinity" (and read back as inf); null always means unknown.
+_INFINITY_AS_STRING = ConfigDict(ser_json_inf_nan="strings")
+
+
+class Reliability(BaseModel):
+    """A query over its k repeated runs. A run passes when neither correctness nor the path (forbidden tools) failed."""
+
+    model_config = _INFINITY_AS_STRING
+
+    runs: int
+    passed: int
+    pass_rate: float = Field(..., description="passed / runs")
+    pass_at_k: float = Field(..., description="1 − C(n−c,k)/C(n,k) with k = runs: 1.0 when any run passed.")
+    pass_hat_k: float = Field(..., description="pass^k = C(c,k)/C(n,k) with k = runs: 1.0 when every run passed.")
+    pass_rate_ci95: tuple[float, float] = Field(..., description="Wilson score interval for the pass rate.")
+    flaky: bool = Field(..., description="Some runs passed and some failed.")
+    cost_usd: float | None = Field(None, description="Total over the runs; null when a run's cost is unknown.")
+    total_tokens: int = 0
+    cost_of_pass_usd: float | None = Field(
+        None, description='cost_usd / passed: expected spend per pass. "Infinity" when no run passed; null when a cost is unknown.')
+    run_statuses: list[Status] = Field(default_factory=list, description="pass/fail/error per run, in run order.")
+    metrics: dict[str, MetricStats] = Field(default_factory=dict)
+
+
+class ScoreResult(BaseModel):
+    """Weighted score (0-100, mean over runs), its dimensions (means, [0, 1]), composite score and grade."""
+
+    value: float | None = Field(None, description="100·Σwᵢsᵢ/Σwᵢ over measured dimensions; 0 on a forbidden tool.")
+    tool_accuracy: float | None = None
+    output_quality: float | None = None
+    sequence_correctness: float | None = None
+    composite: float = Field(..., description="(pass_rate·pass_weight + score/100·impl_weight) / (pass_weight + impl_weight), "
+                                              "weights from the spec's `composite` (default 0.5 / 0.5); pass_rate alone without a score.")
+    grade: str = Field(..., description="A ≥ 0.95, B ≥ 0.85, C ≥ 0.75, D ≥ 0.65, else F, of the composite score.")
+    reason: str = ""
+
+
 class QueryResult(BaseModel):
     id: str
     query: str
@@ -66,6 +115,8 @@ class QueryResult(BaseModel):
     cost: LayerResult
     trace_source: str = ""
     runs: int = 1
+    reliability: Reliability
+    score: ScoreResult
 
     def layer(self, name: str) -> LayerResult:
         return getattr(self, name)
@@ -105,6 +156,8 @@ class JudgeUsage(BaseModel):
 
 
 class Summary(BaseModel):
+    model_config = _INFINITY_AS_STRING
+
     status: Status
     total: int
     passed: int
@@ -117,13 +170,38 @@ class Summary(BaseModel):
     total_tokens: int = 0
     judge: JudgeUsage = Field(default_factory=JudgeUsage, description="The LLM judge's own requests, tokens and USD (not the agent's).")
     fail_on: list[str] = Field(default_factory=list)
+    runs: int = Field(0, description="Runs evaluated over all queries.")
+    runs_passed: int = 0
+    pass_rate: float = Field(0.0, description="runs_passed / runs")
+    flaky: int = Field(0, description="Queries with some runs passing and some failing.")
+    mean_score: float | None = Field(None, description="Mean of the queries' scores (0-100).")
+    composite_score: float = Field(0.0, description="composite(pass_rate, mean_score / 100)")
+    grade: str = "F"
     aggregates: Aggregates = Field(default_factory=Aggregates)
+    cost_of_pass_usd: float | None = Field(None, description='cost_usd / runs_passed; "Infinity" when no run passed.')
+
+
+class ShardInfo(BaseModel):
+    """Which part of the suite a shard results file holds: queries whose id hashes to index − 1 modulo count."""
+
+    index: int = Field(..., ge=1)
+    count: int = Field(..., ge=1)
 
 
 class RunResult(BaseModel):
     schema_version: str = SCHEMA_VERSION
     agent: str
     spec: str
+    spec_hash: str = Field("", description="spec_hash() of the loaded spec (defaults merged, tags applied): shards must agree.")
+    shard: ShardInfo | None = Field(None, description="Set on a shard results file, which `agentci merge` combines.")
     summary: Summary
     results: list[QueryResult]
     warnings: list[str] = Field(default_factory=list, description="Run-level notes, e.g. traces matching no query.")
+
+
+class MetricChange(BaseModel):
+    """A run-level figure against the baseline run: uplift = (current − baseline) / baseline, null when undefined."""
+
+    current: float | None
+    baseline: float | None
+    uplift: float | None

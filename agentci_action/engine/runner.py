@@ -1,5 +1,8 @@
 """Evaluate a spec's queries against their traces: correctness → path → cost, then the summary.
 
+Each trace of a query is one run, evaluated on its own; engine/aggregate.py combines a query's runs
+(pass-rate gate, reliability statistics, score). With a shard, only that shard's queries are evaluated.
+
 A query blocks the merge (exit 1) when a layer named in fail-on fails: `correctness` blocks on any check
 failing hard (severity fail) in any layer, e.g. a forbidden tool; `path` and `cost` also block on their warnings.
 """
@@ -10,8 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..errors import Problem, TraceError
-from ..spec.models import AgentCISpec, QuerySpec
+from ..spec.models import AgentCISpec, CompositeWeights, QuerySpec, spec_hash
 from ..trace.models import Trace
+from .aggregate import Run, combine_runs
 from .aggregates import aggregate
 from .checks import evaluate_checks, mask_layers
 from .checks.answer import Embedder
@@ -19,7 +23,11 @@ from .correctness import Judge, asks_for_judge, evaluate_correctness
 from .cost import evaluate_cost
 from .gcpause import gc_paused
 from .path import evaluate_path
-from .results import LAYERS, JudgeUsage, LayerResult, QueryResult, RunResult, Status, Summary, worst
+from .process import evaluate_process
+from .results import LAYERS, JudgeUsage, LayerResult, QueryResult, RunResult, ShardInfo, Status, Summary
+from .score import composite_score, letter_grade
+from .shard import select_shard
+from .stats import cost_of_pass
 
 FAIL_ON_CHOICES = ("correctness", "path", "cost", "none")
 MAX_VARIANTS = 5  # accepted golden traces per query
@@ -93,11 +101,17 @@ def check_variant_counts(queries: list[QuerySpec], baselines: dict[str, list[Tra
 
 
 def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: list[QuerySpec] | None = None) -> Matched:
-    """group_traces, then raise TraceError naming every query in `queries` that has no trace."""
+    """group_traces, then raise TraceError naming every query in `queries` with no trace or fewer than its `runs`."""
     matched = group_traces(queries, traces, all_queries)
-    missing = [q for q in queries if not matched.by_query[q.key]]
-    if missing:
-        raise TraceError([Problem(q.file, q.line, f"no trace for query {q.key!r} ({q.query[:60]!r})") for q in missing])
+    problems = []
+    for q in queries:
+        found = len(matched.by_query[q.key])
+        if not found:
+            problems.append(Problem(q.file, q.line, f"no trace for query {q.key!r} ({q.query[:60]!r})"))
+        elif q.runs is not None and found < q.runs:
+            problems.append(Problem(q.file, q.line, f"query {q.key!r} expects runs: {q.runs} but has {found} trace{'s' * (found != 1)}"))
+    if problems:
+        raise TraceError(problems)
     return matched
 
 
@@ -120,6 +134,14 @@ def query_status(layers: dict[str, LayerResult], blocking: bool) -> Status:
     return Status.PASS
 
 
+def _with_process(query: QuerySpec, trace: Trace, path: LayerResult) -> LayerResult:
+    """The path layer with the process metrics (and their threshold checks) added."""
+    details, checks = evaluate_process(query.process, trace)
+    if checks:
+        return LayerResult.from_checks(path.checks + checks, {**path.details, **details})
+    return path.model_copy(update={"details": {**path.details, **details}}) if details else path
+
+
 def _evaluate_run(query: QuerySpec, trace: Trace, variants: list[Trace], judge: Judge | None, embedder: Embedder | None) -> dict[str, LayerResult]:
     """Path compares with the closest baseline variant; cost with that same variant (the route the agent took).
     The query's `checks:` block is evaluated once and merged into each layer; leaked values are masked in all."""
@@ -128,48 +150,48 @@ def _evaluate_run(query: QuerySpec, trace: Trace, variants: list[Trace], judge: 
     baseline = variants[path.details["baseline_variant"]] if variants else None
     layers = {
         "correctness": evaluate_correctness(query, trace, judge, extra.by_layer["correctness"]),
-        "path": path,
+        "path": _with_process(query, trace, path),
         "cost": evaluate_cost(query.cost, trace, baseline, extra.by_layer["cost"]),
     }
     return mask_layers(layers, extra.leaks)
 
 
-def _combine_runs(runs: list[dict[str, LayerResult]]) -> dict[str, LayerResult]:
-    """Several runs of one query: each layer takes the worst run's result, messages labelled by run."""
-    if len(runs) == 1:
-        return runs[0]
-    combined = {}
-    for name in LAYERS:
-        layers = [run[name] for run in runs]
-        status = worst([layer.status for layer in layers])
-        chosen = next(layer for layer in layers if layer.status is status)
-        messages = [f"run {i}: {m}" for i, layer in enumerate(layers) for m in layer.messages if layer.status is not Status.PASS]
-        combined[name] = chosen.model_copy(update={"messages": messages or chosen.messages})
-    return combined
-
-
 def evaluate_query(query: QuerySpec, traces: list[Trace], variants: list[Trace], judge: Judge | None, settings: Settings,
-                   embedder: Embedder | None = None) -> QueryResult:
-    layers = _combine_runs([_evaluate_run(query, trace, variants, judge, embedder) for trace in traces])
-    blocking = is_blocking(layers, settings.fail_on)
+                   composite: CompositeWeights = CompositeWeights(), embedder: Embedder | None = None) -> QueryResult:
+    runs = [Run(trace.run if trace.run is not None else i, _evaluate_run(query, trace, variants, judge, embedder))
+            for i, trace in enumerate(traces)]
+    combined = combine_runs(query, runs, composite)
+    blocking = is_blocking(combined.layers, settings.fail_on)
     return QueryResult(
         id=query.key, query=query.query, file=query.file, line=query.line, tags=query.tags,
-        status=query_status(layers, blocking), blocking=blocking, trace_source=traces[0].source, runs=len(traces), **layers,
+        status=query_status(combined.layers, blocking), blocking=blocking, trace_source=traces[0].source, runs=len(traces),
+        reliability=combined.reliability, score=combined.score, **combined.layers,
     )
 
 
-def summarize(results: list[QueryResult], fail_on: frozenset[str]) -> Summary:
+def summarize(results: list[QueryResult], fail_on: frozenset[str], composite: CompositeWeights = CompositeWeights()) -> Summary:
+    """Counts by status; totals over every run; pass rate = passed runs / runs; composite of it and the mean score."""
     counts = {status: sum(r.status is status for r in results) for status in Status}
-    costs = [r.cost.details.get("cost_usd") for r in results]
+    costs = [r.reliability.cost_usd for r in results]
+    runs = sum(r.reliability.runs for r in results)
+    runs_passed = sum(r.reliability.passed for r in results)
+    rate = runs_passed / runs if runs else 0.0
+    scores = [r.score.value for r in results if r.score.value is not None]
+    mean_score = sum(scores) / len(scores) if scores else None
+    suite_composite = composite_score(rate, None if mean_score is None else mean_score / 100, composite.pass_weight, composite.impl_weight)
+    known_cost = sum(c for c in costs if c is not None)
     skipped = sum(c.status is Status.SKIP for r in results for name in LAYERS for c in r.layer(name).checks)
     overall = Status.ERROR if counts[Status.ERROR] else Status.FAIL if counts[Status.FAIL] else Status.WARN if counts[Status.WARN] else Status.PASS
     return Summary(
         status=overall, total=len(results), passed=counts[Status.PASS] + counts[Status.WARN], failed=counts[Status.FAIL],
         warnings=counts[Status.WARN], errors=counts[Status.ERROR], skipped_checks=skipped,
-        cost_usd=sum(c for c in costs if c is not None), cost_unknown=sum(c is None for c in costs),
-        total_tokens=sum(r.cost.details.get("total_tokens") or 0 for r in results), fail_on=sorted(fail_on),
+        cost_usd=known_cost, cost_unknown=sum(c is None for c in costs),
+        total_tokens=sum(r.reliability.total_tokens for r in results), fail_on=sorted(fail_on),
         aggregates=aggregate(results),
         judge=JudgeUsage.total([c for r in results for c in r.correctness.checks]),
+        runs=runs, runs_passed=runs_passed, pass_rate=rate, flaky=sum(r.reliability.flaky for r in results),
+        mean_score=mean_score, composite_score=suite_composite, grade=letter_grade(suite_composite),
+        cost_of_pass_usd=None if None in costs or not runs else cost_of_pass([known_cost], runs_passed),
     )
 
 
@@ -182,20 +204,23 @@ def run_spec(
     judge: Judge | None = None,
     embedder: Embedder | None = None,
     settings: Settings = Settings(),
+    shard: ShardInfo | None = None,
 ) -> RunResult:
-    """Evaluate `queries` (default: all of the spec's) against `traces`.
+    """Evaluate `queries` (default: all of the spec's, or this shard's of them) against `traces`.
 
     `baselines` maps a query id to its accepted golden traces (variants, at most MAX_VARIANTS).
     With a judge and a query that asks for one, queries run on `settings.workers` threads (judge calls wait on
     the network); otherwise on this thread with the garbage collector paused (pure CPU work).
     """
     selected = queries if queries is not None else spec.queries
+    if shard is not None:
+        selected = select_shard(selected, shard)
     matched = match_traces(selected, traces, spec.queries)
     baselines = baselines or {}
     check_variant_counts(selected, baselines)
 
     def one(query: QuerySpec) -> QueryResult:
-        return evaluate_query(query, matched.by_query[query.key], baselines.get(query.key) or [], judge, settings, embedder)
+        return evaluate_query(query, matched.by_query[query.key], baselines.get(query.key) or [], judge, settings, spec.composite, embedder)
 
     if settings.workers > 1 and ((judge is not None and any(asks_for_judge(q) for q in selected)) or embedder is not None):
         with ThreadPoolExecutor(max_workers=settings.workers) as pool:
@@ -203,4 +228,5 @@ def run_spec(
     else:
         with gc_paused():
             results = [one(q) for q in selected]
-    return RunResult(agent=spec.agent, spec=spec.path, summary=summarize(results, settings.fail_on), results=results, warnings=matched.unmatched)
+    return RunResult(agent=spec.agent, spec=spec.path, spec_hash=spec_hash(spec), shard=shard,
+                     summary=summarize(results, settings.fail_on, spec.composite), results=results, warnings=matched.unmatched)

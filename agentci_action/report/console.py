@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 from ..engine.results import LAYERS, QueryResult, RunResult, Status
@@ -17,22 +18,44 @@ def _money(value: float | None) -> str:
     return "cost unknown" if value is None else f"${value:.4f}"
 
 
+def _figure_values(result: QueryResult) -> dict:
+    """The run's path and cost details; for several runs, each metric's mean over the runs."""
+    if result.runs == 1:
+        return {**result.path.details, **result.cost.details}
+    return {name: found.mean for name, found in result.reliability.metrics.items()}
+
+
 def _figures(result: QueryResult) -> str:
-    """The key path and cost figures of a query on one line."""
-    path, cost = result.path.details, result.cost.details
-    parts = [f"tools {path.get('tool_calls', 0)}"]
+    """The key path and cost figures of a query on one line (means, so labelled, for several runs)."""
+    values = _figure_values(result)
+    parts = [f"tools {values.get('tool_calls', 0):g}"]
     for key, label in (("tool_recall", "recall"), ("tool_precision", "precision"), ("sequence_similarity", "similarity")):
-        if path.get(key) is not None:
-            parts.append(f"{label} {path[key]:.2f}")
-    parts.append(f"loops {path.get('loops_detected', 0)}")
-    parts.append(_money(cost.get("cost_usd")))
-    if cost.get("cost_multiplier") is not None:
-        parts.append(f"{cost['cost_multiplier']:.2f}× baseline")
-    parts.append(f"{cost.get('total_tokens') or 0:,} tokens")
-    parts.append(f"{cost.get('llm_calls') or 0} LLM calls")
-    if cost.get("latency_ms") is not None:
-        parts.append(f"{cost['latency_ms']:,.0f} ms")
-    return " · ".join(parts)
+        if values.get(key) is not None:
+            parts.append(f"{label} {values[key]:.2f}")
+    parts.append(f"loops {values.get('loops_detected', 0):g}")
+    parts.append(_money(values.get("cost_usd")))
+    if values.get("cost_multiplier") is not None:
+        parts.append(f"{values['cost_multiplier']:.2f}× baseline")
+    parts.append(f"{values.get('total_tokens') or 0:,.0f} tokens")
+    parts.append(f"{values.get('llm_calls') or 0:g} LLM calls")
+    if values.get("latency_ms") is not None:
+        parts.append(f"{values['latency_ms']:,.0f} ms")
+    if result.score.value is not None:
+        parts.append(f"score {result.score.value:.1f} ({result.score.grade})")
+    return (f"mean of {result.runs} runs: " if result.runs > 1 else "") + " · ".join(parts)
+
+
+def _cost_of_pass(value: float | None) -> str:
+    return "cost unknown" if value is None else "∞ (no run passed)" if value == math.inf else f"${value:.4f}"
+
+
+def _reliability(result: QueryResult) -> str:
+    """Pass rate and its interval, pass@k, pass^k, flakiness and cost of pass, for a query run several times."""
+    rel = result.reliability
+    low, high = rel.pass_rate_ci95
+    flaky = " · flaky" if rel.flaky else ""
+    return (f"{rel.runs} runs · {rel.passed} passed · pass rate {rel.pass_rate:.0%} (95% CI {low:.0%}-{high:.0%}) · "
+            f"pass@{rel.runs} {rel.pass_at_k:g} · pass^{rel.runs} {rel.pass_hat_k:g}{flaky} · cost of pass {_cost_of_pass(rel.cost_of_pass_usd)}")
 
 
 def render_query(result: QueryResult) -> list[str]:
@@ -49,6 +72,10 @@ def render_query(result: QueryResult) -> list[str]:
             lines.append(head + pieces[0])
             lines.extend(" " * 24 + piece for piece in pieces[1:])
     lines.append(f"    {_figures(result)}")
+    if result.runs > 1:
+        lines.append(f"    {_reliability(result)}")
+    if result.score.reason:
+        lines.append(f"    {one_line(result.score.reason, 160)}")
     return lines
 
 
@@ -56,8 +83,11 @@ def render_total(run: RunResult) -> str:
     s = run.summary
     cost = f"${s.cost_usd:.4f}" + (f" (+{s.cost_unknown} unknown)" if s.cost_unknown else "")
     skipped = f" · {s.skipped_checks} checks skipped" if s.skipped_checks else ""
+    runs = f" · {s.runs} runs, {s.flaky} flaky" if s.runs > s.total else ""
+    score = f" · mean score {s.mean_score:.1f}" if s.mean_score is not None else ""
     return (f"{s.status.value.upper()}: {s.total} queries · {s.passed} passed ({s.warnings} with warnings) · "
-            f"{s.failed} failed · {s.errors} errors{skipped} · {cost} · {s.total_tokens:,} tokens")
+            f"{s.failed} failed · {s.errors} errors{skipped} · {cost} · {s.total_tokens:,} tokens{runs} · "
+            f"pass rate {s.pass_rate:.0%}{score} · composite {s.composite_score:.2f} (grade {s.grade})")
 
 
 def render_aggregates(run: RunResult) -> str:

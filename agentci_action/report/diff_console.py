@@ -73,7 +73,10 @@ def total_lines(diff: RunDiff) -> list[str]:
     counts = [f"{t.counts[k.value]} {fmt.KIND_LABELS[k]}" for k in ChangeKind if t.counts[k.value]]
     lines = [f"Total · {fmt.queries_text(diff)} · {t.counts['changed']} changed · {t.counts['unchanged']} unchanged",
              *(textwrap.wrap(" · ".join(counts), WIDTH, initial_indent="  ", subsequent_indent="  ") or ["  no changes"]), "",
-             f"  Correctness      passed {fmt.before_after(t.correctness_passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}", "  Path"]
+             f"  Correctness      passed {fmt.before_after(t.correctness_passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}"]
+    if diff.uplift:
+        lines += [f"  Scores           {fmt.scores_text(diff)}", f"  Uplift           {fmt.uplift_text(diff)}"]
+    lines.append("  Path")
     lines += _metric_lines(t, fmt.PATH_METRICS)
     lines.append("  Cost")
     lines += _metric_lines(t, fmt.COST_METRICS)

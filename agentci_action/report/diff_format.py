@@ -34,7 +34,8 @@ PATH_METRICS = (Metric("Tool calls", "tool_calls", Unit.COUNT), Metric("Tool pre
                 Metric("Handoffs", "handoffs", Unit.COUNT))
 COST_METRICS = (Metric("Total cost", "cost_usd", Unit.USD), Metric("Tokens", "total_tokens", Unit.COUNT),
                 Metric("LLM calls", "llm_calls", Unit.COUNT), Metric("Latency", "latency_ms", Unit.MS))
-SUITE_METRICS = (Metric("Pass rate", "pass_rate", Unit.RATIO, True), Metric("Hallucination rate", "hallucination_rate", Unit.RATIO),
+# The suite's pass rate is compared under Scores (issue 7's uplift), so it is not repeated here.
+SUITE_METRICS = (Metric("Hallucination rate", "hallucination_rate", Unit.RATIO),
                  Metric("Mean latency", "mean_latency_ms", Unit.MS), Metric("p95 latency", "p95_latency_ms", Unit.MS),
                  Metric("Timeout rate", "timeout_rate", Unit.RATIO), Metric("Safety findings", "safety_finding_rate", Unit.RATIO))
 
@@ -101,6 +102,29 @@ def figure(delta: Delta, unit: Unit, query: QueryDiff | None = None) -> str:
     if query is not None and query.has(ChangeKind.REMOVED_QUERY):
         return value(delta.before, unit)
     return before_after(delta, unit)
+
+
+UPLIFT_LABELS = {"composite_score": "composite", "pass_rate": "pass rate", "cost_usd": "cost"}
+
+
+def uplift_text(diff: RunDiff) -> str:
+    """'composite +15.1% · pass rate +33.3% · cost −40.2%': (after − before) / before of the whole runs; 'n/a' on a zero base."""
+    parts = []
+    for name, label in UPLIFT_LABELS.items():
+        found = diff.uplift.get(name)
+        if found is not None:
+            amount = found.uplift
+            parts.append(f"{label} " + ("n/a" if amount is None else f"{'+' if amount >= 0 else '−'}{_percent(100 * amount)}"))
+    return " · ".join(parts)
+
+
+def scores_text(diff: RunDiff) -> str:
+    """'composite 0.86 → 0.99 · pass rate 75% → 100%' of the whole runs."""
+    composite, rate = diff.uplift.get("composite_score"), diff.uplift.get("pass_rate")
+    if composite is None or rate is None:
+        return ""
+    return (f"composite {composite.baseline:.2f} → {composite.current:.2f} · "
+            f"pass rate {rate.baseline:.0%} → {rate.current:.0%}")
 
 
 def queries_text(diff: RunDiff) -> str:

@@ -55,6 +55,8 @@ def headline(diff: RunDiff) -> str:
              f"correctness passed {fmt.before_after(t.correctness_passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}",
              f"cost {_cell(t.cost_usd, cost)}", f"latency {_cell(t.latency_ms, latency)}",
              *(f"{metric.label.lower()} {_cell(delta, metric)}" for metric, delta in fmt.rows(t.suite, fmt.SUITE_METRICS))]
+    if diff.uplift:
+        parts += [fmt.scores_text(diff), f"uplift: {fmt.uplift_text(diff)}"]
     return (f"### AgentCI diff: {inline(diff.before, 80)} → {inline(diff.after, 80)}\n\n"
             f"Agent **{inline(diff.agent, 100)}** · " + " · ".join(parts) + "\n")
 

@@ -70,6 +70,9 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
     counts = (f"{s.total} {_plural(s.total, 'query', 'queries')} · {s.passed} passed · {s.failed} failed · "
               f"{s.warnings} {_plural(s.warnings, 'warning', 'warnings')} · {s.errors} errors · cost {_money(s.cost_usd)}"
               f"{f' ({s.cost_unknown} unknown)' if s.cost_unknown else ''} · fail-on: {', '.join(s.fail_on) or 'none'}")
+    if s.runs > s.total:  # repeated runs
+        counts += (f"\n\n{s.runs} runs · pass rate {s.pass_rate:.0%} · {s.flaky} flaky · "
+                   f"composite {s.composite_score:.2f} (grade {s.grade})")
     figures = aggregates.phrases(s.aggregates)
     suite = f"\nSuite: {' · '.join(figures)}\n" if figures else ""
     return f"## {ICONS[s.status]} {inline(title, 100)}: {verdict}\n\nAgent **{inline(run.agent, 100)}** · {counts}\n{suite}"
@@ -118,8 +121,14 @@ def _url_path(path: str) -> str:
     return re.sub(r"[^A-Za-z0-9._~/-]", lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), path.removeprefix("./"))
 
 
+def run_figures(query: QueryResult) -> str:
+    """'3/5 runs · flaky' for a query run several times; '' for one run."""
+    rel = query.reliability
+    return f"{rel.passed}/{rel.runs} runs" + (" · flaky" if rel.flaky else "") if rel.runs > 1 else ""
+
+
 def table_row(query: QueryResult, links: Links) -> str:
-    return (f"| {ICONS[query.status]} | {inline(query.id, 120)} | {_where(query, links)} | {_cell(query.correctness)} | "
+    return (f"| {ICONS[query.status]} | {inline(query.id, 120)} | {_where(query, links)} | {_cell(query.correctness, run_figures(query))} | "
             f"{_cell(query.path, path_figures(query.path))} | {_cell(query.cost, cost_figures(query.cost))} |\n")
 
 

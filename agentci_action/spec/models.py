@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from enum import Enum
@@ -231,6 +232,51 @@ class CostSpec(_Strict):
     max_cost_usd: float | None = Field(None, ge=0)
 
 
+class ScoreWeights(_Strict):
+    """Weights of the score's dimensions (EvalView's defaults); only their ratios matter."""
+
+    tool_accuracy: float = Field(0.3, ge=0, description="Tool recall against expected_tools.")
+    output_quality: float = Field(0.5, ge=0, description="Normalised judge score, or the deterministic checks' pass ratio.")
+    sequence_correctness: float = Field(0.2, ge=0, description="Sequence similarity against the baseline or expected_tools.")
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> "ScoreWeights":
+        if self.tool_accuracy + self.output_quality + self.sequence_correctness <= 0:
+            raise ValueError("at least one score weight must be positive")
+        return self
+
+
+class CompositeWeights(_Strict):
+    """composite = (pass_rate·pass_weight + impl_rate·impl_weight) / (pass_weight + impl_weight), impl_rate = score / 100."""
+
+    pass_weight: float = Field(0.5, ge=0)
+    impl_weight: float = Field(0.5, ge=0)
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> "CompositeWeights":
+        if self.pass_weight + self.impl_weight <= 0:
+            raise ValueError("at least one composite weight must be positive")
+        return self
+
+
+class WeightedStep(_Strict):
+    tool: str = Field(..., min_length=1)
+    weight: float = Field(1.0, gt=0)
+
+
+class ProcessSpec(_Strict):
+    """Process metrics (reported when their expectations are given; thresholds warn in the path layer)."""
+
+    expected_steps: list[str | WeightedStep] | None = Field(
+        None, description="Tools the run should reach, in order; a name or {tool, weight}. Gives progress_rate.")
+    aligned_tools: list[str] | None = Field(None, description="Tools that serve the goal. Gives strategic_drift.")
+    min_progress_rate: float | None = Field(None, ge=0.0, le=1.0)
+    max_strategic_drift: float | None = Field(None, ge=0.0, le=1.0)
+
+    def weighted_steps(self) -> list[WeightedStep]:
+        return [WeightedStep(tool=s) if isinstance(s, str) else s for s in self.expected_steps or []]
+
+
 class QueryDefaults(_Strict):
     """Applied to every query; the query's own values win (deep merge, lists replaced)."""
 
@@ -238,6 +284,12 @@ class QueryDefaults(_Strict):
     path: PathSpec | None = None
     cost: CostSpec | None = None
     checks: Checks | None = Field(None, description="Answer, RAG, safety, agent, performance and validity checks, each in its layer.")
+    process: ProcessSpec | None = None
+    runs: int | None = Field(None, ge=1, description="Repeated runs expected per query; fewer traces is an error.")
+    min_pass_rate: float | None = Field(
+        None, ge=0.0, le=1.0, description="Correctness gate across runs: passed runs / runs must reach this (default 1.0: every run).")
+    min_score: float | None = Field(None, ge=0.0, le=100.0, description="Correctness gate: the mean weighted score (0-100) must reach this.")
+    weights: ScoreWeights | None = Field(None, description="Score weights; defaults 0.3 / 0.5 / 0.2.")
 
 
 class QuerySpec(QueryDefaults):
@@ -356,6 +408,7 @@ class AgentCISpec(_Strict):
     pricing: dict[str, ModelPrice] | None = Field(
         None, description="Per-model prices (USD per million tokens) used before the bundled price table; keys are model names."
     )
+    composite: CompositeWeights = Field(default_factory=CompositeWeights, description="Weights of the composite score (default 0.5 / 0.5).")
     queries: list[QuerySpec] = Field(..., min_length=1)
 
     _path: str = PrivateAttr("")
@@ -363,3 +416,14 @@ class AgentCISpec(_Strict):
     @property
     def path(self) -> str:
         return self._path
+
+
+
+def spec_hash(spec: AgentCISpec) -> str:
+    """'sha256:' + the first 16 hex digits of sha256 over the validated spec as sorted JSON (ids included).
+
+    The spec as loaded: includes resolved, defaults merged, tags applied. Values equal to their default are
+    left out, so a new optional spec key in a later release leaves the hash alone.
+    """
+    canonical = json.dumps(spec.model_dump(mode="json", exclude_defaults=True), sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:16]

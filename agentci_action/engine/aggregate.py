@@ -1,0 +1,160 @@
+"""Combine a query's repeated runs into one result: the correctness gate across runs, reliability and score.
+
+A run passes when neither its correctness layer nor its path layer (a forbidden tool) failed or errored.
+Correctness across runs passes when passed / runs ≥ `min_pass_rate` (default 1.0: every run), and, when
+`min_score` is set, when the mean score reaches it. Path and cost stay soft: each takes its worst run,
+messages labelled by run; their figures over all runs are in `reliability.metrics`. One run keeps its
+layers exactly as evaluated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..spec.models import CompositeWeights, QuerySpec, ScoreWeights
+from . import stats
+from .results import LAYERS, Check, LayerResult, Reliability, ScoreResult, Status, worst
+from .score import RunScore, composite_score, judge_scores, letter_grade, run_score
+
+HARD = (Status.FAIL, Status.ERROR)
+
+# Every numeric figure aggregated over runs: name → (layer, details key).
+RUN_METRICS = {
+    "cost_usd": ("cost", "cost_usd"),
+    "total_tokens": ("cost", "total_tokens"),
+    "latency_ms": ("cost", "latency_ms"),
+    "llm_calls": ("cost", "llm_calls"),
+    "cost_multiplier": ("cost", "cost_multiplier"),
+    "tool_calls": ("path", "tool_calls"),
+    "loops_detected": ("path", "loops_detected"),
+    "tool_recall": ("path", "tool_recall"),
+    "tool_precision": ("path", "tool_precision"),
+    "sequence_similarity": ("path", "sequence_similarity"),
+    "progress_rate": ("path", "progress_rate"),
+    "strategic_drift": ("path", "strategic_drift"),
+}
+
+
+@dataclass(frozen=True)
+class Run:
+    """One evaluated run: its index (the trace's `run`, else its position) and its three layers."""
+
+    index: int
+    layers: dict[str, LayerResult]
+
+    @property
+    def status(self) -> Status:
+        """error when a hard layer errored, fail when one failed, else pass."""
+        hard = [self.layers["correctness"].status, self.layers["path"].status]
+        return Status.ERROR if Status.ERROR in hard else Status.FAIL if Status.FAIL in hard else Status.PASS
+
+
+@dataclass(frozen=True)
+class Combined:
+    layers: dict[str, LayerResult]
+    reliability: Reliability
+    score: ScoreResult
+
+
+def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
+    """Pass rate, pass@k, pass^k (k = runs), Wilson 95% interval, flakiness, cost of pass and every metric's statistics."""
+    n = len(runs)
+    passed = sum(run.status is Status.PASS for run in runs)
+    costs = [run.layers["cost"].details.get("cost_usd") for run in runs]
+    known_cost = None if None in costs else sum(costs)
+    series = {name: [run.layers[layer].details.get(key) for run in runs] for name, (layer, key) in RUN_METRICS.items()}
+    series["judge_score"] = [_mean(judge_scores(run.layers["correctness"])) for run in runs]
+    series["score"] = [s.value for s in scores]
+    metrics = {name: found for name, values in series.items() if (found := stats.statistics([v for v in values if v is not None]))}
+    return Reliability(
+        runs=n, passed=passed, pass_rate=stats.pass_rate(passed, n),
+        pass_at_k=stats.pass_at_k(n, passed, n), pass_hat_k=stats.pass_hat_k(n, passed, n),
+        pass_rate_ci95=stats.wilson_interval(passed, n), flaky=stats.is_flaky(passed, n),
+        cost_usd=known_cost, total_tokens=sum(run.layers["cost"].details.get("total_tokens") or 0 for run in runs),
+        cost_of_pass_usd=None if known_cost is None else stats.cost_of_pass(costs, passed),
+        run_statuses=[run.status for run in runs], metrics=metrics,
+    )
+
+
+def _mean(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def score_result(scores: list[RunScore], pass_rate: float, weights: CompositeWeights) -> ScoreResult:
+    """Means of the runs' scores and dimensions; composite of the pass rate and mean score / 100; its grade."""
+    value = _mean([s.value for s in scores])
+    composite = composite_score(pass_rate, None if value is None else value / 100, weights.pass_weight, weights.impl_weight)
+    return ScoreResult(
+        value=value, tool_accuracy=_mean([s.tool_accuracy for s in scores]),
+        output_quality=_mean([s.output_quality for s in scores]),
+        sequence_correctness=_mean([s.sequence_correctness for s in scores]),
+        composite=composite, grade=letter_grade(composite), reason=next((s.reason for s in scores if s.reason), ""),
+    )
+
+
+def _worst_run(runs: list[Run], name: str) -> LayerResult:
+    """The layer from its worst run, with the messages of every run that warned, failed or errored labelled by run."""
+    layers = [run.layers[name] for run in runs]
+    status = worst([layer.status for layer in layers])
+    chosen = next(layer for layer in layers if layer.status is status)
+    messages = [f"run {run.index}: {m}" for run in runs if run.layers[name].status not in (Status.PASS, Status.SKIP)
+                for m in run.layers[name].messages]
+    return chosen.model_copy(update={"messages": messages or chosen.messages})
+
+
+def pass_rate_check(runs: list[Run], min_pass_rate: float) -> Check:
+    """Fails when passed / runs < min_pass_rate; the message names the failing runs and why."""
+    passed = sum(run.status is Status.PASS for run in runs)
+    rate = stats.pass_rate(passed, len(runs))
+    ok = rate >= min_pass_rate
+    why = "; ".join(f"run {run.index}: {m}" for run in runs if run.status is not Status.PASS
+                    for name in ("correctness", "path") if run.layers[name].status in HARD for m in run.layers[name].messages)
+    verdict = "at least" if ok else "below"
+    message = f"{passed} of {len(runs)} runs passed ({rate:.0%}), {verdict} min_pass_rate {min_pass_rate:.0%}" + (f": {why}" if why else "")
+    return Check(name="min_pass_rate", status=Status.PASS if ok else Status.FAIL, message=message if why or not ok else "",
+                 data={"passed": passed, "runs": len(runs), "pass_rate": rate, "min": min_pass_rate})
+
+
+def min_score_check(score: float | None, minimum: float) -> Check:
+    if score is None:
+        return Check(name="min_score", status=Status.SKIP,
+                     message="min_score skipped: nothing to score (no expected_tools, correctness checks or reference sequence)")
+    ok = score >= minimum
+    return Check(name="min_score", status=Status.PASS if ok else Status.FAIL,
+                 message="" if ok else f"score {score:.1f} < min_score {minimum:g}", data={"actual": score, "min": minimum})
+
+
+def _correctness(query: QuerySpec, runs: list[Run], score: float | None) -> LayerResult:
+    """One run: its layer (plus min_score). Several: error if a run errored, else the pass-rate gate (plus min_score).
+
+    With several runs the status and messages come from the gates; `checks` holds the gates, then every run's
+    checks in run order (so skipped checks and the judge's usage are counted for every run).
+    """
+    gates = [min_score_check(score, query.min_score)] if query.min_score is not None else []
+    if len(runs) == 1:
+        layer = runs[0].layers["correctness"]
+        return LayerResult.from_checks(layer.checks + gates, layer.details) if gates else layer
+    run_checks = [check for run in runs for check in run.layers["correctness"].checks]
+    errored = [run for run in runs if run.layers["correctness"].status is Status.ERROR]
+    if errored:
+        layer = _worst_run(errored, "correctness")
+        return layer.model_copy(update={"status": Status.ERROR, "checks": run_checks})
+    gate = pass_rate_check(runs, 1.0 if query.min_pass_rate is None else query.min_pass_rate)
+    result = LayerResult.from_checks([gate, *gates], details=dict(gate.data))
+    if gate.status is Status.PASS and gate.message:  # flaky but above the gate: keep saying which runs failed
+        result.messages.insert(0, gate.message)
+    result.checks.extend(run_checks)
+    return result
+
+
+def combine_runs(query: QuerySpec, runs: list[Run], composite: CompositeWeights = CompositeWeights()) -> Combined:
+    """The query's layers, reliability and score over its runs (see the module docstring)."""
+    weights = query.weights or ScoreWeights()
+    scores = [run_score(run.layers["correctness"], run.layers["path"], weights) for run in runs]
+    rel = reliability(runs, scores)
+    score = score_result(scores, rel.pass_rate, composite)
+    layers = {"correctness": _correctness(query, runs, score.value)}
+    for name in LAYERS[1:]:
+        layers[name] = runs[0].layers[name] if len(runs) == 1 else _worst_run(runs, name)
+    return Combined(layers, rel, score)

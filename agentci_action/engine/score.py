@@ -1,0 +1,119 @@
+"""Scores and grades: pure formulas from the EvalView and Scylla metrics references.
+
+A run's weighted score (0-100) blends three dimensions, each in [0, 1]:
+  tool accuracy        = tool recall against `path.expected_tools`
+  output quality       = mean judge score normalised as (s − 1) / 4 from the 1-5 scale, or, when no judge
+                         produced a score, the deterministic correctness checks' pass ratio
+  sequence correctness = sequence similarity against the baseline (or `expected_tools`)
+score = 100 · Σ wᵢ·sᵢ / Σ wᵢ over the dimensions that could be measured (default weights 30/50/20);
+no measurable dimension → no score. A forbidden tool short-circuits the score to 0 with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..spec.models import ScoreWeights
+from .correctness import JUDGE_KINDS
+from .results import LayerResult, MetricChange, RunResult, Status
+
+JUDGE_SCALE = (1, 5)
+GRADES = ((0.95, "A"), (0.85, "B"), (0.75, "C"), (0.65, "D"))
+
+
+@dataclass(frozen=True)
+class RunScore:
+    """One run's score and the dimensions it came from (None: not measurable on this run)."""
+
+    value: float | None
+    tool_accuracy: float | None = None
+    output_quality: float | None = None
+    sequence_correctness: float | None = None
+    reason: str = ""
+
+
+def normalise_judge_score(score: float) -> float:
+    """A 1-5 judge score on [0, 1]: (s − 1) / 4. 1 → 0.0, 3 → 0.5, 5 → 1.0."""
+    low, high = JUDGE_SCALE
+    return (score - low) / (high - low)
+
+
+def judge_scores(correctness: LayerResult) -> list[float]:
+    """The 1-5 scores of the run's judge checks (llm_judge, safety_check, hallucination_check) that produced one."""
+    return [c.data["score"] for c in correctness.checks
+            if c.name in JUDGE_KINDS and isinstance(c.data.get("score"), (int, float))]
+
+
+def output_quality(correctness: LayerResult) -> float | None:
+    """Mean normalised judge score of the checks that carry one; else passed / run deterministic checks; else None."""
+    judged = judge_scores(correctness)
+    if judged:
+        return sum(normalise_judge_score(s) for s in judged) / len(judged)
+    ran = [c for c in correctness.checks if c.status in (Status.PASS, Status.FAIL)]
+    if not ran:
+        return None
+    return sum(c.status is Status.PASS for c in ran) / len(ran)
+
+
+def weighted_score(dimensions: dict[str, float | None], weights: ScoreWeights) -> float | None:
+    """100 · Σ wᵢ·sᵢ / Σ wᵢ over the measured dimensions with wᵢ > 0; None when none is measured.
+
+    {tool_accuracy 1.0, output_quality 0.9, sequence_correctness 1.0} at 30/50/20 → 95.0.
+    """
+    pairs = [(getattr(weights, name), value) for name, value in dimensions.items() if value is not None]
+    total = sum(w for w, _ in pairs)
+    if total == 0:
+        return None
+    return 100 * sum(w * v for w, v in pairs) / total
+
+
+def run_score(correctness: LayerResult, path: LayerResult, weights: ScoreWeights) -> RunScore:
+    """The score of one run from its correctness and path layers; 0 with the reason on a forbidden tool."""
+    violations = path.details.get("forbidden_violations")
+    if violations:
+        return RunScore(0.0, reason=f"forbidden tool used: {', '.join(violations)} (score short-circuited to 0)")
+    dimensions = {
+        "tool_accuracy": path.details.get("tool_recall"),
+        "output_quality": output_quality(correctness),
+        "sequence_correctness": path.details.get("sequence_similarity"),
+    }
+    return RunScore(weighted_score(dimensions, weights), **dimensions)
+
+
+def composite_score(pass_rate: float, impl_rate: float | None, pass_weight: float = 0.5, impl_weight: float = 0.5) -> float:
+    """(pass_rate·pass_weight + impl_rate·impl_weight) / (pass_weight + impl_weight); pass_rate alone without impl_rate.
+
+    pass 1.0, impl 0.85 at 0.5/0.5 → 0.925.
+    """
+    if impl_rate is None:
+        return pass_rate
+    return (pass_rate * pass_weight + impl_rate * impl_weight) / (pass_weight + impl_weight)
+
+
+def letter_grade(score: float) -> str:
+    """A ≥ 0.95, B ≥ 0.85, C ≥ 0.75, D ≥ 0.65, else F. 0.925 → B."""
+    return next((grade for threshold, grade in GRADES if score >= threshold), "F")
+
+
+def uplift(current: float | None, baseline: float | None) -> float | None:
+    """(current − baseline) / baseline; None when either is unknown or the baseline is 0 (undefined).
+
+    Baseline composite 0.75, current 0.90 → 0.20 (20% up). For cost a positive uplift means more expensive.
+    """
+    if current is None or baseline is None or baseline == 0:
+        return None
+    return (current - baseline) / baseline
+
+
+def run_uplift(current: RunResult, baseline: RunResult) -> dict[str, MetricChange]:
+    """Composite score, pass rate and total cost of `current` against `baseline`, each with its uplift."""
+    figures = {
+        "composite_score": lambda run: run.summary.composite_score,
+        "pass_rate": lambda run: run.summary.pass_rate,
+        "cost_usd": lambda run: None if run.summary.cost_unknown else run.summary.cost_usd,
+    }
+    changes = {}
+    for name, figure in figures.items():
+        now, before = figure(current), figure(baseline)
+        changes[name] = MetricChange(current=now, baseline=before, uplift=uplift(now, before))
+    return changes
