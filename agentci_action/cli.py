@@ -171,7 +171,7 @@ def cmd_baselines(args: argparse.Namespace) -> int:
     widths = [max(len(one_line(row[i])) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(one_line(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())
-    print(f"\n* the default for `agentci test`: the newest version whose precheck passed" if default else
+    print("\n* the default for `agentci test`: the newest version whose precheck passed" if default else
           "\nno version passed its precheck, so `agentci test` uses no baseline unless --baseline names one")
     return EXIT_PASS
 

@@ -13,27 +13,10 @@ from dataclasses import dataclass
 
 from ..spec.models import CompositeWeights, QuerySpec, ScoreWeights
 from . import stats
-from .results import LAYERS, Check, LayerResult, Reliability, ScoreResult, Status, worst
+from .results import LAYERS, RUN_FIGURES, Check, LayerResult, Reliability, ScoreResult, Status, worst
 from .score import RunScore, composite_score, judge_scores, letter_grade, run_score
 
 HARD = (Status.FAIL, Status.ERROR)
-
-# Every numeric figure aggregated over runs: name → (layer, details key).
-RUN_METRICS = {
-    "cost_usd": ("cost", "cost_usd"),
-    "total_tokens": ("cost", "total_tokens"),
-    "latency_ms": ("cost", "latency_ms"),
-    "llm_calls": ("cost", "llm_calls"),
-    "cost_multiplier": ("cost", "cost_multiplier"),
-    "tool_calls": ("path", "tool_calls"),
-    "loops_detected": ("path", "loops_detected"),
-    "tool_recall": ("path", "tool_recall"),
-    "tool_precision": ("path", "tool_precision"),
-    "sequence_similarity": ("path", "sequence_similarity"),
-    "progress_rate": ("path", "progress_rate"),
-    "strategic_drift": ("path", "strategic_drift"),
-}
-
 
 @dataclass(frozen=True)
 class Run:
@@ -62,10 +45,12 @@ def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
     passed = sum(run.status is Status.PASS for run in runs)
     costs = [run.layers["cost"].details.get("cost_usd") for run in runs]
     known_cost = None if None in costs else sum(costs)
-    series = {name: [run.layers[layer].details.get(key) for run in runs] for name, (layer, key) in RUN_METRICS.items()}
-    series["judge_score"] = [_mean(judge_scores(run.layers["correctness"])) for run in runs]
-    series["score"] = [s.value for s in scores]
-    metrics = {name: found for name, values in series.items() if (found := stats.statistics([v for v in values if v is not None]))}
+    metrics = {}
+    if n > 1:  # one run's figures are its layers' details: statistics of a single value would only copy them
+        series = {name: [run.layers[layer].details.get(key) for run in runs] for name, (layer, key) in RUN_FIGURES.items()}
+        series["judge_score"] = [_mean(judge_scores(run.layers["correctness"])) for run in runs]
+        series["score"] = [s.value for s in scores]
+        metrics = {name: found for name, values in series.items() if (found := stats.statistics([v for v in values if v is not None]))}
     return Reliability(
         runs=n, passed=passed, pass_rate=stats.pass_rate(passed, n),
         pass_at_k=stats.pass_at_k(n, passed, n), pass_hat_k=stats.pass_hat_k(n, passed, n),

@@ -86,7 +86,26 @@ class Reliability(BaseModel):
     cost_of_pass_usd: float | None = Field(
         None, description='cost_usd / passed: expected spend per pass. "Infinity" when no run passed; null when a cost is unknown.')
     run_statuses: list[Status] = Field(default_factory=list, description="pass/fail/error per run, in run order.")
-    metrics: dict[str, MetricStats] = Field(default_factory=dict)
+    metrics: dict[str, MetricStats] = Field(
+        default_factory=dict, description="Statistics of every numeric figure over the runs (from two runs on; "
+                                          "a single run's figures are its layers' details).")
+
+
+# Every numeric figure a run reports: name → (layer, details key). Aggregated over repeated runs.
+RUN_FIGURES = {
+    "cost_usd": ("cost", "cost_usd"),
+    "total_tokens": ("cost", "total_tokens"),
+    "latency_ms": ("cost", "latency_ms"),
+    "llm_calls": ("cost", "llm_calls"),
+    "cost_multiplier": ("cost", "cost_multiplier"),
+    "tool_calls": ("path", "tool_calls"),
+    "loops_detected": ("path", "loops_detected"),
+    "tool_recall": ("path", "tool_recall"),
+    "tool_precision": ("path", "tool_precision"),
+    "sequence_similarity": ("path", "sequence_similarity"),
+    "progress_rate": ("path", "progress_rate"),
+    "strategic_drift": ("path", "strategic_drift"),
+}
 
 
 class ScoreResult(BaseModel):
@@ -120,6 +139,14 @@ class QueryResult(BaseModel):
 
     def layer(self, name: str) -> LayerResult:
         return getattr(self, name)
+
+    def figure(self, name: str) -> float | None:
+        """A figure of RUN_FIGURES: its mean over the runs, or the single run's own value; None when not measured."""
+        if self.runs > 1:
+            found = self.reliability.metrics.get(name)
+            return found.mean if found else None
+        layer, key = RUN_FIGURES[name]
+        return self.layer(layer).details.get(key)
 
 
 class Aggregates(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import textwrap
 
-from ..engine.results import LAYERS, QueryResult, RunResult, Status
+from ..engine.results import LAYERS, RUN_FIGURES, QueryResult, RunResult, Status
 from . import aggregates
 from .text import one_line
 
@@ -18,16 +18,9 @@ def _money(value: float | None) -> str:
     return "cost unknown" if value is None else f"${value:.4f}"
 
 
-def _figure_values(result: QueryResult) -> dict:
-    """The run's path and cost details; for several runs, each metric's mean over the runs."""
-    if result.runs == 1:
-        return {**result.path.details, **result.cost.details}
-    return {name: found.mean for name, found in result.reliability.metrics.items()}
-
-
 def _figures(result: QueryResult) -> str:
     """The key path and cost figures of a query on one line (means, so labelled, for several runs)."""
-    values = _figure_values(result)
+    values = {name: result.figure(name) for name in RUN_FIGURES}
     parts = [f"tools {values.get('tool_calls', 0):g}"]
     for key, label in (("tool_recall", "recall"), ("tool_precision", "precision"), ("sequence_similarity", "similarity")):
         if values.get(key) is not None:

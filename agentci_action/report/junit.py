@@ -25,8 +25,7 @@ def xml_text(text: object) -> str:
 
 
 def _seconds(result: QueryResult) -> str:
-    latency = result.reliability.metrics.get("latency_ms")
-    return f"{(latency.mean if latency else 0.0) / 1000:.3f}"
+    return f"{(result.figure('latency_ms') or 0.0) / 1000:.3f}"
 
 
 def _lines(result: QueryResult, statuses: tuple[Status, ...]) -> list[str]:

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import math
 
-from ..engine.results import QueryResult, RunResult, Status
+from ..engine.results import RunResult, Status
 
 # name → (help, value of a query result)
 QUERY_METRICS = {
     "agentci_correctness_pass": ("1 when the correctness layer did not fail (across runs: the min_pass_rate gate) or had no checks, else 0.",
                                  lambda r: float(r.correctness.status in (Status.PASS, Status.SKIP))),
-    "agentci_tool_recall": ("Tool recall against expected_tools, mean over runs.", lambda r: _mean(r, "tool_recall")),
-    "agentci_tool_precision": ("Tool precision against expected_tools, mean over runs.", lambda r: _mean(r, "tool_precision")),
-    "agentci_cost_usd": ("Cost of one run in US dollars, mean over runs.", lambda r: _mean(r, "cost_usd")),
-    "agentci_latency_ms": ("Latency of one run in milliseconds, mean over runs.", lambda r: _mean(r, "latency_ms")),
-    "agentci_total_tokens": ("Tokens of one run, mean over runs.", lambda r: _mean(r, "total_tokens")),
+    "agentci_tool_recall": ("Tool recall against expected_tools, mean over runs.", lambda r: r.figure("tool_recall")),
+    "agentci_tool_precision": ("Tool precision against expected_tools, mean over runs.", lambda r: r.figure("tool_precision")),
+    "agentci_cost_usd": ("Cost of one run in US dollars, mean over runs.", lambda r: r.figure("cost_usd")),
+    "agentci_latency_ms": ("Latency of one run in milliseconds, mean over runs.", lambda r: r.figure("latency_ms")),
+    "agentci_total_tokens": ("Tokens of one run, mean over runs.", lambda r: r.figure("total_tokens")),
     "agentci_pass_rate": ("Passed runs / runs.", lambda r: r.reliability.pass_rate),
     "agentci_score": ("Weighted score 0-100 (tool accuracy, output quality, sequence), mean over runs.", lambda r: r.score.value),
 }
@@ -30,11 +30,6 @@ SUITE_METRICS = {
     "agentci_suite_cost_usd": ("Total cost of every run in US dollars (known costs).", lambda s: s.cost_usd),
     "agentci_suite_failed_queries": ("Queries that failed.", lambda s: s.failed),
 }
-
-
-def _mean(result: QueryResult, metric: str) -> float | None:
-    found = result.reliability.metrics.get(metric)
-    return found.mean if found else None
 
 
 def escape_label(value: str) -> str:
