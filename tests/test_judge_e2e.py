@@ -12,7 +12,8 @@ import json
 import subprocess
 import uuid
 
-from test_e2e_action import act_binary, base_image, engine, git, make_workspace  # noqa: F401 (engine is a fixture)
+from conftest import act_binary, base_image
+from test_e2e_action import git, make_workspace
 from test_judge_action import SPEC
 
 KEY = "sk-ant-e2e-secret-31"
@@ -48,7 +49,7 @@ def run_act(workspace) -> tuple[int, str]:
     return done.returncode, done.stdout + done.stderr
 
 
-def test_the_judge_in_the_container_asks_once_then_uses_its_cache(engine, tmp_path, llm):  # noqa: F811
+def test_the_judge_in_the_container_asks_once_then_uses_its_cache(container_engine, tmp_path, llm):
     workspace = make_workspace(tmp_path / "repo")
     (workspace / ".github" / "workflows" / "agentci.yml").write_text(WORKFLOW.format(name=uuid.uuid4().hex[:12]))
     (workspace / "agentci.yaml").write_text(SPEC.format(url=llm.anthropic_url))
