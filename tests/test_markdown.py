@@ -103,3 +103,29 @@ def test_run_level_warnings_are_quoted_inert():
     text = render_summary(run(query("q", 1, "pass"), warnings=[f"traces/x.jsonl:3: trace with id {HOSTILE!r} matches no query"]))
     note = next(line for line in text.splitlines() if line.startswith("> traces/x.jsonl:3"))
     assert "@\u200boctocat" in note and "<" not in note and "\\|" in note
+
+
+def _judge_skipped(qid: str, line: int, status: str = "pass", correctness_status: str = "pass"):
+    """A query whose llm_judge check was skipped for want of a key (beside a passing deterministic check)."""
+    from agentci_action.engine.results import Check, LayerResult, Status
+    checks = [Check(name="expected_in_answer", status=Status.PASS),
+              Check(name="llm_judge", status=Status.SKIP, message=f"llm_judge skipped: no ANTHROPIC_API_KEY {HOSTILE}")]
+    if correctness_status == "fail":
+        checks[0] = Check(name="expected_in_answer", status=Status.FAIL, message="missing 'refund'")
+    correctness = LayerResult.from_checks(checks)
+    assert correctness.status is Status(correctness_status)
+    return query(qid, line, status, correctness=correctness)
+
+
+def test_skipped_judge_checks_are_said_not_passed_in_summary_and_comment():
+    result = run(_judge_skipped("a", 4), _judge_skipped("b", 9), _judge_skipped("c", 14, "fail", "fail"))
+    assert result.unverified() == {f"llm_judge skipped: no ANTHROPIC_API_KEY {HOSTILE}": 2}  # c failed: not counted
+    for text in (render_summary(result), render_comment(result, "agentci")):
+        head = text.split("| |")[0]
+        assert "2 correctness checks skipped, not passed: llm\\_judge skipped: no ANTHROPIC\\_API\\_KEY" in head
+        assert "\\(×2\\)" in head and "::error" in head and "@\u200b" in head and "<details>" not in head
+
+
+def test_an_all_pass_run_with_skipped_checks_does_not_say_all_passed_alone():
+    text = render_summary(run(_judge_skipped("a", 4)))
+    assert text.startswith("## ✅ AgentCI: all 1 query passed, 1 check not verified\n")

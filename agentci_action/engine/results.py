@@ -225,6 +225,17 @@ class RunResult(BaseModel):
     results: list[QueryResult]
     warnings: list[str] = Field(default_factory=list, description="Run-level notes, e.g. traces matching no query.")
 
+    def unverified(self) -> dict[str, int]:
+        """Correctness checks skipped in queries whose correctness did not fail (no judge, no embedding provider):
+        skip reason → how many. Checks skipped because an earlier check failed are not counted: that query failed."""
+        reasons: dict[str, int] = {}
+        for query in self.results:
+            if query.correctness.status not in (Status.FAIL, Status.ERROR):
+                for check in query.correctness.checks:
+                    if check.status is Status.SKIP:
+                        reasons[check.message] = reasons.get(check.message, 0) + 1
+        return reasons
+
 
 class MetricChange(BaseModel):
     """A run-level figure against the baseline run: uplift = (current − baseline) / baseline, null when undefined."""

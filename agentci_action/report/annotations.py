@@ -13,7 +13,7 @@ import secrets
 from dataclasses import dataclass
 
 from ..engine.results import LAYERS, QueryResult, RunResult, Status
-from .text import one_line
+from .text import one_line, unverified_note
 
 MAX_ERRORS_PER_STEP = 10
 MAX_WARNINGS_PER_STEP = 10
@@ -74,7 +74,8 @@ def _level(query: QueryResult, layer: str) -> str | None:
 def annotations_for(run: RunResult, workspace: str | None = None) -> list[Annotation]:
     """One annotation per query and failing/warning layer, on the query's line, most severe first.
 
-    error: a layer errored, or failed in a blocking query; warning: any other fail or warn.
+    error: a layer errored, or failed in a blocking query; warning: any other fail or warn; one notice on the spec
+    counting the correctness checks skipped (not passed) where correctness did not fail.
     """
     found = []
     for query in run.results:
@@ -88,7 +89,11 @@ def annotations_for(run: RunResult, workspace: str | None = None) -> list[Annota
                 title=one_line(f"AgentCI {layer}: {query.id}", 200),
                 message=one_line("; ".join(messages), MAX_MESSAGE_CHARS),
             ))
-    return sorted(found, key=lambda a: a.level != "error")
+    note = unverified_note(run.unverified())
+    if note:  # a skipped judge check is not a pass: say so where the reviewer looks
+        found.append(Annotation(level="notice", file=repo_path(run.spec, workspace), line=1, title="AgentCI: not verified",
+                                message=one_line(note, MAX_MESSAGE_CHARS)))
+    return sorted(found, key=lambda a: ("error", "warning", "notice").index(a.level))
 
 
 def cap(annotations: list[Annotation], max_errors: int = MAX_ERRORS_PER_STEP,
@@ -96,7 +101,8 @@ def cap(annotations: list[Annotation], max_errors: int = MAX_ERRORS_PER_STEP,
     """(the first `max_errors` errors and `max_warnings` warnings, a notice counting the rest or None)."""
     errors = [a for a in annotations if a.level == "error"]
     warnings = [a for a in annotations if a.level == "warning"]
-    shown = errors[:max_errors] + warnings[:max_warnings]
+    notices = [a for a in annotations if a.level == "notice"]
+    shown = errors[:max_errors] + warnings[:max_warnings] + notices
     hidden_errors, hidden_warnings = max(0, len(errors) - max_errors), max(0, len(warnings) - max_warnings)
     if not hidden_errors and not hidden_warnings:
         return shown, None

@@ -7,7 +7,7 @@ import textwrap
 
 from ..engine.results import LAYERS, RUN_FIGURES, QueryResult, RunResult, Status
 from . import aggregates
-from .text import one_line
+from .text import one_line, unverified_note
 
 MESSAGE_WIDTH = 110  # characters of a message per line
 MESSAGE_LIMIT = 1200  # characters of a message shown at all
@@ -106,6 +106,8 @@ def render(run: RunResult) -> str:
     if run.results:
         lines.append(render_aggregates(run))
     lines.append(render_total(run))
+    if run.unverified():
+        lines.append(one_line(unverified_note(run.unverified()), 1500))
     judge = render_judge(run)
     if judge:
         lines.append(judge)

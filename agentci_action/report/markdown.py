@@ -18,7 +18,7 @@ from ..engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResu
 from . import aggregates
 from .diff_markdown import render_markdown as render_diff
 from .icons import ICONS
-from .text import fit, html_text, inline, utf8_size
+from .text import fit, html_text, inline, unverified_note, utf8_size
 
 SUMMARY_BUDGET = 1_000_000  # GitHub's limit is 1 MiB per step
 COMMENT_BUDGET = 60_000  # GitHub's limit is 65,536 characters
@@ -75,7 +75,12 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
                    f"composite {s.composite_score:.2f} (grade {s.grade})")
     figures = aggregates.phrases(s.aggregates)
     suite = f"\nSuite: {' · '.join(figures)}\n" if figures else ""
-    return f"## {ICONS[s.status]} {inline(title, 100)}: {verdict}\n\nAgent **{inline(run.agent, 100)}** · {counts}\n{suite}"
+    unverified = run.unverified()
+    if unverified and s.status in (Status.PASS, Status.WARN):
+        verdict += f", {sum(unverified.values())} {_plural(sum(unverified.values()), 'check', 'checks')} not verified"
+    skipped = f"\n{ICONS[Status.SKIP]} {inline(unverified_note(unverified), 1500)}\n" if unverified else ""
+    return (f"## {ICONS[s.status]} {inline(title, 100)}: {verdict}\n\nAgent **{inline(run.agent, 100)}** · {counts}\n"
+            f"{skipped}{suite}")
 
 
 def _plural(n: int, one: str, many: str) -> str:

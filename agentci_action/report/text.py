@@ -56,3 +56,14 @@ def fit(parts: list[str], used: int, budget: int) -> tuple[list[str], int]:
         kept.append(part)
         used += utf8_size(part)
     return kept, used
+
+
+def unverified_note(reasons: dict[str, int], shown: int = 5) -> str:
+    """'3 correctness checks skipped, not passed: <reason> (×2); <reason>' from RunResult.unverified(); '' when none."""
+    if not reasons:
+        return ""
+    total = sum(reasons.values())
+    parts = [reason + (f" (×{n})" if n > 1 else "") for reason, n in list(reasons.items())[:shown]]
+    more = f"; {len(reasons) - shown} more reasons" if len(reasons) > shown else ""
+    noun = "check" if total == 1 else "checks"
+    return f"{total} correctness {noun} skipped, not passed: {'; '.join(parts)}{more}"
