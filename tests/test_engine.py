@@ -2,14 +2,14 @@
 
 import pytest
 
-from agentci_action.engine.correctness import JudgeRequest, evaluate_correctness, grounding_context
+from agentci_action.engine.correctness import JudgeRequest, deterministic_checks, evaluate_correctness, grounding_context
 from agentci_action.engine.cost import evaluate_cost
 from agentci_action.engine.path import evaluate_path
 from agentci_action.engine.results import Check, Status
 from agentci_action.engine.runner import Settings, parse_fail_on, run_spec
 from agentci_action.errors import TraceError
 from agentci_action.spec.loader import load_spec
-from agentci_action.spec.models import CostSpec, PathSpec, QuerySpec
+from agentci_action.spec.models import CorrectnessSpec, CostSpec, PathSpec, QuerySpec
 from agentci_action.trace.models import Trace
 
 
@@ -59,6 +59,16 @@ def test_exact_regex_and_json_schema():
     assert bad.status is Status.FAIL and "severity: 'mid' is not one of ['low', 'high']" in bad.messages[0]
     not_json = evaluate_correctness(q, trace(final_answer="{oops"))
     assert "answer is not JSON" in not_json.messages[0]
+
+
+def test_json_schema_refs_resolve_locally_and_an_unresolvable_one_is_an_error_not_a_traceback():
+    defs = {"$defs": {"level": {"enum": ["low", "high"]}}, "properties": {"severity": {"$ref": "#/$defs/level"}}}
+    bad = evaluate_correctness(query(correctness={"json_schema": defs}), trace(final_answer='{"severity": "mid"}'))
+    assert bad.status is Status.FAIL and "'mid' is not one of" in bad.messages[0]
+    for ref in ("#/definitions/nope", "https://example.com/remote.json"):  # validation refuses both; model_construct skips it
+        spec = CorrectnessSpec.model_construct(json_schema={"$ref": ref})
+        [check] = deterministic_checks(spec, "{}")
+        assert check.status is Status.ERROR and ref in check.message and "does not resolve" in check.message
 
 
 JUDGED = {

@@ -12,8 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
-import jsonschema
+from referencing.exceptions import Unresolvable
 
+from ..spec.json_schemas import local_validator
 from ..spec.models import CorrectnessSpec, JudgeRubric, QuerySpec
 from ..trace.models import Trace
 from .results import Check, LayerResult, Status
@@ -88,8 +89,10 @@ def _json_schema_check(schema: dict, answer: str) -> Check:
         document = json.loads(answer)
     except json.JSONDecodeError as exc:
         return Check(name="json_schema", status=Status.FAIL, message=f"answer is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})")
-    validator = jsonschema.validators.validator_for(schema)(schema)
-    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+    try:
+        errors = sorted(local_validator(schema).iter_errors(document), key=lambda e: list(e.absolute_path))
+    except Unresolvable as exc:  # validation rejects these; a schema built in code may still carry one
+        return Check(name="json_schema", status=Status.ERROR, message=f"the JSON Schema has a $ref that does not resolve: {_snippet(str(exc), 120)}")
     if not errors:
         return Check(name="json_schema", status=Status.PASS)
     described = [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {_snippet(e.message, 120)}" for e in errors]

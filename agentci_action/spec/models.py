@@ -12,6 +12,7 @@ import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from .checks import Checks
+from .json_schemas import unresolvable_refs
 from .rubric_templates import RUBRIC_TEMPLATES
 
 SPEC_VERSION = 1
@@ -195,6 +196,9 @@ class CorrectnessSpec(_Strict):
             except jsonschema.SchemaError as exc:
                 where = "/".join(str(p) for p in exc.path)
                 raise ValueError(f"invalid JSON Schema{f' at {where}' if where else ''}: {exc.message}") from None
+            unresolvable = unresolvable_refs(schema)
+            if unresolvable:
+                raise ValueError(f"invalid JSON Schema: {'; '.join(unresolvable)}")
         return schema
 
 
