@@ -103,8 +103,11 @@ def test_match_explains_where_it_diverged():
     assert strict.unexpected == ["x"] and strict.missing == []
     subset = metrics.match(["a"], ["a", "b", "c", "b"], MatchMode.SUBSET)
     assert subset.missing == ["b", "c"]
+    # subsequence: the expected tool never comes after the last matched call, so the trace ends first
     subsequence = metrics.match(["analyze", "search"], ["search", "analyze"], MatchMode.SUBSEQUENCE)
-    assert subsequence.first_divergence == (1, "analyze", None)
+    assert subsequence.first_divergence == (2, "analyze", None) and subsequence.missing == []
+    extras = metrics.match(["x", "y", "z", "search", "q", "r"], ["search", "analyze"], MatchMode.SUBSEQUENCE)
+    assert extras.first_divergence == (6, "analyze", None) and extras.missing == ["analyze"]
 
 
 def test_long_traces_are_fast():

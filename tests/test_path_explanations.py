@@ -147,6 +147,15 @@ def test_sequence_similarity_message_says_where_the_sequences_diverge():
         "(first difference at step 1: expected rerank, got fetch)")
 
 
+def test_subsequence_message_points_past_the_trace_not_at_an_extra_call():
+    result = evaluate_path(path(expected_tools=["search", "analyze"], match_mode="subsequence"),
+                           trace("x", "y", "z", "search", "q", "r"))
+    assert check(result, "match_mode").message == (
+        "match mode 'subsequence' against the expected_tools failed: "
+        "first difference at step 6: expected analyze, got (end); missing: analyze")
+    assert result.details["match_mode"]["first_divergence"] == {"index": 6, "expected": "analyze", "actual": None}
+
+
 def test_hostile_tool_names_stay_inert_in_messages_and_details():
     evil = "rm\n::error file=x::pwned\u202e" + "z" * 100
     result = evaluate_path(path(allowed_tools=["search"], max_loops=0, match_mode="strict",

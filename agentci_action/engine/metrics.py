@@ -167,6 +167,10 @@ def match(predicted: list[str], reference: list[str], mode: MatchMode) -> MatchO
 
     strict: P == R · unordered: set(P) == set(R) · subset: set(R) ⊆ set(P) ·
     superset: set(P) ⊆ set(R) · subsequence: R is a subsequence of P (in order, extras allowed).
+
+    first_divergence is (index into P, expected, actual or None at the end of P). strict: the first i with
+    P[i] ≠ R[i]. subsequence: a greedy walk matches R's first j tools as early as possible, so R[j] occurs
+    nowhere after the last matched call and the walk runs off the end: (len(P), R[j], None).
     """
     used, ref = set(predicted), set(reference)
     missing = _ordered_unique(reference, ref - used)
@@ -187,4 +191,4 @@ def match(predicted: list[str], reference: list[str], mode: MatchMode) -> MatchO
             j += 1
     if j == len(reference):
         return MatchOutcome(True)
-    return MatchOutcome(False, missing, [], (j, reference[j], None))
+    return MatchOutcome(False, missing, [], (len(predicted), reference[j], None))
