@@ -27,13 +27,41 @@ def test_malformed_json_names_the_line(write):
     assert (problem.file, problem.line) == (str(path), 2) and "malformed JSON" in problem.message
 
 
-def test_invalid_fields_name_the_record_line_and_field_path(write):
+def test_invalid_fields_name_the_line_of_the_field_and_its_path(write):
     path = write("t.json", '[\n  {"id": "a"},\n  {"id": "b",\n   "tool_calls": [{"nme": "x"}]}\n]\n')
     with pytest.raises(TraceError) as caught:
         load_traces([str(path)])
     messages = [str(p) for p in caught.value.problems]
-    assert f"{path}:3: tool_calls[0].name: Field required" in messages
-    assert f"{path}:3: tool_calls[0].nme: Extra inputs are not permitted" in messages
+    assert f"{path}:4: tool_calls[0].name: Field required" in messages  # missing: the line of the object lacking it
+    assert f"{path}:4: tool_calls[0].nme: Extra inputs are not permitted" in messages
+
+
+def test_a_field_error_inside_a_multi_line_object_names_the_field_line(write):
+    record = {"id": "a", "final_answer": "x", "tool_calls": [{"name": "search"}, {"name": "fetch", "argumnts": {"q": 1}}],
+              "handoffs": [{"from": "a"}], "metadata": {"tool_calls": "not a field error"}, "total_tokens": -1}
+    path = write("t.json", json.dumps(record, indent=2))
+    lines = path.read_text().splitlines()
+    line_of = lambda fragment: next(n for n, text in enumerate(lines, 1) if fragment in text)  # noqa: E731
+    with pytest.raises(TraceError) as caught:
+        load_traces([str(path)])
+    assert [(p.line, p.message.split(":")[0]) for p in caught.value.problems] == [
+        (line_of('"argumnts"'), "tool_calls[1].argumnts"),
+        (line_of('"from"') - 1, "handoffs[0].to"),  # a missing key: the line where its object starts
+        (line_of('"total_tokens"'), "total_tokens"),
+    ]
+
+
+def test_a_canonical_file_with_one_bad_record_reports_that_record_not_an_unknown_format(write, write_traces):
+    records = [{"id": "a", "query": "q1", "final_answer": "x"}, {"id": "b", "query": "q2"},
+               {"id": "c", "query": "q3"}, {"qeury": "q4", "final_answer": "y"}]
+    path = write_traces("typo.jsonl", records)
+    for trace_format in (None, "canonical"):
+        with pytest.raises(TraceError) as caught:
+            load_traces([str(path)], trace_format=trace_format)
+        assert [str(p) for p in caught.value.problems] == [f"{path}:4: qeury: Extra inputs are not permitted"]
+    other = write("other.jsonl", '{"event": "start", "payload": {}}\n{"event": "end", "id": "x"}\n')
+    with pytest.raises(TraceError, match="unrecognised trace format"):
+        load_traces([str(other)])
 
 
 def test_every_bad_file_is_reported(write):

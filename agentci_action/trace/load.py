@@ -20,12 +20,63 @@ from .pricing import price_trace
 TRACE_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
 
+_DECODER = json.JSONDecoder()
+_BLANK = " \t\r\n"
+
+
 @dataclass(frozen=True)
 class Record:
-    """One top-level JSON value of a trace file and the line it starts on."""
+    """One top-level JSON value of a trace file, the line it starts on and (when read from a file) the
+    file's text and the value's offset in it, to find the line of a field inside it."""
 
     value: Any
     line: int
+    text: str = ""
+    offset: int = 0
+
+    def line_at(self, loc: tuple) -> int:
+        """The line of the deepest key or item of `loc` (a pydantic error location) present in the record's
+        JSON text; the record's own line when the text is unknown or nothing of `loc` is found."""
+        if not self.text:
+            return self.line
+        return self.line + self.text.count("\n", self.offset, _locate(self.text, self.offset, loc))
+
+
+def _blank_end(text: str, pos: int, also: str = "") -> int:
+    while pos < len(text) and text[pos] in _BLANK + also:
+        pos += 1
+    return pos
+
+
+def _locate(text: str, pos: int, loc: tuple) -> int:
+    """Offset of the deepest part of `loc` found, walking the (valid) JSON value that starts at `pos`:
+    a str part is an object key (the last occurrence, as json.loads keeps), an int part an array index."""
+    found = pos
+    for part in loc:
+        pos = _blank_end(text, pos)
+        if isinstance(part, str) and text.startswith("{", pos):
+            hit, pos = None, _blank_end(text, pos + 1)
+            while text.startswith('"', pos):
+                key, after = _DECODER.raw_decode(text, pos)
+                value_at = _blank_end(text, _blank_end(text, after) + 1)
+                if key == part:
+                    hit = (pos, value_at)
+                pos = _blank_end(text, _DECODER.raw_decode(text, value_at)[1], ",")
+            if hit is None:
+                return found
+            found, pos = hit
+        elif isinstance(part, int) and text.startswith("[", pos):
+            pos = _blank_end(text, pos + 1)
+            for _ in range(part):
+                if text.startswith("]", pos):
+                    return found
+                pos = _blank_end(text, _DECODER.raw_decode(text, pos)[1], ",")
+            if text.startswith("]", pos):
+                return found
+            found = pos
+        else:
+            return found
+    return found
 
 
 def resolve_paths(patterns: list[str]) -> list[Path]:
@@ -65,7 +116,6 @@ def read_records(path: Path) -> list[Record]:
         raise TraceError.at(str(path), 0, f"cannot read trace file: {exc}") from None
     if not text.strip():
         raise TraceError.at(str(path), 0, "trace file is empty")
-    decoder = json.JSONDecoder()
     lines = _LineCounter(text)
     values: list[Record] = []
     pos, end = 0, len(text)
@@ -75,10 +125,10 @@ def read_records(path: Path) -> list[Record]:
         if pos >= end:
             break
         try:
-            value, next_pos = decoder.raw_decode(text, pos)
+            value, next_pos = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             raise TraceError.at(str(path), exc.lineno, f"malformed JSON: {exc.msg} (column {exc.colno})") from None
-        values.append(Record(value, lines.at(pos)))
+        values.append(Record(value, lines.at(pos), text, pos))
         pos = next_pos
     if len(values) == 1 and isinstance(values[0].value, list):
         return _list_items(text)
@@ -87,17 +137,15 @@ def read_records(path: Path) -> list[Record]:
 
 def _list_items(text: str) -> list[Record]:
     """The items of a top-level JSON array (already known to parse), each with the line it starts on."""
-    decoder = json.JSONDecoder()
     lines = _LineCounter(text)
     pos = text.index("[") + 1
     items: list[Record] = []
     while True:
-        while text[pos] in " \t\r\n,":
-            pos += 1
+        pos = _blank_end(text, pos, ",")
         if text[pos] == "]":
             return items
-        value, next_pos = decoder.raw_decode(text, pos)
-        items.append(Record(value, lines.at(pos)))
+        value, next_pos = _DECODER.raw_decode(text, pos)
+        items.append(Record(value, lines.at(pos), text, pos))
         pos = next_pos
 
 

@@ -1,7 +1,8 @@
 """Adapters map what a framework emits onto the canonical trace.
 
 An adapter is a module with `NAME`, `detect(records) -> bool` and `convert(records, file) -> list[Trace]`.
-`convert` below picks the adapter named by `trace_format`, else the first whose `detect` accepts the file.
+`convert` below picks the adapter named by `trace_format`, else the first whose `detect` accepts the file,
+else canonical when the file looks canonical but has bad records (reported each at its own line).
 """
 
 from __future__ import annotations
@@ -51,5 +52,7 @@ def convert(records: list["Record"], file: str, trace_format: str | None = None)
     for adapter in ADAPTERS:
         if _accepts(adapter, records):
             return _convert_with(adapter, records, file)
+    if canonical.looks_canonical(records):
+        return _convert_with(canonical, records, file)
     first = records[0].line if records else 0
     raise TraceError.at(file, first, f"unrecognised trace format; known: {', '.join(FORMATS)} (set trace-format to choose)")

@@ -10,8 +10,21 @@ from ..models import Trace
 NAME = "canonical"
 
 
+FIELDS = frozenset(Trace.model_fields)
+MARKERS = frozenset({"id", "query", "final_answer", "tool_calls"})
+
+
 def detect(records) -> bool:
     return all(isinstance(r.value, dict) and ("id" in r.value or "query" in r.value) for r in records)
+
+
+def looks_canonical(records) -> bool:
+    """A canonical file with bad records, which `detect` refuses: some object has id, query, final_answer or
+    tool_calls, and most keys of the file's objects are canonical field names. Converting it then reports
+    each bad record at its own line instead of calling the whole file an unknown format."""
+    objects = [r.value for r in records if isinstance(r.value, dict)]
+    keys = [key for value in objects for key in value]
+    return any(MARKERS & value.keys() for value in objects) and 2 * sum(key in FIELDS for key in keys) > len(keys)
 
 
 def _field_path(loc: tuple) -> str:
@@ -32,7 +45,7 @@ def convert(records, file: str) -> list[Trace]:
         except ValidationError as exc:
             for err in exc.errors():
                 where = _field_path(err["loc"])
-                problems.append(Problem(file, record.line, f"{where + ': ' if where else ''}{err['msg']}"))
+                problems.append(Problem(file, record.line_at(err["loc"]), f"{where + ': ' if where else ''}{err['msg']}"))
             continue
         trace._source = f"{file}:{record.line}"
         traces.append(trace)
