@@ -92,10 +92,11 @@ def evaluate(request: Evaluation) -> Outcome:
         raise SpecError.at("baseline-traces", 0, "a baseline version and baseline traces exclude each other; give one")
     spec = load_spec(request.spec, tags=request.tags or None)
     traces = load_traces(request.traces, request.trace_format, spec.pricing)
-    reference = None
+    reference, notes = None, []
     if request.baseline_traces:
-        baseline_traces = load_traces(request.baseline_traces, request.trace_format, spec.pricing)
-        reference = Reference("baseline traces", {k: v for k, v in group_traces(spec.queries, baseline_traces).by_query.items() if v})
+        baseline = group_traces(spec.queries, load_traces(request.baseline_traces, request.trace_format, spec.pricing))
+        reference = Reference("baseline traces", {k: v for k, v in baseline.by_query.items() if v})
+        notes = [f"baseline traces: {note}" for note in baseline.unmatched]  # warned like --traces, never dropped silently
     elif (request.baseline or "").lower() != NO_BASELINE:
         reference = reference_for(request.spec, spec, request.baseline)
     judge = judge_for(spec, request.judge)
@@ -103,6 +104,7 @@ def evaluate(request: Evaluation) -> Outcome:
     try:
         run = run_spec(spec, traces, baselines=reference.traces if reference else {}, judge=judge, embedder=embedder,
                        settings=request.settings, shard=request.shard)
+        run.warnings.extend(notes)
     finally:
         if judge is not None:
             judge.cache.save()

@@ -83,6 +83,20 @@ def test_baseline_traces_feed_similarity_and_multiplier(write, write_traces):
     assert data["path"]["details"]["sequence_similarity"] == pytest.approx(2 / 3)
     assert data["cost"]["details"]["cost_multiplier"] == 4.0
     assert data["status"] == "warn" and result.returncode == 0
+    assert json.loads(result.stdout)["warnings"] == []
+
+
+def test_baseline_traces_matching_no_query_are_warned_not_dropped(write, write_traces):
+    spec = write("s.yaml", SPEC)
+    current = write_traces("now.jsonl", [{"id": "math", "final_answer": "4"}])
+    baseline = write_traces("base.jsonl", [{"id": "math", "final_answer": "4"}, {"id": "maths", "final_answer": "4"},
+                                           {"query": "What is 3+3?", "final_answer": "6"}])
+    expected = [f"baseline traces: {baseline}:2: trace with id 'maths' matches no query in the spec",
+                f"baseline traces: {baseline}:3: trace with query 'What is 3+3?' matches no query in the spec"]
+    as_json = run_cli("test", "--spec", spec, "--traces", current, "--baseline-traces", baseline, "--format", "json")
+    assert as_json.returncode == 0 and json.loads(as_json.stdout)["warnings"] == expected
+    console = run_cli("test", "--spec", spec, "--traces", current, "--baseline-traces", baseline)
+    assert all(f"warning: {note}" in console.stdout for note in expected)
 
 
 def test_untrusted_answer_text_is_inert_in_the_console(write, write_traces):
