@@ -64,6 +64,20 @@ def test_tolerance_rule_bounds_the_distance_to_the_expected_number():
     assert [str(x) for x in m.mismatches({"price": 101})] == ["price expected 100 ± 0.5, got 101"]
 
 
+def test_rules_written_inline_under_arguments_are_the_same_rules():
+    """The issue's own shape, arguments: {q: {regex: …}}, must not be compared as an expected object."""
+    inline = ExpectedToolCall(name="search", arguments={"q": {"regex": "(?i)paris"}, "lat": {"value": 48.86, "tolerance": 0.01}, "lang": "en"})
+    spelled = ExpectedToolCall(name="search", arguments={"lat": 48.86, "lang": "en"},
+                               argument_rules={"q": {"regex": "(?i)paris"}, "lat": {"tolerance": 0.01}})
+    assert inline == spelled
+    m = ArgumentMatcher(inline)
+    assert passes(m, {"q": "Weather in PARIS", "lat": 48.865, "lang": "en"})
+    assert sorted(str(x) for x in m.mismatches({"q": "London", "lat": 48.9, "lang": "en"})) == [
+        "lat expected 48.86 ± 0.01, got 48.9", "q expected a match for /(?i)paris/, got \"London\""]
+    literal = ExpectedToolCall(name="search", arguments={"filter": {"regex": "a", "field": "name"}})  # other keys: a plain value
+    assert literal.argument_rules is None and passes(ArgumentMatcher(literal), {"filter": {"regex": "a", "field": "name"}})
+
+
 def test_json_equality_is_type_aware():
     assert same_json(1, 1.0)
     assert not same_json(True, 1) and not same_json(0, False)
@@ -97,8 +111,13 @@ def test_mismatch_values_are_truncated_and_escaped():
     ({}, "exactly one of `name` or `any_of`"),
     ({"name": "a", "any_of": ["b"]}, "exactly one of `name` or `any_of`"),
     ({"name": "a", "argument_match": "ignore", "arguments": {"q": 1}}, "argument_match is `ignore`"),
-    ({"name": "a", "arguments": {"q": "s"}, "argument_rules": {"q": {"tolerance": 1}}}, "must give it a number"),
-    ({"name": "a", "argument_rules": {"q": {"tolerance": 1}}}, "must give it a number"),
+    ({"name": "a", "arguments": {"q": "s"}, "argument_rules": {"q": {"tolerance": 1}}}, "needs an expected number"),
+    ({"name": "a", "argument_rules": {"q": {"tolerance": 1}}}, "needs an expected number: `arguments: {q: {value: N, tolerance: 1}}`"),
+    ({"name": "a", "arguments": {"q": {"tolerance": 1}}}, "needs an expected number"),
+    ({"name": "a", "arguments": {"q": {"regex": "("}}}, "argument 'q': regex does not compile"),
+    ({"name": "a", "arguments": {"q": {"regex": "a", "tolerance": 1}}}, "argument 'q': an argument rule takes exactly one"),
+    ({"name": "a", "arguments": {"q": {"regex": "a"}}, "argument_rules": {"q": {"regex": "b"}}}, "both under `arguments` and `argument_rules`"),
+    ({"name": "a", "arguments": {"q": {"value": "s", "regex": "s"}}}, "both a value and a regex"),
     ({"name": "a", "arguments": {"q": "s"}, "argument_rules": {"q": {"regex": "s"}}}, "both a value and a regex"),
     ({"name": "a", "argument_rules": {"q": {"regex": "("}}}, "regex does not compile"),
     ({"name": "a", "argument_rules": {"q": {}}}, "exactly one of `regex` or `tolerance`"),

@@ -9,7 +9,7 @@ from enum import Enum
 from typing import Annotated, Any, Literal
 
 import jsonschema
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from .checks import Checks
 from .json_schemas import unresolvable_refs
@@ -91,7 +91,9 @@ class ExpectedToolCall(_Strict):
     any_of: list[Annotated[str, Field(min_length=1)]] | None = Field(
         None, min_length=1, description="Any one of these tools is accepted at this step (instead of `name`)."
     )
-    arguments: dict[str, Any] | None = Field(None, description="Expected argument values, compared by `argument_match`.")
+    arguments: dict[str, Any] | None = Field(
+        None, description="Expected argument values, compared by `argument_match`. A value {regex: P} or {value: N, tolerance: T} "
+                          "is that key's rule, as under `argument_rules`.")
     argument_match: ArgumentMatch = Field(ArgumentMatch.SUBSET, description="exact, subset (default) or ignore.")
     argument_rules: dict[str, ArgumentRule] | None = Field(
         None, description="Per-key rules (regex, numeric tolerance) used instead of equality for those keys."
@@ -101,15 +103,19 @@ class ExpectedToolCall(_Strict):
     @field_validator("arguments")
     @classmethod
     def _json_values(cls, arguments: dict[str, Any] | None) -> dict[str, Any] | None:
-        """YAML reads an unquoted 2024-05-01 as a date; traces carry JSON, so compare its ISO text."""
+        """YAML reads an unquoted 2024-05-01 as a date; traces carry JSON, so compare its ISO text. Inline rules
+        are checked here, so their errors point at `arguments`."""
         if arguments is None:
             return None
+        for key, value in arguments.items():
+            _inline_rule(key, value)
         return json.loads(json.dumps(arguments, default=lambda v: v.isoformat() if hasattr(v, "isoformat") else str(v)))
 
     @model_validator(mode="after")
     def _consistent(self) -> "ExpectedToolCall":
         if (self.name is None) == (self.any_of is None):
             raise ValueError("an expected tool call takes exactly one of `name` or `any_of`")
+        self._move_inline_rules()
         rules = self.argument_rules or {}
         values = self.arguments or {}
         if self.argument_match is ArgumentMatch.IGNORE and (rules or values):
@@ -119,13 +125,40 @@ class ExpectedToolCall(_Strict):
                 raise ValueError(f"argument {key!r} has both a value and a regex rule; keep one")
             expected = values.get(key)
             if rule.tolerance is not None and (isinstance(expected, bool) or not isinstance(expected, (int, float))):
-                raise ValueError(f"argument {key!r} has a tolerance rule, so `arguments` must give it a number")
+                raise ValueError(f"argument {key!r} has a tolerance rule, so it needs an expected number: "
+                                 f"`arguments: {{{key}: {{value: N, tolerance: {rule.tolerance:g}}}}}`")
         return self
+
+    def _move_inline_rules(self) -> None:
+        """`arguments: {k: {regex: P}}` and `{k: {value: N, tolerance: T}}` become `argument_rules` (and the
+        expected number N), so one code path matches rules however they were written."""
+        inline = {key: rule for key, value in (self.arguments or {}).items() if (rule := _inline_rule(key, value))}
+        if not inline:
+            return
+        if twice := sorted(inline.keys() & (self.argument_rules or {}).keys()):
+            raise ValueError(f"argument(s) {', '.join(map(repr, twice))} have a rule both under `arguments` and `argument_rules`; keep one")
+        values = {key: value.get("value") if key in inline else value for key, value in (self.arguments or {}).items()}
+        self.arguments = {key: value for key, value in values.items() if key not in inline or value is not None}
+        self.argument_rules = {**(self.argument_rules or {}), **inline}
 
     @property
     def names(self) -> list[str]:
         """The tools accepted at this step."""
         return [self.name] if self.name is not None else list(self.any_of or [])
+
+
+INLINE_RULE_KEYS = frozenset({"regex", "tolerance"})
+
+
+def _inline_rule(key: str, value: Any) -> ArgumentRule | None:
+    """The rule a value under `arguments` spells ({regex: P} or {value: N, tolerance: T}), or None for a plain
+    expected value. Raises ValueError naming the key when the rule is invalid."""
+    if not (isinstance(value, dict) and INLINE_RULE_KEYS & value.keys() and value.keys() <= INLINE_RULE_KEYS | {"value"}):
+        return None
+    try:
+        return ArgumentRule.model_validate({k: v for k, v in value.items() if k in INLINE_RULE_KEYS})
+    except ValidationError as exc:
+        raise ValueError(f"argument {key!r}: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
 
 
 def _compiled(pattern: str | None) -> str | None:
