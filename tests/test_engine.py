@@ -52,6 +52,7 @@ def test_exact_regex_and_json_schema():
     assert evaluate_correctness(q, trace(final_answer="42\n")).status is Status.PASS
     layer = evaluate_correctness(q, trace(final_answer="forty-two"))
     assert [c.name for c in layer.checks if c.status is Status.FAIL] == ["exact_match", "regex_match"]
+    assert layer.messages[1] == r"answer does not match regex /^\d+$/"  # the pattern as written, not its repr
     schema = {"type": "object", "required": ["severity"], "properties": {"severity": {"enum": ["low", "high"]}}}
     q = query(correctness={"json_schema": schema})
     assert evaluate_correctness(q, trace(final_answer='{"severity": "low"}')).status is Status.PASS

@@ -61,7 +61,13 @@ INVALID = [
     ("agent: demo\nqueries:\n  - query: q\n    cost:\n      max_cost_multiplier: 0\n", 5, "greater than 0"),
     ("agent: demo\nqueries:\n  - query: q\n    correctness: !include ../outside.yaml\n", 4, "outside the spec's directory"),
     ("agent: demo\nqueries:\n  - query: q\n    correctness: !include missing.yaml\n", 4, "file not found"),
-    ("agent: demo\nqueries:\n  - query: [q\n", 4, "YAML syntax error"),
+    ("agent: demo\nqueries:\n  - query: [q\n", 3, "YAML syntax error: expected ',' or ']', but got '<stream end>' while parsing a flow sequence that starts here"),
+    ('agent: demo\nqueries:\n  - query: "unclosed\n    path: {max_tool_calls: 1}\n', 3, "while scanning a quoted scalar that starts here"),
+    ("agent: demo\nqueries:\n  - query: q\n   bad: 1\n", 4, "YAML syntax error: expected <block end>"),  # mid-file: the problem's own line
+    ("agent: demo\nqueries:\n  - query: q\n    path:\n      expected_tool_calls:\n        - name: a\n          argument_rules:\n"
+     "            lat: {tolerence: 1}\n", 8, "unknown key 'tolerence'; did you mean 'tolerance'?"),
+    ("agent: demo\npricing:\n  my-model: {inptu: 1, output: 2}\nqueries:\n  - query: q\n", 3, "unknown key 'inptu'; did you mean 'input'?"),
+    ("agent: demo\nqueries:\n  - query: q\n    process:\n      expected_steps: [{tool: a, wieght: 2}]\n", 5, "did you mean 'weight'?"),
     ("- just\n- a list\n", 1, "must be a mapping"),
 ]
 

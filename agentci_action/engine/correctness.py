@@ -17,6 +17,7 @@ from referencing.exceptions import Unresolvable
 from ..spec.json_schemas import local_validator
 from ..spec.models import CorrectnessSpec, JudgeRubric, QuerySpec
 from ..trace.models import Trace
+from .arguments import inert_name
 from .results import Check, LayerResult, Status
 
 JUDGE_KINDS = ("llm_judge", "safety_check", "hallucination_check")
@@ -77,7 +78,7 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
         checks.append(Check(
             name="regex_match",
             status=Status.PASS if ok else Status.FAIL,
-            message="" if ok else f"answer does not match regex {spec.regex_match!r}",
+            message="" if ok else f"answer does not match regex /{inert_name(spec.regex_match)}/",
         ))
     if spec.json_schema is not None:
         checks.append(_json_schema_check(spec.json_schema, answer))

@@ -50,8 +50,7 @@ class _Composer:
         try:
             node = yaml.compose(text, Loader=yaml.SafeLoader)
         except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            raise SpecError.at(str(path), mark.line + 1 if mark else 0, f"YAML syntax error: {exc.problem or exc.context}") from None
+            raise SpecError([_syntax_problem(exc, text, str(path))]) from None
         if node is None:
             raise SpecError.at(str(path), 0, "file is empty")
         self._including.append(path.resolve())
@@ -104,32 +103,50 @@ class _Composer:
         return self.load_file(target, at)
 
 
+def _syntax_problem(exc: yaml.MarkedYAMLError, text: str, file: str) -> Problem:
+    """Where a YAML syntax error is. When the parser ran off the end of the file looking for a closing quote
+    or bracket, the end is not the mistake: point at where the unclosed construct opened (the context mark)."""
+    mark, ran_off = exc.problem_mark, exc.problem_mark is None or exc.problem_mark.index >= len(text.rstrip())
+    if ran_off and exc.context_mark is not None:
+        return Problem(file, exc.context_mark.line + 1, f"YAML syntax error: {exc.problem} {exc.context} that starts here")
+    return Problem(file, mark.line + 1 if mark else 0, f"YAML syntax error: {exc.problem or exc.context}")
+
+
 def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
-    """The pydantic model that holds the field at `loc` (for suggesting the closest valid key)."""
+    """The pydantic model that holds the field at `loc` (for suggesting the closest valid key); `loc` may pass
+    through list items, the values of user-keyed maps (argument_rules, pricing) and union members."""
     current: Any = model
     for part in loc:
-        current = _unwrap_model(current)
+        current = _inside(current, part)
         if current is None:
             return None
-        if isinstance(part, int):
-            continue
-        field = current.model_fields.get(part)
-        if field is None:
-            return None
-        current = field.annotation
-    return _unwrap_model(current)
+    return next((option for option in _options(current) if _is_model(option)), None)
 
 
-def _unwrap_model(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType, list):
-        for arg in typing.get_args(annotation):
-            found = _unwrap_model(arg)
-            if found is not None:
-                return found
+def _inside(annotation: Any, part: str | int) -> Any:
+    """The annotation of `part` (a field, a list index, a map key or a union member's name) within `annotation`."""
+    for option in _options(annotation):
+        origin = typing.get_origin(option)
+        if _is_model(option) and part in option.model_fields:
+            return option.model_fields[part].annotation
+        if _is_model(option) and part == option.__name__:
+            return option
+        if origin is list and isinstance(part, int):
+            return typing.get_args(option)[0]
+        if origin is dict:
+            return typing.get_args(option)[1]
     return None
+
+
+def _options(annotation: Any) -> list[Any]:
+    """The members of a union (Optional included), else the annotation itself."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return [member for arg in typing.get_args(annotation) for member in _options(arg)]
+    return [annotation]
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
 def _describe(error: dict, root: type[BaseModel]) -> str:
