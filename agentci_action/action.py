@@ -264,7 +264,7 @@ def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int
 def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     """Read, evaluate, publish, then decide the exit code."""
     from .cli import exit_code
-    from .report import console, diff_console, json as json_report
+    from .report import console, json as json_report
 
     for secret in ("INPUT_GITHUB-TOKEN", "INPUT_ANTHROPIC-API-KEY", "INPUT_OPENAI-API-KEY"):
         if env.get(secret):
@@ -293,7 +293,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     except OSError as exc:
         publisher.error(Problem(inputs.results_path, 0, f"could not write the results file: {exc.strerror}"))
         status = max(status, EXIT_ERROR)
-    publisher.untrusted(console.render(run).splitlines() + (diff_console.render_diff(diff).splitlines() if diff else []))
+    publisher.untrusted(console.render_with_diff(run, diff).splitlines())
     title = markdown.title_for(inputs.comment_header) + (f" · shard {inputs.shard.index}/{inputs.shard.count}" if inputs.shard else "")
     try:
         publisher.summary(markdown.render_summary(run, title, links, diff=diff))

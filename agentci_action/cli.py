@@ -11,15 +11,18 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, SpecError
 from .engine.results import RunResult, ShardInfo, Status
 from .report.text import one_line
 from .trace.adapters import FORMATS as TRACE_FORMATS
 
-FORMATS = ("console", "json", "junit", "prometheus")
+if TYPE_CHECKING:
+    from .diff import RunDiff
+
+FORMATS = ("console", "json", "github", "markdown", "junit", "prometheus")
 
 
 def exit_code(run: RunResult) -> int:
@@ -31,10 +34,29 @@ def exit_code(run: RunResult) -> int:
     return EXIT_PASS
 
 
-def renderer(fmt: str) -> Callable[[RunResult], str]:
-    from .report import console, json, junit, prometheus
+def render(fmt: str, run: RunResult, diff: RunDiff | None = None) -> str:
+    """The report in `fmt`. console and markdown (the job summary) include the diff against the baseline;
+    github is the step log the action prints: the console report inside stop-commands, then the annotations."""
+    from .report import annotations, console, json, junit, markdown, prometheus
 
-    return {"console": console.render, "json": json.render, "junit": junit.render, "prometheus": prometheus.render}[fmt]
+    if fmt == "github":
+        return "\n".join(annotations.github_log(run, diff, os.environ.get("GITHUB_WORKSPACE") or os.getcwd())) + "\n"
+    if fmt == "markdown":
+        return markdown.render_summary(run, diff=diff)
+    if fmt == "console":
+        return console.render_with_diff(run, diff)
+    return {"json": json.render, "junit": junit.render, "prometheus": prometheus.render}[fmt](run)
+
+
+def write_report(report: str, fmt: str, output: str | None) -> None:
+    """write_output, except that a console report for standard output under GitHub Actions goes between
+    stop-commands markers: the runner reads `::command` lines from the log even after leading spaces, and the
+    report holds untrusted text (queries, answers, tool names)."""
+    if fmt == "console" and not output and os.environ.get("GITHUB_ACTIONS") == "true":
+        from .report.annotations import stop_commands
+
+        report = "\n".join(stop_commands(report.splitlines())) + "\n"
+    write_output(report, output)
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -81,20 +103,16 @@ def cmd_test(args: argparse.Namespace) -> int:
                                   settings=Settings(fail_on=fail_on, workers=args.workers), shard=shard,
                                   judge=JudgeOptions(mode=args.judge_mode, cache=args.judge_cache,
                                                      sample_ensemble=args.sample_ensemble, environ=os.environ)))
-    run, report = outcome.run, renderer(args.format)(outcome.run)
+    run = outcome.run
     if shard:  # --output takes the shard results file; the report goes to standard output
         from .report import json
 
         write_output(json.render(run), args.output)
-        write_output(report, None)
+        write_report(render(args.format, run), args.format, None)
         return exit_code(run)
-    if outcome.diff and args.format == "console":
-        from .report.diff_console import render_diff
-
-        report += "\n" + render_diff(outcome.diff)
-    elif outcome.diff:
+    if outcome.diff and args.format not in ("console", "github", "markdown"):  # those show the diff and its warnings
         _warn(outcome.diff.warnings)
-    write_output(report, args.output)
+    write_report(render(args.format, run, outcome.diff), args.format, args.output)
     return exit_code(run)
 
 
@@ -102,7 +120,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from .evaluate import merge
 
     run = merge(args.spec, args.shards, _split(args.tags)).run
-    write_output(renderer(args.format)(run), args.output)
+    write_report(render(args.format, run), args.format, args.output)
     return exit_code(run)
 
 
@@ -192,7 +210,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     diff = diff_runs(sides[0], sides[1], notes)
     if args.format != "console":
         _warn(notes)
-    write_output(diff_renderer(args.format)(diff), args.output)
+    write_report(diff_renderer(args.format)(diff), args.format, args.output)
     return EXIT_PASS
 
 
@@ -272,7 +290,9 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--sample-ensemble", type=_fraction, default=1.0, metavar="F",
                       help="run the judge_config ensemble on a fixed, hash-chosen share F of the judge checks (default 1: all)")
     test.add_argument("--embedding-cache", help="JSON file of cached embeddings for semantic similarity (read, then updated)")
-    test.add_argument("--format", choices=FORMATS, default="console")
+    test.add_argument("--format", choices=FORMATS, default="console",
+                      help="console (default); json (the results file); github (the action's step log: the report inside "
+                           "stop-commands, then the annotations as workflow commands); markdown (the job summary); junit; prometheus")
     test.add_argument("--output", help="write the report to this file instead of standard output (with --shard: the shard results file)")
     test.add_argument("--shard", help="evaluate only shard INDEX/COUNT (e.g. 2/4) of the queries, chosen by id hash; "
                                       "writes the shard results JSON to --output and the --format report to standard output")

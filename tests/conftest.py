@@ -55,9 +55,12 @@ def write_traces(tmp_path: Path):
 JUDGE_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
 
 
+RUNNER_VARIABLES = ("GITHUB_ACTIONS", "GITHUB_WORKSPACE")  # they change what the CLI prints (stop-commands, paths)
+
+
 def hermetic_environment(**extra: str) -> dict[str, str]:
-    """This process's environment without the judge's keys and endpoints, plus `extra`."""
-    return {**{k: v for k, v in os.environ.items() if k not in JUDGE_VARIABLES}, **extra}
+    """This process's environment without the judge's keys and endpoints or the runner's markers, plus `extra`."""
+    return {**{k: v for k, v in os.environ.items() if k not in JUDGE_VARIABLES + RUNNER_VARIABLES}, **extra}
 
 
 def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

@@ -1,10 +1,16 @@
 """The real `agentci` command: reports, formats, exit codes 0/1/2, and no stack traces for user mistakes."""
 
+import io
 import json
+import re
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, hermetic_environment, run_cli
+
+from agentci_action.action import main as action_main
+from agentci_action.engine.results import RunResult
+from agentci_action.report.markdown import render_summary
 
 EXAMPLE = ROOT / "examples" / "rag"
 SPEC = """
@@ -144,3 +150,67 @@ def test_console_wraps_a_long_path_explanation_instead_of_cutting_it(write, writ
     assert " ".join(line.strip() for line in block).endswith(
         'arguments of search at step 0 vs expected_tool_calls[0]: q expected "weather in Paris", got "weather in Rome\\u202e\\n::error::x"')
     assert not any(line.startswith("::error") for line in lines)
+
+
+HOSTILE_SPEC = """
+agent: demo
+queries:
+  - id: q
+    query: "::error title=x::pwned"
+    correctness: {exact_match: ok}
+  - id: slow
+    query: "slow one"
+    cost: {max_llm_calls: 0}
+"""
+HOSTILE_TRACES = [{"id": "q", "final_answer": "nope\n   ::warning::evil"},
+                  {"id": "slow", "final_answer": "x", "llm_calls": [{"model": "m", "cost_usd": 0.1}]}]
+
+
+def without_tokens(lines: list[str]) -> list[str]:
+    """The stop-commands token is random: name it TOKEN."""
+    token = lines[0].removeprefix("::stop-commands::")
+    return [line.replace(token, "TOKEN") for line in lines]
+
+
+def test_github_format_prints_exactly_what_the_action_prints(tmp_path, monkeypatch, write, write_traces):
+    write("agentci.yaml", HOSTILE_SPEC)
+    write_traces("traces/t.jsonl", HOSTILE_TRACES)
+    cli = run_cli("test", "--spec", "agentci.yaml", "--traces", "traces", "--format", "github", cwd=tmp_path)
+    assert cli.returncode == 1, cli.stderr
+    (tmp_path / "event.json").write_text("{}")
+    env = {"GITHUB_EVENT_NAME": "workflow_dispatch", "GITHUB_EVENT_PATH": str(tmp_path / "event.json"), "GITHUB_REPOSITORY": "o/r",
+           "GITHUB_WORKSPACE": str(tmp_path), "INPUT_SPEC": "agentci.yaml", "INPUT_TRACES": "traces", "INPUT_BASELINE": "none",
+           "INPUT_ANNOTATIONS": "true", "INPUT_RESULTS-PATH": str(tmp_path / "r.json")}
+    log = io.StringIO()
+    monkeypatch.chdir(tmp_path)  # the runner's working directory is the workspace
+    assert action_main(env, log) == 1, log.getvalue()
+    action_lines = log.getvalue().splitlines()
+    start = next(i for i, line in enumerate(action_lines) if line.startswith("::stop-commands::"))
+    assert without_tokens(cli.stdout.splitlines()) == without_tokens(action_lines[start:])
+    printed = cli.stdout.splitlines()
+    end = printed.index(printed[0].replace("stop-commands::", "") + "::")
+    commands = printed[end + 1:]
+    assert commands[0].startswith("::error file=agentci.yaml,line=3,title=AgentCI correctness%3A q::")
+    assert commands[1].startswith("::warning file=agentci.yaml,line=6,title=AgentCI cost%3A slow::")
+    assert any("::error title=x::pwned" in line for line in printed[1:end]) and not any("pwned" in line for line in commands)
+
+
+def test_markdown_format_is_the_job_summary(write, write_traces):
+    spec, traces = write("s.yaml", HOSTILE_SPEC), write_traces("t.jsonl", HOSTILE_TRACES)
+    as_json = run_cli("test", "--spec", spec, "--traces", traces, "--format", "json")
+    markdown = run_cli("test", "--spec", spec, "--traces", traces, "--format", "markdown")
+    assert markdown.returncode == 1 and markdown.stdout.startswith("## ❌ AgentCI: 1 of 2 queries failed")
+    assert markdown.stdout == render_summary(RunResult.model_validate_json(as_json.stdout))
+
+
+def test_console_under_github_actions_keeps_untrusted_text_inert(write, write_traces):
+    spec, traces = write("s.yaml", HOSTILE_SPEC), write_traces("t.jsonl", HOSTILE_TRACES)
+    local = run_cli("test", "--spec", spec, "--traces", traces)
+    assert any(line.lstrip().startswith("::error title=x::pwned") for line in local.stdout.splitlines())  # what the runner would obey
+    in_actions = run_cli("test", "--spec", spec, "--traces", traces, env=hermetic_environment(GITHUB_ACTIONS="true"))
+    lines = in_actions.stdout.splitlines()
+    token = re.fullmatch(r"::stop-commands::([0-9a-f]{32})", lines[0]).group(1)
+    assert lines[-1] == f"::{token}::" and lines[1:-1] == local.stdout.splitlines()
+    to_file = run_cli("test", "--spec", spec, "--traces", traces, "--output", write("out/r.txt", ""),
+                      env=hermetic_environment(GITHUB_ACTIONS="true"))
+    assert to_file.stdout == "" and "stop-commands" not in (spec.parent / "out" / "r.txt").read_text()

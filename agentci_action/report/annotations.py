@@ -11,9 +11,14 @@ from __future__ import annotations
 import os
 import secrets
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..engine.results import LAYERS, QueryResult, RunResult, Status
+from .console import render_with_diff
 from .text import one_line, unverified_note
+
+if TYPE_CHECKING:
+    from ..diff import RunDiff
 
 MAX_ERRORS_PER_STEP = 10
 MAX_WARNINGS_PER_STEP = 10
@@ -122,6 +127,12 @@ def stop_commands(lines: list[str]) -> list[str]:
     """Wrap untrusted lines so the runner treats none of them as a command: a fresh random token each time."""
     token = secrets.token_hex(16)
     return [f"::stop-commands::{token}", *lines, f"::{token}::"]
+
+
+def github_log(run: RunResult, diff: RunDiff | None = None, workspace: str | None = None) -> list[str]:
+    """What the action prints to the step's log: the console report (and diff) between stop-commands markers,
+    then the capped annotations as workflow commands."""
+    return stop_commands(render_with_diff(run, diff).splitlines()) + workflow_commands(annotations_for(run, workspace))
 
 
 def check_run_annotation(annotation: Annotation) -> dict:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import math
 import textwrap
+from typing import TYPE_CHECKING
 
 from ..engine.results import LAYERS, RUN_FIGURES, QueryResult, RunResult, Status
 from . import aggregates
 from .text import one_line, unverified_note
+
+if TYPE_CHECKING:
+    from ..diff import RunDiff
 
 MESSAGE_WIDTH = 110  # characters of a message per line
 MESSAGE_LIMIT = 1200  # characters of a message shown at all
@@ -112,3 +116,10 @@ def render(run: RunResult) -> str:
     if judge:
         lines.append(judge)
     return "\n".join(lines) + "\n"
+
+
+def render_with_diff(run: RunResult, diff: RunDiff | None = None) -> str:
+    """The console report, then the diff against the baseline when there is one."""
+    from .diff_console import render_diff
+
+    return render(run) + ("\n" + render_diff(diff) if diff else "")
