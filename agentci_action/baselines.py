@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from .engine.correctness import Judge, evaluate_correctness
 from .engine.gcpause import gc_paused
 from .engine.results import Status
-from .engine.runner import group_traces, match_traces
+from .engine.runner import MAX_VARIANTS, group_traces, match_traces
 from .errors import InputError, Problem
 from .spec.models import AgentCISpec, spec_hash
 from .trace.models import Trace
@@ -313,14 +313,27 @@ def list_baselines(spec: AgentCISpec) -> list[StoredBaseline]:
     return sorted(found, key=lambda s: (s.baseline.captured_at, s.baseline.version))
 
 
-def traces_by_query(spec: AgentCISpec, baseline: Baseline) -> tuple[dict[str, list[Trace]], list[str]]:
-    """The baseline's runs keyed by the spec's query ids (matched by id, else query text), and notes on the rest.
+def traces_by_query(spec: AgentCISpec, baseline: Baseline) -> tuple[dict[str, list[Trace]], list[str], dict[str, list[Trace]]]:
+    """(the baseline's runs keyed by the spec's query ids, matched by id else query text; notes on the rest;
+    the rest by their saved key: queries since removed from the spec).
 
     Calls saved without a cost (an older file, say) are priced with the spec's `pricing`, as trace files are.
     """
-    matched = group_traces(spec.queries, [price_trace(t, spec.pricing) for runs in baseline.queries.values() for t in runs])
+    priced = {key: [price_trace(t, spec.pricing) for t in runs] for key, runs in baseline.queries.items()}
+    matched = group_traces(spec.queries, [t for runs in priced.values() for t in runs])
+    kept = {id(t) for runs in matched.by_query.values() for t in runs}
+    removed = {key: runs for key, runs in priced.items() if not any(id(t) in kept for t in runs)}
     notes = [f"baseline {baseline.version}: {note}" for note in matched.unmatched]
-    return {key: runs for key, runs in matched.by_query.items() if runs}, notes
+    return {key: runs for key, runs in matched.by_query.items() if runs}, notes, removed
+
+
+def reference_variants(runs: list[Trace]) -> list[Trace]:
+    """A saved version's golden variants for one query: the first run of each distinct tool sequence, in run
+    order, at most MAX_VARIANTS (runs repeating a route add no variant; a sixth distinct route is left out)."""
+    seen: dict[tuple[str, ...], Trace] = {}
+    for trace in runs:
+        seen.setdefault(tuple(trace.tool_names), trace)
+    return list(seen.values())[:MAX_VARIANTS]
 
 
 def load_baseline(spec: AgentCISpec, version: str | None = None) -> StoredBaseline | None:
@@ -353,11 +366,28 @@ def compatibility_warnings(spec: AgentCISpec, stored: StoredBaseline, current_ha
 
 @dataclass(frozen=True)
 class Reference:
-    """What a run is compared with: a label (the version), its traces by query id, and warnings about it."""
+    """What a run is compared with: a label (the version), per query id the runs the baseline side is evaluated
+    on and the golden variants the path layer compares with, queries of the version no longer in the spec, and
+    warnings about it.
+
+    A saved version's traces are repeated runs: its variants are their distinct routes (reference_variants).
+    Baseline traces given on their own (`--baseline-traces`) are variants, one accepted route each: `runs` is
+    None, and the diff compares each query with the variant the path layer chose.
+    """
 
     label: str
-    traces: dict[str, list[Trace]]
+    variants: dict[str, list[Trace]]
+    runs: dict[str, list[Trace]] | None = None
+    removed: dict[str, list[Trace]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+
+
+def version_reference(spec: AgentCISpec, stored: StoredBaseline, wanted: set[str] | None = None) -> Reference:
+    """A saved version as the reference for `spec` (for the queries in `wanted`, default all), with its warnings."""
+    by_query, notes, removed = traces_by_query(spec, stored.baseline)
+    runs = {k: v for k, v in by_query.items() if wanted is None or k in wanted}
+    return Reference(stored.baseline.version, {k: reference_variants(v) for k, v in runs.items()}, runs, removed,
+                     compatibility_warnings(spec, stored, spec_hash(spec)) + notes)
 
 
 def reference_for(spec_path: str | Path, selected: AgentCISpec, version: str | None = None) -> Reference | None:
@@ -371,7 +401,4 @@ def reference_for(spec_path: str | Path, selected: AgentCISpec, version: str | N
     stored = load_baseline(full, version)
     if stored is None:
         return None
-    by_query, notes = traces_by_query(full, stored.baseline)
-    wanted = {q.key for q in selected.queries}
-    return Reference(stored.baseline.version, {k: v for k, v in by_query.items() if k in wanted},
-                     compatibility_warnings(full, stored, spec_hash(full)) + notes)
+    return version_reference(full, stored, {q.key for q in selected.queries})

@@ -177,21 +177,16 @@ def cmd_baselines(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .baselines import compatibility_warnings, load_baseline, traces_by_query
-    from .diff import diff_runs, evaluate_side
+    from .baselines import load_baseline, version_reference
+    from .diff import diff_against, evaluate_side
     from .spec.loader import load_spec
-    from .spec.models import spec_hash
 
     spec = load_spec(args.spec)
-    current_hash, notes, sides = spec_hash(spec), [], []
-    for version in (args.baseline, args.compare):
-        stored = load_baseline(spec, version)
-        by_query, unmatched = traces_by_query(spec, stored.baseline)
-        notes += compatibility_warnings(spec, stored, current_hash) + unmatched
-        sides.append(evaluate_side(spec, version, by_query, baselines=sides[0].traces if sides else None))
-    diff = diff_runs(sides[0], sides[1], notes)
+    reference, compared = (version_reference(spec, load_baseline(spec, version)) for version in (args.baseline, args.compare))
+    diff = diff_against(spec, reference, evaluate_side(spec, args.compare, compared.runs or {}, reference.variants))
+    diff.warnings += [w for w in compared.warnings if w not in diff.warnings]
     if args.format != "console":
-        _warn(notes)
+        _warn(diff.warnings)
     write_output(diff_renderer(args.format)(diff), args.output)
     return EXIT_PASS
 

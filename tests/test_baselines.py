@@ -215,7 +215,7 @@ def test_cli_diff_warns_about_another_agent_or_spec_and_still_diffs(spec_path, w
     assert "baseline v1 was saved for agent 'demo', the spec is for 'other'; compared anyway" in result.stderr
     assert "baseline v1 was saved from a different spec" in result.stderr
     data = json.loads(result.stdout)
-    assert len(data["warnings"]) == 4 and data["total"]["counts"]["unchanged"] == 2
+    assert len(data["warnings"]) == 2 and data["total"]["counts"]["unchanged"] == 2  # one version: each warning once
 
 
 def test_cli_diff_with_a_query_on_one_side_and_a_query_no_longer_in_the_spec(spec_path, write, write_traces):
@@ -227,7 +227,9 @@ def test_cli_diff_with_a_query_on_one_side_and_a_query_no_longer_in_the_spec(spe
     assert kinds == {"hello": ["new_query"], "math": []}
     reverse = run_cli("diff", "--spec", one, "--baseline", "v2", "--compare", "v1", "--format", "json")
     assert "trace with id 'hello' matches no query in the spec" in reverse.stderr
-    assert {q["id"] for q in json.loads(reverse.stdout)["queries"]} == {"math"}
+    removed = {q["id"]: q for q in json.loads(reverse.stdout)["queries"]}
+    assert {key: q["kinds"] for key, q in removed.items()} == {"hello": ["removed_query"], "math": []}
+    assert removed["hello"]["query"] == "Say hello" and removed["hello"]["cost"]["cost_usd"]["before"] == 0.0005
 
 
 def test_cli_diff_missing_version_exits_2_listing_versions(spec_path, write_traces):
@@ -271,3 +273,52 @@ def test_spec_hash_ignores_values_left_at_their_default(write):
     plain = load_spec(write("a.yaml", SPEC))
     explicit = load_spec(write("b.yaml", SPEC.replace("agent: demo", "version: 1\nagent: demo")))
     assert spec_hash(plain) == spec_hash(explicit)
+
+
+REPEATED = """
+agent: demo
+baseline_dir: ./golden
+defaults: {runs: 10, min_pass_rate: 0.8}
+queries:
+  - id: q
+    query: "What is 2+2?"
+    correctness: {expected_in_answer: ["4"]}
+    path: {expected_tools: [calc]}
+"""
+
+
+def repeated_runs(routes: list[list[str]], answer: str = "4") -> list[dict]:
+    return [{"id": "q", "run": i, "final_answer": answer, "tool_calls": [{"name": n} for n in route], "total_cost_usd": 0.001 * (1 + i % 3)}
+            for i, route in enumerate(routes)]
+
+
+def test_a_version_saved_with_ten_runs_is_the_reference_of_every_later_test(write, write_traces):
+    """A version's traces are its runs: ten of them are no variant overflow, and their distinct routes are the variants."""
+    spec = write("spec.yaml", REPEATED)
+    routes = [["calc"]] * 6 + [["search", "calc"]] * 2 + [["calc", "calc"]] * 2
+    file = write_traces("runs.jsonl", repeated_runs(routes))
+    saved = run_cli("save", "--spec", spec, "--traces", file, "--version", "v1")
+    assert saved.returncode == 0, saved.stderr
+    for _ in range(2):  # every later test, not only the first
+        tested = run_cli("test", "--spec", spec, "--traces", file, "--format", "json")
+        assert tested.returncode == 0, tested.stderr
+        result = json.loads(tested.stdout)["results"][0]
+        assert result["runs"] == 10 and result["path"]["details"]["baseline_variants"] == 3
+
+
+def test_a_version_offers_at_most_five_distinct_routes_as_variants(write):
+    from agentci_action.baselines import reference_variants
+    from agentci_action.engine.runner import MAX_VARIANTS
+
+    runs = traces(repeated_runs([["a"], ["a"], ["b"], ["c"], ["a"], ["d"], ["e"], ["f"], ["g"], ["b"]]))
+    variants = reference_variants(runs)
+    assert [v.tool_names for v in variants] == [["a"], ["b"], ["c"], ["d"], ["e"]] and len(variants) == MAX_VARIANTS
+    assert [v.run for v in variants] == [0, 2, 3, 5, 6]  # each route's first run
+
+
+def test_baseline_traces_given_as_variants_keep_the_limit(write, write_traces):
+    spec = write("spec.yaml", REPEATED.replace("defaults: {runs: 10, min_pass_rate: 0.8}\n", ""))
+    current = write_traces("current.jsonl", repeated_runs([["calc"]]))
+    six = write_traces("six.jsonl", [{**r, "run": None} for r in repeated_runs([["calc"]] * 6)])
+    result = run_cli("test", "--spec", spec, "--traces", current, "--baseline-traces", six)
+    assert result.returncode == 2 and "has 6 baseline traces (variants); at most 5" in result.stderr

@@ -195,14 +195,13 @@ def test_console_box_lines_have_one_width():
 
 
 def _rag_diff():
-    from agentci_action.baselines import load_baseline, traces_by_query
+    """As `agentci diff --baseline v1-broken --compare v2-fixed` computes it."""
+    from agentci_action.baselines import load_baseline, version_reference
+    from agentci_action.diff import diff_against
 
     spec = load_spec(ROOT / RAG_SPEC)
-    sides = []
-    for version in ("v1-broken", "v2-fixed"):
-        by_query, _ = traces_by_query(spec, load_baseline(spec, version).baseline)
-        sides.append(side(spec, version, [t for runs in by_query.values() for t in runs]))
-    return diff_runs(*sides)
+    before, after = (version_reference(spec, load_baseline(spec, v)) for v in ("v1-broken", "v2-fixed"))
+    return diff_against(spec, before, evaluate_side(spec, "v2-fixed", after.runs, before.variants))
 
 
 @pytest.mark.parametrize("render, golden", [(diff_console.render_diff, "diff_mixed_console.txt"),
@@ -233,3 +232,48 @@ def test_markdown_within_a_budget_keeps_the_most_important_and_says_what_was_cut
     assert "| 🔶 | q149 |" in cut  # the biggest change survives the cut
     tiny = diff_markdown.render_markdown(diff, budget=3_000)
     assert len(tiny.encode()) <= 3_000 and "<details>" not in tiny and "not in the table" in tiny
+
+
+VARIANT_SPEC = "agent: demo\nqueries:\n  - {id: q, query: q, correctness: {expected_in_answer: [ok]}, path: {expected_tools: [s, a]}}\n"
+
+
+def test_the_diff_compares_with_the_variant_the_path_layer_chose(write, write_traces):
+    """Variants [s, a] ($0.01) and [s, f, a] ($0.02); the current run takes [s, f, a] for $0.03: the path layer
+    picks variant 1, and so do the per-query figures and the uplift."""
+    from agentci_action.evaluate import Evaluation, evaluate
+
+    spec = write("spec.yaml", VARIANT_SPEC)
+    variants = write_traces("variants.jsonl", [t("q", tools=["s", "a"], cost=0.01).model_dump(mode="json", exclude_defaults=True),
+                                               t("q", tools=["s", "f", "a"], cost=0.02).model_dump(mode="json", exclude_defaults=True)])
+    current = write_traces("current.jsonl", [t("q", tools=["s", "f", "a"], cost=0.03).model_dump(mode="json", exclude_defaults=True)])
+    outcome = evaluate(Evaluation(spec=str(spec), traces=[str(current)], baseline_traces=[str(variants)]))
+    assert outcome.run.results[0].path.details["baseline_variant"] == 1
+    query = outcome.diff.queries[0]
+    assert (query.cost.cost_usd.before, query.cost.cost_usd.after) == (0.02, 0.03)
+    assert query.path.tools_added == [] and query.path.tools_removed == [] and query.path.sequence_similarity == 1.0
+    assert ChangeKind.TOOLS_CHANGED not in query.kinds
+    assert outcome.diff.uplift["cost_usd"].uplift == pytest.approx(0.5)
+    assert outcome.diff.total.cost_usd.before == pytest.approx(0.02)
+
+
+@pytest.mark.parametrize("spec_file, version", [(RAG_SPEC, "v2-fixed"), (RAG_SPEC, "v1-broken")])
+def test_a_run_diffed_against_itself_shows_no_change_and_no_uplift(spec_file, version, tmp_path):
+    """Both sides are evaluated alike: the same traces give the same composite, pass rate and cost."""
+    from agentci_action.baselines import load_baseline, save_baseline, version_reference
+    from agentci_action.diff import diff_against
+    from agentci_action.evaluate import Evaluation, evaluate
+    from agentci_action.trace.load import load_traces
+
+    spec = load_spec(ROOT / spec_file)
+    if version is None:  # save the example's runs as a version in a scratch copy of the spec's baseline_dir
+        spec = spec.model_copy(update={"baseline_dir": str(tmp_path)})
+        save_baseline(spec, load_traces([str(ROOT / "examples/repeated-runs/traces")]), "v1")
+        version = "v1"
+    reference = version_reference(spec, load_baseline(spec, version))
+    diffs = [diff_against(spec, reference, evaluate_side(spec, version, reference.runs, reference.variants))]
+    if spec_file == RAG_SPEC:
+        runs = ROOT / "examples/rag/runs" / f"{version}.jsonl"
+        diffs.append(evaluate(Evaluation(spec=str(ROOT / spec_file), traces=[str(runs)], baseline=version)).diff)
+    for diff in diffs:
+        assert {name: change.uplift for name, change in diff.uplift.items()} == {"composite_score": 0.0, "pass_rate": 0.0, "cost_usd": 0.0}
+        assert [q.kinds for q in diff.queries] == [[] for _ in diff.queries] and diff.total.counts["changed"] == 0

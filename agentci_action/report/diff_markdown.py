@@ -36,7 +36,11 @@ def _status(status: Status | None) -> str:
 
 def _correctness(query: QueryDiff) -> str:
     before, after = query.correctness.before, query.correctness.after
-    return _status(after) if before == after else f"{_status(before)} → {_status(after)}"
+    if before != after:
+        return f"{_status(before)} → {_status(after)}"
+    if query.has(ChangeKind.REGRESSION) or query.has(ChangeKind.FIXED):  # another layer, e.g. a forbidden tool
+        return f"{_status(after)} · query {_status(query.status.before)} → {_status(query.status.after)}"
+    return _status(after)
 
 
 def _cell(delta: Delta, metric: fmt.Metric, query: QueryDiff | None = None) -> str:
