@@ -1,4 +1,4 @@
-"""Versioned golden baselines: save (after a correctness precheck), load, list.
+"""Versioned golden baselines: save (after a precheck that judges the traces as `agentci test` does), load, list.
 
 Layout: one file per version, `<baseline_dir>/<version>.json`, with `baseline_dir` relative to the spec:
 
@@ -29,10 +29,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from .engine.correctness import Judge, evaluate_correctness
+from .engine.correctness import Judge
 from .engine.gcpause import gc_paused
-from .engine.results import Status
-from .engine.runner import MAX_VARIANTS, group_traces, match_traces
+from .engine.results import LAYERS, Status
+from .engine.runner import MAX_VARIANTS, Settings, group_traces, match_traces, run_spec
 from .errors import InputError, Problem
 from .spec.models import AgentCISpec, spec_hash
 from .trace.models import Trace
@@ -50,7 +50,7 @@ class BaselineError(InputError):
 
 
 class PrecheckFailed(BaselineError):
-    """The traces fail correctness: not saved (exit 1) unless forced."""
+    """The traces fail `agentci test` (fail-on correctness): not saved (exit 1) unless forced."""
 
     exit_code = 1
 
@@ -61,7 +61,7 @@ class BaselineMetadata(BaseModel):
     models: list[str] = Field(default_factory=list, description="LLM models seen in the traces.")
     spec_hash: str | None = Field(None, description="sha256 of the spec the baseline was saved against.")
     git_commit: str | None = Field(None, description="HEAD of the spec's repository when saved, if known.")
-    precheck_passed: bool = Field(False, description="Every trace passed correctness when saved (false when forced).")
+    precheck_passed: bool = Field(False, description="Every query passed as `agentci test` judges it when saved (false when forced).")
     precheck_failures: list[str] = Field(default_factory=list, description="What failed, when saved with --force-save.")
 
 
@@ -113,18 +113,18 @@ def check_version_name(version: str) -> str:
 # --- precheck and save ---------------------------------------------------------------------------
 
 def precheck(spec: AgentCISpec, traces: dict[str, list[Trace]], judge: Judge | None = None) -> list[Problem]:
-    """Correctness (deterministic checks, then the judge's; those skip without a judge) on every run of every query.
+    """Every query evaluated as `agentci test` evaluates it with fail-on correctness (and no baseline): its
+    correctness (the `checks:` block's included), forbidden tools, and with repeated runs the min_pass_rate
+    gate across them. The judge's checks skip without a judge.
 
-    Returns one problem per failing run, at the query's spec line.
+    Returns one problem per query that would fail `test` (or could not be evaluated), at its spec line.
     """
+    run = run_spec(spec, [t for runs in traces.values() for t in runs], judge=judge, settings=Settings(fail_on=frozenset({"correctness"})))
     failures = []
-    for query in spec.queries:
-        for index, trace in enumerate(traces.get(query.key, [])):
-            layer = evaluate_correctness(query, trace, judge)
-            if layer.status in (Status.FAIL, Status.ERROR):
-                run = f" run {index}" if len(traces[query.key]) > 1 else ""
-                failed = [c.message for c in layer.checks if c.status in (Status.FAIL, Status.ERROR)]
-                failures.append(Problem(query.file, query.line, f"query {query.key!r}{run}: {'; '.join(failed)}"))
+    for result in run.results:
+        if result.blocking or result.status is Status.ERROR:
+            failed = [m for name in LAYERS if result.layer(name).status in (Status.FAIL, Status.ERROR) for m in result.layer(name).messages]
+            failures.append(Problem(result.file, result.line, f"query {result.id!r}: {'; '.join(failed) or result.status.value}"))
     return failures
 
 

@@ -138,7 +138,8 @@ def cmd_save(args: argparse.Namespace) -> int:
         path, baseline, failures = save_baseline(spec, traces, args.version, force=args.force_save, overwrite=args.overwrite,
                                                  commit=git_commit(Path(args.spec).resolve().parent), judge=judge)
     except PrecheckFailed as exc:
-        print(f"error: precheck failed: {len(exc.problems)} trace(s) fail correctness, so {args.version!r} was not saved "
+        print(f"error: precheck failed: {len(exc.problems)} {'query fails' if len(exc.problems) == 1 else 'queries fail'} "
+              f"as `agentci test` judges them, so {args.version!r} was not saved "
               "(--force-save saves it anyway and records that the precheck failed):", file=sys.stderr)
         for problem in exc.problems:
             print(f"  {problem}", file=sys.stderr)

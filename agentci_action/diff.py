@@ -28,10 +28,11 @@ from pydantic import BaseModel, Field
 
 from .engine import metrics
 from .engine.correctness import Judge
+from .engine.path import closest_variant
 from .engine.results import Aggregates, MetricChange, QueryResult, RunResult, Status
 from .engine.runner import group_traces, run_spec
 from .engine.score import run_uplift
-from .spec.models import AgentCISpec
+from .spec.models import AgentCISpec, PathSpec
 from .trace.models import Trace
 
 if TYPE_CHECKING:
@@ -310,22 +311,26 @@ def _total(queries: list[QueryDiff]) -> TotalDiff:
     )
 
 
-def _route(traces: list[Trace], variants: list[Trace] | None, result: QueryResult | None) -> Trace | None:
-    """The baseline trace standing for a query: the variant the current run's path layer chose (details
-    `baseline_variant`), else the first run."""
-    chosen = result.path.details.get("baseline_variant") if result else None
-    if variants and isinstance(chosen, int) and 0 <= chosen < len(variants):
-        return variants[chosen]
-    return traces[0] if traces else None
+def chosen_variants(spec: AgentCISpec, variants: dict[str, list[Trace]], after: Side) -> dict[str, Trace]:
+    """Per query, the golden variant the path layer chose for the after side's first run (closest_variant, the
+    path layer's own choice; with one run it is that run's `baseline_variant`)."""
+    chosen = {}
+    for query in spec.queries:
+        options, runs = variants.get(query.key), after.traces.get(query.key)
+        if options and runs:
+            ranking = query.path or PathSpec()
+            index, _ = closest_variant(runs[0].tool_names, [v.tool_names for v in options], ranking.match_mode, ranking.sequence_metric)
+            chosen[query.key] = options[index]
+    return chosen
 
 
-def diff_runs(before: Side, after: Side, warnings: list[str] | None = None, variants: dict[str, list[Trace]] | None = None,
+def diff_runs(before: Side, after: Side, warnings: list[str] | None = None, routes: dict[str, Trace] | None = None,
               removed: dict[str, list[Trace]] | None = None) -> RunDiff:
     """Compare every query of either side, ordered as the module docstring says.
 
-    `variants` are the golden variants the after side was evaluated against: the before side's route (tools,
-    handoffs, answer) is the one the path layer chose. `removed` are the before side's queries no longer in
-    the spec, by saved key: shown as removed_query with their first trace's figures.
+    `routes` are the before side's route per query (the golden variant the path layer chose: chosen_variants),
+    else its first run. `removed` are the before side's queries no longer in the spec, by saved key: shown as
+    removed_query with their first trace's figures.
     """
     results_before = {r.id: r for r in before.run.results}
     results_after = {r.id: r for r in after.run.results}
@@ -334,8 +339,8 @@ def diff_runs(before: Side, after: Side, warnings: list[str] | None = None, vari
         in_before, in_after = results_before.get(key), results_after.get(key)
         queries.append(diff_query(
             in_after or in_before,
-            _figures(in_before, _route(before.traces.get(key, []), (variants or {}).get(key), in_after)) if in_before else None,
-            _figures(in_after, _route(after.traces.get(key, []), None, None)) if in_after else None,
+            _figures(in_before, (routes or {}).get(key) or _first(before.traces.get(key))) if in_before else None,
+            _figures(in_after, _first(after.traces.get(key))) if in_after else None,
         ))
     for key, runs in (removed or {}).items():
         if key not in results_before and key not in results_after and runs:
@@ -361,18 +366,18 @@ def evaluate_side(spec: AgentCISpec, label: str, by_query: dict[str, list[Trace]
     return Side(label, run, by_query)
 
 
-def diff_against(spec: AgentCISpec, reference: "Reference", after: Side, judge: Judge | None = None) -> RunDiff:
-    """The reference's traces evaluated as `after` was (same variants, same judge), then compared with it.
+def _first(runs: list[Trace] | None) -> Trace | None:
+    return runs[0] if runs else None
 
-    Baseline traces given as variants are evaluated per query on the variant the after side's path layer chose.
-    """
-    if reference.runs is not None:
-        runs = reference.runs
-    else:
-        chosen = {r.id: _route([], reference.variants.get(r.id), r) for r in after.run.results}
-        runs = {key: [trace] for key, trace in chosen.items() if trace is not None}
+
+def diff_against(spec: AgentCISpec, reference: "Reference", after: Side, judge: Judge | None = None) -> RunDiff:
+    """The reference's traces evaluated as `after` was (same variants, same judge), then compared with it, each
+    query with the variant the path layer chose. Baseline traces given as variants are evaluated per query on
+    that chosen variant alone."""
+    routes = chosen_variants(spec, reference.variants, after)
+    runs = reference.runs if reference.runs is not None else {key: [trace] for key, trace in routes.items()}
     before = evaluate_side(spec, reference.label, runs, reference.variants, judge)
-    return diff_runs(before, after, reference.warnings, reference.variants, reference.removed)
+    return diff_runs(before, after, reference.warnings, routes, reference.removed)
 
 
 def current_vs_baseline(spec: AgentCISpec, run: RunResult, traces: list[Trace], reference: "Reference",

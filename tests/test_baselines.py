@@ -11,7 +11,9 @@ import pytest
 
 from agentci_action.baselines import (BaselineError, PrecheckFailed, list_baselines, load_baseline, read_baseline,
                                       save_baseline, spec_hash, write_atomic)
+from agentci_action.engine.runner import run_spec
 from agentci_action.spec.loader import load_spec
+from agentci_action.trace.load import load_traces
 from agentci_action.trace.models import Trace
 from conftest import ROOT, run_cli
 
@@ -186,7 +188,7 @@ def test_cli_save_refuses_with_exit_1_listing_failures(spec_path, write_traces):
     bad = write_traces("bad.jsonl", BAD)
     result = run_cli("save", "--spec", spec_path, "--traces", bad, "--version", "v1")
     assert result.returncode == 1
-    assert "precheck failed: 1 trace(s) fail correctness, so 'v1' was not saved" in result.stderr
+    assert "precheck failed: 1 query fails as `agentci test` judges them, so 'v1' was not saved" in result.stderr
     assert f"{spec_path}:4: query 'math': expected in answer but missing: '4'" in result.stderr
     assert not (spec_path.parent / "golden" / "v1.json").exists()
     forced = run_cli("save", "--spec", spec_path, "--traces", bad, "--version", "v1", "--force-save")
@@ -322,3 +324,46 @@ def test_baseline_traces_given_as_variants_keep_the_limit(write, write_traces):
     six = write_traces("six.jsonl", [{**r, "run": None} for r in repeated_runs([["calc"]] * 6)])
     result = run_cli("test", "--spec", spec, "--traces", current, "--baseline-traces", six)
     assert result.returncode == 2 and "has 6 baseline traces (variants); at most 5" in result.stderr
+
+
+@pytest.mark.parametrize("spec_text, records", [
+    # the query's `checks:` block: reference answer Paris, normalised exact match, answer Berlin
+    ("""
+agent: demo
+baseline_dir: ./golden
+queries:
+  - id: capital
+    query: "Capital of France?"
+    reference_answer: Paris
+    checks: {answer: {normalized_exact_match: true}}
+""", [{"id": "capital", "final_answer": "Berlin"}]),
+    # a forbidden tool: the path layer fails hard
+    ("""
+agent: demo
+baseline_dir: ./golden
+queries:
+  - id: mail
+    query: "Summarise my inbox"
+    correctness: {expected_in_answer: ["inbox"]}
+    path: {forbidden_tools: [send_email]}
+""", [{"id": "mail", "final_answer": "your inbox: 3 mails", "tool_calls": [{"name": "send_email"}]}]),
+])
+def test_the_precheck_fails_whatever_fails_test(write, write_traces, spec_text, records):
+    spec, file = write("spec.yaml", spec_text), write_traces("t.jsonl", records)
+    tested = run_cli("test", "--spec", spec, "--traces", file, "--baseline", "none")
+    saved = run_cli("save", "--spec", spec, "--traces", file, "--version", "v1")
+    assert (tested.returncode, saved.returncode) == (1, 1), saved.stderr
+    assert "precheck failed: 1 query fails" in saved.stderr and not (spec.parent / "golden" / "v1.json").exists()
+
+
+def test_the_precheck_judges_repeated_runs_by_min_pass_rate(tmp_path):
+    """examples/repeated-runs passes `test` (some runs fail, within min_pass_rate): its save passes the precheck."""
+    spec = load_spec(ROOT / "examples/repeated-runs/agentci_spec.yaml").model_copy(update={"baseline_dir": str(tmp_path)})
+    runs = load_traces([str(ROOT / "examples/repeated-runs/traces")])
+    assert not any(r.blocking for r in run_spec(spec, runs).results)
+    _, baseline, failures = save_baseline(spec, runs, "v1")
+    assert failures == [] and baseline.metadata.precheck_passed and baseline.trace_count == 20
+    strict = spec.model_copy(update={"queries": [q.model_copy(update={"min_pass_rate": 1.0}) for q in spec.queries]})
+    with pytest.raises(PrecheckFailed) as caught:
+        save_baseline(strict, runs, "v2")
+    assert {p.message.split(":")[0] for p in caught.value.problems} == {"query 'population-lagos'", "query 'convert-currency'"}

@@ -256,7 +256,8 @@ def test_the_diff_compares_with_the_variant_the_path_layer_chose(write, write_tr
     assert outcome.diff.total.cost_usd.before == pytest.approx(0.02)
 
 
-@pytest.mark.parametrize("spec_file, version", [(RAG_SPEC, "v2-fixed"), (RAG_SPEC, "v1-broken")])
+@pytest.mark.parametrize("spec_file, version", [(RAG_SPEC, "v2-fixed"), (RAG_SPEC, "v1-broken"),
+                                                 ("examples/repeated-runs/agentci_spec.yaml", None)])
 def test_a_run_diffed_against_itself_shows_no_change_and_no_uplift(spec_file, version, tmp_path):
     """Both sides are evaluated alike: the same traces give the same composite, pass rate and cost."""
     from agentci_action.baselines import load_baseline, save_baseline, version_reference
