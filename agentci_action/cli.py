@@ -68,6 +68,7 @@ def _shard_option(text: str | None) -> ShardInfo | None:
 def cmd_test(args: argparse.Namespace) -> int:
     from .engine.runner import Settings, parse_fail_on
     from .evaluate import Evaluation, JudgeOptions, evaluate
+    from .report import json as json_report
 
     try:
         fail_on = parse_fail_on(args.fail_on)
@@ -81,11 +82,10 @@ def cmd_test(args: argparse.Namespace) -> int:
                                   settings=Settings(fail_on=fail_on, workers=args.workers), shard=shard,
                                   judge=JudgeOptions(mode=args.judge_mode, cache=args.judge_cache,
                                                      sample_ensemble=args.sample_ensemble, environ=os.environ)))
-    run, report = outcome.run, renderer(args.format)(outcome.run)
+    run = outcome.run
+    report = json_report.render(run, outcome.diff) if args.format == "json" else renderer(args.format)(run)
     if shard:  # --output takes the shard results file; the report goes to standard output
-        from .report import json
-
-        write_output(json.render(run), args.output)
+        write_output(json_report.render(run), args.output)
         write_output(report, None)
         return exit_code(run)
     if outcome.diff and args.format == "console":

@@ -278,3 +278,64 @@ def test_a_run_diffed_against_itself_shows_no_change_and_no_uplift(spec_file, ve
     for diff in diffs:
         assert {name: change.uplift for name, change in diff.uplift.items()} == {"composite_score": 0.0, "pass_rate": 0.0, "cost_usd": 0.0}
         assert [q.kinds for q in diff.queries] == [[] for _ in diff.queries] and diff.total.counts["changed"] == 0
+
+
+FORBIDDEN_SPEC = """
+agent: demo
+baseline_dir: ./golden
+queries:
+  - id: mail
+    query: Summarise my inbox
+    runs: 3
+    correctness: {expected_in_answer: ["inbox"]}
+    path: {forbidden_tools: [send_email]}
+"""
+
+
+def runs_of(qid: str, tools_per_run, costs) -> list[dict]:
+    return [{**t(qid, answer="inbox: 3", tools=tools, cost=cost).model_dump(mode="json", exclude_defaults=True), "run": i}
+            for i, (tools, cost) in enumerate(zip(tools_per_run, costs))]
+
+
+def test_a_newly_used_forbidden_tool_is_a_regression_and_the_json_results_carry_the_diff(write, write_traces):
+    spec = write("spec.yaml", FORBIDDEN_SPEC)
+    saved = run_cli("save", "--spec", spec, "--version", "v1",
+                    "--traces", write_traces("v1.jsonl", runs_of("mail", [["read"]] * 3, [0.01, 0.02, 0.03])))
+    assert saved.returncode == 0, saved.stderr
+    current = write_traces("now.jsonl", runs_of("mail", [["read", "send_email"]] * 3, [0.02, 0.04, 0.06]))
+    result = run_cli("test", "--spec", spec, "--traces", current, "--format", "json")
+    assert result.returncode == 1, result.stderr
+    data = json.loads(result.stdout)
+    diff = data["diff"]
+    assert diff["schema_version"] == "agentci.diff/v1" and diff["before"] == "v1" and diff["after"] == "current"
+    (query,) = diff["queries"]
+    assert query["kinds"][0] == "regression" and "tools_changed" in query["kinds"]
+    assert query["status"] == {"before": "pass", "after": "fail"}
+    assert diff["total"]["counts"]["regression"] == 1
+    # figures are means over the three runs; the totals are the runs' totals, as in the summary
+    assert (query["cost"]["cost_usd"]["before"], query["cost"]["cost_usd"]["after"]) == pytest.approx((0.02, 0.04))
+    assert diff["total"]["cost_usd"]["after"] == pytest.approx(data["summary"]["cost_usd"]) == pytest.approx(0.12)
+    assert diff["total"]["cost_usd"]["before"] == pytest.approx(0.06) and query["runs"] == {**query["runs"], "before": 3, "after": 3}
+    markdown = diff_markdown.render_markdown(diff_from_json(diff))
+    assert "🔴 **1 regression**" in markdown
+    plain = run_cli("test", "--spec", spec, "--traces", current, "--format", "json", "--baseline", "none")
+    assert "diff" not in json.loads(plain.stdout)
+
+
+def diff_from_json(data: dict):
+    from agentci_action.diff import RunDiff
+
+    return RunDiff.model_validate(data)
+
+
+def test_a_forbidden_tool_in_a_single_run_regresses_the_query_though_correctness_passes(write):
+    spec = load_spec(write("spec.yaml", FORBIDDEN_SPEC.replace("    runs: 3\n", "")))
+    before = side(spec, "v1", [t("mail", answer="inbox: 3", tools=["read"])])
+    after = side(spec, "v2", [t("mail", answer="inbox: 3", tools=["read", "send_email"])])
+    (query,) = diff_runs(before, after).queries
+    assert query.kinds == [ChangeKind.REGRESSION, ChangeKind.TOOLS_CHANGED]
+    assert (query.correctness.before, query.correctness.after) == ("pass", "pass")
+    assert "Correctness      unchanged (PASS) · query PASS → FAIL" in diff_console.render_diff(diff_runs(before, after))
+    assert "✅ pass · query ✅ pass → ❌ fail" in diff_markdown.render_markdown(diff_runs(before, after))
+    (fixed,) = diff_runs(after, before).queries
+    assert fixed.kinds[0] is ChangeKind.FIXED
