@@ -152,7 +152,7 @@ def test_markdown_chart_keeps_the_queries_that_changed_most(write):
     after = side(big, "v2", [t(f"q{i:02d}", cost=0.01 * (1 + i), ms=1000) for i in range(40)])
     text = diff_markdown.render_markdown(diff_runs(before, after))
     cost_chart = text.split("```mermaid")[1]
-    labels = re.search(r"x-axis \[(.*)\]", cost_chart).group(1).split(", ")
+    labels = [label.strip("\"") for label in re.search(r"x-axis \[(.*)\]", cost_chart).group(1).split(", ")]
     assert labels == [f"q{i:02d}" for i in range(39, 24, -1)]  # 15, biggest change first
     bars = re.search(r"bar \[(.*)\]", cost_chart).group(1).split(", ")
     line = re.search(r"line \[(.*)\]", cost_chart).group(1).split(", ")
@@ -339,3 +339,26 @@ def test_a_forbidden_tool_in_a_single_run_regresses_the_query_though_correctness
     assert "✅ pass · query ✅ pass → ❌ fail" in diff_markdown.render_markdown(diff_runs(before, after))
     (fixed,) = diff_runs(after, before).queries
     assert fixed.kinds[0] is ChangeKind.FIXED
+
+
+MERMAID_NUMBER = r"-?\d+(?:\.\d+)?"  # mermaid xychart's number token: no exponent
+MERMAID_STRING = r'"[^"\n]*"'
+
+
+def test_mermaid_chart_prints_plain_decimals_and_quoted_labels(write):
+    spec = load_spec(write("s.yaml", "agent: a\nqueries:\n  - {id: line-items, query: x}\n  - {id: bar, query: y}\n"))
+    before = side(spec, 'v1 "rc"', [t("line-items", cost=0.00002, ms=1.5), t("bar", cost=0.00001, ms=2)])
+    after = side(spec, "v2", [t("line-items", cost=0.00004, ms=3), t("bar", cost=1e-7, ms=4e6)])
+    text = diff_markdown.render_markdown(diff_runs(before, after))
+    charts = re.findall(r"```mermaid\n(.*?)```", text, re.S)
+    assert len(charts) == 2
+    for chart in charts:
+        for line in chart.strip().splitlines()[1:]:
+            keyword, _, rest = line.strip().partition(" ")
+            if keyword in ("bar", "line"):
+                assert re.fullmatch(rf"\[{MERMAID_NUMBER}(?:, {MERMAID_NUMBER})*\]", rest), line
+            elif keyword == "x-axis":
+                assert re.fullmatch(rf"\[{MERMAID_STRING}(?:, {MERMAID_STRING})*\]", rest), line
+            else:
+                assert keyword in ("title", "y-axis") and re.fullmatch(MERMAID_STRING, rest), line
+    assert '"line-items"' in charts[0] and "0.00002" in charts[0] and "0.0000001" in charts[0]

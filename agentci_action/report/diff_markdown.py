@@ -13,6 +13,7 @@ chart labels keep only [A-Za-z0-9._-], so nothing can close the mermaid block or
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 from ..diff import ChangeKind, Delta, QueryDiff, RunDiff, change_size
 from ..engine.results import Status
@@ -77,11 +78,18 @@ def table_row(query: QueryDiff) -> str:
 
 
 def _label(text: str) -> str:
+    """Inert chart text: letters, digits, '.', '_' and '-' kept (never a quote, a fence or a directive), ≤ 24 characters."""
     return re.sub(r"[^A-Za-z0-9._-]", "_", text)[:24] or "query"
 
 
+def _quoted(text: str) -> str:
+    """A mermaid quoted string, so an id such as `line-items` is not read as the `line` keyword."""
+    return f'"{_label(text)}"'
+
+
 def _number(amount: float) -> str:
-    return f"{amount:.6g}"
+    """Six significant digits as a plain decimal, as mermaid's grammar requires (it rejects exponents): 2e-05 → 0.00002."""
+    return format(Decimal(f"{amount:.6g}"), "f")
 
 
 def charted(diff: RunDiff) -> list[QueryDiff]:
@@ -98,7 +106,7 @@ def chart(diff: RunDiff, queries: list[QueryDiff], field: str, title: str, axis:
         return ""
     return ("```mermaid\nxychart-beta\n"
             f'    title "{title}: {_label(diff.before)} (bars) vs {_label(diff.after)} (line)"\n'
-            f"    x-axis [{', '.join(_label(q.id) for q in picked)}]\n"
+            f"    x-axis [{', '.join(_quoted(q.id) for q in picked)}]\n"
             f'    y-axis "{axis}"\n'
             f"    bar [{', '.join(_number(d.before) for d in deltas)}]\n"
             f"    line [{', '.join(_number(d.after) for d in deltas)}]\n```\n")
