@@ -170,6 +170,7 @@ def write_atomic(path: Path, text: str, *, overwrite: bool) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(handle, 0o644)  # mkstemp's 0600 would hide a committed baseline from other users and CI
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
             out.flush()
@@ -302,15 +303,48 @@ def _candidate_files(directory: Path, agent: str) -> list[Path]:
     return sorted([*directory.glob("*.json"), *(directory / agent).glob("*.json")]) if directory.is_dir() else []
 
 
-def list_baselines(spec: AgentCISpec) -> list[StoredBaseline]:
-    """Every version under the spec's baseline_dir, oldest first (by captured_at, then version)."""
-    found = [StoredBaseline(read_baseline(path), path) for path in _candidate_files(baseline_dir(spec), spec.agent)]
+class BaselineHeader(BaseModel):
+    """What `agentci baselines` lists of a version: everything but the traces, validated without them."""
+
+    version: str
+    agent: str
+    captured_at: str
+    metadata: BaselineMetadata
+    queries: int = 0
+    traces: int = 0
+
+
+@dataclass(frozen=True)
+class StoredHeader:
+    header: BaselineHeader
+    file: Path
+
+
+def read_header(path: Path) -> BaselineHeader:
+    """A version's header (the traces only counted, not validated); BaselineError naming the file when unreadable."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and "trace" in data and "queries" not in data:
+            data = _upgrade_single_trace(data)
+        runs = data.get("queries") if isinstance(data, dict) else None
+        if not isinstance(runs, dict):
+            raise ValueError("no queries")
+        return BaselineHeader.model_validate({**data, "queries": len(runs), "traces": sum(len(r) for r in runs.values() if isinstance(r, list))})
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError, ValidationError):
+        read_baseline(path)  # names the file, line and problem
+        raise BaselineError.at(str(path), 0, "not a baseline file") from None
+
+
+def list_headers(spec: AgentCISpec) -> list[StoredHeader]:
+    """Every version under the spec's baseline_dir, oldest first (by captured_at, then version), from the
+    files' headers: the traces are read only for the version a run uses."""
+    found = [StoredHeader(read_header(path), path) for path in _candidate_files(baseline_dir(spec), spec.agent)]
     first_file: dict[str, Path] = {}
     for item in found:
-        earlier = first_file.setdefault(item.baseline.version, item.file)
+        earlier = first_file.setdefault(item.header.version, item.file)
         if earlier != item.file:
-            raise BaselineError.at(str(item.file), 0, f"baseline version {item.baseline.version!r} is also in {earlier}; rename one")
-    return sorted(found, key=lambda s: (s.baseline.captured_at, s.baseline.version))
+            raise BaselineError.at(str(item.file), 0, f"baseline version {item.header.version!r} is also in {earlier}; rename one")
+    return sorted(found, key=lambda s: (s.header.captured_at, s.header.version))
 
 
 def traces_by_query(spec: AgentCISpec, baseline: Baseline) -> tuple[dict[str, list[Trace]], list[str], dict[str, list[Trace]]]:
@@ -339,17 +373,27 @@ def reference_variants(runs: list[Trace]) -> list[Trace]:
 def load_baseline(spec: AgentCISpec, version: str | None = None) -> StoredBaseline | None:
     """Version `version`, or by default the newest whose precheck passed (None when there is none).
 
-    Raises BaselineError listing the available versions when `version` does not exist.
+    A named version is read from `<baseline_dir>/<version>.json` (or `<baseline_dir>/<agent>/<version>.json`)
+    alone, so a corrupt file of another version does not stand in the way; otherwise versions are chosen from
+    the files' headers and only the chosen file is read whole. Raises BaselineError listing the available
+    versions when `version` does not exist.
     """
-    stored = list_baselines(spec)
+    directory = baseline_dir(spec)
+    if version is not None and VERSION_PATTERN.match(version):
+        named = [path for path in (directory / f"{version}.json", directory / spec.agent / f"{version}.json") if path.is_file()]
+        if len(named) == 2:
+            raise BaselineError.at(str(named[1]), 0, f"baseline version {version!r} is also in {named[0]}; rename one")
+        if named and (stored := read_baseline(named[0])).version == version:
+            return StoredBaseline(stored, named[0])
+    headers = list_headers(spec)
     if version is None:
-        passed = [s for s in stored if s.baseline.metadata.precheck_passed]
-        return passed[-1] if passed else None
-    for item in stored:
-        if item.baseline.version == version:
-            return item
-    available = ", ".join(s.baseline.version for s in stored) or "none yet (agentci save creates one)"
-    raise BaselineError.at(str(baseline_dir(spec)), 0, f"no baseline version {version!r}; available: {available}")
+        passed = [h for h in headers if h.header.metadata.precheck_passed]
+        return StoredBaseline(read_baseline(passed[-1].file), passed[-1].file) if passed else None
+    for item in headers:
+        if item.header.version == version:
+            return StoredBaseline(read_baseline(item.file), item.file)
+    available = ", ".join(h.header.version for h in headers) or "none yet (agentci save creates one)"
+    raise BaselineError.at(str(directory), 0, f"no baseline version {version!r}; available: {available}")
 
 
 def compatibility_warnings(spec: AgentCISpec, stored: StoredBaseline, current_hash: str) -> list[str]:

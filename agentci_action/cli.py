@@ -155,19 +155,19 @@ def cmd_save(args: argparse.Namespace) -> int:
 
 
 def cmd_baselines(args: argparse.Namespace) -> int:
-    from .baselines import baseline_dir, list_baselines
+    from .baselines import baseline_dir, list_headers
     from .spec.loader import load_spec
 
     spec = load_spec(args.spec)
-    stored = list_baselines(spec)
+    stored = list_headers(spec)
     if not stored:
         print(f"no baselines in {baseline_dir(spec)} yet; `agentci save --spec {args.spec} --traces T --version V` records one")
         return EXIT_PASS
-    default = next((s for s in reversed(stored) if s.baseline.metadata.precheck_passed), None)
+    default = next((s for s in reversed(stored) if s.header.metadata.precheck_passed), None)
     rows = [("", "VERSION", "CAPTURED", "QUERIES", "TRACES", "PRECHECK", "AGENT", "MODELS", "FILE")]
     for item in stored:
-        b = item.baseline
-        rows.append(("*" if item is default else "", b.version, b.captured_at, str(len(b.queries)), str(b.trace_count),
+        b = item.header
+        rows.append(("*" if item is default else "", b.version, b.captured_at, str(b.queries), str(b.traces),
                      "passed" if b.metadata.precheck_passed else "failed", b.agent, ",".join(b.metadata.models) or "-", str(item.file)))
     widths = [max(len(one_line(row[i])) for row in rows) for i in range(len(rows[0]))]
     for row in rows:

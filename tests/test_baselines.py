@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from agentci_action.baselines import (BaselineError, PrecheckFailed, list_baselines, load_baseline, read_baseline,
+from agentci_action.baselines import (BaselineError, PrecheckFailed, list_headers, load_baseline, read_baseline,
                                       save_baseline, spec_hash, write_atomic)
 from agentci_action.engine.runner import run_spec
 from agentci_action.spec.loader import load_spec
@@ -150,7 +150,9 @@ def test_the_older_single_trace_shape_still_loads(write, spec_path):
               "trace": GOOD[0]}
     write("golden/demo/v0.json", json.dumps(legacy, indent=2))
     spec = load_spec(spec_path)
-    (stored,) = list_baselines(spec)
+    (header,) = list_headers(spec)
+    assert header.header.version == "v0" and (header.header.queries, header.header.traces) == (1, 1)
+    stored = load_baseline(spec, "v0")
     assert stored.baseline.version == "v0" and stored.baseline.metadata.models == ["gpt-4o-mini"]
     assert stored.baseline.queries["math"][0].final_answer == "4"
     assert load_baseline(spec).baseline.version == "v0"  # its precheck passed, so it is the default
@@ -264,7 +266,7 @@ def test_cli_test_with_tags_compares_only_the_selected_queries(spec_path, write_
 
 def test_example_baselines_are_valid_and_tell_the_weather_story():
     spec = load_spec(ROOT / "examples" / "rag" / "agentci_spec.yaml")
-    versions = {s.baseline.version: s.baseline for s in list_baselines(spec)}
+    versions = {v: load_baseline(spec, v).baseline for v in (h.header.version for h in list_headers(spec))}
     broken, fixed = versions["v1-broken"], versions["v2-fixed"]
     assert (broken.metadata.precheck_passed, fixed.metadata.precheck_passed) == (False, True)
     assert len(broken.queries["weather-tokyo"][0].tool_calls) == 11 and fixed.queries["weather-tokyo"][0].tool_calls == []
@@ -367,3 +369,17 @@ def test_the_precheck_judges_repeated_runs_by_min_pass_rate(tmp_path):
     with pytest.raises(PrecheckFailed) as caught:
         save_baseline(strict, runs, "v2")
     assert {p.message.split(":")[0] for p in caught.value.problems} == {"query 'population-lagos'", "query 'convert-currency'"}
+
+
+def test_saved_files_are_readable_by_everyone(spec_path):
+    path, _, _ = save_baseline(load_spec(spec_path), traces(GOOD), "v1")
+    assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_a_corrupt_file_of_another_version_does_not_block_a_named_one(spec_path, write, write_traces):
+    run_cli("save", "--spec", spec_path, "--traces", write_traces("good.jsonl", GOOD), "--version", "v2")
+    broken = write("golden/v1.json", '{"version": "v1", "agent": "demo", "queries": {')
+    tested = run_cli("test", "--spec", spec_path, "--traces", write_traces("good.jsonl", GOOD), "--baseline", "v2")
+    assert tested.returncode == 0, tested.stderr
+    listed = run_cli("baselines", "--spec", spec_path)  # listing every version still names the broken file
+    assert listed.returncode == 2 and f"{broken}:1: malformed JSON" in listed.stderr
