@@ -360,8 +360,10 @@ def suite_deltas(before: Aggregates, after: Aggregates) -> dict[str, Delta]:
 def evaluate_side(spec: AgentCISpec, label: str, by_query: dict[str, list[Trace]],
                   variants: dict[str, list[Trace]] | None = None, judge: Judge | None = None) -> Side:
     """Evaluate the queries of `spec` that have traces in `by_query` against the golden `variants`, with
-    `judge` (None: judge checks skip): one side of a diff. Both sides of a diff are evaluated alike."""
-    queries = [q for q in spec.queries if by_query.get(q.key)]
+    `judge` (None: judge checks skip): one side of a diff. Both sides of a diff are evaluated alike.
+
+    A saved version keeps the runs it was recorded with: the spec's `runs` (raised since, say) is not asked of it."""
+    queries = [q.model_copy(update={"runs": None}) for q in spec.queries if by_query.get(q.key)]
     run = run_spec(spec, [t for q in queries for t in by_query[q.key]], queries=queries, baselines=variants, judge=judge)
     return Side(label, run, by_query)
 

@@ -383,3 +383,13 @@ def test_a_corrupt_file_of_another_version_does_not_block_a_named_one(spec_path,
     assert tested.returncode == 0, tested.stderr
     listed = run_cli("baselines", "--spec", spec_path)  # listing every version still names the broken file
     assert listed.returncode == 2 and f"{broken}:1: malformed JSON" in listed.stderr
+
+
+def test_a_version_saved_with_fewer_runs_than_the_spec_now_asks_is_still_compared(write, write_traces):
+    spec = write("spec.yaml", REPEATED.replace("runs: 10", "runs: 3"))
+    assert run_cli("save", "--spec", spec, "--version", "v1", "--traces", write_traces("three.jsonl", repeated_runs([["calc"]] * 3))).returncode == 0
+    write("spec.yaml", REPEATED)  # runs: 10 from now on
+    tested = run_cli("test", "--spec", spec, "--traces", write_traces("ten.jsonl", repeated_runs([["calc"]] * 10)), "--format", "json")
+    assert tested.returncode == 0, tested.stderr
+    runs = json.loads(tested.stdout)["diff"]["queries"][0]["runs"]
+    assert (runs["before"], runs["after"]) == (3, 10)
