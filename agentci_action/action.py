@@ -289,7 +289,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     try:
         path = Path(inputs.results_path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json_report.render(run), encoding="utf-8")
+        path.write_text(json_report.render(run, diff), encoding="utf-8")
     except OSError as exc:
         publisher.error(Problem(inputs.results_path, 0, f"could not write the results file: {exc.strerror}"))
         status = max(status, EXIT_ERROR)

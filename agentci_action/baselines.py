@@ -1,4 +1,4 @@
-"""Versioned golden baselines: save (after a correctness precheck), load, list.
+"""Versioned golden baselines: save (after a precheck that judges the traces as `agentci test` does), load, list.
 
 Layout: one file per version, `<baseline_dir>/<version>.json`, with `baseline_dir` relative to the spec:
 
@@ -29,10 +29,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from .engine.correctness import Judge, evaluate_correctness
+from .engine.correctness import Judge
 from .engine.gcpause import gc_paused
-from .engine.results import Status
-from .engine.runner import group_traces, match_traces
+from .engine.results import LAYERS, Status
+from .engine.runner import MAX_VARIANTS, Settings, group_traces, match_traces, run_spec
 from .errors import InputError, Problem
 from .spec.models import AgentCISpec, spec_hash
 from .trace.models import Trace
@@ -50,7 +50,7 @@ class BaselineError(InputError):
 
 
 class PrecheckFailed(BaselineError):
-    """The traces fail correctness: not saved (exit 1) unless forced."""
+    """The traces fail `agentci test` (fail-on correctness): not saved (exit 1) unless forced."""
 
     exit_code = 1
 
@@ -61,7 +61,7 @@ class BaselineMetadata(BaseModel):
     models: list[str] = Field(default_factory=list, description="LLM models seen in the traces.")
     spec_hash: str | None = Field(None, description="sha256 of the spec the baseline was saved against.")
     git_commit: str | None = Field(None, description="HEAD of the spec's repository when saved, if known.")
-    precheck_passed: bool = Field(False, description="Every trace passed correctness when saved (false when forced).")
+    precheck_passed: bool = Field(False, description="Every query passed as `agentci test` judges it when saved (false when forced).")
     precheck_failures: list[str] = Field(default_factory=list, description="What failed, when saved with --force-save.")
 
 
@@ -113,18 +113,18 @@ def check_version_name(version: str) -> str:
 # --- precheck and save ---------------------------------------------------------------------------
 
 def precheck(spec: AgentCISpec, traces: dict[str, list[Trace]], judge: Judge | None = None) -> list[Problem]:
-    """Correctness (deterministic checks, then the judge's; those skip without a judge) on every run of every query.
+    """Every query evaluated as `agentci test` evaluates it with fail-on correctness (and no baseline): its
+    correctness (the `checks:` block's included), forbidden tools, and with repeated runs the min_pass_rate
+    gate across them. The judge's checks skip without a judge.
 
-    Returns one problem per failing run, at the query's spec line.
+    Returns one problem per query that would fail `test` (or could not be evaluated), at its spec line.
     """
+    run = run_spec(spec, [t for runs in traces.values() for t in runs], judge=judge, settings=Settings(fail_on=frozenset({"correctness"})))
     failures = []
-    for query in spec.queries:
-        for index, trace in enumerate(traces.get(query.key, [])):
-            layer = evaluate_correctness(query, trace, judge)
-            if layer.status in (Status.FAIL, Status.ERROR):
-                run = f" run {index}" if len(traces[query.key]) > 1 else ""
-                failed = [c.message for c in layer.checks if c.status in (Status.FAIL, Status.ERROR)]
-                failures.append(Problem(query.file, query.line, f"query {query.key!r}{run}: {'; '.join(failed)}"))
+    for result in run.results:
+        if result.blocking or result.status is Status.ERROR:
+            failed = [m for name in LAYERS if result.layer(name).status in (Status.FAIL, Status.ERROR) for m in result.layer(name).messages]
+            failures.append(Problem(result.file, result.line, f"query {result.id!r}: {'; '.join(failed) or result.status.value}"))
     return failures
 
 
@@ -170,6 +170,7 @@ def write_atomic(path: Path, text: str, *, overwrite: bool) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(handle, 0o644)  # mkstemp's 0600 would hide a committed baseline from other users and CI
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
             out.flush()
@@ -302,41 +303,97 @@ def _candidate_files(directory: Path, agent: str) -> list[Path]:
     return sorted([*directory.glob("*.json"), *(directory / agent).glob("*.json")]) if directory.is_dir() else []
 
 
-def list_baselines(spec: AgentCISpec) -> list[StoredBaseline]:
-    """Every version under the spec's baseline_dir, oldest first (by captured_at, then version)."""
-    found = [StoredBaseline(read_baseline(path), path) for path in _candidate_files(baseline_dir(spec), spec.agent)]
+class BaselineHeader(BaseModel):
+    """What `agentci baselines` lists of a version: everything but the traces, validated without them."""
+
+    version: str
+    agent: str
+    captured_at: str
+    metadata: BaselineMetadata
+    queries: int = 0
+    traces: int = 0
+
+
+@dataclass(frozen=True)
+class StoredHeader:
+    header: BaselineHeader
+    file: Path
+
+
+def read_header(path: Path) -> BaselineHeader:
+    """A version's header (the traces only counted, not validated); BaselineError naming the file when unreadable."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and "trace" in data and "queries" not in data:
+            data = _upgrade_single_trace(data)
+        runs = data.get("queries") if isinstance(data, dict) else None
+        if not isinstance(runs, dict):
+            raise ValueError("no queries")
+        return BaselineHeader.model_validate({**data, "queries": len(runs), "traces": sum(len(r) for r in runs.values() if isinstance(r, list))})
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError, ValidationError):
+        read_baseline(path)  # names the file, line and problem
+        raise BaselineError.at(str(path), 0, "not a baseline file") from None
+
+
+def list_headers(spec: AgentCISpec) -> list[StoredHeader]:
+    """Every version under the spec's baseline_dir, oldest first (by captured_at, then version), from the
+    files' headers: the traces are read only for the version a run uses."""
+    found = [StoredHeader(read_header(path), path) for path in _candidate_files(baseline_dir(spec), spec.agent)]
     first_file: dict[str, Path] = {}
     for item in found:
-        earlier = first_file.setdefault(item.baseline.version, item.file)
+        earlier = first_file.setdefault(item.header.version, item.file)
         if earlier != item.file:
-            raise BaselineError.at(str(item.file), 0, f"baseline version {item.baseline.version!r} is also in {earlier}; rename one")
-    return sorted(found, key=lambda s: (s.baseline.captured_at, s.baseline.version))
+            raise BaselineError.at(str(item.file), 0, f"baseline version {item.header.version!r} is also in {earlier}; rename one")
+    return sorted(found, key=lambda s: (s.header.captured_at, s.header.version))
 
 
-def traces_by_query(spec: AgentCISpec, baseline: Baseline) -> tuple[dict[str, list[Trace]], list[str]]:
-    """The baseline's runs keyed by the spec's query ids (matched by id, else query text), and notes on the rest.
+def traces_by_query(spec: AgentCISpec, baseline: Baseline) -> tuple[dict[str, list[Trace]], list[str], dict[str, list[Trace]]]:
+    """(the baseline's runs keyed by the spec's query ids, matched by id else query text; notes on the rest;
+    the rest by their saved key: queries since removed from the spec).
 
     Calls saved without a cost (an older file, say) are priced with the spec's `pricing`, as trace files are.
     """
-    matched = group_traces(spec.queries, [price_trace(t, spec.pricing) for runs in baseline.queries.values() for t in runs])
+    priced = {key: [price_trace(t, spec.pricing) for t in runs] for key, runs in baseline.queries.items()}
+    matched = group_traces(spec.queries, [t for runs in priced.values() for t in runs])
+    kept = {id(t) for runs in matched.by_query.values() for t in runs}
+    removed = {key: runs for key, runs in priced.items() if not any(id(t) in kept for t in runs)}
     notes = [f"baseline {baseline.version}: {note}" for note in matched.unmatched]
-    return {key: runs for key, runs in matched.by_query.items() if runs}, notes
+    return {key: runs for key, runs in matched.by_query.items() if runs}, notes, removed
+
+
+def reference_variants(runs: list[Trace]) -> list[Trace]:
+    """A saved version's golden variants for one query: the first run of each distinct tool sequence, in run
+    order, at most MAX_VARIANTS (runs repeating a route add no variant; a sixth distinct route is left out)."""
+    seen: dict[tuple[str, ...], Trace] = {}
+    for trace in runs:
+        seen.setdefault(tuple(trace.tool_names), trace)
+    return list(seen.values())[:MAX_VARIANTS]
 
 
 def load_baseline(spec: AgentCISpec, version: str | None = None) -> StoredBaseline | None:
     """Version `version`, or by default the newest whose precheck passed (None when there is none).
 
-    Raises BaselineError listing the available versions when `version` does not exist.
+    A named version is read from `<baseline_dir>/<version>.json` (or `<baseline_dir>/<agent>/<version>.json`)
+    alone, so a corrupt file of another version does not stand in the way; otherwise versions are chosen from
+    the files' headers and only the chosen file is read whole. Raises BaselineError listing the available
+    versions when `version` does not exist.
     """
-    stored = list_baselines(spec)
+    directory = baseline_dir(spec)
+    if version is not None and VERSION_PATTERN.match(version):
+        named = [path for path in (directory / f"{version}.json", directory / spec.agent / f"{version}.json") if path.is_file()]
+        if len(named) == 2:
+            raise BaselineError.at(str(named[1]), 0, f"baseline version {version!r} is also in {named[0]}; rename one")
+        if named and (stored := read_baseline(named[0])).version == version:
+            return StoredBaseline(stored, named[0])
+    headers = list_headers(spec)
     if version is None:
-        passed = [s for s in stored if s.baseline.metadata.precheck_passed]
-        return passed[-1] if passed else None
-    for item in stored:
-        if item.baseline.version == version:
-            return item
-    available = ", ".join(s.baseline.version for s in stored) or "none yet (agentci save creates one)"
-    raise BaselineError.at(str(baseline_dir(spec)), 0, f"no baseline version {version!r}; available: {available}")
+        passed = [h for h in headers if h.header.metadata.precheck_passed]
+        return StoredBaseline(read_baseline(passed[-1].file), passed[-1].file) if passed else None
+    for item in headers:
+        if item.header.version == version:
+            return StoredBaseline(read_baseline(item.file), item.file)
+    available = ", ".join(h.header.version for h in headers) or "none yet (agentci save creates one)"
+    raise BaselineError.at(str(directory), 0, f"no baseline version {version!r}; available: {available}")
 
 
 def compatibility_warnings(spec: AgentCISpec, stored: StoredBaseline, current_hash: str) -> list[str]:
@@ -353,11 +410,28 @@ def compatibility_warnings(spec: AgentCISpec, stored: StoredBaseline, current_ha
 
 @dataclass(frozen=True)
 class Reference:
-    """What a run is compared with: a label (the version), its traces by query id, and warnings about it."""
+    """What a run is compared with: a label (the version), per query id the runs the baseline side is evaluated
+    on and the golden variants the path layer compares with, queries of the version no longer in the spec, and
+    warnings about it.
+
+    A saved version's traces are repeated runs: its variants are their distinct routes (reference_variants).
+    Baseline traces given on their own (`--baseline-traces`) are variants, one accepted route each: `runs` is
+    None, and the diff compares each query with the variant the path layer chose.
+    """
 
     label: str
-    traces: dict[str, list[Trace]]
+    variants: dict[str, list[Trace]]
+    runs: dict[str, list[Trace]] | None = None
+    removed: dict[str, list[Trace]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+
+
+def version_reference(spec: AgentCISpec, stored: StoredBaseline, wanted: set[str] | None = None) -> Reference:
+    """A saved version as the reference for `spec` (for the queries in `wanted`, default all), with its warnings."""
+    by_query, notes, removed = traces_by_query(spec, stored.baseline)
+    runs = {k: v for k, v in by_query.items() if wanted is None or k in wanted}
+    return Reference(stored.baseline.version, {k: reference_variants(v) for k, v in runs.items()}, runs, removed,
+                     compatibility_warnings(spec, stored, spec_hash(spec)) + notes)
 
 
 def reference_for(spec_path: str | Path, selected: AgentCISpec, version: str | None = None) -> Reference | None:
@@ -371,7 +445,4 @@ def reference_for(spec_path: str | Path, selected: AgentCISpec, version: str | N
     stored = load_baseline(full, version)
     if stored is None:
         return None
-    by_query, notes = traces_by_query(full, stored.baseline)
-    wanted = {q.key for q in selected.queries}
-    return Reference(stored.baseline.version, {k: v for k, v in by_query.items() if k in wanted},
-                     compatibility_warnings(full, stored, spec_hash(full)) + notes)
+    return version_reference(full, stored, {q.key for q in selected.queries})

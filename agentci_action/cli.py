@@ -45,7 +45,9 @@ def render(fmt: str, run: RunResult, diff: RunDiff | None = None) -> str:
         return markdown.render_summary(run, diff=diff)
     if fmt == "console":
         return console.render_with_diff(run, diff)
-    return {"json": json.render, "junit": junit.render, "prometheus": prometheus.render}[fmt](run)
+    if fmt == "json":
+        return json.render(run, diff)
+    return {"junit": junit.render, "prometheus": prometheus.render}[fmt](run)
 
 
 def write_report(report: str, fmt: str, output: str | None) -> None:
@@ -90,7 +92,6 @@ def _shard_option(text: str | None) -> ShardInfo | None:
 def cmd_test(args: argparse.Namespace) -> int:
     from .engine.runner import Settings, parse_fail_on
     from .evaluate import Evaluation, JudgeOptions, evaluate
-
     try:
         fail_on = parse_fail_on(args.fail_on)
     except ValueError as exc:
@@ -156,7 +157,8 @@ def cmd_save(args: argparse.Namespace) -> int:
         path, baseline, failures = save_baseline(spec, traces, args.version, force=args.force_save, overwrite=args.overwrite,
                                                  commit=git_commit(Path(args.spec).resolve().parent), judge=judge)
     except PrecheckFailed as exc:
-        print(f"error: precheck failed: {len(exc.problems)} trace(s) fail correctness, so {args.version!r} was not saved "
+        print(f"error: precheck failed: {len(exc.problems)} {'query fails' if len(exc.problems) == 1 else 'queries fail'} "
+              f"as `agentci test` judges them, so {args.version!r} was not saved "
               "(--force-save saves it anyway and records that the precheck failed):", file=sys.stderr)
         for problem in exc.problems:
             print(f"  {problem}", file=sys.stderr)
@@ -172,19 +174,19 @@ def cmd_save(args: argparse.Namespace) -> int:
 
 
 def cmd_baselines(args: argparse.Namespace) -> int:
-    from .baselines import baseline_dir, list_baselines
+    from .baselines import baseline_dir, list_headers
     from .spec.loader import load_spec
 
     spec = load_spec(args.spec)
-    stored = list_baselines(spec)
+    stored = list_headers(spec)
     if not stored:
         print(f"no baselines in {baseline_dir(spec)} yet; `agentci save --spec {args.spec} --traces T --version V` records one")
         return EXIT_PASS
-    default = next((s for s in reversed(stored) if s.baseline.metadata.precheck_passed), None)
+    default = next((s for s in reversed(stored) if s.header.metadata.precheck_passed), None)
     rows = [("", "VERSION", "CAPTURED", "QUERIES", "TRACES", "PRECHECK", "AGENT", "MODELS", "FILE")]
     for item in stored:
-        b = item.baseline
-        rows.append(("*" if item is default else "", b.version, b.captured_at, str(len(b.queries)), str(b.trace_count),
+        b = item.header
+        rows.append(("*" if item is default else "", b.version, b.captured_at, str(b.queries), str(b.traces),
                      "passed" if b.metadata.precheck_passed else "failed", b.agent, ",".join(b.metadata.models) or "-", str(item.file)))
     widths = [max(len(one_line(row[i])) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
@@ -195,21 +197,16 @@ def cmd_baselines(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .baselines import compatibility_warnings, load_baseline, traces_by_query
-    from .diff import diff_runs, evaluate_side
+    from .baselines import load_baseline, version_reference
+    from .diff import diff_against, evaluate_side
     from .spec.loader import load_spec
-    from .spec.models import spec_hash
 
     spec = load_spec(args.spec)
-    current_hash, notes, sides = spec_hash(spec), [], []
-    for version in (args.baseline, args.compare):
-        stored = load_baseline(spec, version)
-        by_query, unmatched = traces_by_query(spec, stored.baseline)
-        notes += compatibility_warnings(spec, stored, current_hash) + unmatched
-        sides.append(evaluate_side(spec, version, by_query, baselines=sides[0].traces if sides else None))
-    diff = diff_runs(sides[0], sides[1], notes)
+    reference, compared = (version_reference(spec, load_baseline(spec, version)) for version in (args.baseline, args.compare))
+    diff = diff_against(spec, reference, evaluate_side(spec, args.compare, compared.runs or {}, reference.variants))
+    diff.warnings += [w for w in compared.warnings if w not in diff.warnings]
     if args.format != "console":
-        _warn(notes)
+        _warn(diff.warnings)
     write_report(diff_renderer(args.format)(diff), args.format, args.output)
     return EXIT_PASS
 

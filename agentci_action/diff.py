@@ -1,11 +1,14 @@
 """The three-tier comparison of two runs of one spec (baseline → current), per query and in total. Pure.
 
-Each side is the run's results (statuses and the figures each layer reported) and its traces (for the
-tool sequence and the answer; with repeated runs, the first run's). A change is classified with the kinds
+Both sides are evaluated alike (same golden variants, same judge), so identical traces show no change and
+no uplift. Each side is the run's results (statuses, and figures that are means over a query's runs) and
+its traces: the route (tools, handoffs, answer) of the baseline side is the golden variant the current
+run's path layer chose, that of the current side its first run. A change is classified with the kinds
 trace-diffing tools use:
 
-- regression: correctness went from pass (or skip) to fail or error; fixed: the reverse;
-- new_query / removed_query: the query has a trace on one side only;
+- regression: the query's status went from pass or warn to fail or error (correctness, a forbidden tool, or
+  whatever else fails it); fixed: the reverse;
+- new_query / removed_query: the query has a trace on one side only, or was removed from the spec;
 - tools_changed: the ordered list of tool calls differs; routing_changed: the handoff targets differ;
 - output_changed: the final answer differs (ignoring surrounding whitespace);
 - cost_changed: cost, tokens or LLM calls moved by more than COST_TOLERANCE of the baseline, or latency
@@ -24,10 +27,12 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from .engine import metrics
+from .engine.correctness import Judge
+from .engine.path import closest_variant
 from .engine.results import Aggregates, MetricChange, QueryResult, RunResult, Status
 from .engine.runner import group_traces, run_spec
 from .engine.score import run_uplift
-from .spec.models import AgentCISpec
+from .spec.models import AgentCISpec, PathSpec
 from .trace.models import Trace
 
 if TYPE_CHECKING:
@@ -81,7 +86,9 @@ class Delta(BaseModel):
         return self.new or abs(self.change) > tolerance * abs(self.before or 0)
 
 
-class CorrectnessDiff(BaseModel):
+class StatusDiff(BaseModel):
+    """A status before → after; null on the side without the query (or, before, for a query no longer in the spec)."""
+
     before: Status | None
     after: Status | None
 
@@ -112,7 +119,9 @@ class QueryDiff(BaseModel):
     file: str = ""
     line: int = 0
     kinds: list[ChangeKind] = Field(default_factory=list, description="Empty when nothing changed.")
-    correctness: CorrectnessDiff
+    runs: Delta = Field(description="Runs on each side: path and cost figures are means over them.")
+    status: StatusDiff = Field(description="The query's status (regression and fixed follow it: correctness, forbidden tools, …).")
+    correctness: StatusDiff
     path: PathDiff
     cost: CostDiff
 
@@ -168,47 +177,57 @@ class Side:
 
 @dataclass(frozen=True)
 class _Figures:
-    """What one side reports for one query."""
+    """What one side reports for one query: its status, its route (tools, handoffs, answer) from one trace, and
+    its figures: means over the runs (QueryResult.figure), with `runs` to scale them back to totals."""
 
-    correctness: Status
+    status: Status | None
+    correctness: Status | None
     tools: list[str]
+    tool_calls: float | None
     precision: float | None
     recall: float | None
-    loops: int
+    loops: float | None
     handoffs: list[str]
     cost_usd: float | None
-    total_tokens: int | None
-    llm_calls: int | None
+    total_tokens: float | None
+    llm_calls: float | None
     latency_ms: float | None
     answer: str
+    runs: int = 1
 
 
-_NOTHING = _Figures(Status.SKIP, [], None, None, 0, [], None, None, None, None, "")
+_NOTHING = _Figures(None, None, [], None, None, None, None, [], None, None, None, None, "")
 
 
-def _figures(result: QueryResult, traces: list[Trace]) -> _Figures:
-    path, cost = result.path.details, result.cost.details
-    first = traces[0] if traces else None
+def _figures(result: QueryResult, route: Trace | None) -> _Figures:
+    """`result`'s figures (means over its runs) and the route of `route`, the trace that stands for the side."""
     return _Figures(
-        correctness=result.correctness.status,
-        tools=first.tool_names if first else [],
-        precision=path.get("tool_precision"), recall=path.get("tool_recall"),
-        loops=path.get("loops_detected", 0),
-        handoffs=path.get("handoffs", [h.to for h in first.handoffs] if first else []),
-        cost_usd=cost.get("cost_usd"), total_tokens=cost.get("total_tokens"), llm_calls=cost.get("llm_calls"),
-        latency_ms=cost.get("latency_ms"), answer=first.final_answer if first else "",
+        status=result.status, correctness=result.correctness.status,
+        tools=route.tool_names if route else [], tool_calls=result.figure("tool_calls"),
+        precision=result.figure("tool_precision"), recall=result.figure("tool_recall"), loops=result.figure("loops_detected"),
+        handoffs=[h.to for h in route.handoffs] if route else [],
+        cost_usd=result.figure("cost_usd"), total_tokens=result.figure("total_tokens"), llm_calls=result.figure("llm_calls"),
+        latency_ms=result.figure("latency_ms"), answer=route.final_answer if route else "", runs=result.runs,
     )
 
 
+def _unevaluated(runs: list[Trace]) -> _Figures:
+    """A query no longer in the spec (nothing to evaluate it by): its first trace's route and totals."""
+    first = runs[0]
+    return _Figures(None, None, first.tool_names, len(first.tool_calls), None, None, None, [h.to for h in first.handoffs],
+                    first.total_cost_usd, first.total_tokens, first.total_llm_calls, first.total_duration_ms, first.final_answer)
+
+
 def _kinds(before: _Figures | None, after: _Figures | None, path: PathDiff, cost: CostDiff) -> list[ChangeKind]:
+    """Regression / fixed follow the query's status (what blocks the run: correctness, a forbidden tool, …)."""
     if before is None:
         return [ChangeKind.NEW_QUERY]
     if after is None:
         return [ChangeKind.REMOVED_QUERY]
     kinds = []
-    if before.correctness not in FAILING and after.correctness in FAILING:
+    if before.status not in FAILING and after.status in FAILING:
         kinds.append(ChangeKind.REGRESSION)
-    if before.correctness in FAILING and after.correctness not in FAILING:
+    if before.status in FAILING and after.status not in FAILING:
         kinds.append(ChangeKind.FIXED)
     if before.tools != after.tools:
         kinds.append(ChangeKind.TOOLS_CHANGED)
@@ -222,15 +241,16 @@ def _kinds(before: _Figures | None, after: _Figures | None, path: PathDiff, cost
     return kinds
 
 
-def diff_query(result: QueryResult, before: _Figures | None, after: _Figures | None) -> QueryDiff:
-    """The three-tier comparison of one query; `before` or `after` is None when the query is on one side only."""
+def diff_query(result: QueryResult | None, before: _Figures | None, after: _Figures | None, key: str = "", text: str = "") -> QueryDiff:
+    """The three-tier comparison of one query; `before` or `after` is None when the query is on one side only;
+    `result` is None for a query no longer in the spec (then `key` and `text` name it)."""
     b, a = before or _NOTHING, after or _NOTHING
     similarity = metrics.lcs_similarity(a.tools, b.tools) if before and after else None
     path = PathDiff(
-        tool_calls=Delta.of(len(b.tools) if before else None, len(a.tools) if after else None),
+        tool_calls=Delta.of(b.tool_calls, a.tool_calls),
         tool_precision=Delta.of(b.precision, a.precision), tool_recall=Delta.of(b.recall, a.recall),
         sequence_similarity=similarity,
-        loops=Delta.of(b.loops if before else None, a.loops if after else None),
+        loops=Delta.of(b.loops, a.loops),
         handoffs=Delta.of(len(b.handoffs) if before else None, len(a.handoffs) if after else None),
         tools_added=[t for t in dict.fromkeys(a.tools) if t not in b.tools],
         tools_removed=[t for t in dict.fromkeys(b.tools) if t not in a.tools],
@@ -239,9 +259,10 @@ def diff_query(result: QueryResult, before: _Figures | None, after: _Figures | N
     cost = CostDiff(cost_usd=Delta.of(b.cost_usd, a.cost_usd), total_tokens=Delta.of(b.total_tokens, a.total_tokens),
                     llm_calls=Delta.of(b.llm_calls, a.llm_calls), latency_ms=Delta.of(b.latency_ms, a.latency_ms))
     return QueryDiff(
-        id=result.id, query=result.query, file=result.file, line=result.line, kinds=_kinds(before, after, path, cost),
-        correctness=CorrectnessDiff(before=before.correctness if before else None, after=after.correctness if after else None),
-        path=path, cost=cost,
+        id=result.id if result else key, query=result.query if result else text, file=result.file if result else "",
+        line=result.line if result else 0, kinds=_kinds(before, after, path, cost),
+        status=StatusDiff(before=b.status, after=a.status), correctness=StatusDiff(before=b.correctness, after=a.correctness),
+        path=path, cost=cost, runs=Delta.of(b.runs if before else None, a.runs if after else None),
     )
 
 
@@ -267,28 +288,50 @@ def _sum(values: list[float | None]) -> float | None:
 
 
 def _total(queries: list[QueryDiff]) -> TotalDiff:
+    """Each side's totals over its runs: Σ per-query mean × runs (for cost and tokens, the summary's totals)."""
     def side(pick, when: str) -> float | None:
-        return _sum([pick(q) for q in queries if getattr(q.correctness, when) is not None])
+        return _sum([None if pick(q) is None else pick(q) * getattr(q.runs, when) for q in queries if getattr(q.runs, when) is not None])
 
     def delta(pick) -> Delta:
         return Delta.of(side(lambda q: pick(q).before, "before"), side(lambda q: pick(q).after, "after"))
 
+    def count(when: str, ok) -> int:
+        return sum(ok(getattr(q.correctness, when)) for q in queries if getattr(q.runs, when) is not None)
+
     counts = {kind.value: sum(q.has(kind) for q in queries) for kind in ChangeKind}
     counts["changed"] = sum(q.changed for q in queries)
     counts["unchanged"] = len(queries) - counts["changed"]
-    passed = Delta.of(sum(q.correctness.before not in (None, *FAILING) for q in queries if q.correctness.before is not None),
-                      sum(q.correctness.after not in (None, *FAILING) for q in queries if q.correctness.after is not None))
     return TotalDiff(
-        queries=Delta.of(sum(q.correctness.before is not None for q in queries), sum(q.correctness.after is not None for q in queries)),
-        correctness_passed=passed, counts=counts,
+        queries=Delta.of(count("before", lambda s: True), count("after", lambda s: True)),
+        correctness_passed=Delta.of(count("before", lambda s: s not in (None, *FAILING)), count("after", lambda s: s not in (None, *FAILING))),
+        counts=counts,
         tool_calls=delta(lambda q: q.path.tool_calls), loops=delta(lambda q: q.path.loops), handoffs=delta(lambda q: q.path.handoffs),
         cost_usd=delta(lambda q: q.cost.cost_usd), total_tokens=delta(lambda q: q.cost.total_tokens),
         llm_calls=delta(lambda q: q.cost.llm_calls), latency_ms=delta(lambda q: q.cost.latency_ms),
     )
 
 
-def diff_runs(before: Side, after: Side, warnings: list[str] | None = None) -> RunDiff:
-    """Compare every query of either side, ordered as the module docstring says."""
+def chosen_variants(spec: AgentCISpec, variants: dict[str, list[Trace]], after: Side) -> dict[str, Trace]:
+    """Per query, the golden variant the path layer chose for the after side's first run (closest_variant, the
+    path layer's own choice; with one run it is that run's `baseline_variant`)."""
+    chosen = {}
+    for query in spec.queries:
+        options, runs = variants.get(query.key), after.traces.get(query.key)
+        if options and runs:
+            ranking = query.path or PathSpec()
+            index, _ = closest_variant(runs[0].tool_names, [v.tool_names for v in options], ranking.match_mode, ranking.sequence_metric)
+            chosen[query.key] = options[index]
+    return chosen
+
+
+def diff_runs(before: Side, after: Side, warnings: list[str] | None = None, routes: dict[str, Trace] | None = None,
+              removed: dict[str, list[Trace]] | None = None) -> RunDiff:
+    """Compare every query of either side, ordered as the module docstring says.
+
+    `routes` are the before side's route per query (the golden variant the path layer chose: chosen_variants),
+    else its first run. `removed` are the before side's queries no longer in the spec, by saved key: shown as
+    removed_query with their first trace's figures.
+    """
     results_before = {r.id: r for r in before.run.results}
     results_after = {r.id: r for r in after.run.results}
     queries = []
@@ -296,9 +339,12 @@ def diff_runs(before: Side, after: Side, warnings: list[str] | None = None) -> R
         in_before, in_after = results_before.get(key), results_after.get(key)
         queries.append(diff_query(
             in_after or in_before,
-            _figures(in_before, before.traces.get(key, [])) if in_before else None,
-            _figures(in_after, after.traces.get(key, [])) if in_after else None,
+            _figures(in_before, (routes or {}).get(key) or _first(before.traces.get(key))) if in_before else None,
+            _figures(in_after, _first(after.traces.get(key))) if in_after else None,
         ))
+    for key, runs in (removed or {}).items():
+        if key not in results_before and key not in results_after and runs:
+            queries.append(diff_query(None, _unevaluated(runs), None, key, runs[0].query or ""))
     queries.sort(key=_order)
     total = _total(queries)
     total.suite = suite_deltas(before.run.summary.aggregates, after.run.summary.aggregates)
@@ -312,14 +358,31 @@ def suite_deltas(before: Aggregates, after: Aggregates) -> dict[str, Delta]:
 
 
 def evaluate_side(spec: AgentCISpec, label: str, by_query: dict[str, list[Trace]],
-                  baselines: dict[str, list[Trace]] | None = None) -> Side:
-    """Evaluate the queries of `spec` that have traces in `by_query` (judge checks skip): one side of a diff."""
-    queries = [q for q in spec.queries if by_query.get(q.key)]
-    run = run_spec(spec, [t for q in queries for t in by_query[q.key]], queries=queries, baselines=baselines)
+                  variants: dict[str, list[Trace]] | None = None, judge: Judge | None = None) -> Side:
+    """Evaluate the queries of `spec` that have traces in `by_query` against the golden `variants`, with
+    `judge` (None: judge checks skip): one side of a diff. Both sides of a diff are evaluated alike.
+
+    A saved version keeps the runs it was recorded with: the spec's `runs` (raised since, say) is not asked of it."""
+    queries = [q.model_copy(update={"runs": None}) for q in spec.queries if by_query.get(q.key)]
+    run = run_spec(spec, [t for q in queries for t in by_query[q.key]], queries=queries, baselines=variants, judge=judge)
     return Side(label, run, by_query)
 
 
-def current_vs_baseline(spec: AgentCISpec, run: RunResult, traces: list[Trace], reference: "Reference") -> RunDiff:
-    """The diff `agentci test` (and the action) shows: the baseline version evaluated now, against the current run."""
-    current = Side("current", run, group_traces(spec.queries, traces).by_query)
-    return diff_runs(evaluate_side(spec, reference.label, reference.traces), current, reference.warnings)
+def _first(runs: list[Trace] | None) -> Trace | None:
+    return runs[0] if runs else None
+
+
+def diff_against(spec: AgentCISpec, reference: "Reference", after: Side, judge: Judge | None = None) -> RunDiff:
+    """The reference's traces evaluated as `after` was (same variants, same judge), then compared with it, each
+    query with the variant the path layer chose. Baseline traces given as variants are evaluated per query on
+    that chosen variant alone."""
+    routes = chosen_variants(spec, reference.variants, after)
+    runs = reference.runs if reference.runs is not None else {key: [trace] for key, trace in routes.items()}
+    before = evaluate_side(spec, reference.label, runs, reference.variants, judge)
+    return diff_runs(before, after, reference.warnings, routes, reference.removed)
+
+
+def current_vs_baseline(spec: AgentCISpec, run: RunResult, traces: list[Trace], reference: "Reference",
+                        judge: Judge | None = None) -> RunDiff:
+    """The diff `agentci test` (and the action) shows: the baseline evaluated now, as the current run was, against it."""
+    return diff_against(spec, reference, Side("current", run, group_traces(spec.queries, traces).by_query), judge)

@@ -78,8 +78,8 @@ def evaluate(request: Evaluation) -> Outcome:
     """Load the spec and the traces (priced with the spec's pricing) and the baseline, run every layer,
     then compare the run with the baseline.
 
-    The current run is judged; the judge's verdict cache is saved even when the run fails, so verdicts
-    already paid for are kept.
+    Both the current run and the baseline are judged (the baseline's verdicts are usually cached since its
+    save); the judge's verdict cache is saved even when the run fails, so verdicts already paid for are kept.
     """
     from .baselines import Reference, reference_for
     from .diff import current_vs_baseline
@@ -102,15 +102,16 @@ def evaluate(request: Evaluation) -> Outcome:
     judge = judge_for(spec, request.judge)
     embedder, cache = _embedder(spec, request.embedding_cache, request.judge.environ)
     try:
-        run = run_spec(spec, traces, baselines=reference.traces if reference else {}, judge=judge, embedder=embedder,
+        run = run_spec(spec, traces, baselines=reference.variants if reference else {}, judge=judge, embedder=embedder,
                        settings=request.settings, shard=request.shard)
         run.warnings.extend(notes)
+        diff = current_vs_baseline(spec, run, traces, reference, judge) if reference and not request.shard else None
     finally:
         if judge is not None:
             judge.cache.save()
         if cache is not None:
             cache.save()
-    return Outcome(run, current_vs_baseline(spec, run, traces, reference) if reference and not request.shard else None)
+    return Outcome(run, diff)
 
 
 def _embedder(spec: AgentCISpec, cache_file: str | None, environ: Mapping[str, str]) -> tuple[Embedder | None, EmbeddingCache | None]:

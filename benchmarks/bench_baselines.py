@@ -18,8 +18,8 @@ from pathlib import Path
 
 from bench_engine import make_query, make_trace, suite_arguments, timed  # same directory
 
-from agentci_action.baselines import read_baseline, save_baseline
-from agentci_action.diff import diff_runs, evaluate_side
+from agentci_action.baselines import reference_variants, read_baseline, save_baseline
+from agentci_action.diff import chosen_variants, diff_runs, evaluate_side
 from agentci_action.report.diff_markdown import render_markdown
 from agentci_action.spec.models import AgentCISpec
 from agentci_action.trace.load import load_traces
@@ -42,9 +42,10 @@ def main() -> None:
         size_mb = file.stat().st_size / 1e6
         before, read_s = timed(lambda: read_baseline(file))
         after = read_baseline(file.with_name("v2.json"))
-        sides, eval_s = timed(lambda: (evaluate_side(spec, "v1", before.queries),
-                                       evaluate_side(spec, "v2", after.queries, baselines=before.queries)))
-        diff, diff_s = timed(lambda: diff_runs(*sides))
+        variants = {key: reference_variants(runs) for key, runs in before.queries.items()}
+        sides, eval_s = timed(lambda: (evaluate_side(spec, "v1", before.queries, variants),
+                                       evaluate_side(spec, "v2", after.queries, variants)))
+        diff, diff_s = timed(lambda: diff_runs(*sides, routes=chosen_variants(spec, variants, sides[1])))
         text, render_s = timed(lambda: render_markdown(diff))
     n = args.queries
     print(f"suite: {n:,} queries × {args.tools} tool calls; baseline file {size_mb:.1f} MB; "

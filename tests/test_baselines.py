@@ -9,9 +9,11 @@ import time
 
 import pytest
 
-from agentci_action.baselines import (BaselineError, PrecheckFailed, list_baselines, load_baseline, read_baseline,
+from agentci_action.baselines import (BaselineError, PrecheckFailed, list_headers, load_baseline, read_baseline,
                                       save_baseline, spec_hash, write_atomic)
+from agentci_action.engine.runner import run_spec
 from agentci_action.spec.loader import load_spec
+from agentci_action.trace.load import load_traces
 from agentci_action.trace.models import Trace
 from conftest import ROOT, run_cli
 
@@ -148,7 +150,9 @@ def test_the_older_single_trace_shape_still_loads(write, spec_path):
               "trace": GOOD[0]}
     write("golden/demo/v0.json", json.dumps(legacy, indent=2))
     spec = load_spec(spec_path)
-    (stored,) = list_baselines(spec)
+    (header,) = list_headers(spec)
+    assert header.header.version == "v0" and (header.header.queries, header.header.traces) == (1, 1)
+    stored = load_baseline(spec, "v0")
     assert stored.baseline.version == "v0" and stored.baseline.metadata.models == ["gpt-4o-mini"]
     assert stored.baseline.queries["math"][0].final_answer == "4"
     assert load_baseline(spec).baseline.version == "v0"  # its precheck passed, so it is the default
@@ -186,7 +190,7 @@ def test_cli_save_refuses_with_exit_1_listing_failures(spec_path, write_traces):
     bad = write_traces("bad.jsonl", BAD)
     result = run_cli("save", "--spec", spec_path, "--traces", bad, "--version", "v1")
     assert result.returncode == 1
-    assert "precheck failed: 1 trace(s) fail correctness, so 'v1' was not saved" in result.stderr
+    assert "precheck failed: 1 query fails as `agentci test` judges them, so 'v1' was not saved" in result.stderr
     assert f"{spec_path}:4: query 'math': expected in answer but missing: '4'" in result.stderr
     assert not (spec_path.parent / "golden" / "v1.json").exists()
     forced = run_cli("save", "--spec", spec_path, "--traces", bad, "--version", "v1", "--force-save")
@@ -215,7 +219,7 @@ def test_cli_diff_warns_about_another_agent_or_spec_and_still_diffs(spec_path, w
     assert "baseline v1 was saved for agent 'demo', the spec is for 'other'; compared anyway" in result.stderr
     assert "baseline v1 was saved from a different spec" in result.stderr
     data = json.loads(result.stdout)
-    assert len(data["warnings"]) == 4 and data["total"]["counts"]["unchanged"] == 2
+    assert len(data["warnings"]) == 2 and data["total"]["counts"]["unchanged"] == 2  # one version: each warning once
 
 
 def test_cli_diff_with_a_query_on_one_side_and_a_query_no_longer_in_the_spec(spec_path, write, write_traces):
@@ -227,7 +231,9 @@ def test_cli_diff_with_a_query_on_one_side_and_a_query_no_longer_in_the_spec(spe
     assert kinds == {"hello": ["new_query"], "math": []}
     reverse = run_cli("diff", "--spec", one, "--baseline", "v2", "--compare", "v1", "--format", "json")
     assert "trace with id 'hello' matches no query in the spec" in reverse.stderr
-    assert {q["id"] for q in json.loads(reverse.stdout)["queries"]} == {"math"}
+    removed = {q["id"]: q for q in json.loads(reverse.stdout)["queries"]}
+    assert {key: q["kinds"] for key, q in removed.items()} == {"hello": ["removed_query"], "math": []}
+    assert removed["hello"]["query"] == "Say hello" and removed["hello"]["cost"]["cost_usd"]["before"] == 0.0005
 
 
 def test_cli_diff_missing_version_exits_2_listing_versions(spec_path, write_traces):
@@ -260,7 +266,7 @@ def test_cli_test_with_tags_compares_only_the_selected_queries(spec_path, write_
 
 def test_example_baselines_are_valid_and_tell_the_weather_story():
     spec = load_spec(ROOT / "examples" / "rag" / "agentci_spec.yaml")
-    versions = {s.baseline.version: s.baseline for s in list_baselines(spec)}
+    versions = {v: load_baseline(spec, v).baseline for v in (h.header.version for h in list_headers(spec))}
     broken, fixed = versions["v1-broken"], versions["v2-fixed"]
     assert (broken.metadata.precheck_passed, fixed.metadata.precheck_passed) == (False, True)
     assert len(broken.queries["weather-tokyo"][0].tool_calls) == 11 and fixed.queries["weather-tokyo"][0].tool_calls == []
@@ -271,3 +277,119 @@ def test_spec_hash_ignores_values_left_at_their_default(write):
     plain = load_spec(write("a.yaml", SPEC))
     explicit = load_spec(write("b.yaml", SPEC.replace("agent: demo", "version: 1\nagent: demo")))
     assert spec_hash(plain) == spec_hash(explicit)
+
+
+REPEATED = """
+agent: demo
+baseline_dir: ./golden
+defaults: {runs: 10, min_pass_rate: 0.8}
+queries:
+  - id: q
+    query: "What is 2+2?"
+    correctness: {expected_in_answer: ["4"]}
+    path: {expected_tools: [calc]}
+"""
+
+
+def repeated_runs(routes: list[list[str]], answer: str = "4") -> list[dict]:
+    return [{"id": "q", "run": i, "final_answer": answer, "tool_calls": [{"name": n} for n in route], "total_cost_usd": 0.001 * (1 + i % 3)}
+            for i, route in enumerate(routes)]
+
+
+def test_a_version_saved_with_ten_runs_is_the_reference_of_every_later_test(write, write_traces):
+    """A version's traces are its runs: ten of them are no variant overflow, and their distinct routes are the variants."""
+    spec = write("spec.yaml", REPEATED)
+    routes = [["calc"]] * 6 + [["search", "calc"]] * 2 + [["calc", "calc"]] * 2
+    file = write_traces("runs.jsonl", repeated_runs(routes))
+    saved = run_cli("save", "--spec", spec, "--traces", file, "--version", "v1")
+    assert saved.returncode == 0, saved.stderr
+    for _ in range(2):  # every later test, not only the first
+        tested = run_cli("test", "--spec", spec, "--traces", file, "--format", "json")
+        assert tested.returncode == 0, tested.stderr
+        result = json.loads(tested.stdout)["results"][0]
+        assert result["runs"] == 10 and result["path"]["details"]["baseline_variants"] == 3
+
+
+def test_a_version_offers_at_most_five_distinct_routes_as_variants(write):
+    from agentci_action.baselines import reference_variants
+    from agentci_action.engine.runner import MAX_VARIANTS
+
+    runs = traces(repeated_runs([["a"], ["a"], ["b"], ["c"], ["a"], ["d"], ["e"], ["f"], ["g"], ["b"]]))
+    variants = reference_variants(runs)
+    assert [v.tool_names for v in variants] == [["a"], ["b"], ["c"], ["d"], ["e"]] and len(variants) == MAX_VARIANTS
+    assert [v.run for v in variants] == [0, 2, 3, 5, 6]  # each route's first run
+
+
+def test_baseline_traces_given_as_variants_keep_the_limit(write, write_traces):
+    spec = write("spec.yaml", REPEATED.replace("defaults: {runs: 10, min_pass_rate: 0.8}\n", ""))
+    current = write_traces("current.jsonl", repeated_runs([["calc"]]))
+    six = write_traces("six.jsonl", [{**r, "run": None} for r in repeated_runs([["calc"]] * 6)])
+    result = run_cli("test", "--spec", spec, "--traces", current, "--baseline-traces", six)
+    assert result.returncode == 2 and "has 6 baseline traces (variants); at most 5" in result.stderr
+
+
+@pytest.mark.parametrize("spec_text, records", [
+    # the query's `checks:` block: reference answer Paris, normalised exact match, answer Berlin
+    ("""
+agent: demo
+baseline_dir: ./golden
+queries:
+  - id: capital
+    query: "Capital of France?"
+    reference_answer: Paris
+    checks: {answer: {normalized_exact_match: true}}
+""", [{"id": "capital", "final_answer": "Berlin"}]),
+    # a forbidden tool: the path layer fails hard
+    ("""
+agent: demo
+baseline_dir: ./golden
+queries:
+  - id: mail
+    query: "Summarise my inbox"
+    correctness: {expected_in_answer: ["inbox"]}
+    path: {forbidden_tools: [send_email]}
+""", [{"id": "mail", "final_answer": "your inbox: 3 mails", "tool_calls": [{"name": "send_email"}]}]),
+])
+def test_the_precheck_fails_whatever_fails_test(write, write_traces, spec_text, records):
+    spec, file = write("spec.yaml", spec_text), write_traces("t.jsonl", records)
+    tested = run_cli("test", "--spec", spec, "--traces", file, "--baseline", "none")
+    saved = run_cli("save", "--spec", spec, "--traces", file, "--version", "v1")
+    assert (tested.returncode, saved.returncode) == (1, 1), saved.stderr
+    assert "precheck failed: 1 query fails" in saved.stderr and not (spec.parent / "golden" / "v1.json").exists()
+
+
+def test_the_precheck_judges_repeated_runs_by_min_pass_rate(tmp_path):
+    """examples/repeated-runs passes `test` (some runs fail, within min_pass_rate): its save passes the precheck."""
+    spec = load_spec(ROOT / "examples/repeated-runs/agentci_spec.yaml").model_copy(update={"baseline_dir": str(tmp_path)})
+    runs = load_traces([str(ROOT / "examples/repeated-runs/traces")])
+    assert not any(r.blocking for r in run_spec(spec, runs).results)
+    _, baseline, failures = save_baseline(spec, runs, "v1")
+    assert failures == [] and baseline.metadata.precheck_passed and baseline.trace_count == 20
+    strict = spec.model_copy(update={"queries": [q.model_copy(update={"min_pass_rate": 1.0}) for q in spec.queries]})
+    with pytest.raises(PrecheckFailed) as caught:
+        save_baseline(strict, runs, "v2")
+    assert {p.message.split(":")[0] for p in caught.value.problems} == {"query 'population-lagos'", "query 'convert-currency'"}
+
+
+def test_saved_files_are_readable_by_everyone(spec_path):
+    path, _, _ = save_baseline(load_spec(spec_path), traces(GOOD), "v1")
+    assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_a_corrupt_file_of_another_version_does_not_block_a_named_one(spec_path, write, write_traces):
+    run_cli("save", "--spec", spec_path, "--traces", write_traces("good.jsonl", GOOD), "--version", "v2")
+    broken = write("golden/v1.json", '{"version": "v1", "agent": "demo", "queries": {')
+    tested = run_cli("test", "--spec", spec_path, "--traces", write_traces("good.jsonl", GOOD), "--baseline", "v2")
+    assert tested.returncode == 0, tested.stderr
+    listed = run_cli("baselines", "--spec", spec_path)  # listing every version still names the broken file
+    assert listed.returncode == 2 and f"{broken}:1: malformed JSON" in listed.stderr
+
+
+def test_a_version_saved_with_fewer_runs_than_the_spec_now_asks_is_still_compared(write, write_traces):
+    spec = write("spec.yaml", REPEATED.replace("runs: 10", "runs: 3"))
+    assert run_cli("save", "--spec", spec, "--version", "v1", "--traces", write_traces("three.jsonl", repeated_runs([["calc"]] * 3))).returncode == 0
+    write("spec.yaml", REPEATED)  # runs: 10 from now on
+    tested = run_cli("test", "--spec", spec, "--traces", write_traces("ten.jsonl", repeated_runs([["calc"]] * 10)), "--format", "json")
+    assert tested.returncode == 0, tested.stderr
+    runs = json.loads(tested.stdout)["diff"]["queries"][0]["runs"]
+    assert (runs["before"], runs["after"]) == (3, 10)

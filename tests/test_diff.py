@@ -152,7 +152,7 @@ def test_markdown_chart_keeps_the_queries_that_changed_most(write):
     after = side(big, "v2", [t(f"q{i:02d}", cost=0.01 * (1 + i), ms=1000) for i in range(40)])
     text = diff_markdown.render_markdown(diff_runs(before, after))
     cost_chart = text.split("```mermaid")[1]
-    labels = re.search(r"x-axis \[(.*)\]", cost_chart).group(1).split(", ")
+    labels = [label.strip("\"") for label in re.search(r"x-axis \[(.*)\]", cost_chart).group(1).split(", ")]
     assert labels == [f"q{i:02d}" for i in range(39, 24, -1)]  # 15, biggest change first
     bars = re.search(r"bar \[(.*)\]", cost_chart).group(1).split(", ")
     line = re.search(r"line \[(.*)\]", cost_chart).group(1).split(", ")
@@ -195,14 +195,13 @@ def test_console_box_lines_have_one_width():
 
 
 def _rag_diff():
-    from agentci_action.baselines import load_baseline, traces_by_query
+    """As `agentci diff --baseline v1-broken --compare v2-fixed` computes it."""
+    from agentci_action.baselines import load_baseline, version_reference
+    from agentci_action.diff import diff_against
 
     spec = load_spec(ROOT / RAG_SPEC)
-    sides = []
-    for version in ("v1-broken", "v2-fixed"):
-        by_query, _ = traces_by_query(spec, load_baseline(spec, version).baseline)
-        sides.append(side(spec, version, [t for runs in by_query.values() for t in runs]))
-    return diff_runs(*sides)
+    before, after = (version_reference(spec, load_baseline(spec, v)) for v in ("v1-broken", "v2-fixed"))
+    return diff_against(spec, before, evaluate_side(spec, "v2-fixed", after.runs, before.variants))
 
 
 @pytest.mark.parametrize("render, golden", [(diff_console.render_diff, "diff_mixed_console.txt"),
@@ -233,3 +232,133 @@ def test_markdown_within_a_budget_keeps_the_most_important_and_says_what_was_cut
     assert "| 🔶 | q149 |" in cut  # the biggest change survives the cut
     tiny = diff_markdown.render_markdown(diff, budget=3_000)
     assert len(tiny.encode()) <= 3_000 and "<details>" not in tiny and "not in the table" in tiny
+
+
+VARIANT_SPEC = "agent: demo\nqueries:\n  - {id: q, query: q, correctness: {expected_in_answer: [ok]}, path: {expected_tools: [s, a]}}\n"
+
+
+def test_the_diff_compares_with_the_variant_the_path_layer_chose(write, write_traces):
+    """Variants [s, a] ($0.01) and [s, f, a] ($0.02); the current run takes [s, f, a] for $0.03: the path layer
+    picks variant 1, and so do the per-query figures and the uplift."""
+    from agentci_action.evaluate import Evaluation, evaluate
+
+    spec = write("spec.yaml", VARIANT_SPEC)
+    variants = write_traces("variants.jsonl", [t("q", tools=["s", "a"], cost=0.01).model_dump(mode="json", exclude_defaults=True),
+                                               t("q", tools=["s", "f", "a"], cost=0.02).model_dump(mode="json", exclude_defaults=True)])
+    current = write_traces("current.jsonl", [t("q", tools=["s", "f", "a"], cost=0.03).model_dump(mode="json", exclude_defaults=True)])
+    outcome = evaluate(Evaluation(spec=str(spec), traces=[str(current)], baseline_traces=[str(variants)]))
+    assert outcome.run.results[0].path.details["baseline_variant"] == 1
+    query = outcome.diff.queries[0]
+    assert (query.cost.cost_usd.before, query.cost.cost_usd.after) == (0.02, 0.03)
+    assert query.path.tools_added == [] and query.path.tools_removed == [] and query.path.sequence_similarity == 1.0
+    assert ChangeKind.TOOLS_CHANGED not in query.kinds
+    assert outcome.diff.uplift["cost_usd"].uplift == pytest.approx(0.5)
+    assert outcome.diff.total.cost_usd.before == pytest.approx(0.02)
+
+
+@pytest.mark.parametrize("spec_file, version", [(RAG_SPEC, "v2-fixed"), (RAG_SPEC, "v1-broken"),
+                                                 ("examples/repeated-runs/agentci_spec.yaml", None)])
+def test_a_run_diffed_against_itself_shows_no_change_and_no_uplift(spec_file, version, tmp_path):
+    """Both sides are evaluated alike: the same traces give the same composite, pass rate and cost."""
+    from agentci_action.baselines import load_baseline, save_baseline, version_reference
+    from agentci_action.diff import diff_against
+    from agentci_action.evaluate import Evaluation, evaluate
+    from agentci_action.trace.load import load_traces
+
+    spec = load_spec(ROOT / spec_file)
+    if version is None:  # save the example's runs as a version in a scratch copy of the spec's baseline_dir
+        spec = spec.model_copy(update={"baseline_dir": str(tmp_path)})
+        save_baseline(spec, load_traces([str(ROOT / "examples/repeated-runs/traces")]), "v1")
+        version = "v1"
+    reference = version_reference(spec, load_baseline(spec, version))
+    diffs = [diff_against(spec, reference, evaluate_side(spec, version, reference.runs, reference.variants))]
+    if spec_file == RAG_SPEC:
+        runs = ROOT / "examples/rag/runs" / f"{version}.jsonl"
+        diffs.append(evaluate(Evaluation(spec=str(ROOT / spec_file), traces=[str(runs)], baseline=version)).diff)
+    for diff in diffs:
+        assert {name: change.uplift for name, change in diff.uplift.items()} == {"composite_score": 0.0, "pass_rate": 0.0, "cost_usd": 0.0}
+        assert [q.kinds for q in diff.queries] == [[] for _ in diff.queries] and diff.total.counts["changed"] == 0
+
+
+FORBIDDEN_SPEC = """
+agent: demo
+baseline_dir: ./golden
+queries:
+  - id: mail
+    query: Summarise my inbox
+    runs: 3
+    correctness: {expected_in_answer: ["inbox"]}
+    path: {forbidden_tools: [send_email]}
+"""
+
+
+def runs_of(qid: str, tools_per_run, costs) -> list[dict]:
+    return [{**t(qid, answer="inbox: 3", tools=tools, cost=cost).model_dump(mode="json", exclude_defaults=True), "run": i}
+            for i, (tools, cost) in enumerate(zip(tools_per_run, costs))]
+
+
+def test_a_newly_used_forbidden_tool_is_a_regression_and_the_json_results_carry_the_diff(write, write_traces):
+    spec = write("spec.yaml", FORBIDDEN_SPEC)
+    saved = run_cli("save", "--spec", spec, "--version", "v1",
+                    "--traces", write_traces("v1.jsonl", runs_of("mail", [["read"]] * 3, [0.01, 0.02, 0.03])))
+    assert saved.returncode == 0, saved.stderr
+    current = write_traces("now.jsonl", runs_of("mail", [["read", "send_email"]] * 3, [0.02, 0.04, 0.06]))
+    result = run_cli("test", "--spec", spec, "--traces", current, "--format", "json")
+    assert result.returncode == 1, result.stderr
+    data = json.loads(result.stdout)
+    diff = data["diff"]
+    assert diff["schema_version"] == "agentci.diff/v1" and diff["before"] == "v1" and diff["after"] == "current"
+    (query,) = diff["queries"]
+    assert query["kinds"][0] == "regression" and "tools_changed" in query["kinds"]
+    assert query["status"] == {"before": "pass", "after": "fail"}
+    assert diff["total"]["counts"]["regression"] == 1
+    # figures are means over the three runs; the totals are the runs' totals, as in the summary
+    assert (query["cost"]["cost_usd"]["before"], query["cost"]["cost_usd"]["after"]) == pytest.approx((0.02, 0.04))
+    assert diff["total"]["cost_usd"]["after"] == pytest.approx(data["summary"]["cost_usd"]) == pytest.approx(0.12)
+    assert diff["total"]["cost_usd"]["before"] == pytest.approx(0.06) and (query["runs"]["before"], query["runs"]["after"]) == (3, 3)
+    markdown = diff_markdown.render_markdown(diff_from_json(diff))
+    assert "🔴 **1 regression**" in markdown
+    plain = run_cli("test", "--spec", spec, "--traces", current, "--format", "json", "--baseline", "none")
+    assert "diff" not in json.loads(plain.stdout)
+
+
+def diff_from_json(data: dict):
+    from agentci_action.diff import RunDiff
+
+    return RunDiff.model_validate(data)
+
+
+def test_a_forbidden_tool_in_a_single_run_regresses_the_query_though_correctness_passes(write):
+    spec = load_spec(write("spec.yaml", FORBIDDEN_SPEC.replace("    runs: 3\n", "")))
+    before = side(spec, "v1", [t("mail", answer="inbox: 3", tools=["read"])])
+    after = side(spec, "v2", [t("mail", answer="inbox: 3", tools=["read", "send_email"])])
+    (query,) = diff_runs(before, after).queries
+    assert query.kinds == [ChangeKind.REGRESSION, ChangeKind.TOOLS_CHANGED]
+    assert (query.correctness.before, query.correctness.after) == ("pass", "pass")
+    assert "Correctness      unchanged (PASS) · query PASS → FAIL" in diff_console.render_diff(diff_runs(before, after))
+    assert "✅ pass · query ✅ pass → ❌ fail" in diff_markdown.render_markdown(diff_runs(before, after))
+    (fixed,) = diff_runs(after, before).queries
+    assert fixed.kinds[0] is ChangeKind.FIXED
+
+
+MERMAID_NUMBER = r"-?\d+(?:\.\d+)?"  # mermaid xychart's number token: no exponent
+MERMAID_STRING = r'"[^"\n]*"'
+
+
+def test_mermaid_chart_prints_plain_decimals_and_quoted_labels(write):
+    spec = load_spec(write("s.yaml", "agent: a\nqueries:\n  - {id: line-items, query: x}\n  - {id: bar, query: y}\n"))
+    before = side(spec, 'v1 "rc"', [t("line-items", cost=0.00002, ms=1.5), t("bar", cost=0.00001, ms=2)])
+    after = side(spec, "v2", [t("line-items", cost=0.00004, ms=3), t("bar", cost=1e-7, ms=4e6)])
+    text = diff_markdown.render_markdown(diff_runs(before, after))
+    charts = re.findall(r"```mermaid\n(.*?)```", text, re.S)
+    assert len(charts) == 2
+    for chart in charts:
+        for line in chart.strip().splitlines()[1:]:
+            keyword, _, rest = line.strip().partition(" ")
+            if keyword in ("bar", "line"):
+                assert re.fullmatch(rf"\[{MERMAID_NUMBER}(?:, {MERMAID_NUMBER})*\]", rest), line
+            elif keyword == "x-axis":
+                assert re.fullmatch(rf"\[{MERMAID_STRING}(?:, {MERMAID_STRING})*\]", rest), line
+            else:
+                assert keyword in ("title", "y-axis") and re.fullmatch(MERMAID_STRING, rest), line
+    assert '"line-items"' in charts[0] and "0.00002" in charts[0] and "0.0000001" in charts[0]

@@ -137,6 +137,7 @@ def test_prometheus_exposition_parses_with_the_real_parser(write):
     assert {s.labels["query"] for s in families["agentci_tool_recall"].samples} == {"passes", "warns"}  # only where measured
     assert {s.labels["query"]: s.value for s in families["agentci_pass_rate"].samples}["fails"] == 0.5
     assert families["agentci_suite_pass_rate"].samples[0].value == result.summary.pass_rate
+    assert "pass_weight" in families["agentci_suite_composite_score"].documentation  # weights are configurable, not a fixed / 2
 
 
 def test_prometheus_escapes_label_values_and_writes_infinity():

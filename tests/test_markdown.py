@@ -11,7 +11,7 @@ import pytest
 from results_builder import HOSTILE, layer, mixed_run, query, run
 
 from agentci_action.report.markdown import (
-    COMMENT_BUDGET, Links, content_digest, digest_of, header_slug, inline, marker, render_comment, render_summary,
+    COMMENT_BUDGET, SUMMARY_BUDGET, Links, content_digest, digest_of, header_slug, inline, marker, render_comment, render_summary,
 )
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -129,3 +129,45 @@ def test_skipped_judge_checks_are_said_not_passed_in_summary_and_comment():
 def test_an_all_pass_run_with_skipped_checks_does_not_say_all_passed_alone():
     text = render_summary(run(_judge_skipped("a", 4)))
     assert text.startswith("## ✅ AgentCI: all 1 query passed, 1 check not verified\n")
+
+
+def _large_suite_with_renamed_queries(tmp_path: Path):
+    """300 queries with long ids; 20 renamed since the baseline (20 removed, 20 new, 20 warnings); all costs moved."""
+    import json
+
+    from agentci_action.baselines import save_baseline
+    from agentci_action.evaluate import Evaluation, evaluate
+    from agentci_action.spec.loader import load_spec
+    from agentci_action.trace.load import load_traces
+
+    def ids(renamed: bool) -> list[str]:
+        return [f"{'renamed-' if renamed and i < 20 else ''}query-{i:03d}-" + "long-identifier-" * 12 for i in range(300)]
+
+    def write_suite(name: str, keys: list[str], cost: float) -> tuple[Path, Path]:
+        spec = tmp_path / f"{name}.yaml"
+        spec.write_text("agent: big\nbaseline_dir: golden\nqueries:\n" + "".join(
+            f"  - {{id: {key}, query: 'question {key}', correctness: {{expected_in_answer: [ok]}}}}\n" for key in keys))
+        traces = tmp_path / f"{name}.jsonl"
+        traces.write_text("".join(json.dumps({"id": key, "final_answer": "ok" if i % 7 else "no", "total_cost_usd": cost * (1 + i),
+                                              "tool_calls": [{"name": f"tool-{key[-40:]}-{n}"} for n in range(i % 5)],
+                                              "total_duration_ms": 1000.0 * (1 + i)}) + "\n" for i, key in enumerate(keys)))
+        return spec, traces
+
+    old_spec, old_traces = write_suite("old", ids(False), 0.001)
+    save_baseline(load_spec(old_spec), load_traces([str(old_traces)]), "v1", force=True)
+    new_spec, new_traces = write_suite("new", ids(True), 0.003)
+    return evaluate(Evaluation(spec=str(new_spec), traces=[str(new_traces)], baseline="v1"))
+
+
+@pytest.mark.parametrize("budget", [COMMENT_BUDGET, SUMMARY_BUDGET, 20_000])
+def test_the_summary_and_comment_with_a_large_diff_stay_within_their_budget(tmp_path, budget):
+    outcome = _large_suite_with_renamed_queries(tmp_path)
+    diff = outcome.diff
+    assert diff.total.counts["removed_query"] == 20 and diff.total.counts["new_query"] == 20 and len(diff.warnings) == 21  # + spec hash
+    comment = render_comment(outcome.run, "agentci", budget=budget, diff=diff)
+    summary = render_summary(outcome.run, budget=budget, diff=diff)
+    for body in (comment, summary):
+        assert len(body.encode()) <= budget
+        assert "AgentCI diff" in body or "did not fit" in body  # the diff, or a line saying it was cut
+        if budget < SUMMARY_BUDGET:
+            assert "Cut to fit" in body

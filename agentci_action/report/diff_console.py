@@ -36,9 +36,10 @@ def _metric_lines(source, metrics: tuple[fmt.Metric, ...], query: QueryDiff | No
 
 def _correctness_line(query: QueryDiff) -> str:
     before, after = query.correctness.before, query.correctness.after
-    if before == after:
-        return f"  Correctness      unchanged ({_status(before)})"
-    return f"  Correctness      {_status(before)} → {_status(after)}"
+    line = f"  Correctness      unchanged ({_status(before)})" if before == after else f"  Correctness      {_status(before)} → {_status(after)}"
+    if before == after and (query.has(ChangeKind.REGRESSION) or query.has(ChangeKind.FIXED)):  # another layer, e.g. a forbidden tool
+        line += f" · query {_status(query.status.before)} → {_status(query.status.after)}"
+    return line
 
 
 def query_lines(query: QueryDiff) -> list[str]:

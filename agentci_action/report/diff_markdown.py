@@ -13,6 +13,7 @@ chart labels keep only [A-Za-z0-9._-], so nothing can close the mermaid block or
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 from ..diff import ChangeKind, Delta, QueryDiff, RunDiff, change_size
 from ..engine.results import Status
@@ -36,7 +37,11 @@ def _status(status: Status | None) -> str:
 
 def _correctness(query: QueryDiff) -> str:
     before, after = query.correctness.before, query.correctness.after
-    return _status(after) if before == after else f"{_status(before)} → {_status(after)}"
+    if before != after:
+        return f"{_status(before)} → {_status(after)}"
+    if query.has(ChangeKind.REGRESSION) or query.has(ChangeKind.FIXED):  # another layer, e.g. a forbidden tool
+        return f"{_status(after)} · query {_status(query.status.before)} → {_status(query.status.after)}"
+    return _status(after)
 
 
 def _cell(delta: Delta, metric: fmt.Metric, query: QueryDiff | None = None) -> str:
@@ -73,11 +78,18 @@ def table_row(query: QueryDiff) -> str:
 
 
 def _label(text: str) -> str:
+    """Inert chart text: letters, digits, '.', '_' and '-' kept (never a quote, a fence or a directive), ≤ 24 characters."""
     return re.sub(r"[^A-Za-z0-9._-]", "_", text)[:24] or "query"
 
 
+def _quoted(text: str) -> str:
+    """A mermaid quoted string, so an id such as `line-items` is not read as the `line` keyword."""
+    return f'"{_label(text)}"'
+
+
 def _number(amount: float) -> str:
-    return f"{amount:.6g}"
+    """Six significant digits as a plain decimal, as mermaid's grammar requires (it rejects exponents): 2e-05 → 0.00002."""
+    return format(Decimal(f"{amount:.6g}"), "f")
 
 
 def charted(diff: RunDiff) -> list[QueryDiff]:
@@ -94,7 +106,7 @@ def chart(diff: RunDiff, queries: list[QueryDiff], field: str, title: str, axis:
         return ""
     return ("```mermaid\nxychart-beta\n"
             f'    title "{title}: {_label(diff.before)} (bars) vs {_label(diff.after)} (line)"\n'
-            f"    x-axis [{', '.join(_label(q.id) for q in picked)}]\n"
+            f"    x-axis [{', '.join(_quoted(q.id) for q in picked)}]\n"
             f'    y-axis "{axis}"\n'
             f"    bar [{', '.join(_number(d.before) for d in deltas)}]\n"
             f"    line [{', '.join(_number(d.after) for d in deltas)}]\n```\n")
@@ -127,36 +139,52 @@ def details_block(query: QueryDiff) -> str:
     return "".join(lines)
 
 
+LEFT_OUT = "_The diff against the baseline did not fit here; `agentci diff --format json` (or the results JSON's `diff`) has it._\n"
+_CUT_NOTE_RESERVE = 400  # room kept for the note on what was cut
+
+
 def render_markdown(diff: RunDiff, budget: int | None = None) -> str:
     """Headline, warnings, changed-query table, charts, collapsible details; unchanged queries named in one line.
 
-    With `budget` (UTF-8 bytes, e.g. what is left of a PR comment), detail blocks are kept in order while they
-    fit, then table rows are dropped from the end, and a note says how many were left out.
+    With `budget` (UTF-8 bytes, e.g. what is left of a PR comment) the result never exceeds it: the headline,
+    then table rows, warnings, the unchanged line (else its count), charts and detail blocks are kept in that
+    order of priority while they fit, and a note says what was left out; when not even the headline fits,
+    LEFT_OUT alone (or nothing, below its size).
     """
     changed = [q for q in diff.queries if q.changed]
     shown = changed[:MAX_QUERIES]
-    head = [headline(diff), "\n", *(f"> ⚠️ {inline(w, 500)}\n>\n" for w in diff.warnings[:20]), "\n" if diff.warnings else ""]
+    head = headline(diff) + "\n"
     rows = [table_row(q) for q in shown]
+    warnings = [f"> ⚠️ {inline(w, 500)}\n>\n" for w in diff.warnings[:20]]
     unchanged = [q.id for q in diff.queries if not q.changed]
-    tail = []
-    if unchanged:
-        names = ", ".join(inline(name, 80) for name in unchanged[:50]) + (f" and {len(unchanged) - 50} more" if len(unchanged) > 50 else "")
-        tail.append(f"Unchanged: {names}\n\n")
+    names = ", ".join(inline(name, 80) for name in unchanged[:50]) + (f" and {len(unchanged) - 50} more" if len(unchanged) > 50 else "")
+    unchanged_line = [f"Unchanged: {names}\n\n"] if unchanged else []
     queries = charted(diff)
-    for field, title, axis in (("cost_usd", "Cost per query", "USD"), ("latency_ms", "Latency per query", "ms")):
-        drawn = chart(diff, queries, field, title, axis)
-        if drawn:
-            tail += [drawn, "\n"]
+    charts = [drawn + "\n" for field, title, axis in (("cost_usd", "Cost per query", "USD"), ("latency_ms", "Latency per query", "ms"))
+              if (drawn := chart(diff, queries, field, title, axis))]
     blocks = [details_block(q) for q in shown]
+    all_charts, all_warnings = len(charts), len(warnings)
     if budget is not None:
-        used = utf8_size("".join(head + tail)) + len(TABLE_HEAD) + 400  # 400: the note on what was cut
+        used = utf8_size(head) + len(TABLE_HEAD) + 1 + _CUT_NOTE_RESERVE
+        if used > budget:
+            return LEFT_OUT if utf8_size(LEFT_OUT) <= budget else ""
         rows, used = fit(rows, used, budget)
+        warnings, used = fit(warnings, used + 1, budget)
+        kept, used = fit(unchanged_line, used, budget)
+        if unchanged_line and not kept:
+            kept, used = fit([f"Unchanged: {len(unchanged)} queries\n\n"], used, budget)
+        unchanged_line = kept
+        charts, used = fit(charts, used, budget)
         blocks, used = fit(blocks, used, budget)
     cuts = []
     if len(changed) > len(rows):
         cuts.append(f"{len(changed) - len(rows)} more changed {'query is' if len(changed) - len(rows) == 1 else 'queries are'} not in the table")
     if len(blocks) < len(rows):
         cuts.append(f"the details of {len(rows) - len(blocks)} are left out")
+    if len(warnings) < all_warnings:
+        cuts.append(f"{all_warnings - len(warnings)} of {all_warnings} warnings")
+    if len(charts) < all_charts:
+        cuts.append(f"{all_charts - len(charts)} of {all_charts} charts")
     note = f"_Cut to fit: {'; '.join(cuts)} (`agentci diff --format json` has everything)._\n\n" if cuts else ""
     table = [TABLE_HEAD, *rows, "\n"] if rows else []
-    return "".join(head + table + [note] + tail + blocks)
+    return "".join([head, *warnings, "\n" if warnings else "", *table, note, *unchanged_line, *charts, *blocks])

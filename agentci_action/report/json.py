@@ -6,8 +6,13 @@ from ..diff import RunDiff
 from ..engine.results import RunResult
 
 
-def render(run: RunResult) -> str:
-    return run.model_dump_json(indent=2) + "\n"
+def render(run: RunResult, diff: RunDiff | None = None) -> str:
+    """The results JSON; with a diff against the baseline, it is the top-level `diff` field (agentci.diff/v1)."""
+    text = run.model_dump_json(indent=2)
+    if diff is None:
+        return text + "\n"
+    nested = diff.model_dump_json(indent=2).replace("\n", "\n  ")
+    return text.removesuffix("\n}") + f',\n  "diff": {nested}\n}}\n'  # the run's own fields stay as they were
 
 
 def render_diff(diff: RunDiff) -> str:

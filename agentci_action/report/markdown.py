@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..diff import RunDiff
 from ..engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
 from . import aggregates
-from .diff_markdown import render_markdown as render_diff
+from .diff_markdown import LEFT_OUT, render_markdown as render_diff
 from .icons import ICONS
 from .text import fit, html_text, inline, unverified_note, utf8_size
 
@@ -171,11 +171,12 @@ def render_body(run: RunResult, title: str, links: Links, budget: int, diff: Run
     blocks = [details_block(q) for q in ordered if q.status is not Status.PASS]
     notes = "".join(f"> {inline(w, 500)}\n>\n" for w in run.warnings[:20])
     used = utf8_size(head) + utf8_size(TABLE_HEAD) + utf8_size(notes) + _NOTE_RESERVE
-    kept_rows, used = fit(rows, used, budget)
+    floor = utf8_size(LEFT_OUT) + 1 if diff is not None else 0  # the diff gets at least room to say it did not fit
+    kept_rows, used = fit(rows, used + floor, budget)
     changes = ""
-    if diff is not None and used < budget:
-        changes = "\n" + render_diff(diff, budget=budget - used - 1)
-        used += utf8_size(changes)
+    if diff is not None:  # within what is left: cut by render_diff, and never beyond it
+        changes = "\n" + render_diff(diff, budget=budget - (used - floor) - 1)
+        used += utf8_size(changes) - floor
     kept_blocks, used = fit(blocks, used + utf8_size("\n### Details\n\n"), budget)
     body = head + (notes + "\n" if notes else "") + TABLE_HEAD + "".join(kept_rows) + changes
     if kept_blocks:

@@ -26,7 +26,8 @@ QUERY_METRICS = {
 
 SUITE_METRICS = {
     "agentci_suite_pass_rate": ("Passed runs / runs over the suite.", lambda s: s.pass_rate),
-    "agentci_suite_composite_score": ("(pass_rate + mean score / 100) / 2 over the suite.", lambda s: s.composite_score),
+    "agentci_suite_composite_score": ("(pass_rate * pass_weight + mean score / 100 * impl_weight) / (pass_weight + impl_weight) "
+                                      "over the suite; weights from the spec's composite (default 0.5 / 0.5).", lambda s: s.composite_score),
     "agentci_suite_cost_usd": ("Total cost of every run in US dollars (known costs).", lambda s: s.cost_usd),
     "agentci_suite_failed_queries": ("Queries that failed.", lambda s: s.failed),
 }
