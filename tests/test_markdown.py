@@ -63,8 +63,19 @@ def test_hostile_text_breaks_neither_the_table_nor_the_marker():
 
 
 def test_marker_cannot_be_closed_by_the_header():
-    assert header_slug("Evil --> <b>") == "evil-b" and header_slug("matrix: gpt-4o") == "matrix-gpt-4o"
-    assert marker("") == "<!-- agentci-comment: default -->"
+    assert re.fullmatch(r"evil-b-[0-9a-f]{8}", header_slug("Evil --> <b>"))
+    assert re.fullmatch(r"matrix-gpt-4o-[0-9a-f]{8}", header_slug("matrix: gpt-4o"))
+    assert re.fullmatch(r"<!-- agentci-comment: default-[0-9a-f]{8} -->", marker("检索"))
+    assert marker("rag-agent") == "<!-- agentci-comment: rag-agent -->"  # a header that is its own slug stays readable
+
+
+@pytest.mark.parametrize("pair", [("RAG", "rag"), ("a b", "a-b"), ("a b", "a_b"), ("検索", "チャット"), ("", "default"),
+                                  ("Évaluation", "évaluation")])
+def test_different_headers_never_share_a_marker(pair):
+    first, second = map(header_slug, pair)
+    assert first != second
+    for slug in (first, second):
+        assert re.fullmatch(r"[a-z0-9._]+(-[a-z0-9._]+)*", slug) and "--" not in slug
 
 
 def test_digest_tracks_results_not_links():
