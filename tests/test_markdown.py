@@ -35,6 +35,23 @@ def test_comment_golden():
     check_golden("comment_mixed.md", render_comment(mixed_run(), "agentci", links=LINKS))
 
 
+README_EXAMPLE = re.compile(r"(<!-- begin tests/golden/comment_mixed\.md: [^\n]* -->\n)(.*?)(\n<!-- end tests/golden/comment_mixed\.md -->)",
+                            re.S)
+
+
+def test_readme_shows_the_golden_comment():
+    """README's rendered example is the golden comment, blockquoted; AGENTCI_UPDATE_GOLDEN=1 rewrites it."""
+    readme_path = GOLDEN.parent.parent / "README.md"
+    readme = readme_path.read_text(encoding="utf-8")
+    quoted = "".join(f"> {line}\n" if line else ">\n" for line in (GOLDEN / "comment_mixed.md").read_text(encoding="utf-8").splitlines())
+    match = README_EXAMPLE.search(readme)
+    assert match, "README lost the markers around the comment example"
+    if os.environ.get("AGENTCI_UPDATE_GOLDEN") == "1":
+        readme_path.write_text(readme[:match.start(2)] + quoted + readme[match.end(2):], encoding="utf-8")
+        match = README_EXAMPLE.search(readme := readme_path.read_text(encoding="utf-8"))
+    assert match.group(2) == quoted, "README's comment example differs from tests/golden/comment_mixed.md"
+
+
 def test_all_pass_golden():
     check_golden("summary_pass.md", render_summary(run(query("refund-policy", 4, "pass")), links=Links()))
 
