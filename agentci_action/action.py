@@ -209,6 +209,17 @@ def evaluate(inputs: ActionInputs, env: Mapping[str, str]) -> Outcome:
                                      shard=inputs.shard))
 
 
+def refusal_hint(status: int, context: RunContext) -> str:
+    """Why GitHub refused a write, for the warning: a fork's read-only token, or a missing permission."""
+    if status != 403:
+        return ""
+    if context.is_fork and context.event_name == "pull_request":
+        return (" This pull request comes from a fork, so its token is read-only; the job summary and the results "
+                "file carry every result.")
+    return (" The token may not write to this pull request: give the job `permissions: pull-requests: write`. "
+            "The job summary and the results file carry every result.")
+
+
 def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, diff: RunDiff | None, links: markdown.Links,
                     publisher: Publisher) -> str:
     """The sticky comment on the PR (when there is one); its URL, or '' after a warning."""
@@ -228,9 +239,7 @@ def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, d
                                  context.pr_number, body, markdown.marker(inputs.comment_header),
                                  mode=inputs.comment_mode, has_problems=has_problems)
     except GithubException as exc:
-        hint = (" The token is read-only (a pull request from a fork?); the job summary and the results file carry "
-                "every result." if exc.status == 403 else "")
-        publisher.warning(f"Could not post the PR comment: GitHub answered {exc.status}.{hint}")
+        publisher.warning(f"Could not post the PR comment: GitHub answered {exc.status}.{refusal_hint(exc.status, context)}")
         return ""
     except Exception as exc:  # a network failure must not lose the results already published
         publisher.warning(f"Could not post the PR comment: {type(exc).__name__}: {exc}")

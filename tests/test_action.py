@@ -51,8 +51,9 @@ def traces(workspace: Path, refund_answer: str) -> None:
     (workspace / "traces" / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
-def environment(workspace: Path, api_url: str, event: str = "pull_request", **inputs: str) -> dict[str, str]:
-    payload = {"pull_request": {"number": 7, "head": {"sha": "h" * 40, "repo": {"full_name": "octo/agent"}},
+def environment(workspace: Path, api_url: str, event: str = "pull_request", fork: bool = False, **inputs: str) -> dict[str, str]:
+    head_repo = "mallory/agent" if fork else "octo/agent"
+    payload = {"pull_request": {"number": 7, "head": {"sha": "h" * 40, "repo": {"full_name": head_repo}},
                                 "base": {"sha": "b" * 40, "repo": {"full_name": "octo/agent"}}}} if event.startswith("pull") \
         else {"before": "b" * 40, "after": "a" * 40}
     (workspace / "event.json").write_text(json.dumps(payload))
@@ -118,14 +119,23 @@ def test_second_run_edits_the_same_comment(workspace, github):
 def test_fork_pr_403_is_a_warning_and_loses_nothing(workspace, github):
     github.state.read_only.add(TOKEN)
     traces(workspace, "No refunds.")
-    code, log = run_action(environment(workspace, github.url))
+    code, log = run_action(environment(workspace, github.url, fork=True))
     assert code == 1  # still the evaluation's verdict
-    assert "::warning title=AgentCI::Could not post the PR comment: GitHub answered 403. The token is read-only" in log
+    assert ("::warning title=AgentCI::Could not post the PR comment: GitHub answered 403. This pull request comes from "
+            "a fork, so its token is read-only; the job summary and the results file carry every result.") in log
     outputs = parse_outputs((workspace / "output.txt").read_text())
     assert outputs["status"] == "fail" and outputs["comment-url"] == ""
     assert (workspace / "summary.md").read_text().startswith("## ❌")
     assert (workspace / "out" / "agentci-results.json").exists()
     assert github.comments("octo/agent", 7) == []
+
+
+def test_a_403_on_a_pr_from_the_same_repository_names_the_missing_permission(workspace, github):
+    github.state.read_only.add(TOKEN)
+    traces(workspace, "No refunds.")
+    _, log = run_action(environment(workspace, github.url))
+    assert "GitHub answered 403. The token may not write to this pull request: give the job `permissions: " in log
+    assert "fork" not in log
 
 
 def test_the_comment_warning_counts_in_the_annotation_cap(workspace, github):
@@ -136,11 +146,12 @@ def test_the_comment_warning_counts_in_the_annotation_cap(workspace, github):
     (workspace / "traces" / "t.jsonl").write_text(
         "".join(json.dumps({"id": f"q{i}", "final_answer": "ok", "tool_calls": [{"name": "b"}]}) + "\n" for i in range(12)))
     github.state.read_only.add(TOKEN)
-    code, log = run_action(environment(workspace, github.url, baseline_traces=""))
+    code, log = run_action(environment(workspace, github.url, fork=True, baseline_traces=""))
     commands = [line for line in log.splitlines() if line.startswith(("::warning", "::error", "::notice"))]
     warnings = [line for line in commands if line.startswith("::warning")]
     assert code == 0 and len(warnings) == 10
-    assert warnings[0].startswith("::warning title=AgentCI::Could not post the PR comment: GitHub answered 403.")
+    assert warnings[0].startswith("::warning title=AgentCI::Could not post the PR comment: GitHub answered 403. This "
+                                  "pull request comes from a fork")
     assert commands[-1].startswith("::notice title=AgentCI::3 more warnings not shown")
 
 
