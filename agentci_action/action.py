@@ -1,8 +1,10 @@
 """The GitHub runner contract: INPUT_* and GITHUB_* → settings → evaluate → publish → exit code.
 
-Publishing never loses results: the results file is written first, then the summary, the annotations,
-the comment or check run and the outputs, each on its own; a GitHub API failure is a warning. The exit code
-(0 pass · 1 a blocking layer failed · 2 input or infrastructure error) is decided after everything is published.
+Publishing never loses results: the results file is written first, then the summary, the comment, the check run,
+the annotations and the outputs, each on its own; a GitHub API failure is a warning, printed with the annotations so
+GitHub's per-step cap counts it. The exit code (0 pass · 1 a blocking layer failed · 2 input or infrastructure error)
+is decided from the results and the results file's write (the check run's conclusion agrees with it) and returned
+after everything is published.
 """
 
 from __future__ import annotations
@@ -121,20 +123,31 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
 
 
 class Publisher:
-    """Writes to the runner's files and log; every method is independent so one failure never blocks the rest."""
+    """Writes to the runner's files and log; every method is independent so one failure never blocks the rest.
+
+    The action's own warnings and errors are held back and printed by `annotate()` together with the results'
+    annotations, ahead of them, so GitHub's per-step cap counts them and never drops them.
+    """
 
     def __init__(self, env: Mapping[str, str], out: TextIO):
         self.env, self.out = env, out
+        self.own: list[annotations.Annotation] = []
 
     def line(self, text: str) -> None:
         print(text, file=self.out, flush=True)
 
     def warning(self, message: str) -> None:
-        self.line(annotations.workflow_command(annotations.Annotation("warning", "", 0, "AgentCI", message)))
+        self.own.append(annotations.Annotation("warning", "", 0, "AgentCI", message))
 
     def error(self, problem: Problem) -> None:
         file = annotations.repo_path(problem.file, self.env.get("GITHUB_WORKSPACE")) if problem.line else ""
-        self.line(annotations.workflow_command(annotations.Annotation("error", file, problem.line, "AgentCI", str(problem))))
+        self.own.append(annotations.Annotation("error", file, problem.line, "AgentCI", str(problem)))
+
+    def annotate(self, found: list[annotations.Annotation]) -> None:
+        """Print the held-back annotations first, then `found`, within GitHub's per-step cap."""
+        for command in annotations.workflow_commands(found, own=self.own):
+            self.line(command)
+        self.own = []
 
     def untrusted(self, lines: list[str]) -> None:
         """Agent text in the log, between stop-commands markers so none of it runs as a workflow command."""
@@ -196,6 +209,17 @@ def evaluate(inputs: ActionInputs, env: Mapping[str, str]) -> Outcome:
                                      shard=inputs.shard))
 
 
+def refusal_hint(status: int, context: RunContext) -> str:
+    """Why GitHub refused a write, for the warning: a fork's read-only token, or a missing permission."""
+    if status != 403:
+        return ""
+    if context.is_fork and context.event_name == "pull_request":
+        return (" This pull request comes from a fork, so its token is read-only; the job summary and the results "
+                "file carry every result.")
+    return (" The token may not write to this pull request: give the job `permissions: pull-requests: write`. "
+            "The job summary and the results file carry every result.")
+
+
 def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, diff: RunDiff | None, links: markdown.Links,
                     publisher: Publisher) -> str:
     """The sticky comment on the PR (when there is one); its URL, or '' after a warning."""
@@ -215,9 +239,7 @@ def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, d
                                  context.pr_number, body, markdown.marker(inputs.comment_header),
                                  mode=inputs.comment_mode, has_problems=has_problems)
     except GithubException as exc:
-        hint = (" The token is read-only (a pull request from a fork?); the job summary and the results file carry "
-                "every result." if exc.status == 403 else "")
-        publisher.warning(f"Could not post the PR comment: GitHub answered {exc.status}.{hint}")
+        publisher.warning(f"Could not post the PR comment: GitHub answered {exc.status}.{refusal_hint(exc.status, context)}")
         return ""
     except Exception as exc:  # a network failure must not lose the results already published
         publisher.warning(f"Could not post the PR comment: {type(exc).__name__}: {exc}")
@@ -227,13 +249,20 @@ def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, d
     return outcome.url or ""
 
 
+def check_conclusion(exit_status: int, run: RunResult) -> str:
+    """The check run's conclusion from the job's own exit decision: failure when the job fails (exit ≠ 0);
+    neutral when something failed or warned without blocking (fail-on); success otherwise."""
+    if exit_status:
+        return "failure"
+    return "neutral" if run.summary.status in (Status.FAIL, Status.WARN) else "success"
+
+
 def publish_check_run(inputs: ActionInputs, context: RunContext, run: RunResult, links: markdown.Links,
-                      found: list[annotations.Annotation], publisher: Publisher) -> bool:
+                      found: list[annotations.Annotation], conclusion: str, publisher: Publisher) -> bool:
     """Every annotation (uncapped) on a check run for the head commit; False after a warning when that failed."""
     from .github.checks import publish_check_run as publish
     from .github.comment import client
 
-    conclusion = "failure" if run.summary.status in (Status.FAIL, Status.ERROR) else "success"
     try:
         url = publish(client(inputs.github_token, inputs.github_api_url), context.repository, context.head_sha,
                       name=f"AgentCI ({markdown.header_slug(inputs.comment_header)})", conclusion=conclusion,
@@ -249,15 +278,20 @@ def publish_check_run(inputs: ActionInputs, context: RunContext, run: RunResult,
 
 
 def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
-    """Run the action; returns the process exit code (2, not Python's 1, when AgentCI itself breaks)."""
+    """Run the action; returns the process exit code (2, not Python's 1, when AgentCI itself breaks).
+
+    The traceback of an internal error goes to the log between stop-commands markers: the values it quotes may be
+    agent text, and none of it may run as a workflow command.
+    """
     env = os.environ if env is None else env
     publisher = Publisher(env, out or sys.stdout)
     try:
         return run_action(env, publisher)
     except Exception as exc:
-        traceback.print_exc()
-        publisher.line(annotations.workflow_command(annotations.Annotation(
-            "error", "", 0, "AgentCI", f"internal error ({type(exc).__name__}); please report it with the log above")))
+        publisher.untrusted(traceback.format_exc().splitlines())
+        publisher.own.append(annotations.Annotation(
+            "error", "", 0, "AgentCI", f"internal error ({type(exc).__name__}); please report it with the log above"))
+        publisher.annotate([])
         return EXIT_ERROR
 
 
@@ -278,6 +312,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         problems = exc.problems if isinstance(exc, InputError) else [Problem("agentci", 0, str(exc))]
         for problem in problems:
             publisher.error(problem)
+        publisher.annotate([])
         publisher.summary("## 💥 AgentCI could not evaluate\n\n" + "".join(
             f"- {markdown.inline(str(p), 1000)}\n" for p in problems))
         publisher.outputs(outputs_for(None, "", ""))
@@ -299,14 +334,15 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         publisher.summary(markdown.render_summary(run, title, links, diff=diff))
     except OSError as exc:
         publisher.warning(f"Could not write the job summary: {exc.strerror}")
-    comment_url = ""
+    comment_url, found = "", []
     if inputs.shard is None:  # a shard job leaves the annotations, check run and comment to the merge job
+        comment_url = publish_comment(inputs, context, run, diff, links, publisher)
         found = annotations.annotations_for(run, workspace)
         on_check_run = bool(inputs.check_run and context.head_sha and inputs.github_token
-                            and publish_check_run(inputs, context, run, links, found, publisher))
-        if inputs.annotations and not on_check_run:
-            for command in annotations.workflow_commands(found):
-                publisher.line(command)
-        comment_url = publish_comment(inputs, context, run, diff, links, publisher)
+                            and publish_check_run(inputs, context, run, links, found, check_conclusion(status, run),
+                                                  publisher))
+        if on_check_run or not inputs.annotations:
+            found = []
+    publisher.annotate(found)  # last, so the action's own warnings above are counted in GitHub's cap
     publisher.outputs(outputs_for(run, inputs.results_path, comment_url))
     return status

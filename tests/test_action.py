@@ -51,8 +51,9 @@ def traces(workspace: Path, refund_answer: str) -> None:
     (workspace / "traces" / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
-def environment(workspace: Path, api_url: str, event: str = "pull_request", **inputs: str) -> dict[str, str]:
-    payload = {"pull_request": {"number": 7, "head": {"sha": "h" * 40, "repo": {"full_name": "octo/agent"}},
+def environment(workspace: Path, api_url: str, event: str = "pull_request", fork: bool = False, **inputs: str) -> dict[str, str]:
+    head_repo = "mallory/agent" if fork else "octo/agent"
+    payload = {"pull_request": {"number": 7, "head": {"sha": "h" * 40, "repo": {"full_name": head_repo}},
                                 "base": {"sha": "b" * 40, "repo": {"full_name": "octo/agent"}}}} if event.startswith("pull") \
         else {"before": "b" * 40, "after": "a" * 40}
     (workspace / "event.json").write_text(json.dumps(payload))
@@ -118,14 +119,40 @@ def test_second_run_edits_the_same_comment(workspace, github):
 def test_fork_pr_403_is_a_warning_and_loses_nothing(workspace, github):
     github.state.read_only.add(TOKEN)
     traces(workspace, "No refunds.")
-    code, log = run_action(environment(workspace, github.url))
+    code, log = run_action(environment(workspace, github.url, fork=True))
     assert code == 1  # still the evaluation's verdict
-    assert "::warning title=AgentCI::Could not post the PR comment: GitHub answered 403. The token is read-only" in log
+    assert ("::warning title=AgentCI::Could not post the PR comment: GitHub answered 403. This pull request comes from "
+            "a fork, so its token is read-only; the job summary and the results file carry every result.") in log
     outputs = parse_outputs((workspace / "output.txt").read_text())
     assert outputs["status"] == "fail" and outputs["comment-url"] == ""
     assert (workspace / "summary.md").read_text().startswith("## ❌")
     assert (workspace / "out" / "agentci-results.json").exists()
     assert github.comments("octo/agent", 7) == []
+
+
+def test_a_403_on_a_pr_from_the_same_repository_names_the_missing_permission(workspace, github):
+    github.state.read_only.add(TOKEN)
+    traces(workspace, "No refunds.")
+    _, log = run_action(environment(workspace, github.url))
+    assert "GitHub answered 403. The token may not write to this pull request: give the job `permissions: " in log
+    assert "fork" not in log
+
+
+def test_the_comment_warning_counts_in_the_annotation_cap(workspace, github):
+    """12 path warnings and a fork's read-only token: the 403 warning is one of the 10 shown, the notice counts 3."""
+    queries = "".join(f"  - id: q{i}\n    query: q{i}\n    path:\n      expected_tools: [a]\n      min_tool_recall: 1.0\n"
+                      for i in range(12))
+    (workspace / "agentci.yaml").write_text(f"version: 1\nagent: a\nqueries:\n{queries}")
+    (workspace / "traces" / "t.jsonl").write_text(
+        "".join(json.dumps({"id": f"q{i}", "final_answer": "ok", "tool_calls": [{"name": "b"}]}) + "\n" for i in range(12)))
+    github.state.read_only.add(TOKEN)
+    code, log = run_action(environment(workspace, github.url, fork=True, baseline_traces=""))
+    commands = [line for line in log.splitlines() if line.startswith(("::warning", "::error", "::notice"))]
+    warnings = [line for line in commands if line.startswith("::warning")]
+    assert code == 0 and len(warnings) == 10
+    assert warnings[0].startswith("::warning title=AgentCI::Could not post the PR comment: GitHub answered 403. This "
+                                  "pull request comes from a fork")
+    assert commands[-1].startswith("::notice title=AgentCI::3 more warnings not shown")
 
 
 def test_a_matrix_entry_keeps_its_own_comment_and_title(workspace, github):
@@ -167,6 +194,28 @@ def test_check_run_takes_the_annotations_instead_of_the_log(workspace, github):
     assert [(a["annotation_level"], a["start_line"]) for a in run["annotations"]] == [
         ("failure", 4), ("warning", 13), ("warning", 13)]
     assert github.comments("octo/agent", 7) == []
+
+
+@pytest.mark.parametrize(("answer", "fail_on", "exit_status", "conclusion"), [
+    ("No refunds.", "correctness", 1, "failure"),
+    ("No refunds.", "none", 0, "neutral"),  # the job passes: the check run must not say failure
+    ("Refunds within 30 days.", "correctness", 0, "neutral"),  # a path warning does not block
+    ("Refunds within 30 days.", "path", 1, "failure"),  # ... unless fail-on says it does
+])
+def test_check_run_conclusion_follows_the_jobs_exit_decision(workspace, github, answer, fail_on, exit_status, conclusion):
+    traces(workspace, answer)
+    code, _ = run_action(environment(workspace, github.url, check_run="true", comment_mode="off", fail_on=fail_on))
+    [run] = github.state.check_runs
+    assert (code, run["conclusion"]) == (exit_status, conclusion)
+
+
+def test_a_passing_run_has_a_successful_check_run(workspace, github):
+    traces(workspace, "Refunds within 30 days.")
+    (workspace / "agentci.yaml").write_text((workspace / "agentci.yaml").read_text().replace("min_sequence_similarity: 0.9",
+                                                                                             "min_sequence_similarity: 0.1"))
+    code, _ = run_action(environment(workspace, github.url, check_run="true", comment_mode="off", baseline_traces=""))
+    [run] = github.state.check_runs
+    assert (code, run["conclusion"]) == (0, "success")
 
 
 def test_check_run_refused_falls_back_to_log_annotations(workspace, github):
@@ -241,7 +290,11 @@ def test_an_internal_error_exits_2_not_1(workspace, github, monkeypatch, capsys)
     traces(workspace, "x")
     code, log = run_action(environment(workspace, github.url))
     assert code == 2 and "::error title=AgentCI::internal error (RuntimeError)" in log
-    assert "RuntimeError: bug" in capsys.readouterr().err
+    lines = log.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("::stop-commands::") and "Traceback" in lines[i + 1])
+    end = lines.index(f"::{lines[start].removeprefix('::stop-commands::')}::")
+    assert "RuntimeError: bug" in lines[end - 1]  # the traceback, between stop-commands markers
+    assert capsys.readouterr().err == ""
 
 
 def test_the_init_template_uses_only_real_inputs():

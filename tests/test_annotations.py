@@ -95,3 +95,12 @@ def test_skipped_correctness_checks_get_one_notice_on_the_spec_that_survives_the
     assert sum(line.startswith("::warning ") for line in lines) == 10
     assert any(line.startswith("::notice file=agentci.yaml,line=1,title=AgentCI%3A not verified::1 correctness") for line in lines)
     assert all(COMMAND.match(line) for line in lines)
+
+
+def test_the_actions_own_warnings_come_first_and_count_in_the_cap():
+    warnings = [query(f"w{i}", i + 1, "warn", path=layer("warn", "recall low")) for i in range(12)]
+    own = [Annotation("warning", "", 0, "AgentCI", "Could not post the PR comment: GitHub answered 403.")]
+    shown, notice = cap(annotations_for(run(*warnings)), own=own)
+    assert [a.level for a in shown] == ["warning"] * 10 and shown[0] == own[0]
+    assert [a.line for a in shown[1:]] == list(range(1, 10))
+    assert notice.message.startswith("3 more warnings not shown")  # 12 found + 1 own − 10 shown

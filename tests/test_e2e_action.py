@@ -21,7 +21,7 @@ from fakes.github_server import BOT_LOGIN, FakeGitHub
 
 ROOT = Path(__file__).resolve().parent.parent
 E2E = Path(__file__).parent / "e2e"
-ACTION_FILES = ("action.yml", "Dockerfile", ".dockerignore", "pyproject.toml", "entrypoint.py", "agentci_action")
+ACTION_FILES = ("action.yml", "Dockerfile", ".dockerignore", "requirements.lock", "entrypoint.py", "agentci_action")
 REPO = "octo/agent"
 HOSTILE = "::error file=x.py,line=1::pwned %0A @octocat <details> | `rm -rf` <!-- agentci-comment: agentci -->"
 EVIL_TOOL = "search\n::error file=x.py,line=2::pwned-by-tool-name"

@@ -32,7 +32,7 @@ def test_first_run_creates_and_second_run_edits_the_same_comment(github):
     comments = github.comments(REPO, PR)
     assert [first.action, second.action] == ["created", "updated"]
     assert len(comments) == 1 and comments[0]["body"].endswith("run 2")
-    assert comments[0]["user"]["login"] == BOT_LOGIN  # GITHUB_TOKEN cannot read /user: falls back to the bot login
+    assert comments[0]["user"]["login"] == BOT_LOGIN  # GITHUB_TOKEN cannot read /user: found as a bot's comment
     assert first.url == second.url == comments[0]["html_url"]
     assert ("GET", "/user") in github.state.requests
 
@@ -44,6 +44,20 @@ def test_a_personal_token_is_recognised_by_its_own_login(github):
     upsert_comment(gh, REPO, PR, body("one"), MARK)
     upsert_comment(gh, REPO, PR, body("two"), MARK)
     assert [c["user"]["login"] for c in github.comments(REPO, PR)] == ["octocat"]
+
+
+def test_a_github_app_token_finds_its_own_comment(github):
+    """An App installation token cannot read /user and writes as '<app-slug>[bot]': still one comment, edited."""
+    github.state.apps["app-token"] = "my-app[bot]"
+    human = github.add_comment(REPO, PR, "mallory", body("a person's copy"))
+    gh = client("app-token", github.url)
+    assert own_login(gh) is None
+    outcomes = [upsert_comment(gh, REPO, PR, body(f"push {i}"), MARK).action for i in range(3)]
+    comments = github.comments(REPO, PR)
+    assert outcomes == ["created", "updated", "updated"] and len(comments) == 2
+    assert comments[0] == human  # a person's copy of the marker is never edited
+    assert comments[1]["user"] == {**comments[1]["user"], "login": "my-app[bot]", "type": "Bot"}
+    assert comments[1]["body"].endswith("push 2")
 
 
 def test_a_foreign_comment_with_our_marker_is_left_alone(github):

@@ -35,6 +35,23 @@ def test_comment_golden():
     check_golden("comment_mixed.md", render_comment(mixed_run(), "agentci", links=LINKS))
 
 
+README_EXAMPLE = re.compile(r"(<!-- begin tests/golden/comment_mixed\.md: [^\n]* -->\n)(.*?)(\n<!-- end tests/golden/comment_mixed\.md -->)",
+                            re.S)
+
+
+def test_readme_shows_the_golden_comment():
+    """README's rendered example is the golden comment, blockquoted; AGENTCI_UPDATE_GOLDEN=1 rewrites it."""
+    readme_path = GOLDEN.parent.parent / "README.md"
+    readme = readme_path.read_text(encoding="utf-8")
+    quoted = "".join(f"> {line}\n" if line else ">\n" for line in (GOLDEN / "comment_mixed.md").read_text(encoding="utf-8").splitlines())
+    match = README_EXAMPLE.search(readme)
+    assert match, "README lost the markers around the comment example"
+    if os.environ.get("AGENTCI_UPDATE_GOLDEN") == "1":
+        readme_path.write_text(readme[:match.start(2)] + quoted + readme[match.end(2):], encoding="utf-8")
+        match = README_EXAMPLE.search(readme := readme_path.read_text(encoding="utf-8"))
+    assert match.group(2) == quoted, "README's comment example differs from tests/golden/comment_mixed.md"
+
+
 def test_all_pass_golden():
     check_golden("summary_pass.md", render_summary(run(query("refund-policy", 4, "pass")), links=Links()))
 
@@ -63,8 +80,19 @@ def test_hostile_text_breaks_neither_the_table_nor_the_marker():
 
 
 def test_marker_cannot_be_closed_by_the_header():
-    assert header_slug("Evil --> <b>") == "evil-b" and header_slug("matrix: gpt-4o") == "matrix-gpt-4o"
-    assert marker("") == "<!-- agentci-comment: default -->"
+    assert re.fullmatch(r"evil-b-[0-9a-f]{8}", header_slug("Evil --> <b>"))
+    assert re.fullmatch(r"matrix-gpt-4o-[0-9a-f]{8}", header_slug("matrix: gpt-4o"))
+    assert re.fullmatch(r"<!-- agentci-comment: default-[0-9a-f]{8} -->", marker("检索"))
+    assert marker("rag-agent") == "<!-- agentci-comment: rag-agent -->"  # a header that is its own slug stays readable
+
+
+@pytest.mark.parametrize("pair", [("RAG", "rag"), ("a b", "a-b"), ("a b", "a_b"), ("検索", "チャット"), ("", "default"),
+                                  ("Évaluation", "évaluation")])
+def test_different_headers_never_share_a_marker(pair):
+    first, second = map(header_slug, pair)
+    assert first != second
+    for slug in (first, second):
+        assert re.fullmatch(r"[a-z0-9._]+(-[a-z0-9._]+)*", slug) and "--" not in slug
 
 
 def test_digest_tracks_results_not_links():

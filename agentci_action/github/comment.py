@@ -1,8 +1,10 @@
 """The sticky PR comment, through PyGithub: one comment per comment-header, created once and edited in place.
 
 Ours is the comment that starts with our hidden marker AND was written by the token's own login (looked up on
-every page of the PR's comments), so a copy of the marker by someone else is never touched. The Actions
-GITHUB_TOKEN may not read GET /user (403); its comments are then written by `github-actions[bot]`.
+every page of the PR's comments), so a copy of the marker by someone else is never touched. Installation tokens
+(the Actions GITHUB_TOKEN, a GitHub App's token) may not read GET /user (403), and an App's token writes as
+'<app-slug>[bot]', which the token cannot tell us: then ours is the first comment with our marker by a bot account
+(user.type "Bot"). A person's copy of the marker is still never touched.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ if TYPE_CHECKING:  # PyGithub is imported only when a comment is actually posted
     from github.Issue import Issue
     from github.IssueComment import IssueComment
 
-GITHUB_ACTIONS_LOGIN = "github-actions[bot]"
 COMMENT_MODES = ("always", "changes", "failures", "off")
 
 
@@ -35,24 +36,30 @@ def client(token: str, api_url: str) -> "Github":
     return Github(auth=Auth.Token(token), base_url=api_url.rstrip("/"), lazy=True, per_page=100, timeout=20, retry=3)
 
 
-def own_login(gh: "Github") -> str:
-    """The login the token writes as; GITHUB_TOKEN cannot read /user, and writes as github-actions[bot]."""
+def own_login(gh: "Github") -> str | None:
+    """The login the token writes as, or None when the token may not read /user (an installation token)."""
     from github import GithubException
 
     try:
         return gh.get_user().login
     except GithubException as exc:
         if exc.status in (401, 403, 404):
-            return GITHUB_ACTIONS_LOGIN
+            return None
         raise
 
 
-def find_sticky(issue: "Issue", login: str, marker: str) -> "IssueComment | None":
-    """Our earlier comment on this PR: starts with `marker`, written by `login`; every page is searched."""
-    for comment in issue.get_comments():
-        if comment.user is not None and comment.user.login == login and (comment.body or "").startswith(marker):
-            return comment
-    return None
+def is_ours(comment: "IssueComment", login: str | None, marker: str) -> bool:
+    """The comment starts with `marker` and was written by `login`; when the login is unknown (None), by a bot
+    account (user.type == "Bot": github-actions[bot] or any '<app-slug>[bot]'), never by a person."""
+    user = comment.user
+    if user is None or not (comment.body or "").startswith(marker):
+        return False
+    return user.login == login if login is not None else user.type == "Bot"
+
+
+def find_sticky(issue: "Issue", login: str | None, marker: str) -> "IssueComment | None":
+    """Our earlier comment on this PR (see is_ours); every page is searched."""
+    return next((comment for comment in issue.get_comments() if is_ours(comment, login, marker)), None)
 
 
 def should_post(mode: str, existing: "IssueComment | None", body: str, has_problems: bool) -> str:

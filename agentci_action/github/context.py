@@ -1,8 +1,10 @@
-"""Where the run happens: the event, the pull request (if any) and the commits to annotate and compare.
+"""Where the run happens: the event, the pull request (if any), whether it comes from a fork, and the commit to
+annotate and link.
 
-For `pull_request`, GITHUB_SHA is the merge commit, so the head and base come from the payload's
-`pull_request.head.sha` / `.base.sha`. For `push`, `before` is all zeros on a new branch (no base).
-`merge_group`, `workflow_dispatch` and `schedule` have no pull request: summary and outputs only.
+For `pull_request`, GITHUB_SHA is the merge commit, so the head comes from the payload's `pull_request.head.sha`;
+for `push`, from `after`; for `merge_group`, from `merge_group.head_sha`. No base commit is resolved: the action
+compares with a saved baseline, never with a commit. `merge_group`, `workflow_dispatch` and `schedule` have no pull
+request: summary and outputs only.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from pathlib import Path
 from ..errors import InputError
 
 PR_EVENTS = ("pull_request", "pull_request_target")
-NULL_SHA = "0" * 40
 
 
 @dataclass(frozen=True)
@@ -23,9 +24,8 @@ class RunContext:
     event_name: str
     repository: str  # "owner/name"
     head_sha: str
-    base_sha: str | None = None
     pr_number: int | None = None
-    is_fork: bool = False
+    is_fork: bool = False  # the PR's head repository is not the base's: on `pull_request` the token is read-only
     server_url: str = "https://github.com"
     run_url: str | None = None
 
@@ -60,14 +60,10 @@ def resolve(env: Mapping[str, str], event: Mapping) -> RunContext:
         head, base = pr.get("head") or {}, pr.get("base") or {}
         head_repo = (head.get("repo") or {}).get("full_name")
         base_repo = (base.get("repo") or {}).get("full_name") or repository
-        return RunContext(**common, head_sha=head.get("sha") or sha, base_sha=base.get("sha"),
-                          pr_number=pr.get("number") or event.get("number"),
+        return RunContext(**common, head_sha=head.get("sha") or sha, pr_number=pr.get("number") or event.get("number"),
                           is_fork=bool(head_repo and head_repo != base_repo))
     if name == "push":
-        before = event.get("before")
-        return RunContext(**common, head_sha=event.get("after") or sha,
-                          base_sha=before if before and before != NULL_SHA else None)
+        return RunContext(**common, head_sha=event.get("after") or sha)
     if name == "merge_group":
-        group = event.get("merge_group") or {}
-        return RunContext(**common, head_sha=group.get("head_sha") or sha, base_sha=group.get("base_sha"))
+        return RunContext(**common, head_sha=(event.get("merge_group") or {}).get("head_sha") or sha)
     return RunContext(**common, head_sha=sha)

@@ -2,8 +2,8 @@
 
 A workflow command is `::LEVEL file=F,line=N,title=T::MESSAGE`. Message data escapes `%` (first), `\\r`, `\\n`;
 properties also escape `:` and `,`, so no untrusted text can end the command early or start a new one.
-GitHub shows at most 10 errors and 10 warnings per step: `cap()` keeps the most severe of each and a notice counts
-the rest.
+GitHub shows at most 10 errors and 10 warnings per step: `cap()` keeps the action's own first, then the most severe,
+and a notice counts the rest.
 """
 
 from __future__ import annotations
@@ -102,11 +102,16 @@ def annotations_for(run: RunResult, workspace: str | None = None) -> list[Annota
 
 
 def cap(annotations: list[Annotation], max_errors: int = MAX_ERRORS_PER_STEP,
-        max_warnings: int = MAX_WARNINGS_PER_STEP) -> tuple[list[Annotation], Annotation | None]:
-    """(the first `max_errors` errors and `max_warnings` warnings, a notice counting the rest or None)."""
-    errors = [a for a in annotations if a.level == "error"]
-    warnings = [a for a in annotations if a.level == "warning"]
-    notices = [a for a in annotations if a.level == "notice"]
+        max_warnings: int = MAX_WARNINGS_PER_STEP, own: list[Annotation] = ()) -> tuple[list[Annotation], Annotation | None]:
+    """(the first `max_errors` errors and `max_warnings` warnings, a notice counting the rest or None).
+
+    `own` (the action's own errors and warnings, such as a comment it could not post) come first within their
+    level, so they are shown and counted in the cap: errors shown = min(max_errors, |own errors| + |errors|).
+    """
+    everything = [*own, *annotations]
+    errors = [a for a in everything if a.level == "error"]
+    warnings = [a for a in everything if a.level == "warning"]
+    notices = [a for a in everything if a.level == "notice"]
     shown = errors[:max_errors] + warnings[:max_warnings] + notices
     hidden_errors, hidden_warnings = max(0, len(errors) - max_errors), max(0, len(warnings) - max_warnings)
     if not hidden_errors and not hidden_warnings:
@@ -117,9 +122,9 @@ def cap(annotations: list[Annotation], max_errors: int = MAX_ERRORS_PER_STEP,
                                      "the job summary and the results file list every one.")
 
 
-def workflow_commands(found: list[Annotation]) -> list[str]:
-    """The capped annotation lines to print for one step."""
-    shown, notice = cap(found)
+def workflow_commands(found: list[Annotation], own: list[Annotation] = ()) -> list[str]:
+    """The capped annotation lines to print for one step, the action's `own` first."""
+    shown, notice = cap(found, own=own)
     return [workflow_command(a) for a in shown + ([notice] if notice else [])]
 
 

@@ -32,8 +32,14 @@ def marker(header: str) -> str:
 
 
 def header_slug(header: str) -> str:
-    """comment-header reduced to [a-z0-9._] words joined by single hyphens, so it can never close the HTML comment."""
-    return re.sub(r"[^a-z0-9._]+", "-", header.lower()).strip("-") or "default"
+    """comment-header reduced to [a-z0-9._] words joined by single hyphens, so it can never close the HTML comment;
+    when that is not the header itself, '-' + the first 8 hex digits of the header's SHA-256 follow, so headers
+    that reduce alike ('RAG' and 'rag', 'a b' and 'a-b', any two all-non-ASCII ones) keep separate comments;
+    a header with no such word at all reads 'default-<hash>'."""
+    slug = re.sub(r"[^a-z0-9._]+", "-", header.lower()).strip("-")
+    if slug and slug == header:
+        return slug
+    return f"{slug or 'default'}-{hashlib.sha256(header.encode()).hexdigest()[:8]}"
 
 
 DEFAULT_HEADER = "agentci"

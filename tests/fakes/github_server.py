@@ -6,7 +6,8 @@ see openapi/trim.py). A request that does not match the description is answered 
 a response that does not match is recorded too (except the failures a test injects on purpose: `fail_status`
 and `read_only`, which GitHub answers with statuses its description does not list), so tests assert `violations == []`.
 
-Tokens: `users` maps a token to a login; a token missing from it is a GitHub Actions installation token
+Tokens: `users` maps a token to a login; `apps` maps a GitHub App installation token to the bot login it writes
+as ('<app-slug>[bot]'; GET /user answers 403); a token in neither is the GitHub Actions installation token
 (GET /user answers 403, comments are written as github-actions[bot]). `read_only` tokens get 403 on writes,
 as a fork PR's token does.
 """
@@ -100,6 +101,7 @@ def _now() -> str:
 @dataclass
 class State:
     users: dict[str, str] = field(default_factory=dict)  # token → login (absent: an Actions installation token)
+    apps: dict[str, str] = field(default_factory=dict)  # App installation token → '<slug>[bot]' (no /user)
     read_only: set[str] = field(default_factory=set)
     fail_status: int | None = None  # answer every request with this status (an outage)
     comments: dict[tuple[str, str, int], list[dict]] = field(default_factory=dict)
@@ -249,7 +251,7 @@ class FakeGitHub:
 
     def _operation(self, method: str, template: str, args: list[str], query: dict, body, token: str):
         login = self.state.users.get(token)
-        writer = login or BOT_LOGIN
+        writer = login or self.state.apps.get(token) or BOT_LOGIN
         if template == "/user":
             if login is None:
                 return self._error(403, "Resource not accessible by integration")
