@@ -356,3 +356,45 @@ def test_a_cost_the_trace_states_is_kept_and_the_others_are_priced(tmp_path):
     assert stated.llm_calls[0].cost_usd == 0.25
     assert [c.cost_usd for c in stated.llm_calls[1:]] == [c.cost_usd for c in priced.llm_calls[1:]]
     assert stated.total_cost_usd == pytest.approx(0.25 + sum(c.cost_usd for c in priced.llm_calls[1:]))
+
+
+def test_a_model_call_recorded_by_two_instrumentation_layers_counts_once_in_otel(tmp_path):
+    """LangChain's instrumentor and the OpenAI SDK's both record one chat call: the inner span nests in the outer."""
+    spans = [
+        _span(1, None, "invoke_agent", 1, 100, **{"gen_ai.agent.name": "a", "agentci.query_id": "q"}),
+        _span(2, 1, "chat", 2, 50, **{"gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 10}),
+        _span(3, 2, "chat", 3, 49, **{"gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 10}),
+        _span(4, 1, "chat", 60, 90, **{"gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 7, "gen_ai.usage.output_tokens": 3}),
+    ]
+    path = tmp_path / "nested_llm.jsonl"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}) + "\n")
+    (trace,) = load_traces([str(path)])
+    assert trace.total_llm_calls == 2 and trace.total_tokens == 120
+    assert [c.duration_ms for c in trace.llm_calls] == [pytest.approx(48.0), pytest.approx(30.0)]  # the outer span's timing
+
+
+def _oi_span(n, parent, kind, start, **attrs):
+    """One OpenInference span as the OpenTelemetry Python SDK prints it."""
+    return {"name": kind.lower(), "context": {"trace_id": "0x" + "cd" * 16, "span_id": f"0x{n:016x}"},
+            "parent_id": f"0x{parent:016x}" if parent else None, "start_time": f"2026-05-01T10:00:{start:02d}Z",
+            "end_time": f"2026-05-01T10:00:{start + 1:02d}Z", "attributes": {"openinference.span.kind": kind, **attrs}}
+
+
+def test_a_model_call_recorded_by_two_instrumentation_layers_counts_once_in_openinference(tmp_path):
+    """The outer (LangChain) LLM span carries the tool call it issued but no usage; the inner (OpenAI) one the
+    usage: one call with the inner span's tokens, and the tool call still follows the model's order."""
+    spans = [
+        _oi_span(1, None, "AGENT", 0, **{"agent.name": "a", "input.value": "hi", "output.value": "done"}),
+        _oi_span(2, 1, "LLM", 1, **{"llm.model_name": "gpt-4o-mini", "llm.output_messages.0.message.role": "assistant",
+                                    "llm.output_messages.0.message.tool_calls.0.tool_call.id": "c1",
+                                    "llm.output_messages.0.message.tool_calls.1.tool_call.id": "c2"}),
+        _oi_span(3, 2, "LLM", 2, **{"llm.model_name": "gpt-4o-mini", "llm.token_count.prompt": 100, "llm.token_count.completion": 10}),
+        _oi_span(4, 1, "TOOL", 5, **{"tool.name": "second", "tool.id": "c2"}),
+        _oi_span(5, 1, "TOOL", 6, **{"tool.name": "first", "tool.id": "c1"}),
+    ]
+    path = tmp_path / "nested_llm.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in spans))
+    (trace,) = load_traces([str(path)])
+    assert trace.metadata["source_format"] == "openinference"
+    assert trace.total_llm_calls == 1 and trace.total_tokens == 110
+    assert trace.tool_names == ["first", "second"]
