@@ -398,3 +398,86 @@ def test_a_model_call_recorded_by_two_instrumentation_layers_counts_once_in_open
     assert trace.metadata["source_format"] == "openinference"
     assert trace.total_llm_calls == 1 and trace.total_tokens == 110
     assert trace.tool_names == ["first", "second"]
+
+
+def _fail_otel_root(records):
+    for record in records:
+        for span in record["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+            if "parentSpanId" not in span:
+                span["status"] = {"code": "STATUS_CODE_ERROR", "message": "agent crashed"}
+
+
+def _fail_openinference_root(records):
+    for span in records:
+        if span["parent_id"] is None:
+            span["status"] = {"status_code": "ERROR", "description": "agent crashed"}
+
+
+def _fail_agents_root(records):
+    for item in records:
+        if item["object"] == "trace.span" and item["parent_id"] is None:
+            item["error"] = {"message": "Max turns (10) exceeded", "data": None}
+
+
+def _fail_langsmith_root(records):
+    for run in records:
+        if run["parent_run_id"] is None:
+            run.update(status="error", error="GraphRecursionError: recursion limit reached")
+
+
+def _fail_responses_last(records):
+    records[0]["responses"][-1]["status"] = "incomplete"
+
+
+FAIL_THE_TASK = {"otel-genai": _fail_otel_root, "openinference": _fail_openinference_root, "openai-agents": _fail_agents_root,
+                 "langsmith": _fail_langsmith_root, "openai-responses": _fail_responses_last}
+
+
+@pytest.mark.parametrize("fmt", sorted(FAIL_THE_TASK))
+def test_the_task_status_reaches_task_completion_and_error_recovery(tmp_path, fmt):
+    """The fixture's run completed despite its failing tool; failing the run's root makes both checks fail."""
+    from agentci_action.engine.checks import agent
+    from agentci_action.spec.checks import AgentChecks
+
+    group = AgentChecks(task_completion=True, error_recovery=True)
+    completed = {c.name: c.status.value for c in agent.evaluate(group, refund_trace(fmt))}
+    assert completed == {"task_completion": "pass", "error_recovery": "pass"}
+
+    source = FIXTURES / FILES[fmt]
+    jsonl = source.suffix == ".jsonl"
+    records = [json.loads(line) for line in source.read_text().splitlines()] if jsonl else [json.loads(source.read_text())]
+    FAIL_THE_TASK[fmt](records)
+    path = tmp_path / source.name
+    path.write_text("".join(json.dumps(r) + "\n" for r in records) if jsonl else json.dumps(records[0]))
+    (failed,) = [t for t in load_traces([str(path)]) if t.id == "refund-damaged-order"]
+    assert {c.name: c.status.value for c in agent.evaluate(group, failed)} == {"task_completion": "fail", "error_recovery": "warn"}
+
+
+def test_time_to_first_token_is_read_where_the_format_records_it(tmp_path):
+    from agentci_action.engine.checks import performance
+    from agentci_action.spec.checks import PerformanceChecks
+
+    runs = [json.loads(line) for line in (FIXTURES / FILES["langsmith"]).read_text().splitlines()]
+    first_llm = min((r for r in runs if r["run_type"] == "llm"), key=lambda r: r["start_time"])
+    first_llm["first_token_time"] = first_llm["start_time"][:-3] + str(int(first_llm["start_time"][-3:]) + 250).zfill(3)
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    langsmith = next(t for t in load_traces([str(tmp_path / "runs.jsonl")]) if t.id == "refund-damaged-order")
+
+    spans = [json.loads(line) for line in (FIXTURES / FILES["openinference"]).read_text().splitlines()]
+    llm = next(s for s in spans if s["attributes"].get("openinference.span.kind") == "LLM")  # starts at 10:00:00.010
+    llm["events"] = [{"name": "First Token Stream Event", "timestamp": "2026-05-01T10:00:00.310Z", "attributes": {}}]
+    (tmp_path / "oi.jsonl").write_text("".join(json.dumps(s) + "\n" for s in spans))
+    openinference = next(t for t in load_traces([str(tmp_path / "oi.jsonl")]) if t.id == "refund-damaged-order")
+
+    otel = [_span(1, None, "chat", 0, 10, **{"gen_ai.request.model": "gpt-4o-mini", "agentci.query": "hi"})]
+    otel[0]["attributes"].append({"key": "gen_ai.server.time_to_first_token", "value": {"doubleValue": 0.42}})
+    (tmp_path / "otel.jsonl").write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": otel}]}]}) + "\n")
+    (otel_trace,) = load_traces([str(tmp_path / "otel.jsonl")])
+
+    assert [c.ttft_ms for c in langsmith.llm_calls][0] == pytest.approx(250.0)
+    assert sorted(c.ttft_ms for c in openinference.llm_calls if c.ttft_ms is not None) == [pytest.approx(300.0)]
+    assert otel_trace.llm_calls[0].ttft_ms == pytest.approx(420.0)
+    (check,) = performance.evaluate(PerformanceChecks(max_ttft_ms=280), langsmith)
+    assert (check.name, check.status.value) == ("max_ttft_ms", "pass")
+    (check,) = performance.evaluate(PerformanceChecks(max_ttft_ms=280), openinference)
+    assert check.status.value == "warn"

@@ -14,6 +14,8 @@ each span is (`SpanView`); `from_spans` then
   each switch between consecutive top-level agent spans counts as a handoff (a nested agent span is a
   sub-agent, not a handoff);
 - takes the final answer from the output of the last root span that has one, else the last model output (marked inferred);
+- sets the task's status (`metadata.status`, read by the agent checks): failed when a root span failed
+  (error status), else completed;
 - matches the query by `agentci.query_id` / `agentci.query` on any span, else the root span's input,
   else the first user message of the first model call.
 
@@ -172,7 +174,8 @@ def from_spans(spans: list[Span], view_of) -> tuple[dict[str, Any], bool]:
         "handoffs": unique,
         "retrieved_context": documents,
         "total_duration_ms": duration_ms(min(starts), max(ends)) if starts and ends else None,
-        "metadata": {"trace_id": spans[0].trace_id, **({"agents": agents} if agents else {})},
+        "metadata": {"trace_id": spans[0].trace_id, "status": "failed" if any(s.error for s in roots) else "completed",
+                     **({"agents": agents} if agents else {})},
     }
     return fields, inferred
 

@@ -16,6 +16,10 @@ Spans are grouped by `trace_id` and re-sorted by `started_at` (processors see th
   `transfer_to_*` call in the model output is not counted as a tool call.
 - guardrail → `metadata.guardrails_triggered` lists the names of those that fired.
 - custom span with `data.final_output` → the final answer; else the last model text (inferred).
+Task status (`metadata.status`, read by the agent checks): failed when a root span (the agent spans a run
+starts, one per agent after each handoff) records an error, e.g. max turns exceeded or a guardrail
+tripwire, else completed. Tool errors sit on function spans and do not fail the task. No time to
+first token: the export does not record it.
 Matching: the trace's `metadata.agentci.query_id` / `agentci.query`, else the first user input of the
 first model call. Dropped: transcription, speech and MCP listing spans, custom span data.
 """

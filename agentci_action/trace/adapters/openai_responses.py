@@ -9,7 +9,9 @@ A record is one run: `{"id"?, "query"?, "input": str | [items], "responses": [Re
 - Tool calls keep the order of the `function_call` items in each response; a `function_call_output` is
   linked by `call_id`. The API has no error flag: an output that is a JSON object with an `error` key
   counts as a failed call. `file_search_call` results become retrieved context (`file_id`, `text`, `score`).
-- Final answer: the last response's message text (inferred). Query: the record's `id` / `query` (or
+- Task status (`metadata.status`, read by the agent checks): the last response's `status` (completed,
+  failed, incomplete, cancelled; only completed counts as completed). Final answer: the last response's
+  message text (inferred). Query: the record's `id` / `query` (or
   `metadata.agentci.query_id` / `agentci.query`), else the first user input. Dropped: reasoning items,
   web-search and other built-in tool calls, instructions.
 """
@@ -63,6 +65,9 @@ def convert(records, file: str) -> list:
                    if isinstance(i, dict) and i.get("type") == "function_call_output"}
         turns = [_turn(r) for r in value["responses"]]
         fields = {**from_turns(turns, results, _user_text(inputs)), **record_key(value)}
+        status = value["responses"][-1].get("status")
+        if status:
+            fields["metadata"]["status"] = str(status)
         return build_trace(fields, file, record.line, NAME, inferred_answer=True)
 
     return convert_each(records, file, NAME, one)

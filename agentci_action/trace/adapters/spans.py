@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import Problem, TraceError
-from .common import SHAPE_ERRORS, parse_time, shape_problem
+from .common import SHAPE_ERRORS, duration_ms, parse_time, shape_problem
 
 ERROR_STATUSES = {2, "2", "STATUS_CODE_ERROR", "ERROR", "StatusCode.ERROR"}
 
@@ -36,6 +36,11 @@ class Span:
     position: int  # order in the file, the last tie-breaker
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     resource: dict[str, Any] = field(default_factory=dict)
+    event_times: dict[str, float] = field(default_factory=dict)  # event name → when it first occurred (seconds)
+
+    def since_start_ms(self, event: str) -> float | None:
+        """Milliseconds from the span's start to the first `event`; None when either time is unknown."""
+        return duration_ms(self.start, self.event_times.get(event))
 
 
 def _get(obj: dict, camel: str, snake: str, default: Any = None) -> Any:
@@ -99,6 +104,15 @@ def _nanos(value: Any) -> float | None:
     return int(value) / 1e9 if value not in (None, "", 0, "0") else None
 
 
+def _first_times(events: list[tuple[str, Any]]) -> dict[str, float]:
+    """{event name: earliest time} of (name, time) pairs whose time is known."""
+    times: dict[str, float] = {}
+    for name, moment in events:
+        if moment is not None:
+            times[name] = min(moment, times.get(name, moment))
+    return times
+
+
 def _error_of(status: dict, events: list[tuple[str, dict]], attributes: dict) -> str | None:
     code = _get(status, "code", "status_code")
     if code not in ERROR_STATUSES:
@@ -116,7 +130,9 @@ def _otlp_spans(document: dict, line: int, start_position: int) -> list[Span]:
         for scope_spans in _get(resource_spans, "scopeSpans", "scope_spans", []) or _get(resource_spans, "instrumentationLibrarySpans", "instrumentation_library_spans", []):
             for raw in scope_spans.get("spans", []):
                 attributes = key_values(raw.get("attributes", []))
-                events = [(e.get("name", ""), key_values(e.get("attributes", []))) for e in raw.get("events", [])]
+                raw_events = raw.get("events", [])
+                events = [(e.get("name", ""), key_values(e.get("attributes", []))) for e in raw_events]
+                times = _first_times([(e.get("name", ""), _nanos(_get(e, "timeUnixNano", "time_unix_nano"))) for e in raw_events])
                 spans.append(Span(
                     trace_id=normalise_id(_get(raw, "traceId", "trace_id")) or "",
                     span_id=normalise_id(_get(raw, "spanId", "span_id")) or "",
@@ -125,7 +141,7 @@ def _otlp_spans(document: dict, line: int, start_position: int) -> list[Span]:
                     start=_nanos(_get(raw, "startTimeUnixNano", "start_time_unix_nano")),
                     end=_nanos(_get(raw, "endTimeUnixNano", "end_time_unix_nano")),
                     attributes=attributes, error=_error_of(raw.get("status") or {}, events, attributes),
-                    line=line, position=start_position + len(spans), events=events, resource=resource,
+                    line=line, position=start_position + len(spans), events=events, resource=resource, event_times=times,
                 ))
     return spans
 
@@ -142,6 +158,7 @@ def _sdk_span(raw: dict, line: int, position: int) -> Span:
         attributes=attributes, error=_error_of(raw.get("status") or {}, events, attributes),
         line=line, position=position, events=events,
         resource=flatten((raw.get("resource") or {}).get("attributes") or {}),
+        event_times=_first_times([(e.get("name", ""), parse_time(e.get("timestamp"))) for e in raw.get("events") or []]),
     )
 
 
