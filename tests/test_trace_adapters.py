@@ -481,3 +481,27 @@ def test_time_to_first_token_is_read_where_the_format_records_it(tmp_path):
     assert (check.name, check.status.value) == ("max_ttft_ms", "pass")
     (check,) = performance.evaluate(PerformanceChecks(max_ttft_ms=280), openinference)
     assert check.status.value == "warn"
+
+
+def test_agents_sdk_calls_of_one_tool_keep_the_order_the_model_issued_them(tmp_path):
+    """Function spans carry no call id: they are matched by name and equal arguments, then by name order."""
+    def span(n, start, data, parent="span_root"):
+        return {"object": "trace.span", "id": f"span_{n}", "trace_id": "trace_x", "parent_id": parent,
+                "started_at": f"2026-05-01T10:00:00.{start:03d}+00:00", "ended_at": f"2026-05-01T10:00:00.{start + 40:03d}+00:00",
+                "span_data": data, "error": None}
+
+    calls = [{"id": f"c{i}", "type": "function", "function": {"name": "lookup", "arguments": json.dumps({"id": i})}} for i in (1, 2, 3)]
+    records = [
+        {"object": "trace", "id": "trace_x", "workflow_name": "w", "metadata": {"agentci.query_id": "q"}},
+        span("root", 0, {"type": "agent", "name": "a"}, parent=None),
+        span(1, 10, {"type": "generation", "model": "gpt-4o-mini", "usage": {"input_tokens": 10, "output_tokens": 5},
+                     "input": [{"role": "user", "content": "hi"}], "output": [{"role": "assistant", "content": None, "tool_calls": calls}]}),
+        # started in another order than issued; the third span's input matches no call exactly (name order takes it)
+        span(2, 105, {"type": "function", "name": "lookup", "input": '{"id":2}', "output": "two"}),
+        span(3, 106, {"type": "function", "name": "lookup", "input": "id=3", "output": "three"}),
+        span(4, 107, {"type": "function", "name": "lookup", "input": '{"id": 1}', "output": "one"}),
+    ]
+    path = tmp_path / "agents.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    (trace,) = load_traces([str(path)])
+    assert [c.result for c in trace.tool_calls] == ["one", "two", "three"]
