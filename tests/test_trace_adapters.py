@@ -505,3 +505,33 @@ def test_agents_sdk_calls_of_one_tool_keep_the_order_the_model_issued_them(tmp_p
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     (trace,) = load_traces([str(path)])
     assert [c.result for c in trace.tool_calls] == ["one", "two", "three"]
+
+
+def test_otel_handoff_attributes_are_a_handoff_and_not_a_tool_call(tmp_path):
+    """The OpenTelemetry contrib openai-agents instrumentation records a handoff as gen_ai.handoff.from/to_agent."""
+    handoff = _span(4, 2, "execute_tool", 11, 12, **{"gen_ai.tool.name": "transfer", "gen_ai.handoff.from_agent": "triage",
+                                                     "gen_ai.handoff.to_agent": "billing"})
+    spans = [
+        _span(1, None, "workflow", 1, 100, **{"agentci.query_id": "q1"}),
+        _span(2, 1, "invoke_agent", 2, 50, **{"gen_ai.agent.name": "triage"}),
+        handoff,
+        _span(5, 2, "invoke_agent", 13, 49, **{"gen_ai.agent.name": "billing"}),  # nested: no handoff of its own
+    ]
+    path = tmp_path / "handoff.jsonl"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}) + "\n")
+    (trace,) = load_traces([str(path)])
+    assert [(h.from_agent, h.to) for h in trace.handoffs] == [("triage", "billing")] and trace.tool_calls == []
+
+
+def test_old_otlp_instrumentation_library_spans_are_detected_and_read_alike(tmp_path):
+    """OTLP before 0.15 named scopeSpans `instrumentationLibrarySpans`: detection and reading walk the same way."""
+    lines = (FIXTURES / FILES["otel-genai"]).read_text().splitlines()
+    old = [json.loads(line) for line in lines]
+    for document in old:
+        for resource_spans in document["resourceSpans"]:
+            resource_spans["instrumentationLibrarySpans"] = resource_spans.pop("scopeSpans")
+    path = tmp_path / "old.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in old))
+    detected = load_traces([str(path)])
+    assert {t.metadata["source_format"] for t in detected} == {"otel-genai"}
+    assert [t.model_dump() for t in detected] == [t.model_dump() for t in load_traces([str(FIXTURES / FILES["otel-genai"])])]

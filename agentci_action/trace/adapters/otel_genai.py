@@ -12,6 +12,8 @@ Span roles come from `gen_ai.operation.name` (inferred from the attributes when 
   span attribute for it, so it is usually absent.
 - execute_tool → a tool call: `gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.tool.call.arguments` /
   `result` (JSON strings parsed); a span with error status is a failed tool call (status message).
+- a handoff: `gen_ai.handoff.from_agent` → `gen_ai.handoff.to_agent` (the span the OpenTelemetry contrib
+  openai-agents instrumentation writes for a handoff), whatever its operation; not also a tool call.
 - invoke_agent → an agent (`gen_ai.agent.name`); retrieval → retrieved documents from
   `gen_ai.retrieval.documents` (a JSON list of {id, content, score}).
 - Messages: `gen_ai.input.messages` / `gen_ai.output.messages` (parts with text and tool_call items), else the
@@ -134,6 +136,9 @@ def view(span: Span) -> SpanView:
     attrs = span.attributes
     operation = _operation(span)
     meta = {k: attrs[k] for k in QUERY_KEYS if k in attrs}
+    if attrs.get("gen_ai.handoff.to_agent"):
+        return SpanView(kind="handoff", metadata=meta, handoff_to=str(attrs["gen_ai.handoff.to_agent"]),
+                        handoff_from=str(attrs["gen_ai.handoff.from_agent"]) if attrs.get("gen_ai.handoff.from_agent") else None)
     if operation in LLM_OPERATIONS:
         out = messages(span, output=True)
         return SpanView(kind="llm", metadata=meta, llm={
