@@ -535,3 +535,16 @@ def test_old_otlp_instrumentation_library_spans_are_detected_and_read_alike(tmp_
     detected = load_traces([str(path)])
     assert {t.metadata["source_format"] for t in detected} == {"otel-genai"}
     assert [t.model_dump() for t in detected] == [t.model_dump() for t in load_traces([str(FIXTURES / FILES["otel-genai"])])]
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "otel-genai"])
+def test_a_number_too_large_for_a_count_names_file_and_line_with_exit_2(write, tmp_path, fmt):
+    source = FIXTURES / FILES[fmt]
+    text = source.read_text()
+    needle = '"input_tokens": 52' if fmt == "anthropic" else '"intValue": "820"'
+    assert needle in text
+    path = tmp_path / source.name
+    path.write_text(text.replace(needle, needle.split(":")[0] + ": 1e400", 1))
+    result = run_cli("test", "--spec", write("agentci_spec.yaml", SPEC), "--traces", path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"{path}:1: " in result.stderr and "format: a number out of range" in result.stderr
