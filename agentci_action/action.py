@@ -60,6 +60,7 @@ class ActionInputs(BaseModel):
     openai_api_key: str = Field("", alias="openai-api-key", repr=False)
     shard: ShardInfo | None = None
     merge: list[str] = Field(default_factory=list)
+    embedding_cache: str | None = Field(None, alias="embedding-cache")
 
     @field_validator("traces", "baseline_traces", "tags", "merge", mode="before")
     @classmethod
@@ -85,7 +86,7 @@ class ActionInputs(BaseModel):
             raise ValueError(f"expected one of {', '.join(COMMENT_MODES)}, got {value!r}")
         return value
 
-    @field_validator("trace_format", "judge_cache", mode="before")
+    @field_validator("trace_format", "judge_cache", "embedding_cache", mode="before")
     @classmethod
     def _optional(cls, value):
         return value or None
@@ -193,7 +194,7 @@ def evaluate(inputs: ActionInputs, env: Mapping[str, str]) -> Outcome:
                                      judge=JudgeOptions(mode=inputs.judge_mode, cache=inputs.judge_cache,
                                                         sample_ensemble=inputs.sample_ensemble,
                                                         environ=judge_environment(inputs, env)),
-                                     shard=inputs.shard))
+                                     shard=inputs.shard, embedding_cache=inputs.embedding_cache))
 
 
 def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, diff: RunDiff | None, links: markdown.Links,
