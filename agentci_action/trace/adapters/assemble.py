@@ -49,7 +49,7 @@ class SpanView:
     issued_calls: list[str] = field(default_factory=list)  # llm spans: tool-call ids in output order
     input_text: str = ""  # the user's input (llm spans: first user message; root spans: the query)
     output_text: str = ""  # assistant text produced by the span
-    documents: list[dict[str, Any]] = field(default_factory=list)  # retrieval spans
+    documents: list[dict[str, Any]] = field(default_factory=list)  # retrieval spans, model calls with built-in search
     metadata: dict[str, Any] = field(default_factory=dict)  # agentci.* keys and other per-span facts
 
 
@@ -146,7 +146,8 @@ def from_spans(spans: list[Span], view_of) -> tuple[dict[str, Any], bool]:
         if not unique or unique[-1] != handoff:
             unique.append(handoff)
 
-    documents = [doc for s in spans if views[s.span_id].kind == "retrieval" for doc in views[s.span_id].documents]
+    counted = {s.span_id for s in llm_spans} | {s.span_id for s in spans if views[s.span_id].kind == "retrieval"}
+    documents = [doc for s in spans if s.span_id in counted for doc in views[s.span_id].documents]
 
     roots = tree.roots()
     root_view = views[roots[0].span_id] if roots else SpanView()

@@ -29,7 +29,7 @@ from typing import Any
 from .assemble import SpanView, from_spans
 from ...errors import Problem, TraceError
 from .common import build_trace, convert_each, duration_ms, maybe_json, parse_time, text_of
-from .langgraph import lc_message, lc_usage, tool_result
+from .langgraph import lc_documents, lc_message, lc_usage, tool_result
 from .spans import Span, Tree, by_trace, first_line
 
 NAME = "langsmith"
@@ -90,9 +90,7 @@ def _view(agent_names: set[str]):
             return SpanView(kind="tool", metadata=meta, tool_name=run.get("name", ""), arguments=maybe_json(inputs.get("input", inputs)),
                             result=result, call_id=(output or {}).get("tool_call_id"))
         if kind == "retriever":
-            docs = [{"id": (d.get("metadata") or {}).get("id") or d.get("id"), "text": d.get("page_content", ""),
-                     "score": (d.get("metadata") or {}).get("score")} for d in outputs.get("documents") or [] if isinstance(d, dict)]
-            return SpanView(kind="retrieval", metadata=meta, documents=docs)
+            return SpanView(kind="retrieval", metadata=meta, documents=lc_documents(outputs.get("documents")))
         answer = outputs.get("output") if isinstance(outputs.get("output"), str) else ""
         if kind == "chain" and run.get("name") in agent_names:
             return SpanView(kind="agent", metadata=meta, agent=run["name"], output_text=answer, input_text=_first_human(inputs))

@@ -8,7 +8,8 @@ Spans are grouped by `trace_id` and re-sorted by `started_at` (processors see th
 - generation → an LLM call: `model`, `usage.input_tokens` / `output_tokens` (Chat Completions names
   accepted too); its `output` messages give the text and the tool calls it issued.
 - response → an LLM call from `usage`; when the exporter also writes `response` (the Response object),
-  its `model`, `created_at` and output items are read too. Without a model the call's cost stays unknown.
+  its `model`, `created_at` and output items are read too; its `file_search_call` results are the
+  retrieved context (`file_id`, `text`, `score`). Without a model the call's cost stays unknown.
 - function → a tool call (`name`, `input` and `output` JSON-parsed); the span's `error.message` marks it
   failed. Function spans carry no call id: each is linked to a call issued by the latest model call started
   before it, with the same name and arguments equal to the span's input (JSON compared parsed), else to the
@@ -34,6 +35,7 @@ from .assemble import SpanView, from_spans
 from ...errors import Problem, TraceError
 from .common import build_trace, convert_each, maybe_json, parse_time, query_key, text_of
 from .openai_chat import openai_usage, unix_time
+from .openai_responses import file_search_documents
 from .spans import Span, by_trace, first_line
 
 NAME = "openai-agents"
@@ -120,7 +122,7 @@ def _view(links: dict[str, str]):
             return SpanView(kind="llm", llm={**usage, "model": data.get("model") or response.get("model"),
                                              **({"timestamp": unix_time(response["created_at"])} if response.get("created_at") else {})},
                             issued_calls=[f"{span.span_id}#{i}" for i in range(len(calls))], output_text=text,
-                            input_text=_first_user(data))
+                            input_text=_first_user(data), documents=file_search_documents(response.get("output") or []))
         if kind == "function":
             return SpanView(kind="tool", tool_name=data.get("name", ""), arguments=maybe_json(data.get("input")),
                             result=maybe_json(data.get("output")), call_id=links.get(span.span_id))

@@ -34,11 +34,17 @@ def detect(records) -> bool:
         for r in records)
 
 
+def file_search_documents(items: list[Any]) -> list[dict[str, Any]]:
+    """Retrieved documents {id: file_id, text, score} of the `file_search_call` output items (their `results`
+    are present when the request asked for `include=["file_search_call.results"]`)."""
+    return [{"id": r.get("file_id"), "text": r.get("text") or "", "score": r.get("score")}
+            for i in items if isinstance(i, dict) and i.get("type") == "file_search_call" for r in i.get("results") or [] if isinstance(r, dict)]
+
+
 def _turn(response: dict[str, Any]) -> Turn:
     items = [i for i in response.get("output") or [] if isinstance(i, dict)]
     usage = openai_usage(response.get("usage"))
-    documents = [{"id": r.get("file_id"), "text": r.get("text") or "", "score": r.get("score")}
-                 for i in items if i.get("type") == "file_search_call" for r in i.get("results") or []]
+    documents = file_search_documents(items)
     return Turn(
         text="".join(text_of(i.get("content")) for i in items if i.get("type") == "message"),
         tool_calls=[{"id": i.get("call_id"), "name": i["name"], "arguments": maybe_json(i.get("arguments"))}
