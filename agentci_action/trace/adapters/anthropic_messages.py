@@ -8,7 +8,7 @@ is the conversation the program sent (`{"role", "content"}`, content a string or
   appended). Total input tokens = `input_tokens + cache_creation_input_tokens + cache_read_input_tokens`
   (Anthropic reports them apart); cache reads are `cached_input_tokens`, cache writes
   `cache_write_input_tokens`, each priced at its own rate. A Message carries no time, so a call is priced
-  at today's table.
+  at the fixed date of trace/pricing.py (UNDATED_PRICE_DATE).
 - Tool calls keep the order of the `tool_use` blocks; a `tool_result` is linked by `tool_use_id`, and
   `is_error: true` makes the call failed with the result text as the error.
 - Retrieved context: `search_result` blocks (Anthropic's search results, given in a user message or inside
