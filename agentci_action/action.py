@@ -62,6 +62,7 @@ class ActionInputs(BaseModel):
     openai_api_key: str = Field("", alias="openai-api-key", repr=False)
     shard: ShardInfo | None = None
     merge: list[str] = Field(default_factory=list)
+    embedding_cache: str | None = Field(None, alias="embedding-cache")
 
     @field_validator("traces", "baseline_traces", "tags", "merge", mode="before")
     @classmethod
@@ -87,7 +88,7 @@ class ActionInputs(BaseModel):
             raise ValueError(f"expected one of {', '.join(COMMENT_MODES)}, got {value!r}")
         return value
 
-    @field_validator("trace_format", "judge_cache", mode="before")
+    @field_validator("trace_format", "judge_cache", "embedding_cache", mode="before")
     @classmethod
     def _optional(cls, value):
         return value or None
@@ -206,7 +207,7 @@ def evaluate(inputs: ActionInputs, env: Mapping[str, str]) -> Outcome:
                                      judge=JudgeOptions(mode=inputs.judge_mode, cache=inputs.judge_cache,
                                                         sample_ensemble=inputs.sample_ensemble,
                                                         environ=judge_environment(inputs, env)),
-                                     shard=inputs.shard))
+                                     shard=inputs.shard, embedding_cache=inputs.embedding_cache))
 
 
 def refusal_hint(status: int, context: RunContext) -> str:

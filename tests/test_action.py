@@ -363,3 +363,16 @@ def test_shard_and_merge_inputs():
         with pytest.raises(InputError) as caught:
             read_inputs(env)
         assert message in str(caught.value), str(caught.value)
+
+
+def test_the_embedding_cache_input_reaches_the_evaluation(workspace, github):
+    """A damaged cache file given as `embedding-cache` is read, and named with exit 2."""
+    spec = yaml.safe_load((workspace / "agentci.yaml").read_text())
+    spec["queries"][0]["reference_answer"] = "Refunds within 30 days."
+    spec["queries"][0]["checks"] = {"answer": {"min_semantic_similarity": 0.5}}
+    (workspace / "agentci.yaml").write_text(yaml.safe_dump(spec))
+    (workspace / "embeddings.json").write_text("[]")
+    traces(workspace, "Refunds within 30 days.")
+    code, log = run_action(environment(workspace, github.url, embedding_cache="embeddings.json"))
+    assert code == 2 and "embeddings.json:1: not an AgentCI embedding cache" in log
+    assert read_inputs({"INPUT_TRACES": "t", "INPUT_EMBEDDING-CACHE": ""}).embedding_cache is None

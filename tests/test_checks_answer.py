@@ -9,6 +9,7 @@ from agentci_action.engine.checks.answer import NoEmbedder, bleu, cosine_similar
 from agentci_action.engine.judge.embeddings import EmbeddingCache, OpenAIEmbedder, build_embedder
 from agentci_action.engine.judge.providers import OpenAIProvider, RetryPolicy
 from agentci_action.engine.results import Status
+from agentci_action.errors import InputError
 from agentci_action.spec.checks import AnswerChecks
 from agentci_action.spec.models import JudgeConfig
 
@@ -102,7 +103,36 @@ def test_semantic_similarity_from_the_provider_and_cached(tmp_path):
         # a rerun with a fresh process reading the cache file makes no request
         [again] = evaluate(group, ANSWER, REFERENCE, embedder_for(server, EmbeddingCache(cache_file)))
         assert again.data["value"] == pytest.approx(0.96) and server.count == 1
-    assert len(json.loads(cache_file.read_text())) == 2
+    saved = json.loads(cache_file.read_text())
+    assert saved["version"] == 1 and len(saved["vectors"]) == 2
+
+
+@pytest.mark.parametrize("content, line, message", [
+    ("[]", 1, "not an AgentCI embedding cache (expected version 1 and a `vectors` object)"),
+    ('{"version": 0, "vectors": {}}', 1, "not an AgentCI embedding cache"),
+    ('{\n "version": 1,\n "vectors": {\n  "k1": [0.1, 0.2],\n  "k2": "not a list"\n }\n}', 5,
+     "embedding cache entry 'k2' is not a list of numbers"),
+    ('{\n "version": 1,\n "vectors": {,}\n}', 3, "embedding cache is not valid JSON"),
+])
+def test_a_damaged_embedding_cache_names_file_and_line(tmp_path, content, line, message):
+    path = tmp_path / "embeddings.json"
+    path.write_text(content)
+    with pytest.raises(InputError) as caught:
+        EmbeddingCache(path)
+    (problem,) = caught.value.problems
+    assert (problem.file, problem.line) == (str(path), line) and message in problem.message and "delete it" in problem.message
+
+
+def test_the_embedding_cache_keeps_vectors_another_run_wrote_meanwhile(tmp_path):
+    path = tmp_path / "embeddings.json"
+    ours, theirs = EmbeddingCache(path), EmbeddingCache(path)
+    theirs.put("theirs", [1.0, 0.0])
+    assert theirs.save()
+    ours.put("ours", [0.0, 1.0])
+    assert ours.save() and not ours.save()
+    reloaded = EmbeddingCache(path)
+    assert (reloaded.get("theirs"), reloaded.get("ours")) == ([1.0, 0.0], [0.0, 1.0])
+    assert not (tmp_path / "embeddings.json.partial").exists()
 
 
 def test_rate_limit_is_retried_after_the_servers_delay():

@@ -149,6 +149,22 @@ def test_semantic_similarity_through_the_cli_with_a_cache_file(write, write_trac
         assert skipped["status"] == "skip" and "OPENAI_API_KEY is not set" in skipped["message"] and keyless.returncode == 0
 
 
+def test_an_embedding_cache_that_is_not_one_is_an_input_error_with_exit_2(write, write_traces, tmp_path):
+    cache = tmp_path / "embeddings.json"
+    cache.write_text("[]")
+    spec = """
+    agent: demo
+    queries:
+      - id: capital
+        query: "Capital of France?"
+        reference_answer: "The capital is Paris."
+        checks: {answer: {min_semantic_similarity: 0.9}}
+    """
+    result = run(write, write_traces, spec, [{"id": "capital", "final_answer": "Paris."}], "--embedding-cache", str(cache))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"{cache}:1: not an AgentCI embedding cache" in result.stderr
+
+
 def test_the_readme_example_of_checks_is_a_valid_query():
     import yaml
 

@@ -62,6 +62,18 @@ def test_intrusion_ratio_by_hand():
     assert intrusion_ratio(["doc"], "   ") == 0.0
 
 
+def test_intrusion_ratio_divides_by_the_answer_as_given_like_the_reference():
+    """The reference: LCS of normalised texts / len(response), the raw answer. A verbatim copy padded with triple
+    spaces: LCS 44 (the normalised texts are equal), raw answer 44 + 6 gaps × 2 extra spaces = 56 characters."""
+    doc = "refunds are issued within five business days"
+    answer = "Refunds   are   issued   within   five   business   days"
+    assert len(doc) == 44 and len(answer) == 56
+    ratio = intrusion_ratio([doc], answer)
+    assert ratio == pytest.approx(44 / 56)
+    assert intrusion_score(ratio) == pytest.approx(90 + (44 / 56 - 0.70) / 0.30 * 10) == pytest.approx(92.857, abs=1e-3)
+    assert intrusion_score(intrusion_ratio([doc], " ".join(answer.split()))) == 100.0  # the same copy, single-spaced
+
+
 @pytest.mark.parametrize("ratio, score", [
     (0.0, 0.0), (0.15, 0.0), (0.225, 10.0), (0.30, 20.0), (0.40, 40.0), (0.50, 60.0),
     (0.60, 75.0), (0.70, 90.0), (0.85, 95.0), (1.0, 100.0), (1.5, 100.0),

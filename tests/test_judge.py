@@ -153,6 +153,15 @@ def test_a_corrupt_cache_file_names_file_and_line(tmp_path):
     assert caught.value.problems[0].file == str(path) and caught.value.problems[0].line == 3
 
 
+def test_a_cache_entry_that_is_not_a_verdict_names_its_line(tmp_path):
+    path = tmp_path / "judge.json"
+    path.write_text('{\n "version": 1,\n "verdicts": {\n  "k1": {"score": 9}\n }\n}')
+    with pytest.raises(InputError) as caught:
+        VerdictCache(path)
+    (problem,) = caught.value.problems
+    assert (problem.file, problem.line) == (str(path), 4) and "judge cache entry 'k1' is not a verdict" in problem.message
+
+
 def request(i: int, kind: str = "llm_judge") -> JudgeRequest:
     return JudgeRequest(kind, JudgeRubric(rule="Be right."), f"q{i}", f"query {i}", "answer")
 

@@ -156,3 +156,29 @@ def test_the_cli_prices_traces_with_the_spec_pricing(write, write_traces):
     report = json.loads(result.stdout)
     assert report["results"][0]["cost"]["details"]["cost_usd"] == pytest.approx((1_000 * 2.0 + 100 * 10.0) / 1e6)
     assert report["results"][0]["cost"]["status"] == "warn"
+
+
+def test_an_undated_call_is_priced_at_the_traces_date_else_at_a_fixed_date_never_today():
+    """deepseek-v4-flash's price changes with the date (see above) and the time of day: an undated call takes the
+    trace's earliest dated call's time, else UNDATED_PRICE_DATE, so the price never depends on when CI runs."""
+    from agentci_action.trace.pricing import UNDATED_PRICE_DATE
+
+    def call(timestamp=None):
+        return LLMCall(model="deepseek-v4-flash", input_tokens=1_000, output_tokens=1_000, timestamp=timestamp)
+
+    august, fixed = "2026-08-01T00:00:00Z", UNDATED_PRICE_DATE.isoformat()
+    assert UNDATED_PRICE_DATE.isoformat() == "2026-11-01T12:00:00+00:00"
+    assert table_price(call(august)) == pytest.approx((1_000 * 0.14 + 1_000 * 0.28) / 1e6)
+    assert table_price(call(august)) != pytest.approx(table_price(call(fixed)))
+    mixed = price_trace(Trace(id="q", llm_calls=[call("2026-08-02T00:00:00Z"), call(august), call()]))
+    assert mixed.llm_calls[2].cost_usd == pytest.approx(table_price(call(august)))
+    undated = price_trace(Trace(id="q", llm_calls=[call(), call()]))
+    assert [c.cost_usd for c in undated.llm_calls] == [pytest.approx(table_price(call(fixed)))] * 2
+
+
+def test_the_console_says_why_a_cost_is_unknown_without_a_cost_check(write, write_traces):
+    spec = write("agentci_spec.yaml", "agent: a\nqueries:\n  - id: q\n    query: hi\n")
+    traces = write_traces("t.jsonl", [{"id": "q", "final_answer": "x", "llm_calls": [{"model": "my-finetune-v3", "input_tokens": 10, "output_tokens": 5}]}])
+    result = run_cli("test", "--spec", spec, "--traces", traces)
+    assert result.returncode == 0, result.stderr
+    assert "cost unknown (model 'my-finetune-v3' is not in the price table; add it under `pricing:` in the spec)" in result.stdout

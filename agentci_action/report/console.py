@@ -30,7 +30,8 @@ def _figures(result: QueryResult) -> str:
         if values.get(key) is not None:
             parts.append(f"{label} {values[key]:.2f}")
     parts.append(f"loops {values.get('loops_detected', 0):g}")
-    parts.append(_money(values.get("cost_usd")))
+    reason = result.layer("cost").details.get("cost_unknown_reason")
+    parts.append(_money(values.get("cost_usd")) + (f" ({one_line(reason, 120)})" if values.get("cost_usd") is None and reason else ""))
     if values.get("cost_multiplier") is not None:
         parts.append(f"{values['cost_multiplier']:.2f}× baseline")
     parts.append(f"{values.get('total_tokens') or 0:,.0f} tokens")

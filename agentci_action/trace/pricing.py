@@ -3,7 +3,9 @@
 Prices come from the spec's `pricing:` first (USD per million tokens, by exact model name, case-insensitive),
 else from the price table bundled with the pinned `genai-prices` package, looked up by the response model
 and the call's date. The table is never refreshed over the network (its `UpdatePrices` is opt-in and never
-started here), so one package version always gives one price.
+started here). A call without a `timestamp` is priced at the trace's earliest dated call, else at
+UNDATED_PRICE_DATE, never at "now" (the table holds prices that start on future dates and time-of-day
+prices), so one AgentCI version always gives one price for one trace.
 
     cost = (uncached·input + cached·cached_input + cache_write·cache_write_input + output·output) / 1e6
     uncached = input_tokens − cached_input_tokens − cache_write_input_tokens
@@ -23,6 +25,7 @@ from ..spec.models import ModelPrice
 from .models import LLMCall, Trace
 
 PER_MILLION = 1_000_000
+UNDATED_PRICE_DATE = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)  # for traces with no dated call; README says so
 
 
 def _uncached(call: LLMCall) -> int:
@@ -42,7 +45,7 @@ def spec_price(call: LLMCall, price: ModelPrice) -> float:
 
 
 def _call_date(call: LLMCall) -> datetime | None:
-    """The call's time as an aware datetime; None (price as of today) when absent or unreadable."""
+    """The call's time as an aware datetime; None when absent or unreadable."""
     if not call.timestamp:
         return None
     try:
@@ -52,9 +55,16 @@ def _call_date(call: LLMCall) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
-def table_price(call: LLMCall) -> float:
-    """Cost of `call` from the bundled genai-prices table: under the call's provider when the table knows it
-    there, else under the provider the model name points to. Raises LookupError for a model it does not know."""
+def price_date(calls: list[LLMCall]) -> datetime:
+    """The date undated calls are priced at: the earliest dated call among `calls`, else UNDATED_PRICE_DATE."""
+    dates = [date for date in map(_call_date, calls) if date is not None]
+    return min(dates) if dates else UNDATED_PRICE_DATE
+
+
+def table_price(call: LLMCall, undated: datetime = UNDATED_PRICE_DATE) -> float:
+    """Cost of `call` from the bundled genai-prices table at the call's date (else `undated`): under the call's
+    provider when the table knows it there, else under the provider the model name points to. Raises
+    LookupError for a model it does not know."""
     usage = Usage(
         input_tokens=call.input_tokens,
         cache_read_tokens=call.cached_input_tokens,
@@ -62,21 +72,22 @@ def table_price(call: LLMCall) -> float:
         output_tokens=call.output_tokens,
         output_reasoning_tokens=call.reasoning_tokens,
     )
+    when = _call_date(call) or undated
     try:
         if call.provider:
             try:
-                result = calc_price(usage, call.model or "", provider_id=call.provider, genai_request_timestamp=_call_date(call))
+                result = calc_price(usage, call.model or "", provider_id=call.provider, genai_request_timestamp=when)
                 return float(result.total_price)
             except LookupError:  # a provider the table does not know, or a model it lists under another
                 pass
-        result = calc_price(usage, call.model or "", genai_request_timestamp=_call_date(call))
+        result = calc_price(usage, call.model or "", genai_request_timestamp=when)
     except ValueError as exc:  # inconsistent usage, e.g. more cached than input tokens
         raise LookupError(str(exc)) from None
     return float(result.total_price)
 
 
-def price_call(call: LLMCall, pricing: dict[str, ModelPrice]) -> tuple[float | None, str | None]:
-    """(cost, None) when the call can be priced, else (None, why not)."""
+def price_call(call: LLMCall, pricing: dict[str, ModelPrice], undated: datetime = UNDATED_PRICE_DATE) -> tuple[float | None, str | None]:
+    """(cost, None) when the call can be priced (an undated call at `undated`), else (None, why not)."""
     if call.cost_usd is not None:
         return call.cost_usd, None
     if not call.model:
@@ -87,7 +98,7 @@ def price_call(call: LLMCall, pricing: dict[str, ModelPrice]) -> tuple[float | N
     if call.model.lower() in overrides:
         return spec_price(call, overrides[call.model.lower()]), None
     try:
-        return table_price(call), None
+        return table_price(call, undated), None
     except LookupError:
         return None, f"model {call.model!r} is not in the price table; add it under `pricing:` in the spec"
 
@@ -97,8 +108,9 @@ def price_trace(trace: Trace, pricing: dict[str, ModelPrice] | None = None) -> T
     if all(call.cost_usd is not None for call in trace.llm_calls):
         return trace
     calls, reasons = [], []
+    undated = price_date(trace.llm_calls)
     for call in trace.llm_calls:
-        cost, reason = price_call(call, pricing or {})
+        cost, reason = price_call(call, pricing or {}, undated)
         calls.append(call if cost == call.cost_usd else call.model_copy(update={"cost_usd": cost}))
         if reason and reason not in reasons:
             reasons.append(reason)

@@ -44,13 +44,17 @@ def longest_common_substring(a: str, b: str) -> int:
 
 
 def intrusion_ratio(documents: list[str], answer: str) -> float | None:
-    """(Σ LCS(doc, answer) / |documents|) / |answer|, all texts normalised; 0.0 for an empty answer; None without documents."""
+    """(Σ LCS(normalised doc, normalised answer) / |documents|) / len(answer), as the metrics reference has it.
+
+    The LCS compares normalised texts, but the divisor is the length of the answer as given (not normalised),
+    so white space the normalisation removes lowers the ratio. 0.0 for an empty answer; None without documents.
+    """
     if not documents:
         return None
-    answer = normalize_for_lcs(answer)
     if not answer:
         return 0.0
-    total = sum(longest_common_substring(normalize_for_lcs(doc), answer) for doc in documents)
+    normalised = normalize_for_lcs(answer)
+    total = sum(longest_common_substring(normalize_for_lcs(doc), normalised) for doc in documents)
     return total / len(documents) / len(answer)
 
 

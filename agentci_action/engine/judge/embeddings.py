@@ -10,56 +10,39 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 
 import openai
 
-from ...errors import InputError
 from ...spec.models import JudgeConfig
 from ..checks.answer import Embedder, EmbeddingError, NoEmbedder
 from .providers import Attempts, OpenAIProvider, RetryPolicy, call_with_retries
+from .store import JsonStore
 
 PROVIDER = "openai"
 
 
-class EmbeddingCache:
-    """Vectors keyed by sha256 of (provider, model, text), kept in a JSON file the user may commit or cache."""
+def _is_vector(entry: object) -> bool:
+    return isinstance(entry, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in entry)
 
-    def __init__(self, path: Path | None = None):
-        self.path = path
-        self._lock = threading.Lock()
-        self._vectors: dict[str, list[float]] = {}
-        if path is not None and path.exists():
-            try:
-                self._vectors = json.loads(path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise InputError.at(str(path), exc.lineno, f"embedding cache is not valid JSON: {exc.msg} (delete it to start afresh)") from None
-            except (OSError, UnicodeDecodeError) as exc:
-                raise InputError.at(str(path), 0, f"cannot read embedding cache: {exc}") from None
+
+class EmbeddingCache(JsonStore):
+    """Vectors keyed by sha256 of (provider, model, text), kept in a JSON file the user may commit or cache:
+    {"version": 1, "vectors": {key: [floats]}}, read and written like the judge's verdict cache."""
+
+    def __init__(self, path: str | Path | None = None):
+        super().__init__(path, what="embedding cache", field="vectors", valid=_is_vector, shape="a list of numbers")
 
     @staticmethod
     def key(model: str, text: str) -> str:
         return hashlib.sha256(json.dumps([PROVIDER, model, text]).encode()).hexdigest()
 
     def get(self, key: str) -> list[float] | None:
-        with self._lock:
-            return self._vectors.get(key)
+        return self.get_entry(key)
 
     def put(self, key: str, vector: list[float]) -> None:
-        with self._lock:
-            self._vectors[key] = vector
-
-    def save(self) -> None:
-        """Write atomically (temporary file, then rename) so an interrupted run leaves the old cache intact."""
-        if self.path is None:
-            return
-        with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            partial = self.path.with_suffix(self.path.suffix + ".partial")
-            partial.write_text(json.dumps(self._vectors, sort_keys=True), encoding="utf-8")
-            partial.replace(self.path)
+        self.put_entry(key, vector)
 
 
 class OpenAIEmbedder:

@@ -8,9 +8,11 @@ is the conversation the program sent (`{"role", "content"}`, content a string or
   appended). Total input tokens = `input_tokens + cache_creation_input_tokens + cache_read_input_tokens`
   (Anthropic reports them apart); cache reads are `cached_input_tokens`, cache writes
   `cache_write_input_tokens`, each priced at its own rate. A Message carries no time, so a call is priced
-  at today's table.
+  at the fixed date of trace/pricing.py (UNDATED_PRICE_DATE).
 - Tool calls keep the order of the `tool_use` blocks; a `tool_result` is linked by `tool_use_id`, and
   `is_error: true` makes the call failed with the result text as the error.
+- Retrieved context: `search_result` blocks (Anthropic's search results, given in a user message or inside
+  a `tool_result`'s content): id = `source`, text = the block's text content; they carry no score.
 - Agent: `metadata.agent` on a response, if the program sets it. Final answer: the last assistant text
   (inferred). Query: the record's `id` / `query` (or `metadata.agentci.query_id` / `agentci.query`), else the
   first user text. Dropped: `thinking` and `redacted_thinking` blocks, system prompts, images.
@@ -68,6 +70,17 @@ def _turn(content: Any, response: dict[str, Any] | None) -> Turn:
     return Turn(text=text_of([b for b in blocks if b.get("type") == "text"]), tool_calls=calls, llm=anthropic_usage(response), agent=agent)
 
 
+def _search_results(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Retrieved documents of the `search_result` blocks among `blocks` and inside their tool results."""
+    found = []
+    for block in blocks:
+        if block.get("type") == "search_result":
+            found.append({"id": block.get("source"), "text": text_of(block.get("content")), "score": None})
+        elif block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+            found.extend(_search_results(_blocks(block["content"])))
+    return found
+
+
 def _result(block: dict[str, Any]) -> tuple[Any, str | None]:
     content = block.get("content")
     result = maybe_json(content if isinstance(content, str) else text_of(content))
@@ -78,18 +91,19 @@ def convert(records, file: str) -> list:
     def one(record):
         value = record.value
         responses = [r for r in value.get("responses") or [] if isinstance(r, dict)]
-        turns, results, query = [], {}, ""
+        turns, results, query, documents = [], {}, "", []
         for message in value["messages"]:
             if message.get("role") == "assistant":
                 turns.append(_turn(message.get("content"), responses[len(turns)] if len(turns) < len(responses) else None))
                 continue
+            documents.extend(_search_results(_blocks(message.get("content"))))
             for block in _blocks(message.get("content")):
                 if block.get("type") == "tool_result":
                     results[block.get("tool_use_id")] = _result(block)
                 elif block.get("type") == "text" and not query:
                     query = block.get("text", "")
         turns.extend(_turn(r.get("content"), r) for r in responses[len(turns):])
-        fields = {**from_turns(turns, results, query), **record_key(value)}
+        fields = {**from_turns(turns, results, query), **record_key(value), "retrieved_context": documents}
         return build_trace(fields, file, record.line, NAME, inferred_answer=True)
 
     return convert_each(records, file, NAME, one)

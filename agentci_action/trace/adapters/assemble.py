@@ -3,7 +3,10 @@
 Span trees (OpenTelemetry GenAI, OpenInference, OpenAI Agents SDK, LangSmith runs): an adapter says what
 each span is (`SpanView`); `from_spans` then
 - counts each model-call span once as an LLM call, wherever it is nested (usage on agent or chain spans
-  is ignored, so a nested sub-agent's calls are never counted twice);
+  is ignored, so a nested sub-agent's calls are never counted twice). A model-call span inside another
+  model-call span is the same call recorded by two instrumentation layers (LangChain's and the provider
+  SDK's instrumentor): the pair counts once, with the usage of the span that carries it (the outer one
+  when both or neither do); fields one layer left empty are filled from the other;
 - orders tool spans by the model call that issued them (its start, then the call's position in that
   call's output, linked by tool-call id); a tool span with no link sorts by its own start;
 - gives each tool call the `agent` of its nearest enclosing agent span;
@@ -11,6 +14,8 @@ each span is (`SpanView`); `from_spans` then
   each switch between consecutive top-level agent spans counts as a handoff (a nested agent span is a
   sub-agent, not a handoff);
 - takes the final answer from the output of the last root span that has one, else the last model output (marked inferred);
+- sets the task's status (`metadata.status`, read by the agent checks): failed when a root span failed
+  (error status), else completed;
 - matches the query by `agentci.query_id` / `agentci.query` on any span, else the root span's input,
   else the first user message of the first model call.
 
@@ -44,7 +49,7 @@ class SpanView:
     issued_calls: list[str] = field(default_factory=list)  # llm spans: tool-call ids in output order
     input_text: str = ""  # the user's input (llm spans: first user message; root spans: the query)
     output_text: str = ""  # assistant text produced by the span
-    documents: list[dict[str, Any]] = field(default_factory=list)  # retrieval spans
+    documents: list[dict[str, Any]] = field(default_factory=list)  # retrieval spans, model calls with built-in search
     metadata: dict[str, Any] = field(default_factory=dict)  # agentci.* keys and other per-span facts
 
 
@@ -73,13 +78,44 @@ def _llm_call(span: Span, view: SpanView) -> dict[str, Any]:
     return {"duration_ms": duration_ms(span.start, span.end), "timestamp": start, **view.llm}
 
 
+def _carries_usage(view: SpanView) -> bool:
+    llm = view.llm
+    return bool(llm.get("input_tokens") or llm.get("output_tokens") or llm.get("cost_usd") is not None)
+
+
+def _one_per_call(spans: list[Span], tree: Tree, views: dict[str, SpanView]) -> list[Span]:
+    """Model-call spans, one per call: a model-call span with a model-call ancestor joins its outermost one.
+
+    Each call keeps the outermost span that carries usage (else the outermost span); its view takes the
+    issued calls, texts and model the other layer recorded where its own are empty.
+    """
+    groups: dict[str, list[Span]] = {}
+    for span in spans:
+        if views[span.span_id].kind != "llm":
+            continue
+        outer = [a for a in tree.ancestors(span) if views[a.span_id].kind == "llm"]
+        groups.setdefault((outer[-1] if outer else span).span_id, []).append(span)
+    kept = []
+    for members in groups.values():
+        chosen = next((s for s in members if _carries_usage(views[s.span_id])), members[0])
+        view, others = views[chosen.span_id], [views[s.span_id] for s in members if s is not chosen]
+        for other in others:
+            view.issued_calls = view.issued_calls or other.issued_calls
+            view.output_text = view.output_text or other.output_text
+            view.input_text = view.input_text or other.input_text
+            if not view.llm.get("model") and other.llm.get("model"):
+                view.llm = {**view.llm, "model": other.llm["model"], "provider": view.llm.get("provider") or other.llm.get("provider")}
+        kept.append(chosen)
+    return kept
+
+
 def from_spans(spans: list[Span], view_of) -> tuple[dict[str, Any], bool]:
     """(Trace fields, whether the final answer was inferred) for one trace's spans, sorted by start."""
     tree = Tree(spans)
     views = {span.span_id: view_of(span) for span in spans}
     agents = list(dict.fromkeys(v.agent for v in views.values() if v.kind == "agent" and v.agent))
 
-    llm_spans = [s for s in spans if views[s.span_id].kind == "llm"]
+    llm_spans = _one_per_call(spans, tree, views)
     issued: dict[str, tuple[float, int]] = {}
     for span in llm_spans:
         for index, call_id in enumerate(views[span.span_id].issued_calls):
@@ -110,7 +146,8 @@ def from_spans(spans: list[Span], view_of) -> tuple[dict[str, Any], bool]:
         if not unique or unique[-1] != handoff:
             unique.append(handoff)
 
-    documents = [doc for s in spans if views[s.span_id].kind == "retrieval" for doc in views[s.span_id].documents]
+    counted = {s.span_id for s in llm_spans} | {s.span_id for s in spans if views[s.span_id].kind == "retrieval"}
+    documents = [doc for s in spans if s.span_id in counted for doc in views[s.span_id].documents]
 
     roots = tree.roots()
     root_view = views[roots[0].span_id] if roots else SpanView()
@@ -138,7 +175,8 @@ def from_spans(spans: list[Span], view_of) -> tuple[dict[str, Any], bool]:
         "handoffs": unique,
         "retrieved_context": documents,
         "total_duration_ms": duration_ms(min(starts), max(ends)) if starts and ends else None,
-        "metadata": {"trace_id": spans[0].trace_id, **({"agents": agents} if agents else {})},
+        "metadata": {"trace_id": spans[0].trace_id, "status": "failed" if any(s.error for s in roots) else "completed",
+                     **({"agents": agents} if agents else {})},
     }
     return fields, inferred
 

@@ -142,11 +142,16 @@ def build_trace(fields: dict[str, Any], file: str, line: int, source_format: str
 
 def shape_problem(file: str, line: int, source_format: str, exc: Exception) -> Problem:
     """A record that does not have the format's shape (a missing key, a wrong type)."""
-    what = f"missing key {exc}" if isinstance(exc, KeyError) else str(exc)
+    if isinstance(exc, KeyError):
+        what = f"missing key {exc}"
+    elif isinstance(exc, OverflowError):
+        what = f"a number out of range (such as 1e400 for a token count): {exc}"
+    else:
+        what = str(exc)
     return Problem(file, line, f"{source_format} format: {what}")
 
 
-SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
+SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError)
 
 
 def convert_each(items, file: str, source_format: str, convert_one, line_of=lambda record: record.line) -> list[Trace]:

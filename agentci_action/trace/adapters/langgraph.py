@@ -10,6 +10,9 @@ form), or a file that is just the list of messages.
   `status: "error"` makes the call failed with its content as the error.
 - Agent: the AI message's `name` (LangGraph sets it to the agent's name in multi-agent graphs); a
   `transfer_to_<agent>` tool call is a handoff. Final answer: the last AI text (inferred).
+- Retrieved context: LangChain Documents (`page_content`, `metadata.id` / `source`, `metadata.score`; plain or
+  in LangChain's serialized form) in the record's `documents` (the state channel LangGraph's RAG graphs keep
+  them in) and in a ToolMessage's `artifact` (a retriever tool made with `response_format="content_and_artifact"`).
 - Query: the record's `id` / `query` (or `metadata.agentci.query_id` / `agentci.query`), else the first
   human message. Dropped: system messages, `additional_kwargs`, reasoning content blocks.
 """
@@ -55,6 +58,19 @@ def detect(records) -> bool:
     return bool(records) and all(_messages(r.value) for r in records)
 
 
+def lc_documents(items: Any) -> list[dict[str, Any]]:
+    """Retrieved documents {id, text, score} of a list of LangChain Documents, plain or serialized (`lc` form)."""
+    found = []
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and item.get("lc") and isinstance(item.get("kwargs"), dict):
+            item = item["kwargs"]
+        if isinstance(item, dict) and "page_content" in item:
+            meta = item.get("metadata") or {}
+            doc_id = meta.get("id") or item.get("id") or meta.get("source")
+            found.append({"id": None if doc_id is None else str(doc_id), "text": str(item["page_content"]), "score": meta.get("score")})
+    return found
+
+
 def lc_usage(message: dict[str, Any]) -> dict[str, Any] | None:
     """LLMCall fields of an AI message's usage_metadata (None when it has none)."""
     usage = message.get("usage_metadata")
@@ -96,7 +112,9 @@ def convert(records, file: str) -> list:
         turns = [ai_turn(m) for m in messages if m["type"] == "ai"]
         results = {m.get("tool_call_id"): tool_result(m) for m in messages if m["type"] == "tool"}
         query = next((text_of(m.get("content")) for m in messages if m["type"] == "human"), "")
-        fields = {**from_turns(turns, results, query), **record_key(record.value)}
+        documents = lc_documents(record.value.get("documents")) + [
+            doc for m in messages if m["type"] == "tool" for doc in lc_documents(m.get("artifact"))]
+        fields = {**from_turns(turns, results, query), **record_key(record.value), "retrieved_context": documents}
         return build_trace(fields, file, record.line, NAME, inferred_answer=True)
 
     return convert_each(records, file, NAME, one)

@@ -5,7 +5,8 @@ sorts them). By `run_type`:
 - llm → an LLM call. Usage: the output message's `usage_metadata` (see the langgraph adapter), else the
   run's `prompt_tokens` / `completion_tokens`; model: `extra.metadata.ls_model_name`, else the message's
   `response_metadata`, else `extra.invocation_params.model`; `total_cost` as the call's cost when set.
-  The tool calls it issued are the message's `tool_calls`, in order.
+  The tool calls it issued are the message's `tool_calls`, in order. Time to first token:
+  `first_token_time − start_time` (LangSmith records the first token of streamed calls).
 - tool → a tool call: `name`, arguments from `inputs.input` (JSON parsed), result from `outputs.output`
   (a ToolMessage's content when it is one), failed when the run has `error` or the ToolMessage
   `status: "error"`. Linked to its model call by the ToolMessage's `tool_call_id`.
@@ -13,6 +14,9 @@ sorts them). By `run_type`:
 - chain → an agent when its name is the `name` of an AI message in the trace (LangGraph names agents so),
   otherwise only structure.
 - The root run's `outputs.output` (a string) is the final answer; else the last AI text (inferred).
+- Task status (`metadata.status`, read by the agent checks): the root run's `status`, `success` →
+  completed and `error` → failed (any other value, e.g. `pending`, is kept and counts as not completed);
+  without one, failed when the root run has an `error`, else completed.
 Matching: `agentci.query_id` / `agentci.query` in a run's `extra.metadata`, else the root's
 `inputs.input` / first human message in `inputs.messages`, else the first model call's first human message.
 Dropped: prompt, parser and embedding runs, feedback, events.
@@ -24,12 +28,13 @@ from typing import Any
 
 from .assemble import SpanView, from_spans
 from ...errors import Problem, TraceError
-from .common import build_trace, convert_each, maybe_json, parse_time, text_of
-from .langgraph import lc_message, lc_usage, tool_result
-from .spans import Span, by_trace, first_line
+from .common import build_trace, convert_each, duration_ms, maybe_json, parse_time, text_of
+from .langgraph import lc_documents, lc_message, lc_usage, tool_result
+from .spans import Span, Tree, by_trace, first_line
 
 NAME = "langsmith"
 RUN_TYPES = {"llm", "chain", "tool", "retriever", "prompt", "parser", "embedding"}
+STATUSES = {"success": "completed", "error": "failed"}
 
 
 def detect(records) -> bool:
@@ -62,8 +67,10 @@ def _llm(run: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
     model = ((extra.get("metadata") or {}).get("ls_model_name") or usage.get("model")
              or (extra.get("invocation_params") or {}).get("model") or (extra.get("invocation_params") or {}).get("model_name"))
     cost = run.get("total_cost")
+    ttft = duration_ms(parse_time(run.get("start_time")), parse_time(run.get("first_token_time")))
     provider = (extra.get("metadata") or {}).get("ls_provider") or usage.get("provider")
-    return {**usage, "model": model, "provider": provider, "cost_usd": float(cost) if cost is not None else None}
+    return {**usage, "model": model, "provider": provider, "cost_usd": float(cost) if cost is not None else None,
+            **({"ttft_ms": ttft} if ttft is not None else {})}
 
 
 def _view(agent_names: set[str]):
@@ -83,9 +90,7 @@ def _view(agent_names: set[str]):
             return SpanView(kind="tool", metadata=meta, tool_name=run.get("name", ""), arguments=maybe_json(inputs.get("input", inputs)),
                             result=result, call_id=(output or {}).get("tool_call_id"))
         if kind == "retriever":
-            docs = [{"id": (d.get("metadata") or {}).get("id") or d.get("id"), "text": d.get("page_content", ""),
-                     "score": (d.get("metadata") or {}).get("score")} for d in outputs.get("documents") or [] if isinstance(d, dict)]
-            return SpanView(kind="retrieval", metadata=meta, documents=docs)
+            return SpanView(kind="retrieval", metadata=meta, documents=lc_documents(outputs.get("documents")))
         answer = outputs.get("output") if isinstance(outputs.get("output"), str) else ""
         if kind == "chain" and run.get("name") in agent_names:
             return SpanView(kind="agent", metadata=meta, agent=run["name"], output_text=answer, input_text=_first_human(inputs))
@@ -115,6 +120,9 @@ def convert(records, file: str) -> list:
         names = {m.get("name") for s in group if s.attributes.get("run_type") == "llm"
                  for m in [_generation_message(s.attributes)] if m.get("name")}
         fields, inferred = from_spans(group, _view(names))
+        status = Tree(group).roots()[0].attributes.get("status")
+        if status:
+            fields["metadata"]["status"] = STATUSES.get(str(status).lower(), str(status))
         return build_trace(fields, file, first_line(group), NAME, inferred)
 
     return convert_each(by_trace(spans), file, NAME, one, first_line)

@@ -8,14 +8,21 @@ Spans are grouped by `trace_id` and re-sorted by `started_at` (processors see th
 - generation → an LLM call: `model`, `usage.input_tokens` / `output_tokens` (Chat Completions names
   accepted too); its `output` messages give the text and the tool calls it issued.
 - response → an LLM call from `usage`; when the exporter also writes `response` (the Response object),
-  its `model`, `created_at` and output items are read too. Without a model the call's cost stays unknown.
+  its `model`, `created_at` and output items are read too; its `file_search_call` results are the
+  retrieved context (`file_id`, `text`, `score`). Without a model the call's cost stays unknown.
 - function → a tool call (`name`, `input` and `output` JSON-parsed); the span's `error.message` marks it
-  failed. Function spans carry no call id: each is linked to the earliest unclaimed call of the same name
-  issued by the latest model call started before it, so parallel calls keep the order the model issued them.
+  failed. Function spans carry no call id: each is linked to a call issued by the latest model call started
+  before it, with the same name and arguments equal to the span's input (JSON compared parsed), else to the
+  earliest unclaimed call of the same name; so parallel calls keep the order the model issued them, even
+  several calls of one tool that finish or start in another order.
 - handoff → a handoff `from_agent` → `to_agent`. The SDK runs no function span for a handoff, and a
   `transfer_to_*` call in the model output is not counted as a tool call.
 - guardrail → `metadata.guardrails_triggered` lists the names of those that fired.
 - custom span with `data.final_output` → the final answer; else the last model text (inferred).
+Task status (`metadata.status`, read by the agent checks): failed when a root span (the agent spans a run
+starts, one per agent after each handoff) records an error, e.g. max turns exceeded or a guardrail
+tripwire, else completed. Tool errors sit on function spans and do not fail the task. No time to
+first token: the export does not record it.
 Matching: the trace's `metadata.agentci.query_id` / `agentci.query`, else the first user input of the
 first model call. Dropped: transcription, speech and MCP listing spans, custom span data.
 """
@@ -28,6 +35,7 @@ from .assemble import SpanView, from_spans
 from ...errors import Problem, TraceError
 from .common import build_trace, convert_each, maybe_json, parse_time, query_key, text_of
 from .openai_chat import openai_usage, unix_time
+from .openai_responses import file_search_documents
 from .spans import Span, by_trace, first_line
 
 NAME = "openai-agents"
@@ -48,17 +56,18 @@ def detect(records) -> bool:
 
 
 def _output_calls(data: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-    """(text, [{id, name}]) of a generation's output messages or a response's output items."""
+    """(text, [{id, name, arguments}]) of a generation's output messages or a response's output items."""
     texts, calls = [], []
     output = data.get("output") or ((data.get("response") or {}).get("output")) or []
     for item in output if isinstance(output, list) else []:
         if not isinstance(item, dict):
             continue
         if item.get("type") == "function_call":
-            calls.append({"id": item.get("call_id"), "name": item.get("name")})
+            calls.append({"id": item.get("call_id"), "name": item.get("name"), "arguments": maybe_json(item.get("arguments"))})
         elif item.get("type") == "message" or item.get("role") == "assistant":
             texts.append(text_of(item.get("content")))
-            calls.extend({"id": c.get("id"), "name": (c.get("function") or {}).get("name")} for c in item.get("tool_calls") or [])
+            calls.extend({"id": c.get("id"), "name": (c.get("function") or {}).get("name"),
+                          "arguments": maybe_json((c.get("function") or {}).get("arguments"))} for c in item.get("tool_calls") or [])
     return "".join(texts), calls
 
 
@@ -69,21 +78,34 @@ def _first_user(data: dict[str, Any]) -> str:
     return next((text_of(m.get("content")) for m in inputs or [] if isinstance(m, dict) and m.get("role") == "user"), "")
 
 
+def _claim(calls: list[dict[str, Any]], functions: list[Span], links: dict[str, str]) -> None:
+    """Link one model call's function spans to the calls it issued: same name and equal arguments first,
+    then the remaining spans (in start order) to the earliest unclaimed call of the same name."""
+    free = list(calls)
+    for exact in (True, False):
+        for span in [f for f in functions if f.span_id not in links]:
+            data = span.attributes
+            match = next((c for c in free if c["name"] == data.get("name")
+                          and (not exact or c["arguments"] == maybe_json(data.get("input")))), None)
+            if match:
+                free.remove(match)
+                links[span.span_id] = match["key"]
+
+
 def _link_functions(spans: list[Span]) -> dict[str, str]:
-    """span id → a synthetic call id: each function span claims the earliest unclaimed same-name call of the
-    latest model call that started before it."""
+    """span id → a synthetic call id, linking each function span to a call of the latest model call that
+    started before it (see `_claim`)."""
     links: dict[str, str] = {}
-    pending: list[dict[str, Any]] = []
+    windows: list[tuple[list[dict[str, Any]], list[Span]]] = [([], [])]
     for span in spans:
         data = span.attributes
         if data.get("type") in ("generation", "response"):
             _, calls = _output_calls(data)
-            pending = [{**c, "key": f"{span.span_id}#{i}", "taken": False} for i, c in enumerate(calls)]
+            windows.append(([{**c, "key": f"{span.span_id}#{i}"} for i, c in enumerate(calls)], []))
         elif data.get("type") == "function":
-            match = next((c for c in pending if not c["taken"] and c["name"] == data.get("name")), None)
-            if match:
-                match["taken"] = True
-                links[span.span_id] = match["key"]
+            windows[-1][1].append(span)
+    for calls, functions in windows:
+        _claim(calls, functions, links)
     return links
 
 
@@ -100,7 +122,7 @@ def _view(links: dict[str, str]):
             return SpanView(kind="llm", llm={**usage, "model": data.get("model") or response.get("model"),
                                              **({"timestamp": unix_time(response["created_at"])} if response.get("created_at") else {})},
                             issued_calls=[f"{span.span_id}#{i}" for i in range(len(calls))], output_text=text,
-                            input_text=_first_user(data))
+                            input_text=_first_user(data), documents=file_search_documents(response.get("output") or []))
         if kind == "function":
             return SpanView(kind="tool", tool_name=data.get("name", ""), arguments=maybe_json(data.get("input")),
                             result=maybe_json(data.get("output")), call_id=links.get(span.span_id))

@@ -11,6 +11,10 @@ file that is just the list of messages (one run). Messages are the dicts the SDK
 - Tool calls keep the order of `tool_calls` in each assistant message; a `role: tool` message is linked by
   `tool_call_id`. Chat Completions has no error flag: a result is recorded as is, and a tool message whose
   content is a JSON object with an `error` key counts as a failed call.
+- No retrieved context: Chat Completions has no retrieval item, and a retriever's output reaches the model
+  as the opaque text of a `role: tool` message (recorded as that tool call's result), so `retrieved_context`
+  stays empty and the RAG checks are `skip`. Record retrieval with a span format, Responses (`file_search_call`),
+  Anthropic (`search_result`) or LangGraph (`documents`), or write canonical traces.
 - Agent: an assistant message's `name`, if any. Final answer: the last assistant text (inferred).
 - Query: `id` / `query` on the record (or `metadata.agentci.query_id` / `agentci.query`), else the first
   user message. Dropped: system prompts, refusals, logprobs, audio.

@@ -9,7 +9,9 @@ A record is one run: `{"id"?, "query"?, "input": str | [items], "responses": [Re
 - Tool calls keep the order of the `function_call` items in each response; a `function_call_output` is
   linked by `call_id`. The API has no error flag: an output that is a JSON object with an `error` key
   counts as a failed call. `file_search_call` results become retrieved context (`file_id`, `text`, `score`).
-- Final answer: the last response's message text (inferred). Query: the record's `id` / `query` (or
+- Task status (`metadata.status`, read by the agent checks): the last response's `status` (completed,
+  failed, incomplete, cancelled; only completed counts as completed). Final answer: the last response's
+  message text (inferred). Query: the record's `id` / `query` (or
   `metadata.agentci.query_id` / `agentci.query`), else the first user input. Dropped: reasoning items,
   web-search and other built-in tool calls, instructions.
 """
@@ -32,11 +34,17 @@ def detect(records) -> bool:
         for r in records)
 
 
+def file_search_documents(items: list[Any]) -> list[dict[str, Any]]:
+    """Retrieved documents {id: file_id, text, score} of the `file_search_call` output items (their `results`
+    are present when the request asked for `include=["file_search_call.results"]`)."""
+    return [{"id": r.get("file_id"), "text": r.get("text") or "", "score": r.get("score")}
+            for i in items if isinstance(i, dict) and i.get("type") == "file_search_call" for r in i.get("results") or [] if isinstance(r, dict)]
+
+
 def _turn(response: dict[str, Any]) -> Turn:
     items = [i for i in response.get("output") or [] if isinstance(i, dict)]
     usage = openai_usage(response.get("usage"))
-    documents = [{"id": r.get("file_id"), "text": r.get("text") or "", "score": r.get("score")}
-                 for i in items if i.get("type") == "file_search_call" for r in i.get("results") or []]
+    documents = file_search_documents(items)
     return Turn(
         text="".join(text_of(i.get("content")) for i in items if i.get("type") == "message"),
         tool_calls=[{"id": i.get("call_id"), "name": i["name"], "arguments": maybe_json(i.get("arguments"))}
@@ -63,6 +71,9 @@ def convert(records, file: str) -> list:
                    if isinstance(i, dict) and i.get("type") == "function_call_output"}
         turns = [_turn(r) for r in value["responses"]]
         fields = {**from_turns(turns, results, _user_text(inputs)), **record_key(value)}
+        status = value["responses"][-1].get("status")
+        if status:
+            fields["metadata"]["status"] = str(status)
         return build_trace(fields, file, record.line, NAME, inferred_answer=True)
 
     return convert_each(records, file, NAME, one)

@@ -5,6 +5,8 @@ Spans are grouped by trace id; the role of each comes from `openinference.span.k
   `completion`, `llm.token_count.prompt_details.cache_read` / `cache_write` (sub-counts of the prompt),
   `llm.token_count.completion_details.reasoning`, and `llm.cost.total` as the call's cost when present.
   Tool calls it issued: `llm.output_messages.N.message.tool_calls.M.tool_call.id`, in that order.
+  Time to first token: from the span's start to its `First Token Stream Event` (the event the
+  OpenInference instrumentors add when a streamed response's first chunk arrives).
 - TOOL → a tool call: `tool.name`, arguments from `input.value`, result from `output.value` (JSON parsed),
   linked to the issuing call by `tool.id` (= the model's `tool_call.id`); error status = failed call.
 - AGENT → an agent (`agent.name`, else the span name); RETRIEVER → `retrieval.documents.N.document.id` /
@@ -12,6 +14,8 @@ Spans are grouped by trace id; the role of each comes from `openinference.span.k
 - The root span's `output.value` is the final answer when it is plain text; else the last LLM output text
   (marked inferred). Matching: `agentci.query_id` / `agentci.query` on any span (directly or inside the
   `metadata` JSON attribute), else the root span's `input.value`, else the first user message.
+- Task status (`metadata.status`, read by the agent checks): failed when a root span has error status,
+  else completed.
 Dropped: EMBEDDING, RERANKER, GUARDRAIL, EVALUATOR and PROMPT spans; token counts on non-LLM spans.
 """
 
@@ -26,6 +30,7 @@ from .spans import Span, by_trace, first_line, read_spans, spans_in
 
 NAME = "openinference"
 KIND = "openinference.span.kind"
+FIRST_TOKEN = "First Token Stream Event"
 
 
 def detect(records) -> bool:
@@ -92,6 +97,7 @@ def view(span: Span) -> SpanView:
             "cache_write_input_tokens": _int(attrs, "llm.token_count.prompt_details.cache_write"),
             "reasoning_tokens": _int(attrs, "llm.token_count.completion_details.reasoning"),
             "cost_usd": float(cost) if cost is not None else None,
+            **({"ttft_ms": ttft} if (ttft := span.since_start_ms(FIRST_TOKEN)) is not None else {}),
         }, issued_calls=[c for m in out for c in m["calls"]],
             output_text="".join(m["text"] for m in out if m["role"] in ("assistant", "")),
             input_text=next((m["text"] for m in inputs if m["role"] == "user" and m["text"]), ""))

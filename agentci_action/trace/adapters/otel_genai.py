@@ -6,14 +6,21 @@ Span roles come from `gen_ai.operation.name` (inferred from the attributes when 
   `gen_ai.request.model`. Tokens: `gen_ai.usage.input_tokens` / `output_tokens` (older
   `prompt_tokens` / `completion_tokens`), `gen_ai.usage.cache_read.input_tokens` and
   `cache_creation.input_tokens` (older `cache_read_input_tokens` / `cache_creation_input_tokens`; both
-  included in input tokens, as the conventions say), `gen_ai.usage.reasoning.output_tokens`.
+  included in input tokens, as the conventions say), `gen_ai.usage.reasoning.output_tokens`. Time to first
+  token: `gen_ai.server.time_to_first_token` (seconds, as the conventions' metric of that name and
+  OpenLIT's span attribute) when an instrumentation records it on the span; the conventions define no
+  span attribute for it, so it is usually absent.
 - execute_tool → a tool call: `gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.tool.call.arguments` /
   `result` (JSON strings parsed); a span with error status is a failed tool call (status message).
+- a handoff: `gen_ai.handoff.from_agent` → `gen_ai.handoff.to_agent` (the span the OpenTelemetry contrib
+  openai-agents instrumentation writes for a handoff), whatever its operation; not also a tool call.
 - invoke_agent → an agent (`gen_ai.agent.name`); retrieval → retrieved documents from
   `gen_ai.retrieval.documents` (a JSON list of {id, content, score}).
 - Messages: `gen_ai.input.messages` / `gen_ai.output.messages` (parts with text and tool_call items), else the
   older span events `gen_ai.user.message` / `gen_ai.choice`, else the flattened `gen_ai.prompt.N.*` /
   `gen_ai.completion.N.*` attributes.
+Task status (`metadata.status`, read by the agent checks): failed when a root span has error status,
+else completed.
 Matching to the spec: `agentci.query_id` (→ id) and `agentci.query` (→ query) on any span, else the root
 agent's input, else the first user message. Dropped: embeddings spans (not model turns), other spans'
 timing (only the root span's wall time is kept as the total duration), usage recorded on agent spans.
@@ -129,6 +136,9 @@ def view(span: Span) -> SpanView:
     attrs = span.attributes
     operation = _operation(span)
     meta = {k: attrs[k] for k in QUERY_KEYS if k in attrs}
+    if attrs.get("gen_ai.handoff.to_agent"):
+        return SpanView(kind="handoff", metadata=meta, handoff_to=str(attrs["gen_ai.handoff.to_agent"]),
+                        handoff_from=str(attrs["gen_ai.handoff.from_agent"]) if attrs.get("gen_ai.handoff.from_agent") else None)
     if operation in LLM_OPERATIONS:
         out = messages(span, output=True)
         return SpanView(kind="llm", metadata=meta, llm={
@@ -139,6 +149,7 @@ def view(span: Span) -> SpanView:
             "cached_input_tokens": _int(attrs, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens"),
             "cache_write_input_tokens": _int(attrs, "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_creation_input_tokens"),
             "reasoning_tokens": _int(attrs, "gen_ai.usage.reasoning.output_tokens"),
+            **({"ttft_ms": float(ttft) * 1000} if (ttft := attrs.get("gen_ai.server.time_to_first_token")) is not None else {}),
         }, issued_calls=[c["id"] for m in out for c in m["calls"]], output_text=_assistant_text(out),
             input_text=_first_user(messages(span, output=False)))
     if operation == "execute_tool":

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import Problem, TraceError
-from .common import SHAPE_ERRORS, parse_time, shape_problem
+from .common import SHAPE_ERRORS, duration_ms, parse_time, shape_problem
 
 ERROR_STATUSES = {2, "2", "STATUS_CODE_ERROR", "ERROR", "StatusCode.ERROR"}
 
@@ -36,6 +36,11 @@ class Span:
     position: int  # order in the file, the last tie-breaker
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     resource: dict[str, Any] = field(default_factory=dict)
+    event_times: dict[str, float] = field(default_factory=dict)  # event name → when it first occurred (seconds)
+
+    def since_start_ms(self, event: str) -> float | None:
+        """Milliseconds from the span's start to the first `event`; None when either time is unknown."""
+        return duration_ms(self.start, self.event_times.get(event))
 
 
 def _get(obj: dict, camel: str, snake: str, default: Any = None) -> Any:
@@ -99,6 +104,15 @@ def _nanos(value: Any) -> float | None:
     return int(value) / 1e9 if value not in (None, "", 0, "0") else None
 
 
+def _first_times(events: list[tuple[str, Any]]) -> dict[str, float]:
+    """{event name: earliest time} of (name, time) pairs whose time is known."""
+    times: dict[str, float] = {}
+    for name, moment in events:
+        if moment is not None:
+            times[name] = min(moment, times.get(name, moment))
+    return times
+
+
 def _error_of(status: dict, events: list[tuple[str, dict]], attributes: dict) -> str | None:
     code = _get(status, "code", "status_code")
     if code not in ERROR_STATUSES:
@@ -109,24 +123,37 @@ def _error_of(status: dict, events: list[tuple[str, dict]], attributes: dict) ->
     return str(status.get("message") or status.get("description") or attributes.get("error.type") or "error")
 
 
+def _otlp_walk(document: dict):
+    """(resource, raw span) for every span of an OTLP document, in file order: `scopeSpans`, or the older
+    `instrumentationLibrarySpans` (OTLP before 0.15), in camelCase or snake_case. Reading and detection both
+    walk with this, so a file detection accepts is a file the reader reads."""
+    for resource_spans in _get(document, "resourceSpans", "resource_spans") or []:
+        resource = resource_spans.get("resource") or {}
+        scopes = (_get(resource_spans, "scopeSpans", "scope_spans")
+                  or _get(resource_spans, "instrumentationLibrarySpans", "instrumentation_library_spans") or [])
+        for scope_spans in scopes:
+            for raw in scope_spans.get("spans") or []:
+                yield resource, raw
+
+
 def _otlp_spans(document: dict, line: int, start_position: int) -> list[Span]:
     spans = []
-    for resource_spans in _get(document, "resourceSpans", "resource_spans", []):
-        resource = key_values((resource_spans.get("resource") or {}).get("attributes", []))
-        for scope_spans in _get(resource_spans, "scopeSpans", "scope_spans", []) or _get(resource_spans, "instrumentationLibrarySpans", "instrumentation_library_spans", []):
-            for raw in scope_spans.get("spans", []):
-                attributes = key_values(raw.get("attributes", []))
-                events = [(e.get("name", ""), key_values(e.get("attributes", []))) for e in raw.get("events", [])]
-                spans.append(Span(
-                    trace_id=normalise_id(_get(raw, "traceId", "trace_id")) or "",
-                    span_id=normalise_id(_get(raw, "spanId", "span_id")) or "",
-                    parent_id=normalise_id(_get(raw, "parentSpanId", "parent_span_id")),
-                    name=raw.get("name", ""),
-                    start=_nanos(_get(raw, "startTimeUnixNano", "start_time_unix_nano")),
-                    end=_nanos(_get(raw, "endTimeUnixNano", "end_time_unix_nano")),
-                    attributes=attributes, error=_error_of(raw.get("status") or {}, events, attributes),
-                    line=line, position=start_position + len(spans), events=events, resource=resource,
-                ))
+    for resource, raw in _otlp_walk(document):
+        attributes = key_values(raw.get("attributes", []))
+        raw_events = raw.get("events", [])
+        events = [(e.get("name", ""), key_values(e.get("attributes", []))) for e in raw_events]
+        times = _first_times([(e.get("name", ""), _nanos(_get(e, "timeUnixNano", "time_unix_nano"))) for e in raw_events])
+        spans.append(Span(
+            trace_id=normalise_id(_get(raw, "traceId", "trace_id")) or "",
+            span_id=normalise_id(_get(raw, "spanId", "span_id")) or "",
+            parent_id=normalise_id(_get(raw, "parentSpanId", "parent_span_id")),
+            name=raw.get("name", ""),
+            start=_nanos(_get(raw, "startTimeUnixNano", "start_time_unix_nano")),
+            end=_nanos(_get(raw, "endTimeUnixNano", "end_time_unix_nano")),
+            attributes=attributes, error=_error_of(raw.get("status") or {}, events, attributes),
+            line=line, position=start_position + len(spans), events=events,
+            resource=key_values(resource.get("attributes", [])), event_times=times,
+        ))
     return spans
 
 
@@ -142,6 +169,7 @@ def _sdk_span(raw: dict, line: int, position: int) -> Span:
         attributes=attributes, error=_error_of(raw.get("status") or {}, events, attributes),
         line=line, position=position, events=events,
         resource=flatten((raw.get("resource") or {}).get("attributes") or {}),
+        event_times=_first_times([(e.get("name", ""), parse_time(e.get("timestamp"))) for e in raw.get("events") or []]),
     )
 
 
@@ -180,9 +208,7 @@ def spans_in(records) -> list[dict[str, Any]]:
         if is_sdk_span(value):
             found.append(flatten(value.get("attributes") or {}))
         elif is_otlp(value):
-            for resource_spans in _get(value, "resourceSpans", "resource_spans", []) or []:
-                for scope_spans in _get(resource_spans, "scopeSpans", "scope_spans", []) or []:
-                    found.extend({a.get("key"): True for a in s.get("attributes", [])} for s in scope_spans.get("spans", []))
+            found.extend({a.get("key"): True for a in raw.get("attributes", [])} for _, raw in _otlp_walk(value))
     return found
 
 
