@@ -86,6 +86,27 @@ def test_ensemble_two_one_splits_both_ways_keep_every_verdict(llm, votes, passed
     assert {r.path for r in llm.received} == {"/v1/messages", "/v1/chat/completions"}
 
 
+def test_a_model_repeated_in_the_ensemble_casts_its_own_vote_and_is_cached_per_slot(llm, tmp_path):
+    answers = iter([(5, "pass"), (1, "fail")])  # the 1st gpt-4o-mini request passes, the 2nd fails
+
+    def policy(model, system, user):
+        score, label = (2, "fail") if model.startswith("claude") else next(answers)
+        return {"score": score, "label": label, "rationale": model}
+
+    llm.policy = policy
+    ensemble = {"enabled": True, "models": ["claude-sonnet-4-6", GPT, GPT]}
+    path = tmp_path / "judge-cache.json"
+    first = make_judge(llm, cache=VerdictCache(path), ensemble=ensemble)
+    check = ask(first, threshold=0.5)
+    votes = [(d["model"], d["label"], d["cached"]) for d in check.data["verdicts"]]
+    assert votes == [("claude-sonnet-4-6", "fail", False), (GPT, "pass", False), (GPT, "fail", False)]
+    assert check.status is Status.FAIL and llm.count == 3 and check.data["usage"]["requests"] == 3
+    first.cache.save()
+    assert len(json.loads(path.read_text())["verdicts"]) == 3
+    rerun = ask(make_judge(llm, cache=VerdictCache(path), ensemble=ensemble), threshold=0.5)
+    assert llm.count == 3 and [(d["model"], d["label"], d["cached"]) for d in rerun.data["verdicts"]] == [(m, label, True) for m, label, _ in votes]
+
+
 def test_a_429_with_retry_after_is_waited_out_then_succeeds(llm):
     llm.fail_next("429", retry_after=0.4)
     check = ask(make_judge(llm))

@@ -88,7 +88,7 @@ class LLMJudge:
         usage = Usage()
         data = {"rule": rubric.rule, "threshold": rubric.threshold, "threshold_score": threshold_score(rubric.threshold), "models": models}
         try:
-            verdicts = [(model, *self._verdict(request.kind, model, prompt, usage)) for model in models]
+            verdicts = [(model, *self._verdict(request.kind, model, prompt, usage, models[:i].count(model))) for i, model in enumerate(models)]
         except _Unavailable as exc:
             return Check(name=request.kind, status=exc.status, message=str(exc), data={**data, "usage": asdict(usage)})
         decision = decide([verdict for _, verdict, _ in verdicts], rubric.threshold)
@@ -104,10 +104,10 @@ class LLMJudge:
         message = f"{request.kind} {'passed' if decision.passed else 'failed'} ({_snippet(rubric.rule)}): {how}"
         return Check(name=request.kind, status=Status.PASS if decision.passed else Status.FAIL, message=message, data=data)
 
-    def _verdict(self, kind: str, model: str, prompt: Prompt, usage: Usage) -> tuple[Verdict, bool]:
-        """(verdict, from cache?) for one model; raises _Unavailable."""
+    def _verdict(self, kind: str, model: str, prompt: Prompt, usage: Usage, slot: int = 0) -> tuple[Verdict, bool]:
+        """(verdict, from cache?) for one model; `slot` numbers repeats of a model in the ensemble; raises _Unavailable."""
         provider_name = self.config.provider_for(model)
-        key = cache_key(provider_name, model, self.config.temperature, prompt)
+        key = cache_key(provider_name, model, self.config.temperature, prompt, slot)
         cached = self.cache.get(key)
         if cached is not None:
             usage.cache_hits += 1
