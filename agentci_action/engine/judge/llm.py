@@ -68,7 +68,7 @@ class LLMJudge:
     api_keys: Mapping[str, str]  # provider → key; a missing key means "cached verdicts only"
     cache: VerdictCache = field(default_factory=VerdictCache)
     mode: JudgeMode = "auto"
-    sample_ensemble: float = 1.0
+    sample_ensemble: float | None = None  # None: the ensemble judges every check if enabled, none if not
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     base_urls: Mapping[str, str | None] = field(default_factory=dict)  # provider → endpoint (default: the config's)
     pricing: Mapping[str, ModelPrice] = field(default_factory=dict)  # the spec's `pricing:`, before the bundled table
@@ -76,10 +76,21 @@ class LLMJudge:
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def models_for(self, request: JudgeRequest) -> list[str]:
+        """The ensemble's models for a check in the --sample-ensemble share (whether or not the ensemble is
+        enabled), or for every check of an enabled ensemble without sampling; otherwise the main model."""
         ensemble = self.config.ensemble
-        if ensemble and ensemble.enabled and in_sample(request, self.sample_ensemble):
-            return list(ensemble.models)
+        if ensemble and ensemble.models:
+            chosen = ensemble.enabled if self.sample_ensemble is None else in_sample(request, self.sample_ensemble)
+            if chosen:
+                return list(ensemble.models)
         return [self.config.model]
+
+    def warnings(self) -> list[str]:
+        """Run-level notes about how the judge was asked to run: sampling with no ensemble to sample."""
+        if self.sample_ensemble is not None and not (self.config.ensemble and self.config.ensemble.models):
+            return [f"--sample-ensemble {self.sample_ensemble:g} has no effect: judge_config.ensemble lists no models, "
+                    f"so every judge check used {self.config.model} alone"]
+        return []
 
     def evaluate(self, request: JudgeRequest) -> Check:
         rubric = request.rubric
