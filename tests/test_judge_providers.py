@@ -129,6 +129,18 @@ def test_a_self_hosted_openai_compatible_model_is_reached_through_base_url(llm):
     assert check.data["usage"]["cost_usd"] is None  # no price known for it: reported as unknown, not as free
 
 
+def test_base_url_serves_the_main_model_only_not_the_ensembles_other_models(llm, monkeypatch):
+    llm.policy = always(5)
+    with FakeLLMServer(always(5)) as self_hosted:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.openai_url)  # stands in for api.openai.com, the SDK's default
+        config = JudgeConfig(model="llama-3.1-8b", provider="openai", base_url=self_hosted.openai_url,
+                             ensemble={"enabled": True, "models": ["llama-3.1-8b", "gpt-4o", "gpt-4o-mini"]})
+        check = ask(build_judge(config, {"OPENAI_API_KEY": SECRET}))
+        assert check.status is Status.PASS and len(check.data["verdicts"]) == 3
+        assert [r.body["model"] for r in self_hosted.received] == ["llama-3.1-8b"]
+        assert sorted(r.body["model"] for r in llm.received) == ["gpt-4o", "gpt-4o-mini"]
+
+
 def test_the_specs_pricing_prices_the_judge_too(llm):
     judge = build_judge(JudgeConfig(model="llama-3.1-8b", base_url=llm.openai_url), {"OPENAI_API_KEY": SECRET},
                         pricing={"llama-3.1-8b": ModelPrice(input=1.0, output=2.0)})

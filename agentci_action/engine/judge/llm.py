@@ -70,9 +70,9 @@ class LLMJudge:
     mode: JudgeMode = "auto"
     sample_ensemble: float | None = None  # None: the ensemble judges every check if enabled, none if not
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    base_urls: Mapping[str, str | None] = field(default_factory=dict)  # provider → endpoint (default: the config's)
+    base_urls: Mapping[str, str | None] = field(default_factory=dict)  # provider → endpoint for models other than config.model
     pricing: Mapping[str, ModelPrice] = field(default_factory=dict)  # the spec's `pricing:`, before the bundled table
-    _clients: dict[str, Provider] = field(default_factory=dict, init=False, repr=False)
+    _clients: dict[tuple[str, str | None], Provider] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def models_for(self, request: JudgeRequest) -> list[str]:
@@ -123,7 +123,7 @@ class LLMJudge:
         if cached is not None:
             usage.cache_hits += 1
             return cached, True
-        provider = self._provider(provider_name)
+        provider = self._provider(provider_name, model)
         if provider is None:
             reason = f"no {KEY_VARIABLES[provider_name]} is set and no cached verdict matches this answer"
             if self.mode == "required":
@@ -151,16 +151,21 @@ class LLMJudge:
             text = text.replace(key, "***")
         return text
 
-    def _provider(self, name: str) -> Provider | None:
-        """The provider's client, made on first use; None without a key."""
+    def _provider(self, name: str, model: str) -> Provider | None:
+        """The client that serves `model`, one per (provider, endpoint), made on first use; None without a key.
+
+        judge_config.base_url is the endpoint of judge_config.model alone: an ensemble's other models of the
+        same provider go to `base_urls[provider]`, else the SDK's default (which honours OPENAI_BASE_URL /
+        ANTHROPIC_BASE_URL), never to a self-hosted server that only the main model lives on.
+        """
         key = self.api_keys.get(name)
         if not key:
             return None
+        base_url = self.config.base_url if model == self.config.model and self.config.base_url else self.base_urls.get(name)
         with self._lock:
-            if name not in self._clients:
-                base_url = self.base_urls.get(name, self.config.base_url if self.config.provider_for(self.config.model) == name else None)
-                self._clients[name] = PROVIDERS[name](key, base_url, self.config.timeout_s, self.config.max_output_tokens)
-            return self._clients[name]
+            if (name, base_url) not in self._clients:
+                self._clients[name, base_url] = PROVIDERS[name](key, base_url, self.config.timeout_s, self.config.max_output_tokens)
+            return self._clients[name, base_url]
 
 
 def _describe(exc: BaseException) -> str:
