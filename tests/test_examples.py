@@ -111,6 +111,28 @@ def test_the_readme_baseline_commands_run_as_written(tmp_path):
     assert required.returncode == 0, required.stderr
 
 
+def readme_examples() -> dict[str, str]:
+    """The README's Examples section: example name → its subsection's text."""
+    section = (ROOT / "README.md").read_text().split("\n## Examples\n", 1)[1].split("\n## ", 1)[0]
+    return {part.split("`", 1)[0]: part for part in section.split("\n### `examples/")[1:]}
+
+
+def test_the_readme_has_a_subsection_per_example_stating_its_exit_code():
+    sections = readme_examples()
+    assert set(sections) == set(EXPECTED) | {"pytest"}
+    for name, (code, _) in EXPECTED.items():
+        command = f"agentci test --spec examples/{name}/agentci_spec.yaml --traces examples/{name}/traces"
+        assert command in sections[name] and f"Exit code {code}:" in sections[name], name
+
+
+@pytest.mark.parametrize("line", [line for text in readme_examples().values() for line in text.splitlines() if "  # exit " in line])
+def test_the_readme_example_commands_exit_as_stated(line):
+    command, expected = line.split("  # exit ")
+    assert command.split()[0] == "agentci"
+    done = run_cli(*command.split()[1:])
+    assert done.returncode == int(expected), done.stdout + done.stderr
+
+
 def test_shipped_verdict_caches_match_the_reference_verdicts_and_prompts():
     result = subprocess.run([sys.executable, str(ROOT / "examples" / "reference_verdicts.py"), "--check"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
