@@ -1,11 +1,45 @@
 """AgentCI: regression tests for AI agents in CI.
 
-The Python API: `load_spec(path, tags=None)`, `load_traces(patterns)` and
+The Python API: `load_spec(path, tags=None)`, `load_traces(patterns)`,
+`judge_for(spec, mode="auto", cache=None)` and
 `run_spec(spec, traces, queries=None, baselines=None, judge=None, settings=Settings())`.
 """
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from .engine.runner import Settings, run_spec
 from .spec.loader import load_spec
 from .trace.load import load_traces
 
-__all__ = ["Settings", "load_spec", "load_traces", "run_spec"]
+if TYPE_CHECKING:
+    from .engine.judge import LLMJudge
+    from .spec.models import AgentCISpec
+
+
+def judge_for(
+    spec: AgentCISpec,
+    mode: Literal["auto", "required", "off"] = "auto",
+    cache: str | Path | None = None,
+    *,
+    sample_ensemble: float | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> LLMJudge | None:
+    """The spec's LLM judge as `agentci test` builds it, for `run_spec(..., judge=...)`; None for mode "off".
+
+    Keys come from `environ` (default: os.environ); verdicts are read from `cache` (default: the
+    .agentci/judge-cache.json beside the spec), so cached verdicts need no key. Verdicts fetched anew stay
+    in memory until `judge.cache.save()`. Without a key or a cached verdict a judge check is `skip`.
+    """
+    from .evaluate import JudgeOptions
+    from .evaluate import judge_for as build
+
+    return build(spec, JudgeOptions(mode=mode, cache=str(cache) if cache is not None else None, sample_ensemble=sample_ensemble,
+                                    environ=os.environ if environ is None else environ))
+
+
+__all__ = ["Settings", "judge_for", "load_spec", "load_traces", "run_spec"]

@@ -57,7 +57,7 @@ class ActionInputs(BaseModel):
     workers: int = Field(4, ge=1)
     judge_mode: Literal["auto", "required", "off"] = Field("auto", alias="judge-mode")
     judge_cache: str | None = Field(None, alias="judge-cache")
-    sample_ensemble: float = Field(1.0, ge=0.0, le=1.0, alias="sample-ensemble")
+    sample_ensemble: float | None = Field(None, ge=0.0, le=1.0, alias="sample-ensemble")
     anthropic_api_key: str = Field("", alias="anthropic-api-key", repr=False)
     openai_api_key: str = Field("", alias="openai-api-key", repr=False)
     shard: ShardInfo | None = None

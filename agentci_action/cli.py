@@ -284,8 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--fail-on", default="correctness", help="layers that block: correctness,path,cost or none (default: correctness)")
     test.add_argument("--workers", type=_positive, default=4, help="concurrent judge calls (default 4)")
     add_judge_arguments(test)
-    test.add_argument("--sample-ensemble", type=_fraction, default=1.0, metavar="F",
-                      help="run the judge_config ensemble on a fixed, hash-chosen share F of the judge checks (default 1: all)")
+    test.add_argument("--sample-ensemble", type=_fraction, default=None, metavar="F",
+                      help="run judge_config.ensemble's models on a fixed, hash-chosen share F of the judge checks, even when "
+                           "the ensemble is not enabled (default: every check if enabled, none if not)")
     test.add_argument("--embedding-cache", help="JSON file of cached embeddings for semantic similarity (read, then updated)")
     test.add_argument("--format", choices=FORMATS, default="console",
                       help="console (default); json (the results file); github (the action's step log: the report inside "

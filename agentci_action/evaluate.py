@@ -31,7 +31,7 @@ class JudgeOptions:
 
     mode: Literal["auto", "required", "off"] = "auto"
     cache: str | None = None  # verdict cache file; default .agentci/judge-cache.json beside the spec
-    sample_ensemble: float = 1.0
+    sample_ensemble: float | None = None  # a share of checks for the ensemble; None: judge_config.ensemble.enabled decides
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
 
 
@@ -109,6 +109,8 @@ def evaluate(request: Evaluation) -> Outcome:
     finally:
         if judge is not None:
             judge.cache.save()
+    if judge is not None:
+        run.warnings.extend(judge.warnings())
         if cache is not None:
             cache.save()
     return Outcome(run, diff)

@@ -8,8 +8,12 @@ without an API key. With a key, pass `--judge-cache` elsewhere to have the real 
     python examples/reference_verdicts.py --check   # exit 1 when a cache is out of date (run by the tests)
 
 Each example's `reference_verdicts.yaml` maps query id → check (`llm_judge` is a list, one verdict per
-rubric; `safety_check`, `hallucination_check` one each) → {score, label, rationale}. The cache keys come
-from the judge's own prompt builder, so a change to a rubric, an answer or the prompt shows up here.
+rubric; `safety_check`, `hallucination_check` one each) → {score, label, rationale} for the traces under
+`traces/`, and may add `runs:` {trace file, relative to the example → the same mapping} for other recorded
+runs. A run's query may be left out when its judge prompt is one already covered (the same answer and
+context); every other judge request needs a verdict, and one prompt may not get two different ones. The
+cache keys come from the judge's own prompt builder, so a change to a rubric, an answer or the prompt
+shows up here.
 """
 
 from __future__ import annotations
@@ -34,23 +38,32 @@ PROVENANCE = "Reference verdict written by the AgentCI maintainers, not by a mod
 
 
 def cache_for(example: Path) -> dict:
-    """The cache document for one example's current traces."""
+    """The cache document for one example's recorded runs: traces/, then each file under `runs:`."""
     spec = load_spec(example / "agentci_spec.yaml")
     config = spec.judge_config or JudgeConfig()
     references = yaml.safe_load((example / "reference_verdicts.yaml").read_text(encoding="utf-8"))
-    traces = group_traces(spec.queries, load_traces([str(example / "traces")], pricing=spec.pricing)).by_query
-    verdicts = {}
-    for query in spec.queries:
-        for trace in traces[query.key]:
-            requests = judge_requests(query, trace)
-            judged = [r for r in requests if r.kind == "llm_judge"]
-            for request in requests:
-                given = references[query.key][request.kind]
-                verdict = given[judged.index(request)] if request.kind == "llm_judge" else given
-                prompt = build_prompt(request.kind, request.rubric, request.query, request.answer, request.context)
-                key = cache_key(config.provider_for(config.model), config.model, config.temperature, prompt)
-                verdicts[key] = {"model": config.model, "score": verdict["score"], "label": verdict["label"],
-                                 "rationale": PROVENANCE + verdict["rationale"]}
+    sources = {"traces": references} | {file: given for file, given in (references.pop("runs", None) or {}).items()}
+    verdicts: dict[str, dict] = {}
+    for source, given_for in sources.items():
+        traces = group_traces(spec.queries, load_traces([str(example / source)], pricing=spec.pricing)).by_query
+        for query in spec.queries:
+            for trace in traces[query.key]:
+                requests = judge_requests(query, trace)
+                judged = [r for r in requests if r.kind == "llm_judge"]
+                for request in requests:
+                    prompt = build_prompt(request.kind, request.rubric, request.query, request.answer, request.context)
+                    key = cache_key(config.provider_for(config.model), config.model, config.temperature, prompt)
+                    given = (given_for.get(query.key) or {}).get(request.kind)
+                    if given is None:
+                        if key not in verdicts:
+                            raise SystemExit(f"{example / 'reference_verdicts.yaml'}: {source}: query {query.key!r} needs a {request.kind} verdict")
+                        continue
+                    verdict = given[judged.index(request)] if request.kind == "llm_judge" else given
+                    entry = {"model": config.model, "score": verdict["score"], "label": verdict["label"],
+                             "rationale": PROVENANCE + verdict["rationale"]}
+                    if verdicts.setdefault(key, entry) != entry:
+                        raise SystemExit(f"{example / 'reference_verdicts.yaml'}: {source}: query {query.key!r} {request.kind} "
+                                         "has the same prompt as an earlier one but a different verdict")
     return {"version": CACHE_VERSION, "verdicts": verdicts}
 
 

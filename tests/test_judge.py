@@ -120,8 +120,11 @@ def test_cache_key_covers_provider_model_temperature_and_prompt():
         cache_key("anthropic", "m", 0.5, prompt),
         cache_key("anthropic", "m", 0.0, Prompt("s", "u2")),
         cache_key("anthropic", "m", 0.0, Prompt("s2", "u")),
+        cache_key("anthropic", "m", 0.0, prompt, slot=1),  # a model's second seat in an ensemble
+        cache_key("anthropic", "m", 0.0, prompt, slot=2),
     ]
-    assert base == cache_key("anthropic", "m", 0.0, Prompt("s", "u")) and base not in variants and len(set(variants)) == 5
+    assert base == cache_key("anthropic", "m", 0.0, Prompt("s", "u")) == cache_key("anthropic", "m", 0.0, prompt, slot=0)
+    assert base not in variants and len(set(variants)) == 7
 
 
 def test_cache_round_trips_through_its_file(tmp_path):

@@ -103,3 +103,38 @@ def test_save_precheck_asks_the_judge_and_refuses_a_failing_verdict(project, llm
     llm.policy = always()
     saved = run_cli(*save, "--judge-cache", project / "fresh.json", env=hermetic_environment(ANTHROPIC_API_KEY=KEY))
     assert saved.returncode == 0 and "precheck passed" in saved.stdout and llm.count == 2
+
+
+def ensemble_project(project, llm, ensemble: str) -> None:
+    spec = SPEC.format(url=llm.anthropic_url).replace("  max_attempts: 2\n", "  max_attempts: 2\n" + ensemble)
+    (project / "agentci_spec.yaml").write_text(spec)
+
+
+DISABLED_ENSEMBLE = "  ensemble:\n    enabled: false\n    models: [claude-haiku-4-5, gpt-4o-mini, gpt-4o-mini]\n"
+
+
+@pytest.mark.parametrize("flag, requests", [((), 1), (("--sample-ensemble", "1"), 3), (("--sample-ensemble", "0"), 1)])
+def test_sampling_runs_a_disabled_ensemble_on_the_sampled_share(project, llm, flag, requests):
+    ensemble_project(project, llm, DISABLED_ENSEMBLE)
+    env = hermetic_environment(ANTHROPIC_API_KEY=KEY, OPENAI_API_KEY=KEY, OPENAI_BASE_URL=llm.openai_url)
+    done, report = agentci_test(project, *flag, env=env)
+    assert done.returncode == 0, done.stderr
+    check = report["results"][0]["correctness"]["checks"][0]
+    assert llm.count == requests and check["data"]["ensemble"] is (requests == 3) and len(check["data"]["verdicts"]) == requests
+    assert report["warnings"] == []
+
+
+def test_sampling_without_ensemble_models_is_a_warning_not_silence(project, llm):
+    done, report = agentci_test(project, "--sample-ensemble", "0.2")
+    assert done.returncode == 0 and llm.count == 1
+    assert report["warnings"] == ["--sample-ensemble 0.2 has no effect: judge_config.ensemble lists no models, "
+                                  "so every judge check used claude-haiku-4-5 alone"]
+    console = run_cli("test", "--spec", project / "agentci_spec.yaml", "--traces", project / "traces.jsonl", "--sample-ensemble", "0.2",
+                      env=hermetic_environment(ANTHROPIC_API_KEY=KEY))
+    assert "warning: --sample-ensemble 0.2 has no effect" in console.stdout
+
+
+def test_a_disabled_ensembles_models_are_validated_too(project, llm):
+    ensemble_project(project, llm, "  ensemble:\n    enabled: false\n    models: [claude-haiku-4-5, mistral-large]\n")
+    done = run_cli("validate", project / "agentci_spec.yaml")
+    assert done.returncode == 1 and "mistral-large" in done.stdout + done.stderr and "agentci_spec.yaml" in done.stdout + done.stderr

@@ -86,6 +86,27 @@ def test_ensemble_two_one_splits_both_ways_keep_every_verdict(llm, votes, passed
     assert {r.path for r in llm.received} == {"/v1/messages", "/v1/chat/completions"}
 
 
+def test_a_model_repeated_in_the_ensemble_casts_its_own_vote_and_is_cached_per_slot(llm, tmp_path):
+    answers = iter([(5, "pass"), (1, "fail")])  # the 1st gpt-4o-mini request passes, the 2nd fails
+
+    def policy(model, system, user):
+        score, label = (2, "fail") if model.startswith("claude") else next(answers)
+        return {"score": score, "label": label, "rationale": model}
+
+    llm.policy = policy
+    ensemble = {"enabled": True, "models": ["claude-sonnet-4-6", GPT, GPT]}
+    path = tmp_path / "judge-cache.json"
+    first = make_judge(llm, cache=VerdictCache(path), ensemble=ensemble)
+    check = ask(first, threshold=0.5)
+    votes = [(d["model"], d["label"], d["cached"]) for d in check.data["verdicts"]]
+    assert votes == [("claude-sonnet-4-6", "fail", False), (GPT, "pass", False), (GPT, "fail", False)]
+    assert check.status is Status.FAIL and llm.count == 3 and check.data["usage"]["requests"] == 3
+    first.cache.save()
+    assert len(json.loads(path.read_text())["verdicts"]) == 3
+    rerun = ask(make_judge(llm, cache=VerdictCache(path), ensemble=ensemble), threshold=0.5)
+    assert llm.count == 3 and [(d["model"], d["label"], d["cached"]) for d in rerun.data["verdicts"]] == [(m, label, True) for m, label, _ in votes]
+
+
 def test_a_429_with_retry_after_is_waited_out_then_succeeds(llm):
     llm.fail_next("429", retry_after=0.4)
     check = ask(make_judge(llm))
@@ -106,6 +127,18 @@ def test_a_self_hosted_openai_compatible_model_is_reached_through_base_url(llm):
     check = ask(judge)
     assert check.status is Status.PASS and llm.received[0].path == "/v1/chat/completions"
     assert check.data["usage"]["cost_usd"] is None  # no price known for it: reported as unknown, not as free
+
+
+def test_base_url_serves_the_main_model_only_not_the_ensembles_other_models(llm, monkeypatch):
+    llm.policy = always(5)
+    with FakeLLMServer(always(5)) as self_hosted:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.openai_url)  # stands in for api.openai.com, the SDK's default
+        config = JudgeConfig(model="llama-3.1-8b", provider="openai", base_url=self_hosted.openai_url,
+                             ensemble={"enabled": True, "models": ["llama-3.1-8b", "gpt-4o", "gpt-4o-mini"]})
+        check = ask(build_judge(config, {"OPENAI_API_KEY": SECRET}))
+        assert check.status is Status.PASS and len(check.data["verdicts"]) == 3
+        assert [r.body["model"] for r in self_hosted.received] == ["llama-3.1-8b"]
+        assert sorted(r.body["model"] for r in llm.received) == ["gpt-4o", "gpt-4o-mini"]
 
 
 def test_the_specs_pricing_prices_the_judge_too(llm):

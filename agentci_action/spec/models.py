@@ -364,14 +364,14 @@ class QuerySpec(QueryDefaults):
 
 
 class EnsembleConfig(_Strict):
-    enabled: bool = False
+    enabled: bool = Field(False, description="Judge every check with `models`; when false they judge only the share --sample-ensemble picks.")
     models: list[str] = Field(default_factory=list, description="Judge models (an odd number, cross-family recommended).")
     strategy: Literal["majority_vote"] = "majority_vote"
 
     @model_validator(mode="after")
     def _enough_models(self) -> "EnsembleConfig":
-        if self.enabled and len(self.models) < 2:
-            raise ValueError("an enabled ensemble needs at least two models")
+        if (self.enabled or self.models) and len(self.models) < 2:
+            raise ValueError("an ensemble needs at least two models (list none to leave it unused)")
         return self
 
 
@@ -415,7 +415,7 @@ class JudgeConfig(_Strict):
 
     @model_validator(mode="after")
     def _providers_known(self) -> "JudgeConfig":
-        models = [self.model] + (self.ensemble.models if self.ensemble and self.ensemble.enabled else [])
+        models = [self.model] + (self.ensemble.models if self.ensemble else [])  # disabled ones too: --sample-ensemble runs them
         unknown = [m for m in models if provider_of(m) is None and not (m == self.model and (self.provider or self.base_url))]
         if unknown:
             raise ValueError(

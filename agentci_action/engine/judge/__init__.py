@@ -22,16 +22,18 @@ def build_judge(
     *,
     cache_path: str | Path | None = None,
     mode: Literal["auto", "required", "off"] = "auto",
-    sample_ensemble: float = 1.0,
+    sample_ensemble: float | None = None,
     pricing: Mapping[str, ModelPrice] | None = None,
 ) -> LLMJudge | None:
     """A judge for the spec (judge_config's defaults when it has none), or None when mode is off.
 
-    The judge's own calls are priced like the agent's: the spec's `pricing:` first, then the bundled table.
+    `sample_ensemble` F runs judge_config.ensemble's models on a fixed, hash-chosen share F of the checks
+    (enabled or not); None leaves it to `ensemble.enabled` (every check or none). The judge's own calls
+    are priced like the agent's: the spec's `pricing:` first, then the bundled table.
     """
     if mode == "off":
         return None
-    if not 0.0 <= sample_ensemble <= 1.0:
+    if sample_ensemble is not None and not 0.0 <= sample_ensemble <= 1.0:
         raise ValueError(f"sample-ensemble must be a fraction between 0 and 1, got {sample_ensemble}")
     return LLMJudge(
         config=config or JudgeConfig(),

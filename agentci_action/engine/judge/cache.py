@@ -1,8 +1,10 @@
 """A content-addressed verdict cache in one JSON file, meant to be committed (or kept with actions/cache).
 
-key = sha256 of the JSON list [provider, model, temperature, system prompt, user prompt]: a rerun
-with the same rubric, query, answer and context finds its verdict and makes no API call; any change
-to them is a new key. The file is written sorted and indented so a changed verdict is a small diff.
+key = sha256 of the JSON list [provider, model, temperature, system prompt, user prompt] (+ [slot]
+when slot > 0): a rerun with the same rubric, query, answer and context finds its verdict and makes
+no API call; any change to them is a new key. `slot` counts earlier ensemble slots with the same
+model (models [a, b, b] → slots 0, 0, 1), so a repeated model is its own vote with its own entry
+instead of reading back the first one's verdict; slot 0 keeps the plain key. The file is written sorted and indented so a changed verdict is a small diff.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from .store import JsonStore
 from .verdict import Verdict, parse_verdict
 
 
-def cache_key(provider: str, model: str, temperature: float, prompt: Prompt) -> str:
-    material = json.dumps([provider, model, temperature, prompt.system, prompt.user], ensure_ascii=False)
+def cache_key(provider: str, model: str, temperature: float, prompt: Prompt, slot: int = 0) -> str:
+    """sha256 of [provider, model, temperature, system, user] (+ [slot] when slot > 0), hex."""
+    parts: list = [provider, model, temperature, prompt.system, prompt.user] + ([slot] if slot else [])
+    material = json.dumps(parts, ensure_ascii=False)
     return hashlib.sha256(material.encode("utf-8")).hexdigest()
 
 

@@ -68,18 +68,29 @@ class LLMJudge:
     api_keys: Mapping[str, str]  # provider → key; a missing key means "cached verdicts only"
     cache: VerdictCache = field(default_factory=VerdictCache)
     mode: JudgeMode = "auto"
-    sample_ensemble: float = 1.0
+    sample_ensemble: float | None = None  # None: the ensemble judges every check if enabled, none if not
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    base_urls: Mapping[str, str | None] = field(default_factory=dict)  # provider → endpoint (default: the config's)
+    base_urls: Mapping[str, str | None] = field(default_factory=dict)  # provider → endpoint for models other than config.model
     pricing: Mapping[str, ModelPrice] = field(default_factory=dict)  # the spec's `pricing:`, before the bundled table
-    _clients: dict[str, Provider] = field(default_factory=dict, init=False, repr=False)
+    _clients: dict[tuple[str, str | None], Provider] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def models_for(self, request: JudgeRequest) -> list[str]:
+        """The ensemble's models for a check in the --sample-ensemble share (whether or not the ensemble is
+        enabled), or for every check of an enabled ensemble without sampling; otherwise the main model."""
         ensemble = self.config.ensemble
-        if ensemble and ensemble.enabled and in_sample(request, self.sample_ensemble):
-            return list(ensemble.models)
+        if ensemble and ensemble.models:
+            chosen = ensemble.enabled if self.sample_ensemble is None else in_sample(request, self.sample_ensemble)
+            if chosen:
+                return list(ensemble.models)
         return [self.config.model]
+
+    def warnings(self) -> list[str]:
+        """Run-level notes about how the judge was asked to run: sampling with no ensemble to sample."""
+        if self.sample_ensemble is not None and not (self.config.ensemble and self.config.ensemble.models):
+            return [f"--sample-ensemble {self.sample_ensemble:g} has no effect: judge_config.ensemble lists no models, "
+                    f"so every judge check used {self.config.model} alone"]
+        return []
 
     def evaluate(self, request: JudgeRequest) -> Check:
         rubric = request.rubric
@@ -88,7 +99,7 @@ class LLMJudge:
         usage = Usage()
         data = {"rule": rubric.rule, "threshold": rubric.threshold, "threshold_score": threshold_score(rubric.threshold), "models": models}
         try:
-            verdicts = [(model, *self._verdict(request.kind, model, prompt, usage)) for model in models]
+            verdicts = [(model, *self._verdict(request.kind, model, prompt, usage, models[:i].count(model))) for i, model in enumerate(models)]
         except _Unavailable as exc:
             return Check(name=request.kind, status=exc.status, message=str(exc), data={**data, "usage": asdict(usage)})
         decision = decide([verdict for _, verdict, _ in verdicts], rubric.threshold)
@@ -104,15 +115,15 @@ class LLMJudge:
         message = f"{request.kind} {'passed' if decision.passed else 'failed'} ({_snippet(rubric.rule)}): {how}"
         return Check(name=request.kind, status=Status.PASS if decision.passed else Status.FAIL, message=message, data=data)
 
-    def _verdict(self, kind: str, model: str, prompt: Prompt, usage: Usage) -> tuple[Verdict, bool]:
-        """(verdict, from cache?) for one model; raises _Unavailable."""
+    def _verdict(self, kind: str, model: str, prompt: Prompt, usage: Usage, slot: int = 0) -> tuple[Verdict, bool]:
+        """(verdict, from cache?) for one model; `slot` numbers repeats of a model in the ensemble; raises _Unavailable."""
         provider_name = self.config.provider_for(model)
-        key = cache_key(provider_name, model, self.config.temperature, prompt)
+        key = cache_key(provider_name, model, self.config.temperature, prompt, slot)
         cached = self.cache.get(key)
         if cached is not None:
             usage.cache_hits += 1
             return cached, True
-        provider = self._provider(provider_name)
+        provider = self._provider(provider_name, model)
         if provider is None:
             reason = f"no {KEY_VARIABLES[provider_name]} is set and no cached verdict matches this answer"
             if self.mode == "required":
@@ -140,16 +151,21 @@ class LLMJudge:
             text = text.replace(key, "***")
         return text
 
-    def _provider(self, name: str) -> Provider | None:
-        """The provider's client, made on first use; None without a key."""
+    def _provider(self, name: str, model: str) -> Provider | None:
+        """The client that serves `model`, one per (provider, endpoint), made on first use; None without a key.
+
+        judge_config.base_url is the endpoint of judge_config.model alone: an ensemble's other models of the
+        same provider go to `base_urls[provider]`, else the SDK's default (which honours OPENAI_BASE_URL /
+        ANTHROPIC_BASE_URL), never to a self-hosted server that only the main model lives on.
+        """
         key = self.api_keys.get(name)
         if not key:
             return None
+        base_url = self.config.base_url if model == self.config.model and self.config.base_url else self.base_urls.get(name)
         with self._lock:
-            if name not in self._clients:
-                base_url = self.base_urls.get(name, self.config.base_url if self.config.provider_for(self.config.model) == name else None)
-                self._clients[name] = PROVIDERS[name](key, base_url, self.config.timeout_s, self.config.max_output_tokens)
-            return self._clients[name]
+            if (name, base_url) not in self._clients:
+                self._clients[name, base_url] = PROVIDERS[name](key, base_url, self.config.timeout_s, self.config.max_output_tokens)
+            return self._clients[name, base_url]
 
 
 def _describe(exc: BaseException) -> str:
