@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 from rapidfuzz.distance import Indel, Levenshtein
 
@@ -60,9 +61,8 @@ def sequence_similarity(predicted: list[str], reference: list[str], metric: Sequ
     return lcs_similarity(predicted, reference)
 
 
-@dataclass(frozen=True)
-class Loop:
-    """A run of `count` consecutive calls to `tool` starting at 0-based `start`."""
+class Loop(NamedTuple):
+    """A run of `count` consecutive calls to `tool` starting at 0-based `start` (a tuple: traces have many)."""
 
     tool: str
     start: int

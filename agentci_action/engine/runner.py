@@ -163,8 +163,8 @@ def evaluate_query(query: QuerySpec, traces: list[Trace], variants: list[Trace],
             for i, trace in enumerate(traces)]
     combined = combine_runs(query, runs, composite)
     blocking = is_blocking(combined.layers, settings.fail_on)
-    return QueryResult(
-        id=query.key, query=query.query, file=query.file, line=query.line, tags=query.tags,
+    return QueryResult.built(
+        id=query.key, query=query.query, file=query.file, line=query.line, tags=list(query.tags),
         status=query_status(combined.layers, blocking), blocking=blocking, trace_source=traces[0].source, runs=len(traces),
         reliability=combined.reliability, score=combined.score, **combined.layers,
     )
