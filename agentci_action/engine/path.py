@@ -25,9 +25,11 @@ from .results import Check, LayerResult, Status
 LISTED = 5  # items named in one part of a message before "(+N more)"
 
 
-def _listed(items: list[str]) -> str:
-    """Items already made inert, comma-separated, at most LISTED of them."""
-    return ", ".join(items[:LISTED]) + (f" (+{len(items) - LISTED} more)" if len(items) > LISTED else "")
+def _listed(items: list[str], total: int | None = None) -> str:
+    """Items already made inert, comma-separated, at most LISTED of them; `total` counts them when only the
+    first LISTED were labelled (default: len(items))."""
+    total = len(items) if total is None else total
+    return ", ".join(items[:LISTED]) + (f" (+{total - LISTED} more)" if total > LISTED else "")
 
 
 def _names(items: list[str]) -> str:
@@ -255,9 +257,9 @@ def _expected_calls_check(spec: PathSpec, trace: Trace, details: dict[str, Any])
         d = outcome.first_divergence
         parts.append(_divergence_text(d.index, labels.step(d.step), labels.found(d.step, d.call)))
     if outcome.missing:
-        parts.append("missing: " + _listed([labels.step(i) or "" for i in outcome.missing]))
+        parts.append("missing: " + _listed([labels.step(i) or "" for i in outcome.missing[:LISTED]], len(outcome.missing)))
     if outcome.unexpected:
-        parts.append("unexpected: " + _listed([f"{labels.call(j)} at step {j}" for j in outcome.unexpected]))
+        parts.append("unexpected: " + _listed([f"{labels.call(j)} at step {j}" for j in outcome.unexpected[:LISTED]], len(outcome.unexpected)))
     for near in outcome.near_misses[:LISTED]:
         if near.mismatches:
             parts.append(f"arguments of {labels.call(near.call)} at step {near.call} vs expected_tool_calls[{near.step}]: "
