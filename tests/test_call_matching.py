@@ -174,3 +174,14 @@ def test_matches_brute_force_on_random_cases(mode):
             assert [i for i, _ in by_call] == sorted(i for i, _ in by_call)
         if outcome.matched:
             assert outcome.first_divergence is None and not outcome.missing and not outcome.unexpected
+
+
+def test_the_engine_imports_without_numpy_or_scipy():
+    """Both are imported on the first expected_tool_calls match, not at start: a spec without it never pays for them."""
+    import subprocess
+    import sys
+
+    code = ("import sys, agentci_action.engine.runner, agentci_action.cli; "
+            "print(sorted(n for n in ('numpy', 'scipy') if n in sys.modules))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
+    assert match_calls([step("a")], calls("a"), MatchMode.SUBSET).matched  # and they load when needed

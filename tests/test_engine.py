@@ -5,7 +5,7 @@ import pytest
 from agentci_action.engine.correctness import JudgeRequest, deterministic_checks, evaluate_correctness, grounding_context
 from agentci_action.engine.cost import evaluate_cost
 from agentci_action.engine.path import evaluate_path
-from agentci_action.engine.results import Check, Status
+from agentci_action.engine.results import Check, LayerResult, QueryResult, RunResult, Status
 from agentci_action.engine.runner import Settings, parse_fail_on, run_spec
 from agentci_action.errors import TraceError
 from agentci_action.spec.loader import load_spec
@@ -235,3 +235,37 @@ def test_summary_counts(write):
     s = run.summary
     assert (s.status, s.total, s.passed, s.failed, s.warnings, s.errors) == (Status.FAIL, 2, 1, 1, 0, 0)
     assert s.cost_usd == 0.25 and s.total_tokens == 10 and s.fail_on == ["correctness"]
+
+
+def test_results_built_without_validation_are_the_validated_ones(write):
+    """Check.built, LayerResult.from_checks and QueryResult.built skip pydantic's validation: what they build must be
+    equal, field for field and byte for byte, to the validated model, and stay an ordinary model (copy, assign, dump)."""
+    data = {"actual": 3, "max": 2.5}
+    built = Check.built(name="max_loops", status=Status.WARN, message="loops: 3 > max 2.5", data=data)
+    validated = Check(name="max_loops", status=Status.WARN, message="loops: 3 > max 2.5", data=data)
+    assert built == validated and built.model_dump_json() == validated.model_dump_json()
+    assert Check.built(name="x", status=Status.PASS) == Check(name="x", status=Status.PASS)
+    layer = LayerResult.from_checks([built, Check.built(name="y", status=Status.SKIP, message="skipped")], {"tool_calls": 4})
+    assert layer.status is Status.WARN and layer.messages == ["loops: 3 > max 2.5", "skipped"]
+    assert layer.model_dump_json() == LayerResult.model_validate(layer.model_dump()).model_dump_json()
+    layer.messages = ["reassigned"]  # assignment records the field as set, as on a validated model
+    assert layer.model_copy(update={"status": Status.PASS}).messages == ["reassigned"]
+
+    spec = load_spec(write("built.yaml", """
+agent: a
+queries:
+  - id: q1
+    query: Q?
+    tags: [smoke]
+    correctness: {expected_in_answer: [paris]}
+    path: {expected_tools: [search], max_loops: 0}
+    cost: {max_total_tokens: 10}
+"""))
+    trace = Trace.model_validate({"id": "q1", "final_answer": "Paris", "tool_calls": [{"name": "search"}, {"name": "search"}],
+                                  "llm_calls": [{"input_tokens": 20, "output_tokens": 5}]})
+    run = run_spec(spec, [trace])
+    assert run.model_dump_json() == RunResult.model_validate_json(run.model_dump_json()).model_dump_json()
+    result = run.results[0]
+    assert list(result.model_dump()) == list(QueryResult.model_fields)  # written in declaration order
+    assert result == QueryResult.model_validate(result.model_dump())
+    assert result.tags == ["smoke"] and result.tags is not spec.queries[0].tags

@@ -94,3 +94,27 @@ def test_totals_are_derived_from_calls_and_unknown_cost_stays_unknown(write_trac
     assert (a.total_tokens, a.total_llm_calls, a.total_cost_usd, a.total_duration_ms) == (240, 2, pytest.approx(0.02), 1100)
     assert b.total_cost_usd is None and b.total_tokens == 125
     assert (c.total_tokens, c.total_cost_usd, c.total_duration_ms) == (7, 0.5, 9)
+
+
+def test_a_list_file_is_parsed_once_and_malformed_lists_name_their_line(write, monkeypatch):
+    from agentci_action.trace import load
+
+    decoded = []
+
+    class Counting(json.JSONDecoder):
+        def raw_decode(self, s, idx=0):
+            value, end = super().raw_decode(s, idx)
+            decoded.append(value)
+            return value, end
+
+    monkeypatch.setattr(load.json, "JSONDecoder", Counting)
+    path = write("list.json", ' [ {"id": "a"} ,\n\n  {"id": "b"}\n]\n')
+    assert [(r.value["id"], r.line) for r in load.read_records(path)] == [("a", 1), ("b", 3)]
+    assert decoded == [{"id": "a"}, {"id": "b"}]  # each item once, never the whole list again
+    assert load.read_records(write("empty.json", " [ ] ")) == []
+    assert [r.value for r in load.read_records(write("two.json", '[{"id": "a"}]\n{"id": "b"}\n'))] == [[{"id": "a"}], {"id": "b"}]
+    for text, line in (('[{"id": "a"},\n{"id": "b"},\n]', 3), ('[{"id": "a"}\n{"id": "b"}]', 2), ('[{"id": "a"},\n{"id": }]', 2)):
+        with pytest.raises(TraceError) as caught:
+            load.read_records(write("bad.json", text))
+        (problem,) = caught.value.problems
+        assert problem.line == line and "malformed JSON" in problem.message

@@ -97,16 +97,16 @@ def pass_rate_check(runs: list[Run], min_pass_rate: float) -> Check:
                     for name in ("correctness", "path") if run.layers[name].status in HARD for m in run.layers[name].messages)
     verdict = "at least" if ok else "below"
     message = f"{passed} of {len(runs)} runs passed ({rate:.0%}), {verdict} min_pass_rate {min_pass_rate:.0%}" + (f": {why}" if why else "")
-    return Check(name="min_pass_rate", status=Status.PASS if ok else Status.FAIL, message=message if why or not ok else "",
+    return Check.built(name="min_pass_rate", status=Status.PASS if ok else Status.FAIL, message=message if why or not ok else "",
                  data={"passed": passed, "runs": len(runs), "pass_rate": rate, "min": min_pass_rate})
 
 
 def min_score_check(score: float | None, minimum: float) -> Check:
     if score is None:
-        return Check(name="min_score", status=Status.SKIP,
+        return Check.built(name="min_score", status=Status.SKIP,
                      message="min_score skipped: nothing to score (no expected_tools, correctness checks or reference sequence)")
     ok = score >= minimum
-    return Check(name="min_score", status=Status.PASS if ok else Status.FAIL,
+    return Check.built(name="min_score", status=Status.PASS if ok else Status.FAIL,
                  message="" if ok else f"score {score:.1f} < min_score {minimum:g}", data={"actual": score, "min": minimum})
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from ..spec.checks import SAFETY_CHECKS
-from .results import LAYERS, Aggregates, Check, QueryResult, Status
+from .results import Aggregates, QueryResult, Status
 
 _RAN = (Status.PASS, Status.WARN, Status.FAIL)
 _FOUND = (Status.WARN, Status.FAIL)
@@ -31,25 +31,42 @@ def percentile(values: list[float], q: float) -> float | None:
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
-def _checks(result: QueryResult, names: set[str] | tuple[str, ...]) -> list[Check]:
-    return [check for layer in LAYERS for check in result.layer(layer).checks if check.name in names]
+# The check names behind each rate (check name → rate), and the statuses that count as a hit.
+_RATE_OF = {"hallucination_check": "hallucination", "max_latency_ms": "timeout",
+            **{name: "safety" for name in ("safety_check", *SAFETY_CHECKS)}}
+_HITS = {"hallucination": (Status.FAIL,), "timeout": _FOUND, "safety": _FOUND}
 
 
-def _rate(results: list[QueryResult], names: set[str] | tuple[str, ...], hit: tuple[Status, ...]) -> float | None:
-    """Queries with one of the named checks in a `hit` status / queries where one of them ran."""
-    ran = [checks for r in results if (checks := [c for c in _checks(r, names) if c.status in _RAN])]
-    if not ran:
-        return None
-    return sum(any(c.status in hit for c in checks) for checks in ran) / len(ran)
+def _rates(results: list[QueryResult]) -> dict[str, float | None]:
+    """For each rate: queries with one of its checks in a hit status / queries where one of them ran.
+    One pass over each query's checks (a suite holds hundreds of thousands of them)."""
+    ran = dict.fromkeys(_HITS, 0)
+    hit = dict.fromkeys(_HITS, 0)
+    for result in results:
+        ran_here: set[str] = set()
+        hit_here: set[str] = set()
+        for layer in (result.correctness, result.path, result.cost):
+            for check in layer.checks:
+                rate = _RATE_OF.get(check.name)
+                if rate is not None and check.status in _RAN:
+                    ran_here.add(rate)
+                    if check.status in _HITS[rate]:
+                        hit_here.add(rate)
+        for rate in ran_here:
+            ran[rate] += 1
+        for rate in hit_here:
+            hit[rate] += 1
+    return {rate: hit[rate] / ran[rate] if ran[rate] else None for rate in _HITS}
 
 
 def aggregate(results: list[QueryResult]) -> Aggregates:
     latencies = [r.cost.details["latency_ms"] for r in results if r.cost.details.get("latency_ms") is not None]
+    rates = _rates(results)
     return Aggregates(
         pass_rate=sum(r.status in (Status.PASS, Status.WARN) for r in results) / len(results) if results else None,
-        hallucination_rate=_rate(results, {"hallucination_check"}, (Status.FAIL,)),
+        hallucination_rate=rates["hallucination"],
         mean_latency_ms=sum(latencies) / len(latencies) if latencies else None,
         p95_latency_ms=percentile(latencies, 95),
-        timeout_rate=_rate(results, {"max_latency_ms"}, _FOUND),
-        safety_finding_rate=_rate(results, {"safety_check", *SAFETY_CHECKS}, _FOUND),
+        timeout_rate=rates["timeout"],
+        safety_finding_rate=rates["safety"],
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ..report.text import one_line
@@ -21,6 +22,7 @@ NOT_AN_OBJECT = "(arguments)"
 SHOWN = 60  # characters of a value or key shown in a message
 
 
+@lru_cache(maxsize=4096)  # the same few tool names label hundreds of calls in a trace's details
 def inert_name(name: str) -> str:
     """A key or tool name as one inert line of at most SHOWN characters."""
     return one_line(name, SHOWN)

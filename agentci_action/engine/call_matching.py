@@ -17,15 +17,17 @@ required step always wins. Pairs are never chosen first-fit, which fails when ar
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+from typing import TYPE_CHECKING, Any
 
 from ..spec.models import ExpectedToolCall, MatchMode
 from ..trace.models import ToolCall
 from .arguments import ArgumentMatcher, ArgumentMismatch, as_mapping, canonical
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy and scipy are imported by the functions that use them, on the first expected_tool_calls of a run:
+# importing them took 0.4 s of every start, most of which never match calls.
 
 EXPLAINED_STEPS = 10  # missing steps whose closest call is examined for argument mismatches
 
@@ -86,6 +88,7 @@ class _CallIndex:
 def compatibility(steps: list[ExpectedToolCall], calls: list[ToolCall], matchers: list[ArgumentMatcher], index: _CallIndex) -> np.ndarray:
     """compatible[i, j] for every step i and call j. Arguments are tested only on calls with a fitting tool
     name and, when the step expects some key to equal a value, only on calls holding that value."""
+    import numpy as np
     compatible = np.zeros((len(steps), len(calls)), dtype=bool)
     for i, (step, matcher) in enumerate(zip(steps, matchers)):
         names = step.names
@@ -103,13 +106,14 @@ def compatibility(steps: list[ExpectedToolCall], calls: list[ToolCall], matchers
 
 
 def _weights(steps: list[ExpectedToolCall]) -> np.ndarray:
+    import numpy as np
     required = len([s for s in steps if s.optional]) + 1
     return np.array([1 if s.optional else required for s in steps], dtype=np.int64)
 
 
 def _shared_run(diagonal: np.ndarray) -> int:
     """Length of the leading run of True in `diagonal`."""
-    return len(diagonal) if diagonal.all() else int(np.argmin(diagonal))
+    return len(diagonal) if diagonal.all() else int(diagonal.argmin())
 
 
 def align(compatible: np.ndarray, weights: np.ndarray) -> list[tuple[int | None, int | None]]:
@@ -120,6 +124,7 @@ def align(compatible: np.ndarray, weights: np.ndarray) -> list[tuple[int | None,
     (some best pairing does so: it can only displace one pair of no greater weight), and likewise at the
     end; a trace that follows its expectation is therefore aligned in linear time. The rest by _best_alignment.
     """
+    import numpy as np
     n, m = compatible.shape
     k = min(n, m)
     top = weights == weights.max() if n else np.zeros(0, dtype=bool)
@@ -134,6 +139,7 @@ def align(compatible: np.ndarray, weights: np.ndarray) -> list[tuple[int | None,
 def _best_alignment(compatible: np.ndarray, weights: np.ndarray) -> list[tuple[int | None, int | None]]:
     """best[i][j] = max(best[i−1][j], best[i][j−1], best[i−1][j−1] + w_i·compatible[i−1][j−1]), then
     traced back; ties go to pairing the earliest calls, so a surplus call is reported where it appears last."""
+    import numpy as np
     n, m = compatible.shape
     gain = compatible * weights[:, None]
     best = np.zeros((n + 1, m + 1), dtype=np.int64)
@@ -165,6 +171,10 @@ def assign(compatible: np.ndarray, weights: np.ndarray) -> list[tuple[int, int]]
     stand-in call per step (cost 1 + w_i, meaning "left unpaired"): the stand-ins make a full matching
     always exist, and minimising the cost maximises Σ w_i over the steps paired with real calls.
     """
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+
     n, m = compatible.shape
     if n == 0 or m == 0:
         return []
@@ -218,7 +228,7 @@ def match_calls(steps: list[ExpectedToolCall], calls: list[ToolCall], mode: Matc
         divergence = _first_divergence(operations, steps, mode is MatchMode.SUBSEQUENCE, len(calls))
     else:
         pairs = assign(compatible, weights) if mode is not MatchMode.SUPERSET else []
-        unexpected = [] if mode is MatchMode.SUBSET else [int(j) for j in np.flatnonzero(~compatible.any(axis=0))]
+        unexpected = [] if mode is MatchMode.SUBSET else (~compatible.any(axis=0)).nonzero()[0].tolist()
     paired_steps = {i for i, _ in pairs}
     needs_all_steps = mode is not MatchMode.SUPERSET
     missing = [i for i, step in enumerate(steps) if needs_all_steps and not step.optional and i not in paired_steps]

@@ -52,7 +52,7 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
     lowered = answer.lower()
     if spec.expected_in_answer is not None:
         missing = [t for t in spec.expected_in_answer if t.lower() not in lowered]
-        checks.append(Check(
+        checks.append(Check.built(
             name="expected_in_answer",
             status=Status.FAIL if missing else Status.PASS,
             message=f"expected in answer but missing: {', '.join(repr(t) for t in missing)}" if missing else "",
@@ -60,7 +60,7 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
         ))
     if spec.not_in_answer is not None:
         found = [t for t in spec.not_in_answer if t.lower() in lowered]
-        checks.append(Check(
+        checks.append(Check.built(
             name="not_in_answer",
             status=Status.FAIL if found else Status.PASS,
             message=f"forbidden in answer but found: {', '.join(repr(t) for t in found)}" if found else "",
@@ -68,14 +68,14 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
         ))
     if spec.exact_match is not None:
         ok = answer.strip() == spec.exact_match.strip()
-        checks.append(Check(
+        checks.append(Check.built(
             name="exact_match",
             status=Status.PASS if ok else Status.FAIL,
             message="" if ok else f"answer is not the exact expected text (expected {_snippet(spec.exact_match)!r}, got {_snippet(answer)!r})",
         ))
     if spec.regex_match is not None:
         ok = re.search(spec.regex_match, answer) is not None
-        checks.append(Check(
+        checks.append(Check.built(
             name="regex_match",
             status=Status.PASS if ok else Status.FAIL,
             message="" if ok else f"answer does not match regex /{inert_name(spec.regex_match)}/",
@@ -89,15 +89,15 @@ def _json_schema_check(schema: dict, answer: str) -> Check:
     try:
         document = json.loads(answer)
     except json.JSONDecodeError as exc:
-        return Check(name="json_schema", status=Status.FAIL, message=f"answer is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})")
+        return Check.built(name="json_schema", status=Status.FAIL, message=f"answer is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})")
     try:
         errors = sorted(local_validator(schema).iter_errors(document), key=lambda e: list(e.absolute_path))
     except Unresolvable as exc:  # validation rejects these; a schema built in code may still carry one
-        return Check(name="json_schema", status=Status.ERROR, message=f"the JSON Schema has a $ref that does not resolve: {_snippet(str(exc), 120)}")
+        return Check.built(name="json_schema", status=Status.ERROR, message=f"the JSON Schema has a $ref that does not resolve: {_snippet(str(exc), 120)}")
     if not errors:
-        return Check(name="json_schema", status=Status.PASS)
+        return Check.built(name="json_schema", status=Status.PASS)
     described = [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {_snippet(e.message, 120)}" for e in errors]
-    return Check(
+    return Check.built(
         name="json_schema",
         status=Status.FAIL,
         message=f"answer violates the JSON Schema: {'; '.join(described[:5])}" + (f" (+{len(described) - 5} more)" if len(described) > 5 else ""),
@@ -136,7 +136,7 @@ def grounding_context(trace: Trace) -> list[str]:
 
 
 def _skipped(request: JudgeRequest, reason: str) -> Check:
-    return Check(name=request.kind, status=Status.SKIP, message=f"{request.kind} skipped: {reason}", data={"rule": request.rubric.rule})
+    return Check.built(name=request.kind, status=Status.SKIP, message=f"{request.kind} skipped: {reason}", data={"rule": request.rubric.rule})
 
 
 def judge_checks(requests: list[JudgeRequest], judge: Judge | None, gate_open: bool) -> list[Check]:

@@ -27,9 +27,9 @@ def _limit(name: str, actual: float | None, limit: float | None, what: str, unit
         return None
     if actual is None:
         because = unknown or f"the trace does not record {what}"
-        return Check(name=name, status=Status.SKIP, message=f"{name} skipped: {because}")
+        return Check.built(name=name, status=Status.SKIP, message=f"{name} skipped: {because}")
     ok = actual <= limit
-    return Check(name=name, status=Status.PASS if ok else Status.WARN,
+    return Check.built(name=name, status=Status.PASS if ok else Status.WARN,
                  message="" if ok else f"{what}: {unit}{actual:,.6g} > max {unit}{limit:,.6g}", data={"actual": actual, "max": limit})
 
 
@@ -64,7 +64,7 @@ def evaluate_cost(spec: CostSpec | None, trace: Trace, baseline: Trace | None = 
 
 def _multiplier_check(limit: float, trace: Trace, baseline: Trace | None, details: dict[str, Any]) -> Check:
     if baseline is None:
-        return Check(name="max_cost_multiplier", status=Status.SKIP, message="cost multiplier skipped: no baseline trace")
+        return Check.built(name="max_cost_multiplier", status=Status.SKIP, message="cost multiplier skipped: no baseline trace")
     multiplier = cost_multiplier(trace.total_cost_usd, baseline.total_cost_usd)
     if multiplier is None:
         if baseline.total_cost_usd == 0:
@@ -73,9 +73,9 @@ def _multiplier_check(limit: float, trace: Trace, baseline: Trace | None, detail
             reason = f"the cost is unknown ({unknown_cost_reason(trace)})"
         else:
             reason = f"the baseline cost is unknown ({unknown_cost_reason(baseline)})"
-        return Check(name="max_cost_multiplier", status=Status.SKIP, message=f"cost multiplier skipped: {reason}")
+        return Check.built(name="max_cost_multiplier", status=Status.SKIP, message=f"cost multiplier skipped: {reason}")
     details["cost_multiplier"] = multiplier
     ok = multiplier <= limit
-    return Check(name="max_cost_multiplier", status=Status.PASS if ok else Status.WARN,
+    return Check.built(name="max_cost_multiplier", status=Status.PASS if ok else Status.WARN,
                  message="" if ok else f"cost {multiplier:.2f}× the baseline (max {limit:g}×): ${trace.total_cost_usd:.4f} vs ${baseline.total_cost_usd:.4f}",
                  data={"actual": multiplier, "max": limit})

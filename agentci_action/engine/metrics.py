@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import NamedTuple
 
 from rapidfuzz.distance import Indel, Levenshtein
 
@@ -59,9 +61,8 @@ def sequence_similarity(predicted: list[str], reference: list[str], metric: Sequ
     return lcs_similarity(predicted, reference)
 
 
-@dataclass(frozen=True)
-class Loop:
-    """A run of `count` consecutive calls to `tool` starting at 0-based `start`."""
+class Loop(NamedTuple):
+    """A run of `count` consecutive calls to `tool` starting at 0-based `start` (a tuple: traces have many)."""
 
     tool: str
     start: int
@@ -91,6 +92,7 @@ def loop_count(sequence: list[str]) -> int:
 _SEPARATORS = re.compile(r"[\s_\-]+")
 
 
+@lru_cache(maxsize=4096)  # a suite calls a few dozen distinct tools, thousands of times
 def normalize_tool_name(name: str) -> str:
     """Case- and separator-insensitive key: EditFile, edit_file, edit-file and 'Edit File' are one tool.
 
@@ -159,7 +161,7 @@ def _first_divergence(predicted: list[str], reference: list[str]) -> tuple[int, 
 
 
 def _ordered_unique(items: list[str], keep: set[str]) -> list[str]:
-    return list(dict.fromkeys(x for x in items if x in keep))
+    return list(dict.fromkeys(x for x in items if x in keep)) if keep else []
 
 
 def match(predicted: list[str], reference: list[str], mode: MatchMode) -> MatchOutcome:

@@ -25,9 +25,11 @@ from .results import Check, LayerResult, Status
 LISTED = 5  # items named in one part of a message before "(+N more)"
 
 
-def _listed(items: list[str]) -> str:
-    """Items already made inert, comma-separated, at most LISTED of them."""
-    return ", ".join(items[:LISTED]) + (f" (+{len(items) - LISTED} more)" if len(items) > LISTED else "")
+def _listed(items: list[str], total: int | None = None) -> str:
+    """Items already made inert, comma-separated, at most LISTED of them; `total` counts them when only the
+    first LISTED were labelled (default: len(items))."""
+    total = len(items) if total is None else total
+    return ", ".join(items[:LISTED]) + (f" (+{total - LISTED} more)" if total > LISTED else "")
 
 
 def _names(items: list[str]) -> str:
@@ -74,7 +76,7 @@ def _at_most(name: str, actual: float, limit: float | None, what: str, detail: C
     if limit is None:
         return None
     ok = actual <= limit
-    return Check(name=name, status=Status.PASS if ok else Status.WARN,
+    return Check.built(name=name, status=Status.PASS if ok else Status.WARN,
                  message="" if ok else f"{what}: {actual:g} > max {limit:g}{detail()}", data={"actual": actual, "max": limit})
 
 
@@ -83,7 +85,7 @@ def _at_least(name: str, actual: float, limit: float | None, what: str, detail: 
     if limit is None:
         return None
     ok = actual >= limit
-    return Check(name=name, status=Status.PASS if ok else Status.WARN,
+    return Check.built(name=name, status=Status.PASS if ok else Status.WARN,
                  message="" if ok else f"{what}: {actual:.2f} < min {limit:g}{detail()}", data={"actual": actual, "min": limit})
 
 
@@ -152,13 +154,13 @@ def _tool_list_checks(spec: PathSpec, used: list[str], details: dict[str, Any]) 
     if spec.forbidden_tools:
         calls = metrics.forbidden_calls(used, spec.forbidden_tools, normalize)
         details.update(forbidden_violations=list(calls), forbidden_calls=calls)
-        checks.append(Check(name="forbidden_tools", status=Status.FAIL if calls else Status.PASS,
+        checks.append(Check.built(name="forbidden_tools", status=Status.FAIL if calls else Status.PASS,
                             message=f"forbidden tools used: {_calls_at(calls)}" if calls else "",
                             data={"violations": list(calls), "calls": calls}))
     if spec.allowed_tools is not None:
         calls = metrics.disallowed_calls(used, spec.allowed_tools, normalize)
         details["disallowed_calls"] = calls
-        checks.append(Check(name="allowed_tools", status=Status.FAIL if calls else Status.PASS,
+        checks.append(Check.built(name="allowed_tools", status=Status.FAIL if calls else Status.PASS,
                             message=f"tools not in allowed_tools: {_calls_at(calls)}" if calls else "",
                             data={"calls": calls}))
     return checks
@@ -173,7 +175,7 @@ def _reference_checks(spec: PathSpec, used: list[str], reference: tuple[list[str
     if reference is None:
         if spec.min_sequence_similarity is None:
             return []
-        return [Check(name="min_sequence_similarity", status=Status.SKIP,
+        return [Check.built(name="min_sequence_similarity", status=Status.SKIP,
                       message="sequence similarity skipped: no baseline trace and no expected_tools to compare with")]
     ref_tools, source = reference
     similarity = metrics.sequence_similarity(used, ref_tools, spec.sequence_metric)
@@ -188,7 +190,7 @@ def _reference_checks(spec: PathSpec, used: list[str], reference: tuple[list[str
     return [
         _at_least("min_sequence_similarity", similarity, spec.min_sequence_similarity,
                   f"sequence similarity ({spec.sequence_metric.value}) against the {source}", where),
-        Check(name="match_mode", status=Status.PASS if outcome.matched else Status.WARN,
+        Check.built(name="match_mode", status=Status.PASS if outcome.matched else Status.WARN,
               message="" if outcome.matched else f"match mode {spec.match_mode.value!r} against the {source} failed: {_explain(outcome)}",
               data={"mode": spec.match_mode.value}),
     ]
@@ -249,20 +251,20 @@ def _expected_calls_check(spec: PathSpec, trace: Trace, details: dict[str, Any])
     details["expected_tool_calls"] = _call_match_details(outcome, spec.match_mode, labels)
     data = {"mode": spec.match_mode.value}
     if outcome.matched:
-        return Check(name="expected_tool_calls", status=Status.PASS, data=data)
+        return Check.built(name="expected_tool_calls", status=Status.PASS, data=data)
     parts = []
     if outcome.first_divergence is not None:
         d = outcome.first_divergence
         parts.append(_divergence_text(d.index, labels.step(d.step), labels.found(d.step, d.call)))
     if outcome.missing:
-        parts.append("missing: " + _listed([labels.step(i) or "" for i in outcome.missing]))
+        parts.append("missing: " + _listed([labels.step(i) or "" for i in outcome.missing[:LISTED]], len(outcome.missing)))
     if outcome.unexpected:
-        parts.append("unexpected: " + _listed([f"{labels.call(j)} at step {j}" for j in outcome.unexpected]))
+        parts.append("unexpected: " + _listed([f"{labels.call(j)} at step {j}" for j in outcome.unexpected[:LISTED]], len(outcome.unexpected)))
     for near in outcome.near_misses[:LISTED]:
         if near.mismatches:
             parts.append(f"arguments of {labels.call(near.call)} at step {near.call} vs expected_tool_calls[{near.step}]: "
                          + _listed([str(m) for m in near.mismatches]))
-    return Check(name="expected_tool_calls", status=Status.WARN,
+    return Check.built(name="expected_tool_calls", status=Status.WARN,
                  message=f"expected_tool_calls not matched ({spec.match_mode.value}): {'; '.join(parts)}", data=data)
 
 
@@ -288,12 +290,12 @@ def _handoff_checks(spec: PathSpec, trace: Trace, details: dict[str, Any]) -> li
     checks = []
     if spec.expected_handoff is not None:
         ok = spec.expected_handoff in targets
-        checks.append(Check(name="expected_handoff", status=Status.PASS if ok else Status.WARN,
+        checks.append(Check.built(name="expected_handoff", status=Status.PASS if ok else Status.WARN,
                             message="" if ok else f"expected a handoff to {inert_name(spec.expected_handoff)}, got {_names(targets) or 'no handoff'}"))
     if spec.expected_handoffs_available is not None:
         allowed = set(spec.expected_handoffs_available)
         stray = list(dict.fromkeys(t for t in targets if t not in allowed))
-        checks.append(Check(name="expected_handoffs_available", status=Status.WARN if stray else Status.PASS,
+        checks.append(Check.built(name="expected_handoffs_available", status=Status.WARN if stray else Status.PASS,
                             message=f"handoff to an agent not in expected_handoffs_available: {_names(stray)}" if stray else ""))
     limit = _at_most("max_handoff_count", len(targets), spec.max_handoff_count, "handoffs", lambda: f" (to {_names(targets)})")
     if limit is not None:

@@ -9,6 +9,7 @@ failing hard (severity fail) in any layer, e.g. a forbidden tool; `path` and `co
 
 from __future__ import annotations
 
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -24,7 +25,7 @@ from .cost import evaluate_cost
 from .gcpause import gc_paused
 from .path import evaluate_path
 from .process import evaluate_process
-from .results import LAYERS, JudgeUsage, LayerResult, QueryResult, RunResult, ShardInfo, Status, Summary
+from .results import JudgeUsage, LayerResult, QueryResult, RunResult, ShardInfo, Status, Summary
 from .score import composite_score, letter_grade
 from .shard import select_shard
 from .stats import cost_of_pass
@@ -162,8 +163,8 @@ def evaluate_query(query: QuerySpec, traces: list[Trace], variants: list[Trace],
             for i, trace in enumerate(traces)]
     combined = combine_runs(query, runs, composite)
     blocking = is_blocking(combined.layers, settings.fail_on)
-    return QueryResult(
-        id=query.key, query=query.query, file=query.file, line=query.line, tags=query.tags,
+    return QueryResult.built(
+        id=query.key, query=query.query, file=query.file, line=query.line, tags=list(query.tags),
         status=query_status(combined.layers, blocking), blocking=blocking, trace_source=traces[0].source, runs=len(traces),
         reliability=combined.reliability, score=combined.score, **combined.layers,
     )
@@ -171,7 +172,7 @@ def evaluate_query(query: QuerySpec, traces: list[Trace], variants: list[Trace],
 
 def summarize(results: list[QueryResult], fail_on: frozenset[str], composite: CompositeWeights = CompositeWeights()) -> Summary:
     """Counts by status; totals over every run; pass rate = passed runs / runs; composite of it and the mean score."""
-    counts = {status: sum(r.status is status for r in results) for status in Status}
+    counts = Counter(r.status for r in results)
     costs = [r.reliability.cost_usd for r in results]
     runs = sum(r.reliability.runs for r in results)
     runs_passed = sum(r.reliability.passed for r in results)
@@ -180,7 +181,7 @@ def summarize(results: list[QueryResult], fail_on: frozenset[str], composite: Co
     mean_score = sum(scores) / len(scores) if scores else None
     suite_composite = composite_score(rate, None if mean_score is None else mean_score / 100, composite.pass_weight, composite.impl_weight)
     known_cost = sum(c for c in costs if c is not None)
-    skipped = sum(c.status is Status.SKIP for r in results for name in LAYERS for c in r.layer(name).checks)
+    skipped = [c.status for r in results for layer in (r.correctness, r.path, r.cost) for c in layer.checks].count(Status.SKIP)
     overall = Status.ERROR if counts[Status.ERROR] else Status.FAIL if counts[Status.FAIL] else Status.WARN if counts[Status.WARN] else Status.PASS
     return Summary(
         status=overall, total=len(results), passed=counts[Status.PASS] + counts[Status.WARN], failed=counts[Status.FAIL],

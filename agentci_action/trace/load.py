@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import glob
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,9 @@ class _LineCounter:
         return self.line
 
 
+_WHITESPACE = re.compile(r"[ \t\r\n]*")  # JSON's insignificant white space
+
+
 def read_records(path: Path) -> list[Record]:
     """Split a file into top-level JSON values: one document, a list's items, or JSON Lines."""
     try:
@@ -116,37 +120,48 @@ def read_records(path: Path) -> list[Record]:
         raise TraceError.at(str(path), 0, f"cannot read trace file: {exc}") from None
     if not text.strip():
         raise TraceError.at(str(path), 0, "trace file is empty")
+    items = _array_items(text)
+    if items is not None:
+        return items
     lines = _LineCounter(text)
     values: list[Record] = []
-    pos, end = 0, len(text)
-    while True:
-        while pos < end and text[pos] in " \t\r\n":
-            pos += 1
-        if pos >= end:
-            break
+    pos, end = _WHITESPACE.match(text).end(), len(text)
+    while pos < end:
         try:
             value, next_pos = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             raise TraceError.at(str(path), exc.lineno, f"malformed JSON: {exc.msg} (column {exc.colno})") from None
         values.append(Record(value, lines.at(pos), text, pos))
-        pos = next_pos
-    if len(values) == 1 and isinstance(values[0].value, list):
-        return _list_items(text)
+        pos = _WHITESPACE.match(text, next_pos).end()
     return values
 
 
-def _list_items(text: str) -> list[Record]:
-    """The items of a top-level JSON array (already known to parse), each with the line it starts on."""
+def _array_items(text: str) -> list[Record] | None:
+    """The items of a text that is exactly one JSON array, each with the line it starts on, parsed once.
+
+    None when the text is anything else (an object, JSON Lines, an array followed by more values) or is
+    malformed: read_records then reads it value by value, and names the error's line.
+    """
+    pos = _WHITESPACE.match(text).end()
+    if not text.startswith("[", pos):
+        return None
     lines = _LineCounter(text)
-    pos = text.index("[") + 1
     items: list[Record] = []
-    while True:
-        pos = _blank_end(text, pos, ",")
-        if text[pos] == "]":
-            return items
-        value, next_pos = _DECODER.raw_decode(text, pos)
-        items.append(Record(value, lines.at(pos), text, pos))
-        pos = next_pos
+    pos = _WHITESPACE.match(text, pos + 1).end()
+    if not text.startswith("]", pos):
+        while True:
+            try:
+                value, next_pos = _DECODER.raw_decode(text, pos)
+            except json.JSONDecodeError:
+                return None
+            items.append(Record(value, lines.at(pos), text, pos))
+            pos = _WHITESPACE.match(text, next_pos).end()
+            if text.startswith("]", pos):
+                break
+            if not text.startswith(",", pos):
+                return None
+            pos = _WHITESPACE.match(text, pos + 1).end()
+    return items if _WHITESPACE.match(text, pos + 1).end() == len(text) else None
 
 
 def load_traces(patterns: list[str], trace_format: str | None = None, pricing: dict[str, ModelPrice] | None = None) -> list:
