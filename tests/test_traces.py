@@ -107,7 +107,7 @@ def test_a_list_file_is_parsed_once_and_malformed_lists_name_their_line(write, m
             decoded.append(value)
             return value, end
 
-    monkeypatch.setattr(load.json, "JSONDecoder", Counting)
+    monkeypatch.setattr(load, "_DECODER", Counting())
     path = write("list.json", ' [ {"id": "a"} ,\n\n  {"id": "b"}\n]\n')
     assert [(r.value["id"], r.line) for r in load.read_records(path)] == [("a", 1), ("b", 3)]
     assert decoded == [{"id": "a"}, {"id": "b"}]  # each item once, never the whole list again
