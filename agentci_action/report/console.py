@@ -111,8 +111,9 @@ def render(run: RunResult) -> str:
     if run.results:
         lines.append(render_aggregates(run))
     lines.append(render_total(run))
-    if run.unverified():
-        lines.append(one_line(unverified_note(run.unverified()), 1500))
+    note = unverified_note(run.unverified())
+    if note:
+        lines.append(one_line(note, 1500))
     judge = render_judge(run)
     if judge:
         lines.append(judge)

@@ -82,8 +82,9 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
     figures = aggregates.phrases(s.aggregates)
     suite = f"\nSuite: {' · '.join(figures)}\n" if figures else ""
     unverified = run.unverified()
-    if unverified and s.status in (Status.PASS, Status.WARN):
-        verdict += f", {sum(unverified.values())} {_plural(sum(unverified.values()), 'check', 'checks')} not verified"
+    skipped_count = sum(unverified.values())
+    if skipped_count and s.status in (Status.PASS, Status.WARN):
+        verdict += f", {skipped_count} {_plural(skipped_count, 'check', 'checks')} not verified"
     skipped = f"\n{ICONS[Status.SKIP]} {inline(unverified_note(unverified), 1500)}\n" if unverified else ""
     return (f"## {ICONS[s.status]} {inline(title, 100)}: {verdict}\n\nAgent **{inline(run.agent, 100)}** · {counts}\n"
             f"{skipped}{suite}")
