@@ -51,11 +51,12 @@ def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
         series["judge_score"] = [_mean(judge_scores(run.layers["correctness"])) for run in runs]
         series["score"] = [s.value for s in scores]
         metrics = {name: found for name, values in series.items() if (found := stats.statistics([v for v in values if v is not None]))}
-    return Reliability(
+    return Reliability.built(
         runs=n, passed=passed, pass_rate=stats.pass_rate(passed, n),
         pass_at_k=stats.pass_at_k(n, passed, n), pass_hat_k=stats.pass_hat_k(n, passed, n),
         pass_rate_ci95=stats.wilson_interval(passed, n), flaky=stats.is_flaky(passed, n),
-        cost_usd=known_cost, total_tokens=sum(run.layers["cost"].details.get("total_tokens") or 0 for run in runs),
+        cost_usd=None if known_cost is None else float(known_cost),
+        total_tokens=sum(run.layers["cost"].details.get("total_tokens") or 0 for run in runs),
         cost_of_pass_usd=None if known_cost is None else stats.cost_of_pass(costs, passed),
         run_statuses=[run.status for run in runs], metrics=metrics,
     )
@@ -70,7 +71,7 @@ def score_result(scores: list[RunScore], pass_rate: float, weights: CompositeWei
     """Means of the runs' scores and dimensions; composite of the pass rate and mean score / 100; its grade."""
     value = _mean([s.value for s in scores])
     composite = composite_score(pass_rate, None if value is None else value / 100, weights.pass_weight, weights.impl_weight)
-    return ScoreResult(
+    return ScoreResult.built(
         value=value, tool_accuracy=_mean([s.tool_accuracy for s in scores]),
         output_quality=_mean([s.output_quality for s in scores]),
         sequence_correctness=_mean([s.sequence_correctness for s in scores]),

@@ -100,7 +100,8 @@ def evaluate_path(spec: PathSpec | None, trace: Trace, variants: list[Trace] | N
     used = trace.tool_names
     variants = variants or []
     loops = metrics.find_loops(used)
-    details: dict[str, Any] = {"tool_calls": len(used), "tools_used": list(dict.fromkeys(used)),
+    tools_used = list(dict.fromkeys(used))  # distinct tools, in order of first use
+    details: dict[str, Any] = {"tool_calls": len(used), "tools_used": tools_used,
                                "loops_detected": sum(loop.repeats for loop in loops),
                                "loops": [{"tool": lp.tool, "start": lp.start, "count": lp.count} for lp in loops]}
     chosen = None
@@ -121,11 +122,11 @@ def evaluate_path(spec: PathSpec | None, trace: Trace, variants: list[Trace] | N
                            lambda: f" ({', '.join(f'{inert_name(tool)} ×{n}' for tool, n in Counter(used).most_common(LISTED))})"))
 
     if spec.expected_tools is not None:
-        expected, used_set = set(spec.expected_tools), set(used)
+        expected, used_set = set(spec.expected_tools), set(tools_used)
         recall = metrics.tool_recall(expected, used_set)
         precision = metrics.tool_precision(expected, used_set)
         missing = [t for t in dict.fromkeys(spec.expected_tools) if t not in used_set]
-        extra = [t for t in dict.fromkeys(used) if t not in expected]
+        extra = [t for t in tools_used if t not in expected]
         details.update(tool_recall=recall, tool_precision=precision, tool_f1=metrics.tool_f1(precision, recall),
                        missing_tools=missing, unexpected_tools=extra)
         checks.append(_at_least("min_tool_recall", recall, spec.min_tool_recall, "tool recall",

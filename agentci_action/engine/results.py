@@ -29,19 +29,35 @@ def worst(statuses: list[Status], default: Status = Status.SKIP) -> Status:
 
 
 _set = object.__setattr__
+_ALL_FIELDS: dict[type[BaseModel], set[str]] = {}
 
 
 def _built(cls: type[BaseModel], values: dict[str, Any]) -> Any:
     """An instance of `cls` holding `values` (every field, each already of its type) without validation:
     what pydantic's model_construct does, minus its per-field loop, for models without aliases, extra keys,
     private attributes or post-init. The engine builds tens of results per trace; validating data it made
-    itself took a tenth of evaluation, and model_construct is slower still (pydantic 2.14)."""
+    itself took a tenth of evaluation, and model_construct is slower still (pydantic 2.14).
+    Every field is set, so the instances of a class share one fields-set (pydantic copies it on model_copy
+    and only ever adds field names to it, which it already holds)."""
     model = cls.__new__(cls)
     _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", set(values))
+    fields_set = _ALL_FIELDS.get(cls)
+    if fields_set is None:
+        fields_set = _ALL_FIELDS[cls] = set(cls.model_fields)
+    _set(model, "__pydantic_fields_set__", fields_set)
     _set(model, "__pydantic_extra__", None)
     _set(model, "__pydantic_private__", None)
     return model
+
+
+class _EngineMade(BaseModel):
+    """A result model the engine fills from values it computed, each already of its field's type."""
+
+    @classmethod
+    def built(cls, **fields: Any) -> Any:
+        """cls(...) for fields the engine made and knows valid (every field given, each of its type), unvalidated.
+        Fields are kept in declaration order, the order they are written in."""
+        return _built(cls, {name: fields[name] for name in cls.model_fields})
 
 
 class Check(BaseModel):
@@ -94,7 +110,7 @@ class MetricStats(BaseModel):
 _INFINITY_AS_STRING = ConfigDict(ser_json_inf_nan="strings")
 
 
-class Reliability(BaseModel):
+class Reliability(_EngineMade):
     """A query over its k repeated runs. A run passes when neither correctness nor the path (forbidden tools) failed."""
 
     model_config = _INFINITY_AS_STRING
@@ -133,7 +149,7 @@ RUN_FIGURES = {
 }
 
 
-class ScoreResult(BaseModel):
+class ScoreResult(_EngineMade):
     """Weighted score (0-100, mean over runs), its dimensions (means, [0, 1]), composite score and grade."""
 
     value: float | None = Field(None, description="100·Σwᵢsᵢ/Σwᵢ over measured dimensions; 0 on a forbidden tool.")
@@ -146,7 +162,7 @@ class ScoreResult(BaseModel):
     reason: str = ""
 
 
-class QueryResult(BaseModel):
+class QueryResult(_EngineMade):
     id: str
     query: str
     file: str
@@ -161,12 +177,6 @@ class QueryResult(BaseModel):
     runs: int = 1
     reliability: Reliability
     score: ScoreResult
-
-    @classmethod
-    def built(cls, **fields: Any) -> "QueryResult":
-        """QueryResult(...) for fields the engine made and knows valid (every field given, each of its type), unvalidated.
-        Fields are kept in declaration order, the order they are written in."""
-        return _built(cls, {name: fields[name] for name in cls.model_fields})
 
     def layer(self, name: str) -> LayerResult:
         return getattr(self, name)
