@@ -17,6 +17,7 @@ from .results import LAYERS, RUN_FIGURES, Check, LayerResult, Reliability, Score
 from .score import RunScore, composite_score, judge_scores, letter_grade, run_score
 
 HARD = (Status.FAIL, Status.ERROR)
+_DEFAULT_WEIGHTS = ScoreWeights()  # read only
 
 @dataclass(frozen=True)
 class Run:
@@ -42,7 +43,8 @@ class Combined:
 def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
     """Pass rate, pass@k, pass^k (k = runs), Wilson 95% interval, flakiness, cost of pass and every metric's statistics."""
     n = len(runs)
-    passed = sum(run.status is Status.PASS for run in runs)
+    statuses = [run.status for run in runs]
+    passed = statuses.count(Status.PASS)
     costs = [run.layers["cost"].details.get("cost_usd") for run in runs]
     known_cost = None if None in costs else sum(costs)
     metrics = {}
@@ -58,7 +60,7 @@ def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
         cost_usd=None if known_cost is None else float(known_cost),
         total_tokens=sum(run.layers["cost"].details.get("total_tokens") or 0 for run in runs),
         cost_of_pass_usd=None if known_cost is None else stats.cost_of_pass(costs, passed),
-        run_statuses=[run.status for run in runs], metrics=metrics,
+        run_statuses=statuses, metrics=metrics,
     )
 
 
@@ -136,7 +138,7 @@ def _correctness(query: QuerySpec, runs: list[Run], score: float | None) -> Laye
 
 def combine_runs(query: QuerySpec, runs: list[Run], composite: CompositeWeights = CompositeWeights()) -> Combined:
     """The query's layers, reliability and score over its runs (see the module docstring)."""
-    weights = query.weights or ScoreWeights()
+    weights = query.weights or _DEFAULT_WEIGHTS
     scores = [run_score(run.layers["correctness"], run.layers["path"], weights) for run in runs]
     rel = reliability(runs, scores)
     score = score_result(scores, rel.pass_rate, composite)

@@ -179,10 +179,11 @@ def _reference_checks(spec: PathSpec, used: list[str], reference: tuple[list[str
         return [Check.built(name="min_sequence_similarity", status=Status.SKIP,
                       message="sequence similarity skipped: no baseline trace and no expected_tools to compare with")]
     ref_tools, source = reference
+    mode, metric = spec.match_mode.value, spec.sequence_metric.value
     similarity = metrics.sequence_similarity(used, ref_tools, spec.sequence_metric)
     outcome = metrics.match(used, ref_tools, spec.match_mode)
-    details.update(reference=source, sequence_metric=spec.sequence_metric.value, sequence_similarity=similarity,
-                   match_mode={"mode": spec.match_mode.value, "matched": outcome.matched, "missing": outcome.missing,
+    details.update(reference=source, sequence_metric=metric, sequence_similarity=similarity,
+                   match_mode={"mode": mode, "matched": outcome.matched, "missing": outcome.missing,
                                "unexpected": outcome.unexpected, "first_divergence": _divergence_dict(outcome.first_divergence)})
 
     def where() -> str:
@@ -190,10 +191,10 @@ def _reference_checks(spec: PathSpec, used: list[str], reference: tuple[list[str
         return f" ({_divergence_text(*_inert_divergence(divergence))})" if divergence else ""
     return [
         _at_least("min_sequence_similarity", similarity, spec.min_sequence_similarity,
-                  f"sequence similarity ({spec.sequence_metric.value}) against the {source}", where),
+                  f"sequence similarity ({metric}) against the {source}", where),
         Check.built(name="match_mode", status=Status.PASS if outcome.matched else Status.WARN,
-              message="" if outcome.matched else f"match mode {spec.match_mode.value!r} against the {source} failed: {_explain(outcome)}",
-              data={"mode": spec.match_mode.value}),
+              message="" if outcome.matched else f"match mode {mode!r} against the {source} failed: {_explain(outcome)}",
+              data={"mode": mode}),
     ]
 
 
