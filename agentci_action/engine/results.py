@@ -33,10 +33,9 @@ _FIELDS: dict[type[BaseModel], tuple[tuple[str, ...], set[str]]] = {}
 
 
 def _fields(cls: type[BaseModel]) -> tuple[tuple[str, ...], set[str]]:
-    """The field names of `cls` in declaration order, and as the one fields-set its built instances share."""
-    found = _FIELDS.get(cls)
-    if found is None:
-        found = _FIELDS[cls] = (tuple(cls.model_fields), set(cls.model_fields))
+    """The field names of `cls` in declaration order, and as the one fields-set its built instances share
+    (callers read _FIELDS first: this runs once per class)."""
+    found = _FIELDS[cls] = (tuple(cls.model_fields), set(cls.model_fields))
     return found
 
 
@@ -49,7 +48,7 @@ def _built(cls: type[BaseModel], values: dict[str, Any]) -> Any:
     and only ever adds field names to it, which it already holds)."""
     model = cls.__new__(cls)
     _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", _fields(cls)[1])
+    _set(model, "__pydantic_fields_set__", (_FIELDS.get(cls) or _fields(cls))[1])
     _set(model, "__pydantic_extra__", None)
     _set(model, "__pydantic_private__", None)
     return model
@@ -62,7 +61,7 @@ class _EngineMade(BaseModel):
     def built(cls, **fields: Any) -> Any:
         """cls(...) for fields the engine made and knows valid (every field given, each of its type), unvalidated.
         Fields are kept in declaration order, the order they are written in."""
-        return _built(cls, {name: fields[name] for name in _fields(cls)[0]})
+        return _built(cls, {name: fields[name] for name in (_FIELDS.get(cls) or _fields(cls))[0]})
 
 
 class Check(BaseModel):
