@@ -80,6 +80,7 @@ class Check(BaseModel):
 
 # Layer status from the statuses of its checks: the first of these present (see LayerResult.from_checks).
 _LAYER_STATUS_ORDER = (Status.ERROR, Status.FAIL, Status.WARN, Status.PASS)
+_PASS = Status.PASS  # a module global: reading an Enum member off its class is slow, and this runs per check
 
 
 class LayerResult(BaseModel):
@@ -93,8 +94,12 @@ class LayerResult(BaseModel):
         """Status = worst check status, pass when the rest are skipped (skip when there are none or all are);
         messages = every non-pass check's message. `checks` (Check instances) and `details` become the layer's own."""
         present = {c.status for c in checks}
-        status = next((s for s in _LAYER_STATUS_ORDER if s in present), Status.SKIP)
-        messages = [c.message for c in checks if c.status is not Status.PASS and c.message]
+        for status in _LAYER_STATUS_ORDER:
+            if status in present:
+                break
+        else:
+            status = Status.SKIP
+        messages = [c.message for c in checks if c.message and c.status is not _PASS]  # most checks pass, without a message
         return _built(cls, {"status": status, "details": {} if details is None else details, "messages": messages, "checks": checks})
 
 
