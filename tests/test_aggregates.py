@@ -3,7 +3,7 @@
 import pytest
 
 from agentci_action.diff import suite_deltas
-from agentci_action.engine.aggregates import aggregate, percentile
+from agentci_action.engine.aggregates import aggregate, check_tally, percentile
 from agentci_action.engine.results import Aggregates, Check, LayerResult, QueryResult, Status
 from results_builder import query
 
@@ -39,6 +39,16 @@ def test_aggregates_by_hand():
         timeout_rate=1 / 2,           # over budget once of the two queries with a budget
         safety_finding_rate=1 / 3,    # the WARN on no_pii_leakage, out of three queries with a safety check
     ))
+
+
+def test_one_pass_over_the_checks_counts_every_layers_skips_alongside_the_rates():
+    H, L = "hallucination_check", "max_latency_ms"
+    results = [result(Status.PASS, [(H, Status.SKIP), ("regex_match", Status.SKIP)], [(L, Status.SKIP)]),
+               result(Status.FAIL, [(H, Status.FAIL)], [(L, Status.PASS), ("max_llm_calls", Status.SKIP)])]
+    tally = check_tally(results)
+    assert tally.skipped == 4
+    assert tally.rates == {"hallucination": 1.0, "timeout": 0.0, "safety": None}
+    assert aggregate(results, tally) == aggregate(results)
 
 
 def test_without_figures_the_aggregates_are_none():

@@ -279,3 +279,30 @@ def test_every_runs_checks_stay_in_the_layer_so_judge_usage_and_skips_count_for_
     layer = run.results[0].correctness
     assert [c.name for c in layer.checks] == ["min_pass_rate", "expected_in_answer", "llm_judge", "expected_in_answer", "llm_judge"]
     assert layer.status is Status.PASS and run.summary.skipped_checks == 2
+
+
+@pytest.mark.parametrize("run_count", [1, 3])
+def test_reliability_and_score_are_built_with_their_field_types_as_validation_would_give(run_count):
+    """The engine builds Reliability and ScoreResult unvalidated: what it writes must equal the validated model's
+    JSON, even for an integer cost (a priced trace with no LLM calls totals 0, an int)."""
+    from agentci_action.engine.aggregate import Run, combine_runs
+    from agentci_action.engine.results import LayerResult, Reliability, ScoreResult
+    from agentci_action.spec.models import QuerySpec
+
+    query = QuerySpec.model_validate({"id": "q", "query": "q?", "path": {"expected_tools": ["search"]}})
+    layers = {"correctness": LayerResult(status=Status.PASS), "path": LayerResult(status=Status.PASS, details={"tool_recall": 1}),
+              "cost": LayerResult(status=Status.PASS, details={"cost_usd": 0, "total_tokens": 12})}
+    combined = combine_runs(query, [Run(i, layers) for i in range(run_count)])
+    for model, built in ((Reliability, combined.reliability), (ScoreResult, combined.score)):
+        assert built.model_dump_json() == model.model_validate(built.model_dump()).model_dump_json()
+    assert combined.reliability.model_dump() == Reliability.model_validate(combined.reliability.model_dump()).model_dump()
+    assert isinstance(combined.reliability.cost_usd, float) and '"cost_usd":0.0' in combined.reliability.model_dump_json()
+
+
+def test_built_results_share_a_fields_set_that_model_copy_does_not_leak_into():
+    from agentci_action.engine.results import Check
+
+    first, second = Check.built("a", Status.PASS), Check.built("b", Status.WARN, "m")
+    copied = first.model_copy(update={"message": "changed"})
+    assert first.model_fields_set == second.model_fields_set == copied.model_fields_set == {"name", "status", "message", "data"}
+    assert first.model_dump(exclude_unset=True) == {"name": "a", "status": Status.PASS, "message": "", "data": {}}

@@ -17,6 +17,7 @@ from .results import LAYERS, RUN_FIGURES, Check, LayerResult, Reliability, Score
 from .score import RunScore, composite_score, judge_scores, letter_grade, run_score
 
 HARD = (Status.FAIL, Status.ERROR)
+_DEFAULT_WEIGHTS = ScoreWeights()  # read only
 
 @dataclass(frozen=True)
 class Run:
@@ -42,7 +43,8 @@ class Combined:
 def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
     """Pass rate, pass@k, pass^k (k = runs), Wilson 95% interval, flakiness, cost of pass and every metric's statistics."""
     n = len(runs)
-    passed = sum(run.status is Status.PASS for run in runs)
+    statuses = [run.status for run in runs]
+    passed = statuses.count(Status.PASS)
     costs = [run.layers["cost"].details.get("cost_usd") for run in runs]
     known_cost = None if None in costs else sum(costs)
     metrics = {}
@@ -51,13 +53,14 @@ def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
         series["judge_score"] = [_mean(judge_scores(run.layers["correctness"])) for run in runs]
         series["score"] = [s.value for s in scores]
         metrics = {name: found for name, values in series.items() if (found := stats.statistics([v for v in values if v is not None]))}
-    return Reliability(
+    return Reliability.built(
         runs=n, passed=passed, pass_rate=stats.pass_rate(passed, n),
         pass_at_k=stats.pass_at_k(n, passed, n), pass_hat_k=stats.pass_hat_k(n, passed, n),
         pass_rate_ci95=stats.wilson_interval(passed, n), flaky=stats.is_flaky(passed, n),
-        cost_usd=known_cost, total_tokens=sum(run.layers["cost"].details.get("total_tokens") or 0 for run in runs),
+        cost_usd=None if known_cost is None else float(known_cost),
+        total_tokens=sum(run.layers["cost"].details.get("total_tokens") or 0 for run in runs),
         cost_of_pass_usd=None if known_cost is None else stats.cost_of_pass(costs, passed),
-        run_statuses=[run.status for run in runs], metrics=metrics,
+        run_statuses=statuses, metrics=metrics,
     )
 
 
@@ -70,7 +73,7 @@ def score_result(scores: list[RunScore], pass_rate: float, weights: CompositeWei
     """Means of the runs' scores and dimensions; composite of the pass rate and mean score / 100; its grade."""
     value = _mean([s.value for s in scores])
     composite = composite_score(pass_rate, None if value is None else value / 100, weights.pass_weight, weights.impl_weight)
-    return ScoreResult(
+    return ScoreResult.built(
         value=value, tool_accuracy=_mean([s.tool_accuracy for s in scores]),
         output_quality=_mean([s.output_quality for s in scores]),
         sequence_correctness=_mean([s.sequence_correctness for s in scores]),
@@ -135,7 +138,7 @@ def _correctness(query: QuerySpec, runs: list[Run], score: float | None) -> Laye
 
 def combine_runs(query: QuerySpec, runs: list[Run], composite: CompositeWeights = CompositeWeights()) -> Combined:
     """The query's layers, reliability and score over its runs (see the module docstring)."""
-    weights = query.weights or ScoreWeights()
+    weights = query.weights or _DEFAULT_WEIGHTS
     scores = [run_score(run.layers["correctness"], run.layers["path"], weights) for run in runs]
     rel = reliability(runs, scores)
     score = score_result(scores, rel.pass_rate, composite)

@@ -13,6 +13,7 @@ Each rate counts queries (a query's layer is its worst run) and is None (N/A) wh
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from ..spec.checks import SAFETY_CHECKS
 from .results import Aggregates, QueryResult, Status
@@ -37,16 +38,26 @@ _RATE_OF = {"hallucination_check": "hallucination", "max_latency_ms": "timeout",
 _HITS = {"hallucination": (Status.FAIL,), "timeout": _FOUND, "safety": _FOUND}
 
 
-def _rates(results: list[QueryResult]) -> dict[str, float | None]:
-    """For each rate: queries with one of its checks in a hit status / queries where one of them ran.
-    One pass over each query's checks (a suite holds hundreds of thousands of them)."""
+class CheckTally(NamedTuple):
+    rates: dict[str, float | None]
+    skipped: int
+
+
+def check_tally(results: list[QueryResult]) -> CheckTally:
+    """For each rate: queries with one of its checks in a hit status / queries where one of them ran; and the
+    number of skipped checks over every layer. One pass over each query's checks (a suite holds hundreds of
+    thousands of them)."""
     ran = dict.fromkeys(_HITS, 0)
     hit = dict.fromkeys(_HITS, 0)
+    skipped = 0
     for result in results:
         ran_here: set[str] = set()
         hit_here: set[str] = set()
         for layer in (result.correctness, result.path, result.cost):
             for check in layer.checks:
+                if check.status is Status.SKIP:
+                    skipped += 1
+                    continue
                 rate = _RATE_OF.get(check.name)
                 if rate is not None and check.status in _RAN:
                     ran_here.add(rate)
@@ -56,12 +67,13 @@ def _rates(results: list[QueryResult]) -> dict[str, float | None]:
             ran[rate] += 1
         for rate in hit_here:
             hit[rate] += 1
-    return {rate: hit[rate] / ran[rate] if ran[rate] else None for rate in _HITS}
+    return CheckTally({rate: hit[rate] / ran[rate] if ran[rate] else None for rate in _HITS}, skipped)
 
 
-def aggregate(results: list[QueryResult]) -> Aggregates:
+def aggregate(results: list[QueryResult], tally: CheckTally | None = None) -> Aggregates:
+    """The suite-wide figures; `tally` is check_tally(results) when the caller already has it."""
     latencies = [r.cost.details["latency_ms"] for r in results if r.cost.details.get("latency_ms") is not None]
-    rates = _rates(results)
+    rates = (tally or check_tally(results)).rates
     return Aggregates(
         pass_rate=sum(r.status in (Status.PASS, Status.WARN) for r in results) / len(results) if results else None,
         hallucination_rate=rates["hallucination"],

@@ -100,7 +100,8 @@ def evaluate_path(spec: PathSpec | None, trace: Trace, variants: list[Trace] | N
     used = trace.tool_names
     variants = variants or []
     loops = metrics.find_loops(used)
-    details: dict[str, Any] = {"tool_calls": len(used), "tools_used": list(dict.fromkeys(used)),
+    tools_used = list(dict.fromkeys(used))  # distinct tools, in order of first use
+    details: dict[str, Any] = {"tool_calls": len(used), "tools_used": tools_used,
                                "loops_detected": sum(loop.repeats for loop in loops),
                                "loops": [{"tool": lp.tool, "start": lp.start, "count": lp.count} for lp in loops]}
     chosen = None
@@ -121,11 +122,11 @@ def evaluate_path(spec: PathSpec | None, trace: Trace, variants: list[Trace] | N
                            lambda: f" ({', '.join(f'{inert_name(tool)} ×{n}' for tool, n in Counter(used).most_common(LISTED))})"))
 
     if spec.expected_tools is not None:
-        expected, used_set = set(spec.expected_tools), set(used)
+        expected, used_set = set(spec.expected_tools), set(tools_used)
         recall = metrics.tool_recall(expected, used_set)
         precision = metrics.tool_precision(expected, used_set)
         missing = [t for t in dict.fromkeys(spec.expected_tools) if t not in used_set]
-        extra = [t for t in dict.fromkeys(used) if t not in expected]
+        extra = [t for t in tools_used if t not in expected]
         details.update(tool_recall=recall, tool_precision=precision, tool_f1=metrics.tool_f1(precision, recall),
                        missing_tools=missing, unexpected_tools=extra)
         checks.append(_at_least("min_tool_recall", recall, spec.min_tool_recall, "tool recall",
@@ -178,10 +179,11 @@ def _reference_checks(spec: PathSpec, used: list[str], reference: tuple[list[str
         return [Check.built(name="min_sequence_similarity", status=Status.SKIP,
                       message="sequence similarity skipped: no baseline trace and no expected_tools to compare with")]
     ref_tools, source = reference
+    mode, metric = spec.match_mode.value, spec.sequence_metric.value
     similarity = metrics.sequence_similarity(used, ref_tools, spec.sequence_metric)
     outcome = metrics.match(used, ref_tools, spec.match_mode)
-    details.update(reference=source, sequence_metric=spec.sequence_metric.value, sequence_similarity=similarity,
-                   match_mode={"mode": spec.match_mode.value, "matched": outcome.matched, "missing": outcome.missing,
+    details.update(reference=source, sequence_metric=metric, sequence_similarity=similarity,
+                   match_mode={"mode": mode, "matched": outcome.matched, "missing": outcome.missing,
                                "unexpected": outcome.unexpected, "first_divergence": _divergence_dict(outcome.first_divergence)})
 
     def where() -> str:
@@ -189,10 +191,10 @@ def _reference_checks(spec: PathSpec, used: list[str], reference: tuple[list[str
         return f" ({_divergence_text(*_inert_divergence(divergence))})" if divergence else ""
     return [
         _at_least("min_sequence_similarity", similarity, spec.min_sequence_similarity,
-                  f"sequence similarity ({spec.sequence_metric.value}) against the {source}", where),
+                  f"sequence similarity ({metric}) against the {source}", where),
         Check.built(name="match_mode", status=Status.PASS if outcome.matched else Status.WARN,
-              message="" if outcome.matched else f"match mode {spec.match_mode.value!r} against the {source} failed: {_explain(outcome)}",
-              data={"mode": spec.match_mode.value}),
+              message="" if outcome.matched else f"match mode {mode!r} against the {source} failed: {_explain(outcome)}",
+              data={"mode": mode}),
     ]
 
 

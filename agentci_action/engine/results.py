@@ -29,19 +29,39 @@ def worst(statuses: list[Status], default: Status = Status.SKIP) -> Status:
 
 
 _set = object.__setattr__
+_FIELDS: dict[type[BaseModel], tuple[tuple[str, ...], set[str]]] = {}
+
+
+def _fields(cls: type[BaseModel]) -> tuple[tuple[str, ...], set[str]]:
+    """The field names of `cls` in declaration order, and as the one fields-set its built instances share
+    (callers read _FIELDS first: this runs once per class)."""
+    found = _FIELDS[cls] = (tuple(cls.model_fields), set(cls.model_fields))
+    return found
 
 
 def _built(cls: type[BaseModel], values: dict[str, Any]) -> Any:
     """An instance of `cls` holding `values` (every field, each already of its type) without validation:
     what pydantic's model_construct does, minus its per-field loop, for models without aliases, extra keys,
     private attributes or post-init. The engine builds tens of results per trace; validating data it made
-    itself took a tenth of evaluation, and model_construct is slower still (pydantic 2.14)."""
+    itself took a tenth of evaluation, and model_construct is slower still (pydantic 2.14).
+    Every field is set, so the instances of a class share one fields-set (pydantic copies it on model_copy
+    and only ever adds field names to it, which it already holds)."""
     model = cls.__new__(cls)
     _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", set(values))
+    _set(model, "__pydantic_fields_set__", (_FIELDS.get(cls) or _fields(cls))[1])
     _set(model, "__pydantic_extra__", None)
     _set(model, "__pydantic_private__", None)
     return model
+
+
+class _EngineMade(BaseModel):
+    """A result model the engine fills from values it computed, each already of its field's type."""
+
+    @classmethod
+    def built(cls, **fields: Any) -> Any:
+        """cls(...) for fields the engine made and knows valid (every field given, each of its type), unvalidated.
+        Fields are kept in declaration order, the order they are written in."""
+        return _built(cls, {name: fields[name] for name in (_FIELDS.get(cls) or _fields(cls))[0]})
 
 
 class Check(BaseModel):
@@ -60,6 +80,7 @@ class Check(BaseModel):
 
 # Layer status from the statuses of its checks: the first of these present (see LayerResult.from_checks).
 _LAYER_STATUS_ORDER = (Status.ERROR, Status.FAIL, Status.WARN, Status.PASS)
+_PASS = Status.PASS  # a module global: reading an Enum member off its class is slow, and this runs per check
 
 
 class LayerResult(BaseModel):
@@ -73,8 +94,12 @@ class LayerResult(BaseModel):
         """Status = worst check status, pass when the rest are skipped (skip when there are none or all are);
         messages = every non-pass check's message. `checks` (Check instances) and `details` become the layer's own."""
         present = {c.status for c in checks}
-        status = next((s for s in _LAYER_STATUS_ORDER if s in present), Status.SKIP)
-        messages = [c.message for c in checks if c.status is not Status.PASS and c.message]
+        for status in _LAYER_STATUS_ORDER:
+            if status in present:
+                break
+        else:
+            status = Status.SKIP
+        messages = [c.message for c in checks if c.message and c.status is not _PASS]  # most checks pass, without a message
         return _built(cls, {"status": status, "details": {} if details is None else details, "messages": messages, "checks": checks})
 
 
@@ -94,7 +119,7 @@ class MetricStats(BaseModel):
 _INFINITY_AS_STRING = ConfigDict(ser_json_inf_nan="strings")
 
 
-class Reliability(BaseModel):
+class Reliability(_EngineMade):
     """A query over its k repeated runs. A run passes when neither correctness nor the path (forbidden tools) failed."""
 
     model_config = _INFINITY_AS_STRING
@@ -133,7 +158,7 @@ RUN_FIGURES = {
 }
 
 
-class ScoreResult(BaseModel):
+class ScoreResult(_EngineMade):
     """Weighted score (0-100, mean over runs), its dimensions (means, [0, 1]), composite score and grade."""
 
     value: float | None = Field(None, description="100·Σwᵢsᵢ/Σwᵢ over measured dimensions; 0 on a forbidden tool.")
@@ -146,7 +171,7 @@ class ScoreResult(BaseModel):
     reason: str = ""
 
 
-class QueryResult(BaseModel):
+class QueryResult(_EngineMade):
     id: str
     query: str
     file: str
@@ -161,12 +186,6 @@ class QueryResult(BaseModel):
     runs: int = 1
     reliability: Reliability
     score: ScoreResult
-
-    @classmethod
-    def built(cls, **fields: Any) -> "QueryResult":
-        """QueryResult(...) for fields the engine made and knows valid (every field given, each of its type), unvalidated.
-        Fields are kept in declaration order, the order they are written in."""
-        return _built(cls, {name: fields[name] for name in cls.model_fields})
 
     def layer(self, name: str) -> LayerResult:
         return getattr(self, name)

@@ -17,7 +17,7 @@ from ..errors import Problem, TraceError
 from ..spec.models import AgentCISpec, CompositeWeights, QuerySpec, spec_hash
 from ..trace.models import Trace
 from .aggregate import Run, combine_runs
-from .aggregates import aggregate
+from .aggregates import aggregate, check_tally
 from .checks import evaluate_checks, mask_layers
 from .checks.answer import Embedder
 from .correctness import Judge, asks_for_judge, evaluate_correctness
@@ -181,14 +181,14 @@ def summarize(results: list[QueryResult], fail_on: frozenset[str], composite: Co
     mean_score = sum(scores) / len(scores) if scores else None
     suite_composite = composite_score(rate, None if mean_score is None else mean_score / 100, composite.pass_weight, composite.impl_weight)
     known_cost = sum(c for c in costs if c is not None)
-    skipped = [c.status for r in results for layer in (r.correctness, r.path, r.cost) for c in layer.checks].count(Status.SKIP)
+    tally = check_tally(results)
     overall = Status.ERROR if counts[Status.ERROR] else Status.FAIL if counts[Status.FAIL] else Status.WARN if counts[Status.WARN] else Status.PASS
     return Summary(
         status=overall, total=len(results), passed=counts[Status.PASS] + counts[Status.WARN], failed=counts[Status.FAIL],
-        warnings=counts[Status.WARN], errors=counts[Status.ERROR], skipped_checks=skipped,
+        warnings=counts[Status.WARN], errors=counts[Status.ERROR], skipped_checks=tally.skipped,
         cost_usd=known_cost, cost_unknown=sum(c is None for c in costs),
         total_tokens=sum(r.reliability.total_tokens for r in results), fail_on=sorted(fail_on),
-        aggregates=aggregate(results),
+        aggregates=aggregate(results, tally),
         judge=JudgeUsage.total([c for r in results for c in r.correctness.checks]),
         runs=runs, runs_passed=runs_passed, pass_rate=rate, flaky=sum(r.reliability.flaky for r in results),
         mean_score=mean_score, composite_score=suite_composite, grade=letter_grade(suite_composite),

@@ -7,6 +7,7 @@ functions turn the k outcomes and the k values of every numeric metric into the 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from itertools import groupby
 
 from .results import MetricStats
@@ -73,6 +74,7 @@ def pass_hat_k(runs: int, passed: int, k: int) -> float:
     return math.comb(passed, k) / math.comb(runs, k)
 
 
+@lru_cache(maxsize=1024)  # pure; a suite asks for the same few (passed, runs) pairs once per query
 def wilson_interval(passed: int, runs: int, z: float = Z_95) -> tuple[float, float]:
     """Wilson score interval for the pass rate p = c/n (95% by default):
 

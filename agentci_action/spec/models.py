@@ -349,13 +349,14 @@ class QuerySpec(QueryDefaults):
             raise ValueError("query must not be empty")
         return text
 
+    # The private attributes are read from their dict: pydantic's __getattr__ is slow, and they are read per query.
     @property
     def file(self) -> str:
-        return self._file
+        return self.__pydantic_private__["_file"]
 
     @property
     def line(self) -> int:
-        return self._line
+        return self.__pydantic_private__["_line"]
 
     @property
     def key(self) -> str:

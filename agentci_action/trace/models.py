@@ -71,7 +71,7 @@ class Trace(_Strict):
 
     @property
     def source(self) -> str:
-        return self._source
+        return self.__pydantic_private__["_source"]  # not self._source: pydantic's __getattr__ is slow, read per query
 
     @model_validator(mode="after")
     def _needs_a_key(self) -> "Trace":
