@@ -109,10 +109,10 @@ def evaluate(request: Evaluation) -> Outcome:
     finally:
         if judge is not None:
             judge.cache.save()
-    if judge is not None:
-        run.warnings.extend(judge.warnings())
         if cache is not None:
             cache.save()
+    if judge is not None:
+        run.warnings.extend(judge.warnings())
     return Outcome(run, diff)
 
 

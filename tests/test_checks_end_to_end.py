@@ -138,7 +138,8 @@ def test_semantic_similarity_through_the_cli_with_a_cache_file(write, write_trac
         """
         traces = [{"id": "capital", "final_answer": "Paris."}]
         keyed = hermetic_environment(OPENAI_API_KEY="sk-test-local")
-        first = run(write, write_traces, spec, traces, "--format", "json", "--embedding-cache", str(cache), env=keyed)
+        # the first run has no judge at all: the embedding cache is saved all the same
+        first = run(write, write_traces, spec, traces, "--format", "json", "--embedding-cache", str(cache), "--judge-mode", "off", env=keyed)
         [check] = json.loads(first.stdout)["results"][0]["correctness"]["checks"]
         assert (check["status"], check["data"]["value"]) == ("fail", 0.8) and first.returncode == 1
         second = run(write, write_traces, spec, traces, "--format", "json", "--embedding-cache", str(cache), env=keyed)
