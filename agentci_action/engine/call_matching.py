@@ -8,15 +8,24 @@ compatible(i, j): call j's tool is one of step i's tools and its arguments pass 
     superset     every call is compatible with some step (repeats allowed); steps may be absent
     unordered    subset and superset together
 
-Ordered modes maximise Σ weight over the paired steps by dynamic programming (a weighted longest common
-subsequence, one vectorised row at a time); the others by a minimum-cost bipartite matching (scipy's
-sparse LAPJV). A required step weighs (number of optional steps + 1) and an optional one 1, so one more
-required step always wins. Pairs are never chosen first-fit, which fails when argument rules overlap.
+A pairing weighs Σ w_i over its paired steps, where a required step weighs (number of optional steps + 1) and
+an optional one 1, so one more required step always wins; the best pairing weighs the most. Ordered modes
+find it by dynamic programming (a weighted longest common subsequence, one vectorised row at a time), the
+others by a minimum-cost bipartite matching (scipy's sparse LAPJV). Pairs are never chosen first-fit, which
+fails when argument rules overlap.
+
+A trace mostly follows its expectation, so both start from the diagonals: the leading steps compatible with
+the leading calls and the trailing steps with the trailing calls are paired directly, and only what lies
+between them is searched. compatible(i, j) is computed only where it is asked for, through indexes: the
+trace's calls by tool and by argument value, the steps (compiled once per expectation) by tool and by the
+value they expect.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..spec.models import ExpectedToolCall, MatchMode
@@ -26,10 +35,12 @@ from .arguments import ArgumentMatcher, ArgumentMismatch, as_mapping, canonical
 if TYPE_CHECKING:
     import numpy as np
 
-# numpy and scipy are imported by the functions that use them, on the first expected_tool_calls of a run:
+# numpy and scipy are imported by the functions that use them, on the first search between the diagonals:
 # importing them took 0.4 s of every start, most of which never match calls.
 
 EXPLAINED_STEPS = 10  # missing steps whose closest call is examined for argument mismatches
+COMPILED_KEPT = 64  # expectations kept compiled: the queries evaluated last (a query's runs come together)
+UNPAIRED_SEARCHED = 32  # beyond this many unpaired steps and calls, order-preserving pairings are searched by DP
 
 
 @dataclass(frozen=True)
@@ -63,85 +74,281 @@ class CallMatch:
     near_misses: list[NearMiss] = field(default_factory=list)
 
 
-class _CallIndex:
-    """The trace's calls looked up by tool name, and by the (canonical) value of an argument."""
+def _anchor(matcher: ArgumentMatcher) -> tuple[str, Any] | None:
+    """(key, canonical value) that every call passing `matcher` holds, or None."""
+    anchor = None if matcher.accepts_anything else matcher.anchor
+    return None if anchor is None else (anchor[0], canonical(anchor[1]))
 
-    def __init__(self, calls: list[ToolCall]):
-        self.by_name: dict[str, list[int]] = {}
-        self.arguments: list[dict | None] = []  # each call's arguments through as_mapping
-        for j, call in enumerate(calls):
-            self.by_name.setdefault(call.name, []).append(j)
-            self.arguments.append(as_mapping(call.arguments))
+
+class Expectation:
+    """The steps of `expected_tool_calls` prepared for matching: each step's tools, argument test and weight.
+
+    The steps are also indexed, on first need, by the (key, canonical value) their test requires, or else by tool.
+    """
+
+    def __init__(self, steps: list[ExpectedToolCall]):
+        self.steps = steps
+        self.tools = [(step.name,) if step.any_of is None else tuple(dict.fromkeys(step.any_of)) for step in steps]
+        self.matchers = [ArgumentMatcher(step) for step in steps]
+        optional = [step.optional for step in steps]
+        required = sum(optional) + 1
+        self.weights = [1 if o else required for o in optional] if required > 1 else [1] * len(steps)
+        self.top = max(self.weights, default=0)
+        self.uniform = required == 1 or required == len(steps) + 1  # no optional step, or no required one
+
+    @cached_property
+    def anchors(self) -> list[tuple[str, Any] | None]:
+        """Each step's (key, canonical value) that a compatible call must hold, or None."""
+        return [_anchor(matcher) for matcher in self.matchers]
+
+    @cached_property
+    def by_value(self) -> dict[tuple[str, Any], list[int]]:
+        """The steps with an anchor, by anchor."""
+        index: dict[tuple[str, Any], list[int]] = {}
+        for i, anchor in enumerate(self.anchors):
+            if anchor is not None:
+                index.setdefault(anchor, []).append(i)
+        return index
+
+    @cached_property
+    def anchor_keys(self) -> list[str]:
+        return list(dict.fromkeys(key for key, _ in self.by_value))
+
+    @cached_property
+    def by_tool(self) -> dict[str, list[int]]:
+        """The steps without an anchor, under each of their tools."""
+        index: dict[str, list[int]] = {}
+        for i, anchor in enumerate(self.anchors):
+            if anchor is None:
+                for tool in self.tools[i]:
+                    index.setdefault(tool, []).append(i)
+        return index
+
+
+_compiled: dict[tuple[int, ...], Expectation] = {}
+
+
+def compiled(steps: list[ExpectedToolCall]) -> Expectation:
+    """`steps` compiled, once while they are among the COMPILED_KEPT expectations matched last. They are
+    known by their objects' ids, in order: a kept Expectation holds its steps, so their ids are not reused."""
+    key = tuple(map(id, steps))
+    expectation = _compiled.get(key)
+    if expectation is None:
+        expectation = _compiled[key] = Expectation(steps)
+        if len(_compiled) > COMPILED_KEPT:
+            _compiled.pop(next(iter(_compiled), key), None)  # the oldest
+    return expectation
+
+
+class _Table:
+    """compatible(i, j) for an expectation and a trace's calls, computed where it is asked for."""
+
+    def __init__(self, expectation: Expectation, calls: list[ToolCall]):
+        self.expectation = expectation
+        self.calls = calls
+        self.tools = [call.name for call in calls]
+        self.arguments = [a if type(a) is dict else as_mapping(a) for a in [call.arguments for call in calls]]
+        self._by_tool: dict[str, list[int]] | None = None
         self._by_value: dict[str, dict[Any, list[int]]] = {}
 
-    def with_value(self, key: str, value: Any) -> list[int]:
-        """Calls whose argument `key` may equal `value` (a superset of those that do)."""
-        if key not in self._by_value:
-            index: dict[Any, list[int]] = {}
+    def compatible(self, i: int, j: int) -> bool:
+        e = self.expectation
+        return self.tools[j] in e.tools[i] and e.matchers[i].matches(self.arguments[j])
+
+    def run(self, forward: bool, weight: int | None = None) -> int:
+        """How many steps in a row, from the first (or the last), are compatible with the call in the same
+        position from that end; with `weight`, only steps of that weight count."""
+        e = self.expectation
+        columns = [e.tools, e.matchers, e.weights if weight is not None else [None] * len(e.steps), self.tools, self.arguments]
+        count = 0
+        for tools, matcher, w, tool, arguments in zip(*(columns if forward else map(reversed, columns))):
+            if w != weight or tool not in tools or not matcher.matches(arguments):
+                break
+            count += 1
+        return count
+
+    @property
+    def by_tool(self) -> dict[str, list[int]]:
+        """The calls of each tool, in trace order."""
+        if self._by_tool is None:
+            self._by_tool = {}
+            for j, tool in enumerate(self.tools):
+                self._by_tool.setdefault(tool, []).append(j)
+        return self._by_tool
+
+    def _with_value(self, key: str, value: Any) -> list[int]:
+        """Calls whose argument `key` has the canonical value `value`, in trace order."""
+        index = self._by_value.get(key)
+        if index is None:
+            index = self._by_value[key] = {}
             for j, arguments in enumerate(self.arguments):
                 if arguments is not None and key in arguments:
-                    index.setdefault(canonical(arguments[key]), []).append(j)
-            self._by_value[key] = index
-        return self._by_value[key].get(canonical(value), [])
+                    held = arguments[key]
+                    index.setdefault(held if type(held) is str else canonical(held), []).append(j)  # a string is its own
+        return index.get(value, [])
+
+    def candidates(self, i: int) -> list[int]:
+        """The calls compatible with step i, in trace order: looked up by the value its test requires when
+        there is one, else by tool."""
+        e = self.expectation
+        tools, matcher, arguments = e.tools[i], e.matchers[i], self.arguments
+        anchor = _anchor(matcher)
+        if anchor is not None:
+            return [j for j in self._with_value(*anchor) if self.tools[j] in tools and matcher.matches(arguments[j])]
+        pool = [j for tool in tools for j in self.by_tool.get(tool, [])]
+        if len(tools) > 1:
+            pool.sort()
+        return pool if matcher.accepts_anything else [j for j in pool if matcher.matches(arguments[j])]
+
+    def unexplained(self, calls: list[int]) -> list[int]:
+        """The calls among `calls` compatible with no step: each call's steps looked up, or, when there are
+        more calls to examine than steps, every step's calls."""
+        if len(calls) <= len(self.expectation.steps):
+            return [j for j in calls if not self._explained(j)]
+        explained = {j for i in range(len(self.expectation.steps)) for j in self.candidates(i)}
+        return [j for j in calls if j not in explained]
+
+    def _explained(self, j: int) -> bool:
+        """Whether some step is compatible with call j: the steps are looked up by the call's tool and values."""
+        e, tool, arguments = self.expectation, self.tools[j], self.arguments[j]
+        if any(e.matchers[i].matches(arguments) for i in e.by_tool.get(tool, [])):
+            return True
+        if arguments is None:
+            return False
+        return any(key in arguments and any(tool in e.tools[i] and e.matchers[i].matches(arguments)
+                                            for i in e.by_value.get((key, canonical(arguments[key])), []))
+                   for key in e.anchor_keys)
+
+    def block(self, steps: range, calls: range) -> np.ndarray:
+        """compatible[i, j] for the steps and calls in these ranges, as a dense boolean array."""
+        import numpy as np
+        compatible = np.zeros((len(steps), len(calls)), dtype=bool)
+        for row, i in enumerate(steps):
+            compatible[row, [j - calls.start for j in self.candidates(i) if j in calls]] = True
+        return compatible
+
+    def edges(self, steps: Sequence[int], calls: Sequence[int]) -> tuple[list[int], list[int]]:
+        """The compatible pairs of these steps and calls, as (positions in `steps`, positions in `calls`)."""
+        position = {j: c for c, j in enumerate(calls)}
+        rows, cols = [], []
+        for row, i in enumerate(steps):
+            found = [position[j] for j in self.candidates(i) if j in position]
+            rows += [row] * len(found)
+            cols += found
+        return rows, cols
 
 
-def compatibility(steps: list[ExpectedToolCall], calls: list[ToolCall], matchers: list[ArgumentMatcher], index: _CallIndex) -> np.ndarray:
-    """compatible[i, j] for every step i and call j. Arguments are tested only on calls with a fitting tool
-    name and, when the step expects some key to equal a value, only on calls holding that value."""
-    import numpy as np
-    compatible = np.zeros((len(steps), len(calls)), dtype=bool)
-    for i, (step, matcher) in enumerate(zip(steps, matchers)):
-        names = step.names
-        if matcher.accepts_anything:
-            for name in names:
-                compatible[i, index.by_name.get(name, [])] = True
-            continue
-        if matcher.anchor is not None:
-            candidates = [j for j in index.with_value(*matcher.anchor) if calls[j].name in names]
-        else:
-            candidates = [j for name in names for j in index.by_name.get(name, [])]
-        for j in candidates:
-            compatible[i, j] = matcher.matches(index.arguments[j])
-    return compatible
+def _diagonals(table: _Table, n: int, m: int, top: int | None) -> tuple[int, int]:
+    """(head, tail): steps paired with the leading calls and with the trailing calls along the diagonals,
+    each step with the call in its own position from that end (steps of weight `top` only, when given)."""
+    head = table.run(True, top)
+    return head, 0 if head == min(n, m) else min(table.run(False, top), min(n, m) - head)
 
 
-def _weights(steps: list[ExpectedToolCall]) -> np.ndarray:
-    import numpy as np
-    required = len([s for s in steps if s.optional]) + 1
-    return np.array([1 if s.optional else required for s in steps], dtype=np.int64)
+Operations = list[tuple[int | None, int | None]]
 
 
-def _shared_run(diagonal: np.ndarray) -> int:
-    """Length of the leading run of True in `diagonal`."""
-    return len(diagonal) if diagonal.all() else int(diagonal.argmin())
-
-
-def align(compatible: np.ndarray, weights: np.ndarray) -> list[tuple[int | None, int | None]]:
+def align(table: _Table, n: int, m: int) -> Operations:
     """Order-preserving pairing of maximum weight, as operations in trace order:
     (i, j) pairs step i with call j; (i, None) leaves step i unpaired; (None, j) leaves call j unpaired.
 
-    A leading step of the largest weight that is compatible with the leading call is paired with it
-    (some best pairing does so: it can only displace one pair of no greater weight), and likewise at the
-    end; a trace that follows its expectation is therefore aligned in linear time. The rest by _best_alignment.
+    When every step weighs the same, that is the pairing with the fewest unpaired steps and calls
+    (_fewest_unpaired_alignment). Otherwise a leading step of the largest weight that is compatible with the
+    leading call is paired with it (some best pairing does so: it can only displace one pair of no greater
+    weight), likewise at the end, and the rest by _best_alignment.
     """
-    import numpy as np
-    n, m = compatible.shape
-    k = min(n, m)
-    top = weights == weights.max() if n else np.zeros(0, dtype=bool)
-    head = _shared_run(compatible.diagonal()[:k] & top[:k])
-    k -= head
-    tail = _shared_run((compatible[::-1, ::-1].diagonal()[:k] & top[::-1][:k]))
-    middle = _best_alignment(compatible[head:n - tail, head:m - tail], weights[head:n - tail])
+    e = table.expectation
+    operations = _fewest_unpaired_alignment(table, n, m) if e.uniform else None
+    if operations is None:
+        head, tail = _diagonals(table, n, m, e.top)
+        steps, calls = range(head, n - tail), range(head, m - tail)
+        middle = _best_alignment(table.block(steps, calls), e.weights[steps.start:steps.stop]) if steps or calls else []
+        operations = _joined(head, middle, tail, n, m)
+    return operations
+
+
+def _joined(head: int, middle: Operations, tail: int, n: int, m: int) -> Operations:
+    """The operations of the head's pairs, the middle's (numbered from the head) and the tail's pairs."""
     shifted = [(None if i is None else i + head, None if j is None else j + head) for i, j in middle]
     return [(x, x) for x in range(head)] + shifted + [(n - tail + x, m - tail + x) for x in range(tail)]
 
 
-def _best_alignment(compatible: np.ndarray, weights: np.ndarray) -> list[tuple[int | None, int | None]]:
+def _fewest_unpaired_alignment(table: _Table, n: int, m: int) -> Operations | None:
+    """The order-preserving pairing with the fewest unpaired steps and calls, as operations; None when that is
+    more than UNPAIRED_SEARCHED. The diagonals are paired first (a trace that follows its expectation is aligned
+    in linear time), then _fewest_unpaired searches between them; ties are settled as _best_alignment does."""
+    head, tail = _diagonals(table, n, m, None)
+    steps, calls = range(head, n - tail), range(head, m - tail)
+    if not steps or not calls:
+        middle: Operations | None = [(i - head, None) for i in steps] + [(None, j - head) for j in calls]
+    else:
+        middle = _fewest_unpaired(lambda i, j: table.compatible(head + i, head + j), len(steps), len(calls))
+    return None if middle is None else _joined(head, middle, tail, n, m)
+
+
+def _fewest_unpaired(compatible: Callable[[int, int], bool], n: int, m: int) -> Operations | None:
+    """The order-preserving pairing that leaves the fewest steps and calls unpaired, as operations; None when
+    that is more than UNPAIRED_SEARCHED. Myers' diff, O((n + m)·D) for D unpaired, with compatible(i, j) for
+    equality: for d = 0, 1, … the furthest point of each diagonal k = i − j reachable with d unpaired, moving
+    on along the diagonal while step i and call j are compatible, until (n, m) is reached."""
+    limit = UNPAIRED_SEARCHED
+    if abs(n - m) > limit:
+        return None  # at least |n − m| are left unpaired
+    history: list[dict[int, tuple[int, int]]] = []  # for each d: diagonal → (furthest i, the diagonal it came from)
+    previous: dict[int, tuple[int, int]] = {}
+    for d in range(min(limit, n + m) + 1):
+        reached: dict[int, tuple[int, int]] = {}
+        for k in range(-d, d + 1, 2):
+            if d == 0:
+                i, came = 0, 0
+            else:
+                down = previous.get(k + 1)  # from (i, j − 1): call j − 1 unpaired
+                right = previous.get(k - 1)  # from (i − 1, j): step i − 1 unpaired
+                options = []
+                if down is not None and down[0] - k <= m:
+                    options.append((down[0], k + 1))
+                if right is not None and right[0] + 1 <= n:
+                    options.append((right[0] + 1, k - 1))
+                if not options:
+                    continue
+                i, came = max(options, key=lambda option: option[0])  # leaving a call, on ties
+            j = i - k
+            while i < n and j < m and compatible(i, j):
+                i, j = i + 1, j + 1
+            reached[k] = (i, came)
+            if i == n and j == m:
+                history.append(reached)
+                return _traced_back(history, n, m)
+        history.append(reached)
+        previous = reached
+    return None
+
+
+def _traced_back(history: list[dict[int, tuple[int, int]]], n: int, m: int) -> Operations:
+    """The operations of _fewest_unpaired's path to (n, m), from the diagonals each point came from."""
+    operations: Operations = []
+    i, j = n, m
+    for d in range(len(history) - 1, -1, -1):
+        k = i - j
+        _, came = history[d][k]
+        # where the pairs along diagonal k began: after the move that left a call (down) or a step (right) unpaired
+        start_i = 0 if d == 0 else history[d - 1][came][0] + (0 if came == k + 1 else 1)
+        while i > start_i:
+            i, j = i - 1, j - 1
+            operations.append((i, j))
+        if d > 0:
+            operations.append((None, j - 1) if came == k + 1 else (i - 1, None))
+            i, j = (i, j - 1) if came == k + 1 else (i - 1, j)
+    operations.reverse()
+    return operations
+
+
+def _best_alignment(compatible: np.ndarray, weights: list[int]) -> list[tuple[int | None, int | None]]:
     """best[i][j] = max(best[i−1][j], best[i][j−1], best[i−1][j−1] + w_i·compatible[i−1][j−1]), then
     traced back; ties go to pairing the earliest calls, so a surplus call is reported where it appears last."""
     import numpy as np
     n, m = compatible.shape
-    gain = compatible * weights[:, None]
+    gain = compatible * np.array(weights, dtype=np.int64)[:, None]
     best = np.zeros((n + 1, m + 1), dtype=np.int64)
     for i in range(1, n + 1):
         row = best[i]
@@ -151,37 +358,61 @@ def _best_alignment(compatible: np.ndarray, weights: np.ndarray) -> list[tuple[i
     operations: list[tuple[int | None, int | None]] = []
     i, j = n, m
     while i > 0 or j > 0:
-        if j > 0 and best[i, j] == best[i, j - 1]:
-            operations.append((None, j - 1))
-            j -= 1
-        elif i > 0 and best[i, j] == best[i - 1, j]:
+        # the calls before j that add nothing to best[i] are left unpaired: back to the first column of equal value
+        first = int(np.searchsorted(best[i, :j + 1], best[i, j])) if j > 0 else 0
+        operations += [(None, c) for c in range(j - 1, first - 1, -1)]
+        j = first
+        if i > 0 and best[i, j] == best[i - 1, j]:
             operations.append((i - 1, None))
             i -= 1
-        else:
+        elif i > 0:
             operations.append((i - 1, j - 1))
             i, j = i - 1, j - 1
     operations.reverse()
     return operations
 
 
-def assign(compatible: np.ndarray, weights: np.ndarray) -> list[tuple[int, int]]:
+def pair(table: _Table, n: int, m: int) -> list[tuple[int, int]]:
     """One-to-one pairing of maximum weight, in any order: (step, call) pairs.
+
+    First the order-preserving pairing with the fewest unpaired (_fewest_unpaired_alignment), then an
+    assignment of the steps it leaves unpaired to the calls it leaves unpaired. When every step still unpaired
+    is compatible with no call at all, no pairing weighs more: each step that can count does. Otherwise (or
+    when the first search gave up) an assignment of all steps to all calls.
+    """
+    operations = _fewest_unpaired_alignment(table, n, m)
+    if operations is not None:
+        pairs = [(i, j) for i, j in operations if i is not None and j is not None]
+        lone_steps = [i for i, j in operations if j is None]
+        lone_calls = [j for i, j in operations if i is None]
+        if lone_steps and lone_calls:
+            weights = table.expectation.weights
+            inner = assign(*table.edges(lone_steps, lone_calls), len(lone_steps), len(lone_calls), [weights[i] for i in lone_steps])
+            pairs += [(lone_steps[r], lone_calls[c]) for r, c in inner]
+            paired = {lone_steps[r] for r, _ in inner}
+            lone_steps = [i for i in lone_steps if i not in paired]
+        if not any(table.candidates(i) for i in lone_steps):
+            return pairs
+    return assign(*table.edges(range(n), range(m)), n, m, table.expectation.weights)
+
+
+def assign(steps: list[int], calls: list[int], n: int, m: int, weights: list[int]) -> list[tuple[int, int]]:
+    """One-to-one pairing of maximum weight between n steps and m calls, given the compatible (step, call)
+    pairs as two lists.
 
     A minimum-cost full matching on the sparse graph of compatible pairs (cost 1 each) plus one private
     stand-in call per step (cost 1 + w_i, meaning "left unpaired"): the stand-ins make a full matching
     always exist, and minimising the cost maximises Σ w_i over the steps paired with real calls.
     """
+    if n == 0 or m == 0 or not steps:
+        return []
     import numpy as np
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
-    n, m = compatible.shape
-    if n == 0 or m == 0:
-        return []
-    steps, calls = np.nonzero(compatible)
     stand_ins = np.arange(n)
-    graph = csr_matrix((np.concatenate([np.ones(len(steps)), 1.0 + weights]),
-                        (np.concatenate([steps, stand_ins]), np.concatenate([calls, m + stand_ins]))), shape=(n, m + n))
+    costs = np.concatenate([np.ones(len(steps)), 1.0 + np.array(weights, dtype=float)])
+    graph = csr_matrix((costs, (np.concatenate([steps, stand_ins]), np.concatenate([calls, m + stand_ins]))), shape=(n, m + n))
     rows, cols = min_weight_full_bipartite_matching(graph)
     return [(i, j) for i, j in zip(rows.tolist(), cols.tolist()) if j < m]
 
@@ -199,38 +430,46 @@ def _first_divergence(operations: list[tuple[int | None, int | None]], steps: li
     return None
 
 
-def _near_misses(missing: list[int], paired_calls: set[int], steps: list[ExpectedToolCall],
-                 calls: list[ToolCall], matchers: list[ArgumentMatcher], index: _CallIndex) -> list[NearMiss]:
+def _near_misses(missing: list[int], paired_calls: set[int], table: _Table) -> list[NearMiss]:
     """For each of the first EXPLAINED_STEPS missing steps: the unpaired call of a fitting tool with the
     fewest failing keys (the earliest on ties), and its mismatches."""
     found = []
+    e = table.expectation
     for i in missing[:EXPLAINED_STEPS]:
-        names = set(steps[i].names)
-        candidates = [(len(matchers[i].failing_keys(index.arguments[j])), j)
-                      for name in names for j in index.by_name.get(name, []) if j not in paired_calls]
+        matcher = e.matchers[i]
+        candidates = [(len(matcher.failing_keys(table.arguments[j])), j)
+                      for tool in e.tools[i] for j in table.by_tool.get(tool, []) if j not in paired_calls]
         if candidates:
             _, j = min(candidates)
-            found.append(NearMiss(i, j, matchers[i].mismatches(calls[j].arguments)))
+            found.append(NearMiss(i, j, matcher.mismatches(table.calls[j].arguments)))
     return found
 
 
 def match_calls(steps: list[ExpectedToolCall], calls: list[ToolCall], mode: MatchMode) -> CallMatch:
     """Pair expected steps with the trace's calls under `mode` (see the module docstring)."""
-    matchers = [ArgumentMatcher(step) for step in steps]
-    index = _CallIndex(calls)
-    compatible = compatibility(steps, calls, matchers, index)
-    weights = _weights(steps)
-    divergence = None
+    table = _Table(compiled(steps), calls)
+    n, m = len(steps), len(calls)
+    operations = None
     if mode in (MatchMode.STRICT, MatchMode.SUBSEQUENCE):
-        operations = align(compatible, weights)
-        pairs = [(i, j) for i, j in operations if i is not None and j is not None]
-        unexpected = [j for i, j in operations if i is None] if mode is MatchMode.STRICT else []
-        divergence = _first_divergence(operations, steps, mode is MatchMode.SUBSEQUENCE, len(calls))
+        operations = align(table, n, m)
+        paired = n + m - len(operations)  # each operation pairs, or leaves one step or one call unpaired
+        pairs = operations if paired == len(operations) else [(i, j) for i, j in operations if i is not None and j is not None]
+        unexpected = [j for i, j in operations if i is None] if mode is MatchMode.STRICT and paired < m else []
+    elif mode is MatchMode.SUPERSET:
+        pairs = []
+        operations = _fewest_unpaired_alignment(table, n, m)  # calls it pairs are explained
+        unexpected = table.unexplained([j for j in range(m) if not (j < n and table.compatible(j, j))] if operations is None
+                                       else [j for i, j in operations if i is None])
+        operations = None
     else:
-        pairs = assign(compatible, weights) if mode is not MatchMode.SUPERSET else []
-        unexpected = [] if mode is MatchMode.SUBSET else (~compatible.any(axis=0)).nonzero()[0].tolist()
-    paired_steps = {i for i, _ in pairs}
-    needs_all_steps = mode is not MatchMode.SUPERSET
-    missing = [i for i, step in enumerate(steps) if needs_all_steps and not step.optional and i not in paired_steps]
-    near = _near_misses(missing, {j for _, j in pairs}, steps, calls, matchers, index)
-    return CallMatch(not missing and not unexpected, sorted(pairs), missing, unexpected, divergence, near)
+        pairs = sorted(pair(table, n, m))
+        paired = {j for _, j in pairs} if len(pairs) < m else None
+        unexpected = table.unexplained([j for j in range(m) if j not in paired]) if mode is MatchMode.UNORDERED and paired is not None else []
+    paired_steps = {i for i, _ in pairs} if len(pairs) < n else None
+    missing = [i for i, step in enumerate(steps) if not step.optional and i not in paired_steps] \
+        if mode is not MatchMode.SUPERSET and paired_steps is not None else []
+    divergence = None
+    if operations is not None and (missing or unexpected):
+        divergence = _first_divergence(operations, steps, mode is MatchMode.SUBSEQUENCE, m)
+    near = _near_misses(missing, {j for _, j in pairs}, table) if missing else []
+    return CallMatch(not missing and not unexpected, pairs, missing, unexpected, divergence, near)
