@@ -185,3 +185,85 @@ def test_the_engine_imports_without_numpy_or_scipy():
             "print(sorted(n for n in ('numpy', 'scipy') if n in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
     assert match_calls([step("a")], calls("a"), MatchMode.SUBSET).matched  # and they load when needed
+
+
+# --- long traces: the searches that start from the diagonals against exhaustive ones ---------------
+
+def _perturbed_case(rng: random.Random):
+    """A recorded run as the expectation (steps with its arguments, rules, any_of, optional steps), and the run
+    with a few calls dropped, inserted, swapped or, sometimes, all shuffled."""
+    tools = "abcd"[: rng.randint(1, 4)]
+    recorded = [ToolCall(name=rng.choice(tools), arguments={"x": rng.randint(0, 3), "y": rng.choice("pq")})
+                for _ in range(rng.randint(0, 40))]
+    steps = []
+    for call in recorded:
+        shape = rng.random()
+        arguments = {"x": call.arguments["x"]} if shape < 0.5 else None
+        rules = {"y": {"regex": "^p"}} if 0.5 <= shape < 0.7 else None
+        names = {"name": call.name} if rng.random() < 0.8 else {"any_of": [call.name, rng.choice(tools)]}  # may repeat
+        steps.append(ExpectedToolCall(**names, arguments=arguments, argument_rules=rules, optional=rng.random() < 0.1))
+    trace = list(recorded)
+    for _ in range(rng.randint(0, 4)):
+        change = rng.random()
+        if change < 0.3 and trace:
+            trace.pop(rng.randrange(len(trace)))
+        elif change < 0.6:
+            trace.insert(rng.randint(0, len(trace)), ToolCall(name=rng.choice(tools), arguments={"x": 9}))
+        elif change < 0.9 and len(trace) > 1:
+            i = rng.randrange(len(trace) - 1)
+            trace[i], trace[i + 1] = trace[i + 1], trace[i]
+        else:
+            rng.shuffle(trace)
+    return steps, trace
+
+
+def _best_weight(steps, trace, ordered: bool) -> int:
+    """The test's own optimum: Σ step weights over a best pairing (a DP in order, scipy's assignment otherwise)."""
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
+    from agentci_action.engine.arguments import ArgumentMatcher, as_mapping
+
+    required = sum(s.optional for s in steps) + 1
+    weight = [1 if s.optional else required for s in steps]
+    fits = [[c.name in s.names and ArgumentMatcher(s).matches(as_mapping(c.arguments)) for c in trace] for s in steps]
+    if not ordered:
+        gain = np.array([[weight[i] * f for f in row] for i, row in enumerate(fits)], dtype=float).reshape(len(steps), len(trace))
+        rows, cols = linear_sum_assignment(gain, maximize=True)
+        return int(gain[rows, cols].sum())
+    best = [[0] * (len(trace) + 1) for _ in range(len(steps) + 1)]
+    for i in range(1, len(steps) + 1):
+        for j in range(1, len(trace) + 1):
+            best[i][j] = max(best[i - 1][j], best[i][j - 1], best[i - 1][j - 1] + weight[i - 1] * fits[i - 1][j - 1])
+    return best[-1][-1]
+
+
+@pytest.mark.parametrize("mode", list(MatchMode))
+def test_searches_from_the_diagonals_agree_with_exhaustive_ones_on_long_traces(mode, monkeypatch):
+    """Every case twice: as shipped (diagonals, Myers' diff, assignment of what is left) and with no unpaired
+    step or call searched that way (the DP over the whole middle, LAPJV over the whole graph)."""
+    from agentci_action.engine import call_matching
+
+    rng = random.Random(20261123)
+    cases = [_perturbed_case(rng) for _ in range(400)]
+    shipped = [match_calls(steps, trace, mode) for steps, trace in cases]
+    monkeypatch.setattr(call_matching, "UNPAIRED_SEARCHED", 0)
+    exhaustive = [match_calls(list(steps), trace, mode) for steps, trace in cases]
+    for (steps, trace), fast, slow in zip(cases, shipped, exhaustive):
+        assert (fast.matched, fast.missing, fast.unexpected) == (slow.matched, slow.missing, slow.unexpected), (steps, trace)
+        if mode is not MatchMode.SUPERSET:
+            required = sum(s.optional for s in steps) + 1
+            weight = sum(1 if steps[i].optional else required for i, _ in fast.pairs)
+            assert weight == _best_weight(steps, trace, mode in ORDERED), (steps, trace)
+        if mode in ORDERED:
+            assert (fast.pairs, fast.first_divergence) == (slow.pairs, slow.first_divergence), (steps, trace)
+
+
+def test_an_expectation_is_compiled_once_for_the_same_steps():
+    from agentci_action.engine.call_matching import compiled
+
+    steps = [step("search", arguments={"q": "paris"}), step("answer")]
+    assert compiled(steps) is compiled(list(steps))  # a query's runs and variants share it
+    steps.append(step("cite"))
+    assert len(compiled(steps).steps) == 3  # a changed list is compiled anew
+    assert not match_calls(steps, calls(("search", {"q": "paris"}), "answer"), MatchMode.STRICT).matched
