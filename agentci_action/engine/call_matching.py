@@ -9,23 +9,25 @@ compatible(i, j): call j's tool is one of step i's tools and its arguments pass 
     unordered    subset and superset together
 
 A pairing weighs Σ w_i over its paired steps, where a required step weighs (number of optional steps + 1) and
-an optional one 1, so one more required step always wins; the best pairing weighs the most. Ordered modes
-find it by dynamic programming (a weighted longest common subsequence, one vectorised row at a time), the
-others by a minimum-cost bipartite matching (scipy's sparse LAPJV). Pairs are never chosen first-fit, which
-fails when argument rules overlap.
+an optional one 1, so one more required step always wins; the best pairing weighs the most. Pairs are never
+chosen first-fit, which fails when argument rules overlap.
 
-A trace mostly follows its expectation, so both start from the diagonals: the leading steps compatible with
-the leading calls and the trailing steps with the trailing calls are paired directly, and only what lies
-between them is searched. compatible(i, j) is computed only where it is asked for, through indexes: the
-trace's calls by tool and by argument value, the steps (compiled once per expectation) by tool and by the
-value they expect.
+A trace mostly follows its expectation, so every mode starts from the diagonals: the leading steps compatible
+with the leading calls, and the trailing with the trailing, are paired directly. Between them, ordered modes
+use Myers' diff when all steps weigh alike (the most pairs = the fewest unpaired; O((n + m)·D) for D unpaired),
+else a dynamic programme (a weighted longest common subsequence, one vectorised row at a time). Unordered
+modes keep that order-preserving pairing, plus an assignment of what it leaves, when every step still unpaired
+fits no call at all (no pairing can weigh more); else a minimum-cost bipartite matching of everything (scipy's
+sparse LAPJV). compatible(i, j) is computed only where asked, through indexes: the trace's calls by tool and
+by argument value, the steps (compiled once per expectation) by tool and by the value they expect.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..spec.models import ExpectedToolCall, MatchMode
@@ -111,6 +113,10 @@ class Expectation:
         return index
 
     @cached_property
+    def named_tools(self) -> set[str]:
+        return {tool for tools in self.tools for tool in tools}
+
+    @cached_property
     def anchor_keys(self) -> list[str]:
         return list(dict.fromkeys(key for key, _ in self.by_value))
 
@@ -126,6 +132,7 @@ class Expectation:
 
 
 _compiled: dict[tuple[int, ...], Expectation] = {}
+_compiling = threading.Lock()
 
 
 def compiled(steps: list[ExpectedToolCall]) -> Expectation:
@@ -134,9 +141,11 @@ def compiled(steps: list[ExpectedToolCall]) -> Expectation:
     key = tuple(map(id, steps))
     expectation = _compiled.get(key)
     if expectation is None:
-        expectation = _compiled[key] = Expectation(steps)
-        if len(_compiled) > COMPILED_KEPT:
-            _compiled.pop(next(iter(_compiled), key), None)  # the oldest
+        expectation = Expectation(steps)
+        with _compiling:  # queries are evaluated on several threads when a judge is used
+            _compiled[key] = expectation
+            if len(_compiled) > COMPILED_KEPT:
+                del _compiled[next(iter(_compiled))]  # the oldest
     return expectation
 
 
@@ -211,6 +220,8 @@ class _Table:
     def _explained(self, j: int) -> bool:
         """Whether some step is compatible with call j: the steps are looked up by the call's tool and values."""
         e, tool, arguments = self.expectation, self.tools[j], self.arguments[j]
+        if tool not in e.named_tools:
+            return False
         if any(e.matchers[i].matches(arguments) for i in e.by_tool.get(tool, [])):
             return True
         if arguments is None:
@@ -445,31 +456,36 @@ def _near_misses(missing: list[int], paired_calls: set[int], table: _Table) -> l
     return found
 
 
+def _strangers(table: _Table, n: int, m: int) -> list[int]:
+    """The calls compatible with no step. Calls an order-preserving pairing pairs are compatible with some step,
+    so only the others are examined (when that search gives up, those not compatible with their diagonal step)."""
+    operations = _fewest_unpaired_alignment(table, n, m)
+    if operations is None:
+        return table.unexplained([j for j in range(m) if not (j < n and table.compatible(j, j))])
+    return table.unexplained([j for i, j in operations if i is None])
+
+
 def match_calls(steps: list[ExpectedToolCall], calls: list[ToolCall], mode: MatchMode) -> CallMatch:
     """Pair expected steps with the trace's calls under `mode` (see the module docstring)."""
     table = _Table(compiled(steps), calls)
     n, m = len(steps), len(calls)
-    operations = None
-    if mode in (MatchMode.STRICT, MatchMode.SUBSEQUENCE):
+    ordered = mode in (MatchMode.STRICT, MatchMode.SUBSEQUENCE)
+    operations: Operations = []
+    if ordered:
         operations = align(table, n, m)
-        paired = n + m - len(operations)  # each operation pairs, or leaves one step or one call unpaired
-        pairs = operations if paired == len(operations) else [(i, j) for i, j in operations if i is not None and j is not None]
-        unexpected = [j for i, j in operations if i is None] if mode is MatchMode.STRICT and paired < m else []
+        all_paired = len(operations) == n == m  # each operation pairs, or leaves one step or one call unpaired
+        pairs = operations if all_paired else [(i, j) for i, j in operations if i is not None and j is not None]
+        unexpected = [j for i, j in operations if i is None] if mode is MatchMode.STRICT and len(pairs) < m else []
     elif mode is MatchMode.SUPERSET:
-        pairs = []
-        operations = _fewest_unpaired_alignment(table, n, m)  # calls it pairs are explained
-        unexpected = table.unexplained([j for j in range(m) if not (j < n and table.compatible(j, j))] if operations is None
-                                       else [j for i, j in operations if i is None])
-        operations = None
+        pairs, unexpected = [], _strangers(table, n, m)
     else:
         pairs = sorted(pair(table, n, m))
-        paired = {j for _, j in pairs} if len(pairs) < m else None
-        unexpected = table.unexplained([j for j in range(m) if j not in paired]) if mode is MatchMode.UNORDERED and paired is not None else []
-    paired_steps = {i for i, _ in pairs} if len(pairs) < n else None
-    missing = [i for i, step in enumerate(steps) if not step.optional and i not in paired_steps] \
-        if mode is not MatchMode.SUPERSET and paired_steps is not None else []
-    divergence = None
-    if operations is not None and (missing or unexpected):
-        divergence = _first_divergence(operations, steps, mode is MatchMode.SUBSEQUENCE, m)
+        lone_calls = [] if len(pairs) == m else sorted(set(range(m)) - {j for _, j in pairs})
+        unexpected = table.unexplained(lone_calls) if mode is MatchMode.UNORDERED else []
+    missing = []
+    if mode is not MatchMode.SUPERSET and len(pairs) < n:
+        paired = {i for i, _ in pairs}
+        missing = [i for i, step in enumerate(steps) if not step.optional and i not in paired]
+    divergence = _first_divergence(operations, steps, mode is MatchMode.SUBSEQUENCE, m) if ordered and (missing or unexpected) else None
     near = _near_misses(missing, {j for _, j in pairs}, table) if missing else []
     return CallMatch(not missing and not unexpected, pairs, missing, unexpected, divergence, near)
