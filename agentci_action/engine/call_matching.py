@@ -413,10 +413,13 @@ def assign(steps: list[int], calls: list[int], n: int, m: int, weights: list[int
 
     A minimum-cost full matching on the sparse graph of compatible pairs (cost 1 each) plus one private
     stand-in call per step (cost 1 + w_i, meaning "left unpaired"): the stand-ins make a full matching
-    always exist, and minimising the cost maximises Σ w_i over the steps paired with real calls.
+    always exist, and minimising the cost maximises Σ w_i over the steps paired with real calls. When no step
+    and no call has two compatible partners, the compatible pairs themselves are that pairing.
     """
     if n == 0 or m == 0 or not steps:
         return []
+    if len(set(steps)) == len(steps) and len(set(calls)) == len(calls):
+        return list(zip(steps, calls))
     import numpy as np
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import min_weight_full_bipartite_matching
