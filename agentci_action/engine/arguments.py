@@ -125,10 +125,11 @@ class ArgumentMatcher:
     rule, so preparing a step costs almost nothing); `ruled` holds (key, rule, expected value) for the others.
     """
 
-    __slots__ = ("call", "equal", "ruled", "accepts_anything", "exact", "constrained")
+    __slots__ = ("call", "equal", "ruled", "accepts_anything", "exact", "constrained", "_tests")
 
     def __init__(self, call: ExpectedToolCall):
         self.call = call
+        self._tests: list[tuple[str, ArgumentRule | None, Any]] | None = None
         mode = call.argument_match
         values = call.arguments or {}
         rules = call.argument_rules
@@ -146,11 +147,13 @@ class ArgumentMatcher:
 
     @property
     def tests(self) -> list[tuple[str, ArgumentRule | None, Any]]:
-        """(key, rule or None, expected value) for every constrained key, in the spec's order."""
-        if self.call.argument_match is _IGNORE:
-            return []
-        values, rules = self.call.arguments or {}, self.call.argument_rules or {}
-        return [(key, rules.get(key), values.get(key)) for key in [*values, *(k for k in rules if k not in values)]]
+        """(key, rule or None, expected value) for every constrained key, in the spec's order (for explanations:
+        built on first use)."""
+        if self._tests is None:
+            values, rules = self.call.arguments or {}, self.call.argument_rules or {}
+            keys = [] if self.call.argument_match is _IGNORE else [*values, *(k for k in rules if k not in values)]
+            self._tests = [(key, rules.get(key), values.get(key)) for key in keys]
+        return self._tests
 
     @property
     def anchor(self) -> tuple[str, Any] | None:

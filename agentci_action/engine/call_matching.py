@@ -315,14 +315,16 @@ def _fewest_unpaired(compatible: Callable[[int, int], bool], n: int, m: int) -> 
             else:
                 down = previous.get(k + 1)  # from (i, j − 1): call j − 1 unpaired
                 right = previous.get(k - 1)  # from (i − 1, j): step i − 1 unpaired
-                options = []
-                if down is not None and down[0] - k <= m:
-                    options.append((down[0], k + 1))
-                if right is not None and right[0] + 1 <= n:
-                    options.append((right[0] + 1, k - 1))
-                if not options:
+                if down is not None and down[0] - k > m:
+                    down = None
+                if right is not None and right[0] >= n:
+                    right = None
+                if down is not None and (right is None or down[0] >= right[0] + 1):  # leaving a call, on ties
+                    i, came = down[0], k + 1
+                elif right is not None:
+                    i, came = right[0] + 1, k - 1
+                else:
                     continue
-                i, came = max(options, key=lambda option: option[0])  # leaving a call, on ties
             j = i - k
             while i < n and j < m and compatible(i, j):
                 i, j = i + 1, j + 1
