@@ -104,7 +104,7 @@ class Expectation:
         return [_anchor(matcher) for matcher in self.matchers]
 
     @cached_property
-    def by_value(self) -> dict[tuple[str, Any], list[int]]:
+    def anchored(self) -> dict[tuple[str, Any], list[int]]:
         """The steps with an anchor, by anchor."""
         index: dict[tuple[str, Any], list[int]] = {}
         for i, anchor in enumerate(self.anchors):
@@ -118,10 +118,10 @@ class Expectation:
 
     @cached_property
     def anchor_keys(self) -> list[str]:
-        return list(dict.fromkeys(key for key, _ in self.by_value))
+        return list(dict.fromkeys(key for key, _ in self.anchored))
 
     @cached_property
-    def by_tool(self) -> dict[str, list[int]]:
+    def unanchored(self) -> dict[str, list[int]]:
         """The steps without an anchor, under each of their tools."""
         index: dict[str, list[int]] = {}
         for i, anchor in enumerate(self.anchors):
@@ -222,12 +222,12 @@ class _Table:
         e, tool, arguments = self.expectation, self.tools[j], self.arguments[j]
         if tool not in e.named_tools:
             return False
-        if any(e.matchers[i].matches(arguments) for i in e.by_tool.get(tool, [])):
+        if any(e.matchers[i].matches(arguments) for i in e.unanchored.get(tool, [])):
             return True
         if arguments is None:
             return False
         return any(key in arguments and any(tool in e.tools[i] and e.matchers[i].matches(arguments)
-                                            for i in e.by_value.get((key, canonical(arguments[key])), []))
+                                            for i in e.anchored.get((key, canonical(arguments[key])), []))
                    for key in e.anchor_keys)
 
     def block(self, steps: range, calls: range) -> np.ndarray:
