@@ -36,6 +36,17 @@ def test_invalid_fields_name_the_line_of_the_field_and_its_path(write):
     assert f"{path}:4: tool_calls[0].nme: Extra inputs are not permitted" in messages
 
 
+@pytest.mark.parametrize("number", ["1e400", "-1e400", "NaN", "Infinity"])
+def test_an_infinite_or_nan_cost_or_duration_is_an_error_at_its_line(write, number):
+    """json.loads reads 1e400 as inf and accepts NaN and Infinity: a cost of inf would make every total inf."""
+    path = write("t.jsonl", '{"id": "a"}\n' + f'{{"id": "b", "total_duration_ms": {number}, "llm_calls": [{{"cost_usd": {number}}}]}}\n')
+    with pytest.raises(TraceError) as caught:
+        load_traces([str(path)])
+    messages = [str(p) for p in caught.value.problems]
+    assert f"{path}:2: llm_calls[0].cost_usd: Input should be a finite number" in messages
+    assert f"{path}:2: total_duration_ms: Input should be a finite number" in messages
+
+
 def test_a_field_error_inside_a_multi_line_object_names_the_field_line(write):
     record = {"id": "a", "final_answer": "x", "tool_calls": [{"name": "search"}, {"name": "fetch", "argumnts": {"q": 1}}],
               "handoffs": [{"from": "a"}], "metadata": {"tool_calls": "not a field error"}, "total_tokens": -1}
