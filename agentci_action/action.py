@@ -210,14 +210,15 @@ def evaluate(inputs: ActionInputs, env: Mapping[str, str]) -> Outcome:
                                      shard=inputs.shard, embedding_cache=inputs.embedding_cache))
 
 
-def refusal_hint(status: int, context: RunContext) -> str:
-    """Why GitHub refused a write, for the warning: a fork's read-only token, or a missing permission."""
+def refusal_hint(status: int, context: RunContext, action: str = "write to this pull request",
+                 permission: str = "pull-requests: write") -> str:
+    """Why GitHub refused a write, for the warning: a fork's read-only token, or the missing `permission`."""
     if status != 403:
         return ""
     if context.is_fork and context.event_name == "pull_request":
         return (" This pull request comes from a fork, so its token is read-only; the job summary and the results "
                 "file carry every result.")
-    return (" The token may not write to this pull request: give the job `permissions: pull-requests: write`. "
+    return (f" The token may not {action}: give the job `permissions: {permission}`. "
             "The job summary and the results file carry every result.")
 
 
@@ -261,6 +262,8 @@ def check_conclusion(exit_status: int, run: RunResult) -> str:
 def publish_check_run(inputs: ActionInputs, context: RunContext, run: RunResult, links: markdown.Links,
                       found: list[annotations.Annotation], conclusion: str, publisher: Publisher) -> bool:
     """Every annotation (uncapped) on a check run for the head commit; False after a warning when that failed."""
+    from github import GithubException
+
     from .github.checks import publish_check_run as publish
     from .github.comment import client
 
@@ -271,7 +274,11 @@ def publish_check_run(inputs: ActionInputs, context: RunContext, run: RunResult,
                       summary=markdown.render_summary(run, markdown.title_for(inputs.comment_header), links,
                                                       budget=markdown.COMMENT_BUDGET),
                       annotations=[annotations.check_run_annotation(a) for a in found])
-    except Exception as exc:  # GitHub's failure must not lose the annotations: they go to the log instead
+    except GithubException as exc:  # GitHub's refusal must not lose the annotations: they go to the log instead
+        hint = refusal_hint(exc.status, context, "create check runs", "checks: write")
+        publisher.warning(f"Could not create the check run: GitHub answered {exc.status}.{hint} The annotations follow in the log.")
+        return False
+    except Exception as exc:  # nor may a network failure
         publisher.warning(f"Could not create the check run ({type(exc).__name__}); the annotations follow in the log.")
         return False
     publisher.line(f"Check run: {url}")
