@@ -209,6 +209,15 @@ def test_check_run_conclusion_follows_the_jobs_exit_decision(workspace, github, 
     assert (code, run["conclusion"]) == (exit_status, conclusion)
 
 
+def test_a_failure_that_does_not_block_says_so_in_the_headline(workspace, github):
+    traces(workspace, "No refunds.")
+    code, _ = run_action(environment(workspace, github.url, comment_mode="off", fail_on="none"))
+    assert code == 0 and "failed (not blocking: fail-on none)" in (workspace / "summary.md").read_text()
+    (workspace / "summary.md").unlink()  # the step summary is appended to
+    code, _ = run_action(environment(workspace, github.url, comment_mode="off"))
+    assert code == 1 and "failed (not blocking" not in (workspace / "summary.md").read_text()
+
+
 def test_a_passing_run_has_a_successful_check_run(workspace, github):
     traces(workspace, "Refunds within 30 days.")
     (workspace / "agentci.yaml").write_text((workspace / "agentci.yaml").read_text().replace("min_sequence_similarity: 0.9",
@@ -218,11 +227,14 @@ def test_a_passing_run_has_a_successful_check_run(workspace, github):
     assert (code, run["conclusion"]) == (0, "success")
 
 
-def test_check_run_refused_falls_back_to_log_annotations(workspace, github):
+@pytest.mark.parametrize("fork", [False, True])
+def test_check_run_refused_falls_back_to_log_annotations_and_says_why(workspace, github, fork):
     github.state.read_only.add(TOKEN)
     traces(workspace, "No refunds.")
-    code, log = run_action(environment(workspace, github.url, check_run="true", comment_mode="off"))
-    assert code == 1 and "Could not create the check run" in log
+    code, log = run_action(environment(workspace, github.url, fork=fork, check_run="true", comment_mode="off"))
+    assert code == 1 and "::warning title=AgentCI::Could not create the check run: GitHub answered 403. " in log
+    why = "comes from a fork, so its token is read-only" if fork else "may not create check runs: give the job `permissions: checks: write`"
+    assert why in log and "The annotations follow in the log." in log
     assert "::error file=agentci.yaml,line=4," in log
 
 

@@ -69,6 +69,8 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
         verdict = f"{s.errors} of {s.total} {_plural(s.total, 'query', 'queries')} could not be evaluated"
     elif s.status is Status.FAIL:
         verdict = f"{s.failed} of {s.total} {_plural(s.total, 'query', 'queries')} failed"
+        if not any(r.blocking for r in run.results):  # the job passes: say so where the reader looks first
+            verdict += f" (not blocking: fail-on {', '.join(s.fail_on) or 'none'})"
     elif s.status is Status.WARN:
         verdict = f"all {s.total} passed, {s.warnings} with {_plural(s.warnings, 'warning', 'warnings')}"
     else:
