@@ -240,13 +240,18 @@ class _Table:
 
     def edges(self, steps: Sequence[int], calls: Sequence[int]) -> tuple[list[int], list[int]]:
         """The compatible pairs of these steps and calls, as (positions in `steps`, positions in `calls`)."""
-        position = {j: c for c, j in enumerate(calls)}
-        rows, cols = [], []
-        for row, i in enumerate(steps):
-            found = [position[j] for j in self.candidates(i) if j in position]
-            rows += [row] * len(found)
-            cols += found
-        return rows, cols
+        return _edges([self.candidates(i) for i in steps], calls)
+
+
+def _edges(candidates: list[list[int]], calls: Sequence[int]) -> tuple[list[int], list[int]]:
+    """(row, position in `calls`) for every call of `calls` in each row's candidates, as two lists."""
+    position = {j: c for c, j in enumerate(calls)}
+    rows, cols = [], []
+    for row, found in enumerate(candidates):
+        found = [position[j] for j in found if j in position]
+        rows += [row] * len(found)
+        cols += found
+    return rows, cols
 
 
 def _diagonals(table: _Table, n: int, m: int, top: int | None) -> tuple[int, int]:
@@ -389,23 +394,20 @@ def pair(table: _Table, n: int, m: int) -> list[tuple[int, int]]:
     """One-to-one pairing of maximum weight, in any order: (step, call) pairs.
 
     First the order-preserving pairing with the fewest unpaired (_fewest_unpaired_alignment), then an
-    assignment of the steps it leaves unpaired to the calls it leaves unpaired. When every step still unpaired
-    is compatible with no call at all, no pairing weighs more: each step that can count does. Otherwise (or
+    assignment of the steps it leaves unpaired that are compatible with some call to the calls it leaves
+    unpaired. When that pairs them all, no pairing weighs more: each step that can count does. Otherwise (or
     when the first search gave up) an assignment of all steps to all calls.
     """
     operations = _fewest_unpaired_alignment(table, n, m)
     if operations is not None:
         pairs = [(i, j) for i, j in operations if i is not None and j is not None]
-        lone_steps = [i for i, j in operations if j is None]
         lone_calls = [j for i, j in operations if i is None]
-        if lone_steps and lone_calls:
-            weights = table.expectation.weights
-            inner = assign(*table.edges(lone_steps, lone_calls), len(lone_steps), len(lone_calls), [weights[i] for i in lone_steps])
-            pairs += [(lone_steps[r], lone_calls[c]) for r, c in inner]
-            paired = {lone_steps[r] for r, _ in inner}
-            lone_steps = [i for i in lone_steps if i not in paired]
-        if not any(table.candidates(i) for i in lone_steps):
-            return pairs
+        hopeful = [(i, found) for i, j in operations if j is None and (found := table.candidates(i))]
+        weights = table.expectation.weights
+        inner = assign(*_edges([found for _, found in hopeful], lone_calls), len(hopeful), len(lone_calls),
+                       [weights[i] for i, _ in hopeful])
+        if len(inner) == len(hopeful):
+            return pairs + [(hopeful[r][0], lone_calls[c]) for r, c in inner]
     return assign(*table.edges(range(n), range(m)), n, m, table.expectation.weights)
 
 
@@ -433,7 +435,7 @@ def assign(steps: list[int], calls: list[int], n: int, m: int, weights: list[int
     return [(i, j) for i, j in zip(rows.tolist(), cols.tolist()) if j < m]
 
 
-def _first_divergence(operations: list[tuple[int | None, int | None]], steps: list[ExpectedToolCall],
+def _first_divergence(operations: Operations, steps: list[ExpectedToolCall],
                       calls_are_extras: bool, total_calls: int) -> Divergence | None:
     """The first unpaired required step (or, in strict mode, unpaired call), located in the trace."""
     for k, (i, j) in enumerate(operations):
