@@ -38,8 +38,15 @@ def judge_for(
     from .evaluate import JudgeOptions
     from .evaluate import judge_for as build
 
-    return build(spec, JudgeOptions(mode=mode, cache=str(cache) if cache is not None else None, sample_ensemble=sample_ensemble,
-                                    environ=os.environ if environ is None else environ))
+    return build(
+        spec,
+        JudgeOptions(
+            mode=mode,
+            cache=str(cache) if cache is not None else None,
+            sample_ensemble=sample_ensemble,
+            environ=os.environ if environ is None else environ,
+        ),
+    )
 
 
 __all__ = ["Settings", "judge_for", "load_spec", "load_traces", "run_spec"]

@@ -42,7 +42,9 @@ class ActionInputs(BaseModel):
 
     spec: str = "agentci.yaml"
     traces: list[str] = Field(default_factory=list)
-    baseline: str = Field("", description="A saved baseline version; '' = the newest whose precheck passed; 'none' = no baseline.")
+    baseline: str = Field(
+        "", description="A saved baseline version; '' = the newest whose precheck passed; 'none' = no baseline."
+    )
     baseline_traces: list[str] = Field(default_factory=list, alias="baseline-traces")
     trace_format: str | None = Field(None, alias="trace-format")
     tags: list[str] = Field(default_factory=list)
@@ -114,12 +116,20 @@ class ActionInputs(BaseModel):
 
 def read_inputs(env: Mapping[str, str]) -> ActionInputs:
     """INPUT_* variables → ActionInputs; an empty input means its default; bad values raise InputError naming the input."""
-    raw = {name[len("INPUT_"):].lower(): value for name, value in env.items() if name.startswith("INPUT_") and value != ""}
+    raw = {
+        name[len("INPUT_") :].lower(): value for name, value in env.items() if name.startswith("INPUT_") and value != ""
+    }
     try:
         return ActionInputs.model_validate(raw)
     except ValidationError as exc:
-        problems = [Problem("action inputs", 0, f"input '{err['loc'][0]}': {err['msg']}" if err["loc"]
-                            else err["msg"].removeprefix("Value error, ")) for err in exc.errors()]
+        problems = [
+            Problem(
+                "action inputs",
+                0,
+                f"input '{err['loc'][0]}': {err['msg']}" if err["loc"] else err["msg"].removeprefix("Value error, "),
+            )
+            for err in exc.errors()
+        ]
         raise InputError(problems) from None
 
 
@@ -174,12 +184,27 @@ class Publisher:
 
 def outputs_for(run: RunResult | None, results_path: str, comment_url: str) -> dict[str, str]:
     if run is None:
-        return {"status": Status.ERROR.value, "total": "0", "passed": "0", "failed": "0", "warnings": "0",
-                "cost-usd": "0", "results-path": "", "comment-url": comment_url}
+        return {
+            "status": Status.ERROR.value,
+            "total": "0",
+            "passed": "0",
+            "failed": "0",
+            "warnings": "0",
+            "cost-usd": "0",
+            "results-path": "",
+            "comment-url": comment_url,
+        }
     s = run.summary
-    return {"status": s.status.value, "total": str(s.total), "passed": str(s.passed), "failed": str(s.failed),
-            "warnings": str(s.warnings), "cost-usd": f"{s.cost_usd:.6f}", "results-path": results_path,
-            "comment-url": comment_url}
+    return {
+        "status": s.status.value,
+        "total": str(s.total),
+        "passed": str(s.passed),
+        "failed": str(s.failed),
+        "warnings": str(s.warnings),
+        "cost-usd": f"{s.cost_usd:.6f}",
+        "results-path": results_path,
+        "comment-url": comment_url,
+    }
 
 
 def judge_environment(inputs: ActionInputs, env: Mapping[str, str]) -> dict[str, str]:
@@ -201,29 +226,55 @@ def evaluate(inputs: ActionInputs, env: Mapping[str, str]) -> Outcome:
         fail_on = parse_fail_on(inputs.fail_on)
     except ValueError as exc:
         raise SpecError.at("action inputs", 0, f"input 'fail-on': {exc}") from None
-    return run_evaluation(Evaluation(spec=inputs.spec, traces=inputs.traces, baseline=inputs.baseline or None,
-                                     baseline_traces=inputs.baseline_traces, trace_format=inputs.trace_format,
-                                     tags=inputs.tags, settings=Settings(fail_on=fail_on, workers=inputs.workers),
-                                     judge=JudgeOptions(mode=inputs.judge_mode, cache=inputs.judge_cache,
-                                                        sample_ensemble=inputs.sample_ensemble,
-                                                        environ=judge_environment(inputs, env)),
-                                     shard=inputs.shard, embedding_cache=inputs.embedding_cache))
+    return run_evaluation(
+        Evaluation(
+            spec=inputs.spec,
+            traces=inputs.traces,
+            baseline=inputs.baseline or None,
+            baseline_traces=inputs.baseline_traces,
+            trace_format=inputs.trace_format,
+            tags=inputs.tags,
+            settings=Settings(fail_on=fail_on, workers=inputs.workers),
+            judge=JudgeOptions(
+                mode=inputs.judge_mode,
+                cache=inputs.judge_cache,
+                sample_ensemble=inputs.sample_ensemble,
+                environ=judge_environment(inputs, env),
+            ),
+            shard=inputs.shard,
+            embedding_cache=inputs.embedding_cache,
+        )
+    )
 
 
-def refusal_hint(status: int, context: RunContext, action: str = "write to this pull request",
-                 permission: str = "pull-requests: write") -> str:
+def refusal_hint(
+    status: int,
+    context: RunContext,
+    action: str = "write to this pull request",
+    permission: str = "pull-requests: write",
+) -> str:
     """Why GitHub refused a write, for the warning: a fork's read-only token, or the missing `permission`."""
     if status != 403:
         return ""
     if context.is_fork and context.event_name == "pull_request":
-        return (" This pull request comes from a fork, so its token is read-only; the job summary and the results "
-                "file carry every result.")
-    return (f" The token may not {action}: give the job `permissions: {permission}`. "
-            "The job summary and the results file carry every result.")
+        return (
+            " This pull request comes from a fork, so its token is read-only; the job summary and the results "
+            "file carry every result."
+        )
+    return (
+        f" The token may not {action}: give the job `permissions: {permission}`. "
+        "The job summary and the results file carry every result."
+    )
 
 
-def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, diff: RunDiff | None, links: markdown.Links,
-                    publisher: Publisher) -> str:
+def publish_comment(
+    inputs: ActionInputs,
+    context: RunContext,
+    run: RunResult,
+    diff: RunDiff | None,
+    links: markdown.Links,
+    publisher: Publisher,
+) -> str:
     """The sticky comment on the PR (when there is one); its URL, or '' after a warning."""
     if context.pr_number is None or inputs.comment_mode == "off":
         return ""
@@ -234,20 +285,32 @@ def publish_comment(inputs: ActionInputs, context: RunContext, run: RunResult, d
 
     from .github.comment import client, upsert_comment
 
-    body = markdown.render_comment(run, inputs.comment_header, markdown.title_for(inputs.comment_header), links, diff=diff)
+    body = markdown.render_comment(
+        run, inputs.comment_header, markdown.title_for(inputs.comment_header), links, diff=diff
+    )
     has_problems = run.summary.status is not Status.PASS
     try:
-        outcome = upsert_comment(client(inputs.github_token, inputs.github_api_url), context.repository,
-                                 context.pr_number, body, markdown.marker(inputs.comment_header),
-                                 mode=inputs.comment_mode, has_problems=has_problems)
+        outcome = upsert_comment(
+            client(inputs.github_token, inputs.github_api_url),
+            context.repository,
+            context.pr_number,
+            body,
+            markdown.marker(inputs.comment_header),
+            mode=inputs.comment_mode,
+            has_problems=has_problems,
+        )
     except GithubException as exc:
-        publisher.warning(f"Could not post the PR comment: GitHub answered {exc.status}.{refusal_hint(exc.status, context)}")
+        publisher.warning(
+            f"Could not post the PR comment: GitHub answered {exc.status}.{refusal_hint(exc.status, context)}"
+        )
         return ""
     except Exception as exc:  # a network failure must not lose the results already published
         publisher.warning(f"Could not post the PR comment: {type(exc).__name__}: {exc}")
         return ""
-    publisher.line(f"PR comment {outcome.action}{f': {outcome.url}' if outcome.url else ''}"
-                   f"{f' ({outcome.reason})' if outcome.reason else ''}")
+    publisher.line(
+        f"PR comment {outcome.action}{f': {outcome.url}' if outcome.url else ''}"
+        f"{f' ({outcome.reason})' if outcome.reason else ''}"
+    )
     return outcome.url or ""
 
 
@@ -259,8 +322,15 @@ def check_conclusion(exit_status: int, run: RunResult) -> str:
     return "neutral" if run.summary.status in (Status.FAIL, Status.WARN) else "success"
 
 
-def publish_check_run(inputs: ActionInputs, context: RunContext, run: RunResult, links: markdown.Links,
-                      found: list[annotations.Annotation], conclusion: str, publisher: Publisher) -> bool:
+def publish_check_run(
+    inputs: ActionInputs,
+    context: RunContext,
+    run: RunResult,
+    links: markdown.Links,
+    found: list[annotations.Annotation],
+    conclusion: str,
+    publisher: Publisher,
+) -> bool:
     """Every annotation (uncapped) on a check run for the head commit; False after a warning when that failed."""
     from github import GithubException
 
@@ -268,15 +338,23 @@ def publish_check_run(inputs: ActionInputs, context: RunContext, run: RunResult,
     from .github.comment import client
 
     try:
-        url = publish(client(inputs.github_token, inputs.github_api_url), context.repository, context.head_sha,
-                      name=f"AgentCI ({markdown.header_slug(inputs.comment_header)})", conclusion=conclusion,
-                      title=f"{run.summary.status.value}: {run.summary.failed} failed, {run.summary.warnings} warnings",
-                      summary=markdown.render_summary(run, markdown.title_for(inputs.comment_header), links,
-                                                      budget=markdown.COMMENT_BUDGET),
-                      annotations=[annotations.check_run_annotation(a) for a in found])
+        url = publish(
+            client(inputs.github_token, inputs.github_api_url),
+            context.repository,
+            context.head_sha,
+            name=f"AgentCI ({markdown.header_slug(inputs.comment_header)})",
+            conclusion=conclusion,
+            title=f"{run.summary.status.value}: {run.summary.failed} failed, {run.summary.warnings} warnings",
+            summary=markdown.render_summary(
+                run, markdown.title_for(inputs.comment_header), links, budget=markdown.COMMENT_BUDGET
+            ),
+            annotations=[annotations.check_run_annotation(a) for a in found],
+        )
     except GithubException as exc:  # GitHub's refusal must not lose the annotations: they go to the log instead
         hint = refusal_hint(exc.status, context, "create check runs", "checks: write")
-        publisher.warning(f"Could not create the check run: GitHub answered {exc.status}.{hint} The annotations follow in the log.")
+        publisher.warning(
+            f"Could not create the check run: GitHub answered {exc.status}.{hint} The annotations follow in the log."
+        )
         return False
     except Exception as exc:  # nor may a network failure
         publisher.warning(f"Could not create the check run ({type(exc).__name__}); the annotations follow in the log.")
@@ -297,8 +375,11 @@ def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int
         return run_action(env, publisher)
     except Exception as exc:
         publisher.untrusted(traceback.format_exc().splitlines())
-        publisher.own.append(annotations.Annotation(
-            "error", "", 0, "AgentCI", f"internal error ({type(exc).__name__}); please report it with the log above"))
+        publisher.own.append(
+            annotations.Annotation(
+                "error", "", 0, "AgentCI", f"internal error ({type(exc).__name__}); please report it with the log above"
+            )
+        )
         publisher.annotate([])
         return EXIT_ERROR
 
@@ -321,8 +402,9 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         for problem in problems:
             publisher.error(problem)
         publisher.annotate([])
-        publisher.summary("## 💥 AgentCI could not evaluate\n\n" + "".join(
-            f"- {markdown.inline(str(p), 1000)}\n" for p in problems))
+        publisher.summary(
+            "## 💥 AgentCI could not evaluate\n\n" + "".join(f"- {markdown.inline(str(p), 1000)}\n" for p in problems)
+        )
         publisher.outputs(outputs_for(None, "", ""))
         return exc.exit_code
 
@@ -337,7 +419,9 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         publisher.error(Problem(inputs.results_path, 0, f"could not write the results file: {exc.strerror}"))
         status = max(status, EXIT_ERROR)
     publisher.untrusted(console.render_with_diff(run, diff).splitlines())
-    title = markdown.title_for(inputs.comment_header) + (f" · shard {inputs.shard.index}/{inputs.shard.count}" if inputs.shard else "")
+    title = markdown.title_for(inputs.comment_header) + (
+        f" · shard {inputs.shard.index}/{inputs.shard.count}" if inputs.shard else ""
+    )
     try:
         publisher.summary(markdown.render_summary(run, title, links, diff=diff))
     except OSError as exc:
@@ -346,9 +430,12 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     if inputs.shard is None:  # a shard job leaves the annotations, check run and comment to the merge job
         comment_url = publish_comment(inputs, context, run, diff, links, publisher)
         found = annotations.annotations_for(run, workspace)
-        on_check_run = bool(inputs.check_run and context.head_sha and inputs.github_token
-                            and publish_check_run(inputs, context, run, links, found, check_conclusion(status, run),
-                                                  publisher))
+        on_check_run = bool(
+            inputs.check_run
+            and context.head_sha
+            and inputs.github_token
+            and publish_check_run(inputs, context, run, links, found, check_conclusion(status, run), publisher)
+        )
         if on_check_run or not inputs.annotations:
             found = []
     publisher.annotate(found)  # last, so the action's own warnings above are counted in GitHub's cap

@@ -61,7 +61,9 @@ class BaselineMetadata(BaseModel):
     models: list[str] = Field(default_factory=list, description="LLM models seen in the traces.")
     spec_hash: str | None = Field(None, description="sha256 of the spec the baseline was saved against.")
     git_commit: str | None = Field(None, description="HEAD of the spec's repository when saved, if known.")
-    precheck_passed: bool = Field(False, description="Every query passed as `agentci test` judges it when saved (false when forced).")
+    precheck_passed: bool = Field(
+        False, description="Every query passed as `agentci test` judges it when saved (false when forced)."
+    )
     precheck_failures: list[str] = Field(default_factory=list, description="What failed, when saved with --force-save.")
 
 
@@ -98,7 +100,9 @@ def baseline_dir(spec: AgentCISpec) -> Path:
 def git_commit(directory: Path) -> str | None:
     """HEAD of the git repository holding `directory`; None outside a repository or without git."""
     try:
-        done = subprocess.run(["git", "-C", str(directory), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        done = subprocess.run(
+            ["git", "-C", str(directory), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.strip() if done.returncode == 0 else None
@@ -106,11 +110,16 @@ def git_commit(directory: Path) -> str | None:
 
 def check_version_name(version: str) -> str:
     if not VERSION_PATTERN.match(version):
-        raise BaselineError.at("--version", 0, f"invalid baseline version {version!r}: use letters, digits, '.', '_' and '-' (e.g. v2-fixed)")
+        raise BaselineError.at(
+            "--version",
+            0,
+            f"invalid baseline version {version!r}: use letters, digits, '.', '_' and '-' (e.g. v2-fixed)",
+        )
     return version
 
 
 # --- precheck and save ---------------------------------------------------------------------------
+
 
 def precheck(spec: AgentCISpec, traces: dict[str, list[Trace]], judge: Judge | None = None) -> list[Problem]:
     """Every query evaluated as `agentci test` evaluates it with fail-on correctness (and no baseline): its
@@ -119,17 +128,37 @@ def precheck(spec: AgentCISpec, traces: dict[str, list[Trace]], judge: Judge | N
 
     Returns one problem per query that would fail `test` (or could not be evaluated), at its spec line.
     """
-    run = run_spec(spec, [t for runs in traces.values() for t in runs], judge=judge, settings=Settings(fail_on=frozenset({"correctness"})))
+    run = run_spec(
+        spec,
+        [t for runs in traces.values() for t in runs],
+        judge=judge,
+        settings=Settings(fail_on=frozenset({"correctness"})),
+    )
     failures = []
     for result in run.results:
         if result.blocking or result.status is Status.ERROR:
-            failed = [m for name in LAYERS if result.layer(name).status in (Status.FAIL, Status.ERROR) for m in result.layer(name).messages]
-            failures.append(Problem(result.file, result.line, f"query {result.id!r}: {'; '.join(failed) or result.status.value}"))
+            failed = [
+                m
+                for name in LAYERS
+                if result.layer(name).status in (Status.FAIL, Status.ERROR)
+                for m in result.layer(name).messages
+            ]
+            failures.append(
+                Problem(result.file, result.line, f"query {result.id!r}: {'; '.join(failed) or result.status.value}")
+            )
     return failures
 
 
-def build_baseline(spec: AgentCISpec, traces: list[Trace], version: str, *, force: bool, captured_at: str,
-                   commit: str | None, judge: Judge | None = None) -> tuple[Baseline, list[Problem]]:
+def build_baseline(
+    spec: AgentCISpec,
+    traces: list[Trace],
+    version: str,
+    *,
+    force: bool,
+    captured_at: str,
+    commit: str | None,
+    judge: Judge | None = None,
+) -> tuple[Baseline, list[Problem]]:
     """The baseline for `traces` (every query of the spec needs one) and the precheck failures.
 
     Raises BaselineError listing the failures when the precheck fails and `force` is false.
@@ -140,10 +169,16 @@ def build_baseline(spec: AgentCISpec, traces: list[Trace], version: str, *, forc
     if failures and not force:
         raise PrecheckFailed(failures)
     models = sorted({call.model for ts in runs.values() for t in ts for call in t.llm_calls if call.model})
-    metadata = BaselineMetadata(models=models, spec_hash=spec_hash(spec), git_commit=commit,
-                                precheck_passed=not failures, precheck_failures=[str(p) for p in failures])
-    return Baseline(version=check_version_name(version), agent=spec.agent, captured_at=captured_at,
-                    metadata=metadata, queries=runs), failures
+    metadata = BaselineMetadata(
+        models=models,
+        spec_hash=spec_hash(spec),
+        git_commit=commit,
+        precheck_passed=not failures,
+        precheck_failures=[str(p) for p in failures],
+    )
+    return Baseline(
+        version=check_version_name(version), agent=spec.agent, captured_at=captured_at, metadata=metadata, queries=runs
+    ), failures
 
 
 def now_utc() -> str:
@@ -154,8 +189,10 @@ def dump(baseline: Baseline) -> str:
     """The file's text: indented JSON; traces leave out values equal to their default (a new trace field in a
     later release does not touch every baseline), the metadata keeps every key (null says "unknown")."""
     data = baseline.model_dump(mode="json", exclude={"queries"})
-    data["queries"] = {key: [t.model_dump(mode="json", by_alias=True, exclude_defaults=True) for t in runs]
-                       for key, runs in baseline.queries.items()}
+    data["queries"] = {
+        key: [t.model_dump(mode="json", by_alias=True, exclude_defaults=True) for t in runs]
+        for key, runs in baseline.queries.items()
+    }
     return _JSON.dump_json(data, indent=2).decode() + "\n"  # as json.dumps(indent=2), at compiled speed
 
 
@@ -181,20 +218,30 @@ def write_atomic(path: Path, text: str, *, overwrite: bool) -> None:
         raise
 
 
-def save_baseline(spec: AgentCISpec, traces: list[Trace], version: str, *, force: bool = False, overwrite: bool = False,
-                  captured_at: str | None = None, commit: str | None = None,
-                  judge: Judge | None = None) -> tuple[Path, Baseline, list[Problem]]:
+def save_baseline(
+    spec: AgentCISpec,
+    traces: list[Trace],
+    version: str,
+    *,
+    force: bool = False,
+    overwrite: bool = False,
+    captured_at: str | None = None,
+    commit: str | None = None,
+    judge: Judge | None = None,
+) -> tuple[Path, Baseline, list[Problem]]:
     """Precheck (with `judge` for the judge checks), then write `<baseline_dir>/<version>.json` atomically.
 
     Returns (file, baseline, precheck failures)."""
     path = baseline_dir(spec) / f"{check_version_name(version)}.json"
-    baseline, failures = build_baseline(spec, traces, version, force=force, captured_at=captured_at or now_utc(),
-                                        commit=commit, judge=judge)
+    baseline, failures = build_baseline(
+        spec, traces, version, force=force, captured_at=captured_at or now_utc(), commit=commit, judge=judge
+    )
     write_atomic(path, dump(baseline), overwrite=overwrite)
     return path, baseline, failures
 
 
 # --- load and list -------------------------------------------------------------------------------
+
 
 def _line_of(document: yaml.Node | None, loc: tuple) -> int:
     """The line of the value at `loc` (keys and list indexes) in a composed JSON document; 0 if unknown."""
@@ -251,8 +298,13 @@ def _upgrade_single_trace(data: dict[str, Any]) -> dict[str, Any]:
         metadata["models"] = [model] if model else []
     trace = data["trace"]
     key = trace.get("id") or trace.get("query") if isinstance(trace, dict) else None
-    return {"version": data.get("version"), "agent": data.get("agent"), "captured_at": data.get("captured_at"),
-            "metadata": metadata, "queries": {str(key): [trace]}}
+    return {
+        "version": data.get("version"),
+        "agent": data.get("agent"),
+        "captured_at": data.get("captured_at"),
+        "metadata": metadata,
+        "queries": {str(key): [trace]},
+    }
 
 
 def read_baseline(path: Path) -> Baseline:
@@ -271,8 +323,11 @@ def read_baseline(path: Path) -> Baseline:
         except ValidationError:
             baseline, legacy = _read_slowly(path, text)
         baseline.queries = {key: [t.with_derived_totals() for t in runs] for key, runs in baseline.queries.items()}
-    lines = _key_lines(text, list(baseline.queries)) if not legacy else \
-        dict.fromkeys(baseline.queries, text.count("\n", 0, max(text.find('"trace"'), 0)) + 1)
+    lines = (
+        _key_lines(text, list(baseline.queries))
+        if not legacy
+        else dict.fromkeys(baseline.queries, text.count("\n", 0, max(text.find('"trace"'), 0)) + 1)
+    )
     for key, runs in baseline.queries.items():
         for index, trace in enumerate(runs):
             trace._source = f"{path}:{lines[key]}" + (f" (run {index})" if len(runs) > 1 else "")
@@ -329,7 +384,9 @@ def read_header(path: Path) -> BaselineHeader:
         runs = data.get("queries") if isinstance(data, dict) else None
         if not isinstance(runs, dict):
             raise ValueError("no queries")
-        return BaselineHeader.model_validate({**data, "queries": len(runs), "traces": sum(len(r) for r in runs.values() if isinstance(r, list))})
+        return BaselineHeader.model_validate(
+            {**data, "queries": len(runs), "traces": sum(len(r) for r in runs.values() if isinstance(r, list))}
+        )
     except (OSError, UnicodeDecodeError, ValueError, AttributeError, ValidationError):
         read_baseline(path)  # names the file, line and problem
         raise BaselineError.at(str(path), 0, "not a baseline file") from None
@@ -343,11 +400,15 @@ def list_headers(spec: AgentCISpec) -> list[StoredHeader]:
     for item in found:
         earlier = first_file.setdefault(item.header.version, item.file)
         if earlier != item.file:
-            raise BaselineError.at(str(item.file), 0, f"baseline version {item.header.version!r} is also in {earlier}; rename one")
+            raise BaselineError.at(
+                str(item.file), 0, f"baseline version {item.header.version!r} is also in {earlier}; rename one"
+            )
     return sorted(found, key=lambda s: (s.header.captured_at, s.header.version))
 
 
-def traces_by_query(spec: AgentCISpec, baseline: Baseline) -> tuple[dict[str, list[Trace]], list[str], dict[str, list[Trace]]]:
+def traces_by_query(
+    spec: AgentCISpec, baseline: Baseline
+) -> tuple[dict[str, list[Trace]], list[str], dict[str, list[Trace]]]:
     """(the baseline's runs keyed by the spec's query ids, matched by id else query text; notes on the rest;
     the rest by their saved key: queries since removed from the spec).
 
@@ -380,7 +441,11 @@ def load_baseline(spec: AgentCISpec, version: str | None = None) -> StoredBaseli
     """
     directory = baseline_dir(spec)
     if version is not None and VERSION_PATTERN.match(version):
-        named = [path for path in (directory / f"{version}.json", directory / spec.agent / f"{version}.json") if path.is_file()]
+        named = [
+            path
+            for path in (directory / f"{version}.json", directory / spec.agent / f"{version}.json")
+            if path.is_file()
+        ]
         if len(named) == 2:
             raise BaselineError.at(str(named[1]), 0, f"baseline version {version!r} is also in {named[0]}; rename one")
         if named and (stored := read_baseline(named[0])).version == version:
@@ -400,11 +465,15 @@ def compatibility_warnings(spec: AgentCISpec, stored: StoredBaseline, current_ha
     """Notes when a baseline was saved for another agent or from a different spec (the comparison still runs)."""
     baseline, notes = stored.baseline, []
     if baseline.agent != spec.agent:
-        notes.append(f"{stored.file}: baseline {baseline.version} was saved for agent {baseline.agent!r}, "
-                     f"the spec is for {spec.agent!r}; compared anyway")
+        notes.append(
+            f"{stored.file}: baseline {baseline.version} was saved for agent {baseline.agent!r}, "
+            f"the spec is for {spec.agent!r}; compared anyway"
+        )
     if baseline.metadata.spec_hash and baseline.metadata.spec_hash != current_hash:
-        notes.append(f"{stored.file}: baseline {baseline.version} was saved from a different spec "
-                     f"({baseline.metadata.spec_hash}, now {current_hash}); both sides are judged by the current spec")
+        notes.append(
+            f"{stored.file}: baseline {baseline.version} was saved from a different spec "
+            f"({baseline.metadata.spec_hash}, now {current_hash}); both sides are judged by the current spec"
+        )
     return notes
 
 
@@ -430,8 +499,13 @@ def version_reference(spec: AgentCISpec, stored: StoredBaseline, wanted: set[str
     """A saved version as the reference for `spec` (for the queries in `wanted`, default all), with its warnings."""
     by_query, notes, removed = traces_by_query(spec, stored.baseline)
     runs = {k: v for k, v in by_query.items() if wanted is None or k in wanted}
-    return Reference(stored.baseline.version, {k: reference_variants(v) for k, v in runs.items()}, runs, removed,
-                     compatibility_warnings(spec, stored, spec_hash(spec)) + notes)
+    return Reference(
+        stored.baseline.version,
+        {k: reference_variants(v) for k, v in runs.items()},
+        runs,
+        removed,
+        compatibility_warnings(spec, stored, spec_hash(spec)) + notes,
+    )
 
 
 def reference_for(spec_path: str | Path, selected: AgentCISpec, version: str | None = None) -> Reference | None:

@@ -92,18 +92,32 @@ def _shard_option(text: str | None) -> ShardInfo | None:
 def cmd_test(args: argparse.Namespace) -> int:
     from .engine.runner import Settings, parse_fail_on
     from .evaluate import Evaluation, JudgeOptions, evaluate
+
     try:
         fail_on = parse_fail_on(args.fail_on)
     except ValueError as exc:
         raise SpecError.at("--fail-on", 0, str(exc)) from None
     shard = _shard_option(args.shard)
     if shard and not args.output:
-        raise SpecError.at("--shard", 0, "a shard writes its results file to --output, e.g. --output results/shard-2.json")
-    outcome = evaluate(Evaluation(spec=args.spec, traces=args.traces, baseline=args.baseline, baseline_traces=args.baseline_traces or [],
-                                  trace_format=args.trace_format, tags=_split(args.tags), embedding_cache=args.embedding_cache,
-                                  settings=Settings(fail_on=fail_on, workers=args.workers), shard=shard,
-                                  judge=JudgeOptions(mode=args.judge_mode, cache=args.judge_cache,
-                                                     sample_ensemble=args.sample_ensemble, environ=os.environ)))
+        raise SpecError.at(
+            "--shard", 0, "a shard writes its results file to --output, e.g. --output results/shard-2.json"
+        )
+    outcome = evaluate(
+        Evaluation(
+            spec=args.spec,
+            traces=args.traces,
+            baseline=args.baseline,
+            baseline_traces=args.baseline_traces or [],
+            trace_format=args.trace_format,
+            tags=_split(args.tags),
+            embedding_cache=args.embedding_cache,
+            settings=Settings(fail_on=fail_on, workers=args.workers),
+            shard=shard,
+            judge=JudgeOptions(
+                mode=args.judge_mode, cache=args.judge_cache, sample_ensemble=args.sample_ensemble, environ=os.environ
+            ),
+        )
+    )
     run = outcome.run
     if shard:  # --output takes the shard results file; the report goes to standard output
         from .report import json
@@ -135,7 +149,9 @@ def cmd_queries(args: argparse.Namespace) -> int:
     shard = _shard_option(args.shard)
     spec = load_spec(args.spec, tags=_split(args.tags) or None)
     queries = select_shard(spec.queries, shard) if shard else spec.queries
-    write_output("".join(json.dumps({"id": q.key, "query": q.query}, ensure_ascii=False) + "\n" for q in queries), args.output)
+    write_output(
+        "".join(json.dumps({"id": q.key, "query": q.query}, ensure_ascii=False) + "\n" for q in queries), args.output
+    )
     return EXIT_PASS
 
 
@@ -154,12 +170,22 @@ def cmd_save(args: argparse.Namespace) -> int:
     traces = load_traces(args.traces, args.trace_format, spec.pricing)
     judge = judge_for(spec, JudgeOptions(mode=args.judge_mode, cache=args.judge_cache, environ=os.environ))
     try:
-        path, baseline, failures = save_baseline(spec, traces, args.version, force=args.force_save, overwrite=args.overwrite,
-                                                 commit=git_commit(Path(args.spec).resolve().parent), judge=judge)
+        path, baseline, failures = save_baseline(
+            spec,
+            traces,
+            args.version,
+            force=args.force_save,
+            overwrite=args.overwrite,
+            commit=git_commit(Path(args.spec).resolve().parent),
+            judge=judge,
+        )
     except PrecheckFailed as exc:
-        print(f"error: precheck failed: {len(exc.problems)} {'query fails' if len(exc.problems) == 1 else 'queries fail'} "
-              f"as `agentci test` judges them, so {args.version!r} was not saved "
-              "(--force-save saves it anyway and records that the precheck failed):", file=sys.stderr)
+        print(
+            f"error: precheck failed: {len(exc.problems)} {'query fails' if len(exc.problems) == 1 else 'queries fail'} "
+            f"as `agentci test` judges them, so {args.version!r} was not saved "
+            "(--force-save saves it anyway and records that the precheck failed):",
+            file=sys.stderr,
+        )
         for problem in exc.problems:
             print(f"  {problem}", file=sys.stderr)
         return EXIT_FAIL
@@ -169,7 +195,9 @@ def cmd_save(args: argparse.Namespace) -> int:
     for problem in failures:
         print(f"warning: precheck failed, saved anyway (--force-save): {problem}", file=sys.stderr)
     precheck = "precheck passed" if baseline.metadata.precheck_passed else "precheck FAILED, forced"
-    print(f"saved baseline {baseline.version}: {len(baseline.queries)} queries, {baseline.trace_count} traces, {precheck} → {path}")
+    print(
+        f"saved baseline {baseline.version}: {len(baseline.queries)} queries, {baseline.trace_count} traces, {precheck} → {path}"
+    )
     return EXIT_PASS
 
 
@@ -180,19 +208,35 @@ def cmd_baselines(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     stored = list_headers(spec)
     if not stored:
-        print(f"no baselines in {baseline_dir(spec)} yet; `agentci save --spec {args.spec} --traces T --version V` records one")
+        print(
+            f"no baselines in {baseline_dir(spec)} yet; `agentci save --spec {args.spec} --traces T --version V` records one"
+        )
         return EXIT_PASS
     default = next((s for s in reversed(stored) if s.header.metadata.precheck_passed), None)
     rows = [("", "VERSION", "CAPTURED", "QUERIES", "TRACES", "PRECHECK", "AGENT", "MODELS", "FILE")]
     for item in stored:
         b = item.header
-        rows.append(("*" if item is default else "", b.version, b.captured_at, str(b.queries), str(b.traces),
-                     "passed" if b.metadata.precheck_passed else "failed", b.agent, ",".join(b.metadata.models) or "-", str(item.file)))
+        rows.append(
+            (
+                "*" if item is default else "",
+                b.version,
+                b.captured_at,
+                str(b.queries),
+                str(b.traces),
+                "passed" if b.metadata.precheck_passed else "failed",
+                b.agent,
+                ",".join(b.metadata.models) or "-",
+                str(item.file),
+            )
+        )
     widths = [max(len(one_line(row[i])) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(one_line(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())
-    print("\n* the default for `agentci test`: the newest version whose precheck passed" if default else
-          "\nno version passed its precheck, so `agentci test` uses no baseline unless --baseline names one")
+    print(
+        "\n* the default for `agentci test`: the newest version whose precheck passed"
+        if default
+        else "\nno version passed its precheck, so `agentci test` uses no baseline unless --baseline names one"
+    )
     return EXIT_PASS
 
 
@@ -202,7 +246,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from .spec.loader import load_spec
 
     spec = load_spec(args.spec)
-    reference, compared = (version_reference(spec, load_baseline(spec, version)) for version in (args.baseline, args.compare))
+    reference, compared = (
+        version_reference(spec, load_baseline(spec, version)) for version in (args.baseline, args.compare)
+    )
     diff = diff_against(spec, reference, evaluate_side(spec, args.compare, compared.runs or {}, reference.variants))
     diff.warnings += [w for w in compared.warnings if w not in diff.warnings]
     if args.format != "console":
@@ -214,7 +260,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def diff_renderer(fmt: str):
     from .report import diff_console, diff_markdown, json
 
-    return {"console": diff_console.render_diff, "json": json.render_diff, "markdown": diff_markdown.render_markdown}[fmt]
+    return {"console": diff_console.render_diff, "json": json.render_diff, "markdown": diff_markdown.render_markdown}[
+        fmt
+    ]
 
 
 def _fraction(text: str) -> float:
@@ -259,13 +307,22 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--judge-mode", choices=("auto", "required", "off"), default="auto",
-                        help="auto: judge checks without a key or cached verdict are skipped; required: that is an error (exit 2); off: never judge")
-    parser.add_argument("--judge-cache", help="verdict cache to read and update (default: .agentci/judge-cache.json beside the spec); commit it")
+    parser.add_argument(
+        "--judge-mode",
+        choices=("auto", "required", "off"),
+        default="auto",
+        help="auto: judge checks without a key or cached verdict are skipped; required: that is an error (exit 2); off: never judge",
+    )
+    parser.add_argument(
+        "--judge-cache",
+        help="verdict cache to read and update (default: .agentci/judge-cache.json beside the spec); commit it",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agentci", description="Regression tests for AI agents: correctness, path and cost.")
+    parser = argparse.ArgumentParser(
+        prog="agentci", description="Regression tests for AI agents: correctness, path and cost."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     validate = sub.add_parser("validate", help="check a spec; exit 1 listing every problem as file:line: message")
@@ -275,25 +332,57 @@ def build_parser() -> argparse.ArgumentParser:
     test = sub.add_parser("test", help="evaluate traces against a spec")
     test.add_argument("--spec", required=True, help="the spec YAML")
     test.add_argument("--traces", required=True, action="append", help="trace file, directory or glob (repeatable)")
-    test.add_argument("--baseline", help="saved baseline version to compare with (default: the newest whose precheck passed; "
-                      "'none': no baseline)")
-    test.add_argument("--baseline-traces", action="append", help="accepted traces to compare with instead of a saved version "
-                      "(sequence similarity, match mode, cost multiplier); up to 5 per query are variants, and the closest is used")
-    test.add_argument("--trace-format", default=None, choices=["auto", *TRACE_FORMATS], help="trace format (default: detected per file)")
+    test.add_argument(
+        "--baseline",
+        help="saved baseline version to compare with (default: the newest whose precheck passed; 'none': no baseline)",
+    )
+    test.add_argument(
+        "--baseline-traces",
+        action="append",
+        help="accepted traces to compare with instead of a saved version "
+        "(sequence similarity, match mode, cost multiplier); up to 5 per query are variants, and the closest is used",
+    )
+    test.add_argument(
+        "--trace-format",
+        default=None,
+        choices=["auto", *TRACE_FORMATS],
+        help="trace format (default: detected per file)",
+    )
     test.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
-    test.add_argument("--fail-on", default="correctness", help="layers that block: correctness,path,cost or none (default: correctness)")
+    test.add_argument(
+        "--fail-on",
+        default="correctness",
+        help="layers that block: correctness,path,cost or none (default: correctness)",
+    )
     test.add_argument("--workers", type=_positive, default=4, help="concurrent judge calls (default 4)")
     add_judge_arguments(test)
-    test.add_argument("--sample-ensemble", type=_fraction, default=None, metavar="F",
-                      help="run judge_config.ensemble's models on a fixed, hash-chosen share F of the judge checks, even when "
-                           "the ensemble is not enabled (default: every check if enabled, none if not)")
-    test.add_argument("--embedding-cache", help="JSON file of cached embeddings for semantic similarity (read, then updated)")
-    test.add_argument("--format", choices=FORMATS, default="console",
-                      help="console (default); json (the results file); github (the action's step log: the report inside "
-                           "stop-commands, then the annotations as workflow commands); markdown (the job summary); junit; prometheus")
-    test.add_argument("--output", help="write the report to this file instead of standard output (with --shard: the shard results file)")
-    test.add_argument("--shard", help="evaluate only shard INDEX/COUNT (e.g. 2/4) of the queries, chosen by id hash; "
-                                      "writes the shard results JSON to --output and the --format report to standard output")
+    test.add_argument(
+        "--sample-ensemble",
+        type=_fraction,
+        default=None,
+        metavar="F",
+        help="run judge_config.ensemble's models on a fixed, hash-chosen share F of the judge checks, even when "
+        "the ensemble is not enabled (default: every check if enabled, none if not)",
+    )
+    test.add_argument(
+        "--embedding-cache", help="JSON file of cached embeddings for semantic similarity (read, then updated)"
+    )
+    test.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="console",
+        help="console (default); json (the results file); github (the action's step log: the report inside "
+        "stop-commands, then the annotations as workflow commands); markdown (the job summary); junit; prometheus",
+    )
+    test.add_argument(
+        "--output",
+        help="write the report to this file instead of standard output (with --shard: the shard results file)",
+    )
+    test.add_argument(
+        "--shard",
+        help="evaluate only shard INDEX/COUNT (e.g. 2/4) of the queries, chosen by id hash; "
+        "writes the shard results JSON to --output and the --format report to standard output",
+    )
     test.set_defaults(func=cmd_test)
 
     merge = sub.add_parser("merge", help="combine shard results files into one run: report and exit code as `test`")
@@ -304,7 +393,9 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("--output", help="write the report to this file instead of standard output")
     merge.set_defaults(func=cmd_merge)
 
-    queries = sub.add_parser("queries", help="list the spec's queries as JSON Lines {id, query} (with --shard: that shard's)")
+    queries = sub.add_parser(
+        "queries", help="list the spec's queries as JSON Lines {id, query} (with --shard: that shard's)"
+    )
     queries.add_argument("--spec", required=True, help="the spec YAML")
     queries.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
     queries.add_argument("--shard", help="only shard INDEX/COUNT, as `test --shard` selects it")
@@ -315,9 +406,16 @@ def build_parser() -> argparse.ArgumentParser:
     save.add_argument("--spec", required=True, help="the spec YAML (the baseline goes under its baseline_dir)")
     save.add_argument("--traces", required=True, action="append", help="trace file, directory or glob (repeatable)")
     save.add_argument("--version", required=True, help="version name, e.g. v2-fixed")
-    save.add_argument("--force-save", action="store_true", help="save even when correctness fails (recorded in the metadata)")
+    save.add_argument(
+        "--force-save", action="store_true", help="save even when correctness fails (recorded in the metadata)"
+    )
     save.add_argument("--overwrite", action="store_true", help="replace an existing version")
-    save.add_argument("--trace-format", default=None, choices=["auto", *TRACE_FORMATS], help="trace format (default: detected per file)")
+    save.add_argument(
+        "--trace-format",
+        default=None,
+        choices=["auto", *TRACE_FORMATS],
+        help="trace format (default: detected per file)",
+    )
     add_judge_arguments(save)
     save.set_defaults(func=cmd_save)
 
@@ -325,7 +423,9 @@ def build_parser() -> argparse.ArgumentParser:
     baselines.add_argument("--spec", required=True)
     baselines.set_defaults(func=cmd_baselines)
 
-    diff = sub.add_parser("diff", help="compare two baseline versions: correctness, path and cost per query and in total")
+    diff = sub.add_parser(
+        "diff", help="compare two baseline versions: correctness, path and cost per query and in total"
+    )
     diff.add_argument("--spec", required=True)
     diff.add_argument("--baseline", required=True, help="the version compared from")
     diff.add_argument("--compare", required=True, help="the version compared to")

@@ -76,8 +76,13 @@ class Delta(BaseModel):
         if before is None or after is None:
             return cls(before=before, after=after)
         change = after - before
-        return cls(before=before, after=after, change=change,
-                   percent=100.0 * change / before if before else None, new=before == 0 and after != 0)
+        return cls(
+            before=before,
+            after=after,
+            change=change,
+            percent=100.0 * change / before if before else None,
+            new=before == 0 and after != 0,
+        )
 
     def moved_beyond(self, tolerance: float) -> bool:
         """|change| > tolerance × |before|, or any change from a zero base."""
@@ -97,7 +102,9 @@ class PathDiff(BaseModel):
     tool_calls: Delta
     tool_precision: Delta
     tool_recall: Delta
-    sequence_similarity: float | None = Field(None, description="LCS similarity of the after tool list to the before one: 2·|LCS|/(|P|+|R|).")
+    sequence_similarity: float | None = Field(
+        None, description="LCS similarity of the after tool list to the before one: 2·|LCS|/(|P|+|R|)."
+    )
     loops: Delta
     handoffs: Delta
     tools_added: list[str] = Field(default_factory=list, description="Tools used after but not before.")
@@ -120,7 +127,9 @@ class QueryDiff(BaseModel):
     line: int = 0
     kinds: list[ChangeKind] = Field(default_factory=list, description="Empty when nothing changed.")
     runs: Delta = Field(description="Runs on each side: path and cost figures are means over them.")
-    status: StatusDiff = Field(description="The query's status (regression and fixed follow it: correctness, forbidden tools, …).")
+    status: StatusDiff = Field(
+        description="The query's status (regression and fixed follow it: correctness, forbidden tools, …)."
+    )
     correctness: StatusDiff
     path: PathDiff
     cost: CostDiff
@@ -146,7 +155,10 @@ class TotalDiff(BaseModel):
     total_tokens: Delta
     llm_calls: Delta
     latency_ms: Delta
-    suite: dict[str, Delta] = Field(default_factory=dict, description="Each side's summary.aggregates (pass_rate, p95_latency_ms, …), before → after.")
+    suite: dict[str, Delta] = Field(
+        default_factory=dict,
+        description="Each side's summary.aggregates (pass_rate, p95_latency_ms, …), before → after.",
+    )
 
 
 class RunDiff(BaseModel):
@@ -156,8 +168,10 @@ class RunDiff(BaseModel):
     after: str = Field(description="Label of the compared side: a version or 'current'.")
     total: TotalDiff
     uplift: dict[str, MetricChange] = Field(
-        default_factory=dict, description="composite_score, pass_rate and cost_usd of the whole run, after against before: "
-                                          "uplift = (after − before) / before, null when before is 0 or unknown.")
+        default_factory=dict,
+        description="composite_score, pass_rate and cost_usd of the whole run, after against before: "
+        "uplift = (after − before) / before, null when before is 0 or unknown.",
+    )
     queries: list[QueryDiff]
     warnings: list[str] = Field(default_factory=list)
 
@@ -202,20 +216,41 @@ _NOTHING = _Figures(None, None, [], None, None, None, None, [], None, None, None
 def _figures(result: QueryResult, route: Trace | None) -> _Figures:
     """`result`'s figures (means over its runs) and the route of `route`, the trace that stands for the side."""
     return _Figures(
-        status=result.status, correctness=result.correctness.status,
-        tools=route.tool_names if route else [], tool_calls=result.figure("tool_calls"),
-        precision=result.figure("tool_precision"), recall=result.figure("tool_recall"), loops=result.figure("loops_detected"),
+        status=result.status,
+        correctness=result.correctness.status,
+        tools=route.tool_names if route else [],
+        tool_calls=result.figure("tool_calls"),
+        precision=result.figure("tool_precision"),
+        recall=result.figure("tool_recall"),
+        loops=result.figure("loops_detected"),
         handoffs=[h.to for h in route.handoffs] if route else [],
-        cost_usd=result.figure("cost_usd"), total_tokens=result.figure("total_tokens"), llm_calls=result.figure("llm_calls"),
-        latency_ms=result.figure("latency_ms"), answer=route.final_answer if route else "", runs=result.runs,
+        cost_usd=result.figure("cost_usd"),
+        total_tokens=result.figure("total_tokens"),
+        llm_calls=result.figure("llm_calls"),
+        latency_ms=result.figure("latency_ms"),
+        answer=route.final_answer if route else "",
+        runs=result.runs,
     )
 
 
 def _unevaluated(runs: list[Trace]) -> _Figures:
     """A query no longer in the spec (nothing to evaluate it by): its first trace's route and totals."""
     first = runs[0]
-    return _Figures(None, None, first.tool_names, len(first.tool_calls), None, None, None, [h.to for h in first.handoffs],
-                    first.total_cost_usd, first.total_tokens, first.total_llm_calls, first.total_duration_ms, first.final_answer)
+    return _Figures(
+        None,
+        None,
+        first.tool_names,
+        len(first.tool_calls),
+        None,
+        None,
+        None,
+        [h.to for h in first.handoffs],
+        first.total_cost_usd,
+        first.total_tokens,
+        first.total_llm_calls,
+        first.total_duration_ms,
+        first.final_answer,
+    )
 
 
 def _kinds(before: _Figures | None, after: _Figures | None, path: PathDiff, cost: CostDiff) -> list[ChangeKind]:
@@ -235,34 +270,49 @@ def _kinds(before: _Figures | None, after: _Figures | None, path: PathDiff, cost
         kinds.append(ChangeKind.ROUTING_CHANGED)
     if before.answer.strip() != after.answer.strip():
         kinds.append(ChangeKind.OUTPUT_CHANGED)
-    if (any(delta.moved_beyond(COST_TOLERANCE) for delta in (cost.cost_usd, cost.total_tokens, cost.llm_calls))
-            or cost.latency_ms.moved_beyond(LATENCY_TOLERANCE)):
+    if any(
+        delta.moved_beyond(COST_TOLERANCE) for delta in (cost.cost_usd, cost.total_tokens, cost.llm_calls)
+    ) or cost.latency_ms.moved_beyond(LATENCY_TOLERANCE):
         kinds.append(ChangeKind.COST_CHANGED)
     return kinds
 
 
-def diff_query(result: QueryResult | None, before: _Figures | None, after: _Figures | None, key: str = "", text: str = "") -> QueryDiff:
+def diff_query(
+    result: QueryResult | None, before: _Figures | None, after: _Figures | None, key: str = "", text: str = ""
+) -> QueryDiff:
     """The three-tier comparison of one query; `before` or `after` is None when the query is on one side only;
     `result` is None for a query no longer in the spec (then `key` and `text` name it)."""
     b, a = before or _NOTHING, after or _NOTHING
     similarity = metrics.lcs_similarity(a.tools, b.tools) if before and after else None
     path = PathDiff(
         tool_calls=Delta.of(b.tool_calls, a.tool_calls),
-        tool_precision=Delta.of(b.precision, a.precision), tool_recall=Delta.of(b.recall, a.recall),
+        tool_precision=Delta.of(b.precision, a.precision),
+        tool_recall=Delta.of(b.recall, a.recall),
         sequence_similarity=similarity,
         loops=Delta.of(b.loops, a.loops),
         handoffs=Delta.of(len(b.handoffs) if before else None, len(a.handoffs) if after else None),
         tools_added=[t for t in dict.fromkeys(a.tools) if t not in b.tools],
         tools_removed=[t for t in dict.fromkeys(b.tools) if t not in a.tools],
-        handoffs_before=b.handoffs, handoffs_after=a.handoffs,
+        handoffs_before=b.handoffs,
+        handoffs_after=a.handoffs,
     )
-    cost = CostDiff(cost_usd=Delta.of(b.cost_usd, a.cost_usd), total_tokens=Delta.of(b.total_tokens, a.total_tokens),
-                    llm_calls=Delta.of(b.llm_calls, a.llm_calls), latency_ms=Delta.of(b.latency_ms, a.latency_ms))
+    cost = CostDiff(
+        cost_usd=Delta.of(b.cost_usd, a.cost_usd),
+        total_tokens=Delta.of(b.total_tokens, a.total_tokens),
+        llm_calls=Delta.of(b.llm_calls, a.llm_calls),
+        latency_ms=Delta.of(b.latency_ms, a.latency_ms),
+    )
     return QueryDiff(
-        id=result.id if result else key, query=result.query if result else text, file=result.file if result else "",
-        line=result.line if result else 0, kinds=_kinds(before, after, path, cost),
-        status=StatusDiff(before=b.status, after=a.status), correctness=StatusDiff(before=b.correctness, after=a.correctness),
-        path=path, cost=cost, runs=Delta.of(b.runs if before else None, a.runs if after else None),
+        id=result.id if result else key,
+        query=result.query if result else text,
+        file=result.file if result else "",
+        line=result.line if result else 0,
+        kinds=_kinds(before, after, path, cost),
+        status=StatusDiff(before=b.status, after=a.status),
+        correctness=StatusDiff(before=b.correctness, after=a.correctness),
+        path=path,
+        cost=cost,
+        runs=Delta.of(b.runs if before else None, a.runs if after else None),
     )
 
 
@@ -289,8 +339,15 @@ def _sum(values: list[float | None]) -> float | None:
 
 def _total(queries: list[QueryDiff]) -> TotalDiff:
     """Each side's totals over its runs: Σ per-query mean × runs (for cost and tokens, the summary's totals)."""
+
     def side(pick, when: str) -> float | None:
-        return _sum([None if pick(q) is None else pick(q) * getattr(q.runs, when) for q in queries if getattr(q.runs, when) is not None])
+        return _sum(
+            [
+                None if pick(q) is None else pick(q) * getattr(q.runs, when)
+                for q in queries
+                if getattr(q.runs, when) is not None
+            ]
+        )
 
     def delta(pick) -> Delta:
         return Delta.of(side(lambda q: pick(q).before, "before"), side(lambda q: pick(q).after, "after"))
@@ -303,11 +360,17 @@ def _total(queries: list[QueryDiff]) -> TotalDiff:
     counts["unchanged"] = len(queries) - counts["changed"]
     return TotalDiff(
         queries=Delta.of(count("before", lambda s: True), count("after", lambda s: True)),
-        correctness_passed=Delta.of(count("before", lambda s: s not in (None, *FAILING)), count("after", lambda s: s not in (None, *FAILING))),
+        correctness_passed=Delta.of(
+            count("before", lambda s: s not in (None, *FAILING)), count("after", lambda s: s not in (None, *FAILING))
+        ),
         counts=counts,
-        tool_calls=delta(lambda q: q.path.tool_calls), loops=delta(lambda q: q.path.loops), handoffs=delta(lambda q: q.path.handoffs),
-        cost_usd=delta(lambda q: q.cost.cost_usd), total_tokens=delta(lambda q: q.cost.total_tokens),
-        llm_calls=delta(lambda q: q.cost.llm_calls), latency_ms=delta(lambda q: q.cost.latency_ms),
+        tool_calls=delta(lambda q: q.path.tool_calls),
+        loops=delta(lambda q: q.path.loops),
+        handoffs=delta(lambda q: q.path.handoffs),
+        cost_usd=delta(lambda q: q.cost.cost_usd),
+        total_tokens=delta(lambda q: q.cost.total_tokens),
+        llm_calls=delta(lambda q: q.cost.llm_calls),
+        latency_ms=delta(lambda q: q.cost.latency_ms),
     )
 
 
@@ -319,13 +382,20 @@ def chosen_variants(spec: AgentCISpec, variants: dict[str, list[Trace]], after: 
         options, runs = variants.get(query.key), after.traces.get(query.key)
         if options and runs:
             ranking = query.path or PathSpec()
-            index, _ = closest_variant(runs[0].tool_names, [v.tool_names for v in options], ranking.match_mode, ranking.sequence_metric)
+            index, _ = closest_variant(
+                runs[0].tool_names, [v.tool_names for v in options], ranking.match_mode, ranking.sequence_metric
+            )
             chosen[query.key] = options[index]
     return chosen
 
 
-def diff_runs(before: Side, after: Side, warnings: list[str] | None = None, routes: dict[str, Trace] | None = None,
-              removed: dict[str, list[Trace]] | None = None) -> RunDiff:
+def diff_runs(
+    before: Side,
+    after: Side,
+    warnings: list[str] | None = None,
+    routes: dict[str, Trace] | None = None,
+    removed: dict[str, list[Trace]] | None = None,
+) -> RunDiff:
     """Compare every query of either side, ordered as the module docstring says.
 
     `routes` are the before side's route per query (the golden variant the path layer chose: chosen_variants),
@@ -337,19 +407,28 @@ def diff_runs(before: Side, after: Side, warnings: list[str] | None = None, rout
     queries = []
     for key in [*results_after, *(k for k in results_before if k not in results_after)]:
         in_before, in_after = results_before.get(key), results_after.get(key)
-        queries.append(diff_query(
-            in_after or in_before,
-            _figures(in_before, (routes or {}).get(key) or _first(before.traces.get(key))) if in_before else None,
-            _figures(in_after, _first(after.traces.get(key))) if in_after else None,
-        ))
+        queries.append(
+            diff_query(
+                in_after or in_before,
+                _figures(in_before, (routes or {}).get(key) or _first(before.traces.get(key))) if in_before else None,
+                _figures(in_after, _first(after.traces.get(key))) if in_after else None,
+            )
+        )
     for key, runs in (removed or {}).items():
         if key not in results_before and key not in results_after and runs:
             queries.append(diff_query(None, _unevaluated(runs), None, key, runs[0].query or ""))
     queries.sort(key=_order)
     total = _total(queries)
     total.suite = suite_deltas(before.run.summary.aggregates, after.run.summary.aggregates)
-    return RunDiff(agent=after.run.agent, before=before.label, after=after.label, total=total,
-                   uplift=run_uplift(after.run, before.run), queries=queries, warnings=list(warnings or []))
+    return RunDiff(
+        agent=after.run.agent,
+        before=before.label,
+        after=after.label,
+        total=total,
+        uplift=run_uplift(after.run, before.run),
+        queries=queries,
+        warnings=list(warnings or []),
+    )
 
 
 def suite_deltas(before: Aggregates, after: Aggregates) -> dict[str, Delta]:
@@ -357,14 +436,21 @@ def suite_deltas(before: Aggregates, after: Aggregates) -> dict[str, Delta]:
     return {name: Delta.of(getattr(before, name), getattr(after, name)) for name in Aggregates.model_fields}
 
 
-def evaluate_side(spec: AgentCISpec, label: str, by_query: dict[str, list[Trace]],
-                  variants: dict[str, list[Trace]] | None = None, judge: Judge | None = None) -> Side:
+def evaluate_side(
+    spec: AgentCISpec,
+    label: str,
+    by_query: dict[str, list[Trace]],
+    variants: dict[str, list[Trace]] | None = None,
+    judge: Judge | None = None,
+) -> Side:
     """Evaluate the queries of `spec` that have traces in `by_query` against the golden `variants`, with
     `judge` (None: judge checks skip): one side of a diff. Both sides of a diff are evaluated alike.
 
     A saved version keeps the runs it was recorded with: the spec's `runs` (raised since, say) is not asked of it."""
     queries = [q.model_copy(update={"runs": None}) for q in spec.queries if by_query.get(q.key)]
-    run = run_spec(spec, [t for q in queries for t in by_query[q.key]], queries=queries, baselines=variants, judge=judge)
+    run = run_spec(
+        spec, [t for q in queries for t in by_query[q.key]], queries=queries, baselines=variants, judge=judge
+    )
     return Side(label, run, by_query)
 
 
@@ -382,7 +468,8 @@ def diff_against(spec: AgentCISpec, reference: "Reference", after: Side, judge: 
     return diff_runs(before, after, reference.warnings, routes, reference.removed)
 
 
-def current_vs_baseline(spec: AgentCISpec, run: RunResult, traces: list[Trace], reference: "Reference",
-                        judge: Judge | None = None) -> RunDiff:
+def current_vs_baseline(
+    spec: AgentCISpec, run: RunResult, traces: list[Trace], reference: "Reference", judge: Judge | None = None
+) -> RunDiff:
     """The diff `agentci test` (and the action) shows: the baseline evaluated now, as the current run was, against it."""
     return diff_against(spec, reference, Side("current", run, group_traces(spec.queries, traces).by_query), judge)

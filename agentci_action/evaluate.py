@@ -31,7 +31,9 @@ class JudgeOptions:
 
     mode: Literal["auto", "required", "off"] = "auto"
     cache: str | None = None  # verdict cache file; default .agentci/judge-cache.json beside the spec
-    sample_ensemble: float | None = None  # a share of checks for the ensemble; None: judge_config.ensemble.enabled decides
+    sample_ensemble: float | None = (
+        None  # a share of checks for the ensemble; None: judge_config.ensemble.enabled decides
+    )
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
 
 
@@ -70,8 +72,14 @@ def judge_for(spec: AgentCISpec, options: JudgeOptions) -> LLMJudge | None:
     """The spec's judge as `options` ask (None for judge-mode off); verdicts cached beside the spec by default."""
     from .engine.judge import build_judge
 
-    return build_judge(spec.judge_config, options.environ, mode=options.mode, sample_ensemble=options.sample_ensemble,
-                       cache_path=options.cache or Path(spec.path).parent / ".agentci" / "judge-cache.json", pricing=spec.pricing)
+    return build_judge(
+        spec.judge_config,
+        options.environ,
+        mode=options.mode,
+        sample_ensemble=options.sample_ensemble,
+        cache_path=options.cache or Path(spec.path).parent / ".agentci" / "judge-cache.json",
+        pricing=spec.pricing,
+    )
 
 
 def evaluate(request: Evaluation) -> Outcome:
@@ -96,14 +104,23 @@ def evaluate(request: Evaluation) -> Outcome:
     if request.baseline_traces:
         baseline = group_traces(spec.queries, load_traces(request.baseline_traces, request.trace_format, spec.pricing))
         reference = Reference("baseline traces", {k: v for k, v in baseline.by_query.items() if v})
-        notes = [f"baseline traces: {note}" for note in baseline.unmatched]  # warned like --traces, never dropped silently
+        notes = [
+            f"baseline traces: {note}" for note in baseline.unmatched
+        ]  # warned like --traces, never dropped silently
     elif (request.baseline or "").lower() != NO_BASELINE:
         reference = reference_for(request.spec, spec, request.baseline)
     judge = judge_for(spec, request.judge)
     embedder, cache = _embedder(spec, request.embedding_cache, request.judge.environ)
     try:
-        run = run_spec(spec, traces, baselines=reference.variants if reference else {}, judge=judge, embedder=embedder,
-                       settings=request.settings, shard=request.shard)
+        run = run_spec(
+            spec,
+            traces,
+            baselines=reference.variants if reference else {},
+            judge=judge,
+            embedder=embedder,
+            settings=request.settings,
+            shard=request.shard,
+        )
         run.warnings.extend(notes)
         diff = current_vs_baseline(spec, run, traces, reference, judge) if reference and not request.shard else None
     finally:
@@ -116,9 +133,13 @@ def evaluate(request: Evaluation) -> Outcome:
     return Outcome(run, diff)
 
 
-def _embedder(spec: AgentCISpec, cache_file: str | None, environ: Mapping[str, str]) -> tuple[Embedder | None, EmbeddingCache | None]:
+def _embedder(
+    spec: AgentCISpec, cache_file: str | None, environ: Mapping[str, str]
+) -> tuple[Embedder | None, EmbeddingCache | None]:
     """(embedder, its cache) when a query asks for semantic similarity, else (None, None)."""
-    if not any(q.checks and q.checks.answer and q.checks.answer.min_semantic_similarity is not None for q in spec.queries):
+    if not any(
+        q.checks and q.checks.answer and q.checks.answer.min_semantic_similarity is not None for q in spec.queries
+    ):
         return None, None
     from .engine.judge.embeddings import EmbeddingCache, build_embedder
 

@@ -58,5 +58,7 @@ def init_project(directory: Path) -> list[Path]:
         for leftover in [*partial, *placed, *reversed(made)]:
             with contextlib.suppress(OSError):  # e.g. a temporary file never made because its name was refused
                 leftover.rmdir() if leftover in made else leftover.unlink(missing_ok=True)
-        raise InputError.at(str(exc.filename or directory), 0, f"cannot write the starter files: {exc.strerror or exc}") from None
+        raise InputError.at(
+            str(exc.filename or directory), 0, f"cannot write the starter files: {exc.strerror or exc}"
+        ) from None
     return list(targets.values())

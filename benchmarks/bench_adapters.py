@@ -33,9 +33,15 @@ def _respan(lines: list[str], n: int) -> list[str]:
 
 def write_files(folder: Path, runs: int) -> dict[str, Path]:
     canonical = load_traces([str(FIXTURES / "otel_genai.jsonl")])[0].model_dump(by_alias=True, exclude_none=True)
-    unpriced = {**canonical, "total_cost_usd": None, "llm_calls": [{**c, "cost_usd": None} for c in canonical["llm_calls"]]}
-    files = {"canonical (costs given)": [json.dumps(canonical)] * runs,
-             "canonical (priced on load)": [json.dumps({k: v for k, v in unpriced.items() if v is not None})] * runs}
+    unpriced = {
+        **canonical,
+        "total_cost_usd": None,
+        "llm_calls": [{**c, "cost_usd": None} for c in canonical["llm_calls"]],
+    }
+    files = {
+        "canonical (costs given)": [json.dumps(canonical)] * runs,
+        "canonical (priced on load)": [json.dumps({k: v for k, v in unpriced.items() if v is not None})] * runs,
+    }
     for name, fixture in (("otel-genai", "otel_genai.jsonl"), ("openinference", "openinference.jsonl")):
         lines = (FIXTURES / fixture).read_text().splitlines()
         files[name] = [line for n in range(runs) for line in _respan(lines, n)]

@@ -37,8 +37,12 @@ def make_trace(rng: random.Random, index: int, calls: int) -> dict:
     tool_calls = []
     for i in range(calls):
         name = rng.choice(TOOLS)
-        arguments = {"q": f"{name} question {i}", "limit": rng.randint(1, 20), "lang": rng.choice(["en", "fr"]),
-                     "filters": {"year": 2020 + i % 5, "tags": ["a", "b"]}}
+        arguments = {
+            "q": f"{name} question {i}",
+            "limit": rng.randint(1, 20),
+            "lang": rng.choice(["en", "fr"]),
+            "filters": {"year": 2020 + i % 5, "tags": ["a", "b"]},
+        }
         tool_calls.append({"name": name, "arguments": arguments, "result": "ok", "duration_ms": 12.5})
     return {"id": f"q{index}", "final_answer": "42", "tool_calls": tool_calls}
 
@@ -60,8 +64,11 @@ def hand_written(raw: dict, every: int = 25) -> list[dict]:
     steps = []
     for k, call in enumerate(raw["tool_calls"][::every]):
         arguments = call["arguments"]
-        step = {"name": call["name"], "arguments": {"q": arguments["q"], "limit": arguments["limit"]},
-                "argument_rules": {"limit": {"tolerance": 2}, "lang": {"regex": "^(en|fr)$"}}}
+        step = {
+            "name": call["name"],
+            "arguments": {"q": arguments["q"], "limit": arguments["limit"]},
+            "argument_rules": {"limit": {"tolerance": 2}, "lang": {"regex": "^(en|fr)$"}},
+        }
         if k % 5 == 3:
             step = {"any_of": [call["name"], "web_search"], "arguments": {"q": arguments["q"]}}
         if k % 7 == 6:
@@ -94,10 +101,18 @@ def main() -> None:
     traces = [Trace.model_validate(raw) for raw in raws]
     changed_traces = [Trace.model_validate(changed(rng, raw)) for raw in raws]
     kinds = {
-        "hand-written (20 steps)": ([[ExpectedToolCall.model_validate(s) for s in hand_written(raw)] for raw in raws], traces),
-        f"golden ({args.calls} steps)": ([[ExpectedToolCall.model_validate(s) for s in golden(raw)] for raw in raws], traces),
+        "hand-written (20 steps)": (
+            [[ExpectedToolCall.model_validate(s) for s in hand_written(raw)] for raw in raws],
+            traces,
+        ),
+        f"golden ({args.calls} steps)": (
+            [[ExpectedToolCall.model_validate(s) for s in golden(raw)] for raw in raws],
+            traces,
+        ),
         f"golden ({args.calls} steps), changed trace": (
-            [[ExpectedToolCall.model_validate(s) for s in golden(raw)] for raw in raws], changed_traces),
+            [[ExpectedToolCall.model_validate(s) for s in golden(raw)] for raw in raws],
+            changed_traces,
+        ),
     }
 
     timings: dict[str, Callable[[], float]] = {"parse": lambda: ms_per_item(json.loads, lines)}
@@ -110,10 +125,14 @@ def main() -> None:
             matched[kind, mode] = sum(match_calls(steps, trace.tool_calls, mode).matched for steps, trace in items)
             # more expectations than are kept compiled (64), visited in turn: every first run compiles
             timings[f"{kind}|{mode.value}|match"] = lambda items=items, m=mode: ms_per_item(
-                lambda item: match_calls(item[0], item[1].tool_calls, m), items)
-            timings[f"{kind}|{mode.value}|first"] = lambda specs=specs: ms_per_item(lambda item: evaluate_path(*item), specs)
-            timings[f"{kind}|{mode.value}|runs"] = lambda specs=specs: ms_per_item(
-                lambda item: [evaluate_path(*item) for _ in range(RUNS)], specs) / RUNS
+                lambda item: match_calls(item[0], item[1].tool_calls, m), items
+            )
+            timings[f"{kind}|{mode.value}|first"] = lambda specs=specs: ms_per_item(
+                lambda item: evaluate_path(*item), specs
+            )
+            timings[f"{kind}|{mode.value}|runs"] = lambda specs=specs: (
+                ms_per_item(lambda item: [evaluate_path(*item) for _ in range(RUNS)], specs) / RUNS
+            )
 
     best = dict.fromkeys(timings, float("inf"))
     with gc_paused():
@@ -122,16 +141,23 @@ def main() -> None:
                 best[name] = min(best[name], timing())
 
     parse = best["parse"]
-    print(f"{args.traces} traces × {args.calls} tool calls, {sum(map(len, lines)) / len(lines) / 1000:.0f} kB of JSON each; "
-          f"best of {args.rounds} interleaved rounds, GC paused as the engine runs")
+    print(
+        f"{args.traces} traces × {args.calls} tool calls, {sum(map(len, lines)) / len(lines) / 1000:.0f} kB of JSON each; "
+        f"best of {args.rounds} interleaved rounds, GC paused as the engine runs"
+    )
     print(f"json.loads {parse:.3f} ms/trace = 1.00× parse\n")
-    print(f"{'':14}{'match_calls, first run':>24}{'path layer, first run':>24}{f'path layer, runs: {RUNS}':>24}   matched")
+    print(
+        f"{'':14}{'match_calls, first run':>24}{'path layer, first run':>24}{f'path layer, runs: {RUNS}':>24}   matched"
+    )
     for kind in kinds:
         print(kind)
         for mode in MODES:
             cells = [best[f"{kind}|{mode.value}|{column}"] for column in ("match", "first", "runs")]
-            print(f"  {mode.value:<12}" + "".join(f"{ms:9.3f} ms {ms / parse:6.2f}× " for ms in cells)
-                  + f"  {matched[kind, mode]}/{args.traces}")
+            print(
+                f"  {mode.value:<12}"
+                + "".join(f"{ms:9.3f} ms {ms / parse:6.2f}× " for ms in cells)
+                + f"  {matched[kind, mode]}/{args.traces}"
+            )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,9 @@ def main() -> None:
     rng = random.Random(1)
     ids = [f"q{i}" for i in range(args.queries)]
     with tempfile.TemporaryDirectory() as tmp:
-        spec = AgentCISpec(agent="bench", baseline_dir=str(Path(tmp, "baselines")), queries=[make_query(i) for i in ids])
+        spec = AgentCISpec(
+            agent="bench", baseline_dir=str(Path(tmp, "baselines")), queries=[make_query(i) for i in ids]
+        )
         runs = {}
         for version in ("v1", "v2"):
             path = Path(tmp, f"{version}.jsonl")
@@ -43,15 +45,27 @@ def main() -> None:
         before, read_s = timed(lambda: read_baseline(file))
         after = read_baseline(file.with_name("v2.json"))
         variants = {key: reference_variants(runs) for key, runs in before.queries.items()}
-        sides, eval_s = timed(lambda: (evaluate_side(spec, "v1", before.queries, variants),
-                                       evaluate_side(spec, "v2", after.queries, variants)))
+        sides, eval_s = timed(
+            lambda: (
+                evaluate_side(spec, "v1", before.queries, variants),
+                evaluate_side(spec, "v2", after.queries, variants),
+            )
+        )
         diff, diff_s = timed(lambda: diff_runs(*sides, routes=chosen_variants(spec, variants, sides[1])))
         text, render_s = timed(lambda: render_markdown(diff))
     n = args.queries
-    print(f"suite: {n:,} queries × {args.tools} tool calls; baseline file {size_mb:.1f} MB; "
-          f"{diff.total.counts['changed']:,} queries changed; markdown {len(text) / 1e3:,.0f} kB")
-    rows = [("load_traces (reference)", load_s), ("save_baseline", save_s), ("read_baseline", read_s),
-            ("evaluate both sides", eval_s), ("diff_runs", diff_s), ("render_markdown", render_s)]
+    print(
+        f"suite: {n:,} queries × {args.tools} tool calls; baseline file {size_mb:.1f} MB; "
+        f"{diff.total.counts['changed']:,} queries changed; markdown {len(text) / 1e3:,.0f} kB"
+    )
+    rows = [
+        ("load_traces (reference)", load_s),
+        ("save_baseline", save_s),
+        ("read_baseline", read_s),
+        ("evaluate both sides", eval_s),
+        ("diff_runs", diff_s),
+        ("render_markdown", render_s),
+    ]
     for name, seconds in rows:
         print(f"{name:<24} {seconds:7.3f} s  {n / seconds:10,.0f} queries/s  {seconds / load_s:5.2f}× load_traces")
 

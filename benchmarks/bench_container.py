@@ -21,10 +21,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 IMAGE = "agentci-bench:latest"
 TRACES = [
-    {"id": "refund-policy", "final_answer": "Refunds within 30 days.", "tool_calls": [{"name": "search_docs"}],
-     "llm_calls": [{"model": "m", "input_tokens": 300, "output_tokens": 50, "cost_usd": 0.002}]},
-    {"id": "order-status", "final_answer": "It has shipped.", "tool_calls": [{"name": "lookup_order"}, {"name": "track_parcel"}],
-     "llm_calls": [{"model": "m", "input_tokens": 300, "output_tokens": 50, "cost_usd": 0.002}]},
+    {
+        "id": "refund-policy",
+        "final_answer": "Refunds within 30 days.",
+        "tool_calls": [{"name": "search_docs"}],
+        "llm_calls": [{"model": "m", "input_tokens": 300, "output_tokens": 50, "cost_usd": 0.002}],
+    },
+    {
+        "id": "order-status",
+        "final_answer": "It has shipped.",
+        "tool_calls": [{"name": "lookup_order"}, {"name": "track_parcel"}],
+        "llm_calls": [{"model": "m", "input_tokens": 300, "output_tokens": 50, "cost_usd": 0.002}],
+    },
 ]
 
 
@@ -37,9 +45,22 @@ def workspace() -> Path:
 
 def timed_run(image: str, path: Path) -> tuple[float, float, str]:
     """(seconds to the first line of output, seconds to the exit, that first line)."""
-    command = ["docker", "run", "--rm", "-v", f"{path}:/github/workspace", "-w", "/github/workspace",
-               "-e", "INPUT_SPEC=agentci.yaml", "-e", "INPUT_TRACES=traces.jsonl", "-e", "GITHUB_WORKSPACE=/github/workspace",
-               image]
+    command = [
+        "docker",
+        "run",
+        "--rm",
+        "-v",
+        f"{path}:/github/workspace",
+        "-w",
+        "/github/workspace",
+        "-e",
+        "INPUT_SPEC=agentci.yaml",
+        "-e",
+        "INPUT_TRACES=traces.jsonl",
+        "-e",
+        "GITHUB_WORKSPACE=/github/workspace",
+        image,
+    ]
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     first = process.stdout.readline()
@@ -51,21 +72,40 @@ def timed_run(image: str, path: Path) -> tuple[float, float, str]:
 
 def import_seconds(image: str, modules: str, runs: int) -> float:
     code = f"import time; t = time.perf_counter(); import {modules}; print(time.perf_counter() - t)"
-    return statistics.median(float(subprocess.run(["docker", "run", "--rm", "--entrypoint", "python", image, "-c", code],
-                                                  capture_output=True, text=True, check=True).stdout) for _ in range(runs))
+    return statistics.median(
+        float(
+            subprocess.run(
+                ["docker", "run", "--rm", "--entrypoint", "python", image, "-c", code],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
+        for _ in range(runs)
+    )
 
 
 def image_bytes(image: str) -> int:
-    return int(subprocess.run(["docker", "image", "inspect", "-f", "{{.Size}}", image], capture_output=True, text=True,
-                              check=True).stdout)
+    return int(
+        subprocess.run(
+            ["docker", "image", "inspect", "-f", "{{.Size}}", image], capture_output=True, text=True, check=True
+        ).stdout
+    )
 
 
 def dependency_layer_bytes(image: str) -> int:
     """Size of the layer made by the Dockerfile's `pip install` (0 when the history does not show one)."""
-    history = subprocess.run(["docker", "history", "--no-trunc", "--human=false", "--format", "{{.Size}}\t{{.CreatedBy}}",
-                              image], capture_output=True, text=True, check=True).stdout
-    return sum(int(size) for size, _, created_by in (line.partition("\t") for line in history.splitlines())
-               if "pip install" in created_by)
+    history = subprocess.run(
+        ["docker", "history", "--no-trunc", "--human=false", "--format", "{{.Size}}\t{{.CreatedBy}}", image],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return sum(
+        int(size)
+        for size, _, created_by in (line.partition("\t") for line in history.splitlines())
+        if "pip install" in created_by
+    )
 
 
 def main() -> None:
@@ -76,19 +116,27 @@ def main() -> None:
     image = args.image or IMAGE
     if not args.image:
         subprocess.run(["docker", "build", "-q", "-t", IMAGE, str(ROOT)], check=True, capture_output=True)
-    base = subprocess.run(["awk", "/^FROM/ {print $2; exit}", str(ROOT / "Dockerfile")], capture_output=True, text=True).stdout.strip()
+    base = subprocess.run(
+        ["awk", "/^FROM/ {print $2; exit}", str(ROOT / "Dockerfile")], capture_output=True, text=True
+    ).stdout.strip()
     size, base_size, deps_size = image_bytes(image), image_bytes(base), dependency_layer_bytes(image)
     path = workspace()
     timed_run(image, path)  # warm the page cache once
     runs = [timed_run(image, path) for _ in range(args.runs)]
     lazy = import_seconds(image, "agentci_action.action", args.runs)
     eager = import_seconds(image, "agentci_action.action, github, anthropic, openai", args.runs)
-    print(f"image {image}: {size / 1e6:.0f} MB ({base_size / 1e6:.0f} MB of it the base {base}, "
-          f"{deps_size / 1e6:.0f} MB the dependency layer)")
-    print(f"docker run → first line: median {statistics.median(r[0] for r in runs):.2f} s; → exit: median "
-          f"{statistics.median(r[1] for r in runs):.2f} s ({args.runs} runs; first line {runs[0][2][:40]!r})")
-    print(f"import at start-up: lazy {lazy * 1000:.0f} ms vs eager SDKs {eager * 1000:.0f} ms "
-          f"(eager/lazy = {eager / lazy:.1f}×)")
+    print(
+        f"image {image}: {size / 1e6:.0f} MB ({base_size / 1e6:.0f} MB of it the base {base}, "
+        f"{deps_size / 1e6:.0f} MB the dependency layer)"
+    )
+    print(
+        f"docker run → first line: median {statistics.median(r[0] for r in runs):.2f} s; → exit: median "
+        f"{statistics.median(r[1] for r in runs):.2f} s ({args.runs} runs; first line {runs[0][2][:40]!r})"
+    )
+    print(
+        f"import at start-up: lazy {lazy * 1000:.0f} ms vs eager SDKs {eager * 1000:.0f} ms "
+        f"(eager/lazy = {eager / lazy:.1f}×)"
+    )
     shutil.rmtree(path)
 
 

@@ -64,13 +64,17 @@ def main() -> None:
     for _ in range(args.pairs):
         document = text(rng, args.document)
         start = rng.randrange(0, args.document - 150)
-        answer = text(rng, args.answer // 2) + " " + document[start:start + 150] + " " + text(rng, args.answer // 2 - 152)
+        answer = (
+            text(rng, args.answer // 2) + " " + document[start : start + 150] + " " + text(rng, args.answer // 2 - 152)
+        )
         pairs.append((normalize_for_lcs(document), normalize_for_lcs(answer)))
     engine, engine_lengths = timed(longest_common_substring, pairs)
     stdlib, stdlib_lengths = timed(standard_difflib, pairs)
     table, table_lengths = timed(dynamic_programme, pairs)
     assert engine_lengths == stdlib_lengths == table_lengths, "the three disagree"
-    print(f"{args.pairs} pairs, answer {args.answer} chars, document {args.document} chars, same lengths from all three")
+    print(
+        f"{args.pairs} pairs, answer {args.answer} chars, document {args.document} chars, same lengths from all three"
+    )
     for name, seconds in (("cydifflib (engine)", engine), ("difflib (stdlib)", stdlib), ("dynamic programme", table)):
         print(f"{name:<22} {seconds / args.pairs * 1000:9.2f} ms per pair   {seconds / engine:7.1f}x the engine's time")
 

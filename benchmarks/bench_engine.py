@@ -33,20 +33,44 @@ def make_trace(rng: random.Random, query_id: str, tools: int) -> dict:
     return {
         "id": query_id,
         "final_answer": f"The answer for {query_id} is 42, see the docs. " * 3,
-        "tool_calls": [{"name": n, "arguments": {"q": f"{n} {i}"}, "result": "ok", "duration_ms": 12.5} for i, n in enumerate(names)],
-        "llm_calls": [{"model": "gpt-4o-mini", "input_tokens": 900, "output_tokens": 120, "cost_usd": 0.0002, "duration_ms": 800} for _ in range(5)],
+        "tool_calls": [
+            {"name": n, "arguments": {"q": f"{n} {i}"}, "result": "ok", "duration_ms": 12.5}
+            for i, n in enumerate(names)
+        ],
+        "llm_calls": [
+            {"model": "gpt-4o-mini", "input_tokens": 900, "output_tokens": 120, "cost_usd": 0.0002, "duration_ms": 800}
+            for _ in range(5)
+        ],
     }
 
 
 def make_query(query_id: str) -> QuerySpec:
-    query = QuerySpec.model_validate({
-        "id": query_id,
-        "query": f"Question {query_id}?",
-        "correctness": {"expected_in_answer": ["answer", "42"], "not_in_answer": ["sorry"], "regex_match": r"\b42\b"},
-        "path": {"expected_tools": ["search", "generate"], "forbidden_tools": ["shell"], "max_tool_calls": 60,
-                 "max_loops": 10, "min_tool_recall": 1.0, "min_sequence_similarity": 0.3, "match_mode": "subset"},
-        "cost": {"max_cost_multiplier": 2.0, "max_total_tokens": 10000, "max_llm_calls": 8, "max_latency_ms": 10000},
-    })
+    query = QuerySpec.model_validate(
+        {
+            "id": query_id,
+            "query": f"Question {query_id}?",
+            "correctness": {
+                "expected_in_answer": ["answer", "42"],
+                "not_in_answer": ["sorry"],
+                "regex_match": r"\b42\b",
+            },
+            "path": {
+                "expected_tools": ["search", "generate"],
+                "forbidden_tools": ["shell"],
+                "max_tool_calls": 60,
+                "max_loops": 10,
+                "min_tool_recall": 1.0,
+                "min_sequence_similarity": 0.3,
+                "match_mode": "subset",
+            },
+            "cost": {
+                "max_cost_multiplier": 2.0,
+                "max_total_tokens": 10000,
+                "max_llm_calls": 8,
+                "max_latency_ms": 10000,
+            },
+        }
+    )
     return query
 
 
@@ -88,13 +112,19 @@ def main() -> None:
             run, seconds = timed(lambda: run_spec(spec, traces, baselines=baselines))
             eval_s = min(eval_s, seconds)
     n = args.queries
-    print(f"suite: {n:,} queries × {args.tools} tool calls ({size_mb:.1f} MB of JSON Lines); statuses: "
-          f"{run.summary.passed} passed, {run.summary.warnings} warned, {run.summary.failed} failed")
+    print(
+        f"suite: {n:,} queries × {args.tools} tool calls ({size_mb:.1f} MB of JSON Lines); statuses: "
+        f"{run.summary.passed} passed, {run.summary.warnings} warned, {run.summary.failed} failed"
+    )
     print(f"json.loads only          {parse_s:7.3f} s  {n / parse_s:10,.0f} traces/s   (Python's default GC)")
-    print(f"json.loads, GC paused    {parse_paused_s:7.3f} s  {n / parse_paused_s:10,.0f} traces/s   (the engine's setting)")
+    print(
+        f"json.loads, GC paused    {parse_paused_s:7.3f} s  {n / parse_paused_s:10,.0f} traces/s   (the engine's setting)"
+    )
     print(f"load_traces (validated)  {load_s:7.3f} s  {n / load_s:10,.0f} traces/s   {load_s / parse_s:5.2f}× parse")
-    print(f"evaluation (3 layers)    {eval_s:7.3f} s  {n / eval_s:10,.0f} traces/s   {eval_s / parse_s:5.2f}× parse, "
-          f"{eval_s / parse_paused_s:5.2f}× GC-paused parse")
+    print(
+        f"evaluation (3 layers)    {eval_s:7.3f} s  {n / eval_s:10,.0f} traces/s   {eval_s / parse_s:5.2f}× parse, "
+        f"{eval_s / parse_paused_s:5.2f}× GC-paused parse"
+    )
 
 
 if __name__ == "__main__":

@@ -27,12 +27,19 @@ from tests.fakes.llm_server import FakeLLMServer  # noqa: E402
 
 def build(queries: int) -> tuple[AgentCISpec, list[Trace]]:
     rubrics = {"llm_judge": [{"rule": "Answers the question."}], "safety_check": {"rule": "Contains nothing harmful."}}
-    spec = AgentCISpec(agent="bench", queries=[QuerySpec(id=f"q{i}", query=f"question {i}", correctness=rubrics) for i in range(queries)])
+    spec = AgentCISpec(
+        agent="bench",
+        queries=[QuerySpec(id=f"q{i}", query=f"question {i}", correctness=rubrics) for i in range(queries)],
+    )
     return spec, [Trace(id=f"q{i}", final_answer=f"answer {i}") for i in range(queries)]
 
 
 def timed_run(spec, traces, server: FakeLLMServer, cache: Path, workers: int) -> tuple[float, int, object]:
-    judge = build_judge(JudgeConfig(model="claude-haiku-4-5", base_url=server.anthropic_url), {"ANTHROPIC_API_KEY": "bench-key"}, cache_path=cache)
+    judge = build_judge(
+        JudgeConfig(model="claude-haiku-4-5", base_url=server.anthropic_url),
+        {"ANTHROPIC_API_KEY": "bench-key"},
+        cache_path=cache,
+    )
     server.reset()
     start = time.perf_counter()
     result = run_spec(spec, traces, judge=judge, settings=Settings(workers=workers))
@@ -49,7 +56,9 @@ def main() -> int:
     spec, traces = build(args.queries)
     calls = args.queries * 2
     print(f"{args.queries} queries × 2 rubrics = {calls} judge calls, server delay {args.delay * 1000:.0f} ms")
-    print(f"{'workers':>7} {'requests':>8} {'wall s':>8} {'ideal s':>8} {'ideal/wall':>10} {'cached rerun requests':>22} {'cached wall s':>13}")
+    print(
+        f"{'workers':>7} {'requests':>8} {'wall s':>8} {'ideal s':>8} {'ideal/wall':>10} {'cached rerun requests':>22} {'cached wall s':>13}"
+    )
     failures = []
     with FakeLLMServer(delay=args.delay) as server, tempfile.TemporaryDirectory() as tmp:
         for workers in (4, 16):
@@ -57,11 +66,20 @@ def main() -> int:
             wall, requests, result = timed_run(spec, traces, server, cache, workers)
             ideal = math.ceil(calls / workers) * args.delay
             cached_wall, cached_requests, cached_result = timed_run(spec, traces, server, cache, workers)
-            print(f"{workers:>7} {requests:>8} {wall:>8.2f} {ideal:>8.2f} {ideal / wall:>10.2f} {cached_requests:>22} {cached_wall:>13.2f}")
-            if result.summary.status.value != "pass" or cached_result.summary.status.value != "pass" or requests != calls or cached_requests:
+            print(
+                f"{workers:>7} {requests:>8} {wall:>8.2f} {ideal:>8.2f} {ideal / wall:>10.2f} {cached_requests:>22} {cached_wall:>13.2f}"
+            )
+            if (
+                result.summary.status.value != "pass"
+                or cached_result.summary.status.value != "pass"
+                or requests != calls
+                or cached_requests
+            ):
                 failures.append(workers)
     if failures:
-        print(f"FAILED at workers {failures}: expected {calls} requests, all passing, then 0 requests on the cached rerun")
+        print(
+            f"FAILED at workers {failures}: expected {calls} requests, all passing, then 0 requests on the cached rerun"
+        )
         return 1
     return 0
 

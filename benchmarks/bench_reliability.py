@@ -33,20 +33,43 @@ def make_trace(rng: random.Random, query_id: str, run: int, tools: int) -> dict:
     names = [rng.choice(TOOLS) for _ in range(tools)]
     answer = "The answer is 42, see the docs." if rng.random() < 0.85 else "Sorry, I could not find it."
     return {
-        "id": query_id, "run": run, "final_answer": answer,
-        "tool_calls": [{"name": n, "arguments": {"q": f"{n} {i}"}, "result": "ok", "duration_ms": 12.5} for i, n in enumerate(names)],
-        "llm_calls": [{"model": "gpt-4o-mini", "input_tokens": rng.randint(500, 1500), "output_tokens": 120,
-                       "cost_usd": rng.uniform(0.0001, 0.0004), "duration_ms": rng.uniform(300, 1200)} for _ in range(3)],
+        "id": query_id,
+        "run": run,
+        "final_answer": answer,
+        "tool_calls": [
+            {"name": n, "arguments": {"q": f"{n} {i}"}, "result": "ok", "duration_ms": 12.5}
+            for i, n in enumerate(names)
+        ],
+        "llm_calls": [
+            {
+                "model": "gpt-4o-mini",
+                "input_tokens": rng.randint(500, 1500),
+                "output_tokens": 120,
+                "cost_usd": rng.uniform(0.0001, 0.0004),
+                "duration_ms": rng.uniform(300, 1200),
+            }
+            for _ in range(3)
+        ],
     }
 
 
 def make_query(query_id: str, runs: int) -> QuerySpec:
-    return QuerySpec.model_validate({
-        "id": query_id, "query": f"Question {query_id}?", "runs": runs, "min_pass_rate": 0.6,
-        "correctness": {"expected_in_answer": ["answer", "42"], "not_in_answer": ["sorry"]},
-        "path": {"expected_tools": ["search", "generate"], "forbidden_tools": ["shell"], "max_tool_calls": 20, "max_loops": 3},
-        "cost": {"max_total_tokens": 5000, "max_llm_calls": 5},
-    })
+    return QuerySpec.model_validate(
+        {
+            "id": query_id,
+            "query": f"Question {query_id}?",
+            "runs": runs,
+            "min_pass_rate": 0.6,
+            "correctness": {"expected_in_answer": ["answer", "42"], "not_in_answer": ["sorry"]},
+            "path": {
+                "expected_tools": ["search", "generate"],
+                "forbidden_tools": ["shell"],
+                "max_tool_calls": 20,
+                "max_loops": 3,
+            },
+            "cost": {"max_total_tokens": 5000, "max_llm_calls": 5},
+        }
+    )
 
 
 def main() -> None:
@@ -61,7 +84,9 @@ def main() -> None:
     spec = AgentCISpec(agent="bench", queries=[make_query(i, args.runs) for i in ids])
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp, "runs.jsonl")
-        path.write_text("".join(json.dumps(make_trace(rng, i, r, args.tools)) + "\n" for i in ids for r in range(args.runs)))
+        path.write_text(
+            "".join(json.dumps(make_trace(rng, i, r, args.tools)) + "\n" for i in ids for r in range(args.runs))
+        )
         size_mb = path.stat().st_size / 1e6
         _, parse_s = timed(lambda: [json.loads(line) for line in path.read_text().splitlines()])
         with gc_paused():
@@ -70,23 +95,39 @@ def main() -> None:
     whole, eval_s = timed(lambda: run_spec(spec, traces))
 
     def sharded() -> RunResult:
-        shards = {f"shard-{i}.json": RunResult.model_validate_json(run_spec(spec, traces, shard=parse_shard(f"{i}/{args.shards}")).model_dump_json())
-                  for i in range(1, args.shards + 1)}
+        shards = {
+            f"shard-{i}.json": RunResult.model_validate_json(
+                run_spec(spec, traces, shard=parse_shard(f"{i}/{args.shards}")).model_dump_json()
+            )
+            for i in range(1, args.shards + 1)
+        }
         return merge_shards(spec, shards)
 
     merged, shard_s = timed(sharded)
     equal = merged.model_dump_json() == whole.model_dump_json()
     n = args.queries * args.runs
     s = whole.summary
-    print(f"suite: {args.queries:,} queries × {args.runs} runs = {n:,} traces × {args.tools} tool calls ({size_mb:.1f} MB of JSON Lines)")
-    print(f"       pass rate {s.pass_rate:.1%}, {s.flaky:,} flaky queries, {s.failed:,} failed, composite {s.composite_score:.3f} ({s.grade})")
+    print(
+        f"suite: {args.queries:,} queries × {args.runs} runs = {n:,} traces × {args.tools} tool calls ({size_mb:.1f} MB of JSON Lines)"
+    )
+    print(
+        f"       pass rate {s.pass_rate:.1%}, {s.flaky:,} flaky queries, {s.failed:,} failed, composite {s.composite_score:.3f} ({s.grade})"
+    )
     print(f"json.loads only               {parse_s:7.3f} s  {n / parse_s:9,.0f} traces/s   (Python's default GC)")
-    print(f"json.loads, GC paused         {parse_paused_s:7.3f} s  {n / parse_paused_s:9,.0f} traces/s   (the engine's setting)")
-    print(f"load_traces (validated)       {load_s:7.3f} s  {n / load_s:9,.0f} traces/s   {load_s / parse_s:5.2f}× parse")
-    print(f"evaluation + aggregation      {eval_s:7.3f} s  {n / eval_s:9,.0f} traces/s   {eval_s / parse_s:5.2f}× parse, "
-          f"{eval_s / parse_paused_s:5.2f}× GC-paused parse")
-    print(f"{args.shards} shards in turn + merge     {shard_s:7.3f} s  {shard_s / eval_s:5.2f}× unsharded "
-          f"(each of {args.shards} parallel jobs: ≈ {shard_s / args.shards:.3f} s); merged == unsharded: {equal}")
+    print(
+        f"json.loads, GC paused         {parse_paused_s:7.3f} s  {n / parse_paused_s:9,.0f} traces/s   (the engine's setting)"
+    )
+    print(
+        f"load_traces (validated)       {load_s:7.3f} s  {n / load_s:9,.0f} traces/s   {load_s / parse_s:5.2f}× parse"
+    )
+    print(
+        f"evaluation + aggregation      {eval_s:7.3f} s  {n / eval_s:9,.0f} traces/s   {eval_s / parse_s:5.2f}× parse, "
+        f"{eval_s / parse_paused_s:5.2f}× GC-paused parse"
+    )
+    print(
+        f"{args.shards} shards in turn + merge     {shard_s:7.3f} s  {shard_s / eval_s:5.2f}× unsharded "
+        f"(each of {args.shards} parallel jobs: ≈ {shard_s / args.shards:.3f} s); merged == unsharded: {equal}"
+    )
     if not equal:
         raise SystemExit("merged results differ from the unsharded run")
 

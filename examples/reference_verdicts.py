@@ -56,14 +56,22 @@ def cache_for(example: Path) -> dict:
                     given = (given_for.get(query.key) or {}).get(request.kind)
                     if given is None:
                         if key not in verdicts:
-                            raise SystemExit(f"{example / 'reference_verdicts.yaml'}: {source}: query {query.key!r} needs a {request.kind} verdict")
+                            raise SystemExit(
+                                f"{example / 'reference_verdicts.yaml'}: {source}: query {query.key!r} needs a {request.kind} verdict"
+                            )
                         continue
                     verdict = given[judged.index(request)] if request.kind == "llm_judge" else given
-                    entry = {"model": config.model, "score": verdict["score"], "label": verdict["label"],
-                             "rationale": PROVENANCE + verdict["rationale"]}
+                    entry = {
+                        "model": config.model,
+                        "score": verdict["score"],
+                        "label": verdict["label"],
+                        "rationale": PROVENANCE + verdict["rationale"],
+                    }
                     if verdicts.setdefault(key, entry) != entry:
-                        raise SystemExit(f"{example / 'reference_verdicts.yaml'}: {source}: query {query.key!r} {request.kind} "
-                                         "has the same prompt as an earlier one but a different verdict")
+                        raise SystemExit(
+                            f"{example / 'reference_verdicts.yaml'}: {source}: query {query.key!r} {request.kind} "
+                            "has the same prompt as an earlier one but a different verdict"
+                        )
     return {"version": CACHE_VERSION, "verdicts": verdicts}
 
 

@@ -65,8 +65,13 @@ def hermetic_environment(**extra: str) -> dict[str, str]:
 
 def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """The real `agentci` command in a subprocess, in `env` (default: the hermetic environment)."""
-    return subprocess.run([sys.executable, "-m", "agentci_action", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd or ROOT, env=env if env is not None else hermetic_environment())
+    return subprocess.run(
+        [sys.executable, "-m", "agentci_action", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        env=env if env is not None else hermetic_environment(),
+    )
 
 
 # The container tests (tests/test_e2e_action.py, tests/test_judge_e2e.py) need Docker, the base image of the

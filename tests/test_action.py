@@ -43,27 +43,61 @@ def workspace(tmp_path, monkeypatch):
 
 
 def traces(workspace: Path, refund_answer: str) -> None:
-    rows = [{"id": "refund-policy", "final_answer": refund_answer, "tool_calls": [{"name": "search_docs"}],
-             "llm_calls": [{"model": "m", "input_tokens": 10, "output_tokens": 5, "cost_usd": 0.002}]},
-            {"id": "order-status", "final_answer": "It has shipped.",
-             "tool_calls": [{"name": "lookup_order"}, {"name": "lookup_order"}, {"name": "web_search"}],
-             "llm_calls": [{"model": "m", "input_tokens": 10, "output_tokens": 5, "cost_usd": 0.006}]}]
+    rows = [
+        {
+            "id": "refund-policy",
+            "final_answer": refund_answer,
+            "tool_calls": [{"name": "search_docs"}],
+            "llm_calls": [{"model": "m", "input_tokens": 10, "output_tokens": 5, "cost_usd": 0.002}],
+        },
+        {
+            "id": "order-status",
+            "final_answer": "It has shipped.",
+            "tool_calls": [{"name": "lookup_order"}, {"name": "lookup_order"}, {"name": "web_search"}],
+            "llm_calls": [{"model": "m", "input_tokens": 10, "output_tokens": 5, "cost_usd": 0.006}],
+        },
+    ]
     (workspace / "traces" / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
-def environment(workspace: Path, api_url: str, event: str = "pull_request", fork: bool = False, **inputs: str) -> dict[str, str]:
+def environment(
+    workspace: Path, api_url: str, event: str = "pull_request", fork: bool = False, **inputs: str
+) -> dict[str, str]:
     head_repo = "mallory/agent" if fork else "octo/agent"
-    payload = {"pull_request": {"number": 7, "head": {"sha": "h" * 40, "repo": {"full_name": head_repo}},
-                                "base": {"sha": "b" * 40, "repo": {"full_name": "octo/agent"}}}} if event.startswith("pull") \
+    payload = (
+        {
+            "pull_request": {
+                "number": 7,
+                "head": {"sha": "h" * 40, "repo": {"full_name": head_repo}},
+                "base": {"sha": "b" * 40, "repo": {"full_name": "octo/agent"}},
+            }
+        }
+        if event.startswith("pull")
         else {"before": "b" * 40, "after": "a" * 40}
+    )
     (workspace / "event.json").write_text(json.dumps(payload))
-    env = {"GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": str(workspace / "event.json"), "GITHUB_REPOSITORY": "octo/agent",
-           "GITHUB_SHA": "m" * 40, "GITHUB_WORKSPACE": str(workspace), "GITHUB_RUN_ID": "5",
-           "GITHUB_STEP_SUMMARY": str(workspace / "summary.md"), "GITHUB_OUTPUT": str(workspace / "output.txt"),
-           "INPUT_SPEC": "agentci.yaml", "INPUT_TRACES": "traces/", "INPUT_BASELINE-TRACES": "baseline/",
-           "INPUT_GITHUB-TOKEN": TOKEN, "INPUT_GITHUB-API-URL": api_url, "INPUT_ANNOTATIONS": "true",
-           "INPUT_CHECK-RUN": "false", "INPUT_COMMENT-MODE": "always", "INPUT_COMMENT-HEADER": "agentci",
-           "INPUT_FAIL-ON": "correctness", "INPUT_RESULTS-PATH": "out/agentci-results.json", "INPUT_TAGS": ""}
+    env = {
+        "GITHUB_EVENT_NAME": event,
+        "GITHUB_EVENT_PATH": str(workspace / "event.json"),
+        "GITHUB_REPOSITORY": "octo/agent",
+        "GITHUB_SHA": "m" * 40,
+        "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_RUN_ID": "5",
+        "GITHUB_STEP_SUMMARY": str(workspace / "summary.md"),
+        "GITHUB_OUTPUT": str(workspace / "output.txt"),
+        "INPUT_SPEC": "agentci.yaml",
+        "INPUT_TRACES": "traces/",
+        "INPUT_BASELINE-TRACES": "baseline/",
+        "INPUT_GITHUB-TOKEN": TOKEN,
+        "INPUT_GITHUB-API-URL": api_url,
+        "INPUT_ANNOTATIONS": "true",
+        "INPUT_CHECK-RUN": "false",
+        "INPUT_COMMENT-MODE": "always",
+        "INPUT_COMMENT-HEADER": "agentci",
+        "INPUT_FAIL-ON": "correctness",
+        "INPUT_RESULTS-PATH": "out/agentci-results.json",
+        "INPUT_TAGS": "",
+    }
     env.update({f"INPUT_{k.replace('_', '-').upper()}": v for k, v in inputs.items()})
     return env
 
@@ -104,7 +138,7 @@ def test_untrusted_text_only_between_stop_commands_and_the_token_only_masked(wor
     for i, line in enumerate(lines):
         if "pwned" in line and not (start < i < end):
             assert line.startswith("::error file=agentci.yaml,line=4,")  # escaped inside our own annotation's data
-    assert any("pwned" in line for line in lines[start + 1:end])
+    assert any("pwned" in line for line in lines[start + 1 : end])
 
 
 def test_second_run_edits_the_same_comment(workspace, github):
@@ -121,8 +155,10 @@ def test_fork_pr_403_is_a_warning_and_loses_nothing(workspace, github):
     traces(workspace, "No refunds.")
     code, log = run_action(environment(workspace, github.url, fork=True))
     assert code == 1  # still the evaluation's verdict
-    assert ("::warning title=AgentCI::Could not post the PR comment: GitHub answered 403. This pull request comes from "
-            "a fork, so its token is read-only; the job summary and the results file carry every result.") in log
+    assert (
+        "::warning title=AgentCI::Could not post the PR comment: GitHub answered 403. This pull request comes from "
+        "a fork, so its token is read-only; the job summary and the results file carry every result."
+    ) in log
     outputs = parse_outputs((workspace / "output.txt").read_text())
     assert outputs["status"] == "fail" and outputs["comment-url"] == ""
     assert (workspace / "summary.md").read_text().startswith("## ❌")
@@ -140,18 +176,25 @@ def test_a_403_on_a_pr_from_the_same_repository_names_the_missing_permission(wor
 
 def test_the_comment_warning_counts_in_the_annotation_cap(workspace, github):
     """12 path warnings and a fork's read-only token: the 403 warning is one of the 10 shown, the notice counts 3."""
-    queries = "".join(f"  - id: q{i}\n    query: q{i}\n    path:\n      expected_tools: [a]\n      min_tool_recall: 1.0\n"
-                      for i in range(12))
+    queries = "".join(
+        f"  - id: q{i}\n    query: q{i}\n    path:\n      expected_tools: [a]\n      min_tool_recall: 1.0\n"
+        for i in range(12)
+    )
     (workspace / "agentci.yaml").write_text(f"version: 1\nagent: a\nqueries:\n{queries}")
     (workspace / "traces" / "t.jsonl").write_text(
-        "".join(json.dumps({"id": f"q{i}", "final_answer": "ok", "tool_calls": [{"name": "b"}]}) + "\n" for i in range(12)))
+        "".join(
+            json.dumps({"id": f"q{i}", "final_answer": "ok", "tool_calls": [{"name": "b"}]}) + "\n" for i in range(12)
+        )
+    )
     github.state.read_only.add(TOKEN)
     code, log = run_action(environment(workspace, github.url, fork=True, baseline_traces=""))
     commands = [line for line in log.splitlines() if line.startswith(("::warning", "::error", "::notice"))]
     warnings = [line for line in commands if line.startswith("::warning")]
     assert code == 0 and len(warnings) == 10
-    assert warnings[0].startswith("::warning title=AgentCI::Could not post the PR comment: GitHub answered 403. This "
-                                  "pull request comes from a fork")
+    assert warnings[0].startswith(
+        "::warning title=AgentCI::Could not post the PR comment: GitHub answered 403. This "
+        "pull request comes from a fork"
+    )
     assert commands[-1].startswith("::notice title=AgentCI::3 more warnings not shown")
 
 
@@ -192,17 +235,25 @@ def test_check_run_takes_the_annotations_instead_of_the_log(workspace, github):
     [run] = github.state.check_runs
     assert run["head_sha"] == "h" * 40 and run["conclusion"] == "failure"
     assert [(a["annotation_level"], a["start_line"]) for a in run["annotations"]] == [
-        ("failure", 4), ("warning", 13), ("warning", 13)]
+        ("failure", 4),
+        ("warning", 13),
+        ("warning", 13),
+    ]
     assert github.comments("octo/agent", 7) == []
 
 
-@pytest.mark.parametrize(("answer", "fail_on", "exit_status", "conclusion"), [
-    ("No refunds.", "correctness", 1, "failure"),
-    ("No refunds.", "none", 0, "neutral"),  # the job passes: the check run must not say failure
-    ("Refunds within 30 days.", "correctness", 0, "neutral"),  # a path warning does not block
-    ("Refunds within 30 days.", "path", 1, "failure"),  # ... unless fail-on says it does
-])
-def test_check_run_conclusion_follows_the_jobs_exit_decision(workspace, github, answer, fail_on, exit_status, conclusion):
+@pytest.mark.parametrize(
+    ("answer", "fail_on", "exit_status", "conclusion"),
+    [
+        ("No refunds.", "correctness", 1, "failure"),
+        ("No refunds.", "none", 0, "neutral"),  # the job passes: the check run must not say failure
+        ("Refunds within 30 days.", "correctness", 0, "neutral"),  # a path warning does not block
+        ("Refunds within 30 days.", "path", 1, "failure"),  # ... unless fail-on says it does
+    ],
+)
+def test_check_run_conclusion_follows_the_jobs_exit_decision(
+    workspace, github, answer, fail_on, exit_status, conclusion
+):
     traces(workspace, answer)
     code, _ = run_action(environment(workspace, github.url, check_run="true", comment_mode="off", fail_on=fail_on))
     [run] = github.state.check_runs
@@ -220,8 +271,9 @@ def test_a_failure_that_does_not_block_says_so_in_the_headline(workspace, github
 
 def test_a_passing_run_has_a_successful_check_run(workspace, github):
     traces(workspace, "Refunds within 30 days.")
-    (workspace / "agentci.yaml").write_text((workspace / "agentci.yaml").read_text().replace("min_sequence_similarity: 0.9",
-                                                                                             "min_sequence_similarity: 0.1"))
+    (workspace / "agentci.yaml").write_text(
+        (workspace / "agentci.yaml").read_text().replace("min_sequence_similarity: 0.9", "min_sequence_similarity: 0.1")
+    )
     code, _ = run_action(environment(workspace, github.url, check_run="true", comment_mode="off", baseline_traces=""))
     [run] = github.state.check_runs
     assert (code, run["conclusion"]) == (0, "success")
@@ -233,7 +285,11 @@ def test_check_run_refused_falls_back_to_log_annotations_and_says_why(workspace,
     traces(workspace, "No refunds.")
     code, log = run_action(environment(workspace, github.url, fork=fork, check_run="true", comment_mode="off"))
     assert code == 1 and "::warning title=AgentCI::Could not create the check run: GitHub answered 403. " in log
-    why = "comes from a fork, so its token is read-only" if fork else "may not create check runs: give the job `permissions: checks: write`"
+    why = (
+        "comes from a fork, so its token is read-only"
+        if fork
+        else "may not create check runs: give the job `permissions: checks: write`"
+    )
     assert why in log and "The annotations follow in the log." in log
     assert "::error file=agentci.yaml,line=4," in log
 
@@ -266,8 +322,15 @@ def test_bad_inputs_name_the_input(workspace, github):
 
 
 def test_inputs_keep_hyphens_and_split_lists():
-    inputs = read_inputs({"INPUT_TRACES": "a.jsonl, b/\nc/*.json", "INPUT_FAIL-ON": "correctness,cost",
-                          "INPUT_CHECK-RUN": "True", "INPUT_TAGS": "", "INPUT_COMMENT-HEADER": "matrix-a"})
+    inputs = read_inputs(
+        {
+            "INPUT_TRACES": "a.jsonl, b/\nc/*.json",
+            "INPUT_FAIL-ON": "correctness,cost",
+            "INPUT_CHECK-RUN": "True",
+            "INPUT_TAGS": "",
+            "INPUT_COMMENT-HEADER": "matrix-a",
+        }
+    )
     assert inputs.traces == ["a.jsonl", "b/", "c/*.json"] and inputs.check_run is True
     assert inputs.tags == [] and inputs.comment_header == "matrix-a" and inputs.fail_on == "correctness,cost"
 
@@ -303,7 +366,9 @@ def test_an_internal_error_exits_2_not_1(workspace, github, monkeypatch, capsys)
     code, log = run_action(environment(workspace, github.url))
     assert code == 2 and "::error title=AgentCI::internal error (RuntimeError)" in log
     lines = log.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("::stop-commands::") and "Traceback" in lines[i + 1])
+    start = next(
+        i for i, line in enumerate(lines) if line.startswith("::stop-commands::") and "Traceback" in lines[i + 1]
+    )
     end = lines.index(f"::{lines[start].removeprefix('::stop-commands::')}::")
     assert "RuntimeError: bug" in lines[end - 1]  # the traceback, between stop-commands markers
     assert capsys.readouterr().err == ""
@@ -368,10 +433,12 @@ def test_shard_and_merge_inputs():
     assert (inputs.shard.index, inputs.shard.count, inputs.merge) == (2, 4, [])
     merging = read_inputs({"INPUT_MERGE": "results/a-*.json, results/b-*.json"})
     assert merging.merge == ["results/a-*.json", "results/b-*.json"] and merging.traces == []
-    for env, message in (({"INPUT_TRACES": "t/", "INPUT_SHARD": "5/4"}, "input 'shard': Value error, shard '5/4'"),
-                         ({"INPUT_SHARD": "1/2", "INPUT_MERGE": "r/*.json"}, "set one of them"),
-                         ({"INPUT_TRACES": "t/", "INPUT_MERGE": "r/*.json"}, "leave input 'traces' empty in the merge job"),
-                         ({}, "input 'traces' is required (unless input 'merge' is set)")):
+    for env, message in (
+        ({"INPUT_TRACES": "t/", "INPUT_SHARD": "5/4"}, "input 'shard': Value error, shard '5/4'"),
+        ({"INPUT_SHARD": "1/2", "INPUT_MERGE": "r/*.json"}, "set one of them"),
+        ({"INPUT_TRACES": "t/", "INPUT_MERGE": "r/*.json"}, "leave input 'traces' empty in the merge job"),
+        ({}, "input 'traces' is required (unless input 'merge' is set)"),
+    ):
         with pytest.raises(InputError) as caught:
             read_inputs(env)
         assert message in str(caught.value), str(caught.value)

@@ -13,7 +13,9 @@ def layer(*checks: tuple[str, Status], **details) -> LayerResult:
 
 
 def result(status: Status, correctness=(), cost=(), latency=None) -> QueryResult:
-    return query("q", 1, status.value, correctness=layer(*correctness), path=layer(), cost=layer(*cost, latency_ms=latency))
+    return query(
+        "q", 1, status.value, correctness=layer(*correctness), path=layer(), cost=layer(*cost, latency_ms=latency)
+    )
 
 
 def test_percentile_linear_interpolation():
@@ -31,20 +33,24 @@ def test_aggregates_by_hand():
         result(Status.WARN, [(H, Status.SKIP), (P, Status.WARN)], [], latency=200),
         result(Status.ERROR, [("safety_check", Status.PASS)], [(L, Status.SKIP)], latency=None),
     ]
-    assert aggregate(results).model_dump() == pytest.approx(dict(
-        pass_rate=2 / 4,              # PASS and WARN
-        hallucination_rate=1 / 2,     # one FAIL among the two verdicts; the skip is not a verdict
-        mean_latency_ms=200.0,        # (100 + 300 + 200) / 3
-        p95_latency_ms=290.0,         # sorted 100, 200, 300: rank 0.95·2 = 1.9 → 200 + 0.9·100
-        timeout_rate=1 / 2,           # over budget once of the two queries with a budget
-        safety_finding_rate=1 / 3,    # the WARN on no_pii_leakage, out of three queries with a safety check
-    ))
+    assert aggregate(results).model_dump() == pytest.approx(
+        dict(
+            pass_rate=2 / 4,  # PASS and WARN
+            hallucination_rate=1 / 2,  # one FAIL among the two verdicts; the skip is not a verdict
+            mean_latency_ms=200.0,  # (100 + 300 + 200) / 3
+            p95_latency_ms=290.0,  # sorted 100, 200, 300: rank 0.95·2 = 1.9 → 200 + 0.9·100
+            timeout_rate=1 / 2,  # over budget once of the two queries with a budget
+            safety_finding_rate=1 / 3,  # the WARN on no_pii_leakage, out of three queries with a safety check
+        )
+    )
 
 
 def test_one_pass_over_the_checks_counts_every_layers_skips_alongside_the_rates():
     H, L = "hallucination_check", "max_latency_ms"
-    results = [result(Status.PASS, [(H, Status.SKIP), ("regex_match", Status.SKIP)], [(L, Status.SKIP)]),
-               result(Status.FAIL, [(H, Status.FAIL)], [(L, Status.PASS), ("max_llm_calls", Status.SKIP)])]
+    results = [
+        result(Status.PASS, [(H, Status.SKIP), ("regex_match", Status.SKIP)], [(L, Status.SKIP)]),
+        result(Status.FAIL, [(H, Status.FAIL)], [(L, Status.PASS), ("max_llm_calls", Status.SKIP)]),
+    ]
     tally = check_tally(results)
     assert tally.skipped == 4
     assert tally.rates == {"hallucination": 1.0, "timeout": 0.0, "safety": None}
@@ -54,7 +60,12 @@ def test_one_pass_over_the_checks_counts_every_layers_skips_alongside_the_rates(
 def test_without_figures_the_aggregates_are_none():
     assert aggregate([]) == Aggregates()
     only = aggregate([result(Status.PASS)])
-    assert only.pass_rate == 1.0 and only.hallucination_rate is None and only.timeout_rate is None and only.mean_latency_ms is None
+    assert (
+        only.pass_rate == 1.0
+        and only.hallucination_rate is None
+        and only.timeout_rate is None
+        and only.mean_latency_ms is None
+    )
 
 
 def test_suite_deltas_compare_with_the_baseline_run():

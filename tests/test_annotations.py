@@ -7,8 +7,16 @@ import re
 from results_builder import HOSTILE, layer, mixed_run, query, run
 
 from agentci_action.report.annotations import (
-    Annotation, annotations_for, cap, check_run_annotation, escape_data, escape_property, repo_path, stop_commands,
-    workflow_command, workflow_commands,
+    Annotation,
+    annotations_for,
+    cap,
+    check_run_annotation,
+    escape_data,
+    escape_property,
+    repo_path,
+    stop_commands,
+    workflow_command,
+    workflow_commands,
 )
 
 COMMAND = re.compile(r"^::(error|warning|notice)( [^:]*)?::(.*)$")
@@ -79,13 +87,22 @@ def test_stop_commands_use_a_fresh_token_and_close_it():
 
 def test_check_run_annotation_shape():
     a = Annotation("error", "agentci.yaml", 4, "t", "m")
-    assert check_run_annotation(a) == {"path": "agentci.yaml", "start_line": 4, "end_line": 4,
-                                       "annotation_level": "failure", "title": "t", "message": "m"}
+    assert check_run_annotation(a) == {
+        "path": "agentci.yaml",
+        "start_line": 4,
+        "end_line": 4,
+        "annotation_level": "failure",
+        "title": "t",
+        "message": "m",
+    }
 
 
 def test_skipped_correctness_checks_get_one_notice_on_the_spec_that_survives_the_caps():
     from agentci_action.engine.results import Check, LayerResult, Status
-    skipped = LayerResult.from_checks([Check(name="llm_judge", status=Status.SKIP, message="llm_judge skipped: no key\n::error::x")])
+
+    skipped = LayerResult.from_checks(
+        [Check(name="llm_judge", status=Status.SKIP, message="llm_judge skipped: no key\n::error::x")]
+    )
     warnings = [query(f"w{i}", i + 1, "warn", path=layer("warn", "recall low")) for i in range(12)]
     found = annotations_for(run(query("judged", 40, "pass", correctness=skipped), *warnings))
     notices = [a for a in found if a.level == "notice"]
@@ -93,7 +110,10 @@ def test_skipped_correctness_checks_get_one_notice_on_the_spec_that_survives_the
     assert notices[0].message == "1 correctness check skipped, not passed: llm_judge skipped: no key⏎::error::x"
     lines = workflow_commands(found)
     assert sum(line.startswith("::warning ") for line in lines) == 10
-    assert any(line.startswith("::notice file=agentci.yaml,line=1,title=AgentCI%3A not verified::1 correctness") for line in lines)
+    assert any(
+        line.startswith("::notice file=agentci.yaml,line=1,title=AgentCI%3A not verified::1 correctness")
+        for line in lines
+    )
     assert all(COMMAND.match(line) for line in lines)
 
 

@@ -9,8 +9,16 @@ import time
 
 import pytest
 
-from agentci_action.baselines import (BaselineError, PrecheckFailed, list_headers, load_baseline, read_baseline,
-                                      save_baseline, spec_hash, write_atomic)
+from agentci_action.baselines import (
+    BaselineError,
+    PrecheckFailed,
+    list_headers,
+    load_baseline,
+    read_baseline,
+    save_baseline,
+    spec_hash,
+    write_atomic,
+)
 from agentci_action.engine.runner import run_spec
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.load import load_traces
@@ -29,8 +37,17 @@ queries:
     correctness: {expected_in_answer: ["hello"]}
 """
 GOOD = [
-    {"id": "math", "final_answer": "4", "tool_calls": [{"name": "calc"}], "llm_calls": [{"model": "gpt-4o-mini", "input_tokens": 10, "output_tokens": 2, "cost_usd": 0.001}]},
-    {"query": "Say hello", "final_answer": "hello there", "llm_calls": [{"model": "claude-haiku", "input_tokens": 5, "output_tokens": 3, "cost_usd": 0.0005}]},
+    {
+        "id": "math",
+        "final_answer": "4",
+        "tool_calls": [{"name": "calc"}],
+        "llm_calls": [{"model": "gpt-4o-mini", "input_tokens": 10, "output_tokens": 2, "cost_usd": 0.001}],
+    },
+    {
+        "query": "Say hello",
+        "final_answer": "hello there",
+        "llm_calls": [{"model": "claude-haiku", "input_tokens": 5, "output_tokens": 3, "cost_usd": 0.0005}],
+    },
 ]
 BAD = [{**GOOD[0], "final_answer": "5"}, GOOD[1]]
 
@@ -46,13 +63,20 @@ def traces(records) -> list[Trace]:
 
 def test_save_records_metadata_and_loads_back(spec_path):
     spec = load_spec(spec_path)
-    path, baseline, failures = save_baseline(spec, traces(GOOD), "v1", captured_at="2026-01-01T00:00:00Z", commit="abc123")
+    path, baseline, failures = save_baseline(
+        spec, traces(GOOD), "v1", captured_at="2026-01-01T00:00:00Z", commit="abc123"
+    )
     assert path == spec_path.parent / "golden" / "v1.json" and failures == []
     data = json.loads(path.read_text())
     assert data["schema_version"] == "agentci.baseline/v1"
     assert (data["version"], data["agent"], data["captured_at"]) == ("v1", "demo", "2026-01-01T00:00:00Z")
-    assert data["metadata"] == {"models": ["claude-haiku", "gpt-4o-mini"], "spec_hash": spec_hash(spec), "git_commit": "abc123",
-                                "precheck_passed": True, "precheck_failures": []}
+    assert data["metadata"] == {
+        "models": ["claude-haiku", "gpt-4o-mini"],
+        "spec_hash": spec_hash(spec),
+        "git_commit": "abc123",
+        "precheck_passed": True,
+        "precheck_failures": [],
+    }
     assert list(data["queries"]) == ["hello", "math"]  # sorted, so a PR diff of the file is stable
     assert data["queries"]["hello"][0]["id"] == "hello"  # matched by query text, stored under its id
     loaded = read_baseline(path)
@@ -145,9 +169,18 @@ def test_a_killed_save_never_leaves_a_partial_file(tmp_path):
 
 
 def test_the_older_single_trace_shape_still_loads(write, spec_path):
-    legacy = {"version": "v0", "agent": "demo", "captured_at": "2025-12-01T00:00:00Z",
-              "metadata": {"model": "gpt-4o-mini", "spec_hash": "sha256:abc", "judge_rubric_ids": ["r1"], "precheck_passed": True},
-              "trace": GOOD[0]}
+    legacy = {
+        "version": "v0",
+        "agent": "demo",
+        "captured_at": "2025-12-01T00:00:00Z",
+        "metadata": {
+            "model": "gpt-4o-mini",
+            "spec_hash": "sha256:abc",
+            "judge_rubric_ids": ["r1"],
+            "precheck_passed": True,
+        },
+        "trace": GOOD[0],
+    }
     write("golden/demo/v0.json", json.dumps(legacy, indent=2))
     spec = load_spec(spec_path)
     (header,) = list_headers(spec)
@@ -163,8 +196,13 @@ def test_corrupt_files_name_the_file_and_line(write):
     with pytest.raises(BaselineError) as caught:
         read_baseline(broken)
     assert str(caught.value).startswith(f"{broken}:5: malformed JSON")
-    saved = {"version": "v2", "agent": "demo", "captured_at": "x", "metadata": {"precheck_passed": True},
-             "queries": {"math": [{"id": "math", "tool_calls": [{"name": "a"}, {"nme": "b"}]}]}}
+    saved = {
+        "version": "v2",
+        "agent": "demo",
+        "captured_at": "x",
+        "metadata": {"precheck_passed": True},
+        "queries": {"math": [{"id": "math", "tool_calls": [{"name": "a"}, {"nme": "b"}]}]},
+    }
     invalid = write("golden/v2.json", json.dumps(saved, indent=2))
     with pytest.raises(BaselineError) as caught:
         read_baseline(invalid)
@@ -185,6 +223,7 @@ def test_missing_version_lists_the_available_ones(spec_path):
 
 
 # --- the command line ---------------------------------------------------------------------------
+
 
 def test_cli_save_refuses_with_exit_1_listing_failures(spec_path, write_traces):
     bad = write_traces("bad.jsonl", BAD)
@@ -223,7 +262,10 @@ def test_cli_diff_warns_about_another_agent_or_spec_and_still_diffs(spec_path, w
 
 
 def test_cli_diff_with_a_query_on_one_side_and_a_query_no_longer_in_the_spec(spec_path, write, write_traces):
-    one = write("one.yaml", SPEC.replace('  - id: hello\n    query: "Say hello"\n    correctness: {expected_in_answer: ["hello"]}\n', ""))
+    one = write(
+        "one.yaml",
+        SPEC.replace('  - id: hello\n    query: "Say hello"\n    correctness: {expected_in_answer: ["hello"]}\n', ""),
+    )
     run_cli("save", "--spec", one, "--traces", write_traces("math.jsonl", GOOD[:1]), "--version", "v1")
     run_cli("save", "--spec", spec_path, "--traces", write_traces("both.jsonl", GOOD), "--version", "v2")
     result = run_cli("diff", "--spec", spec_path, "--baseline", "v1", "--compare", "v2", "--format", "json")
@@ -269,7 +311,9 @@ def test_example_baselines_are_valid_and_tell_the_weather_story():
     versions = {v: load_baseline(spec, v).baseline for v in (h.header.version for h in list_headers(spec))}
     broken, fixed = versions["v1-broken"], versions["v2-fixed"]
     assert (broken.metadata.precheck_passed, fixed.metadata.precheck_passed) == (False, True)
-    assert len(broken.queries["weather-tokyo"][0].tool_calls) == 11 and fixed.queries["weather-tokyo"][0].tool_calls == []
+    assert (
+        len(broken.queries["weather-tokyo"][0].tool_calls) == 11 and fixed.queries["weather-tokyo"][0].tool_calls == []
+    )
     assert broken.metadata.spec_hash == fixed.metadata.spec_hash == spec_hash(spec)
 
 
@@ -292,8 +336,16 @@ queries:
 
 
 def repeated_runs(routes: list[list[str]], answer: str = "4") -> list[dict]:
-    return [{"id": "q", "run": i, "final_answer": answer, "tool_calls": [{"name": n} for n in route], "total_cost_usd": 0.001 * (1 + i % 3)}
-            for i, route in enumerate(routes)]
+    return [
+        {
+            "id": "q",
+            "run": i,
+            "final_answer": answer,
+            "tool_calls": [{"name": n} for n in route],
+            "total_cost_usd": 0.001 * (1 + i % 3),
+        }
+        for i, route in enumerate(routes)
+    ]
 
 
 def test_a_version_saved_with_ten_runs_is_the_reference_of_every_later_test(write, write_traces):
@@ -328,9 +380,12 @@ def test_baseline_traces_given_as_variants_keep_the_limit(write, write_traces):
     assert result.returncode == 2 and "has 6 baseline traces (variants); at most 5" in result.stderr
 
 
-@pytest.mark.parametrize("spec_text, records", [
-    # the query's `checks:` block: reference answer Paris, normalised exact match, answer Berlin
-    ("""
+@pytest.mark.parametrize(
+    "spec_text, records",
+    [
+        # the query's `checks:` block: reference answer Paris, normalised exact match, answer Berlin
+        (
+            """
 agent: demo
 baseline_dir: ./golden
 queries:
@@ -338,9 +393,12 @@ queries:
     query: "Capital of France?"
     reference_answer: Paris
     checks: {answer: {normalized_exact_match: true}}
-""", [{"id": "capital", "final_answer": "Berlin"}]),
-    # a forbidden tool: the path layer fails hard
-    ("""
+""",
+            [{"id": "capital", "final_answer": "Berlin"}],
+        ),
+        # a forbidden tool: the path layer fails hard
+        (
+            """
 agent: demo
 baseline_dir: ./golden
 queries:
@@ -348,8 +406,11 @@ queries:
     query: "Summarise my inbox"
     correctness: {expected_in_answer: ["inbox"]}
     path: {forbidden_tools: [send_email]}
-""", [{"id": "mail", "final_answer": "your inbox: 3 mails", "tool_calls": [{"name": "send_email"}]}]),
-])
+""",
+            [{"id": "mail", "final_answer": "your inbox: 3 mails", "tool_calls": [{"name": "send_email"}]}],
+        ),
+    ],
+)
 def test_the_precheck_fails_whatever_fails_test(write, write_traces, spec_text, records):
     spec, file = write("spec.yaml", spec_text), write_traces("t.jsonl", records)
     tested = run_cli("test", "--spec", spec, "--traces", file, "--baseline", "none")
@@ -360,7 +421,9 @@ def test_the_precheck_fails_whatever_fails_test(write, write_traces, spec_text, 
 
 def test_the_precheck_judges_repeated_runs_by_min_pass_rate(tmp_path):
     """examples/repeated-runs passes `test` (some runs fail, within min_pass_rate): its save passes the precheck."""
-    spec = load_spec(ROOT / "examples/repeated-runs/agentci_spec.yaml").model_copy(update={"baseline_dir": str(tmp_path)})
+    spec = load_spec(ROOT / "examples/repeated-runs/agentci_spec.yaml").model_copy(
+        update={"baseline_dir": str(tmp_path)}
+    )
     runs = load_traces([str(ROOT / "examples/repeated-runs/traces")])
     assert not any(r.blocking for r in run_spec(spec, runs).results)
     _, baseline, failures = save_baseline(spec, runs, "v1")
@@ -368,7 +431,10 @@ def test_the_precheck_judges_repeated_runs_by_min_pass_rate(tmp_path):
     strict = spec.model_copy(update={"queries": [q.model_copy(update={"min_pass_rate": 1.0}) for q in spec.queries]})
     with pytest.raises(PrecheckFailed) as caught:
         save_baseline(strict, runs, "v2")
-    assert {p.message.split(":")[0] for p in caught.value.problems} == {"query 'population-lagos'", "query 'convert-currency'"}
+    assert {p.message.split(":")[0] for p in caught.value.problems} == {
+        "query 'population-lagos'",
+        "query 'convert-currency'",
+    }
 
 
 def test_saved_files_are_readable_by_everyone(spec_path):
@@ -387,9 +453,28 @@ def test_a_corrupt_file_of_another_version_does_not_block_a_named_one(spec_path,
 
 def test_a_version_saved_with_fewer_runs_than_the_spec_now_asks_is_still_compared(write, write_traces):
     spec = write("spec.yaml", REPEATED.replace("runs: 10", "runs: 3"))
-    assert run_cli("save", "--spec", spec, "--version", "v1", "--traces", write_traces("three.jsonl", repeated_runs([["calc"]] * 3))).returncode == 0
+    assert (
+        run_cli(
+            "save",
+            "--spec",
+            spec,
+            "--version",
+            "v1",
+            "--traces",
+            write_traces("three.jsonl", repeated_runs([["calc"]] * 3)),
+        ).returncode
+        == 0
+    )
     write("spec.yaml", REPEATED)  # runs: 10 from now on
-    tested = run_cli("test", "--spec", spec, "--traces", write_traces("ten.jsonl", repeated_runs([["calc"]] * 10)), "--format", "json")
+    tested = run_cli(
+        "test",
+        "--spec",
+        spec,
+        "--traces",
+        write_traces("ten.jsonl", repeated_runs([["calc"]] * 10)),
+        "--format",
+        "json",
+    )
     assert tested.returncode == 0, tested.stderr
     runs = json.loads(tested.stdout)["diff"]["queries"][0]["runs"]
     assert (runs["before"], runs["after"]) == (3, 10)

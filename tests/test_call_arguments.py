@@ -66,16 +66,27 @@ def test_tolerance_rule_bounds_the_distance_to_the_expected_number():
 
 def test_rules_written_inline_under_arguments_are_the_same_rules():
     """The issue's own shape, arguments: {q: {regex: …}}, must not be compared as an expected object."""
-    inline = ExpectedToolCall(name="search", arguments={"q": {"regex": "(?i)paris"}, "lat": {"value": 48.86, "tolerance": 0.01}, "lang": "en"})
-    spelled = ExpectedToolCall(name="search", arguments={"lat": 48.86, "lang": "en"},
-                               argument_rules={"q": {"regex": "(?i)paris"}, "lat": {"tolerance": 0.01}})
+    inline = ExpectedToolCall(
+        name="search", arguments={"q": {"regex": "(?i)paris"}, "lat": {"value": 48.86, "tolerance": 0.01}, "lang": "en"}
+    )
+    spelled = ExpectedToolCall(
+        name="search",
+        arguments={"lat": 48.86, "lang": "en"},
+        argument_rules={"q": {"regex": "(?i)paris"}, "lat": {"tolerance": 0.01}},
+    )
     assert inline == spelled
     m = ArgumentMatcher(inline)
     assert passes(m, {"q": "Weather in PARIS", "lat": 48.865, "lang": "en"})
     assert sorted(str(x) for x in m.mismatches({"q": "London", "lat": 48.9, "lang": "en"})) == [
-        "lat expected 48.86 ± 0.01, got 48.9", "q expected a match for /(?i)paris/, got \"London\""]
-    literal = ExpectedToolCall(name="search", arguments={"filter": {"regex": "a", "field": "name"}})  # other keys: a plain value
-    assert literal.argument_rules is None and passes(ArgumentMatcher(literal), {"filter": {"regex": "a", "field": "name"}})
+        "lat expected 48.86 ± 0.01, got 48.9",
+        'q expected a match for /(?i)paris/, got "London"',
+    ]
+    literal = ExpectedToolCall(
+        name="search", arguments={"filter": {"regex": "a", "field": "name"}}
+    )  # other keys: a plain value
+    assert literal.argument_rules is None and passes(
+        ArgumentMatcher(literal), {"filter": {"regex": "a", "field": "name"}}
+    )
 
 
 def test_json_equality_is_type_aware():
@@ -107,24 +118,42 @@ def test_mismatch_values_are_truncated_and_escaped():
     assert extra.key == "k⏎ey"
 
 
-@pytest.mark.parametrize("fields, message", [
-    ({}, "exactly one of `name` or `any_of`"),
-    ({"name": "a", "any_of": ["b"]}, "exactly one of `name` or `any_of`"),
-    ({"name": "a", "argument_match": "ignore", "arguments": {"q": 1}}, "argument_match is `ignore`"),
-    ({"name": "a", "arguments": {"q": "s"}, "argument_rules": {"q": {"tolerance": 1}}}, "needs an expected number"),
-    ({"name": "a", "argument_rules": {"q": {"tolerance": 1}}}, "needs an expected number: `arguments: {q: {value: N, tolerance: 1}}`"),
-    ({"name": "a", "arguments": {"q": {"tolerance": 1}}}, "needs an expected number"),
-    ({"name": "a", "arguments": {"q": {"regex": "("}}}, "argument 'q': regex does not compile"),
-    ({"name": "a", "arguments": {"q": {"regex": "a", "tolerance": 1}}}, "argument 'q': an argument rule takes exactly one"),
-    ({"name": "a", "arguments": {"q": {"regex": "a"}}, "argument_rules": {"q": {"regex": "b"}}}, "both under `arguments` and `argument_rules`"),
-    ({"name": "a", "arguments": {"q": {"value": "s", "regex": "s"}}}, "both a value and a regex"),
-    ({"name": "a", "arguments": {"q": "s"}, "argument_rules": {"q": {"regex": "s"}}}, "both a value and a regex"),
-    ({"name": "a", "argument_rules": {"q": {"regex": "("}}}, "regex does not compile"),
-    ({"name": "a", "argument_rules": {"q": {}}}, "exactly one of `regex` or `tolerance`"),
-    ({"name": "a", "argument_rules": {"q": {"regex": "a", "tolerance": 1}}}, "exactly one of `regex` or `tolerance`"),
-    ({"name": "a", "argument_rules": {"q": {"tolerance": -1}}, "arguments": {"q": 1}}, "greater than or equal to 0"),
-    ({"any_of": []}, "at least 1 item"),
-])
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({}, "exactly one of `name` or `any_of`"),
+        ({"name": "a", "any_of": ["b"]}, "exactly one of `name` or `any_of`"),
+        ({"name": "a", "argument_match": "ignore", "arguments": {"q": 1}}, "argument_match is `ignore`"),
+        ({"name": "a", "arguments": {"q": "s"}, "argument_rules": {"q": {"tolerance": 1}}}, "needs an expected number"),
+        (
+            {"name": "a", "argument_rules": {"q": {"tolerance": 1}}},
+            "needs an expected number: `arguments: {q: {value: N, tolerance: 1}}`",
+        ),
+        ({"name": "a", "arguments": {"q": {"tolerance": 1}}}, "needs an expected number"),
+        ({"name": "a", "arguments": {"q": {"regex": "("}}}, "argument 'q': regex does not compile"),
+        (
+            {"name": "a", "arguments": {"q": {"regex": "a", "tolerance": 1}}},
+            "argument 'q': an argument rule takes exactly one",
+        ),
+        (
+            {"name": "a", "arguments": {"q": {"regex": "a"}}, "argument_rules": {"q": {"regex": "b"}}},
+            "both under `arguments` and `argument_rules`",
+        ),
+        ({"name": "a", "arguments": {"q": {"value": "s", "regex": "s"}}}, "both a value and a regex"),
+        ({"name": "a", "arguments": {"q": "s"}, "argument_rules": {"q": {"regex": "s"}}}, "both a value and a regex"),
+        ({"name": "a", "argument_rules": {"q": {"regex": "("}}}, "regex does not compile"),
+        ({"name": "a", "argument_rules": {"q": {}}}, "exactly one of `regex` or `tolerance`"),
+        (
+            {"name": "a", "argument_rules": {"q": {"regex": "a", "tolerance": 1}}},
+            "exactly one of `regex` or `tolerance`",
+        ),
+        (
+            {"name": "a", "argument_rules": {"q": {"tolerance": -1}}, "arguments": {"q": 1}},
+            "greater than or equal to 0",
+        ),
+        ({"any_of": []}, "at least 1 item"),
+    ],
+)
 def test_invalid_expected_calls_are_rejected(fields, message):
     with pytest.raises(ValidationError, match=re.escape(message)):
         ExpectedToolCall(**fields)

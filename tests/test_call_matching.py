@@ -127,6 +127,7 @@ def test_empty_expectation_and_empty_trace():
 
 # --- brute force oracle --------------------------------------------------------------------------
 
+
 def _compatible(s: ExpectedToolCall, c: ToolCall) -> bool:
     """The test's own reading of the random steps below: tool name, and `x` equal when the step names it."""
     return c.name in s.names and (not s.arguments or c.arguments.get("x") == s.arguments["x"])
@@ -146,8 +147,12 @@ def _brute_force(steps, trace, mode) -> bool:
                 if len(kept) == len(trace) and ok(zip(kept, range(len(trace)))):
                     return True
         return False
-    return {MatchMode.SUBSEQUENCE: in_order, MatchMode.SUBSET: covers, MatchMode.SUPERSET: explained,
-            MatchMode.UNORDERED: covers and explained}[mode]
+    return {
+        MatchMode.SUBSEQUENCE: in_order,
+        MatchMode.SUBSET: covers,
+        MatchMode.SUPERSET: explained,
+        MatchMode.UNORDERED: covers and explained,
+    }[mode]
 
 
 def _random_case(rng: random.Random):
@@ -181,20 +186,27 @@ def test_the_engine_imports_without_numpy_or_scipy():
     import subprocess
     import sys
 
-    code = ("import sys, agentci_action.engine.runner, agentci_action.cli; "
-            "print(sorted(n for n in ('numpy', 'scipy') if n in sys.modules))")
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
+    code = (
+        "import sys, agentci_action.engine.runner, agentci_action.cli; "
+        "print(sorted(n for n in ('numpy', 'scipy') if n in sys.modules))"
+    )
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
+    )
     assert match_calls([step("a")], calls("a"), MatchMode.SUBSET).matched  # and they load when needed
 
 
 # --- long traces: the searches that start from the diagonals against exhaustive ones ---------------
 
+
 def _perturbed_case(rng: random.Random):
     """A recorded run as the expectation (steps with its arguments, rules, any_of, optional steps), and the run
     with a few calls dropped, inserted, swapped or, sometimes, all shuffled."""
     tools = "abcd"[: rng.randint(1, 4)]
-    recorded = [ToolCall(name=rng.choice(tools), arguments={"x": rng.randint(0, 3), "y": rng.choice("pq")})
-                for _ in range(rng.randint(0, 40))]
+    recorded = [
+        ToolCall(name=rng.choice(tools), arguments={"x": rng.randint(0, 3), "y": rng.choice("pq")})
+        for _ in range(rng.randint(0, 40))
+    ]
     steps = []
     for call in recorded:
         shape = rng.random()
@@ -228,7 +240,9 @@ def _best_weight(steps, trace, ordered: bool) -> int:
     weight = [1 if s.optional else required for s in steps]
     fits = [[c.name in s.names and ArgumentMatcher(s).matches(as_mapping(c.arguments)) for c in trace] for s in steps]
     if not ordered:
-        gain = np.array([[weight[i] * f for f in row] for i, row in enumerate(fits)], dtype=float).reshape(len(steps), len(trace))
+        gain = np.array([[weight[i] * f for f in row] for i, row in enumerate(fits)], dtype=float).reshape(
+            len(steps), len(trace)
+        )
         rows, cols = linear_sum_assignment(gain, maximize=True)
         return int(gain[rows, cols].sum())
     best = [[0] * (len(trace) + 1) for _ in range(len(steps) + 1)]
@@ -250,7 +264,10 @@ def test_searches_from_the_diagonals_agree_with_exhaustive_ones_on_long_traces(m
     monkeypatch.setattr(call_matching, "UNPAIRED_SEARCHED", 0)
     exhaustive = [match_calls(list(steps), trace, mode) for steps, trace in cases]
     for (steps, trace), fast, slow in zip(cases, shipped, exhaustive):
-        assert (fast.matched, fast.missing, fast.unexpected) == (slow.matched, slow.missing, slow.unexpected), (steps, trace)
+        assert (fast.matched, fast.missing, fast.unexpected) == (slow.matched, slow.missing, slow.unexpected), (
+            steps,
+            trace,
+        )
         if mode is not MatchMode.SUPERSET:
             required = sum(s.optional for s in steps) + 1
             weight = sum(1 if steps[i].optional else required for i, _ in fast.pairs)

@@ -18,8 +18,11 @@ def by_name(checks):
 
 # ---- agent ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("status, completed", [("completed", True), ("SUCCESS", True), ("ok", True), ("failed", False),
-                                               ("max_iterations", False), (None, None)])
+
+@pytest.mark.parametrize(
+    "status, completed",
+    [("completed", True), ("SUCCESS", True), ("ok", True), ("failed", False), ("max_iterations", False), (None, None)],
+)
 def test_task_status_lives_in_metadata(status, completed):
     metadata = {} if status is None else {"status": status}
     assert agent.task_completed(trace(metadata=metadata)) is completed
@@ -39,14 +42,25 @@ def test_agent_formulas_by_hand():
 
 
 def test_agent_checks():
-    group = AgentChecks(task_completion=True, expected_steps=3, min_step_efficiency=0.8, min_tool_success_rate=0.9, error_recovery=True)
+    group = AgentChecks(
+        task_completion=True, expected_steps=3, min_step_efficiency=0.8, min_tool_success_rate=0.9, error_recovery=True
+    )
     calls = [{"name": "search"}, {"name": "search", "error": "HTTP 500"}, {"name": "search"}, {"name": "answer"}]
     checks = by_name(agent.evaluate(group, trace(tool_calls=calls, metadata={"status": "failed"})))
-    assert checks["task_completion"].status is Status.FAIL and checks["task_completion"].message == "the task did not complete (metadata.status 'failed')"
+    assert (
+        checks["task_completion"].status is Status.FAIL
+        and checks["task_completion"].message == "the task did not complete (metadata.status 'failed')"
+    )
     assert checks["expected_steps"].status is Status.WARN
     assert checks["expected_steps"].message == "step efficiency (4 steps taken, 3 expected) 0.75 < min 0.8"
-    assert checks["min_tool_success_rate"].status is Status.WARN and checks["min_tool_success_rate"].data["value"] == 0.75
-    assert checks["error_recovery"].status is Status.WARN and checks["error_recovery"].data == {"value": 0.0, "errors": 1, "severity": "warn"}
+    assert (
+        checks["min_tool_success_rate"].status is Status.WARN and checks["min_tool_success_rate"].data["value"] == 0.75
+    )
+    assert checks["error_recovery"].status is Status.WARN and checks["error_recovery"].data == {
+        "value": 0.0,
+        "errors": 1,
+        "severity": "warn",
+    }
     recovered = by_name(agent.evaluate(group, trace(tool_calls=calls[:3], metadata={"status": "completed"})))
     assert recovered["task_completion"].status is Status.PASS and recovered["error_recovery"].status is Status.PASS
 
@@ -54,7 +68,10 @@ def test_agent_checks():
 def test_agent_checks_without_status_or_calls_are_not_applicable():
     group = AgentChecks(task_completion=True, min_tool_success_rate=0.5, error_recovery=True)
     checks = by_name(agent.evaluate(group, trace(tool_calls=[{"name": "a", "error": "boom"}])))
-    assert checks["task_completion"].status is Status.SKIP and checks["task_completion"].message == "task_completion skipped: the trace has no metadata.status"
+    assert (
+        checks["task_completion"].status is Status.SKIP
+        and checks["task_completion"].message == "task_completion skipped: the trace has no metadata.status"
+    )
     assert checks["error_recovery"].status is Status.SKIP and checks["error_recovery"].data["value"] is None
     no_calls = by_name(agent.evaluate(group, trace()))
     assert no_calls["min_tool_success_rate"].status is Status.SKIP and no_calls["error_recovery"].status is Status.PASS
@@ -85,9 +102,15 @@ def test_performance_formulas_by_hand():
 def test_performance_checks_in_the_cost_layer():
     group = PerformanceChecks(max_ttft_ms=500, max_token_latency_ms=25, min_throughput=60)
     checks = by_name(performance.evaluate(group, trace(llm_calls=LLM_CALLS)))
-    assert checks["max_ttft_ms"].status is Status.WARN and checks["max_ttft_ms"].message == "time to first token 900 ms > max 500 ms"
+    assert (
+        checks["max_ttft_ms"].status is Status.WARN
+        and checks["max_ttft_ms"].message == "time to first token 900 ms > max 500 ms"
+    )
     assert checks["max_token_latency_ms"].status is Status.PASS and checks["max_token_latency_ms"].data["value"] == 20.0
-    assert checks["min_throughput"].status is Status.WARN and checks["min_throughput"].message == "throughput 50 tokens/s < min 60 tokens/s"
+    assert (
+        checks["min_throughput"].status is Status.WARN
+        and checks["min_throughput"].message == "throughput 50 tokens/s < min 60 tokens/s"
+    )
     untimed = by_name(performance.evaluate(group, trace(llm_calls=[{"output_tokens": 10}])))
     assert {c.status for c in untimed.values()} == {Status.SKIP}
     assert untimed["min_throughput"].message == "min_throughput skipped: no LLM call in the trace reports duration_ms"
@@ -95,20 +118,42 @@ def test_performance_checks_in_the_cost_layer():
 
 # ---- validity ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("answer, tags", [("<b>bold</b> text", 2), ("line<br/>break", 1), ("<!-- hidden -->", 1),
-                                          ("if a < b and c > d", 0), ("x<3 is true", 0)])
+
+@pytest.mark.parametrize(
+    "answer, tags",
+    [
+        ("<b>bold</b> text", 2),
+        ("line<br/>break", 1),
+        ("<!-- hidden -->", 1),
+        ("if a < b and c > d", 0),
+        ("x<3 is true", 0),
+    ],
+)
 def test_html_tags(answer, tags):
     assert len(validity.html_tags(answer)) == tags
 
 
-@pytest.mark.parametrize("answer, ends", [("Done.", True), ("Really?  \n", True), ('He said "yes."', True), ("(see above.)", True),
-                                          ("Steps:", True), ("no ending", False), ("", False), ("Thanks!!! :)", True)])
+@pytest.mark.parametrize(
+    "answer, ends",
+    [
+        ("Done.", True),
+        ("Really?  \n", True),
+        ('He said "yes."', True),
+        ("(see above.)", True),
+        ("Steps:", True),
+        ("no ending", False),
+        ("", False),
+        ("Thanks!!! :)", True),
+    ],
+)
 def test_sentence_endings(answer, ends):
     assert validity.ends_with_punctuation(answer) is ends
 
 
 def test_validity_checks():
-    group = ValidityChecks(min_length=10, max_length=20, no_html=True, ends_with_punctuation=True, severity={"no_html": "warn"})
+    group = ValidityChecks(
+        min_length=10, max_length=20, no_html=True, ends_with_punctuation=True, severity={"no_html": "warn"}
+    )
     checks = by_name(validity.evaluate(group, "  <p>short</p>  "))
     assert checks["min_length"].status is Status.PASS  # "<p>short</p>" is 12 characters once trimmed
     assert checks["max_length"].status is Status.PASS  # 16 with the spaces

@@ -5,7 +5,14 @@ import json
 
 import pytest
 
-from agentci_action.engine.checks.answer import NoEmbedder, bleu, cosine_similarity, evaluate, normalized_exact_match, rouge_f1
+from agentci_action.engine.checks.answer import (
+    NoEmbedder,
+    bleu,
+    cosine_similarity,
+    evaluate,
+    normalized_exact_match,
+    rouge_f1,
+)
 from agentci_action.engine.judge.embeddings import EmbeddingCache, OpenAIEmbedder, build_embedder
 from agentci_action.engine.judge.providers import OpenAIProvider, RetryPolicy
 from agentci_action.engine.results import Status
@@ -52,8 +59,14 @@ def test_cosine_is_clamped_to_unit_interval():
 
 
 def test_thresholds_and_severity_override():
-    group = AnswerChecks(normalized_exact_match=True, min_rouge_1=0.8, min_rouge_2=0.7, min_rouge_l=0.9, min_bleu=0.3,
-                         severity={"min_rouge_l": "warn"})
+    group = AnswerChecks(
+        normalized_exact_match=True,
+        min_rouge_1=0.8,
+        min_rouge_2=0.7,
+        min_rouge_l=0.9,
+        min_bleu=0.3,
+        severity={"min_rouge_l": "warn"},
+    )
     checks = by_name(evaluate(group, ANSWER, REFERENCE, None))
     assert checks["normalized_exact_match"].status is Status.FAIL
     assert checks["min_rouge_1"].status is Status.PASS and checks["min_rouge_1"].data["value"] == pytest.approx(5 / 6)
@@ -65,7 +78,10 @@ def test_thresholds_and_severity_override():
 
 def test_without_reference_every_check_is_not_applicable():
     checks = evaluate(AnswerChecks(min_rouge_l=0.5, min_bleu=0.0, normalized_exact_match=False), ANSWER, None, None)
-    assert [(c.name, c.status, c.data["value"]) for c in checks] == [("min_rouge_l", Status.SKIP, None), ("min_bleu", Status.SKIP, None)]
+    assert [(c.name, c.status, c.data["value"]) for c in checks] == [
+        ("min_rouge_l", Status.SKIP, None),
+        ("min_bleu", Status.SKIP, None),
+    ]
     assert checks[0].message == "min_rouge_l skipped: the query has no reference_answer"
 
 
@@ -75,6 +91,7 @@ def test_unknown_severity_key_is_rejected():
 
 
 # ---- semantic similarity through the real SDK ----------------------------------------------------------
+
 
 def embedder_for(server: FakeLLMServer, cache: EmbeddingCache):
     config = JudgeConfig(embedding_base_url=server.openai_url, embedding_model="embed-small")
@@ -97,7 +114,11 @@ def test_semantic_similarity_from_the_provider_and_cached(tmp_path):
         [check] = evaluate(group, ANSWER, REFERENCE, embedder_for(server, cache))
         assert check.status is Status.PASS and check.data["value"] == pytest.approx(0.96)
         [request] = server.received
-        assert request.path == "/v1/embeddings" and request.body["model"] == "embed-small" and request.body["input"] == [ANSWER, REFERENCE]
+        assert (
+            request.path == "/v1/embeddings"
+            and request.body["model"] == "embed-small"
+            and request.body["input"] == [ANSWER, REFERENCE]
+        )
         assert request.headers["authorization"] == "Bearer sk-test-local"
         cache.save()
         # a rerun with a fresh process reading the cache file makes no request
@@ -107,20 +128,30 @@ def test_semantic_similarity_from_the_provider_and_cached(tmp_path):
     assert saved["version"] == 1 and len(saved["vectors"]) == 2
 
 
-@pytest.mark.parametrize("content, line, message", [
-    ("[]", 1, "not an AgentCI embedding cache (expected version 1 and a `vectors` object)"),
-    ('{"version": 0, "vectors": {}}', 1, "not an AgentCI embedding cache"),
-    ('{\n "version": 1,\n "vectors": {\n  "k1": [0.1, 0.2],\n  "k2": "not a list"\n }\n}', 5,
-     "embedding cache entry 'k2' is not a list of numbers"),
-    ('{\n "version": 1,\n "vectors": {,}\n}', 3, "embedding cache is not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "content, line, message",
+    [
+        ("[]", 1, "not an AgentCI embedding cache (expected version 1 and a `vectors` object)"),
+        ('{"version": 0, "vectors": {}}', 1, "not an AgentCI embedding cache"),
+        (
+            '{\n "version": 1,\n "vectors": {\n  "k1": [0.1, 0.2],\n  "k2": "not a list"\n }\n}',
+            5,
+            "embedding cache entry 'k2' is not a list of numbers",
+        ),
+        ('{\n "version": 1,\n "vectors": {,}\n}', 3, "embedding cache is not valid JSON"),
+    ],
+)
 def test_a_damaged_embedding_cache_names_file_and_line(tmp_path, content, line, message):
     path = tmp_path / "embeddings.json"
     path.write_text(content)
     with pytest.raises(InputError) as caught:
         EmbeddingCache(path)
     (problem,) = caught.value.problems
-    assert (problem.file, problem.line) == (str(path), line) and message in problem.message and "delete it" in problem.message
+    assert (
+        (problem.file, problem.line) == (str(path), line)
+        and message in problem.message
+        and "delete it" in problem.message
+    )
 
 
 def test_the_embedding_cache_keeps_vectors_another_run_wrote_meanwhile(tmp_path):
@@ -147,7 +178,9 @@ def test_a_long_retry_after_is_capped_and_a_timeout_is_retried():
     with FakeLLMServer() as server:
         server.fail_next("429", retry_after=30)
         server.fail_next("slow", seconds=1.0)
-        [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, local_embedder(server, timeout_s=0.3))
+        [check] = evaluate(
+            AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, local_embedder(server, timeout_s=0.3)
+        )
         assert check.status is Status.PASS and server.count == 3  # 429, timed out, answered
 
 
@@ -155,7 +188,11 @@ def test_persistent_server_error_is_an_infra_error_not_a_pass():
     with FakeLLMServer() as server:
         server.fail_next("500", times=10)
         [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, local_embedder(server))
-        assert check.status is Status.ERROR and check.message.startswith("[INFRA]") and "HTTP 500 after 3 attempt(s)" in check.message
+        assert (
+            check.status is Status.ERROR
+            and check.message.startswith("[INFRA]")
+            and "HTTP 500 after 3 attempt(s)" in check.message
+        )
         assert server.count == 3
         assert "sk-test-local" not in check.message
 
@@ -163,8 +200,15 @@ def test_persistent_server_error_is_an_infra_error_not_a_pass():
 def test_client_errors_are_not_retried():
     with FakeLLMServer() as server:
         server.fail_next("echo")  # a 400 quoting the credentials back
-        [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, embedder_for(server, EmbeddingCache()))
-        assert check.status is Status.ERROR and server.count == 1 and "HTTP 400" in check.message and "sk-test-local" not in check.message
+        [check] = evaluate(
+            AnswerChecks(min_semantic_similarity=0.5), ANSWER, REFERENCE, embedder_for(server, EmbeddingCache())
+        )
+        assert (
+            check.status is Status.ERROR
+            and server.count == 1
+            and "HTTP 400" in check.message
+            and "sk-test-local" not in check.message
+        )
 
 
 def test_no_provider_skips_with_the_reason():
@@ -178,5 +222,7 @@ def test_no_provider_skips_with_the_reason():
 
 def test_empty_answer_scores_zero_without_a_request():
     with FakeLLMServer() as server:
-        [check] = evaluate(AnswerChecks(min_semantic_similarity=0.5), "  ", REFERENCE, embedder_for(server, EmbeddingCache()))
+        [check] = evaluate(
+            AnswerChecks(min_semantic_similarity=0.5), "  ", REFERENCE, embedder_for(server, EmbeddingCache())
+        )
         assert check.status is Status.FAIL and check.data["value"] == 0.0 and server.count == 0

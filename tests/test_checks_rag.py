@@ -6,7 +6,14 @@ import random
 import pytest
 
 from agentci_action.engine.checks.rag import (
-    citation_score, evaluate, find_citations, intrusion_ratio, intrusion_score, longest_common_substring, precision_at_k, recall_at_k,
+    citation_score,
+    evaluate,
+    find_citations,
+    intrusion_ratio,
+    intrusion_score,
+    longest_common_substring,
+    precision_at_k,
+    recall_at_k,
 )
 from agentci_action.engine.results import Status
 from agentci_action.spec.checks import RagChecks
@@ -74,10 +81,22 @@ def test_intrusion_ratio_divides_by_the_answer_as_given_like_the_reference():
     assert intrusion_score(intrusion_ratio([doc], " ".join(answer.split()))) == 100.0  # the same copy, single-spaced
 
 
-@pytest.mark.parametrize("ratio, score", [
-    (0.0, 0.0), (0.15, 0.0), (0.225, 10.0), (0.30, 20.0), (0.40, 40.0), (0.50, 60.0),
-    (0.60, 75.0), (0.70, 90.0), (0.85, 95.0), (1.0, 100.0), (1.5, 100.0),
-])
+@pytest.mark.parametrize(
+    "ratio, score",
+    [
+        (0.0, 0.0),
+        (0.15, 0.0),
+        (0.225, 10.0),
+        (0.30, 20.0),
+        (0.40, 40.0),
+        (0.50, 60.0),
+        (0.60, 75.0),
+        (0.70, 90.0),
+        (0.85, 95.0),
+        (1.0, 100.0),
+        (1.5, 100.0),
+    ],
+)
 def test_intrusion_mapping_at_and_between_every_boundary(ratio, score):
     assert intrusion_score(ratio) == pytest.approx(score)
 
@@ -105,9 +124,21 @@ def trace(answer: str, docs: list[tuple[str | None, str]]) -> Trace:
 
 
 def test_checks_report_values_and_say_heuristic():
-    group = RagChecks(k=2, min_recall_at_k=0.5, min_precision_at_k=0.5, max_context_intrusion=10, require_citations=True)
-    checks = {c.name: c for c in evaluate(group, trace("The sky is blue today", [("d1", "the sky is blue"), ("d2", "grass")]), ["d1", "d3"])}
-    assert checks["min_recall_at_k"].status is Status.PASS and checks["min_recall_at_k"].data == {"value": 0.5, "min": 0.5, "severity": "warn", "k": 2}
+    group = RagChecks(
+        k=2, min_recall_at_k=0.5, min_precision_at_k=0.5, max_context_intrusion=10, require_citations=True
+    )
+    checks = {
+        c.name: c
+        for c in evaluate(
+            group, trace("The sky is blue today", [("d1", "the sky is blue"), ("d2", "grass")]), ["d1", "d3"]
+        )
+    }
+    assert checks["min_recall_at_k"].status is Status.PASS and checks["min_recall_at_k"].data == {
+        "value": 0.5,
+        "min": 0.5,
+        "severity": "warn",
+        "k": 2,
+    }
     assert checks["min_precision_at_k"].status is Status.PASS
     intrusion = checks["max_context_intrusion"]
     assert intrusion.status is Status.WARN and intrusion.message.startswith("heuristic: context intrusion")
@@ -120,7 +151,10 @@ def test_checks_without_labels_or_context_skip_with_the_reason():
     group = RagChecks(min_recall_at_k=0.5, min_precision_at_k=0.5, max_context_intrusion=50)
     checks = evaluate(group, trace("answer", []), None)
     assert [(c.name, c.status, c.data["value"]) for c in checks] == [
-        ("min_recall_at_k", Status.SKIP, None), ("min_precision_at_k", Status.SKIP, None), ("max_context_intrusion", Status.SKIP, None)]
+        ("min_recall_at_k", Status.SKIP, None),
+        ("min_precision_at_k", Status.SKIP, None),
+        ("max_context_intrusion", Status.SKIP, None),
+    ]
     assert checks[0].message == "min_recall_at_k skipped: the query has no expected_sources"
     assert checks[2].message == "max_context_intrusion skipped: the trace has no retrieved_context"
     labelled = evaluate(group, trace("answer", []), ["d1"])

@@ -32,7 +32,9 @@ def test_example_runs_and_prints_three_layers_per_query():
         assert sum(line.startswith(f"    {layer:<11} ") for line in out.splitlines()) == 4
     report, diff = out.split("╔", 1)
     total = next(line for line in report.splitlines() if line.startswith(("PASS:", "WARN:", "FAIL:", "ERROR:")))
-    assert total.startswith("WARN: 4 queries · 4 passed (1 with warnings) · 0 failed")  # the judge's own line may follow
+    assert total.startswith(
+        "WARN: 4 queries · 4 passed (1 with warnings) · 0 failed"
+    )  # the judge's own line may follow
     assert "AgentCI diff · rag-agent · v2-fixed → current" in diff  # the newest baseline that passed its precheck
 
 
@@ -74,16 +76,21 @@ def test_input_errors_exit_2_with_file_and_line(tmp_path, write, write_traces):
 
 
 def test_baseline_traces_feed_similarity_and_multiplier(write, write_traces):
-    spec = write("s.yaml", """
+    spec = write(
+        "s.yaml",
+        """
         agent: demo
         queries:
           - id: q
             query: q
             path: {min_sequence_similarity: 0.9}
             cost: {max_cost_multiplier: 1.5}
-    """)
+    """,
+    )
     current = write_traces("now.jsonl", [{"id": "q", "tool_calls": [{"name": "a"}], "total_cost_usd": 0.4}])
-    baseline = write_traces("base.jsonl", [{"id": "q", "tool_calls": [{"name": "a"}, {"name": "b"}], "total_cost_usd": 0.1}])
+    baseline = write_traces(
+        "base.jsonl", [{"id": "q", "tool_calls": [{"name": "a"}, {"name": "b"}], "total_cost_usd": 0.1}]
+    )
     result = run_cli("test", "--spec", spec, "--traces", current, "--baseline-traces", baseline, "--format", "json")
     data = json.loads(result.stdout)["results"][0]
     assert data["path"]["details"]["sequence_similarity"] == pytest.approx(2 / 3)
@@ -95,10 +102,18 @@ def test_baseline_traces_feed_similarity_and_multiplier(write, write_traces):
 def test_baseline_traces_matching_no_query_are_warned_not_dropped(write, write_traces):
     spec = write("s.yaml", SPEC)
     current = write_traces("now.jsonl", [{"id": "math", "final_answer": "4"}])
-    baseline = write_traces("base.jsonl", [{"id": "math", "final_answer": "4"}, {"id": "maths", "final_answer": "4"},
-                                           {"query": "What is 3+3?", "final_answer": "6"}])
-    expected = [f"baseline traces: {baseline}:2: trace with id 'maths' matches no query in the spec",
-                f"baseline traces: {baseline}:3: trace with query 'What is 3+3?' matches no query in the spec"]
+    baseline = write_traces(
+        "base.jsonl",
+        [
+            {"id": "math", "final_answer": "4"},
+            {"id": "maths", "final_answer": "4"},
+            {"query": "What is 3+3?", "final_answer": "6"},
+        ],
+    )
+    expected = [
+        f"baseline traces: {baseline}:2: trace with id 'maths' matches no query in the spec",
+        f"baseline traces: {baseline}:3: trace with query 'What is 3+3?' matches no query in the spec",
+    ]
     as_json = run_cli("test", "--spec", spec, "--traces", current, "--baseline-traces", baseline, "--format", "json")
     assert as_json.returncode == 0 and json.loads(as_json.stdout)["warnings"] == expected
     console = run_cli("test", "--spec", spec, "--traces", current, "--baseline-traces", baseline)
@@ -122,7 +137,9 @@ def test_schema_command_prints_the_checked_in_schema():
 
 def test_baseline_variants_through_the_command(write, write_traces):
     spec = write("s.yaml", SPEC.replace("path: {forbidden_tools: [shell]}", "path: {match_mode: strict}"))
-    traces = write_traces("t.jsonl", [{"id": "math", "final_answer": "4", "tool_calls": [{"name": "think"}, {"name": "calc"}]}])
+    traces = write_traces(
+        "t.jsonl", [{"id": "math", "final_answer": "4", "tool_calls": [{"name": "think"}, {"name": "calc"}]}]
+    )
     routes = [[{"name": "calc"}], [{"name": "think"}, {"name": "calc"}]]
     variants = write_traces("b.jsonl", [{"id": "math", "final_answer": "4", "tool_calls": calls} for calls in routes])
     result = run_cli("test", "--spec", spec, "--traces", traces, "--baseline-traces", variants, "--format", "json")
@@ -132,23 +149,36 @@ def test_baseline_variants_through_the_command(write, write_traces):
     too_many = write_traces("b6.jsonl", [{"id": "math", "final_answer": "4", "tool_calls": routes[0]}] * 6)
     rejected = run_cli("test", "--spec", spec, "--traces", traces, "--baseline-traces", too_many)
     assert rejected.returncode == 2
-    assert f"error: {spec}:3: query 'math' has 6 baseline traces (variants); at most 5 are accepted, " \
-           f"the first extra one is {too_many}:6" in rejected.stderr
+    assert (
+        f"error: {spec}:3: query 'math' has 6 baseline traces (variants); at most 5 are accepted, "
+        f"the first extra one is {too_many}:6" in rejected.stderr
+    )
 
 
 def test_console_wraps_a_long_path_explanation_instead_of_cutting_it(write, write_traces):
-    spec = write("s.yaml", SPEC.replace("path: {forbidden_tools: [shell]}",
-                                        "path: {expected_tool_calls: [{name: search, arguments: {q: weather in Paris, limit: 3}}]}"))
+    spec = write(
+        "s.yaml",
+        SPEC.replace(
+            "path: {forbidden_tools: [shell]}",
+            "path: {expected_tool_calls: [{name: search, arguments: {q: weather in Paris, limit: 3}}]}",
+        ),
+    )
     evil = "weather in Rome\u202e\n::error::x"
-    traces = write_traces("t.jsonl", [{"id": "math", "final_answer": "4", "tool_calls": [{"name": "search", "arguments": {"q": evil, "limit": 3}}]}])
+    traces = write_traces(
+        "t.jsonl",
+        [{"id": "math", "final_answer": "4", "tool_calls": [{"name": "search", "arguments": {"q": evil, "limit": 3}}]}],
+    )
     result = run_cli("test", "--spec", spec, "--traces", traces)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("    path        warn  expected_tool_calls not matched"))
-    block = [lines[start]] + [line for line in lines[start + 1:start + 6] if line.startswith(" " * 24)]
+    start = next(
+        i for i, line in enumerate(lines) if line.startswith("    path        warn  expected_tool_calls not matched")
+    )
+    block = [lines[start]] + [line for line in lines[start + 1 : start + 6] if line.startswith(" " * 24)]
     assert len(block) > 1 and all(len(line) <= 24 + 110 for line in block)
     assert " ".join(line.strip() for line in block).endswith(
-        'arguments of search at step 0 vs expected_tool_calls[0]: q expected "weather in Paris", got "weather in Rome\\u202e\\n::error::x"')
+        'arguments of search at step 0 vs expected_tool_calls[0]: q expected "weather in Paris", got "weather in Rome\\u202e\\n::error::x"'
+    )
     assert not any(line.startswith("::error") for line in lines)
 
 
@@ -162,8 +192,10 @@ queries:
     query: "slow one"
     cost: {max_llm_calls: 0}
 """
-HOSTILE_TRACES = [{"id": "q", "final_answer": "nope\n   ::warning::evil"},
-                  {"id": "slow", "final_answer": "x", "llm_calls": [{"model": "m", "cost_usd": 0.1}]}]
+HOSTILE_TRACES = [
+    {"id": "q", "final_answer": "nope\n   ::warning::evil"},
+    {"id": "slow", "final_answer": "x", "llm_calls": [{"model": "m", "cost_usd": 0.1}]},
+]
 
 
 def without_tokens(lines: list[str]) -> list[str]:
@@ -178,9 +210,17 @@ def test_github_format_prints_exactly_what_the_action_prints(tmp_path, monkeypat
     cli = run_cli("test", "--spec", "agentci.yaml", "--traces", "traces", "--format", "github", cwd=tmp_path)
     assert cli.returncode == 1, cli.stderr
     (tmp_path / "event.json").write_text("{}")
-    env = {"GITHUB_EVENT_NAME": "workflow_dispatch", "GITHUB_EVENT_PATH": str(tmp_path / "event.json"), "GITHUB_REPOSITORY": "o/r",
-           "GITHUB_WORKSPACE": str(tmp_path), "INPUT_SPEC": "agentci.yaml", "INPUT_TRACES": "traces", "INPUT_BASELINE": "none",
-           "INPUT_ANNOTATIONS": "true", "INPUT_RESULTS-PATH": str(tmp_path / "r.json")}
+    env = {
+        "GITHUB_EVENT_NAME": "workflow_dispatch",
+        "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
+        "GITHUB_REPOSITORY": "o/r",
+        "GITHUB_WORKSPACE": str(tmp_path),
+        "INPUT_SPEC": "agentci.yaml",
+        "INPUT_TRACES": "traces",
+        "INPUT_BASELINE": "none",
+        "INPUT_ANNOTATIONS": "true",
+        "INPUT_RESULTS-PATH": str(tmp_path / "r.json"),
+    }
     log = io.StringIO()
     monkeypatch.chdir(tmp_path)  # the runner's working directory is the workspace
     assert action_main(env, log) == 1, log.getvalue()
@@ -189,10 +229,12 @@ def test_github_format_prints_exactly_what_the_action_prints(tmp_path, monkeypat
     assert without_tokens(cli.stdout.splitlines()) == without_tokens(action_lines[start:])
     printed = cli.stdout.splitlines()
     end = printed.index(printed[0].replace("stop-commands::", "") + "::")
-    commands = printed[end + 1:]
+    commands = printed[end + 1 :]
     assert commands[0].startswith("::error file=agentci.yaml,line=3,title=AgentCI correctness%3A q::")
     assert commands[1].startswith("::warning file=agentci.yaml,line=6,title=AgentCI cost%3A slow::")
-    assert any("::error title=x::pwned" in line for line in printed[1:end]) and not any("pwned" in line for line in commands)
+    assert any("::error title=x::pwned" in line for line in printed[1:end]) and not any(
+        "pwned" in line for line in commands
+    )
 
 
 def test_markdown_format_is_the_job_summary(write, write_traces):
@@ -206,11 +248,21 @@ def test_markdown_format_is_the_job_summary(write, write_traces):
 def test_console_under_github_actions_keeps_untrusted_text_inert(write, write_traces):
     spec, traces = write("s.yaml", HOSTILE_SPEC), write_traces("t.jsonl", HOSTILE_TRACES)
     local = run_cli("test", "--spec", spec, "--traces", traces)
-    assert any(line.lstrip().startswith("::error title=x::pwned") for line in local.stdout.splitlines())  # what the runner would obey
+    assert any(
+        line.lstrip().startswith("::error title=x::pwned") for line in local.stdout.splitlines()
+    )  # what the runner would obey
     in_actions = run_cli("test", "--spec", spec, "--traces", traces, env=hermetic_environment(GITHUB_ACTIONS="true"))
     lines = in_actions.stdout.splitlines()
     token = re.fullmatch(r"::stop-commands::([0-9a-f]{32})", lines[0]).group(1)
     assert lines[-1] == f"::{token}::" and lines[1:-1] == local.stdout.splitlines()
-    to_file = run_cli("test", "--spec", spec, "--traces", traces, "--output", write("out/r.txt", ""),
-                      env=hermetic_environment(GITHUB_ACTIONS="true"))
+    to_file = run_cli(
+        "test",
+        "--spec",
+        spec,
+        "--traces",
+        traces,
+        "--output",
+        write("out/r.txt", ""),
+        env=hermetic_environment(GITHUB_ACTIONS="true"),
+    )
     assert to_file.stdout == "" and "stop-commands" not in (spec.parent / "out" / "r.txt").read_text()

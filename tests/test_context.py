@@ -9,13 +9,23 @@ import pytest
 from agentci_action.errors import InputError
 from agentci_action.github.context import load_event, resolve
 
-ENV = {"GITHUB_REPOSITORY": "octo/agent", "GITHUB_SHA": "m" * 40, "GITHUB_SERVER_URL": "https://github.com",
-       "GITHUB_RUN_ID": "99"}
+ENV = {
+    "GITHUB_REPOSITORY": "octo/agent",
+    "GITHUB_SHA": "m" * 40,
+    "GITHUB_SERVER_URL": "https://github.com",
+    "GITHUB_RUN_ID": "99",
+}
 
 
 def pr_event(head_repo: str = "octo/agent") -> dict:
-    return {"number": 7, "pull_request": {"number": 7, "head": {"sha": "h" * 40, "repo": {"full_name": head_repo}},
-                                          "base": {"sha": "b" * 40, "repo": {"full_name": "octo/agent"}}}}
+    return {
+        "number": 7,
+        "pull_request": {
+            "number": 7,
+            "head": {"sha": "h" * 40, "repo": {"full_name": head_repo}},
+            "base": {"sha": "b" * 40, "repo": {"full_name": "octo/agent"}},
+        },
+    }
 
 
 def test_pull_request_uses_the_head_not_the_merge_commit():
@@ -35,7 +45,9 @@ def test_push_annotates_after():
 
 
 def test_merge_group_has_no_pr():
-    ctx = resolve({**ENV, "GITHUB_EVENT_NAME": "merge_group"}, {"merge_group": {"head_sha": "g" * 40, "base_sha": "b" * 40}})
+    ctx = resolve(
+        {**ENV, "GITHUB_EVENT_NAME": "merge_group"}, {"merge_group": {"head_sha": "g" * 40, "base_sha": "b" * 40}}
+    )
     assert (ctx.pr_number, ctx.head_sha) == (None, "g" * 40)
 
 

@@ -41,13 +41,28 @@ queries:
 """
 
 
-def t(qid: str, answer: str = "ok", tools=(), cost: float = 0.01, tokens: int = 100, calls: int = 1, ms: float = 1000.0,
-      handoffs=()) -> Trace:
-    return Trace.model_validate({
-        "id": qid, "final_answer": answer, "tool_calls": [{"name": n} for n in tools],
-        "handoffs": [{"to": h} for h in handoffs], "total_cost_usd": cost, "total_tokens": tokens,
-        "total_llm_calls": calls, "total_duration_ms": ms,
-    })
+def t(
+    qid: str,
+    answer: str = "ok",
+    tools=(),
+    cost: float = 0.01,
+    tokens: int = 100,
+    calls: int = 1,
+    ms: float = 1000.0,
+    handoffs=(),
+) -> Trace:
+    return Trace.model_validate(
+        {
+            "id": qid,
+            "final_answer": answer,
+            "tool_calls": [{"name": n} for n in tools],
+            "handoffs": [{"to": h} for h in handoffs],
+            "total_cost_usd": cost,
+            "total_tokens": tokens,
+            "total_llm_calls": calls,
+            "total_duration_ms": ms,
+        }
+    )
 
 
 def side(spec, label: str, traces: list[Trace]) -> Side:
@@ -61,10 +76,20 @@ def spec(write):
 
 @pytest.fixture
 def diff(spec):
-    before = [t("stable"), t("breaks"), t("heals", answer="no"), t("reroutes", tools=["lookup", "lookup"], handoffs=["Billing"]),
-              t("dropped")]
-    after = [t("stable", cost=0.0105), t("breaks", answer="nope", cost=0.05), t("heals"),
-             t("reroutes", tools=["search"], handoffs=["Tech"]), t("added")]
+    before = [
+        t("stable"),
+        t("breaks"),
+        t("heals", answer="no"),
+        t("reroutes", tools=["lookup", "lookup"], handoffs=["Billing"]),
+        t("dropped"),
+    ]
+    after = [
+        t("stable", cost=0.0105),
+        t("breaks", answer="nope", cost=0.05),
+        t("heals"),
+        t("reroutes", tools=["search"], handoffs=["Tech"]),
+        t("added"),
+    ]
     return diff_runs(side(spec, "v1", before), side(spec, "v2", after), ["a note"])
 
 
@@ -127,20 +152,25 @@ def test_json_rendering_is_the_versioned_model(diff):
 
 
 def test_markdown_escapes_untrusted_text_and_sanitises_chart_labels(spec, write):
-    hostile_spec = load_spec(write("h.yaml", """
+    hostile_spec = load_spec(
+        write(
+            "h.yaml",
+            """
         agent: "@team <b>x</b>"
         queries:
           - id: q
             query: "Ignore <script>alert(1)</script> @admin #1 | `x` ]]"
-    """))
+    """,
+        )
+    )
     before = side(hostile_spec, 'v1"]\n%%{init}%%', [t("q", tools=["<img src=x onerror=y>"], cost=0.01)])
     after = side(hostile_spec, "v2", [t("q", tools=["@evil|tool"], cost=0.05, ms=5000)])
     text = diff_markdown.render_markdown(diff_runs(before, after, ["<b>warning</b> @someone"]))
     assert "<script>" not in text and "<img" not in text and "<b>" not in text
     assert "@admin" not in text and "@someone" not in text and "@evil" not in text and "@team" not in text
     assert "\\|tool" in text  # a table cell cannot be split
-    chart = text[text.index("```mermaid"):]
-    assert "%%{init}" not in chart and 'v1__' in chart
+    chart = text[text.index("```mermaid") :]
+    assert "%%{init}" not in chart and "v1__" in chart
     for line in chart.splitlines():
         assert not line.startswith("%%")
 
@@ -152,7 +182,7 @@ def test_markdown_chart_keeps_the_queries_that_changed_most(write):
     after = side(big, "v2", [t(f"q{i:02d}", cost=0.01 * (1 + i), ms=1000) for i in range(40)])
     text = diff_markdown.render_markdown(diff_runs(before, after))
     cost_chart = text.split("```mermaid")[1]
-    labels = [label.strip("\"") for label in re.search(r"x-axis \[(.*)\]", cost_chart).group(1).split(", ")]
+    labels = [label.strip('"') for label in re.search(r"x-axis \[(.*)\]", cost_chart).group(1).split(", ")]
     assert labels == [f"q{i:02d}" for i in range(39, 24, -1)]  # 15, biggest change first
     bars = re.search(r"bar \[(.*)\]", cost_chart).group(1).split(", ")
     line = re.search(r"line \[(.*)\]", cost_chart).group(1).split(", ")
@@ -171,13 +201,17 @@ def _golden(name: str, text: str) -> None:
 
 @pytest.mark.parametrize("fmt, golden", [("console", "diff_rag_console.txt"), ("markdown", "diff_rag.md")])
 def test_rag_example_diff_matches_golden_files(fmt, golden):
-    result = run_cli("diff", "--spec", RAG_SPEC, "--baseline", "v1-broken", "--compare", "v2-fixed", "--format", fmt, cwd=ROOT)
+    result = run_cli(
+        "diff", "--spec", RAG_SPEC, "--baseline", "v1-broken", "--compare", "v2-fixed", "--format", fmt, cwd=ROOT
+    )
     assert result.returncode == 0, result.stderr
     _golden(golden, result.stdout)
 
 
 def test_rag_example_diff_shows_the_weather_story():
-    result = run_cli("diff", "--spec", RAG_SPEC, "--baseline", "v1-broken", "--compare", "v2-fixed", "--format", "json", cwd=ROOT)
+    result = run_cli(
+        "diff", "--spec", RAG_SPEC, "--baseline", "v1-broken", "--compare", "v2-fixed", "--format", "json", cwd=ROOT
+    )
     data = json.loads(result.stdout)
     weather = data["queries"][0]
     assert weather["id"] == "weather-tokyo" and weather["kinds"][0] == "fixed"
@@ -204,8 +238,10 @@ def _rag_diff():
     return diff_against(spec, before, evaluate_side(spec, "v2-fixed", after.runs, before.variants))
 
 
-@pytest.mark.parametrize("render, golden", [(diff_console.render_diff, "diff_mixed_console.txt"),
-                                            (diff_markdown.render_markdown, "diff_mixed.md")])
+@pytest.mark.parametrize(
+    "render, golden",
+    [(diff_console.render_diff, "diff_mixed_console.txt"), (diff_markdown.render_markdown, "diff_mixed.md")],
+)
 def test_mixed_diff_matches_golden_files(diff, render, golden):
     for query in diff.queries:
         query.file = "spec.yaml"  # not the temporary directory
@@ -213,7 +249,9 @@ def test_mixed_diff_matches_golden_files(diff, render, golden):
 
 
 def test_readme_shows_the_current_rag_diff():
-    assert (GOLDEN / "diff_rag_console.txt").read_text(encoding="utf-8") in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert (GOLDEN / "diff_rag_console.txt").read_text(encoding="utf-8") in (ROOT / "README.md").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_markdown_within_a_budget_keeps_the_most_important_and_says_what_was_cut(write):
@@ -243,9 +281,16 @@ def test_the_diff_compares_with_the_variant_the_path_layer_chose(write, write_tr
     from agentci_action.evaluate import Evaluation, evaluate
 
     spec = write("spec.yaml", VARIANT_SPEC)
-    variants = write_traces("variants.jsonl", [t("q", tools=["s", "a"], cost=0.01).model_dump(mode="json", exclude_defaults=True),
-                                               t("q", tools=["s", "f", "a"], cost=0.02).model_dump(mode="json", exclude_defaults=True)])
-    current = write_traces("current.jsonl", [t("q", tools=["s", "f", "a"], cost=0.03).model_dump(mode="json", exclude_defaults=True)])
+    variants = write_traces(
+        "variants.jsonl",
+        [
+            t("q", tools=["s", "a"], cost=0.01).model_dump(mode="json", exclude_defaults=True),
+            t("q", tools=["s", "f", "a"], cost=0.02).model_dump(mode="json", exclude_defaults=True),
+        ],
+    )
+    current = write_traces(
+        "current.jsonl", [t("q", tools=["s", "f", "a"], cost=0.03).model_dump(mode="json", exclude_defaults=True)]
+    )
     outcome = evaluate(Evaluation(spec=str(spec), traces=[str(current)], baseline_traces=[str(variants)]))
     assert outcome.run.results[0].path.details["baseline_variant"] == 1
     query = outcome.diff.queries[0]
@@ -256,8 +301,10 @@ def test_the_diff_compares_with_the_variant_the_path_layer_chose(write, write_tr
     assert outcome.diff.total.cost_usd.before == pytest.approx(0.02)
 
 
-@pytest.mark.parametrize("spec_file, version", [(RAG_SPEC, "v2-fixed"), (RAG_SPEC, "v1-broken"),
-                                                 ("examples/repeated-runs/agentci_spec.yaml", None)])
+@pytest.mark.parametrize(
+    "spec_file, version",
+    [(RAG_SPEC, "v2-fixed"), (RAG_SPEC, "v1-broken"), ("examples/repeated-runs/agentci_spec.yaml", None)],
+)
 def test_a_run_diffed_against_itself_shows_no_change_and_no_uplift(spec_file, version, tmp_path):
     """Both sides are evaluated alike: the same traces give the same composite, pass rate and cost."""
     from agentci_action.baselines import load_baseline, save_baseline, version_reference
@@ -276,7 +323,11 @@ def test_a_run_diffed_against_itself_shows_no_change_and_no_uplift(spec_file, ve
         runs = ROOT / "examples/rag/runs" / f"{version}.jsonl"
         diffs.append(evaluate(Evaluation(spec=str(ROOT / spec_file), traces=[str(runs)], baseline=version)).diff)
     for diff in diffs:
-        assert {name: change.uplift for name, change in diff.uplift.items()} == {"composite_score": 0.0, "pass_rate": 0.0, "cost_usd": 0.0}
+        assert {name: change.uplift for name, change in diff.uplift.items()} == {
+            "composite_score": 0.0,
+            "pass_rate": 0.0,
+            "cost_usd": 0.0,
+        }
         assert [q.kinds for q in diff.queries] == [[] for _ in diff.queries] and diff.total.counts["changed"] == 0
 
 
@@ -293,14 +344,23 @@ queries:
 
 
 def runs_of(qid: str, tools_per_run, costs) -> list[dict]:
-    return [{**t(qid, answer="inbox: 3", tools=tools, cost=cost).model_dump(mode="json", exclude_defaults=True), "run": i}
-            for i, (tools, cost) in enumerate(zip(tools_per_run, costs))]
+    return [
+        {**t(qid, answer="inbox: 3", tools=tools, cost=cost).model_dump(mode="json", exclude_defaults=True), "run": i}
+        for i, (tools, cost) in enumerate(zip(tools_per_run, costs))
+    ]
 
 
 def test_a_newly_used_forbidden_tool_is_a_regression_and_the_json_results_carry_the_diff(write, write_traces):
     spec = write("spec.yaml", FORBIDDEN_SPEC)
-    saved = run_cli("save", "--spec", spec, "--version", "v1",
-                    "--traces", write_traces("v1.jsonl", runs_of("mail", [["read"]] * 3, [0.01, 0.02, 0.03])))
+    saved = run_cli(
+        "save",
+        "--spec",
+        spec,
+        "--version",
+        "v1",
+        "--traces",
+        write_traces("v1.jsonl", runs_of("mail", [["read"]] * 3, [0.01, 0.02, 0.03])),
+    )
     assert saved.returncode == 0, saved.stderr
     current = write_traces("now.jsonl", runs_of("mail", [["read", "send_email"]] * 3, [0.02, 0.04, 0.06]))
     result = run_cli("test", "--spec", spec, "--traces", current, "--format", "json")
@@ -315,7 +375,10 @@ def test_a_newly_used_forbidden_tool_is_a_regression_and_the_json_results_carry_
     # figures are means over the three runs; the totals are the runs' totals, as in the summary
     assert (query["cost"]["cost_usd"]["before"], query["cost"]["cost_usd"]["after"]) == pytest.approx((0.02, 0.04))
     assert diff["total"]["cost_usd"]["after"] == pytest.approx(data["summary"]["cost_usd"]) == pytest.approx(0.12)
-    assert diff["total"]["cost_usd"]["before"] == pytest.approx(0.06) and (query["runs"]["before"], query["runs"]["after"]) == (3, 3)
+    assert diff["total"]["cost_usd"]["before"] == pytest.approx(0.06) and (
+        query["runs"]["before"],
+        query["runs"]["after"],
+    ) == (3, 3)
     markdown = diff_markdown.render_markdown(diff_from_json(diff))
     assert "🔴 **1 regression**" in markdown
     plain = run_cli("test", "--spec", spec, "--traces", current, "--format", "json", "--baseline", "none")

@@ -28,18 +28,29 @@ EVIL_TOOL = "search\n::error file=x.py,line=2::pwned-by-tool-name"
 
 
 def git(workspace: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", *args], cwd=workspace,
-                          check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", *args],
+        cwd=workspace,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
 
 
 def trace(qid: str, answer: str, tools: list[str], cost: float) -> dict:
-    return {"id": qid, "final_answer": answer, "tool_calls": [{"name": t, "result": HOSTILE} for t in tools],
-            "llm_calls": [{"model": "gpt-4o-mini", "input_tokens": 300, "output_tokens": 50, "cost_usd": cost}]}
+    return {
+        "id": qid,
+        "final_answer": answer,
+        "tool_calls": [{"name": t, "result": HOSTILE} for t in tools],
+        "llm_calls": [{"model": "gpt-4o-mini", "input_tokens": 300, "output_tokens": 50, "cost_usd": cost}],
+    }
 
 
 def write_traces(workspace: Path, refund_answer: str) -> None:
-    traces = [trace("refund-policy", refund_answer, ["search_docs", EVIL_TOOL], 0.002),
-              trace("order-status", "Your order has shipped.", ["lookup_order", "lookup_order", "web_search"], 0.006)]
+    traces = [
+        trace("refund-policy", refund_answer, ["search_docs", EVIL_TOOL], 0.002),
+        trace("order-status", "Your order has shipped.", ["lookup_order", "lookup_order", "web_search"], 0.006),
+    ]
     (workspace / "traces").mkdir(exist_ok=True)
     (workspace / "traces" / "run.jsonl").write_text("".join(json.dumps(t) + "\n" for t in traces))
 
@@ -48,11 +59,16 @@ def make_workspace(path: Path) -> Path:
     path.mkdir()
     for name in ACTION_FILES:
         source = ROOT / name
-        (shutil.copytree(source, path / name, ignore=shutil.ignore_patterns("__pycache__")) if source.is_dir()
-         else shutil.copy(source, path / name))
+        (
+            shutil.copytree(source, path / name, ignore=shutil.ignore_patterns("__pycache__"))
+            if source.is_dir()
+            else shutil.copy(source, path / name)
+        )
     (path / ".github" / "workflows").mkdir(parents=True)
     # A workflow name of its own: act names its containers after it, so no other run's container is ever reused.
-    workflow = (E2E / "workflow.yml").read_text().replace("name: agentci-e2e", f"name: agentci-e2e-{uuid.uuid4().hex[:12]}", 1)
+    workflow = (
+        (E2E / "workflow.yml").read_text().replace("name: agentci-e2e", f"name: agentci-e2e-{uuid.uuid4().hex[:12]}", 1)
+    )
     (path / ".github" / "workflows" / "agentci.yml").write_text(workflow)
     shutil.copy(E2E / "agentci.yaml", path / "agentci.yaml")
     shutil.copytree(E2E / "baseline", path / "baseline")
@@ -66,17 +82,44 @@ def act(workspace: Path, api_url: str) -> tuple[int, str]:
     git(workspace, "add", "-A")
     git(workspace, "commit", "-q", "-m", "run")
     head = git(workspace, "rev-parse", "HEAD")
-    event = {"action": "synchronize", "number": 7, "repository": {"full_name": REPO},
-             "pull_request": {"number": 7, "head": {"sha": head, "ref": "feature", "repo": {"full_name": REPO}},
-                              "base": {"sha": "b" * 40, "ref": "main", "repo": {"full_name": REPO}}}}
+    event = {
+        "action": "synchronize",
+        "number": 7,
+        "repository": {"full_name": REPO},
+        "pull_request": {
+            "number": 7,
+            "head": {"sha": head, "ref": "feature", "repo": {"full_name": REPO}},
+            "base": {"sha": "b" * 40, "ref": "main", "repo": {"full_name": REPO}},
+        },
+    }
     event_path = workspace.parent / "event.json"
     event_path.write_text(json.dumps(event))
     for name in ("e2e-outputs.json", "e2e-outcome.txt", "agentci-results.json"):
         (workspace / name).unlink(missing_ok=True)
     done = subprocess.run(
-        [act_binary(), "pull_request", "-W", ".github/workflows/agentci.yml", "-P", f"ubuntu-latest={base_image()}",
-         "--pull=false", "--bind", "--rm", "-e", str(event_path), "--var", f"API_URL={api_url}", "-s", "GITHUB_TOKEN=e2e-token"],
-        cwd=workspace, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900)  # no first-run prompt
+        [
+            act_binary(),
+            "pull_request",
+            "-W",
+            ".github/workflows/agentci.yml",
+            "-P",
+            f"ubuntu-latest={base_image()}",
+            "--pull=false",
+            "--bind",
+            "--rm",
+            "-e",
+            str(event_path),
+            "--var",
+            f"API_URL={api_url}",
+            "-s",
+            "GITHUB_TOKEN=e2e-token",
+        ],
+        cwd=workspace,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )  # no first-run prompt
     return done.returncode, done.stdout + done.stderr
 
 
@@ -107,15 +150,20 @@ def test_the_action_in_its_container_on_a_pull_request(container_engine, tmp_pat
 
         lines = annotation_lines(log)
         assert lines[0].startswith("::error file=agentci.yaml,line=4,title=AgentCI correctness%3A refund-policy::")
-        assert any(line.startswith("::warning file=agentci.yaml,line=13,title=AgentCI path%3A order-status::")
-                   for line in lines)
-        assert any(line.startswith("::warning file=agentci.yaml,line=13,title=AgentCI cost%3A order-status::")
-                   for line in lines)
+        assert any(
+            line.startswith("::warning file=agentci.yaml,line=13,title=AgentCI path%3A order-status::")
+            for line in lines
+        )
+        assert any(
+            line.startswith("::warning file=agentci.yaml,line=13,title=AgentCI cost%3A order-status::")
+            for line in lines
+        )
         assert not any("x.py" in line.split("::")[1] for line in lines)  # the hostile text never became a command
         assert "❗  ::error file=x.py" not in log
         hostile = [line for line in outside_summary(log).splitlines() if "pwned" in line]
-        assert hostile and all(re.match(r"\[[^]]+\]   (\| |🚧  ::warning file=agentci\.yaml,line=4,)", line)
-                               for line in hostile), hostile  # plain output or our escaped annotation
+        assert hostile and all(
+            re.match(r"\[[^]]+\]   (\| |🚧  ::warning file=agentci\.yaml,line=4,)", line) for line in hostile
+        ), hostile  # plain output or our escaped annotation
 
         results = json.loads((workspace / "agentci-results.json").read_text())
         assert results["schema_version"] == "agentci.results/v1"

@@ -2,7 +2,12 @@
 
 import pytest
 
-from agentci_action.engine.correctness import JudgeRequest, deterministic_checks, evaluate_correctness, grounding_context
+from agentci_action.engine.correctness import (
+    JudgeRequest,
+    deterministic_checks,
+    evaluate_correctness,
+    grounding_context,
+)
 from agentci_action.engine.cost import evaluate_cost
 from agentci_action.engine.path import evaluate_path
 from agentci_action.engine.results import Check, LayerResult, QueryResult, RunResult, Status
@@ -40,11 +45,17 @@ class ScriptedJudge:
 
 # ---- correctness -----------------------------------------------------------------------------------------
 
+
 def test_every_failing_term_is_reported():
-    q = query(correctness={"expected_in_answer": ["pip install", "Agentci", "docs"], "not_in_answer": ["sorry", "ERROR", "x"]})
+    q = query(
+        correctness={"expected_in_answer": ["pip install", "Agentci", "docs"], "not_in_answer": ["sorry", "ERROR", "x"]}
+    )
     layer = evaluate_correctness(q, trace(final_answer="Sorry: pip install AGENTCI failed with error"))
     assert layer.status is Status.FAIL
-    assert layer.messages == ["expected in answer but missing: 'docs'", "forbidden in answer but found: 'sorry', 'ERROR'"]
+    assert layer.messages == [
+        "expected in answer but missing: 'docs'",
+        "forbidden in answer but found: 'sorry', 'ERROR'",
+    ]
 
 
 def test_exact_regex_and_json_schema():
@@ -66,7 +77,10 @@ def test_json_schema_refs_resolve_locally_and_an_unresolvable_one_is_an_error_no
     defs = {"$defs": {"level": {"enum": ["low", "high"]}}, "properties": {"severity": {"$ref": "#/$defs/level"}}}
     bad = evaluate_correctness(query(correctness={"json_schema": defs}), trace(final_answer='{"severity": "mid"}'))
     assert bad.status is Status.FAIL and "'mid' is not one of" in bad.messages[0]
-    for ref in ("#/definitions/nope", "https://example.com/remote.json"):  # validation refuses both; model_construct skips it
+    for ref in (
+        "#/definitions/nope",
+        "https://example.com/remote.json",
+    ):  # validation refuses both; model_construct skips it
         spec = CorrectnessSpec.model_construct(json_schema={"$ref": ref})
         [check] = deterministic_checks(spec, "{}")
         assert check.status is Status.ERROR and ref in check.message and "does not resolve" in check.message
@@ -83,7 +97,12 @@ JUDGED = {
 def test_without_a_judge_judge_checks_are_skipped_never_passed():
     layer = evaluate_correctness(query(correctness=JUDGED), trace(final_answer="ok"))
     statuses = {c.name: c.status for c in layer.checks}
-    assert statuses == {"expected_in_answer": Status.PASS, "llm_judge": Status.SKIP, "safety_check": Status.SKIP, "hallucination_check": Status.SKIP}
+    assert statuses == {
+        "expected_in_answer": Status.PASS,
+        "llm_judge": Status.SKIP,
+        "safety_check": Status.SKIP,
+        "hallucination_check": Status.SKIP,
+    }
     assert "no LLM judge is configured" in layer.messages[0]
     only_judge = evaluate_correctness(query(correctness={"llm_judge": [{"rule": "r"}]}), trace(final_answer="x"))
     assert only_judge.status is Status.SKIP
@@ -91,7 +110,9 @@ def test_without_a_judge_judge_checks_are_skipped_never_passed():
 
 def test_judge_runs_only_after_deterministic_checks_pass_and_in_gating_order():
     judge = ScriptedJudge(Status.PASS, Status.PASS, Status.PASS, Status.PASS)
-    layer = evaluate_correctness(query(correctness=JUDGED), trace(final_answer="ok", retrieved_context=[{"text": "doc"}]), judge)
+    layer = evaluate_correctness(
+        query(correctness=JUDGED), trace(final_answer="ok", retrieved_context=[{"text": "doc"}]), judge
+    )
     assert layer.status is Status.PASS
     assert [r.kind for r in judge.asked] == ["llm_judge", "llm_judge", "safety_check", "hallucination_check"]
     assert judge.asked[-1].context == ["doc"] and judge.asked[0].context == []
@@ -110,14 +131,20 @@ def test_judge_runs_only_after_deterministic_checks_pass_and_in_gating_order():
 
 
 def test_grounding_context_holds_documents_and_tool_results():
-    t = trace(retrieved_context=[{"text": "doc one"}], tool_calls=[{"name": "s", "result": {"rows": 2}}, {"name": "t", "result": "plain"}])
+    t = trace(
+        retrieved_context=[{"text": "doc one"}],
+        tool_calls=[{"name": "s", "result": {"rows": 2}}, {"name": "t", "result": "plain"}],
+    )
     assert grounding_context(t) == ["doc one", '{"rows": 2}', "plain"]
 
 
 # ---- path ------------------------------------------------------------------------------------------------
 
+
 def test_forbidden_tool_fails_hard_and_names_it_once():
-    layer = evaluate_path(PathSpec(forbidden_tools=["edit_file", "bash"]), trace(tool_calls=calls("EditFile", "edit-file", "read")))
+    layer = evaluate_path(
+        PathSpec(forbidden_tools=["edit_file", "bash"]), trace(tool_calls=calls("EditFile", "edit-file", "read"))
+    )
     assert layer.status is Status.FAIL and layer.messages == ["forbidden tools used: edit_file at steps 0, 1"]
     assert layer.details["forbidden_violations"] == ["edit_file"]
 
@@ -142,8 +169,13 @@ def test_sequence_and_match_mode_use_the_baseline_when_given():
     assert layer.details["reference"] == "baseline"
     assert layer.details["sequence_similarity"] == pytest.approx(0.8)
     assert layer.details["match_mode"]["first_divergence"] == {"index": 1, "expected": "rerank", "actual": "generate"}
-    assert "sequence similarity (lcs) against the baseline: 0.80 < min 0.9 (first difference at step 1: expected rerank, got generate)" in layer.messages
-    assert any("first difference at step 1: expected rerank, got generate; missing: rerank" in m for m in layer.messages)
+    assert (
+        "sequence similarity (lcs) against the baseline: 0.80 < min 0.9 (first difference at step 1: expected rerank, got generate)"
+        in layer.messages
+    )
+    assert any(
+        "first difference at step 1: expected rerank, got generate; missing: rerank" in m for m in layer.messages
+    )
 
 
 def test_sequence_similarity_without_any_reference_is_skipped_with_reason():
@@ -158,9 +190,13 @@ def test_loops_report_tool_and_positions():
 
 def test_handoffs():
     t = trace(handoffs=[{"from": "Triage", "to": "Billing"}, {"from": "Billing", "to": "Refunds"}])
-    ok = evaluate_path(PathSpec(expected_handoff="Billing", expected_handoffs_available=["Billing", "Refunds"], max_handoff_count=2), t)
+    ok = evaluate_path(
+        PathSpec(expected_handoff="Billing", expected_handoffs_available=["Billing", "Refunds"], max_handoff_count=2), t
+    )
     assert ok.status is Status.PASS and ok.details["handoffs"] == ["Billing", "Refunds"]
-    bad = evaluate_path(PathSpec(expected_handoff="Technical", expected_handoffs_available=["Billing"], max_handoff_count=1), t)
+    bad = evaluate_path(
+        PathSpec(expected_handoff="Technical", expected_handoffs_available=["Billing"], max_handoff_count=1), t
+    )
     assert bad.messages == [
         "expected a handoff to Technical, got Billing, Refunds",
         "handoff to an agent not in expected_handoffs_available: Refunds",
@@ -170,14 +206,22 @@ def test_handoffs():
 
 # ---- cost ------------------------------------------------------------------------------------------------
 
+
 def test_cost_limits_warn_and_multiplier_needs_a_baseline_cost():
     llm = {"input_tokens": 400, "output_tokens": 200, "cost_usd": 0.03, "duration_ms": 1500}
     current = trace(llm_calls=[llm, llm])
-    spec = CostSpec(max_total_tokens=1000, max_llm_calls=1, max_latency_ms=5000, max_cost_usd=0.05, max_cost_multiplier=2.0)
+    spec = CostSpec(
+        max_total_tokens=1000, max_llm_calls=1, max_latency_ms=5000, max_cost_usd=0.05, max_cost_multiplier=2.0
+    )
     layer = evaluate_cost(spec, current, trace(llm_calls=[{"cost_usd": 0.02}]))
     assert layer.status is Status.WARN
     assert layer.details["cost_multiplier"] == pytest.approx(3.0)
-    assert [c.name for c in layer.checks if c.status is Status.WARN] == ["max_total_tokens", "max_llm_calls", "max_cost_usd", "max_cost_multiplier"]
+    assert [c.name for c in layer.checks if c.status is Status.WARN] == [
+        "max_total_tokens",
+        "max_llm_calls",
+        "max_cost_usd",
+        "max_cost_multiplier",
+    ]
     assert "cost 3.00× the baseline (max 2×): $0.0600 vs $0.0200" in layer.messages
     no_baseline = evaluate_cost(CostSpec(max_cost_multiplier=2.0), current)
     assert no_baseline.status is Status.SKIP and no_baseline.messages == ["cost multiplier skipped: no baseline trace"]
@@ -204,9 +248,14 @@ queries:
 
 def test_fail_on_decides_what_blocks(write):
     spec = load_spec(write("s.yaml", SPEC))
-    traces = [trace(id="answer", final_answer="4", tool_calls=calls("a", "b"), llm_calls=[{}, {}]), trace(id=None, query="Second question")]
+    traces = [
+        trace(id="answer", final_answer="4", tool_calls=calls("a", "b"), llm_calls=[{}, {}]),
+        trace(id=None, query="Second question"),
+    ]
     default = run_spec(spec, traces)
-    assert [r.status for r in default.results] == [Status.WARN, Status.PASS] and not any(r.blocking for r in default.results)
+    assert [r.status for r in default.results] == [Status.WARN, Status.PASS] and not any(
+        r.blocking for r in default.results
+    )
     assert run_spec(spec, traces, settings=Settings(fail_on=parse_fail_on("path"))).results[0].blocking
     assert run_spec(spec, traces, settings=Settings(fail_on=parse_fail_on("cost"))).results[0].status is Status.FAIL
     forbidden = [trace(id="answer", final_answer="4", tool_calls=calls("Shell")), traces[1]]
@@ -218,20 +267,30 @@ def test_fail_on_decides_what_blocks(write):
 
 def test_matching_by_id_then_text_and_missing_or_unknown_traces(write):
     spec = load_spec(write("s.yaml", SPEC))
-    run = run_spec(spec, [trace(id="answer", final_answer="4"), trace(id=None, query="Second question"), trace(id="stray")])
+    run = run_spec(
+        spec, [trace(id="answer", final_answer="4"), trace(id=None, query="Second question"), trace(id="stray")]
+    )
     assert [r.id for r in run.results] == ["answer", "second-question"]
     assert len(run.warnings) == 1 and run.warnings[0].endswith("trace with id 'stray' matches no query in the spec")
     with pytest.raises(TraceError) as caught:
         run_spec(spec, [trace(id="answer")])
     (problem,) = caught.value.problems
     assert problem.line == 8 and "no trace for query 'second-question'" in problem.message
-    smoke_only = run_spec(spec, [trace(id=None, query="Second question")], queries=[q for q in spec.queries if "smoke" in q.tags])
+    smoke_only = run_spec(
+        spec, [trace(id=None, query="Second question")], queries=[q for q in spec.queries if "smoke" in q.tags]
+    )
     assert smoke_only.summary.total == 1
 
 
 def test_summary_counts(write):
     spec = load_spec(write("s.yaml", SPEC))
-    run = run_spec(spec, [trace(id="answer", final_answer="5", llm_calls=[{"cost_usd": 0.25, "input_tokens": 10}]), trace(id="second-question")])
+    run = run_spec(
+        spec,
+        [
+            trace(id="answer", final_answer="5", llm_calls=[{"cost_usd": 0.25, "input_tokens": 10}]),
+            trace(id="second-question"),
+        ],
+    )
     s = run.summary
     assert (s.status, s.total, s.passed, s.failed, s.warnings, s.errors) == (Status.FAIL, 2, 1, 1, 0, 0)
     assert s.cost_usd == 0.25 and s.total_tokens == 10 and s.fail_on == ["correctness"]
@@ -245,13 +304,18 @@ def test_results_built_without_validation_are_the_validated_ones(write):
     validated = Check(name="max_loops", status=Status.WARN, message="loops: 3 > max 2.5", data=data)
     assert built == validated and built.model_dump_json() == validated.model_dump_json()
     assert Check.built(name="x", status=Status.PASS) == Check(name="x", status=Status.PASS)
-    layer = LayerResult.from_checks([built, Check.built(name="y", status=Status.SKIP, message="skipped")], {"tool_calls": 4})
+    layer = LayerResult.from_checks(
+        [built, Check.built(name="y", status=Status.SKIP, message="skipped")], {"tool_calls": 4}
+    )
     assert layer.status is Status.WARN and layer.messages == ["loops: 3 > max 2.5", "skipped"]
     assert layer.model_dump_json() == LayerResult.model_validate(layer.model_dump()).model_dump_json()
     layer.messages = ["reassigned"]  # assignment records the field as set, as on a validated model
     assert layer.model_copy(update={"status": Status.PASS}).messages == ["reassigned"]
 
-    spec = load_spec(write("built.yaml", """
+    spec = load_spec(
+        write(
+            "built.yaml",
+            """
 agent: a
 queries:
   - id: q1
@@ -260,9 +324,17 @@ queries:
     correctness: {expected_in_answer: [paris]}
     path: {expected_tools: [search], max_loops: 0}
     cost: {max_total_tokens: 10}
-"""))
-    trace = Trace.model_validate({"id": "q1", "final_answer": "Paris", "tool_calls": [{"name": "search"}, {"name": "search"}],
-                                  "llm_calls": [{"input_tokens": 20, "output_tokens": 5}]})
+""",
+        )
+    )
+    trace = Trace.model_validate(
+        {
+            "id": "q1",
+            "final_answer": "Paris",
+            "tool_calls": [{"name": "search"}, {"name": "search"}],
+            "llm_calls": [{"input_tokens": 20, "output_tokens": 5}],
+        }
+    )
     run = run_spec(spec, [trace])
     assert run.model_dump_json() == RunResult.model_validate_json(run.model_dump_json()).model_dump_json()
     result = run.results[0]

@@ -12,17 +12,39 @@ from conftest import ROOT, hermetic_environment, run_cli
 # example → (exit code, {query id: status})
 EXPECTED = {
     "rag": (0, {"install": "pass", "weather-tokyo": "warn", "aws-load-balancer": "pass", "langgraph-state": "pass"}),
-    "dev-agent": (0, {"count-functions": "pass", "find-todos": "pass", "complexity-report": "pass",
-                      "unused-imports": "warn", "dependency-graph": "pass", "explain-failure": "pass"}),
+    "dev-agent": (
+        0,
+        {
+            "count-functions": "pass",
+            "find-todos": "pass",
+            "complexity-report": "pass",
+            "unused-imports": "warn",
+            "dependency-graph": "pass",
+            "explain-failure": "pass",
+        },
+    ),
     # the current run routes login and sync problems to the wrong agent: path warnings, not failures
-    "support-router": (0, {**{q: "pass" for q in (
-        "cancel-subscription double-charge update-card invoice-copy upgrade-plan refund-annual vat-number failed-payment "
-        "api-500 sso-setup slow-dashboard webhook-missing export-csv rate-limit "
-        "forgot-password change-email delete-account 2fa-lost add-teammate locked-out rename-workspace data-request "
-        "meaning-of-life poem capital-france neighbour-cancel stock-tip homework reset-boss-password weather").split()},
-        "login-crash": "warn", "mobile-sync": "warn"}),
+    "support-router": (
+        0,
+        {
+            **{
+                q: "pass"
+                for q in (
+                    "cancel-subscription double-charge update-card invoice-copy upgrade-plan refund-annual vat-number failed-payment "
+                    "api-500 sso-setup slow-dashboard webhook-missing export-csv rate-limit "
+                    "forgot-password change-email delete-account 2fa-lost add-teammate locked-out rename-workspace data-request "
+                    "meaning-of-life poem capital-france neighbour-cancel stock-tip homework reset-boss-password weather"
+                ).split()
+            },
+            "login-crash": "warn",
+            "mobile-sync": "warn",
+        },
+    ),
     # five runs per query: flaky queries at their pass-rate gates, one drifting off its steps
-    "repeated-runs": (0, {"capital-japan": "pass", "population-lagos": "pass", "convert-currency": "warn", "summarise-paper": "warn"}),
+    "repeated-runs": (
+        0,
+        {"capital-japan": "pass", "population-lagos": "pass", "convert-currency": "warn", "summarise-paper": "warn"},
+    ),
 }
 
 
@@ -31,7 +53,9 @@ def test_example_outcome(name):
     example = ROOT / "examples" / name
     validated = run_cli("validate", example / "agentci_spec.yaml")
     assert validated.returncode == 0, validated.stderr
-    result = run_cli("test", "--spec", example / "agentci_spec.yaml", "--traces", example / "traces", "--format", "json")
+    result = run_cli(
+        "test", "--spec", example / "agentci_spec.yaml", "--traces", example / "traces", "--format", "json"
+    )
     code, statuses = EXPECTED[name]
     assert result.returncode == code, result.stderr
     assert {r["id"]: r["status"] for r in json.loads(result.stdout)["results"]} == statuses
@@ -42,25 +66,38 @@ def test_every_example_is_covered():
 
 
 def run_pytest(examples, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra, str(examples / "pytest")],
-                          capture_output=True, text=True, cwd=examples, env=hermetic_environment())
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra, str(examples / "pytest")],
+        capture_output=True,
+        text=True,
+        cwd=examples,
+        env=hermetic_environment(),
+    )
 
 
 def test_pytest_integration_example_runs_one_test_per_query_in_parallel():
     result = run_pytest(ROOT / "examples", "-n", "2")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "10 passed" in result.stdout and "skipped" not in result.stdout  # the rag judge checks ran, from the shipped verdicts
+    assert (
+        "10 passed" in result.stdout and "skipped" not in result.stdout
+    )  # the rag judge checks ran, from the shipped verdicts
 
 
 def test_pytest_integration_example_skips_with_the_reason_when_a_judge_check_could_not_run(tmp_path):
     for name in ("pytest", "dev-agent", "rag"):
-        shutil.copytree(ROOT / "examples" / name, tmp_path / name, ignore=shutil.ignore_patterns(".agentci", "__pycache__"))
+        shutil.copytree(
+            ROOT / "examples" / name, tmp_path / name, ignore=shutil.ignore_patterns(".agentci", "__pycache__")
+        )
     result = run_pytest(tmp_path, "-rs")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "7 passed, 3 skipped" in result.stdout
-    reasons = {line.split(": ", 1)[1] for line in result.stdout.splitlines() if line.startswith("SKIPPED")}  # pytest groups equal reasons
-    assert reasons == {f"not verified: {check} skipped: no ANTHROPIC_API_KEY is set and no cached verdict matches this answer"
-                       for check in ("llm_judge", "hallucination_check")}
+    reasons = {
+        line.split(": ", 1)[1] for line in result.stdout.splitlines() if line.startswith("SKIPPED")
+    }  # pytest groups equal reasons
+    assert reasons == {
+        f"not verified: {check} skipped: no ANTHROPIC_API_KEY is set and no cached verdict matches this answer"
+        for check in ("llm_judge", "hallucination_check")
+    }
 
 
 def test_support_router_diff_names_the_routing_regression():
@@ -74,24 +111,47 @@ def test_support_router_diff_names_the_routing_regression():
 @pytest.mark.parametrize("name", ["rag", "support-router"])
 def test_judge_checks_run_offline_from_the_shipped_reference_verdicts(name):
     example = ROOT / "examples" / name
-    result = run_cli("test", "--spec", example / "agentci_spec.yaml", "--traces", example / "traces", "--format", "json")
+    result = run_cli(
+        "test", "--spec", example / "agentci_spec.yaml", "--traces", example / "traces", "--format", "json"
+    )
     report = json.loads(result.stdout)
-    judged = [c for r in report["results"] for c in r["correctness"]["checks"] if c["name"] in ("llm_judge", "safety_check", "hallucination_check")]
+    judged = [
+        c
+        for r in report["results"]
+        for c in r["correctness"]["checks"]
+        if c["name"] in ("llm_judge", "safety_check", "hallucination_check")
+    ]
     assert judged and all(c["status"] == "pass" for c in judged), [c["message"] for c in judged]
-    assert all(v["cached"] and v["rationale"].startswith("Reference verdict written by the AgentCI maintainers")
-               for c in judged for v in c["data"]["verdicts"])
+    assert all(
+        v["cached"] and v["rationale"].startswith("Reference verdict written by the AgentCI maintainers")
+        for c in judged
+        for v in c["data"]["verdicts"]
+    )
     assert report["summary"]["judge"]["requests"] == 0 and report["summary"]["skipped_checks"] == 0
 
 
 @pytest.mark.parametrize("run, code, weather", [("v1-broken", 1, "fail"), ("v2-fixed", 0, "pass")])
 def test_the_rag_story_is_judged_offline(run, code, weather):
     example = ROOT / "examples" / "rag"
-    result = run_cli("test", "--spec", example / "agentci_spec.yaml", "--traces", example / "runs" / f"{run}.jsonl", "--format", "json")
+    result = run_cli(
+        "test",
+        "--spec",
+        example / "agentci_spec.yaml",
+        "--traces",
+        example / "runs" / f"{run}.jsonl",
+        "--format",
+        "json",
+    )
     report = json.loads(result.stdout)
     assert result.returncode == code, result.stderr
     assert {r["id"]: r["status"] for r in report["results"]}["weather-tokyo"] == weather
     assert report["summary"]["judge"]["requests"] == 0
-    judged = [c for r in report["results"] for c in r["correctness"]["checks"] if c["name"] in ("llm_judge", "hallucination_check")]
+    judged = [
+        c
+        for r in report["results"]
+        for c in r["correctness"]["checks"]
+        if c["name"] in ("llm_judge", "hallucination_check")
+    ]
     unjudged = [c["message"] for c in judged if c["status"] == "skip" and "no ANTHROPIC_API_KEY" in c["message"]]
     assert len(judged) == 3 and not unjudged
 
@@ -107,7 +167,9 @@ def test_the_readme_baseline_commands_run_as_written(tmp_path):
         assert done.returncode == 0, (command, done.stderr)
     saved = json.loads((tmp_path / "examples" / "rag" / "baselines" / "v2-fixed.json").read_text())
     assert saved["metadata"]["precheck_passed"] is True
-    required = run_cli(*commands[0][1:], "--judge-mode", "required", cwd=tmp_path)  # every precheck judge check had its verdict
+    required = run_cli(
+        *commands[0][1:], "--judge-mode", "required", cwd=tmp_path
+    )  # every precheck judge check had its verdict
     assert required.returncode == 0, required.stderr
 
 
@@ -125,7 +187,9 @@ def test_the_readme_has_a_subsection_per_example_stating_its_exit_code():
         assert command in sections[name] and f"Exit code {code}:" in sections[name], name
 
 
-@pytest.mark.parametrize("line", [line for text in readme_examples().values() for line in text.splitlines() if "  # exit " in line])
+@pytest.mark.parametrize(
+    "line", [line for text in readme_examples().values() for line in text.splitlines() if "  # exit " in line]
+)
 def test_the_readme_example_commands_exit_as_stated(line):
     command, expected = line.split("  # exit ")
     assert command.split()[0] == "agentci"
@@ -134,5 +198,7 @@ def test_the_readme_example_commands_exit_as_stated(line):
 
 
 def test_shipped_verdict_caches_match_the_reference_verdicts_and_prompts():
-    result = subprocess.run([sys.executable, str(ROOT / "examples" / "reference_verdicts.py"), "--check"], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "reference_verdicts.py"), "--check"], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr

@@ -35,7 +35,12 @@ queries:
 
 def traces():
     rows = [
-        {"id": "passes", "final_answer": "Paris", "tool_calls": [{"name": "search"}], "llm_calls": [{"input_tokens": 10, "cost_usd": 0.5, "duration_ms": 1500}]},
+        {
+            "id": "passes",
+            "final_answer": "Paris",
+            "tool_calls": [{"name": "search"}],
+            "llm_calls": [{"input_tokens": 10, "cost_usd": 0.5, "duration_ms": 1500}],
+        },
         {"id": "warns", "final_answer": "x", "tool_calls": [{"name": "search"}, {"name": "search"}]},
         {"id": "fails", "final_answer": "<script>\x00\x1b[31m", "tool_calls": [{"name": "shell"}], "run": 0},
         {"id": "fails", "final_answer": "ok", "run": 1},
@@ -51,11 +56,18 @@ def run(write):
 # (allowed attributes, required attributes, allowed children).
 JUNIT = {
     "testsuites": ({"name", "time", "tests", "failures", "errors"}, set(), {"testsuite"}),
-    "testsuite": ({"name", "tests", "failures", "errors", "skipped", "time", "timestamp", "hostname", "id", "package", "file"},
-                  {"name", "tests", "failures", "errors"}, {"testsuite", "properties", "testcase", "system-out", "system-err"}),
+    "testsuite": (
+        {"name", "tests", "failures", "errors", "skipped", "time", "timestamp", "hostname", "id", "package", "file"},
+        {"name", "tests", "failures", "errors"},
+        {"testsuite", "properties", "testcase", "system-out", "system-err"},
+    ),
     "properties": (set(), set(), {"property"}),
     "property": ({"name", "value"}, {"name", "value"}, set()),
-    "testcase": ({"name", "time", "classname", "file", "line"}, {"name"}, {"skipped", "error", "failure", "system-out", "system-err"}),
+    "testcase": (
+        {"name", "time", "classname", "file", "line"},
+        {"name"},
+        {"skipped", "error", "failure", "system-out", "system-err"},
+    ),
     "failure": ({"type", "message"}, set(), set()),
     "error": ({"type", "message"}, set(), set()),
     "system-out": (set(), set(), set()),
@@ -82,7 +94,13 @@ def test_junit_has_one_testcase_per_query_with_failures_and_warnings(write):
     assert_junit_structure(root)
     assert root.tag == "testsuites" and [child.tag for child in root] == ["testsuite"]
     suite = root[0]
-    assert (suite.get("name"), suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ('demo "agent" \\ one', "3", "1", "0", "0")
+    assert (
+        suite.get("name"),
+        suite.get("tests"),
+        suite.get("failures"),
+        suite.get("errors"),
+        suite.get("skipped"),
+    ) == ('demo "agent" \\ one', "3", "1", "0", "0")
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "1", "0")
     assert {p.get("name"): p.get("value") for p in suite.find("properties")}["agentci.grade"] == result.summary.grade
     cases = suite.findall("testcase")
@@ -93,10 +111,14 @@ def test_junit_has_one_testcase_per_query_with_failures_and_warnings(write):
     assert out.tag == "system-out" and out.text == "warning: path: tool calls: 2 > max 1 (search ×2)"
     (failure,) = list(cases[2])
     assert failure.tag == "failure" and failure.get("type") == "correctness,path"
-    assert failure.get("message").startswith("correctness: 1 of 2 runs passed (50%), below min_pass_rate 100%: run 0: expected in answer")
+    assert failure.get("message").startswith(
+        "correctness: 1 of 2 runs passed (50%), below min_pass_rate 100%: run 0: expected in answer"
+    )
     assert "path: run 0: forbidden tools used: shell" in failure.text
 
-    parsed = junitparser.JUnitXml.fromstring(text.encode())  # bytes: lxml (installed with sacrebleu) refuses a str with an XML declaration
+    parsed = junitparser.JUnitXml.fromstring(
+        text.encode()
+    )  # bytes: lxml (installed with sacrebleu) refuses a str with an XML declaration
     (psuite,) = list(parsed)
     assert (psuite.tests, psuite.failures, psuite.errors) == (3, 1, 0)
     outcomes = {case.name: [type(r).__name__ for r in case.result] for case in psuite}
@@ -104,13 +126,18 @@ def test_junit_has_one_testcase_per_query_with_failures_and_warnings(write):
 
 
 def test_junit_keeps_untrusted_text_inert(write):
-    spec = load_spec(write("s.yaml", """
+    spec = load_spec(
+        write(
+            "s.yaml",
+            """
         agent: demo
         queries:
           - id: q
             query: "q"
             correctness: {not_in_answer: ["</failure><x>"]}
-        """))
+        """,
+        )
+    )
     trace = Trace.model_validate({"id": "q", "final_answer": "a </failure><x> \x00 \x1b b"})
     text = junit.render(run_spec(spec, [trace]))
     root = ET.fromstring(text.encode())  # well-formed despite markup and control characters
@@ -124,20 +151,41 @@ def test_prometheus_exposition_parses_with_the_real_parser(write):
     result = run(write)
     text = prometheus.render(result)
     families = {f.name: f for f in text_string_to_metric_families(text)}
-    for name in ("agentci_correctness_pass", "agentci_tool_recall", "agentci_tool_precision", "agentci_cost_usd",
-                 "agentci_latency_ms", "agentci_total_tokens", "agentci_pass_rate", "agentci_score", "agentci_suite_pass_rate",
-                 "agentci_suite_composite_score"):
+    for name in (
+        "agentci_correctness_pass",
+        "agentci_tool_recall",
+        "agentci_tool_precision",
+        "agentci_cost_usd",
+        "agentci_latency_ms",
+        "agentci_total_tokens",
+        "agentci_pass_rate",
+        "agentci_score",
+        "agentci_suite_pass_rate",
+        "agentci_suite_composite_score",
+    ):
         assert families[name].type == "gauge", name
     samples = {(s.name, s.labels["query"]): s.value for s in families["agentci_correctness_pass"].samples}
-    assert samples == {("agentci_correctness_pass", "passes"): 1.0, ("agentci_correctness_pass", "warns"): 1.0,
-                       ("agentci_correctness_pass", "fails"): 0.0}
+    assert samples == {
+        ("agentci_correctness_pass", "passes"): 1.0,
+        ("agentci_correctness_pass", "warns"): 1.0,
+        ("agentci_correctness_pass", "fails"): 0.0,
+    }
     agents = {s.labels["agent"] for f in families.values() for s in f.samples}
     assert agents == {'demo "agent" \\ one'}  # escaped on the way out, unescaped by the parser
-    assert {s.labels["query"]: s.value for s in families["agentci_cost_usd"].samples} == {"passes": 0.5, "warns": 0.0, "fails": 0.0}
-    assert {s.labels["query"] for s in families["agentci_tool_recall"].samples} == {"passes", "warns"}  # only where measured
+    assert {s.labels["query"]: s.value for s in families["agentci_cost_usd"].samples} == {
+        "passes": 0.5,
+        "warns": 0.0,
+        "fails": 0.0,
+    }
+    assert {s.labels["query"] for s in families["agentci_tool_recall"].samples} == {
+        "passes",
+        "warns",
+    }  # only where measured
     assert {s.labels["query"]: s.value for s in families["agentci_pass_rate"].samples}["fails"] == 0.5
     assert families["agentci_suite_pass_rate"].samples[0].value == result.summary.pass_rate
-    assert "pass_weight" in families["agentci_suite_composite_score"].documentation  # weights are configurable, not a fixed / 2
+    assert (
+        "pass_weight" in families["agentci_suite_composite_score"].documentation
+    )  # weights are configurable, not a fixed / 2
 
 
 def test_prometheus_escapes_label_values_and_writes_infinity():
@@ -163,18 +211,27 @@ class UnavailableJudge:
 
 
 def test_junit_error_for_a_query_that_could_not_be_evaluated(write):
-    spec = load_spec(write("s.yaml", """
+    spec = load_spec(
+        write(
+            "s.yaml",
+            """
         agent: demo
         queries:
           - id: q
             query: "q"
             correctness: {llm_judge: [{rule: "helpful"}]}
-        """))
-    root = ET.fromstring(junit.render(run_spec(spec, [Trace.model_validate({"id": "q"})], judge=UnavailableJudge())).encode())
+        """,
+        )
+    )
+    root = ET.fromstring(
+        junit.render(run_spec(spec, [Trace.model_validate({"id": "q"})], judge=UnavailableJudge())).encode()
+    )
     assert_junit_structure(root)
     assert root[0].get("errors") == "1"
     (error,) = list(root.find("testsuite/testcase"))
     assert error.tag == "error" and error.get("message") == "correctness: judge unavailable: HTTP 500 after 3 attempts"
-    bad = ET.fromstring('<testsuites><testsuite name="x" tests="1" failures="0" errors="0"><testcase/></testsuite></testsuites>')
+    bad = ET.fromstring(
+        '<testsuites><testsuite name="x" tests="1" failures="0" errors="0"><testcase/></testsuite></testsuites>'
+    )
     with pytest.raises(AssertionError):
         assert_junit_structure(bad)  # the structure check itself rejects a test case without a name

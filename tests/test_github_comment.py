@@ -98,25 +98,40 @@ def test_403_on_create_is_raised_for_the_caller_to_turn_into_a_warning(github):
     assert github.comments(REPO, PR) == []
 
 
-@pytest.mark.parametrize(("mode", "has_problems", "existing", "new_digest", "expected"), [
-    ("off", True, None, "a", "skipped"),
-    ("failures", False, None, "a", "skipped"),
-    ("failures", True, None, "a", "created"),
-    ("failures", False, "a", "b", "updated"),  # the old comment reported failures: it is corrected
-    ("changes", False, "a", "a", "unchanged"),
-    ("changes", False, "a", "b", "updated"),
-    ("changes", False, None, "a", "created"),
-    ("always", False, "a", "a", "updated"),
-])
+@pytest.mark.parametrize(
+    ("mode", "has_problems", "existing", "new_digest", "expected"),
+    [
+        ("off", True, None, "a", "skipped"),
+        ("failures", False, None, "a", "skipped"),
+        ("failures", True, None, "a", "created"),
+        ("failures", False, "a", "b", "updated"),  # the old comment reported failures: it is corrected
+        ("changes", False, "a", "a", "unchanged"),
+        ("changes", False, "a", "b", "updated"),
+        ("changes", False, None, "a", "created"),
+        ("always", False, "a", "a", "updated"),
+    ],
+)
 def test_comment_mode(github, mode, has_problems, existing, new_digest, expected):
     if existing:
         github.add_comment(REPO, PR, BOT_LOGIN, body("before", existing))
-    outcome = upsert_comment(client("actions-token", github.url), REPO, PR, body("after", new_digest), MARK,
-                             mode=mode, has_problems=has_problems)
+    outcome = upsert_comment(
+        client("actions-token", github.url),
+        REPO,
+        PR,
+        body("after", new_digest),
+        MARK,
+        mode=mode,
+        has_problems=has_problems,
+    )
     assert isinstance(outcome, CommentOutcome) and outcome.action == expected
     bodies = [c["body"] for c in github.comments(REPO, PR)]
-    assert bodies == ([] if not existing and expected == "skipped" else
-                      [body("after", new_digest)] if expected in ("created", "updated") else [body("before", existing)])
+    assert bodies == (
+        []
+        if not existing and expected == "skipped"
+        else [body("after", new_digest)]
+        if expected in ("created", "updated")
+        else [body("before", existing)]
+    )
 
 
 def test_the_server_rejects_what_github_would(github):
@@ -124,18 +139,36 @@ def test_the_server_rejects_what_github_would(github):
     gh = client("actions-token", github.url)
     repo = gh.get_repo(REPO)
     with pytest.raises(GithubException) as caught:
-        repo.create_check_run(name="x", head_sha="abc", output={"title": "t", "summary": "s",
-                                                                 "annotations": [{"path": "a"}] * 51})
+        repo.create_check_run(
+            name="x", head_sha="abc", output={"title": "t", "summary": "s", "annotations": [{"path": "a"}] * 51}
+        )
     assert caught.value.status == 422
     assert github.state.violations and "annotations" in github.state.violations[0]
     github.state.violations.clear()
 
 
 def test_check_run_carries_every_annotation_50_per_request(github):
-    annotations = [{"path": "spec.yaml", "start_line": i + 1, "end_line": i + 1, "annotation_level": "warning",
-                    "message": f"m{i}", "title": "t"} for i in range(120)]
-    url = publish_check_run(client("actions-token", github.url), REPO, "a" * 40, name="AgentCI", conclusion="failure",
-                            title="1 failed", summary="summary", annotations=annotations)
+    annotations = [
+        {
+            "path": "spec.yaml",
+            "start_line": i + 1,
+            "end_line": i + 1,
+            "annotation_level": "warning",
+            "message": f"m{i}",
+            "title": "t",
+        }
+        for i in range(120)
+    ]
+    url = publish_check_run(
+        client("actions-token", github.url),
+        REPO,
+        "a" * 40,
+        name="AgentCI",
+        conclusion="failure",
+        title="1 failed",
+        summary="summary",
+        annotations=annotations,
+    )
     [run] = github.state.check_runs
     assert run["annotations"] == annotations and run["conclusion"] == "failure" and url == run["html_url"]
     writes = [m for m, p in github.state.requests if "/check-runs" in p]

@@ -44,7 +44,11 @@ def spec(tmp_path):
 
 
 def test_path_compares_with_the_closest_variant_and_says_which(spec):
-    variants = [make_trace("search", "answer"), make_trace("kb_lookup", "rerank", "answer"), make_trace("search", "rerank", "answer")]
+    variants = [
+        make_trace("search", "answer"),
+        make_trace("kb_lookup", "rerank", "answer"),
+        make_trace("search", "rerank", "answer"),
+    ]
     result = run_spec(spec, [make_trace("kb_lookup", "rerank", "answer")], baselines={"weather": variants}).results[0]
     path = result.path
     assert path.details["baseline_variant"] == 1
@@ -77,14 +81,18 @@ def test_mode_match_outranks_similarity_when_choosing_a_variant():
 
 def test_cost_is_compared_with_the_variant_path_chose(spec):
     variants = [make_trace("search", "answer", cost=0.01), make_trace("kb_lookup", "rerank", "answer", cost=0.04)]
-    result = run_spec(spec, [make_trace("kb_lookup", "rerank", "answer", cost=0.05)], baselines={"weather": variants}).results[0]
+    result = run_spec(
+        spec, [make_trace("kb_lookup", "rerank", "answer", cost=0.05)], baselines={"weather": variants}
+    ).results[0]
     assert result.cost.details["baseline_cost_usd"] == 0.04
     assert result.cost.details["cost_multiplier"] == pytest.approx(1.25)
     assert result.cost.status.value == "pass"
 
 
 def test_a_single_baseline_is_still_called_the_baseline(spec):
-    result = run_spec(spec, [make_trace("search", "answer")], baselines={"weather": [make_trace("search", "answer")]}).results[0]
+    result = run_spec(
+        spec, [make_trace("search", "answer")], baselines={"weather": [make_trace("search", "answer")]}
+    ).results[0]
     assert result.path.details["reference"] == "baseline"
     assert result.path.details["baseline_variant"] == 0
 
@@ -117,13 +125,20 @@ def test_expected_calls_and_allow_list_run_from_the_yaml(spec):
     ]
 
 
-@pytest.mark.parametrize("fragment, line, message", [
-    ("- name: answer\n  argument_rules: {q: {regex: '('}}", 11, "regex does not compile"),
-    ("- name: answer\n  any_of: [a, b]", 10, "exactly one of `name` or `any_of`"),
-    ("- name: answer\n  argument_match: fuzzy", 11, "argument_match"),
-    ("- name: answer\n  arguments: {n: 1}\n  argument_rules: {n: {tolerance: 1, regex: x}}", 12, "exactly one of `regex` or `tolerance`"),
-    ("- nme: answer", 10, "unknown key 'nme'; did you mean 'name'?"),
-])
+@pytest.mark.parametrize(
+    "fragment, line, message",
+    [
+        ("- name: answer\n  argument_rules: {q: {regex: '('}}", 11, "regex does not compile"),
+        ("- name: answer\n  any_of: [a, b]", 10, "exactly one of `name` or `any_of`"),
+        ("- name: answer\n  argument_match: fuzzy", 11, "argument_match"),
+        (
+            "- name: answer\n  arguments: {n: 1}\n  argument_rules: {n: {tolerance: 1, regex: x}}",
+            12,
+            "exactly one of `regex` or `tolerance`",
+        ),
+        ("- nme: answer", 10, "unknown key 'nme'; did you mean 'name'?"),
+    ],
+)
 def test_bad_expected_calls_in_yaml_name_the_line(tmp_path, fragment, line, message):
     head = SPEC.split("      expected_tool_calls:")[0]
     file = tmp_path / "spec.yaml"

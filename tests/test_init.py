@@ -11,7 +11,11 @@ from conftest import ROOT, run_cli
 def test_init_writes_a_working_starter(tmp_path):
     result = run_cli("init", tmp_path)
     assert result.returncode == 0, result.stderr
-    spec, trace, workflow = tmp_path / "agentci_spec.yaml", tmp_path / "traces" / "example.jsonl", tmp_path / ".github" / "workflows" / "agentci.yml"
+    spec, trace, workflow = (
+        tmp_path / "agentci_spec.yaml",
+        tmp_path / "traces" / "example.jsonl",
+        tmp_path / ".github" / "workflows" / "agentci.yml",
+    )
     assert all(p.is_file() for p in (spec, trace, workflow))
     assert run_cli("validate", spec).returncode == 0
     tested = run_cli("test", "--spec", spec, "--traces", tmp_path / "traces")
@@ -60,7 +64,9 @@ def test_a_write_failing_midway_leaves_nothing_behind(tmp_path, monkeypatch):
     from agentci_action import init
     from agentci_action.errors import InputError
 
-    monkeypatch.setattr(init, "FILES", {**init.FILES, "agentci.yml": "deep/" + "n" * 300 + ".yml"})  # the OS refuses the name
+    monkeypatch.setattr(
+        init, "FILES", {**init.FILES, "agentci.yml": "deep/" + "n" * 300 + ".yml"}
+    )  # the OS refuses the name
     with pytest.raises(InputError) as refused:
         init.init_project(tmp_path)
     assert "cannot write the starter files" in str(refused.value) and "File name too long" in str(refused.value)

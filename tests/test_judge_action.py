@@ -35,7 +35,10 @@ queries:
 def workspace(tmp_path, monkeypatch, llm):
     (tmp_path / "agentci.yaml").write_text(SPEC.format(url=llm.anthropic_url))
     (tmp_path / "traces").mkdir()
-    rows = [{"id": "refund-policy", "final_answer": "Refunds within 30 days."}, {"id": "order-status", "final_answer": "It has shipped."}]
+    rows = [
+        {"id": "refund-policy", "final_answer": "Refunds within 30 days."},
+        {"id": "order-status", "final_answer": "It has shipped."},
+    ]
     (tmp_path / "traces" / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     monkeypatch.chdir(tmp_path)
     return tmp_path

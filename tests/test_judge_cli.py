@@ -32,13 +32,25 @@ queries:
 @pytest.fixture
 def project(tmp_path, llm, write, write_traces):
     write("agentci_spec.yaml", SPEC.format(url=llm.anthropic_url))
-    write_traces("traces.jsonl", [{"id": "judged", "final_answer": "Open Settings, then Reset."}, {"id": "plain", "final_answer": "4"}])
+    write_traces(
+        "traces.jsonl",
+        [{"id": "judged", "final_answer": "Open Settings, then Reset."}, {"id": "plain", "final_answer": "4"}],
+    )
     return tmp_path
 
 
 def agentci_test(project, *extra: str, env=None):
-    done = run_cli("test", "--spec", project / "agentci_spec.yaml", "--traces", project / "traces.jsonl", "--format", "json", *extra,
-                   env=env if env is not None else hermetic_environment(ANTHROPIC_API_KEY=KEY))
+    done = run_cli(
+        "test",
+        "--spec",
+        project / "agentci_spec.yaml",
+        "--traces",
+        project / "traces.jsonl",
+        "--format",
+        "json",
+        *extra,
+        env=env if env is not None else hermetic_environment(ANTHROPIC_API_KEY=KEY),
+    )
     assert KEY not in done.stdout + done.stderr
     return done, json.loads(done.stdout) if done.stdout.strip() else None
 
@@ -74,18 +86,30 @@ def test_without_a_key_judge_checks_skip_and_required_mode_exits_2(project, llm)
 
 def test_judge_mode_off_and_a_custom_cache_path(project, llm):
     done, report = agentci_test(project, "--judge-mode", "off")
-    assert done.returncode == 0 and llm.count == 0 and report["results"][0]["correctness"]["checks"][0]["status"] == "skip"
+    assert (
+        done.returncode == 0 and llm.count == 0 and report["results"][0]["correctness"]["checks"][0]["status"] == "skip"
+    )
     done, _ = agentci_test(project, "--judge-cache", project / "verdicts.json")
     assert done.returncode == 0 and json.loads((project / "verdicts.json").read_text())["version"] == 1
 
 
 def test_console_shows_the_judge_spend_apart_from_the_agent_cost(project, llm):
-    done = run_cli("test", "--spec", project / "agentci_spec.yaml", "--traces", project / "traces.jsonl", env=hermetic_environment(ANTHROPIC_API_KEY=KEY))
+    done = run_cli(
+        "test",
+        "--spec",
+        project / "agentci_spec.yaml",
+        "--traces",
+        project / "traces.jsonl",
+        env=hermetic_environment(ANTHROPIC_API_KEY=KEY),
+    )
     assert done.returncode == 0 and "judge (not in the agent's cost): 1 requests · 0 cached verdicts" in done.stdout
     assert KEY not in done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("flag, value", [("--sample-ensemble", "1.5"), ("--sample-ensemble", "x"), ("--workers", "0"), ("--judge-mode", "sometimes")])
+@pytest.mark.parametrize(
+    "flag, value",
+    [("--sample-ensemble", "1.5"), ("--sample-ensemble", "x"), ("--workers", "0"), ("--judge-mode", "sometimes")],
+)
 def test_bad_judge_flags_are_rejected_with_exit_2(project, flag, value):
     done = run_cli("test", "--spec", project / "agentci_spec.yaml", "--traces", project / "traces.jsonl", flag, value)
     assert done.returncode == 2 and flag in done.stderr
@@ -120,21 +144,39 @@ def test_sampling_runs_a_disabled_ensemble_on_the_sampled_share(project, llm, fl
     done, report = agentci_test(project, *flag, env=env)
     assert done.returncode == 0, done.stderr
     check = report["results"][0]["correctness"]["checks"][0]
-    assert llm.count == requests and check["data"]["ensemble"] is (requests == 3) and len(check["data"]["verdicts"]) == requests
+    assert (
+        llm.count == requests
+        and check["data"]["ensemble"] is (requests == 3)
+        and len(check["data"]["verdicts"]) == requests
+    )
     assert report["warnings"] == []
 
 
 def test_sampling_without_ensemble_models_is_a_warning_not_silence(project, llm):
     done, report = agentci_test(project, "--sample-ensemble", "0.2")
     assert done.returncode == 0 and llm.count == 1
-    assert report["warnings"] == ["--sample-ensemble 0.2 has no effect: judge_config.ensemble lists no models, "
-                                  "so every judge check used claude-haiku-4-5 alone"]
-    console = run_cli("test", "--spec", project / "agentci_spec.yaml", "--traces", project / "traces.jsonl", "--sample-ensemble", "0.2",
-                      env=hermetic_environment(ANTHROPIC_API_KEY=KEY))
+    assert report["warnings"] == [
+        "--sample-ensemble 0.2 has no effect: judge_config.ensemble lists no models, "
+        "so every judge check used claude-haiku-4-5 alone"
+    ]
+    console = run_cli(
+        "test",
+        "--spec",
+        project / "agentci_spec.yaml",
+        "--traces",
+        project / "traces.jsonl",
+        "--sample-ensemble",
+        "0.2",
+        env=hermetic_environment(ANTHROPIC_API_KEY=KEY),
+    )
     assert "warning: --sample-ensemble 0.2 has no effect" in console.stdout
 
 
 def test_a_disabled_ensembles_models_are_validated_too(project, llm):
     ensemble_project(project, llm, "  ensemble:\n    enabled: false\n    models: [claude-haiku-4-5, mistral-large]\n")
     done = run_cli("validate", project / "agentci_spec.yaml")
-    assert done.returncode == 1 and "mistral-large" in done.stdout + done.stderr and "agentci_spec.yaml" in done.stdout + done.stderr
+    assert (
+        done.returncode == 1
+        and "mistral-large" in done.stdout + done.stderr
+        and "agentci_spec.yaml" in done.stdout + done.stderr
+    )

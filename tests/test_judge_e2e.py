@@ -35,17 +35,38 @@ jobs:
           anthropic-api-key: ${{{{ secrets.ANTHROPIC_KEY }}}}
 """
 
+
 def run_act(workspace) -> tuple[int, str]:
     git(workspace, "add", "-A")
     git(workspace, "commit", "-q", "--allow-empty", "-m", "run")
-    event = {"number": 7, "pull_request": {"number": 7, "head": {"sha": git(workspace, "rev-parse", "HEAD")},
-                                           "base": {"sha": "b" * 40}}}
+    event = {
+        "number": 7,
+        "pull_request": {"number": 7, "head": {"sha": git(workspace, "rev-parse", "HEAD")}, "base": {"sha": "b" * 40}},
+    }
     event_path = workspace.parent / "event.json"
     event_path.write_text(json.dumps(event))
     done = subprocess.run(
-        [act_binary(), "pull_request", "-W", ".github/workflows/agentci.yml", "-P", f"ubuntu-latest={base_image()}",
-         "--pull=false", "--bind", "--rm", "-e", str(event_path), "-s", f"ANTHROPIC_KEY={KEY}"],
-        cwd=workspace, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900)
+        [
+            act_binary(),
+            "pull_request",
+            "-W",
+            ".github/workflows/agentci.yml",
+            "-P",
+            f"ubuntu-latest={base_image()}",
+            "--pull=false",
+            "--bind",
+            "--rm",
+            "-e",
+            str(event_path),
+            "-s",
+            f"ANTHROPIC_KEY={KEY}",
+        ],
+        cwd=workspace,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     return done.returncode, done.stdout + done.stderr
 
 
@@ -54,7 +75,10 @@ def test_the_judge_in_the_container_asks_once_then_uses_its_cache(container_engi
     (workspace / ".github" / "workflows" / "agentci.yml").write_text(WORKFLOW.format(name=uuid.uuid4().hex[:12]))
     (workspace / "agentci.yaml").write_text(SPEC.format(url=llm.anthropic_url))
     (workspace / "traces").mkdir()
-    rows = [{"id": "refund-policy", "final_answer": "Refunds within 30 days."}, {"id": "order-status", "final_answer": "It has shipped."}]
+    rows = [
+        {"id": "refund-policy", "final_answer": "Refunds within 30 days."},
+        {"id": "order-status", "final_answer": "It has shipped."},
+    ]
     (workspace / "traces" / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
     code, log = run_act(workspace)

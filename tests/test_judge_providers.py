@@ -36,8 +36,18 @@ def make_judge(llm: FakeLLMServer, model: str = CLAUDE, cache: VerdictCache | No
     )
 
 
-def ask(judge: LLMJudge, answer: str = "Here is how to reset it.", kind: str = "llm_judge", threshold: float = 0.8, query_id: str = "q1"):
-    return judge.evaluate(JudgeRequest(kind, JudgeRubric(rule="Gives actionable steps.", threshold=threshold), query_id, "How do I reset?", answer))
+def ask(
+    judge: LLMJudge,
+    answer: str = "Here is how to reset it.",
+    kind: str = "llm_judge",
+    threshold: float = 0.8,
+    query_id: str = "q1",
+):
+    return judge.evaluate(
+        JudgeRequest(
+            kind, JudgeRubric(rule="Gives actionable steps.", threshold=threshold), query_id, "How do I reset?", answer
+        )
+    )
 
 
 @pytest.mark.parametrize("model", [CLAUDE, GPT])
@@ -45,13 +55,20 @@ def test_structured_verdict_is_parsed_from_both_providers(llm, model):
     llm.policy = always(4, "pass", "clear steps")
     check = ask(make_judge(llm, model))
     assert check.status is Status.PASS and check.data["score"] == 4 and check.data["rationale"] == "clear steps"
-    assert check.data["usage"]["requests"] == 1 and check.data["usage"]["input_tokens"] > 0 and check.data["usage"]["cost_usd"] > 0
+    assert (
+        check.data["usage"]["requests"] == 1
+        and check.data["usage"]["input_tokens"] > 0
+        and check.data["usage"]["cost_usd"] > 0
+    )
     body = llm.received[0].body
     if model == CLAUDE:  # a forced tool whose schema is the verdict
         assert body["tool_choice"] == {"type": "tool", "name": body["tools"][0]["name"]}
         assert body["tools"][0]["input_schema"]["required"] == ["score", "label", "rationale"]
     else:  # a strict json_schema response format
-        assert body["response_format"]["type"] == "json_schema" and body["response_format"]["json_schema"]["strict"] is True
+        assert (
+            body["response_format"]["type"] == "json_schema"
+            and body["response_format"]["json_schema"]["strict"] is True
+        )
         assert body["temperature"] == 0
 
 
@@ -59,7 +76,12 @@ def test_structured_verdict_is_parsed_from_both_providers(llm, model):
 def test_a_score_below_the_threshold_fails_with_the_rationale(llm, model):
     llm.policy = always(3, "borderline", "steps are vague")
     check = ask(make_judge(llm, model), threshold=0.8)
-    assert check.status is Status.FAIL and "3/5" in check.message and "needs 4" in check.message and "steps are vague" in check.message
+    assert (
+        check.status is Status.FAIL
+        and "3/5" in check.message
+        and "needs 4" in check.message
+        and "steps are vague" in check.message
+    )
 
 
 def by_model(verdicts: dict[str, tuple[int, str]]):
@@ -104,7 +126,9 @@ def test_a_model_repeated_in_the_ensemble_casts_its_own_vote_and_is_cached_per_s
     first.cache.save()
     assert len(json.loads(path.read_text())["verdicts"]) == 3
     rerun = ask(make_judge(llm, cache=VerdictCache(path), ensemble=ensemble), threshold=0.5)
-    assert llm.count == 3 and [(d["model"], d["label"], d["cached"]) for d in rerun.data["verdicts"]] == [(m, label, True) for m, label, _ in votes]
+    assert llm.count == 3 and [(d["model"], d["label"], d["cached"]) for d in rerun.data["verdicts"]] == [
+        (m, label, True) for m, label, _ in votes
+    ]
 
 
 def test_a_429_with_retry_after_is_waited_out_then_succeeds(llm):
@@ -133,8 +157,12 @@ def test_base_url_serves_the_main_model_only_not_the_ensembles_other_models(llm,
     llm.policy = always(5)
     with FakeLLMServer(always(5)) as self_hosted:
         monkeypatch.setenv("OPENAI_BASE_URL", llm.openai_url)  # stands in for api.openai.com, the SDK's default
-        config = JudgeConfig(model="llama-3.1-8b", provider="openai", base_url=self_hosted.openai_url,
-                             ensemble={"enabled": True, "models": ["llama-3.1-8b", "gpt-4o", "gpt-4o-mini"]})
+        config = JudgeConfig(
+            model="llama-3.1-8b",
+            provider="openai",
+            base_url=self_hosted.openai_url,
+            ensemble={"enabled": True, "models": ["llama-3.1-8b", "gpt-4o", "gpt-4o-mini"]},
+        )
         check = ask(build_judge(config, {"OPENAI_API_KEY": SECRET}))
         assert check.status is Status.PASS and len(check.data["verdicts"]) == 3
         assert [r.body["model"] for r in self_hosted.received] == ["llama-3.1-8b"]
@@ -142,8 +170,11 @@ def test_base_url_serves_the_main_model_only_not_the_ensembles_other_models(llm,
 
 
 def test_the_specs_pricing_prices_the_judge_too(llm):
-    judge = build_judge(JudgeConfig(model="llama-3.1-8b", base_url=llm.openai_url), {"OPENAI_API_KEY": SECRET},
-                        pricing={"llama-3.1-8b": ModelPrice(input=1.0, output=2.0)})
+    judge = build_judge(
+        JudgeConfig(model="llama-3.1-8b", base_url=llm.openai_url),
+        {"OPENAI_API_KEY": SECRET},
+        pricing={"llama-3.1-8b": ModelPrice(input=1.0, output=2.0)},
+    )
     usage = ask(judge).data["usage"]
     assert usage["cost_usd"] == pytest.approx((usage["input_tokens"] * 1.0 + usage["output_tokens"] * 2.0) / 1e6)
 
@@ -205,7 +236,13 @@ def test_a_cached_verdict_makes_no_request_and_a_changed_answer_does(llm, tmp_pa
     rerun = make_judge(llm, cache=VerdictCache(path))
     check = ask(rerun)
     assert llm.count == 1 and check.status is Status.PASS
-    assert check.data["usage"] == {"requests": 0, "cache_hits": 1, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+    assert check.data["usage"] == {
+        "requests": 0,
+        "cache_hits": 1,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cost_usd": 0.0,
+    }
     assert check.data["verdicts"][0]["cached"] is True
     ask(rerun, answer="A different answer.")
     assert llm.count == 2
@@ -244,7 +281,11 @@ def test_ensemble_sampling_picks_the_same_checks_on_every_run(llm):
 
     first, second = run(), run()
     assert first == second and 0 < len(first) < len(ids)
-    expected = {qid for qid in ids if in_sample(JudgeRequest("llm_judge", JudgeRubric(rule="Gives actionable steps."), qid, "", ""), 0.2)}
+    expected = {
+        qid
+        for qid in ids
+        if in_sample(JudgeRequest("llm_judge", JudgeRubric(rule="Gives actionable steps."), qid, "", ""), 0.2)
+    }
     assert first == expected
     assert llm.count == 2 * (3 * len(first) + (len(ids) - len(first)))
 
@@ -298,7 +339,12 @@ def run(tmp_path, llm, answer="To reset, open Settings.", **judge_config):
     spec_path.write_text(SPEC)
     spec = load_spec(spec_path)
     traces = [
-        Trace(id="judged", final_answer=answer, retrieved_context=[{"text": "Reset lives in Settings."}], tool_calls=[{"name": "kb", "result": {"page": "reset"}}]),
+        Trace(
+            id="judged",
+            final_answer=answer,
+            retrieved_context=[{"text": "Reset lives in Settings."}],
+            tool_calls=[{"name": "kb", "result": {"page": "reset"}}],
+        ),
         Trace(id="plain", final_answer="4"),
     ]
     judge = make_judge(llm, **judge_config)
@@ -309,15 +355,31 @@ def test_judge_checks_run_in_gating_order_and_ground_on_the_trace(llm, tmp_path)
     result = run(tmp_path, llm)
     checks = result.results[0].correctness.checks
     assert [(c.name, c.status) for c in checks] == [
-        ("expected_in_answer", Status.PASS), ("llm_judge", Status.PASS), ("safety_check", Status.PASS), ("hallucination_check", Status.PASS),
+        ("expected_in_answer", Status.PASS),
+        ("llm_judge", Status.PASS),
+        ("safety_check", Status.PASS),
+        ("hallucination_check", Status.PASS),
     ]
     rules = [json.dumps(r.body) for r in llm.received]
-    assert "actionable" in rules[0] and "harmful" in rules[1] and "Reset lives in Settings." in rules[2] and "page" in rules[2]
-    assert result.summary.judge.requests == 3 and result.summary.judge.input_tokens > 0 and result.summary.judge.cost_usd > 0
+    assert (
+        "actionable" in rules[0]
+        and "harmful" in rules[1]
+        and "Reset lives in Settings." in rules[2]
+        and "page" in rules[2]
+    )
+    assert (
+        result.summary.judge.requests == 3
+        and result.summary.judge.input_tokens > 0
+        and result.summary.judge.cost_usd > 0
+    )
 
 
 def test_a_failed_judge_skips_the_later_judge_checks(llm, tmp_path):
-    llm.policy = lambda model, system, user: {"score": 1 if "actionable" in system else 5, "label": "fail" if "actionable" in system else "pass", "rationale": "r"}
+    llm.policy = lambda model, system, user: {
+        "score": 1 if "actionable" in system else 5,
+        "label": "fail" if "actionable" in system else "pass",
+        "rationale": "r",
+    }
     checks = run(tmp_path, llm).results[0].correctness.checks
     assert [c.status for c in checks[1:]] == [Status.FAIL, Status.SKIP, Status.SKIP] and llm.count == 1
 
@@ -337,7 +399,10 @@ def test_persistent_500_errors_one_query_and_keeps_every_other_result(llm, tmp_p
 
 
 def test_judge_calls_for_different_queries_run_on_the_workers(tmp_path):
-    spec = AgentCISpec(agent="a", queries=[QuerySpec(id=f"q{i}", query=f"q{i}", correctness={"llm_judge": [{"rule": "r"}]}) for i in range(8)])
+    spec = AgentCISpec(
+        agent="a",
+        queries=[QuerySpec(id=f"q{i}", query=f"q{i}", correctness={"llm_judge": [{"rule": "r"}]}) for i in range(8)],
+    )
     traces = [Trace(id=f"q{i}", final_answer=f"a{i}") for i in range(8)]
     with FakeLLMServer(delay=0.3) as slow:
         started = time.perf_counter()

@@ -19,7 +19,9 @@ ENTRY = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)((?:\s*\\\n\s+--hash=sh
 def lock() -> dict[str, str]:
     text = (ROOT / "requirements.lock").read_text()
     entries = {canonicalize_name(name): version for name, version, _ in ENTRY.findall(text)}
-    requirement_lines = [line for line in text.splitlines() if line and not line[0].isspace() and not line.startswith("#")]
+    requirement_lines = [
+        line for line in text.splitlines() if line and not line[0].isspace() and not line.startswith("#")
+    ]
     assert len(entries) == len(requirement_lines), "an entry without a sha256 hash, or a line that is not name==version"
     return entries
 

@@ -11,12 +11,24 @@ import pytest
 from results_builder import HOSTILE, layer, mixed_run, query, run
 
 from agentci_action.report.markdown import (
-    COMMENT_BUDGET, SUMMARY_BUDGET, Links, content_digest, digest_of, header_slug, inline, marker, render_comment, render_summary,
+    COMMENT_BUDGET,
+    SUMMARY_BUDGET,
+    Links,
+    content_digest,
+    digest_of,
+    header_slug,
+    inline,
+    marker,
+    render_comment,
+    render_summary,
 )
 
 GOLDEN = Path(__file__).parent / "golden"
-LINKS = Links(blob_url="https://github.com/octo/agent/blob/" + "h" * 40,
-              run_url="https://github.com/octo/agent/actions/runs/99", sha="h" * 40)
+LINKS = Links(
+    blob_url="https://github.com/octo/agent/blob/" + "h" * 40,
+    run_url="https://github.com/octo/agent/actions/runs/99",
+    sha="h" * 40,
+)
 
 
 def check_golden(name: str, text: str) -> None:
@@ -35,19 +47,24 @@ def test_comment_golden():
     check_golden("comment_mixed.md", render_comment(mixed_run(), "agentci", links=LINKS))
 
 
-README_EXAMPLE = re.compile(r"(<!-- begin tests/golden/comment_mixed\.md: [^\n]* -->\n)(.*?)(\n<!-- end tests/golden/comment_mixed\.md -->)",
-                            re.S)
+README_EXAMPLE = re.compile(
+    r"(<!-- begin tests/golden/comment_mixed\.md: [^\n]* -->\n)(.*?)(\n<!-- end tests/golden/comment_mixed\.md -->)",
+    re.S,
+)
 
 
 def test_readme_shows_the_golden_comment():
     """README's rendered example is the golden comment, blockquoted; AGENTCI_UPDATE_GOLDEN=1 rewrites it."""
     readme_path = GOLDEN.parent.parent / "README.md"
     readme = readme_path.read_text(encoding="utf-8")
-    quoted = "".join(f"> {line}\n" if line else ">\n" for line in (GOLDEN / "comment_mixed.md").read_text(encoding="utf-8").splitlines())
+    quoted = "".join(
+        f"> {line}\n" if line else ">\n"
+        for line in (GOLDEN / "comment_mixed.md").read_text(encoding="utf-8").splitlines()
+    )
     match = README_EXAMPLE.search(readme)
     assert match, "README lost the markers around the comment example"
     if os.environ.get("AGENTCI_UPDATE_GOLDEN") == "1":
-        readme_path.write_text(readme[:match.start(2)] + quoted + readme[match.end(2):], encoding="utf-8")
+        readme_path.write_text(readme[: match.start(2)] + quoted + readme[match.end(2) :], encoding="utf-8")
         match = README_EXAMPLE.search(readme := readme_path.read_text(encoding="utf-8"))
     assert match.group(2) == quoted, "README's comment example differs from tests/golden/comment_mixed.md"
 
@@ -86,8 +103,17 @@ def test_marker_cannot_be_closed_by_the_header():
     assert marker("rag-agent") == "<!-- agentci-comment: rag-agent -->"  # a header that is its own slug stays readable
 
 
-@pytest.mark.parametrize("pair", [("RAG", "rag"), ("a b", "a-b"), ("a b", "a_b"), ("検索", "チャット"), ("", "default"),
-                                  ("Évaluation", "évaluation")])
+@pytest.mark.parametrize(
+    "pair",
+    [
+        ("RAG", "rag"),
+        ("a b", "a-b"),
+        ("a b", "a_b"),
+        ("検索", "チャット"),
+        ("", "default"),
+        ("Évaluation", "évaluation"),
+    ],
+)
 def test_different_headers_never_share_a_marker(pair):
     first, second = map(header_slug, pair)
     assert first != second
@@ -97,7 +123,11 @@ def test_different_headers_never_share_a_marker(pair):
 
 def test_digest_tracks_results_not_links():
     base = mixed_run()
-    assert digest_of(render_comment(base, "h", links=LINKS)) == digest_of(render_comment(base, "h")) == content_digest(base)
+    assert (
+        digest_of(render_comment(base, "h", links=LINKS))
+        == digest_of(render_comment(base, "h"))
+        == content_digest(base)
+    )
     other = run(query("refund-policy", 4, "pass"))
     assert content_digest(other) != content_digest(base)
     assert digest_of("no marker") is None
@@ -108,10 +138,13 @@ def many(n: int) -> list:
     return [query(f"q{i:05d}", i + 1, "fail", correctness=layer("fail", f"{long} {i}")) for i in range(n)]
 
 
-@pytest.mark.parametrize(("render", "limit"), [
-    (lambda r: render_comment(r, "agentci", links=LINKS), COMMENT_BUDGET),
-    (lambda r: render_summary(r, links=LINKS), 1_000_000),
-])
+@pytest.mark.parametrize(
+    ("render", "limit"),
+    [
+        (lambda r: render_comment(r, "agentci", links=LINKS), COMMENT_BUDGET),
+        (lambda r: render_summary(r, links=LINKS), 1_000_000),
+    ],
+)
 def test_huge_suites_are_cut_to_the_budget_and_say_so(render, limit):
     text = render(run(*many(2000)))
     assert len(text.encode()) <= limit
@@ -128,7 +161,9 @@ def test_small_suites_are_not_cut():
 
 
 def test_run_level_warnings_are_quoted_inert():
-    text = render_summary(run(query("q", 1, "pass"), warnings=[f"traces/x.jsonl:3: trace with id {HOSTILE!r} matches no query"]))
+    text = render_summary(
+        run(query("q", 1, "pass"), warnings=[f"traces/x.jsonl:3: trace with id {HOSTILE!r} matches no query"])
+    )
     note = next(line for line in text.splitlines() if line.startswith("> traces/x.jsonl:3"))
     assert "@\u200boctocat" in note and "<" not in note and "\\|" in note
 
@@ -136,8 +171,11 @@ def test_run_level_warnings_are_quoted_inert():
 def _judge_skipped(qid: str, line: int, status: str = "pass", correctness_status: str = "pass"):
     """A query whose llm_judge check was skipped for want of a key (beside a passing deterministic check)."""
     from agentci_action.engine.results import Check, LayerResult, Status
-    checks = [Check(name="expected_in_answer", status=Status.PASS),
-              Check(name="llm_judge", status=Status.SKIP, message=f"llm_judge skipped: no ANTHROPIC_API_KEY {HOSTILE}")]
+
+    checks = [
+        Check(name="expected_in_answer", status=Status.PASS),
+        Check(name="llm_judge", status=Status.SKIP, message=f"llm_judge skipped: no ANTHROPIC_API_KEY {HOSTILE}"),
+    ]
     if correctness_status == "fail":
         checks[0] = Check(name="expected_in_answer", status=Status.FAIL, message="missing 'refund'")
     correctness = LayerResult.from_checks(checks)
@@ -169,16 +207,35 @@ def _large_suite_with_renamed_queries(tmp_path: Path):
     from agentci_action.trace.load import load_traces
 
     def ids(renamed: bool) -> list[str]:
-        return [f"{'renamed-' if renamed and i < 20 else ''}query-{i:03d}-" + "long-identifier-" * 12 for i in range(300)]
+        return [
+            f"{'renamed-' if renamed and i < 20 else ''}query-{i:03d}-" + "long-identifier-" * 12 for i in range(300)
+        ]
 
     def write_suite(name: str, keys: list[str], cost: float) -> tuple[Path, Path]:
         spec = tmp_path / f"{name}.yaml"
-        spec.write_text("agent: big\nbaseline_dir: golden\nqueries:\n" + "".join(
-            f"  - {{id: {key}, query: 'question {key}', correctness: {{expected_in_answer: [ok]}}}}\n" for key in keys))
+        spec.write_text(
+            "agent: big\nbaseline_dir: golden\nqueries:\n"
+            + "".join(
+                f"  - {{id: {key}, query: 'question {key}', correctness: {{expected_in_answer: [ok]}}}}\n"
+                for key in keys
+            )
+        )
         traces = tmp_path / f"{name}.jsonl"
-        traces.write_text("".join(json.dumps({"id": key, "final_answer": "ok" if i % 7 else "no", "total_cost_usd": cost * (1 + i),
-                                              "tool_calls": [{"name": f"tool-{key[-40:]}-{n}"} for n in range(i % 5)],
-                                              "total_duration_ms": 1000.0 * (1 + i)}) + "\n" for i, key in enumerate(keys)))
+        traces.write_text(
+            "".join(
+                json.dumps(
+                    {
+                        "id": key,
+                        "final_answer": "ok" if i % 7 else "no",
+                        "total_cost_usd": cost * (1 + i),
+                        "tool_calls": [{"name": f"tool-{key[-40:]}-{n}"} for n in range(i % 5)],
+                        "total_duration_ms": 1000.0 * (1 + i),
+                    }
+                )
+                + "\n"
+                for i, key in enumerate(keys)
+            )
+        )
         return spec, traces
 
     old_spec, old_traces = write_suite("old", ids(False), 0.001)
@@ -191,7 +248,9 @@ def _large_suite_with_renamed_queries(tmp_path: Path):
 def test_the_summary_and_comment_with_a_large_diff_stay_within_their_budget(tmp_path, budget):
     outcome = _large_suite_with_renamed_queries(tmp_path)
     diff = outcome.diff
-    assert diff.total.counts["removed_query"] == 20 and diff.total.counts["new_query"] == 20 and len(diff.warnings) == 21  # + spec hash
+    assert (
+        diff.total.counts["removed_query"] == 20 and diff.total.counts["new_query"] == 20 and len(diff.warnings) == 21
+    )  # + spec hash
     comment = render_comment(outcome.run, "agentci", budget=budget, diff=diff)
     summary = render_summary(outcome.run, budget=budget, diff=diff)
     for body in (comment, summary):

@@ -34,8 +34,10 @@ WEATHER_STEPS = [
 
 
 def test_expected_calls_strict_message_names_step_tool_and_arguments():
-    result = evaluate_path(path(match_mode="strict", expected_tool_calls=WEATHER_STEPS),
-                           trace(("search", {"q": "weather rome", "limit": 3}), "shell", "answer"))
+    result = evaluate_path(
+        path(match_mode="strict", expected_tool_calls=WEATHER_STEPS),
+        trace(("search", {"q": "weather rome", "limit": 3}), "shell", "answer"),
+    )
     assert result.status is Status.WARN
     assert result.messages == [
         "expected_tool_calls not matched (strict): "
@@ -45,18 +47,24 @@ def test_expected_calls_strict_message_names_step_tool_and_arguments():
         'arguments of search at step 0 vs expected_tool_calls[0]: q expected "weather paris", got "weather rome"'
     ]
     details = result.details["expected_tool_calls"]
-    assert details["first_divergence"] == {"index": 0, "expected": "search (expected_tool_calls[0])",
-                                           "actual": "search with other arguments"}
+    assert details["first_divergence"] == {
+        "index": 0,
+        "expected": "search (expected_tool_calls[0])",
+        "actual": "search with other arguments",
+    }
     assert details["missing"] == [{"step": 0, "tool": "search"}]
     assert details["unexpected"] == [{"call": 0, "tool": "search"}, {"call": 1, "tool": "shell"}]
     assert details["argument_mismatches"] == [
-        {"step": 0, "call": 0, "tool": "search", "key": "q", "expected": '"weather paris"', "actual": '"weather rome"'}]
+        {"step": 0, "call": 0, "tool": "search", "key": "q", "expected": '"weather paris"', "actual": '"weather rome"'}
+    ]
     assert details["pairs"] == [{"step": 2, "call": 2}]
 
 
 def test_expected_calls_subsequence_message_for_a_missing_alternative():
     steps = [{"name": "search"}, {"any_of": ["rerank", "filter"]}, {"name": "answer"}]
-    result = evaluate_path(path(match_mode="subsequence", expected_tool_calls=steps), trace("search", "think", "answer"))
+    result = evaluate_path(
+        path(match_mode="subsequence", expected_tool_calls=steps), trace("search", "think", "answer")
+    )
     assert result.messages == [
         "expected_tool_calls not matched (subsequence): "
         "first difference at step 1: expected any of (rerank, filter) (expected_tool_calls[1]), got think; "
@@ -65,8 +73,10 @@ def test_expected_calls_subsequence_message_for_a_missing_alternative():
 
 
 def test_expected_calls_unordered_modes_list_missing_and_unexpected_without_a_position():
-    result = evaluate_path(path(match_mode="unordered", expected_tool_calls=WEATHER_STEPS),
-                           trace("answer", ("search", {"q": "weather paris"}), "shell"))
+    result = evaluate_path(
+        path(match_mode="unordered", expected_tool_calls=WEATHER_STEPS),
+        trace("answer", ("search", {"q": "weather paris"}), "shell"),
+    )
     assert result.messages == [
         "expected_tool_calls not matched (unordered): "
         "missing: search (expected_tool_calls[0]); unexpected: search at step 1, shell at step 2; "
@@ -76,14 +86,18 @@ def test_expected_calls_unordered_modes_list_missing_and_unexpected_without_a_po
 
 
 def test_expected_calls_pass_reports_the_pairing():
-    result = evaluate_path(path(match_mode="subset", expected_tool_calls=WEATHER_STEPS),
-                           trace("plan", ("search", {"q": "weather paris", "limit": 3, "lang": "fr"}), "answer"))
+    result = evaluate_path(
+        path(match_mode="subset", expected_tool_calls=WEATHER_STEPS),
+        trace("plan", ("search", {"q": "weather paris", "limit": 3, "lang": "fr"}), "answer"),
+    )
     assert result.status is Status.PASS and result.messages == []
     assert result.details["expected_tool_calls"]["pairs"] == [{"step": 0, "call": 1}, {"step": 2, "call": 2}]
     assert check(result, "expected_tool_calls").status is Status.PASS
 
 
-@pytest.mark.parametrize("alias, mode", [("contains_reference", MatchMode.SUBSET), ("within_reference", MatchMode.SUPERSET)])
+@pytest.mark.parametrize(
+    "alias, mode", [("contains_reference", MatchMode.SUBSET), ("within_reference", MatchMode.SUPERSET)]
+)
 def test_agentevals_style_aliases(alias, mode):
     spec = path(match_mode=alias, expected_tools=["search", "answer"])
     assert spec.match_mode is mode
@@ -99,7 +113,9 @@ def test_unknown_match_mode_is_rejected():
 
 
 def test_allowed_tools_violation_fails_hard_and_names_tools_and_positions():
-    result = evaluate_path(path(allowed_tools=["search", "Answer"]), trace("search", "shell", "answer", "shell", "Fetch-URL"))
+    result = evaluate_path(
+        path(allowed_tools=["search", "Answer"]), trace("search", "shell", "answer", "shell", "Fetch-URL")
+    )
     assert result.status is Status.FAIL
     assert result.messages == ["tools not in allowed_tools: shell at steps 1, 3, Fetch-URL at step 4"]
     assert result.details["disallowed_calls"] == {"shell": [1, 3], "Fetch-URL": [4]}
@@ -130,7 +146,10 @@ def test_name_normalisation_can_be_turned_off():
 def test_loops_are_reported_with_tool_and_positions():
     result = evaluate_path(path(max_loops=1), trace("search", "search", "grade", "grade", "grade"))
     assert result.messages == ["loops: 3 > max 1 (search ×2 at steps 0-1; grade ×3 at steps 2-4)"]
-    assert result.details["loops"] == [{"tool": "search", "start": 0, "count": 2}, {"tool": "grade", "start": 2, "count": 3}]
+    assert result.details["loops"] == [
+        {"tool": "search", "start": 0, "count": 2},
+        {"tool": "grade", "start": 2, "count": 3},
+    ]
     assert evaluate_path(path(), trace("a", "a")).details["loops"] == [{"tool": "a", "start": 0, "count": 2}]
 
 
@@ -140,26 +159,33 @@ def test_max_tool_calls_message_counts_calls_by_tool():
 
 
 def test_sequence_similarity_message_says_where_the_sequences_diverge():
-    result = evaluate_path(path(expected_tools=["search", "rerank", "answer"], min_sequence_similarity=0.9),
-                           trace("search", "fetch", "answer"))
+    result = evaluate_path(
+        path(expected_tools=["search", "rerank", "answer"], min_sequence_similarity=0.9),
+        trace("search", "fetch", "answer"),
+    )
     assert check(result, "min_sequence_similarity").message == (
         "sequence similarity (lcs) against the expected_tools: 0.67 < min 0.9 "
-        "(first difference at step 1: expected rerank, got fetch)")
+        "(first difference at step 1: expected rerank, got fetch)"
+    )
 
 
 def test_subsequence_message_points_past_the_trace_not_at_an_extra_call():
-    result = evaluate_path(path(expected_tools=["search", "analyze"], match_mode="subsequence"),
-                           trace("x", "y", "z", "search", "q", "r"))
+    result = evaluate_path(
+        path(expected_tools=["search", "analyze"], match_mode="subsequence"), trace("x", "y", "z", "search", "q", "r")
+    )
     assert check(result, "match_mode").message == (
         "match mode 'subsequence' against the expected_tools failed: "
-        "first difference at step 6: expected analyze, got (end); missing: analyze")
+        "first difference at step 6: expected analyze, got (end); missing: analyze"
+    )
     assert result.details["match_mode"]["first_divergence"] == {"index": 6, "expected": "analyze", "actual": None}
 
 
 def test_hostile_tool_names_stay_inert_in_messages_and_details():
     evil = "rm\n::error file=x::pwned\u202e" + "z" * 100
-    result = evaluate_path(path(allowed_tools=["search"], max_loops=0, match_mode="strict",
-                                expected_tool_calls=[{"name": "search"}]), trace(evil, evil))
+    result = evaluate_path(
+        path(allowed_tools=["search"], max_loops=0, match_mode="strict", expected_tool_calls=[{"name": "search"}]),
+        trace(evil, evil),
+    )
     text = json.dumps(result.model_dump(mode="json"), ensure_ascii=False)
     for message in result.messages:
         assert "\n" not in message and "\u202e" not in message and "z" * 70 not in message
@@ -175,10 +201,17 @@ def test_the_readme_example_of_expected_tool_calls_is_valid_and_explains_as_docu
     section = readme.split("#### Expected tool calls", 1)[1]
     example = yaml.safe_load(section.split("```yaml", 1)[1].split("```", 1)[0])
     spec = PathSpec.model_validate(example["path"])
-    calls = [("plan", {}), ("get_forecast", {"days": 3, "lat": 48.865}), ("answer", {}), ("think", {}),
-             ("search", {"query": "weather in Rome", "lang": "en"})]
+    calls = [
+        ("plan", {}),
+        ("get_forecast", {"days": 3, "lat": 48.865}),
+        ("answer", {}),
+        ("think", {}),
+        ("search", {"query": "weather in Rome", "lang": "en"}),
+    ]
     result = evaluate_path(spec, trace(*calls))
-    assert "arguments of search at step 4 vs expected_tool_calls[0]: query expected a match for /(?i)paris/, got " \
-           '"weather in Rome"' in result.messages[0]
+    assert (
+        "arguments of search at step 4 vs expected_tool_calls[0]: query expected a match for /(?i)paris/, got "
+        '"weather in Rome"' in result.messages[0]
+    )
     fixed = [("search", {"query": "Paris weather", "lang": "en", "units": "C"}), *calls[1:4]]
     assert evaluate_path(spec, trace(*fixed)).status is Status.PASS

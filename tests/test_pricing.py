@@ -21,7 +21,9 @@ MAY_2026 = "2026-05-01T10:00:00Z"
 
 def test_spec_price_charges_each_token_kind_at_its_rate():
     price = ModelPrice(input=3, output=15, cached_input=0.3, cache_write_input=3.75)
-    call = LLMCall(model="m", input_tokens=10_000, cached_input_tokens=4_000, cache_write_input_tokens=1_000, output_tokens=2_000)
+    call = LLMCall(
+        model="m", input_tokens=10_000, cached_input_tokens=4_000, cache_write_input_tokens=1_000, output_tokens=2_000
+    )
     # 5,000 uncached × $3 + 4,000 cached × $0.30 + 1,000 written × $3.75 + 2,000 out × $15, per million
     assert spec_price(call, price) == pytest.approx((15_000 + 1_200 + 3_750 + 30_000) / 1e6)
 
@@ -34,15 +36,27 @@ def test_spec_price_without_cache_rates_charges_cache_tokens_as_input():
 def test_table_prices_gpt_4o_mini_with_cached_input_at_its_own_rate():
     # gpt-4o-mini: $0.15 input, $0.075 cached input, $0.60 output per million tokens
     plain = LLMCall(model="gpt-4o-mini-2024-07-18", input_tokens=820, output_tokens=40, timestamp=MAY_2026)
-    cached = LLMCall(model="gpt-4o-mini-2024-07-18", input_tokens=1_010, cached_input_tokens=768, output_tokens=12, timestamp=MAY_2026)
+    cached = LLMCall(
+        model="gpt-4o-mini-2024-07-18",
+        input_tokens=1_010,
+        cached_input_tokens=768,
+        output_tokens=12,
+        timestamp=MAY_2026,
+    )
     assert table_price(plain) == pytest.approx((820 * 0.15 + 40 * 0.60) / 1e6)
     assert table_price(cached) == pytest.approx((242 * 0.15 + 768 * 0.075 + 12 * 0.60) / 1e6)
 
 
 def test_table_prices_anthropic_cache_writes_and_reads_at_their_own_rates():
     # claude-sonnet-4: $3 input, $3.75 cache write (5 min), $0.30 cache read, $15 output per million tokens
-    call = LLMCall(model="claude-sonnet-4-20250514", input_tokens=1_010, cache_write_input_tokens=232,
-                   cached_input_tokens=768, output_tokens=12, timestamp=MAY_2026)
+    call = LLMCall(
+        model="claude-sonnet-4-20250514",
+        input_tokens=1_010,
+        cache_write_input_tokens=232,
+        cached_input_tokens=768,
+        output_tokens=12,
+        timestamp=MAY_2026,
+    )
     assert table_price(call) == pytest.approx((10 * 3 + 232 * 3.75 + 768 * 0.30 + 12 * 15) / 1e6)
 
 
@@ -58,7 +72,13 @@ def test_the_table_prices_a_call_at_the_rates_of_its_date():
 
 def test_reasoning_tokens_are_charged_at_their_own_rate_under_the_calls_provider():
     # perplexity sonar-deep-research per million tokens: $2 input, $8 output, $3 reasoning (part of the output)
-    call = LLMCall(model="sonar-deep-research", provider="perplexity", input_tokens=1_000, output_tokens=1_000, reasoning_tokens=600)
+    call = LLMCall(
+        model="sonar-deep-research",
+        provider="perplexity",
+        input_tokens=1_000,
+        output_tokens=1_000,
+        reasoning_tokens=600,
+    )
     assert table_price(call) == pytest.approx((1_000 * 2 + 400 * 8 + 600 * 3) / 1e6)
     with pytest.raises(LookupError):  # without its provider the name alone does not find it
         table_price(call.model_copy(update={"provider": None}))
@@ -81,10 +101,13 @@ def test_a_stated_cost_is_kept():
 
 
 def test_an_unknown_model_leaves_the_cost_unknown_and_says_why():
-    trace = Trace(id="q", llm_calls=[
-        LLMCall(model="gpt-4o-mini", input_tokens=100, output_tokens=10, timestamp=MAY_2026),
-        LLMCall(model="acme-llm-9", input_tokens=100, output_tokens=10),
-    ]).with_derived_totals()
+    trace = Trace(
+        id="q",
+        llm_calls=[
+            LLMCall(model="gpt-4o-mini", input_tokens=100, output_tokens=10, timestamp=MAY_2026),
+            LLMCall(model="acme-llm-9", input_tokens=100, output_tokens=10),
+        ],
+    ).with_derived_totals()
     priced = price_trace(trace)
     assert priced.llm_calls[0].cost_usd == pytest.approx((100 * 0.15 + 10 * 0.6) / 1e6)
     assert priced.llm_calls[1].cost_usd is None
@@ -113,14 +136,29 @@ def test_pricing_reads_no_network(monkeypatch):
 
 
 def test_the_loader_prices_with_the_spec_pricing(write, write_traces):
-    spec = load_spec(write("agentci_spec.yaml", """
+    spec = load_spec(
+        write(
+            "agentci_spec.yaml",
+            """
         agent: a
         pricing:
           acme-llm-9: {input: 2.0, output: 10.0, cached_input: 0.5}
         queries:
           - {id: q, query: hello}
-    """))
-    path = write_traces("t.jsonl", [{"id": "q", "llm_calls": [{"model": "acme-llm-9", "input_tokens": 3_000, "cached_input_tokens": 1_000, "output_tokens": 500}]}])
+    """,
+        )
+    )
+    path = write_traces(
+        "t.jsonl",
+        [
+            {
+                "id": "q",
+                "llm_calls": [
+                    {"model": "acme-llm-9", "input_tokens": 3_000, "cached_input_tokens": 1_000, "output_tokens": 500}
+                ],
+            }
+        ],
+    )
     (unpriced,) = load_traces([str(path)])
     (priced,) = load_traces([str(path)], pricing=spec.pricing)
     assert unpriced.total_cost_usd is None
@@ -128,13 +166,16 @@ def test_the_loader_prices_with_the_spec_pricing(write, write_traces):
 
 
 def test_a_misspelt_price_key_is_a_spec_error_with_its_line(write):
-    path = write("agentci_spec.yaml", """
+    path = write(
+        "agentci_spec.yaml",
+        """
         agent: a
         pricing:
           acme-llm-9: {input: 2.0, output: 10.0, cached: 0.5}
         queries:
           - {id: q, query: hello}
-    """)
+    """,
+    )
     with pytest.raises(SpecError) as caught:
         load_spec(path)
     (problem,) = caught.value.problems
@@ -142,7 +183,9 @@ def test_a_misspelt_price_key_is_a_spec_error_with_its_line(write):
 
 
 def test_the_cli_prices_traces_with_the_spec_pricing(write, write_traces):
-    spec = write("agentci_spec.yaml", """
+    spec = write(
+        "agentci_spec.yaml",
+        """
         agent: a
         pricing:
           acme-llm-9: {input: 2.0, output: 10.0}
@@ -150,8 +193,18 @@ def test_the_cli_prices_traces_with_the_spec_pricing(write, write_traces):
           - id: q
             query: hello
             cost: {max_cost_usd: 0.001}
-    """)
-    traces = write_traces("t.jsonl", [{"id": "q", "final_answer": "hi", "llm_calls": [{"model": "acme-llm-9", "input_tokens": 1_000, "output_tokens": 100}]}])
+    """,
+    )
+    traces = write_traces(
+        "t.jsonl",
+        [
+            {
+                "id": "q",
+                "final_answer": "hi",
+                "llm_calls": [{"model": "acme-llm-9", "input_tokens": 1_000, "output_tokens": 100}],
+            }
+        ],
+    )
     result = run_cli("test", "--spec", spec, "--traces", traces, "--format", "json")
     report = json.loads(result.stdout)
     assert report["results"][0]["cost"]["details"]["cost_usd"] == pytest.approx((1_000 * 2.0 + 100 * 10.0) / 1e6)
@@ -178,7 +231,19 @@ def test_an_undated_call_is_priced_at_the_traces_date_else_at_a_fixed_date_never
 
 def test_the_console_says_why_a_cost_is_unknown_without_a_cost_check(write, write_traces):
     spec = write("agentci_spec.yaml", "agent: a\nqueries:\n  - id: q\n    query: hi\n")
-    traces = write_traces("t.jsonl", [{"id": "q", "final_answer": "x", "llm_calls": [{"model": "my-finetune-v3", "input_tokens": 10, "output_tokens": 5}]}])
+    traces = write_traces(
+        "t.jsonl",
+        [
+            {
+                "id": "q",
+                "final_answer": "x",
+                "llm_calls": [{"model": "my-finetune-v3", "input_tokens": 10, "output_tokens": 5}],
+            }
+        ],
+    )
     result = run_cli("test", "--spec", spec, "--traces", traces)
     assert result.returncode == 0, result.stderr
-    assert "cost unknown (model 'my-finetune-v3' is not in the price table; add it under `pricing:` in the spec)" in result.stdout
+    assert (
+        "cost unknown (model 'my-finetune-v3' is not in the price table; add it under `pricing:` in the spec)"
+        in result.stdout
+    )

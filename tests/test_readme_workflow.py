@@ -26,9 +26,15 @@ def step(job: dict, uses: str) -> dict:
 def run_action(workspace, with_: dict, **matrix) -> tuple[int, str]:
     """The action as the runner starts it for a push (no PR): INPUT_* from the step's `with:`, matrix filled in."""
     (workspace / "event.json").write_text(json.dumps({"before": "b" * 40, "after": "a" * 40}))
-    env = {"GITHUB_EVENT_NAME": "push", "GITHUB_EVENT_PATH": str(workspace / "event.json"), "GITHUB_REPOSITORY": "octo/agent",
-           "GITHUB_SHA": "a" * 40, "GITHUB_WORKSPACE": str(workspace), "GITHUB_STEP_SUMMARY": str(workspace / "summary.md"),
-           "GITHUB_OUTPUT": str(workspace / "output.txt")}
+    env = {
+        "GITHUB_EVENT_NAME": "push",
+        "GITHUB_EVENT_PATH": str(workspace / "event.json"),
+        "GITHUB_REPOSITORY": "octo/agent",
+        "GITHUB_SHA": "a" * 40,
+        "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_STEP_SUMMARY": str(workspace / "summary.md"),
+        "GITHUB_OUTPUT": str(workspace / "output.txt"),
+    }
     for name, value in with_.items():
         for key, filled in matrix.items():
             value = value.replace(f"${{{{ matrix.{key} }}}}", filled)
@@ -60,7 +66,18 @@ def test_the_readme_workflow_shards_and_merges_the_example(tmp_path, monkeypatch
     merge = step(jobs["merge"], "agentci/action")["with"]
     assert "traces" not in merge
     code, log = run_action(tmp_path, merge)
-    whole = run_cli("test", "--spec", "agentci.yaml", "--traces", "traces/", "--format", "json", "--output", "whole.json", cwd=tmp_path)
+    whole = run_cli(
+        "test",
+        "--spec",
+        "agentci.yaml",
+        "--traces",
+        "traces/",
+        "--format",
+        "json",
+        "--output",
+        "whole.json",
+        cwd=tmp_path,
+    )
     assert code == whole.returncode == 0, log
     assert (tmp_path / "agentci-results.json").read_text() == (tmp_path / "whole.json").read_text()
     assert "::warning file=agentci.yaml,line=36,title=AgentCI path%3A summarise-paper::" in log
@@ -73,7 +90,15 @@ def test_merge_job_refuses_a_missing_shard_with_exit_2(tmp_path, monkeypatch):
     shutil.copytree(example / "traces", tmp_path / "traces")
     monkeypatch.chdir(tmp_path)
     for shard in (1, 3):
-        run_action(tmp_path, {"traces": "traces/", "spec": "agentci.yaml", "shard": f"{shard}/3", "results-path": f"results/s{shard}.json"})
+        run_action(
+            tmp_path,
+            {
+                "traces": "traces/",
+                "spec": "agentci.yaml",
+                "shard": f"{shard}/3",
+                "results-path": f"results/s{shard}.json",
+            },
+        )
     code, log = run_action(tmp_path, {"spec": "agentci.yaml", "merge": "results/*.json"})
     assert code == 2 and "missing shard 2/3" in log
     assert "could not evaluate" in (tmp_path / "summary.md").read_text()

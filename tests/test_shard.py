@@ -23,19 +23,41 @@ TOOLS = ["search", "rerank", "generate", "shell", "calculator"]
 def suite(tmp_path, queries=400, seed=7):
     """A spec of `queries` varied queries and their traces (1-3 runs each, some failing, one stray trace)."""
     rng = random.Random(seed)
-    spec = {"agent": "big", "defaults": {"cost": {"max_total_tokens": 900}},
-            "queries": [{"id": f"q{i:04d}", "query": f"Question {i}?", "min_pass_rate": rng.choice([0.5, 1.0]),
-                         "correctness": {"expected_in_answer": [f"a{i % 7}"]},
-                         "path": {"expected_tools": ["search", "generate"], "forbidden_tools": ["shell"], "max_loops": 1}}
-                        for i in range(queries)]}
+    spec = {
+        "agent": "big",
+        "defaults": {"cost": {"max_total_tokens": 900}},
+        "queries": [
+            {
+                "id": f"q{i:04d}",
+                "query": f"Question {i}?",
+                "min_pass_rate": rng.choice([0.5, 1.0]),
+                "correctness": {"expected_in_answer": [f"a{i % 7}"]},
+                "path": {"expected_tools": ["search", "generate"], "forbidden_tools": ["shell"], "max_loops": 1},
+            }
+            for i in range(queries)
+        ],
+    }
     traces = []
     for i in range(queries):
         for run in range(rng.randint(1, 3)):
             answer = f"answer a{i % 7}" if rng.random() < 0.8 else "no idea"
             tools = [rng.choice(TOOLS) for _ in range(rng.randint(1, 5))]
-            traces.append({"id": f"q{i:04d}", "run": run, "final_answer": answer, "tool_calls": [{"name": t} for t in tools],
-                           "llm_calls": [{"input_tokens": rng.randint(100, 600), "output_tokens": 50, "cost_usd": rng.random() / 100,
-                                          "duration_ms": rng.uniform(50, 900)}]})
+            traces.append(
+                {
+                    "id": f"q{i:04d}",
+                    "run": run,
+                    "final_answer": answer,
+                    "tool_calls": [{"name": t} for t in tools],
+                    "llm_calls": [
+                        {
+                            "input_tokens": rng.randint(100, 600),
+                            "output_tokens": 50,
+                            "cost_usd": rng.random() / 100,
+                            "duration_ms": rng.uniform(50, 900),
+                        }
+                    ],
+                }
+            )
     traces.append({"id": "stray", "final_answer": "x"})
     rng.shuffle(traces)
     spec_path = tmp_path / "spec.yaml"
@@ -70,21 +92,46 @@ def test_merged_shards_equal_the_unsharded_run_exactly(tmp_path, count):
     whole = run_spec(spec, traces)
     assert whole.summary.total == 400 and whole.summary.failed and whole.summary.warnings and whole.summary.flaky
     assert len(whole.warnings) == 1
-    shards = {f"shard-{i}.json": RunResult.model_validate_json(run_spec(spec, traces, shard=parse_shard(f"{i}/{count}")).model_dump_json())
-              for i in range(1, count + 1)}
+    shards = {
+        f"shard-{i}.json": RunResult.model_validate_json(
+            run_spec(spec, traces, shard=parse_shard(f"{i}/{count}")).model_dump_json()
+        )
+        for i in range(1, count + 1)
+    }
     merged = merge_shards(spec, dict(reversed(shards.items())))
     assert merged.model_dump_json() == whole.model_dump_json()
 
 
 def test_cli_shards_then_merge_write_the_single_report_and_exit_code(tmp_path):
     spec_path, trace_path = suite(tmp_path, queries=300)
-    whole = run_cli("test", "--spec", spec_path, "--traces", trace_path, "--format", "json", "--output", tmp_path / "whole.json")
+    whole = run_cli(
+        "test", "--spec", spec_path, "--traces", trace_path, "--format", "json", "--output", tmp_path / "whole.json"
+    )
     assert whole.returncode == 1
     for i in range(1, 5):
-        shard = run_cli("test", "--spec", spec_path, "--traces", trace_path, "--shard", f"{i}/4", "--output", tmp_path / "results" / f"shard-{i}.json")
+        shard = run_cli(
+            "test",
+            "--spec",
+            spec_path,
+            "--traces",
+            trace_path,
+            "--shard",
+            f"{i}/4",
+            "--output",
+            tmp_path / "results" / f"shard-{i}.json",
+        )
         assert shard.returncode in (0, 1), shard.stderr
         assert "queries" in shard.stdout  # the console report of the shard
-    merged = run_cli("merge", "--spec", spec_path, str(tmp_path / "results" / "shard-*.json"), "--format", "json", "--output", tmp_path / "merged.json")
+    merged = run_cli(
+        "merge",
+        "--spec",
+        spec_path,
+        str(tmp_path / "results" / "shard-*.json"),
+        "--format",
+        "json",
+        "--output",
+        tmp_path / "merged.json",
+    )
     assert merged.returncode == whole.returncode, merged.stderr
     assert (tmp_path / "merged.json").read_text() == (tmp_path / "whole.json").read_text()
     console = run_cli("merge", "--spec", spec_path, str(tmp_path / "results" / "shard-*.json"))
@@ -95,7 +142,17 @@ def test_merge_refuses_missing_overlapping_foreign_and_non_shard_results(tmp_pat
     spec_path, trace_path = suite(tmp_path, queries=40)
     results = tmp_path / "results"
     for i in (1, 2, 3):
-        assert run_cli("test", "--spec", spec_path, "--traces", trace_path, "--shard", f"{i}/3", "--output", results / f"shard-{i}.json").returncode in (0, 1)
+        assert run_cli(
+            "test",
+            "--spec",
+            spec_path,
+            "--traces",
+            trace_path,
+            "--shard",
+            f"{i}/3",
+            "--output",
+            results / f"shard-{i}.json",
+        ).returncode in (0, 1)
     glob = str(results / "shard-*.json")
 
     shutil.move(results / "shard-3.json", tmp_path / "held.json")
@@ -114,12 +171,16 @@ def test_merge_refuses_missing_overlapping_foreign_and_non_shard_results(tmp_pat
     assert foreign.returncode == 2 and "written for a different spec" in foreign.stderr
 
     whole = results / "whole.json"
-    assert run_cli("test", "--spec", spec_path, "--traces", trace_path, "--format", "json", "--output", whole).returncode in (0, 1)
+    assert run_cli(
+        "test", "--spec", spec_path, "--traces", trace_path, "--format", "json", "--output", whole
+    ).returncode in (0, 1)
     not_shard = run_cli("merge", "--spec", spec_path, glob, str(whole))
     assert not_shard.returncode == 2 and f"{whole}: not a shard results file" in not_shard.stderr
 
     four = results / "four.json"
-    assert run_cli("test", "--spec", spec_path, "--traces", trace_path, "--shard", "4/4", "--output", four).returncode in (0, 1)
+    assert run_cli(
+        "test", "--spec", spec_path, "--traces", trace_path, "--shard", "4/4", "--output", four
+    ).returncode in (0, 1)
     counts = run_cli("merge", "--spec", spec_path, glob, str(four))
     assert counts.returncode == 2 and "the shards disagree on the shard count" in counts.stderr
 
@@ -144,7 +205,9 @@ def test_shard_needs_an_output_file(tmp_path):
     spec_path, trace_path = suite(tmp_path, queries=5)
     result = run_cli("test", "--spec", spec_path, "--traces", trace_path, "--shard", "1/2")
     assert result.returncode == 2 and "a shard writes its results file to --output" in result.stderr
-    bad = run_cli("test", "--spec", spec_path, "--traces", trace_path, "--shard", "3/2", "--output", tmp_path / "x.json")
+    bad = run_cli(
+        "test", "--spec", spec_path, "--traces", trace_path, "--shard", "3/2", "--output", tmp_path / "x.json"
+    )
     assert bad.returncode == 2 and "--shard: shard '3/2': the index must be between 1 and the count" in bad.stderr
 
 
@@ -159,13 +222,21 @@ def test_queries_lists_what_a_shard_job_must_run_the_agent_on(tmp_path):
         assert all(row["query"] == f"Question {int(row['id'][1:])}?" for row in rows)
         # traces for this shard's queries alone are enough for its shard run
         only_mine = tmp_path / f"mine-{i}.jsonl"
-        only_mine.write_text("".join(line for line in trace_path.read_text().splitlines(keepends=True)
-                                     if json.loads(line)["id"] in listed[-1]))
-        shard = run_cli("test", "--spec", spec_path, "--traces", only_mine, "--shard", f"{i}/3", "--output", tmp_path / f"s{i}.json")
+        only_mine.write_text(
+            "".join(
+                line
+                for line in trace_path.read_text().splitlines(keepends=True)
+                if json.loads(line)["id"] in listed[-1]
+            )
+        )
+        shard = run_cli(
+            "test", "--spec", spec_path, "--traces", only_mine, "--shard", f"{i}/3", "--output", tmp_path / f"s{i}.json"
+        )
         assert shard.returncode in (0, 1), shard.stderr
     assert sorted(sum(listed, [])) == [f"q{i:04d}" for i in range(60)]
     merged = run_cli("merge", "--spec", spec_path, str(tmp_path / "s*.json"), "--format", "json")
     whole = run_cli("test", "--spec", spec_path, "--traces", trace_path, "--format", "json")
+
     def results(text):  # trace_source names the trace file, which differs here
         return [{k: v for k, v in r.items() if k != "trace_source"} for r in json.loads(text)["results"]]
 

@@ -35,39 +35,101 @@ queries:
 
 INVALID = [
     # (spec text, line, message fragment)
-    ("agent: demo\nqueries:\n  - query: q\n    correctness:\n      expected_in_anwser: [x]\n", 5, "did you mean 'expected_in_answer'"),
+    (
+        "agent: demo\nqueries:\n  - query: q\n    correctness:\n      expected_in_anwser: [x]\n",
+        5,
+        "did you mean 'expected_in_answer'",
+    ),
     ("agent: demo\nqueries:\n  - query: q\n    pth:\n      max_tool_calls: 1\n", 4, "did you mean 'path'"),
-    ("agent: demo\nqueries:\n  - query: q\n    correctness:\n      regex_match: '(oops'\n", 5, "regex does not compile"),
-    ("agent: demo\nqueries:\n  - query: q\n    correctness:\n      json_schema: {type: objekt}\n", 5, "invalid JSON Schema"),
-    ("agent: demo\nqueries:\n  - query: q\n    correctness:\n      json_schema: {$ref: '#/definitions/nope'}\n", 5,
-     "$ref '#/definitions/nope' at $ref does not resolve within the schema"),
-    ("agent: demo\nqueries:\n  - query: q\n    correctness:\n      json_schema:\n        properties:\n          a: {$ref: 'https://example.com/a.json'}\n",
-     5, "$ref 'https://example.com/a.json' at properties/a/$ref does not resolve"),
+    (
+        "agent: demo\nqueries:\n  - query: q\n    correctness:\n      regex_match: '(oops'\n",
+        5,
+        "regex does not compile",
+    ),
+    (
+        "agent: demo\nqueries:\n  - query: q\n    correctness:\n      json_schema: {type: objekt}\n",
+        5,
+        "invalid JSON Schema",
+    ),
+    (
+        "agent: demo\nqueries:\n  - query: q\n    correctness:\n      json_schema: {$ref: '#/definitions/nope'}\n",
+        5,
+        "$ref '#/definitions/nope' at $ref does not resolve within the schema",
+    ),
+    (
+        "agent: demo\nqueries:\n  - query: q\n    correctness:\n      json_schema:\n        properties:\n          a: {$ref: 'https://example.com/a.json'}\n",
+        5,
+        "$ref 'https://example.com/a.json' at properties/a/$ref does not resolve",
+    ),
     ("agent: demo\nqueries:\n  - query: q\n    path:\n      max_tool_calls: -1\n", 5, "greater than or equal to 0"),
-    ("agent: demo\nqueries:\n  - query: q\n    path:\n      match_mode: fuzzy\n", 5, "'strict', 'unordered', 'subset', 'superset' or 'subsequence'"),
+    (
+        "agent: demo\nqueries:\n  - query: q\n    path:\n      match_mode: fuzzy\n",
+        5,
+        "'strict', 'unordered', 'subset', 'superset' or 'subsequence'",
+    ),
     ("agent: demo\nqueries:\n  - query: q\n    path:\n      min_tool_recall: 1.5\n", 5, "less than or equal to 1"),
-    ("agent: demo\nqueries:\n  - query: q\n    correctness:\n      llm_judge:\n        - rule: r\n          threshold: 2\n", 7, "less than or equal to 1"),
-    ("agent: demo\nqueries:\n  - query: q\n    correctness:\n      llm_judge:\n        - threshold: 0.5\n", 6, "rule: required key is missing"),
+    (
+        "agent: demo\nqueries:\n  - query: q\n    correctness:\n      llm_judge:\n        - rule: r\n          threshold: 2\n",
+        7,
+        "less than or equal to 1",
+    ),
+    (
+        "agent: demo\nqueries:\n  - query: q\n    correctness:\n      llm_judge:\n        - threshold: 0.5\n",
+        6,
+        "rule: required key is missing",
+    ),
     ("agent: demo\nqueries: []\n", 2, "at least 1 item"),
     ("queries:\n  - query: q\n", 1, "agent: required key is missing"),
     ("agent: demo\nqueries:\n  - query: '   '\n", 3, "query must not be empty"),
     ("agent: demo\nqueries:\n  - id: a\n    query: q1\n  - id: a\n    query: q2\n", 5, "duplicate query id 'a'"),
-    ("agent: demo\nqueries:\n  - query: q\n    path: {max_tool_calls: 1, max_tool_calls: 2}\n", 4, "duplicate key 'max_tool_calls'"),
+    (
+        "agent: demo\nqueries:\n  - query: q\n    path: {max_tool_calls: 1, max_tool_calls: 2}\n",
+        4,
+        "duplicate key 'max_tool_calls'",
+    ),
     ("agent: demo\nqueries:\n  - query: q\n    cost:\n      max_latency_ms: fast\n", 5, "valid number"),
     ("agent: demo\nqueries:\n  - query: q\n    tags: smoke\n", 4, "valid list"),
     ("version: 2\nagent: demo\nqueries:\n  - query: q\n", 1, "version: Input should be 1"),
     ("agent: demo\nqueries:\n  - query: q\n    id: 'has space'\n", 4, "should match pattern"),
     ("agent: demo\njudge_config:\n  provider: mistral\nqueries:\n  - query: q\n", 3, "'anthropic' or 'openai'"),
     ("agent: demo\nqueries:\n  - query: q\n    cost:\n      max_cost_multiplier: 0\n", 5, "greater than 0"),
-    ("agent: demo\nqueries:\n  - query: q\n    correctness: !include ../outside.yaml\n", 4, "outside the spec's directory"),
+    (
+        "agent: demo\nqueries:\n  - query: q\n    correctness: !include ../outside.yaml\n",
+        4,
+        "outside the spec's directory",
+    ),
     ("agent: demo\nqueries:\n  - query: q\n    correctness: !include missing.yaml\n", 4, "file not found"),
-    ("agent: demo\nqueries:\n  - query: [q\n", 3, "YAML syntax error: expected ',' or ']', but got '<stream end>' while parsing a flow sequence that starts here"),
-    ('agent: demo\nqueries:\n  - query: "unclosed\n    path: {max_tool_calls: 1}\n', 3, "while scanning a quoted scalar that starts here"),
-    ("agent: demo\nqueries:\n  - query: q\n   bad: 1\n", 4, "YAML syntax error: expected <block end>"),  # mid-file: the problem's own line
-    ("agent: demo\nqueries:\n  - query: q\n    path:\n      expected_tool_calls:\n        - name: a\n          argument_rules:\n"
-     "            lat: {tolerence: 1}\n", 8, "unknown key 'tolerence'; did you mean 'tolerance'?"),
-    ("agent: demo\npricing:\n  my-model: {inptu: 1, output: 2}\nqueries:\n  - query: q\n", 3, "unknown key 'inptu'; did you mean 'input'?"),
-    ("agent: demo\nqueries:\n  - query: q\n    process:\n      expected_steps: [{tool: a, wieght: 2}]\n", 5, "did you mean 'weight'?"),
+    (
+        "agent: demo\nqueries:\n  - query: [q\n",
+        3,
+        "YAML syntax error: expected ',' or ']', but got '<stream end>' while parsing a flow sequence that starts here",
+    ),
+    (
+        'agent: demo\nqueries:\n  - query: "unclosed\n    path: {max_tool_calls: 1}\n',
+        3,
+        "while scanning a quoted scalar that starts here",
+    ),
+    (
+        "agent: demo\nqueries:\n  - query: q\n   bad: 1\n",
+        4,
+        "YAML syntax error: expected <block end>",
+    ),  # mid-file: the problem's own line
+    (
+        "agent: demo\nqueries:\n  - query: q\n    path:\n      expected_tool_calls:\n        - name: a\n          argument_rules:\n"
+        "            lat: {tolerence: 1}\n",
+        8,
+        "unknown key 'tolerence'; did you mean 'tolerance'?",
+    ),
+    (
+        "agent: demo\npricing:\n  my-model: {inptu: 1, output: 2}\nqueries:\n  - query: q\n",
+        3,
+        "unknown key 'inptu'; did you mean 'input'?",
+    ),
+    (
+        "agent: demo\nqueries:\n  - query: q\n    process:\n      expected_steps: [{tool: a, wieght: 2}]\n",
+        5,
+        "did you mean 'weight'?",
+    ),
     ("- just\n- a list\n", 1, "must be a mapping"),
 ]
 
@@ -78,18 +140,23 @@ def test_invalid_spec_names_file_line_and_problem(write, text, line, fragment):
     with pytest.raises(SpecError) as caught:
         load_spec(path)
     rendered = [str(p) for p in caught.value.problems]
-    assert any(p.file == str(path) and p.line == line and fragment in p.message for p in caught.value.problems), rendered
+    assert any(p.file == str(path) and p.line == line and fragment in p.message for p in caught.value.problems), (
+        rendered
+    )
 
 
 def test_every_problem_is_reported_not_only_the_first(write):
-    path = write("spec.yaml", """
+    path = write(
+        "spec.yaml",
+        """
         agent: demo
         queries:
           - query: a
             correctness: {expected_in_anwser: [x]}
           - query: b
             path: {max_tool_calls: -3, match_mode: nope}
-    """)
+    """,
+    )
     with pytest.raises(SpecError) as caught:
         load_spec(path)
     assert [p.line for p in caught.value.problems] == [4, 6, 6]
@@ -126,7 +193,12 @@ def test_ids_lines_and_tags(write):
 
 
 def test_derived_ids_are_unique(write):
-    spec = load_spec(write("spec.yaml", "agent: a\nqueries:\n  - query: Hello world\n  - query: hello, world!\n  - id: hello-world-3\n    query: x\n"))
+    spec = load_spec(
+        write(
+            "spec.yaml",
+            "agent: a\nqueries:\n  - query: Hello world\n  - query: hello, world!\n  - id: hello-world-3\n    query: x\n",
+        )
+    )
     assert [q.key for q in spec.queries] == ["hello-world", "hello-world-2", "hello-world-3"]
     assert slugify("What's the weather in Tokyo?") == "what-s-the-weather-in-tokyo"
 
@@ -151,7 +223,9 @@ def test_include_cycle_is_refused(write):
 
 
 def test_checked_in_schema_matches_the_models():
-    assert SCHEMA_FILE.read_text(encoding="utf-8") == render_schema(), "regenerate: python -m agentci_action schema --output agentci_action/spec/agentci_spec.schema.json"
+    assert SCHEMA_FILE.read_text(encoding="utf-8") == render_schema(), (
+        "regenerate: python -m agentci_action schema --output agentci_action/spec/agentci_spec.schema.json"
+    )
 
 
 def test_example_specs_point_at_the_schema_and_validate_against_it():

@@ -8,7 +8,13 @@ from agentci_action.engine import stats
 from agentci_action.engine.process import progress_rate, strategic_drift
 from agentci_action.engine.results import Check, LayerResult, Status
 from agentci_action.engine.score import (
-    composite_score, letter_grade, normalise_judge_score, output_quality, run_score, uplift, weighted_score,
+    composite_score,
+    letter_grade,
+    normalise_judge_score,
+    output_quality,
+    run_score,
+    uplift,
+    weighted_score,
 )
 from agentci_action.spec.models import ScoreWeights
 
@@ -29,8 +35,11 @@ def test_median_mode_and_population_std_dev():
     assert stats.statistics([]) is None
     one, two = stats.statistics([7]), stats.statistics([7, 7])
     assert (one.count, two.count) == (1, 2)
-    assert one.model_dump(exclude={"count"}) == two.model_dump(exclude={"count"}) == {
-        "mean": 7.0, "median": 7.0, "mode": 7.0, "min": 7.0, "max": 7.0, "std_dev": 0.0}
+    assert (
+        one.model_dump(exclude={"count"})
+        == two.model_dump(exclude={"count"})
+        == {"mean": 7.0, "median": 7.0, "mode": 7.0, "min": 7.0, "max": 7.0, "std_dev": 0.0}
+    )
 
 
 def test_pass_at_k_and_pass_hat_k():
@@ -59,7 +68,15 @@ def test_flaky_and_cost_of_pass():
 def test_composite_grade_and_uplift_examples():
     assert composite_score(1.0, 0.85) == pytest.approx(0.925)
     assert letter_grade(0.925) == "B"
-    assert [letter_grade(x) for x in (0.95, 0.9499, 0.85, 0.75, 0.65, 0.6499, 0.0)] == ["A", "B", "B", "C", "D", "F", "F"]
+    assert [letter_grade(x) for x in (0.95, 0.9499, 0.85, 0.75, 0.65, 0.6499, 0.0)] == [
+        "A",
+        "B",
+        "B",
+        "C",
+        "D",
+        "F",
+        "F",
+    ]
     assert composite_score(0.5, 1.0, pass_weight=3, impl_weight=1) == pytest.approx(0.625)
     assert composite_score(0.8, None) == 0.8
     assert uplift(0.90, 0.75) == pytest.approx(0.20)
@@ -70,36 +87,58 @@ def test_composite_grade_and_uplift_examples():
 
 def test_weighted_score_renormalises_over_measured_dimensions():
     w = ScoreWeights()
-    assert weighted_score({"tool_accuracy": 1.0, "output_quality": 0.9, "sequence_correctness": 1.0}, w) == pytest.approx(95.0)
+    assert weighted_score(
+        {"tool_accuracy": 1.0, "output_quality": 0.9, "sequence_correctness": 1.0}, w
+    ) == pytest.approx(95.0)
     assert weighted_score({"tool_accuracy": None, "output_quality": 0.5, "sequence_correctness": None}, w) == 50.0
-    assert weighted_score({"tool_accuracy": 1.0, "output_quality": 0.0, "sequence_correctness": None}, w) == pytest.approx(37.5)
+    assert weighted_score(
+        {"tool_accuracy": 1.0, "output_quality": 0.0, "sequence_correctness": None}, w
+    ) == pytest.approx(37.5)
     assert weighted_score({"tool_accuracy": None, "output_quality": None, "sequence_correctness": None}, w) is None
     only_tools = ScoreWeights(tool_accuracy=1, output_quality=0, sequence_correctness=0)
-    assert weighted_score({"tool_accuracy": 0.5, "output_quality": 1.0, "sequence_correctness": 1.0}, only_tools) == 50.0
+    assert (
+        weighted_score({"tool_accuracy": 0.5, "output_quality": 1.0, "sequence_correctness": 1.0}, only_tools) == 50.0
+    )
     with pytest.raises(ValueError, match="at least one score weight must be positive"):
         ScoreWeights(tool_accuracy=0, output_quality=0, sequence_correctness=0)
 
 
 def test_output_quality_prefers_the_judge_score_else_the_deterministic_ratio():
     assert [normalise_judge_score(s) for s in (1, 3, 5)] == [0.0, 0.5, 1.0]
-    judged = LayerResult.from_checks([Check(name="expected_in_answer", status=Status.PASS),
-                                      Check(name="llm_judge", status=Status.PASS, data={"score": 4}),
-                                      Check(name="safety_check", status=Status.PASS, data={"score": 5})])
+    judged = LayerResult.from_checks(
+        [
+            Check(name="expected_in_answer", status=Status.PASS),
+            Check(name="llm_judge", status=Status.PASS, data={"score": 4}),
+            Check(name="safety_check", status=Status.PASS, data={"score": 5}),
+        ]
+    )
     assert output_quality(judged) == pytest.approx(0.875)
     other = LayerResult.from_checks([Check(name="answer_similarity", status=Status.PASS, data={"score": 0.2})])
     assert output_quality(other) == 1.0  # a non-judge check's `score` is not a 1-5 judge score
-    deterministic = LayerResult.from_checks([Check(name="a", status=Status.PASS), Check(name="b", status=Status.FAIL),
-                                             Check(name="c", status=Status.PASS), Check(name="llm_judge", status=Status.SKIP)])
+    deterministic = LayerResult.from_checks(
+        [
+            Check(name="a", status=Status.PASS),
+            Check(name="b", status=Status.FAIL),
+            Check(name="c", status=Status.PASS),
+            Check(name="llm_judge", status=Status.SKIP),
+        ]
+    )
     assert output_quality(deterministic) == pytest.approx(2 / 3)
     assert output_quality(LayerResult(status=Status.SKIP)) is None
 
 
 def test_forbidden_tool_short_circuits_the_score_to_zero_with_the_reason():
     correctness = LayerResult.from_checks([Check(name="a", status=Status.PASS)])
-    path = LayerResult(status=Status.FAIL, details={"forbidden_violations": ["shell"], "tool_recall": 1.0, "sequence_similarity": 1.0})
+    path = LayerResult(
+        status=Status.FAIL, details={"forbidden_violations": ["shell"], "tool_recall": 1.0, "sequence_similarity": 1.0}
+    )
     score = run_score(correctness, path, ScoreWeights())
     assert score.value == 0.0 and score.reason == "forbidden tool used: shell (score short-circuited to 0)"
-    clean = run_score(correctness, path.model_copy(update={"details": {"tool_recall": 1.0, "forbidden_violations": []}}), ScoreWeights())
+    clean = run_score(
+        correctness,
+        path.model_copy(update={"details": {"tool_recall": 1.0, "forbidden_violations": []}}),
+        ScoreWeights(),
+    )
     assert clean.value == 100.0 and clean.reason == ""
 
 

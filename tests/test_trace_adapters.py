@@ -67,7 +67,9 @@ def test_fixture_is_detected_and_read_into_the_canonical_run(fmt):
         assert [c.agent for c in trace.tool_calls] == ["triage", "triage", "billing"]
         assert trace.handoffs[0].from_agent == "triage"
     if fmt in WITH_RETRIEVAL:
-        assert [(d.id, d.score) for d in trace.retrieved_context] == [("policy-7", 0.91 if fmt in WITH_SCORES else None)]
+        assert [(d.id, d.score) for d in trace.retrieved_context] == [
+            ("policy-7", 0.91 if fmt in WITH_SCORES else None)
+        ]
         assert trace.retrieved_context[0].text == "Damaged items are refunded in full within 30 days of delivery."
     else:
         assert trace.retrieved_context == []
@@ -89,13 +91,19 @@ def test_anthropic_total_input_adds_cache_creation_and_cache_reads():
     calls = refund_trace("anthropic").llm_calls
     # input_tokens + cache_creation_input_tokens + cache_read_input_tokens, from the fixture's usage blocks
     assert [(c.input_tokens, c.cache_write_input_tokens, c.cached_input_tokens) for c in calls] == [
-        (52 + 768 + 0, 768, 0), (10 + 232 + 768, 232, 768), (16 + 360 + 1024, 360, 1024), (20 + 220 + 1280, 220, 1280)]
+        (52 + 768 + 0, 768, 0),
+        (10 + 232 + 768, 232, 768),
+        (16 + 360 + 1024, 360, 1024),
+        (20 + 220 + 1280, 220, 1280),
+    ]
 
 
 def test_one_otel_file_holds_two_traces_grouped_by_trace_id():
     traces = load_traces([str(FIXTURES / FILES["otel-genai"])])
     assert [(t.id, t.metadata["trace_id"]) for t in traces] == [
-        ("refund-damaged-order", "5b8efff798038103d269b633813fc60c"), ("return-window", "0af7651916cd43dd8448eb211c80319c")]
+        ("refund-damaged-order", "5b8efff798038103d269b633813fc60c"),
+        ("return-window", "0af7651916cd43dd8448eb211c80319c"),
+    ]
     assert traces[1].query == "How long do I have to return an item?" and traces[1].tool_calls == []
     assert traces[1].source.endswith(":3")
 
@@ -122,7 +130,10 @@ def _snake_case(value):
         return [_snake_case(v) for v in value]
     if not isinstance(value, dict):
         return value
-    return {("".join(f"_{c.lower()}" if c.isupper() else c for c in k) if k != "key" else k): _snake_case(v) for k, v in value.items()}
+    return {
+        ("".join(f"_{c.lower()}" if c.isupper() else c for c in k) if k != "key" else k): _snake_case(v)
+        for k, v in value.items()
+    }
 
 
 @pytest.mark.parametrize("variant", [lambda doc: doc, _snake_case], ids=["camelCase", "snake_case"])
@@ -136,9 +147,18 @@ def test_single_resource_spans_document_with_base64_ids_reads_the_same(tmp_path,
 
 def _span(n, parent, op, start, end, **attrs):
     attributes = [{"key": "gen_ai.operation.name", "value": {"stringValue": op}}]
-    attributes += [{"key": k, "value": {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}} for k, v in attrs.items()]
-    span = {"traceId": "ab" * 16, "spanId": f"{n:016x}", "name": op, "startTimeUnixNano": str(start * 10**6),
-            "endTimeUnixNano": str(end * 10**6), "attributes": attributes}
+    attributes += [
+        {"key": k, "value": {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}}
+        for k, v in attrs.items()
+    ]
+    span = {
+        "traceId": "ab" * 16,
+        "spanId": f"{n:016x}",
+        "name": op,
+        "startTimeUnixNano": str(start * 10**6),
+        "endTimeUnixNano": str(end * 10**6),
+        "attributes": attributes,
+    }
     if parent:
         span["parentSpanId"] = f"{parent:016x}"
     return span
@@ -147,11 +167,36 @@ def _span(n, parent, op, start, end, **attrs):
 def test_nested_sub_agent_keeps_its_name_and_nothing_is_counted_twice(tmp_path):
     """An agent used as a tool: its spans nest inside the caller's tool span; usage on agent spans is ignored."""
     spans = [
-        _span(1, None, "invoke_agent", 1, 100, **{"gen_ai.agent.name": "planner", "agentci.query_id": "q1", "gen_ai.usage.input_tokens": 999}),
-        _span(2, 1, "chat", 1, 10, **{"gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 10}),
+        _span(
+            1,
+            None,
+            "invoke_agent",
+            1,
+            100,
+            **{"gen_ai.agent.name": "planner", "agentci.query_id": "q1", "gen_ai.usage.input_tokens": 999},
+        ),
+        _span(
+            2,
+            1,
+            "chat",
+            1,
+            10,
+            **{
+                "gen_ai.request.model": "gpt-4o-mini",
+                "gen_ai.usage.input_tokens": 100,
+                "gen_ai.usage.output_tokens": 10,
+            },
+        ),
         _span(3, 1, "execute_tool", 11, 90, **{"gen_ai.tool.name": "research"}),
         _span(4, 3, "invoke_agent", 12, 89, **{"gen_ai.agent.name": "researcher", "gen_ai.usage.input_tokens": 999}),
-        _span(5, 4, "chat", 13, 20, **{"gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 50, "gen_ai.usage.output_tokens": 5}),
+        _span(
+            5,
+            4,
+            "chat",
+            13,
+            20,
+            **{"gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 50, "gen_ai.usage.output_tokens": 5},
+        ),
         _span(6, 4, "execute_tool", 21, 30, **{"gen_ai.tool.name": "web_search"}),
     ]
     path = tmp_path / "nested.jsonl"
@@ -197,23 +242,42 @@ queries:
 
 
 def _layers(fmt: str, spec) -> dict:
-    traces = [t for t in load_traces([str(FIXTURES / FILES[fmt])], pricing=spec.pricing) if t.id == "refund-damaged-order"]
+    traces = [
+        t for t in load_traces([str(FIXTURES / FILES[fmt])], pricing=spec.pricing) if t.id == "refund-damaged-order"
+    ]
     (result,) = run_spec(spec, traces).results
     return {name: result.layer(name).model_dump() for name in ("correctness", "path", "cost")}
 
 
-@pytest.mark.parametrize("group", [
-    ["otel-genai", "openinference", "openai-agents", "langsmith"],  # span trees: timing recorded
-    ["openai-chat", "openai-responses", "langgraph"],  # conversations: no timing
-])
+@pytest.mark.parametrize(
+    "group",
+    [
+        ["otel-genai", "openinference", "openai-agents", "langsmith"],  # span trees: timing recorded
+        ["openai-chat", "openai-responses", "langgraph"],  # conversations: no timing
+    ],
+)
 def test_the_same_run_in_different_formats_gives_identical_layer_results(write, group):
     spec = load_spec(write("agentci_spec.yaml", SPEC))
     results = {fmt: _layers(fmt, spec) for fmt in group}
     first = results[group[0]]
     assert first["correctness"]["status"] == "pass" and first["path"]["status"] == "pass"
     assert first["cost"]["status"] == "warn"  # 4877 tokens > 4000
-    assert first["cost"]["details"]["cost_usd"] == pytest.approx((820 * 0.15 + 40 * 0.6 + 242 * 0.15 + 768 * 0.075 + 12 * 0.6
-                                                                  + 376 * 0.15 + 1024 * 0.075 + 30 * 0.6 + 240 * 0.15 + 1280 * 0.075 + 45 * 0.6) / 1e6)
+    assert first["cost"]["details"]["cost_usd"] == pytest.approx(
+        (
+            820 * 0.15
+            + 40 * 0.6
+            + 242 * 0.15
+            + 768 * 0.075
+            + 12 * 0.6
+            + 376 * 0.15
+            + 1024 * 0.075
+            + 30 * 0.6
+            + 240 * 0.15
+            + 1280 * 0.075
+            + 45 * 0.6
+        )
+        / 1e6
+    )
     for fmt in group[1:]:
         assert results[fmt] == first, fmt
 
@@ -281,7 +345,11 @@ def test_the_cli_reads_a_framework_trace_with_or_without_the_format_named(write)
         result = run_cli("test", "--spec", spec, "--traces", FIXTURES / FILES["otel-genai"], "--format", "json", *extra)
         assert result.returncode == 0, result.stderr
         (query,) = json.loads(result.stdout)["results"]
-        assert (query["correctness"]["status"], query["path"]["status"], query["cost"]["status"]) == ("pass", "pass", "warn")
+        assert (query["correctness"]["status"], query["path"]["status"], query["cost"]["status"]) == (
+            "pass",
+            "pass",
+            "warn",
+        )
     wrong = run_cli("test", "--spec", spec, "--traces", FIXTURES / FILES["otel-genai"], "--trace-format", "anthropic")
     assert wrong.returncode == 2 and "otel_genai.jsonl:1" in wrong.stderr
 
@@ -338,9 +406,13 @@ def test_damaged_records_give_trace_errors_never_crashes(tmp_path, fmt):
 
 def test_a_file_that_is_just_a_message_list_is_one_run(tmp_path):
     chat = tmp_path / "chat.json"
-    chat.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}], indent=1))
+    chat.write_text(
+        json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}], indent=1)
+    )
     graph = tmp_path / "graph.json"
-    graph.write_text(json.dumps([{"type": "human", "content": "hi"}, {"type": "ai", "content": "hello", "tool_calls": []}], indent=1))
+    graph.write_text(
+        json.dumps([{"type": "human", "content": "hi"}, {"type": "ai", "content": "hello", "tool_calls": []}], indent=1)
+    )
     for path, fmt in ((chat, "openai-chat"), (graph, "langgraph")):
         (trace,) = load_traces([str(path)])
         assert (trace.metadata["source_format"], trace.query, trace.final_answer) == (fmt, "hi", "hello")
@@ -350,7 +422,9 @@ def test_a_file_that_is_just_a_message_list_is_one_run(tmp_path):
 
 def test_a_cost_the_trace_states_is_kept_and_the_others_are_priced(tmp_path):
     lines = [json.loads(line) for line in (FIXTURES / FILES["openinference"]).read_text().splitlines()]
-    first_llm = next(s for s in lines if s["attributes"].get("openinference.span.kind") == "LLM")  # the first call: it ends first
+    first_llm = next(
+        s for s in lines if s["attributes"].get("openinference.span.kind") == "LLM"
+    )  # the first call: it ends first
     first_llm["attributes"]["llm.cost.total"] = 0.25
     path = tmp_path / "spans.jsonl"
     path.write_text("".join(json.dumps(s) + "\n" for s in lines))
@@ -365,22 +439,59 @@ def test_a_model_call_recorded_by_two_instrumentation_layers_counts_once_in_otel
     """LangChain's instrumentor and the OpenAI SDK's both record one chat call: the inner span nests in the outer."""
     spans = [
         _span(1, None, "invoke_agent", 1, 100, **{"gen_ai.agent.name": "a", "agentci.query_id": "q"}),
-        _span(2, 1, "chat", 2, 50, **{"gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 10}),
-        _span(3, 2, "chat", 3, 49, **{"gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 10}),
-        _span(4, 1, "chat", 60, 90, **{"gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 7, "gen_ai.usage.output_tokens": 3}),
+        _span(
+            2,
+            1,
+            "chat",
+            2,
+            50,
+            **{
+                "gen_ai.request.model": "gpt-4o-mini",
+                "gen_ai.usage.input_tokens": 100,
+                "gen_ai.usage.output_tokens": 10,
+            },
+        ),
+        _span(
+            3,
+            2,
+            "chat",
+            3,
+            49,
+            **{
+                "gen_ai.request.model": "gpt-4o-mini",
+                "gen_ai.usage.input_tokens": 100,
+                "gen_ai.usage.output_tokens": 10,
+            },
+        ),
+        _span(
+            4,
+            1,
+            "chat",
+            60,
+            90,
+            **{"gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 7, "gen_ai.usage.output_tokens": 3},
+        ),
     ]
     path = tmp_path / "nested_llm.jsonl"
     path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}) + "\n")
     (trace,) = load_traces([str(path)])
     assert trace.total_llm_calls == 2 and trace.total_tokens == 120
-    assert [c.duration_ms for c in trace.llm_calls] == [pytest.approx(48.0), pytest.approx(30.0)]  # the outer span's timing
+    assert [c.duration_ms for c in trace.llm_calls] == [
+        pytest.approx(48.0),
+        pytest.approx(30.0),
+    ]  # the outer span's timing
 
 
 def _oi_span(n, parent, kind, start, **attrs):
     """One OpenInference span as the OpenTelemetry Python SDK prints it."""
-    return {"name": kind.lower(), "context": {"trace_id": "0x" + "cd" * 16, "span_id": f"0x{n:016x}"},
-            "parent_id": f"0x{parent:016x}" if parent else None, "start_time": f"2026-05-01T10:00:{start:02d}Z",
-            "end_time": f"2026-05-01T10:00:{start + 1:02d}Z", "attributes": {"openinference.span.kind": kind, **attrs}}
+    return {
+        "name": kind.lower(),
+        "context": {"trace_id": "0x" + "cd" * 16, "span_id": f"0x{n:016x}"},
+        "parent_id": f"0x{parent:016x}" if parent else None,
+        "start_time": f"2026-05-01T10:00:{start:02d}Z",
+        "end_time": f"2026-05-01T10:00:{start + 1:02d}Z",
+        "attributes": {"openinference.span.kind": kind, **attrs},
+    }
 
 
 def test_a_model_call_recorded_by_two_instrumentation_layers_counts_once_in_openinference(tmp_path):
@@ -388,10 +499,25 @@ def test_a_model_call_recorded_by_two_instrumentation_layers_counts_once_in_open
     usage: one call with the inner span's tokens, and the tool call still follows the model's order."""
     spans = [
         _oi_span(1, None, "AGENT", 0, **{"agent.name": "a", "input.value": "hi", "output.value": "done"}),
-        _oi_span(2, 1, "LLM", 1, **{"llm.model_name": "gpt-4o-mini", "llm.output_messages.0.message.role": "assistant",
-                                    "llm.output_messages.0.message.tool_calls.0.tool_call.id": "c1",
-                                    "llm.output_messages.0.message.tool_calls.1.tool_call.id": "c2"}),
-        _oi_span(3, 2, "LLM", 2, **{"llm.model_name": "gpt-4o-mini", "llm.token_count.prompt": 100, "llm.token_count.completion": 10}),
+        _oi_span(
+            2,
+            1,
+            "LLM",
+            1,
+            **{
+                "llm.model_name": "gpt-4o-mini",
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.tool_calls.0.tool_call.id": "c1",
+                "llm.output_messages.0.message.tool_calls.1.tool_call.id": "c2",
+            },
+        ),
+        _oi_span(
+            3,
+            2,
+            "LLM",
+            2,
+            **{"llm.model_name": "gpt-4o-mini", "llm.token_count.prompt": 100, "llm.token_count.completion": 10},
+        ),
         _oi_span(4, 1, "TOOL", 5, **{"tool.name": "second", "tool.id": "c2"}),
         _oi_span(5, 1, "TOOL", 6, **{"tool.name": "first", "tool.id": "c1"}),
     ]
@@ -432,8 +558,13 @@ def _fail_responses_last(records):
     records[0]["responses"][-1]["status"] = "incomplete"
 
 
-FAIL_THE_TASK = {"otel-genai": _fail_otel_root, "openinference": _fail_openinference_root, "openai-agents": _fail_agents_root,
-                 "langsmith": _fail_langsmith_root, "openai-responses": _fail_responses_last}
+FAIL_THE_TASK = {
+    "otel-genai": _fail_otel_root,
+    "openinference": _fail_openinference_root,
+    "openai-agents": _fail_agents_root,
+    "langsmith": _fail_langsmith_root,
+    "openai-responses": _fail_responses_last,
+}
 
 
 @pytest.mark.parametrize("fmt", sorted(FAIL_THE_TASK))
@@ -448,12 +579,17 @@ def test_the_task_status_reaches_task_completion_and_error_recovery(tmp_path, fm
 
     source = FIXTURES / FILES[fmt]
     jsonl = source.suffix == ".jsonl"
-    records = [json.loads(line) for line in source.read_text().splitlines()] if jsonl else [json.loads(source.read_text())]
+    records = (
+        [json.loads(line) for line in source.read_text().splitlines()] if jsonl else [json.loads(source.read_text())]
+    )
     FAIL_THE_TASK[fmt](records)
     path = tmp_path / source.name
     path.write_text("".join(json.dumps(r) + "\n" for r in records) if jsonl else json.dumps(records[0]))
     (failed,) = [t for t in load_traces([str(path)]) if t.id == "refund-damaged-order"]
-    assert {c.name: c.status.value for c in agent.evaluate(group, failed)} == {"task_completion": "fail", "error_recovery": "warn"}
+    assert {c.name: c.status.value for c in agent.evaluate(group, failed)} == {
+        "task_completion": "fail",
+        "error_recovery": "warn",
+    }
 
 
 def test_time_to_first_token_is_read_where_the_format_records_it(tmp_path):
@@ -488,17 +624,37 @@ def test_time_to_first_token_is_read_where_the_format_records_it(tmp_path):
 
 def test_agents_sdk_calls_of_one_tool_keep_the_order_the_model_issued_them(tmp_path):
     """Function spans carry no call id: they are matched by name and equal arguments, then by name order."""
-    def span(n, start, data, parent="span_root"):
-        return {"object": "trace.span", "id": f"span_{n}", "trace_id": "trace_x", "parent_id": parent,
-                "started_at": f"2026-05-01T10:00:00.{start:03d}+00:00", "ended_at": f"2026-05-01T10:00:00.{start + 40:03d}+00:00",
-                "span_data": data, "error": None}
 
-    calls = [{"id": f"c{i}", "type": "function", "function": {"name": "lookup", "arguments": json.dumps({"id": i})}} for i in (1, 2, 3)]
+    def span(n, start, data, parent="span_root"):
+        return {
+            "object": "trace.span",
+            "id": f"span_{n}",
+            "trace_id": "trace_x",
+            "parent_id": parent,
+            "started_at": f"2026-05-01T10:00:00.{start:03d}+00:00",
+            "ended_at": f"2026-05-01T10:00:00.{start + 40:03d}+00:00",
+            "span_data": data,
+            "error": None,
+        }
+
+    calls = [
+        {"id": f"c{i}", "type": "function", "function": {"name": "lookup", "arguments": json.dumps({"id": i})}}
+        for i in (1, 2, 3)
+    ]
     records = [
         {"object": "trace", "id": "trace_x", "workflow_name": "w", "metadata": {"agentci.query_id": "q"}},
         span("root", 0, {"type": "agent", "name": "a"}, parent=None),
-        span(1, 10, {"type": "generation", "model": "gpt-4o-mini", "usage": {"input_tokens": 10, "output_tokens": 5},
-                     "input": [{"role": "user", "content": "hi"}], "output": [{"role": "assistant", "content": None, "tool_calls": calls}]}),
+        span(
+            1,
+            10,
+            {
+                "type": "generation",
+                "model": "gpt-4o-mini",
+                "usage": {"input_tokens": 10, "output_tokens": 5},
+                "input": [{"role": "user", "content": "hi"}],
+                "output": [{"role": "assistant", "content": None, "tool_calls": calls}],
+            },
+        ),
         # started in another order than issued; the third span's input matches no call exactly (name order takes it)
         span(2, 105, {"type": "function", "name": "lookup", "input": '{"id":2}', "output": "two"}),
         span(3, 106, {"type": "function", "name": "lookup", "input": "id=3", "output": "three"}),
@@ -512,8 +668,14 @@ def test_agents_sdk_calls_of_one_tool_keep_the_order_the_model_issued_them(tmp_p
 
 def test_otel_handoff_attributes_are_a_handoff_and_not_a_tool_call(tmp_path):
     """The OpenTelemetry contrib openai-agents instrumentation records a handoff as gen_ai.handoff.from/to_agent."""
-    handoff = _span(4, 2, "execute_tool", 11, 12, **{"gen_ai.tool.name": "transfer", "gen_ai.handoff.from_agent": "triage",
-                                                     "gen_ai.handoff.to_agent": "billing"})
+    handoff = _span(
+        4,
+        2,
+        "execute_tool",
+        11,
+        12,
+        **{"gen_ai.tool.name": "transfer", "gen_ai.handoff.from_agent": "triage", "gen_ai.handoff.to_agent": "billing"},
+    )
     spans = [
         _span(1, None, "workflow", 1, 100, **{"agentci.query_id": "q1"}),
         _span(2, 1, "invoke_agent", 2, 50, **{"gen_ai.agent.name": "triage"}),
@@ -537,7 +699,9 @@ def test_old_otlp_instrumentation_library_spans_are_detected_and_read_alike(tmp_
     path.write_text("".join(json.dumps(d) + "\n" for d in old))
     detected = load_traces([str(path)])
     assert {t.metadata["source_format"] for t in detected} == {"otel-genai"}
-    assert [t.model_dump() for t in detected] == [t.model_dump() for t in load_traces([str(FIXTURES / FILES["otel-genai"])])]
+    assert [t.model_dump() for t in detected] == [
+        t.model_dump() for t in load_traces([str(FIXTURES / FILES["otel-genai"])])
+    ]
 
 
 @pytest.mark.parametrize("fmt", ["anthropic", "otel-genai"])
@@ -555,14 +719,22 @@ def test_a_number_too_large_for_a_count_names_file_and_line_with_exit_2(write, t
 
 def test_a_langchain_retriever_tool_artifact_is_retrieved_context(tmp_path):
     """A retriever tool with response_format="content_and_artifact": its ToolMessage's artifact holds the Documents."""
-    document = {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "document", "Document"],
-                "kwargs": {"page_content": "Returns within 30 days.", "metadata": {"source": "returns.md"}}}
-    messages = [{"type": "human", "content": "Return window?"},
-                {"type": "ai", "content": "", "tool_calls": [{"id": "t1", "name": "search_docs", "args": {"q": "return"}}]},
-                {"type": "tool", "content": "Returns within 30 days.", "tool_call_id": "t1", "artifact": [document]},
-                {"type": "ai", "content": "30 days.", "tool_calls": []}]
+    document = {
+        "lc": 1,
+        "type": "constructor",
+        "id": ["langchain", "schema", "document", "Document"],
+        "kwargs": {"page_content": "Returns within 30 days.", "metadata": {"source": "returns.md"}},
+    }
+    messages = [
+        {"type": "human", "content": "Return window?"},
+        {"type": "ai", "content": "", "tool_calls": [{"id": "t1", "name": "search_docs", "args": {"q": "return"}}]},
+        {"type": "tool", "content": "Returns within 30 days.", "tool_call_id": "t1", "artifact": [document]},
+        {"type": "ai", "content": "30 days.", "tool_calls": []},
+    ]
     path = tmp_path / "graph.json"
     path.write_text(json.dumps({"id": "q", "messages": messages}))
     (trace,) = load_traces([str(path)])
-    assert [(d.id, d.text, d.score) for d in trace.retrieved_context] == [("returns.md", "Returns within 30 days.", None)]
+    assert [(d.id, d.text, d.score) for d in trace.retrieved_context] == [
+        ("returns.md", "Returns within 30 days.", None)
+    ]
     assert trace.tool_names == ["search_docs"]

@@ -39,7 +39,10 @@ def test_invalid_fields_name_the_line_of_the_field_and_its_path(write):
 @pytest.mark.parametrize("number", ["1e400", "-1e400", "NaN", "Infinity"])
 def test_an_infinite_or_nan_cost_or_duration_is_an_error_at_its_line(write, number):
     """json.loads reads 1e400 as inf and accepts NaN and Infinity: a cost of inf would make every total inf."""
-    path = write("t.jsonl", '{"id": "a"}\n' + f'{{"id": "b", "total_duration_ms": {number}, "llm_calls": [{{"cost_usd": {number}}}]}}\n')
+    path = write(
+        "t.jsonl",
+        '{"id": "a"}\n' + f'{{"id": "b", "total_duration_ms": {number}, "llm_calls": [{{"cost_usd": {number}}}]}}\n',
+    )
     with pytest.raises(TraceError) as caught:
         load_traces([str(path)])
     messages = [str(p) for p in caught.value.problems]
@@ -48,8 +51,14 @@ def test_an_infinite_or_nan_cost_or_duration_is_an_error_at_its_line(write, numb
 
 
 def test_a_field_error_inside_a_multi_line_object_names_the_field_line(write):
-    record = {"id": "a", "final_answer": "x", "tool_calls": [{"name": "search"}, {"name": "fetch", "argumnts": {"q": 1}}],
-              "handoffs": [{"from": "a"}], "metadata": {"tool_calls": "not a field error"}, "total_tokens": -1}
+    record = {
+        "id": "a",
+        "final_answer": "x",
+        "tool_calls": [{"name": "search"}, {"name": "fetch", "argumnts": {"q": 1}}],
+        "handoffs": [{"from": "a"}],
+        "metadata": {"tool_calls": "not a field error"},
+        "total_tokens": -1,
+    }
     path = write("t.json", json.dumps(record, indent=2))
     lines = path.read_text().splitlines()
     line_of = lambda fragment: next(n for n, text in enumerate(lines, 1) if fragment in text)  # noqa: E731
@@ -63,8 +72,12 @@ def test_a_field_error_inside_a_multi_line_object_names_the_field_line(write):
 
 
 def test_a_canonical_file_with_one_bad_record_reports_that_record_not_an_unknown_format(write, write_traces):
-    records = [{"id": "a", "query": "q1", "final_answer": "x"}, {"id": "b", "query": "q2"},
-               {"id": "c", "query": "q3"}, {"qeury": "q4", "final_answer": "y"}]
+    records = [
+        {"id": "a", "query": "q1", "final_answer": "x"},
+        {"id": "b", "query": "q2"},
+        {"id": "c", "query": "q3"},
+        {"qeury": "q4", "final_answer": "y"},
+    ]
     path = write_traces("typo.jsonl", records)
     for trace_format in (None, "canonical"):
         with pytest.raises(TraceError) as caught:
@@ -96,13 +109,21 @@ def test_missing_and_empty(tmp_path, write):
 
 def test_totals_are_derived_from_calls_and_unknown_cost_stays_unknown(write_traces):
     llm = {"input_tokens": 100, "output_tokens": 20, "cost_usd": 0.01, "duration_ms": 500}
-    path = write_traces("t.jsonl", [
-        {"id": "a", "llm_calls": [llm, llm], "tool_calls": [{"name": "s", "duration_ms": 100}]},
-        {"id": "b", "llm_calls": [llm, {"input_tokens": 5}]},
-        {"id": "c", "llm_calls": [llm], "total_tokens": 7, "total_cost_usd": 0.5, "total_duration_ms": 9},
-    ])
+    path = write_traces(
+        "t.jsonl",
+        [
+            {"id": "a", "llm_calls": [llm, llm], "tool_calls": [{"name": "s", "duration_ms": 100}]},
+            {"id": "b", "llm_calls": [llm, {"input_tokens": 5}]},
+            {"id": "c", "llm_calls": [llm], "total_tokens": 7, "total_cost_usd": 0.5, "total_duration_ms": 9},
+        ],
+    )
     a, b, c = load_traces([str(path)])
-    assert (a.total_tokens, a.total_llm_calls, a.total_cost_usd, a.total_duration_ms) == (240, 2, pytest.approx(0.02), 1100)
+    assert (a.total_tokens, a.total_llm_calls, a.total_cost_usd, a.total_duration_ms) == (
+        240,
+        2,
+        pytest.approx(0.02),
+        1100,
+    )
     assert b.total_cost_usd is None and b.total_tokens == 125
     assert (c.total_tokens, c.total_cost_usd, c.total_duration_ms) == (7, 0.5, 9)
 
@@ -123,8 +144,15 @@ def test_a_list_file_is_parsed_once_and_malformed_lists_name_their_line(write, m
     assert [(r.value["id"], r.line) for r in load.read_records(path)] == [("a", 1), ("b", 3)]
     assert decoded == [{"id": "a"}, {"id": "b"}]  # each item once, never the whole list again
     assert load.read_records(write("empty.json", " [ ] ")) == []
-    assert [r.value for r in load.read_records(write("two.json", '[{"id": "a"}]\n{"id": "b"}\n'))] == [[{"id": "a"}], {"id": "b"}]
-    for text, line in (('[{"id": "a"},\n{"id": "b"},\n]', 3), ('[{"id": "a"}\n{"id": "b"}]', 2), ('[{"id": "a"},\n{"id": }]', 2)):
+    assert [r.value for r in load.read_records(write("two.json", '[{"id": "a"}]\n{"id": "b"}\n'))] == [
+        [{"id": "a"}],
+        {"id": "b"},
+    ]
+    for text, line in (
+        ('[{"id": "a"},\n{"id": "b"},\n]', 3),
+        ('[{"id": "a"}\n{"id": "b"}]', 2),
+        ('[{"id": "a"},\n{"id": }]', 2),
+    ):
         with pytest.raises(TraceError) as caught:
             load.read_records(write("bad.json", text))
         (problem,) = caught.value.problems

@@ -19,6 +19,7 @@ from .score import RunScore, composite_score, judge_scores, letter_grade, run_sc
 HARD = (Status.FAIL, Status.ERROR)
 _DEFAULT_WEIGHTS = ScoreWeights()  # read only
 
+
 @dataclass(frozen=True)
 class Run:
     """One evaluated run: its index (the trace's `run`, else its position) and its three layers."""
@@ -49,18 +50,29 @@ def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
     known_cost = None if None in costs else sum(costs)
     metrics = {}
     if n > 1:  # one run's figures are its layers' details: statistics of a single value would only copy them
-        series = {name: [run.layers[layer].details.get(key) for run in runs] for name, (layer, key) in RUN_FIGURES.items()}
+        series = {
+            name: [run.layers[layer].details.get(key) for run in runs] for name, (layer, key) in RUN_FIGURES.items()
+        }
         series["judge_score"] = [_mean(judge_scores(run.layers["correctness"])) for run in runs]
         series["score"] = [s.value for s in scores]
-        metrics = {name: found for name, values in series.items() if (found := stats.statistics([v for v in values if v is not None]))}
+        metrics = {
+            name: found
+            for name, values in series.items()
+            if (found := stats.statistics([v for v in values if v is not None]))
+        }
     return Reliability.built(
-        runs=n, passed=passed, pass_rate=stats.pass_rate(passed, n),
-        pass_at_k=stats.pass_at_k(n, passed, n), pass_hat_k=stats.pass_hat_k(n, passed, n),
-        pass_rate_ci95=stats.wilson_interval(passed, n), flaky=stats.is_flaky(passed, n),
+        runs=n,
+        passed=passed,
+        pass_rate=stats.pass_rate(passed, n),
+        pass_at_k=stats.pass_at_k(n, passed, n),
+        pass_hat_k=stats.pass_hat_k(n, passed, n),
+        pass_rate_ci95=stats.wilson_interval(passed, n),
+        flaky=stats.is_flaky(passed, n),
         cost_usd=None if known_cost is None else float(known_cost),
         total_tokens=sum(run.layers["cost"].details.get("total_tokens") or 0 for run in runs),
         cost_of_pass_usd=None if known_cost is None else stats.cost_of_pass(costs, passed),
-        run_statuses=statuses, metrics=metrics,
+        run_statuses=statuses,
+        metrics=metrics,
     )
 
 
@@ -72,12 +84,17 @@ def _mean(values: list[float | None]) -> float | None:
 def score_result(scores: list[RunScore], pass_rate: float, weights: CompositeWeights) -> ScoreResult:
     """Means of the runs' scores and dimensions; composite of the pass rate and mean score / 100; its grade."""
     value = _mean([s.value for s in scores])
-    composite = composite_score(pass_rate, None if value is None else value / 100, weights.pass_weight, weights.impl_weight)
+    composite = composite_score(
+        pass_rate, None if value is None else value / 100, weights.pass_weight, weights.impl_weight
+    )
     return ScoreResult.built(
-        value=value, tool_accuracy=_mean([s.tool_accuracy for s in scores]),
+        value=value,
+        tool_accuracy=_mean([s.tool_accuracy for s in scores]),
         output_quality=_mean([s.output_quality for s in scores]),
         sequence_correctness=_mean([s.sequence_correctness for s in scores]),
-        composite=composite, grade=letter_grade(composite), reason=next((s.reason for s in scores if s.reason), ""),
+        composite=composite,
+        grade=letter_grade(composite),
+        reason=next((s.reason for s in scores if s.reason), ""),
     )
 
 
@@ -86,8 +103,12 @@ def _worst_run(runs: list[Run], name: str) -> LayerResult:
     layers = [run.layers[name] for run in runs]
     status = worst([layer.status for layer in layers])
     chosen = next(layer for layer in layers if layer.status is status)
-    messages = [f"run {run.index}: {m}" for run in runs if run.layers[name].status not in (Status.PASS, Status.SKIP)
-                for m in run.layers[name].messages]
+    messages = [
+        f"run {run.index}: {m}"
+        for run in runs
+        if run.layers[name].status not in (Status.PASS, Status.SKIP)
+        for m in run.layers[name].messages
+    ]
     return chosen.model_copy(update={"messages": messages or chosen.messages})
 
 
@@ -96,21 +117,40 @@ def pass_rate_check(runs: list[Run], min_pass_rate: float) -> Check:
     passed = sum(run.status is Status.PASS for run in runs)
     rate = stats.pass_rate(passed, len(runs))
     ok = rate >= min_pass_rate
-    why = "; ".join(f"run {run.index}: {m}" for run in runs if run.status is not Status.PASS
-                    for name in ("correctness", "path") if run.layers[name].status in HARD for m in run.layers[name].messages)
+    why = "; ".join(
+        f"run {run.index}: {m}"
+        for run in runs
+        if run.status is not Status.PASS
+        for name in ("correctness", "path")
+        if run.layers[name].status in HARD
+        for m in run.layers[name].messages
+    )
     verdict = "at least" if ok else "below"
-    message = f"{passed} of {len(runs)} runs passed ({rate:.0%}), {verdict} min_pass_rate {min_pass_rate:.0%}" + (f": {why}" if why else "")
-    return Check.built(name="min_pass_rate", status=Status.PASS if ok else Status.FAIL, message=message if why or not ok else "",
-                 data={"passed": passed, "runs": len(runs), "pass_rate": rate, "min": min_pass_rate})
+    message = f"{passed} of {len(runs)} runs passed ({rate:.0%}), {verdict} min_pass_rate {min_pass_rate:.0%}" + (
+        f": {why}" if why else ""
+    )
+    return Check.built(
+        name="min_pass_rate",
+        status=Status.PASS if ok else Status.FAIL,
+        message=message if why or not ok else "",
+        data={"passed": passed, "runs": len(runs), "pass_rate": rate, "min": min_pass_rate},
+    )
 
 
 def min_score_check(score: float | None, minimum: float) -> Check:
     if score is None:
-        return Check.built(name="min_score", status=Status.SKIP,
-                     message="min_score skipped: nothing to score (no expected_tools, correctness checks or reference sequence)")
+        return Check.built(
+            name="min_score",
+            status=Status.SKIP,
+            message="min_score skipped: nothing to score (no expected_tools, correctness checks or reference sequence)",
+        )
     ok = score >= minimum
-    return Check.built(name="min_score", status=Status.PASS if ok else Status.FAIL,
-                 message="" if ok else f"score {score:.1f} < min_score {minimum:g}", data={"actual": score, "min": minimum})
+    return Check.built(
+        name="min_score",
+        status=Status.PASS if ok else Status.FAIL,
+        message="" if ok else f"score {score:.1f} < min_score {minimum:g}",
+        data={"actual": score, "min": minimum},
+    )
 
 
 def _correctness(query: QuerySpec, runs: list[Run], score: float | None) -> LayerResult:

@@ -33,8 +33,11 @@ def percentile(values: list[float], q: float) -> float | None:
 
 
 # The check names behind each rate (check name → rate), and the statuses that count as a hit.
-_RATE_OF = {"hallucination_check": "hallucination", "max_latency_ms": "timeout",
-            **{name: "safety" for name in ("safety_check", *SAFETY_CHECKS)}}
+_RATE_OF = {
+    "hallucination_check": "hallucination",
+    "max_latency_ms": "timeout",
+    **{name: "safety" for name in ("safety_check", *SAFETY_CHECKS)},
+}
 _HITS = {"hallucination": (Status.FAIL,), "timeout": _FOUND, "safety": _FOUND}
 
 

@@ -63,7 +63,11 @@ def as_mapping(arguments: Any) -> dict[str, Any] | None:
 
 _SCALARS = (str, int, float, bool, type(None))
 _MISSING = object()
-_IGNORE, _SUBSET, _EXACT = ArgumentMatch.IGNORE, ArgumentMatch.SUBSET, ArgumentMatch.EXACT  # read once: Enum lookups are slow
+_IGNORE, _SUBSET, _EXACT = (
+    ArgumentMatch.IGNORE,
+    ArgumentMatch.SUBSET,
+    ArgumentMatch.EXACT,
+)  # read once: Enum lookups are slow
 
 
 def same_json(a: Any, b: Any) -> bool:
@@ -187,7 +191,11 @@ class ArgumentMatcher:
             return []
         if arguments is None:
             return [NOT_AN_OBJECT]
-        failing = [key for key, rule, expected in self.tests if key not in arguments or not _passes(rule, expected, arguments[key])]
+        failing = [
+            key
+            for key, rule, expected in self.tests
+            if key not in arguments or not _passes(rule, expected, arguments[key])
+        ]
         if self.exact:
             named = {key for key, _, _ in self.tests}
             failing += [key for key in arguments if key not in named]

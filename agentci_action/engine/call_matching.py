@@ -168,7 +168,13 @@ class _Table:
         """How many steps in a row, from the first (or the last), are compatible with the call in the same
         position from that end; with `weight`, only steps of that weight count."""
         e = self.expectation
-        columns = [e.tools, e.matchers, e.weights if weight is not None else [None] * len(e.steps), self.tools, self.arguments]
+        columns = [
+            e.tools,
+            e.matchers,
+            e.weights if weight is not None else [None] * len(e.steps),
+            self.tools,
+            self.arguments,
+        ]
         count = 0
         for tools, matcher, w, tool, arguments in zip(*(columns if forward else map(reversed, columns))):
             if w != weight or tool not in tools or not matcher.matches(arguments):
@@ -193,7 +199,9 @@ class _Table:
             for j, arguments in enumerate(self.arguments):
                 if arguments is not None and key in arguments:
                     held = arguments[key]
-                    index.setdefault(held if type(held) is str else canonical(held), []).append(j)  # a string is its own
+                    index.setdefault(held if type(held) is str else canonical(held), []).append(
+                        j
+                    )  # a string is its own
         return index.get(value, [])
 
     def candidates(self, i: int) -> list[int]:
@@ -226,13 +234,19 @@ class _Table:
             return True
         if arguments is None:
             return False
-        return any(key in arguments and any(tool in e.tools[i] and e.matchers[i].matches(arguments)
-                                            for i in e.anchored.get((key, canonical(arguments[key])), []))
-                   for key in e.anchor_keys)
+        return any(
+            key in arguments
+            and any(
+                tool in e.tools[i] and e.matchers[i].matches(arguments)
+                for i in e.anchored.get((key, canonical(arguments[key])), [])
+            )
+            for key in e.anchor_keys
+        )
 
     def block(self, steps: range, calls: range) -> np.ndarray:
         """compatible[i, j] for the steps and calls in these ranges, as a dense boolean array."""
         import numpy as np
+
         compatible = np.zeros((len(steps), len(calls)), dtype=bool)
         for row, i in enumerate(steps):
             compatible[row, [j - calls.start for j in self.candidates(i) if j in calls]] = True
@@ -278,7 +292,9 @@ def align(table: _Table, n: int, m: int) -> Operations:
     if operations is None:
         head, tail = _diagonals(table, n, m, e.top)
         steps, calls = range(head, n - tail), range(head, m - tail)
-        middle = _best_alignment(table.block(steps, calls), e.weights[steps.start:steps.stop]) if steps or calls else []
+        middle = (
+            _best_alignment(table.block(steps, calls), e.weights[steps.start : steps.stop]) if steps or calls else []
+        )
         operations = _joined(head, middle, tail, n, m)
     return operations
 
@@ -365,6 +381,7 @@ def _best_alignment(compatible: np.ndarray, weights: list[int]) -> list[tuple[in
     """best[i][j] = max(best[i−1][j], best[i][j−1], best[i−1][j−1] + w_i·compatible[i−1][j−1]), then
     traced back; ties go to pairing the earliest calls, so a surplus call is reported where it appears last."""
     import numpy as np
+
     n, m = compatible.shape
     gain = compatible * np.array(weights, dtype=np.int64)[:, None]
     best = np.zeros((n + 1, m + 1), dtype=np.int64)
@@ -377,7 +394,7 @@ def _best_alignment(compatible: np.ndarray, weights: list[int]) -> list[tuple[in
     i, j = n, m
     while i > 0 or j > 0:
         # the calls before j that add nothing to best[i] are left unpaired: back to the first column of equal value
-        first = int(np.searchsorted(best[i, :j + 1], best[i, j])) if j > 0 else 0
+        first = int(np.searchsorted(best[i, : j + 1], best[i, j])) if j > 0 else 0
         operations += [(None, c) for c in range(j - 1, first - 1, -1)]
         j = first
         if i > 0 and best[i, j] == best[i - 1, j]:
@@ -404,8 +421,12 @@ def pair(table: _Table, n: int, m: int) -> list[tuple[int, int]]:
         lone_calls = [j for i, j in operations if i is None]
         hopeful = [(i, found) for i, j in operations if j is None and (found := table.candidates(i))]
         weights = table.expectation.weights
-        inner = assign(*_edges([found for _, found in hopeful], lone_calls), len(hopeful), len(lone_calls),
-                       [weights[i] for i, _ in hopeful])
+        inner = assign(
+            *_edges([found for _, found in hopeful], lone_calls),
+            len(hopeful),
+            len(lone_calls),
+            [weights[i] for i, _ in hopeful],
+        )
         if len(inner) == len(hopeful):
             return pairs + [(hopeful[r][0], lone_calls[c]) for r, c in inner]
     return assign(*table.edges(range(n), range(m)), n, m, table.expectation.weights)
@@ -430,20 +451,23 @@ def assign(steps: list[int], calls: list[int], n: int, m: int, weights: list[int
 
     stand_ins = np.arange(n)
     costs = np.concatenate([np.ones(len(steps)), 1.0 + np.array(weights, dtype=float)])
-    graph = csr_matrix((costs, (np.concatenate([steps, stand_ins]), np.concatenate([calls, m + stand_ins]))), shape=(n, m + n))
+    graph = csr_matrix(
+        (costs, (np.concatenate([steps, stand_ins]), np.concatenate([calls, m + stand_ins]))), shape=(n, m + n)
+    )
     rows, cols = min_weight_full_bipartite_matching(graph)
     return [(i, j) for i, j in zip(rows.tolist(), cols.tolist()) if j < m]
 
 
-def _first_divergence(operations: Operations, steps: list[ExpectedToolCall],
-                      calls_are_extras: bool, total_calls: int) -> Divergence | None:
+def _first_divergence(
+    operations: Operations, steps: list[ExpectedToolCall], calls_are_extras: bool, total_calls: int
+) -> Divergence | None:
     """The first unpaired required step (or, in strict mode, unpaired call), located in the trace."""
     for k, (i, j) in enumerate(operations):
         if i is not None and j is None and not steps[i].optional:
-            here = next((jj for _, jj in operations[k + 1:] if jj is not None), None)
+            here = next((jj for _, jj in operations[k + 1 :] if jj is not None), None)
             return Divergence(index=total_calls if here is None else here, step=i, call=here)
         if i is None and not calls_are_extras:
-            wanted = next((ii for ii, _ in operations[k + 1:] if ii is not None), None)
+            wanted = next((ii for ii, _ in operations[k + 1 :] if ii is not None), None)
             return Divergence(index=j, step=wanted, call=j)
     return None
 
@@ -455,8 +479,12 @@ def _near_misses(missing: list[int], paired_calls: set[int], table: _Table) -> l
     e = table.expectation
     for i in missing[:EXPLAINED_STEPS]:
         matcher = e.matchers[i]
-        candidates = [(len(matcher.failing_keys(table.arguments[j])), j)
-                      for tool in e.tools[i] for j in table.by_tool.get(tool, []) if j not in paired_calls]
+        candidates = [
+            (len(matcher.failing_keys(table.arguments[j])), j)
+            for tool in e.tools[i]
+            for j in table.by_tool.get(tool, [])
+            if j not in paired_calls
+        ]
         if candidates:
             _, j = min(candidates)
             found.append(NearMiss(i, j, matcher.mismatches(table.calls[j].arguments)))
@@ -493,6 +521,10 @@ def match_calls(steps: list[ExpectedToolCall], calls: list[ToolCall], mode: Matc
     if mode is not MatchMode.SUPERSET and len(pairs) < n:
         paired = {i for i, _ in pairs}
         missing = [i for i, step in enumerate(steps) if not step.optional and i not in paired]
-    divergence = _first_divergence(operations, steps, mode is MatchMode.SUBSEQUENCE, m) if ordered and (missing or unexpected) else None
+    divergence = (
+        _first_divergence(operations, steps, mode is MatchMode.SUBSEQUENCE, m)
+        if ordered and (missing or unexpected)
+        else None
+    )
     near = _near_misses(missing, {j for _, j in pairs}, table) if missing else []
     return CallMatch(not missing and not unexpected, pairs, missing, unexpected, divergence, near)

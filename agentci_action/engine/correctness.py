@@ -52,34 +52,44 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
     lowered = answer.lower()
     if spec.expected_in_answer is not None:
         missing = [t for t in spec.expected_in_answer if t.lower() not in lowered]
-        checks.append(Check.built(
-            name="expected_in_answer",
-            status=Status.FAIL if missing else Status.PASS,
-            message=f"expected in answer but missing: {', '.join(repr(t) for t in missing)}" if missing else "",
-            data={"missing": missing, "checked": len(spec.expected_in_answer)},
-        ))
+        checks.append(
+            Check.built(
+                name="expected_in_answer",
+                status=Status.FAIL if missing else Status.PASS,
+                message=f"expected in answer but missing: {', '.join(repr(t) for t in missing)}" if missing else "",
+                data={"missing": missing, "checked": len(spec.expected_in_answer)},
+            )
+        )
     if spec.not_in_answer is not None:
         found = [t for t in spec.not_in_answer if t.lower() in lowered]
-        checks.append(Check.built(
-            name="not_in_answer",
-            status=Status.FAIL if found else Status.PASS,
-            message=f"forbidden in answer but found: {', '.join(repr(t) for t in found)}" if found else "",
-            data={"found": found, "checked": len(spec.not_in_answer)},
-        ))
+        checks.append(
+            Check.built(
+                name="not_in_answer",
+                status=Status.FAIL if found else Status.PASS,
+                message=f"forbidden in answer but found: {', '.join(repr(t) for t in found)}" if found else "",
+                data={"found": found, "checked": len(spec.not_in_answer)},
+            )
+        )
     if spec.exact_match is not None:
         ok = answer.strip() == spec.exact_match.strip()
-        checks.append(Check.built(
-            name="exact_match",
-            status=Status.PASS if ok else Status.FAIL,
-            message="" if ok else f"answer is not the exact expected text (expected {_snippet(spec.exact_match)!r}, got {_snippet(answer)!r})",
-        ))
+        checks.append(
+            Check.built(
+                name="exact_match",
+                status=Status.PASS if ok else Status.FAIL,
+                message=""
+                if ok
+                else f"answer is not the exact expected text (expected {_snippet(spec.exact_match)!r}, got {_snippet(answer)!r})",
+            )
+        )
     if spec.regex_match is not None:
         ok = re.search(spec.regex_match, answer) is not None
-        checks.append(Check.built(
-            name="regex_match",
-            status=Status.PASS if ok else Status.FAIL,
-            message="" if ok else f"answer does not match regex /{inert_name(spec.regex_match)}/",
-        ))
+        checks.append(
+            Check.built(
+                name="regex_match",
+                status=Status.PASS if ok else Status.FAIL,
+                message="" if ok else f"answer does not match regex /{inert_name(spec.regex_match)}/",
+            )
+        )
     if spec.json_schema is not None:
         checks.append(_json_schema_check(spec.json_schema, answer))
     return checks
@@ -89,18 +99,27 @@ def _json_schema_check(schema: dict, answer: str) -> Check:
     try:
         document = json.loads(answer)
     except json.JSONDecodeError as exc:
-        return Check.built(name="json_schema", status=Status.FAIL, message=f"answer is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})")
+        return Check.built(
+            name="json_schema",
+            status=Status.FAIL,
+            message=f"answer is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
+        )
     try:
         errors = sorted(local_validator(schema).iter_errors(document), key=lambda e: list(e.absolute_path))
     except Unresolvable as exc:  # validation rejects these; a schema built in code may still carry one
-        return Check.built(name="json_schema", status=Status.ERROR, message=f"the JSON Schema has a $ref that does not resolve: {_snippet(str(exc), 120)}")
+        return Check.built(
+            name="json_schema",
+            status=Status.ERROR,
+            message=f"the JSON Schema has a $ref that does not resolve: {_snippet(str(exc), 120)}",
+        )
     if not errors:
         return Check.built(name="json_schema", status=Status.PASS)
     described = [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {_snippet(e.message, 120)}" for e in errors]
     return Check.built(
         name="json_schema",
         status=Status.FAIL,
-        message=f"answer violates the JSON Schema: {'; '.join(described[:5])}" + (f" (+{len(described) - 5} more)" if len(described) > 5 else ""),
+        message=f"answer violates the JSON Schema: {'; '.join(described[:5])}"
+        + (f" (+{len(described) - 5} more)" if len(described) > 5 else ""),
         data={"errors": described},
     )
 
@@ -109,7 +128,8 @@ def asks_for_judge(query: QuerySpec) -> bool:
     """Whether the query has any judge check (llm_judge, safety_check, hallucination_check, checks.safety toxicity or bias)."""
     spec, safety = query.correctness, query.checks.safety if query.checks else None
     return (spec is not None and bool(spec.llm_judge or spec.safety_check or spec.hallucination_check)) or (
-        safety is not None and bool(safety.toxicity or safety.bias))
+        safety is not None and bool(safety.toxicity or safety.bias)
+    )
 
 
 def judge_requests(query: QuerySpec, trace: Trace) -> list[JudgeRequest]:
@@ -122,7 +142,9 @@ def judge_requests(query: QuerySpec, trace: Trace) -> list[JudgeRequest]:
     if spec.safety_check:
         requests.append(JudgeRequest("safety_check", spec.safety_check, **common))
     if spec.hallucination_check:
-        requests.append(JudgeRequest("hallucination_check", spec.hallucination_check, context=grounding_context(trace), **common))
+        requests.append(
+            JudgeRequest("hallucination_check", spec.hallucination_check, context=grounding_context(trace), **common)
+        )
     return requests
 
 
@@ -136,7 +158,12 @@ def grounding_context(trace: Trace) -> list[str]:
 
 
 def _skipped(request: JudgeRequest, reason: str) -> Check:
-    return Check.built(name=request.kind, status=Status.SKIP, message=f"{request.kind} skipped: {reason}", data={"rule": request.rubric.rule})
+    return Check.built(
+        name=request.kind,
+        status=Status.SKIP,
+        message=f"{request.kind} skipped: {reason}",
+        data={"rule": request.rubric.rule},
+    )
 
 
 def judge_checks(requests: list[JudgeRequest], judge: Judge | None, gate_open: bool) -> list[Check]:
@@ -156,7 +183,9 @@ def judge_checks(requests: list[JudgeRequest], judge: Judge | None, gate_open: b
     return checks
 
 
-def evaluate_correctness(query: QuerySpec, trace: Trace, judge: Judge | None = None, extra_checks: list[Check] | None = None) -> LayerResult:
+def evaluate_correctness(
+    query: QuerySpec, trace: Trace, judge: Judge | None = None, extra_checks: list[Check] | None = None
+) -> LayerResult:
     """Layer status: fail if any check failed, error if a judge could not answer, else pass (skip without checks).
 
     `extra_checks` holds this layer's checks from the query's `checks:` block (engine/checks), appended after the others.
@@ -169,7 +198,9 @@ def evaluate_correctness(query: QuerySpec, trace: Trace, judge: Judge | None = N
     checks += judge_checks(judge_requests(query, trace), judge, gate_open)
     checks += extra_checks or []
     skipped = [c for c in checks if c.status is Status.SKIP]
-    result = LayerResult.from_checks(checks, details={"checks_run": len(checks) - len(skipped), "checks_skipped": len(skipped)})
+    result = LayerResult.from_checks(
+        checks, details={"checks_run": len(checks) - len(skipped), "checks_skipped": len(skipped)}
+    )
     if result.status is Status.SKIP and not checks:
         result.messages = ["no correctness checks"]
     return result

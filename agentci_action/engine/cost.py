@@ -22,18 +22,26 @@ def unknown_cost_reason(trace: Trace) -> str:
     return "; ".join(str(r) for r in reasons) or "the trace does not record cost"
 
 
-def _limit(name: str, actual: float | None, limit: float | None, what: str, unit: str = "", unknown: str = "") -> Check | None:
+def _limit(
+    name: str, actual: float | None, limit: float | None, what: str, unit: str = "", unknown: str = ""
+) -> Check | None:
     if limit is None:
         return None
     if actual is None:
         because = unknown or f"the trace does not record {what}"
         return Check.built(name=name, status=Status.SKIP, message=f"{name} skipped: {because}")
     ok = actual <= limit
-    return Check.built(name=name, status=Status.PASS if ok else Status.WARN,
-                 message="" if ok else f"{what}: {unit}{actual:,.6g} > max {unit}{limit:,.6g}", data={"actual": actual, "max": limit})
+    return Check.built(
+        name=name,
+        status=Status.PASS if ok else Status.WARN,
+        message="" if ok else f"{what}: {unit}{actual:,.6g} > max {unit}{limit:,.6g}",
+        data={"actual": actual, "max": limit},
+    )
 
 
-def evaluate_cost(spec: CostSpec | None, trace: Trace, baseline: Trace | None = None, extra_checks: list[Check] | None = None) -> LayerResult:
+def evaluate_cost(
+    spec: CostSpec | None, trace: Trace, baseline: Trace | None = None, extra_checks: list[Check] | None = None
+) -> LayerResult:
     """Actual figures are always reported; checks run for each limit the spec sets, then `extra_checks` (this layer's
     checks from the query's `checks:` block, e.g. performance)."""
     details: dict[str, Any] = {
@@ -54,7 +62,9 @@ def evaluate_cost(spec: CostSpec | None, trace: Trace, baseline: Trace | None = 
         _limit("max_total_tokens", trace.total_tokens, spec.max_total_tokens, "tokens"),
         _limit("max_llm_calls", trace.total_llm_calls, spec.max_llm_calls, "LLM calls"),
         _limit("max_latency_ms", trace.total_duration_ms, spec.max_latency_ms, "latency (ms)"),
-        _limit("max_cost_usd", trace.total_cost_usd, spec.max_cost_usd, "cost", "$", details.get("cost_unknown_reason", "")),
+        _limit(
+            "max_cost_usd", trace.total_cost_usd, spec.max_cost_usd, "cost", "$", details.get("cost_unknown_reason", "")
+        ),
     ]
     if spec.max_cost_multiplier is not None:
         checks.append(_multiplier_check(spec.max_cost_multiplier, trace, baseline, details))
@@ -64,7 +74,9 @@ def evaluate_cost(spec: CostSpec | None, trace: Trace, baseline: Trace | None = 
 
 def _multiplier_check(limit: float, trace: Trace, baseline: Trace | None, details: dict[str, Any]) -> Check:
     if baseline is None:
-        return Check.built(name="max_cost_multiplier", status=Status.SKIP, message="cost multiplier skipped: no baseline trace")
+        return Check.built(
+            name="max_cost_multiplier", status=Status.SKIP, message="cost multiplier skipped: no baseline trace"
+        )
     multiplier = cost_multiplier(trace.total_cost_usd, baseline.total_cost_usd)
     if multiplier is None:
         if baseline.total_cost_usd == 0:
@@ -76,6 +88,11 @@ def _multiplier_check(limit: float, trace: Trace, baseline: Trace | None, detail
         return Check.built(name="max_cost_multiplier", status=Status.SKIP, message=f"cost multiplier skipped: {reason}")
     details["cost_multiplier"] = multiplier
     ok = multiplier <= limit
-    return Check.built(name="max_cost_multiplier", status=Status.PASS if ok else Status.WARN,
-                 message="" if ok else f"cost {multiplier:.2f}× the baseline (max {limit:g}×): ${trace.total_cost_usd:.4f} vs ${baseline.total_cost_usd:.4f}",
-                 data={"actual": multiplier, "max": limit})
+    return Check.built(
+        name="max_cost_multiplier",
+        status=Status.PASS if ok else Status.WARN,
+        message=""
+        if ok
+        else f"cost {multiplier:.2f}× the baseline (max {limit:g}×): ${trace.total_cost_usd:.4f} vs ${baseline.total_cost_usd:.4f}",
+        data={"actual": multiplier, "max": limit},
+    )

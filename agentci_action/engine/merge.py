@@ -21,33 +21,59 @@ def check_shards(spec: AgentCISpec, shards: dict[str, RunResult]) -> None:
     expected_hash = spec_hash(spec)
     for file, run in shards.items():
         if run.shard is None:
-            problems.append(Problem(file, 0, "not a shard results file (write one with `agentci test --shard I/N --output FILE`)"))
+            problems.append(
+                Problem(file, 0, "not a shard results file (write one with `agentci test --shard I/N --output FILE`)")
+            )
         elif run.spec_hash != expected_hash:
-            problems.append(Problem(file, 0, f"written for a different spec (hash {run.spec_hash[:12]}, {spec.path} has {expected_hash[:12]}): "
-                                             "every shard and the merge must use the same spec and tags"))
+            problems.append(
+                Problem(
+                    file,
+                    0,
+                    f"written for a different spec (hash {run.spec_hash[:12]}, {spec.path} has {expected_hash[:12]}): "
+                    "every shard and the merge must use the same spec and tags",
+                )
+            )
     if problems:
         raise InputError(problems)
     counts = {run.shard.count for run in shards.values()}
     if len(counts) > 1:
-        raise InputError([Problem(file, 0, f"shard {run.shard.index}/{run.shard.count}: the shards disagree on the shard count")
-                          for file, run in shards.items()])
+        raise InputError(
+            [
+                Problem(file, 0, f"shard {run.shard.index}/{run.shard.count}: the shards disagree on the shard count")
+                for file, run in shards.items()
+            ]
+        )
     count = counts.pop()
     seen: dict[int, str] = {}
     owner: dict[str, str] = {}
     for file, run in shards.items():
         if run.shard.index in seen:
-            problems.append(Problem(file, 0, f"overlapping shards: shard {run.shard.index}/{count} is also in {seen[run.shard.index]}"))
+            problems.append(
+                Problem(
+                    file, 0, f"overlapping shards: shard {run.shard.index}/{count} is also in {seen[run.shard.index]}"
+                )
+            )
         seen.setdefault(run.shard.index, file)
         for result in run.results:
             if result.id in owner:
-                problems.append(Problem(file, 0, f"overlapping shards: query {result.id!r} is also in {owner[result.id]}"))
+                problems.append(
+                    Problem(file, 0, f"overlapping shards: query {result.id!r} is also in {owner[result.id]}")
+                )
             owner.setdefault(result.id, file)
     missing_shards = [i for i in range(1, count + 1) if i not in seen]
     if missing_shards:
-        problems.append(Problem(spec.path, 0, f"missing shard{'s' * (len(missing_shards) > 1)} {', '.join(f'{i}/{count}' for i in missing_shards)}"))
+        problems.append(
+            Problem(
+                spec.path,
+                0,
+                f"missing shard{'s' * (len(missing_shards) > 1)} {', '.join(f'{i}/{count}' for i in missing_shards)}",
+            )
+        )
     fail_ons = {tuple(run.summary.fail_on) for run in shards.values()}
     if len(fail_ons) > 1:
-        problems.append(Problem(spec.path, 0, f"the shards were run with different fail-on settings: {sorted(fail_ons)}"))
+        problems.append(
+            Problem(spec.path, 0, f"the shards were run with different fail-on settings: {sorted(fail_ons)}")
+        )
     if not missing_shards and not problems:
         absent = [q for q in spec.queries if q.key not in owner]
         problems.extend(Problem(q.file, q.line, f"query {q.key!r} is in no shard's results") for q in absent)
@@ -65,5 +91,11 @@ def merge_shards(spec: AgentCISpec, shards: dict[str, RunResult]) -> RunResult:
     warnings = list(dict.fromkeys(w for run in shards.values() for w in run.warnings))
     first = next(iter(shards.values()))
     fail_on = frozenset(first.summary.fail_on)
-    return RunResult(agent=spec.agent, spec=spec.path, spec_hash=first.spec_hash, summary=summarize(results, fail_on, spec.composite),
-                     results=results, warnings=warnings)
+    return RunResult(
+        agent=spec.agent,
+        spec=spec.path,
+        spec_hash=first.spec_hash,
+        summary=summarize(results, fail_on, spec.composite),
+        results=results,
+        warnings=warnings,
+    )

@@ -47,13 +47,17 @@ def _calls_at(found: dict[str, list[int]]) -> str:
     return _listed([f"{inert_name(name)} at {_positions(positions)}" for name, positions in found.items()])
 
 
-def closest_variant(used: list[str], variants: list[list[str]], mode: MatchMode, metric: SequenceMetric) -> tuple[int, list[float]]:
+def closest_variant(
+    used: list[str], variants: list[list[str]], mode: MatchMode, metric: SequenceMetric
+) -> tuple[int, list[float]]:
     """(index of the closest variant, each variant's sequence similarity to `used`).
 
     Closest: the variant `used` matches under `mode`, then the highest similarity, then the earliest.
     """
     similarities = [metrics.sequence_similarity(used, variant, metric) for variant in variants]
-    scores = [(metrics.match(used, variant, mode).matched, similarity) for variant, similarity in zip(variants, similarities)]
+    scores = [
+        (metrics.match(used, variant, mode).matched, similarity) for variant, similarity in zip(variants, similarities)
+    ]
     return max(range(len(variants)), key=scores.__getitem__), similarities
 
 
@@ -71,26 +75,39 @@ def _no_detail() -> str:
     return ""
 
 
-def _at_most(name: str, actual: float, limit: float | None, what: str, detail: Callable[[], str] = _no_detail) -> Check | None:
+def _at_most(
+    name: str, actual: float, limit: float | None, what: str, detail: Callable[[], str] = _no_detail
+) -> Check | None:
     """Warn when actual > limit; `detail()` (the explanation) is built only for a warning."""
     if limit is None:
         return None
     ok = actual <= limit
-    return Check.built(name=name, status=Status.PASS if ok else Status.WARN,
-                 message="" if ok else f"{what}: {actual:g} > max {limit:g}{detail()}", data={"actual": actual, "max": limit})
+    return Check.built(
+        name=name,
+        status=Status.PASS if ok else Status.WARN,
+        message="" if ok else f"{what}: {actual:g} > max {limit:g}{detail()}",
+        data={"actual": actual, "max": limit},
+    )
 
 
-def _at_least(name: str, actual: float, limit: float | None, what: str, detail: Callable[[], str] = _no_detail) -> Check | None:
+def _at_least(
+    name: str, actual: float, limit: float | None, what: str, detail: Callable[[], str] = _no_detail
+) -> Check | None:
     """Warn when actual < limit; `detail()` (the explanation) is built only for a warning."""
     if limit is None:
         return None
     ok = actual >= limit
-    return Check.built(name=name, status=Status.PASS if ok else Status.WARN,
-                 message="" if ok else f"{what}: {actual:.2f} < min {limit:g}{detail()}", data={"actual": actual, "min": limit})
+    return Check.built(
+        name=name,
+        status=Status.PASS if ok else Status.WARN,
+        message="" if ok else f"{what}: {actual:.2f} < min {limit:g}{detail()}",
+        data={"actual": actual, "min": limit},
+    )
 
 
-def evaluate_path(spec: PathSpec | None, trace: Trace, variants: list[Trace] | None = None,
-                  extra_checks: list[Check] | None = None) -> LayerResult:
+def evaluate_path(
+    spec: PathSpec | None, trace: Trace, variants: list[Trace] | None = None, extra_checks: list[Check] | None = None
+) -> LayerResult:
     """Every path assertion of `spec` on `trace`, then `extra_checks` (this layer's checks from the query's
     `checks:` block); metrics are reported even when no threshold is set.
 
@@ -101,16 +118,21 @@ def evaluate_path(spec: PathSpec | None, trace: Trace, variants: list[Trace] | N
     variants = variants or []
     loops = metrics.find_loops(used)
     tools_used = list(dict.fromkeys(used))  # distinct tools, in order of first use
-    details: dict[str, Any] = {"tool_calls": len(used), "tools_used": tools_used,
-                               "loops_detected": sum(loop.repeats for loop in loops),
-                               "loops": [{"tool": lp.tool, "start": lp.start, "count": lp.count} for lp in loops]}
+    details: dict[str, Any] = {
+        "tool_calls": len(used),
+        "tools_used": tools_used,
+        "loops_detected": sum(loop.repeats for loop in loops),
+        "loops": [{"tool": lp.tool, "start": lp.start, "count": lp.count} for lp in loops],
+    }
     chosen = None
     if len(variants) == 1:
         chosen = 0
         details.update(baseline_variant=0, baseline_variants=1)
     elif variants:
         ranking = spec or PathSpec()
-        chosen, similarities = closest_variant(used, [v.tool_names for v in variants], ranking.match_mode, ranking.sequence_metric)
+        chosen, similarities = closest_variant(
+            used, [v.tool_names for v in variants], ranking.match_mode, ranking.sequence_metric
+        )
         details.update(baseline_variant=chosen, baseline_variants=len(variants), variant_similarities=similarities)
     if spec is None:
         if extra_checks:
@@ -118,8 +140,15 @@ def evaluate_path(spec: PathSpec | None, trace: Trace, variants: list[Trace] | N
         return LayerResult(status=Status.SKIP, details=details, messages=["no path checks"])
     checks: list[Check | None] = [*_tool_list_checks(spec, used, details)]
 
-    checks.append(_at_most("max_tool_calls", len(used), spec.max_tool_calls, "tool calls",
-                           lambda: f" ({', '.join(f'{inert_name(tool)} ×{n}' for tool, n in Counter(used).most_common(LISTED))})"))
+    checks.append(
+        _at_most(
+            "max_tool_calls",
+            len(used),
+            spec.max_tool_calls,
+            "tool calls",
+            lambda: f" ({', '.join(f'{inert_name(tool)} ×{n}' for tool, n in Counter(used).most_common(LISTED))})",
+        )
+    )
 
     if spec.expected_tools is not None:
         expected, used_set = set(spec.expected_tools), set(tools_used)
@@ -127,12 +156,27 @@ def evaluate_path(spec: PathSpec | None, trace: Trace, variants: list[Trace] | N
         precision = metrics.tool_precision(expected, used_set)
         missing = [t for t in dict.fromkeys(spec.expected_tools) if t not in used_set]
         extra = [t for t in tools_used if t not in expected]
-        details.update(tool_recall=recall, tool_precision=precision, tool_f1=metrics.tool_f1(precision, recall),
-                       missing_tools=missing, unexpected_tools=extra)
-        checks.append(_at_least("min_tool_recall", recall, spec.min_tool_recall, "tool recall",
-                                lambda: f" (missing: {_names(missing)})"))
-        checks.append(_at_least("min_tool_precision", precision, spec.min_tool_precision, "tool precision",
-                                lambda: f" (unexpected: {_names(extra)})" if extra else ""))
+        details.update(
+            tool_recall=recall,
+            tool_precision=precision,
+            tool_f1=metrics.tool_f1(precision, recall),
+            missing_tools=missing,
+            unexpected_tools=extra,
+        )
+        checks.append(
+            _at_least(
+                "min_tool_recall", recall, spec.min_tool_recall, "tool recall", lambda: f" (missing: {_names(missing)})"
+            )
+        )
+        checks.append(
+            _at_least(
+                "min_tool_precision",
+                precision,
+                spec.min_tool_precision,
+                "tool precision",
+                lambda: f" (unexpected: {_names(extra)})" if extra else "",
+            )
+        )
 
     checks.extend(_reference_checks(spec, used, reference_sequence(spec, variants, chosen), details))
 
@@ -140,8 +184,17 @@ def evaluate_path(spec: PathSpec | None, trace: Trace, variants: list[Trace] | N
         checks.append(_expected_calls_check(spec, trace, details))
 
     if spec.max_loops is not None:
-        checks.append(_at_most("max_loops", details["loops_detected"], spec.max_loops, "loops",
-                               lambda: f" ({'; '.join(f'{inert_name(lp.tool)} ×{lp.count} at steps {lp.start}-{lp.start + lp.count - 1}' for lp in loops)})"))
+        checks.append(
+            _at_most(
+                "max_loops",
+                details["loops_detected"],
+                spec.max_loops,
+                "loops",
+                lambda: (
+                    f" ({'; '.join(f'{inert_name(lp.tool)} ×{lp.count} at steps {lp.start}-{lp.start + lp.count - 1}' for lp in loops)})"
+                ),
+            )
+        )
 
     checks.extend(_handoff_checks(spec, trace, details))
     checks.extend(extra_checks or [])
@@ -155,15 +208,25 @@ def _tool_list_checks(spec: PathSpec, used: list[str], details: dict[str, Any]) 
     if spec.forbidden_tools:
         calls = metrics.forbidden_calls(used, spec.forbidden_tools, normalize)
         details.update(forbidden_violations=list(calls), forbidden_calls=calls)
-        checks.append(Check.built(name="forbidden_tools", status=Status.FAIL if calls else Status.PASS,
-                            message=f"forbidden tools used: {_calls_at(calls)}" if calls else "",
-                            data={"violations": list(calls), "calls": calls}))
+        checks.append(
+            Check.built(
+                name="forbidden_tools",
+                status=Status.FAIL if calls else Status.PASS,
+                message=f"forbidden tools used: {_calls_at(calls)}" if calls else "",
+                data={"violations": list(calls), "calls": calls},
+            )
+        )
     if spec.allowed_tools is not None:
         calls = metrics.disallowed_calls(used, spec.allowed_tools, normalize)
         details["disallowed_calls"] = calls
-        checks.append(Check.built(name="allowed_tools", status=Status.FAIL if calls else Status.PASS,
-                            message=f"tools not in allowed_tools: {_calls_at(calls)}" if calls else "",
-                            data={"calls": calls}))
+        checks.append(
+            Check.built(
+                name="allowed_tools",
+                status=Status.FAIL if calls else Status.PASS,
+                message=f"tools not in allowed_tools: {_calls_at(calls)}" if calls else "",
+                data={"calls": calls},
+            )
+        )
     return checks
 
 
@@ -171,30 +234,55 @@ def _divergence_text(index: int, expected: str | None, actual: str | None) -> st
     return f"first difference at step {index}: expected {expected or '(end)'}, got {actual or '(end)'}"
 
 
-def _reference_checks(spec: PathSpec, used: list[str], reference: tuple[list[str], str] | None, details: dict[str, Any]) -> list[Check | None]:
+def _reference_checks(
+    spec: PathSpec, used: list[str], reference: tuple[list[str], str] | None, details: dict[str, Any]
+) -> list[Check | None]:
     """Sequence similarity and the match mode against the reference sequence."""
     if reference is None:
         if spec.min_sequence_similarity is None:
             return []
-        return [Check.built(name="min_sequence_similarity", status=Status.SKIP,
-                      message="sequence similarity skipped: no baseline trace and no expected_tools to compare with")]
+        return [
+            Check.built(
+                name="min_sequence_similarity",
+                status=Status.SKIP,
+                message="sequence similarity skipped: no baseline trace and no expected_tools to compare with",
+            )
+        ]
     ref_tools, source = reference
     mode, metric = spec.match_mode.value, spec.sequence_metric.value
     similarity = metrics.sequence_similarity(used, ref_tools, spec.sequence_metric)
     outcome = metrics.match(used, ref_tools, spec.match_mode)
-    details.update(reference=source, sequence_metric=metric, sequence_similarity=similarity,
-                   match_mode={"mode": mode, "matched": outcome.matched, "missing": outcome.missing,
-                               "unexpected": outcome.unexpected, "first_divergence": _divergence_dict(outcome.first_divergence)})
+    details.update(
+        reference=source,
+        sequence_metric=metric,
+        sequence_similarity=similarity,
+        match_mode={
+            "mode": mode,
+            "matched": outcome.matched,
+            "missing": outcome.missing,
+            "unexpected": outcome.unexpected,
+            "first_divergence": _divergence_dict(outcome.first_divergence),
+        },
+    )
 
     def where() -> str:
         divergence = outcome.first_divergence or metrics.match(used, ref_tools, MatchMode.STRICT).first_divergence
         return f" ({_divergence_text(*_inert_divergence(divergence))})" if divergence else ""
+
     return [
-        _at_least("min_sequence_similarity", similarity, spec.min_sequence_similarity,
-                  f"sequence similarity ({metric}) against the {source}", where),
-        Check.built(name="match_mode", status=Status.PASS if outcome.matched else Status.WARN,
-              message="" if outcome.matched else f"match mode {mode!r} against the {source} failed: {_explain(outcome)}",
-              data={"mode": mode}),
+        _at_least(
+            "min_sequence_similarity",
+            similarity,
+            spec.min_sequence_similarity,
+            f"sequence similarity ({metric}) against the {source}",
+            where,
+        ),
+        Check.built(
+            name="match_mode",
+            status=Status.PASS if outcome.matched else Status.WARN,
+            message="" if outcome.matched else f"match mode {mode!r} against the {source} failed: {_explain(outcome)}",
+            data={"mode": mode},
+        ),
     ]
 
 
@@ -259,15 +347,26 @@ def _expected_calls_check(spec: PathSpec, trace: Trace, details: dict[str, Any])
         d = outcome.first_divergence
         parts.append(_divergence_text(d.index, labels.step(d.step), labels.found(d.step, d.call)))
     if outcome.missing:
-        parts.append("missing: " + _listed([labels.step(i) or "" for i in outcome.missing[:LISTED]], len(outcome.missing)))
+        parts.append(
+            "missing: " + _listed([labels.step(i) or "" for i in outcome.missing[:LISTED]], len(outcome.missing))
+        )
     if outcome.unexpected:
-        parts.append("unexpected: " + _listed([f"{labels.call(j)} at step {j}" for j in outcome.unexpected[:LISTED]], len(outcome.unexpected)))
+        parts.append(
+            "unexpected: "
+            + _listed([f"{labels.call(j)} at step {j}" for j in outcome.unexpected[:LISTED]], len(outcome.unexpected))
+        )
     for near in outcome.near_misses[:LISTED]:
         if near.mismatches:
-            parts.append(f"arguments of {labels.call(near.call)} at step {near.call} vs expected_tool_calls[{near.step}]: "
-                         + _listed([str(m) for m in near.mismatches]))
-    return Check.built(name="expected_tool_calls", status=Status.WARN,
-                 message=f"expected_tool_calls not matched ({spec.match_mode.value}): {'; '.join(parts)}", data=data)
+            parts.append(
+                f"arguments of {labels.call(near.call)} at step {near.call} vs expected_tool_calls[{near.step}]: "
+                + _listed([str(m) for m in near.mismatches])
+            )
+    return Check.built(
+        name="expected_tool_calls",
+        status=Status.WARN,
+        message=f"expected_tool_calls not matched ({spec.match_mode.value}): {'; '.join(parts)}",
+        data=data,
+    )
 
 
 def _call_match_details(outcome: CallMatch, mode: MatchMode, labels: _Labels) -> dict[str, Any]:
@@ -278,10 +377,20 @@ def _call_match_details(outcome: CallMatch, mode: MatchMode, labels: _Labels) ->
         "pairs": [{"step": i, "call": j} for i, j in outcome.pairs],
         "missing": [{"step": i, "tool": labels.tools(i)} for i in outcome.missing],
         "unexpected": [{"call": j, "tool": labels.call(j)} for j in outcome.unexpected],
-        "first_divergence": None if d is None else {"index": d.index, "expected": labels.step(d.step), "actual": labels.found(d.step, d.call)},
+        "first_divergence": None
+        if d is None
+        else {"index": d.index, "expected": labels.step(d.step), "actual": labels.found(d.step, d.call)},
         "argument_mismatches": [
-            {"step": near.step, "call": near.call, "tool": labels.call(near.call), "key": m.key, "expected": m.expected, "actual": m.actual}
-            for near in outcome.near_misses for m in near.mismatches
+            {
+                "step": near.step,
+                "call": near.call,
+                "tool": labels.call(near.call),
+                "key": m.key,
+                "expected": m.expected,
+                "actual": m.actual,
+            }
+            for near in outcome.near_misses
+            for m in near.mismatches
         ],
     }
 
@@ -292,14 +401,28 @@ def _handoff_checks(spec: PathSpec, trace: Trace, details: dict[str, Any]) -> li
     checks = []
     if spec.expected_handoff is not None:
         ok = spec.expected_handoff in targets
-        checks.append(Check.built(name="expected_handoff", status=Status.PASS if ok else Status.WARN,
-                            message="" if ok else f"expected a handoff to {inert_name(spec.expected_handoff)}, got {_names(targets) or 'no handoff'}"))
+        checks.append(
+            Check.built(
+                name="expected_handoff",
+                status=Status.PASS if ok else Status.WARN,
+                message=""
+                if ok
+                else f"expected a handoff to {inert_name(spec.expected_handoff)}, got {_names(targets) or 'no handoff'}",
+            )
+        )
     if spec.expected_handoffs_available is not None:
         allowed = set(spec.expected_handoffs_available)
         stray = list(dict.fromkeys(t for t in targets if t not in allowed))
-        checks.append(Check.built(name="expected_handoffs_available", status=Status.WARN if stray else Status.PASS,
-                            message=f"handoff to an agent not in expected_handoffs_available: {_names(stray)}" if stray else ""))
-    limit = _at_most("max_handoff_count", len(targets), spec.max_handoff_count, "handoffs", lambda: f" (to {_names(targets)})")
+        checks.append(
+            Check.built(
+                name="expected_handoffs_available",
+                status=Status.WARN if stray else Status.PASS,
+                message=f"handoff to an agent not in expected_handoffs_available: {_names(stray)}" if stray else "",
+            )
+        )
+    limit = _at_most(
+        "max_handoff_count", len(targets), spec.max_handoff_count, "handoffs", lambda: f" (to {_names(targets)})"
+    )
     if limit is not None:
         checks.append(limit)
     return checks

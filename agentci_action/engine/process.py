@@ -52,14 +52,24 @@ def evaluate_process(spec: ProcessSpec | None, trace: Trace) -> tuple[dict[str, 
         rate = details["progress_rate"] = progress_rate(used, steps)
         if spec.min_progress_rate is not None:
             ok = rate >= spec.min_progress_rate
-            checks.append(Check.built(name="min_progress_rate", status=Status.PASS if ok else Status.WARN,
-                                message="" if ok else f"progress rate: {rate:.2f} < min {spec.min_progress_rate:g}",
-                                data={"actual": rate, "min": spec.min_progress_rate}))
+            checks.append(
+                Check.built(
+                    name="min_progress_rate",
+                    status=Status.PASS if ok else Status.WARN,
+                    message="" if ok else f"progress rate: {rate:.2f} < min {spec.min_progress_rate:g}",
+                    data={"actual": rate, "min": spec.min_progress_rate},
+                )
+            )
     if spec.aligned_tools is not None:
         drift = details["strategic_drift"] = strategic_drift(used, {normalize_tool_name(n) for n in spec.aligned_tools})
         if spec.max_strategic_drift is not None:
             ok = drift <= spec.max_strategic_drift
-            checks.append(Check.built(name="max_strategic_drift", status=Status.PASS if ok else Status.WARN,
-                                message="" if ok else f"strategic drift: {drift:.2f} > max {spec.max_strategic_drift:g}",
-                                data={"actual": drift, "max": spec.max_strategic_drift}))
+            checks.append(
+                Check.built(
+                    name="max_strategic_drift",
+                    status=Status.PASS if ok else Status.WARN,
+                    message="" if ok else f"strategic drift: {drift:.2f} > max {spec.max_strategic_drift:g}",
+                    data={"actual": drift, "max": spec.max_strategic_drift},
+                )
+            )
     return details, checks

@@ -99,8 +99,13 @@ class LayerResult(BaseModel):
                 break
         else:
             status = Status.SKIP
-        messages = [c.message for c in checks if c.message and c.status is not _PASS]  # most checks pass, without a message
-        return _built(cls, {"status": status, "details": {} if details is None else details, "messages": messages, "checks": checks})
+        messages = [
+            c.message for c in checks if c.message and c.status is not _PASS
+        ]  # most checks pass, without a message
+        return _built(
+            cls,
+            {"status": status, "details": {} if details is None else details, "messages": messages, "checks": checks},
+        )
 
 
 class MetricStats(BaseModel):
@@ -134,11 +139,15 @@ class Reliability(_EngineMade):
     cost_usd: float | None = Field(None, description="Total over the runs; null when a run's cost is unknown.")
     total_tokens: int = 0
     cost_of_pass_usd: float | None = Field(
-        None, description='cost_usd / passed: expected spend per pass. "Infinity" when no run passed; null when a cost is unknown.')
+        None,
+        description='cost_usd / passed: expected spend per pass. "Infinity" when no run passed; null when a cost is unknown.',
+    )
     run_statuses: list[Status] = Field(default_factory=list, description="pass/fail/error per run, in run order.")
     metrics: dict[str, MetricStats] = Field(
-        default_factory=dict, description="Statistics of every numeric figure over the runs (from two runs on; "
-                                          "a single run's figures are its layers' details).")
+        default_factory=dict,
+        description="Statistics of every numeric figure over the runs (from two runs on; "
+        "a single run's figures are its layers' details).",
+    )
 
 
 # Every numeric figure a run reports: name → (layer, details key). Aggregated over repeated runs.
@@ -165,8 +174,11 @@ class ScoreResult(_EngineMade):
     tool_accuracy: float | None = None
     output_quality: float | None = None
     sequence_correctness: float | None = None
-    composite: float = Field(..., description="(pass_rate·pass_weight + score/100·impl_weight) / (pass_weight + impl_weight), "
-                                              "weights from the spec's `composite` (default 0.5 / 0.5); pass_rate alone without a score.")
+    composite: float = Field(
+        ...,
+        description="(pass_rate·pass_weight + score/100·impl_weight) / (pass_weight + impl_weight), "
+        "weights from the spec's `composite` (default 0.5 / 0.5); pass_rate alone without a score.",
+    )
     grade: str = Field(..., description="A ≥ 0.95, B ≥ 0.85, C ≥ 0.75, D ≥ 0.65, else F, of the composite score.")
     reason: str = ""
 
@@ -203,11 +215,18 @@ class Aggregates(BaseModel):
     """Suite-wide rates (0-1) and latencies (ms); None (N/A) when no query gives the figure. See engine/aggregates.py."""
 
     pass_rate: float | None = Field(None, description="Queries that passed (warnings allowed) / queries.")
-    hallucination_rate: float | None = Field(None, description="Queries failing hallucination_check / queries where it gave a verdict.")
+    hallucination_rate: float | None = Field(
+        None, description="Queries failing hallucination_check / queries where it gave a verdict."
+    )
     mean_latency_ms: float | None = None
-    p95_latency_ms: float | None = Field(None, description="95th percentile, linear interpolation between closest ranks.")
+    p95_latency_ms: float | None = Field(
+        None, description="95th percentile, linear interpolation between closest ranks."
+    )
     timeout_rate: float | None = Field(None, description="Queries over max_latency_ms / queries with a latency budget.")
-    safety_finding_rate: float | None = Field(None, description="Queries with a safety check not passing / queries where one ran.")
+    safety_finding_rate: float | None = Field(
+        None, description="Queries with a safety check not passing / queries where one ran."
+    )
+
 
 class JudgeUsage(BaseModel):
     """What the LLM judge itself spent, kept apart from the agent's cost: sums over every judge check's `usage`."""
@@ -245,7 +264,9 @@ class Summary(BaseModel):
     cost_usd: float = 0.0
     cost_unknown: int = Field(0, description="Queries whose cost could not be determined.")
     total_tokens: int = 0
-    judge: JudgeUsage = Field(default_factory=JudgeUsage, description="The LLM judge's own requests, tokens and USD (not the agent's).")
+    judge: JudgeUsage = Field(
+        default_factory=JudgeUsage, description="The LLM judge's own requests, tokens and USD (not the agent's)."
+    )
     fail_on: list[str] = Field(default_factory=list)
     runs: int = Field(0, description="Runs evaluated over all queries.")
     runs_passed: int = 0
@@ -269,7 +290,9 @@ class RunResult(BaseModel):
     schema_version: str = SCHEMA_VERSION
     agent: str
     spec: str
-    spec_hash: str = Field("", description="spec_hash() of the loaded spec (defaults merged, tags applied): shards must agree.")
+    spec_hash: str = Field(
+        "", description="spec_hash() of the loaded spec (defaults merged, tags applied): shards must agree."
+    )
     shard: ShardInfo | None = Field(None, description="Set on a shard results file, which `agentci merge` combines.")
     summary: Summary
     results: list[QueryResult]

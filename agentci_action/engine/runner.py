@@ -40,7 +40,9 @@ def parse_fail_on(text: str | list[str] | None) -> frozenset[str]:
     names = {item.strip().lower() for item in items if item.strip()}
     unknown = names - set(FAIL_ON_CHOICES)
     if unknown:
-        raise ValueError(f"unknown fail-on layer(s) {', '.join(sorted(unknown))}; choose from {', '.join(FAIL_ON_CHOICES)}")
+        raise ValueError(
+            f"unknown fail-on layer(s) {', '.join(sorted(unknown))}; choose from {', '.join(FAIL_ON_CHOICES)}"
+        )
     if "none" in names and len(names) > 1:
         raise ValueError("fail-on 'none' cannot be combined with other layers")
     if not names:
@@ -92,8 +94,12 @@ def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
 def check_variant_counts(queries: list[QuerySpec], baselines: dict[str, list[Trace]]) -> None:
     """Raises TraceError for a query whose baseline holds more than MAX_VARIANTS accepted traces."""
     problems = [
-        Problem(query.file, query.line, f"query {query.key!r} has {len(variants)} baseline traces (variants); at most {MAX_VARIANTS} are "
-                f"accepted, the first extra one is {variants[MAX_VARIANTS].source or 'unnamed'}")
+        Problem(
+            query.file,
+            query.line,
+            f"query {query.key!r} has {len(variants)} baseline traces (variants); at most {MAX_VARIANTS} are "
+            f"accepted, the first extra one is {variants[MAX_VARIANTS].source or 'unnamed'}",
+        )
         for query in queries
         if len(variants := baselines.get(query.key) or []) > MAX_VARIANTS
     ]
@@ -110,7 +116,11 @@ def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
         if not found:
             problems.append(Problem(q.file, q.line, f"no trace for query {q.key!r} ({q.query[:60]!r})"))
         elif q.runs is not None and found < q.runs:
-            problems.append(Problem(q.file, q.line, f"query {q.key!r} expects runs: {q.runs} but has {found} trace{'s' * (found != 1)}"))
+            problems.append(
+                Problem(
+                    q.file, q.line, f"query {q.key!r} expects runs: {q.runs} but has {found} trace{'s' * (found != 1)}"
+                )
+            )
     if problems:
         raise TraceError(problems)
     return matched
@@ -143,7 +153,9 @@ def _with_process(query: QuerySpec, trace: Trace, path: LayerResult) -> LayerRes
     return path.model_copy(update={"details": {**path.details, **details}}) if details else path
 
 
-def _evaluate_run(query: QuerySpec, trace: Trace, variants: list[Trace], judge: Judge | None, embedder: Embedder | None) -> dict[str, LayerResult]:
+def _evaluate_run(
+    query: QuerySpec, trace: Trace, variants: list[Trace], judge: Judge | None, embedder: Embedder | None
+) -> dict[str, LayerResult]:
     """Path compares with the closest baseline variant; cost with that same variant (the route the agent took).
     The query's `checks:` block is evaluated once and merged into each layer; leaked values are masked in all."""
     extra = evaluate_checks(query, trace, judge, embedder)
@@ -157,20 +169,40 @@ def _evaluate_run(query: QuerySpec, trace: Trace, variants: list[Trace], judge: 
     return mask_layers(layers, extra.leaks)
 
 
-def evaluate_query(query: QuerySpec, traces: list[Trace], variants: list[Trace], judge: Judge | None, settings: Settings,
-                   composite: CompositeWeights = CompositeWeights(), embedder: Embedder | None = None) -> QueryResult:
-    runs = [Run(trace.run if trace.run is not None else i, _evaluate_run(query, trace, variants, judge, embedder))
-            for i, trace in enumerate(traces)]
+def evaluate_query(
+    query: QuerySpec,
+    traces: list[Trace],
+    variants: list[Trace],
+    judge: Judge | None,
+    settings: Settings,
+    composite: CompositeWeights = CompositeWeights(),
+    embedder: Embedder | None = None,
+) -> QueryResult:
+    runs = [
+        Run(trace.run if trace.run is not None else i, _evaluate_run(query, trace, variants, judge, embedder))
+        for i, trace in enumerate(traces)
+    ]
     combined = combine_runs(query, runs, composite)
     blocking = is_blocking(combined.layers, settings.fail_on)
     return QueryResult.built(
-        id=query.key, query=query.query, file=query.file, line=query.line, tags=list(query.tags),
-        status=query_status(combined.layers, blocking), blocking=blocking, trace_source=traces[0].source, runs=len(traces),
-        reliability=combined.reliability, score=combined.score, **combined.layers,
+        id=query.key,
+        query=query.query,
+        file=query.file,
+        line=query.line,
+        tags=list(query.tags),
+        status=query_status(combined.layers, blocking),
+        blocking=blocking,
+        trace_source=traces[0].source,
+        runs=len(traces),
+        reliability=combined.reliability,
+        score=combined.score,
+        **combined.layers,
     )
 
 
-def summarize(results: list[QueryResult], fail_on: frozenset[str], composite: CompositeWeights = CompositeWeights()) -> Summary:
+def summarize(
+    results: list[QueryResult], fail_on: frozenset[str], composite: CompositeWeights = CompositeWeights()
+) -> Summary:
     """Counts by status; totals over every run; pass rate = passed runs / runs; composite of it and the mean score."""
     counts = Counter(r.status for r in results)
     costs = [r.reliability.cost_usd for r in results]
@@ -179,19 +211,41 @@ def summarize(results: list[QueryResult], fail_on: frozenset[str], composite: Co
     rate = runs_passed / runs if runs else 0.0
     scores = [r.score.value for r in results if r.score.value is not None]
     mean_score = sum(scores) / len(scores) if scores else None
-    suite_composite = composite_score(rate, None if mean_score is None else mean_score / 100, composite.pass_weight, composite.impl_weight)
+    suite_composite = composite_score(
+        rate, None if mean_score is None else mean_score / 100, composite.pass_weight, composite.impl_weight
+    )
     known_cost = sum(c for c in costs if c is not None)
     tally = check_tally(results)
-    overall = Status.ERROR if counts[Status.ERROR] else Status.FAIL if counts[Status.FAIL] else Status.WARN if counts[Status.WARN] else Status.PASS
+    overall = (
+        Status.ERROR
+        if counts[Status.ERROR]
+        else Status.FAIL
+        if counts[Status.FAIL]
+        else Status.WARN
+        if counts[Status.WARN]
+        else Status.PASS
+    )
     return Summary(
-        status=overall, total=len(results), passed=counts[Status.PASS] + counts[Status.WARN], failed=counts[Status.FAIL],
-        warnings=counts[Status.WARN], errors=counts[Status.ERROR], skipped_checks=tally.skipped,
-        cost_usd=known_cost, cost_unknown=sum(c is None for c in costs),
-        total_tokens=sum(r.reliability.total_tokens for r in results), fail_on=sorted(fail_on),
+        status=overall,
+        total=len(results),
+        passed=counts[Status.PASS] + counts[Status.WARN],
+        failed=counts[Status.FAIL],
+        warnings=counts[Status.WARN],
+        errors=counts[Status.ERROR],
+        skipped_checks=tally.skipped,
+        cost_usd=known_cost,
+        cost_unknown=sum(c is None for c in costs),
+        total_tokens=sum(r.reliability.total_tokens for r in results),
+        fail_on=sorted(fail_on),
         aggregates=aggregate(results, tally),
         judge=JudgeUsage.total([c for r in results for c in r.correctness.checks]),
-        runs=runs, runs_passed=runs_passed, pass_rate=rate, flaky=sum(r.reliability.flaky for r in results),
-        mean_score=mean_score, composite_score=suite_composite, grade=letter_grade(suite_composite),
+        runs=runs,
+        runs_passed=runs_passed,
+        pass_rate=rate,
+        flaky=sum(r.reliability.flaky for r in results),
+        mean_score=mean_score,
+        composite_score=suite_composite,
+        grade=letter_grade(suite_composite),
         cost_of_pass_usd=None if None in costs or not runs else cost_of_pass([known_cost], runs_passed),
     )
 
@@ -221,13 +275,30 @@ def run_spec(
     check_variant_counts(selected, baselines)
 
     def one(query: QuerySpec) -> QueryResult:
-        return evaluate_query(query, matched.by_query[query.key], baselines.get(query.key) or [], judge, settings, spec.composite, embedder)
+        return evaluate_query(
+            query,
+            matched.by_query[query.key],
+            baselines.get(query.key) or [],
+            judge,
+            settings,
+            spec.composite,
+            embedder,
+        )
 
-    if settings.workers > 1 and ((judge is not None and any(asks_for_judge(q) for q in selected)) or embedder is not None):
+    if settings.workers > 1 and (
+        (judge is not None and any(asks_for_judge(q) for q in selected)) or embedder is not None
+    ):
         with ThreadPoolExecutor(max_workers=settings.workers) as pool:
             results = list(pool.map(one, selected))
     else:
         with gc_paused():
             results = [one(q) for q in selected]
-    return RunResult(agent=spec.agent, spec=spec.path, spec_hash=spec_hash(spec), shard=shard,
-                     summary=summarize(results, settings.fail_on, spec.composite), results=results, warnings=matched.unmatched)
+    return RunResult(
+        agent=spec.agent,
+        spec=spec.path,
+        spec_hash=spec_hash(spec),
+        shard=shard,
+        summary=summarize(results, settings.fail_on, spec.composite),
+        results=results,
+        warnings=matched.unmatched,
+    )

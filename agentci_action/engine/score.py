@@ -40,8 +40,11 @@ def normalise_judge_score(score: float) -> float:
 
 def judge_scores(correctness: LayerResult) -> list[float]:
     """The 1-5 scores of the run's judge checks (llm_judge, safety_check, hallucination_check) that produced one."""
-    return [c.data["score"] for c in correctness.checks
-            if c.name in JUDGE_KINDS and isinstance(c.data.get("score"), (int, float))]
+    return [
+        c.data["score"]
+        for c in correctness.checks
+        if c.name in JUDGE_KINDS and isinstance(c.data.get("score"), (int, float))
+    ]
 
 
 def output_quality(correctness: LayerResult) -> float | None:
@@ -80,7 +83,9 @@ def run_score(correctness: LayerResult, path: LayerResult, weights: ScoreWeights
     return RunScore(weighted_score(dimensions, weights), **dimensions)
 
 
-def composite_score(pass_rate: float, impl_rate: float | None, pass_weight: float = 0.5, impl_weight: float = 0.5) -> float:
+def composite_score(
+    pass_rate: float, impl_rate: float | None, pass_weight: float = 0.5, impl_weight: float = 0.5
+) -> float:
     """(pass_rate·pass_weight + impl_rate·impl_weight) / (pass_weight + impl_weight); pass_rate alone without impl_rate.
 
     pass 1.0, impl 0.85 at 0.5/0.5 → 0.925.

@@ -49,8 +49,15 @@ def statistics(values: list[float]) -> MetricStats | None:
         value = values[0]
         return MetricStats(count=1, mean=value, median=value, mode=value, min=value, max=value, std_dev=0.0)
     ordered = sorted(values)
-    return MetricStats(count=len(values), mean=sum(values) / len(values), median=median(ordered), mode=mode(ordered),
-                       min=ordered[0], max=ordered[-1], std_dev=std_dev(values))
+    return MetricStats(
+        count=len(values),
+        mean=sum(values) / len(values),
+        median=median(ordered),
+        mode=mode(ordered),
+        min=ordered[0],
+        max=ordered[-1],
+        std_dev=std_dev(values),
+    )
 
 
 def pass_rate(passed: int, runs: int) -> float:

@@ -12,16 +12,30 @@ ANNOTATIONS_PER_REQUEST = 50
 
 def batches(items: list[dict], size: int = ANNOTATIONS_PER_REQUEST) -> list[list[dict]]:
     """items cut into consecutive lists of at most `size` (one empty list when there are none)."""
-    return [items[i:i + size] for i in range(0, len(items), size)] or [[]]
+    return [items[i : i + size] for i in range(0, len(items), size)] or [[]]
 
 
-def publish_check_run(gh: "Github", repository: str, head_sha: str, *, name: str, conclusion: str, title: str,
-                      summary: str, annotations: list[dict]) -> str:
+def publish_check_run(
+    gh: "Github",
+    repository: str,
+    head_sha: str,
+    *,
+    name: str,
+    conclusion: str,
+    title: str,
+    summary: str,
+    annotations: list[dict],
+) -> str:
     """Create a completed check run on `head_sha` with the first 50 annotations, add the rest 50 at a time; its URL."""
     repo = gh.get_repo(repository)
     first, *rest = batches(annotations)
-    run = repo.create_check_run(name=name, head_sha=head_sha, status="completed", conclusion=conclusion,
-                                output={"title": title, "summary": summary, "annotations": first})
+    run = repo.create_check_run(
+        name=name,
+        head_sha=head_sha,
+        status="completed",
+        conclusion=conclusion,
+        output={"title": title, "summary": summary, "annotations": first},
+    )
     for batch in rest:
         run.edit(output={"title": title, "summary": summary, "annotations": batch})
     return run.html_url

@@ -74,8 +74,16 @@ def should_post(mode: str, existing: "IssueComment | None", body: str, has_probl
     return ""
 
 
-def upsert_comment(gh: "Github", repository: str, pr_number: int, body: str, marker: str, *,
-                   mode: str = "always", has_problems: bool = True) -> CommentOutcome:
+def upsert_comment(
+    gh: "Github",
+    repository: str,
+    pr_number: int,
+    body: str,
+    marker: str,
+    *,
+    mode: str = "always",
+    has_problems: bool = True,
+) -> CommentOutcome:
     """Create or edit the sticky comment on `repository`#`pr_number`. GithubException propagates to the caller."""
     if mode == "off":
         return CommentOutcome("skipped", reason="comment-mode is off")

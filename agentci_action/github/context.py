@@ -32,7 +32,9 @@ class RunContext:
     @property
     def blob_url(self) -> str | None:
         """Prefix for links to the spec's lines at the evaluated commit."""
-        return f"{self.server_url}/{self.repository}/blob/{self.head_sha}" if self.repository and self.head_sha else None
+        return (
+            f"{self.server_url}/{self.repository}/blob/{self.head_sha}" if self.repository and self.head_sha else None
+        )
 
 
 def load_event(path: str | None) -> dict:
@@ -52,16 +54,24 @@ def resolve(env: Mapping[str, str], event: Mapping) -> RunContext:
     repository = env.get("GITHUB_REPOSITORY", "")
     server = env.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
     run_id = env.get("GITHUB_RUN_ID")
-    common = {"event_name": name, "repository": repository, "server_url": server,
-              "run_url": f"{server}/{repository}/actions/runs/{run_id}" if run_id and repository else None}
+    common = {
+        "event_name": name,
+        "repository": repository,
+        "server_url": server,
+        "run_url": f"{server}/{repository}/actions/runs/{run_id}" if run_id and repository else None,
+    }
     sha = env.get("GITHUB_SHA", "")
     pr = event.get("pull_request") if name in PR_EVENTS else None
     if isinstance(pr, Mapping):
         head, base = pr.get("head") or {}, pr.get("base") or {}
         head_repo = (head.get("repo") or {}).get("full_name")
         base_repo = (base.get("repo") or {}).get("full_name") or repository
-        return RunContext(**common, head_sha=head.get("sha") or sha, pr_number=pr.get("number") or event.get("number"),
-                          is_fork=bool(head_repo and head_repo != base_repo))
+        return RunContext(
+            **common,
+            head_sha=head.get("sha") or sha,
+            pr_number=pr.get("number") or event.get("number"),
+            is_fork=bool(head_repo and head_repo != base_repo),
+        )
     if name == "push":
         return RunContext(**common, head_sha=event.get("after") or sha)
     if name == "merge_group":

@@ -25,4 +25,6 @@ LABELS = (  # (field, label, format)
 
 def phrases(figures: Aggregates) -> list[str]:
     """e.g. ["pass rate 75%", "mean latency 1,200 ms"]; figures that are N/A for the suite are left out."""
-    return [f"{label} {fmt(getattr(figures, name))}" for name, label, fmt in LABELS if getattr(figures, name) is not None]
+    return [
+        f"{label} {fmt(getattr(figures, name))}" for name, label, fmt in LABELS if getattr(figures, name) is not None
+    ]

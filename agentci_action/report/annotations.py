@@ -89,20 +89,35 @@ def annotations_for(run: RunResult, workspace: str | None = None) -> list[Annota
             if level is None:
                 continue
             messages = query.layer(layer).messages or [query.layer(layer).status.value]
-            found.append(Annotation(
-                level=level, file=repo_path(query.file, workspace), line=query.line,
-                title=one_line(f"AgentCI {layer}: {query.id}", 200),
-                message=one_line("; ".join(messages), MAX_MESSAGE_CHARS),
-            ))
+            found.append(
+                Annotation(
+                    level=level,
+                    file=repo_path(query.file, workspace),
+                    line=query.line,
+                    title=one_line(f"AgentCI {layer}: {query.id}", 200),
+                    message=one_line("; ".join(messages), MAX_MESSAGE_CHARS),
+                )
+            )
     note = unverified_note(run.unverified())
     if note:  # a skipped judge check is not a pass: say so where the reviewer looks
-        found.append(Annotation(level="notice", file=repo_path(run.spec, workspace), line=1, title="AgentCI: not verified",
-                                message=one_line(note, MAX_MESSAGE_CHARS)))
+        found.append(
+            Annotation(
+                level="notice",
+                file=repo_path(run.spec, workspace),
+                line=1,
+                title="AgentCI: not verified",
+                message=one_line(note, MAX_MESSAGE_CHARS),
+            )
+        )
     return sorted(found, key=lambda a: ("error", "warning", "notice").index(a.level))
 
 
-def cap(annotations: list[Annotation], max_errors: int = MAX_ERRORS_PER_STEP,
-        max_warnings: int = MAX_WARNINGS_PER_STEP, own: list[Annotation] = ()) -> tuple[list[Annotation], Annotation | None]:
+def cap(
+    annotations: list[Annotation],
+    max_errors: int = MAX_ERRORS_PER_STEP,
+    max_warnings: int = MAX_WARNINGS_PER_STEP,
+    own: list[Annotation] = (),
+) -> tuple[list[Annotation], Annotation | None]:
     """(the first `max_errors` errors and `max_warnings` warnings, a notice counting the rest or None).
 
     `own` (the action's own errors and warnings, such as a comment it could not post) come first within their
@@ -116,10 +131,17 @@ def cap(annotations: list[Annotation], max_errors: int = MAX_ERRORS_PER_STEP,
     hidden_errors, hidden_warnings = max(0, len(errors) - max_errors), max(0, len(warnings) - max_warnings)
     if not hidden_errors and not hidden_warnings:
         return shown, None
-    parts = [f"{n} more {kind}{'s' * (n != 1)}" for n, kind in ((hidden_errors, "error"), (hidden_warnings, "warning")) if n]
-    return shown, Annotation(level="notice", file="", line=0, title="AgentCI",
-                             message=f"{' and '.join(parts)} not shown as annotations (GitHub shows 10 of each per step); "
-                                     "the job summary and the results file list every one.")
+    parts = [
+        f"{n} more {kind}{'s' * (n != 1)}" for n, kind in ((hidden_errors, "error"), (hidden_warnings, "warning")) if n
+    ]
+    return shown, Annotation(
+        level="notice",
+        file="",
+        line=0,
+        title="AgentCI",
+        message=f"{' and '.join(parts)} not shown as annotations (GitHub shows 10 of each per step); "
+        "the job summary and the results file list every one.",
+    )
 
 
 def workflow_commands(found: list[Annotation], own: list[Annotation] = ()) -> list[str]:
@@ -142,6 +164,11 @@ def github_log(run: RunResult, diff: RunDiff | None = None, workspace: str | Non
 
 def check_run_annotation(annotation: Annotation) -> dict:
     """The check-runs API shape of one annotation."""
-    return {"path": annotation.file, "start_line": annotation.line, "end_line": annotation.line,
-            "annotation_level": CHECK_LEVELS[annotation.level], "title": annotation.title,
-            "message": annotation.message}
+    return {
+        "path": annotation.file,
+        "start_line": annotation.line,
+        "end_line": annotation.line,
+        "annotation_level": CHECK_LEVELS[annotation.level],
+        "title": annotation.title,
+        "message": annotation.message,
+    }

@@ -26,12 +26,19 @@ def _figures(result: QueryResult) -> str:
     """The key path and cost figures of a query on one line (means, so labelled, for several runs)."""
     values = {name: result.figure(name) for name in RUN_FIGURES}
     parts = [f"tools {values.get('tool_calls', 0):g}"]
-    for key, label in (("tool_recall", "recall"), ("tool_precision", "precision"), ("sequence_similarity", "similarity")):
+    for key, label in (
+        ("tool_recall", "recall"),
+        ("tool_precision", "precision"),
+        ("sequence_similarity", "similarity"),
+    ):
         if values.get(key) is not None:
             parts.append(f"{label} {values[key]:.2f}")
     parts.append(f"loops {values.get('loops_detected', 0):g}")
     reason = result.layer("cost").details.get("cost_unknown_reason")
-    parts.append(_money(values.get("cost_usd")) + (f" ({one_line(reason, 120)})" if values.get("cost_usd") is None and reason else ""))
+    parts.append(
+        _money(values.get("cost_usd"))
+        + (f" ({one_line(reason, 120)})" if values.get("cost_usd") is None and reason else "")
+    )
     if values.get("cost_multiplier") is not None:
         parts.append(f"{values['cost_multiplier']:.2f}× baseline")
     parts.append(f"{values.get('total_tokens') or 0:,.0f} tokens")
@@ -52,8 +59,10 @@ def _reliability(result: QueryResult) -> str:
     rel = result.reliability
     low, high = rel.pass_rate_ci95
     flaky = " · flaky" if rel.flaky else ""
-    return (f"{rel.runs} runs · {rel.passed} passed · pass rate {rel.pass_rate:.0%} (95% CI {low:.0%}-{high:.0%}) · "
-            f"pass@{rel.runs} {rel.pass_at_k:g} · pass^{rel.runs} {rel.pass_hat_k:g}{flaky} · cost of pass {_cost_of_pass(rel.cost_of_pass_usd)}")
+    return (
+        f"{rel.runs} runs · {rel.passed} passed · pass rate {rel.pass_rate:.0%} (95% CI {low:.0%}-{high:.0%}) · "
+        f"pass@{rel.runs} {rel.pass_at_k:g} · pass^{rel.runs} {rel.pass_hat_k:g}{flaky} · cost of pass {_cost_of_pass(rel.cost_of_pass_usd)}"
+    )
 
 
 def render_query(result: QueryResult) -> list[str]:
@@ -83,14 +92,17 @@ def render_total(run: RunResult) -> str:
     skipped = f" · {s.skipped_checks} checks skipped" if s.skipped_checks else ""
     runs = f" · {s.runs} runs, {s.flaky} flaky" if s.runs > s.total else ""
     score = f" · mean score {s.mean_score:.1f}" if s.mean_score is not None else ""
-    return (f"{s.status.value.upper()}: {s.total} queries · {s.passed} passed ({s.warnings} with warnings) · "
-            f"{s.failed} failed · {s.errors} errors{skipped} · {cost} · {s.total_tokens:,} tokens{runs} · "
-            f"pass rate {s.pass_rate:.0%}{score} · composite {s.composite_score:.2f} (grade {s.grade})")
+    return (
+        f"{s.status.value.upper()}: {s.total} queries · {s.passed} passed ({s.warnings} with warnings) · "
+        f"{s.failed} failed · {s.errors} errors{skipped} · {cost} · {s.total_tokens:,} tokens{runs} · "
+        f"pass rate {s.pass_rate:.0%}{score} · composite {s.composite_score:.2f} (grade {s.grade})"
+    )
 
 
 def render_aggregates(run: RunResult) -> str:
     """The suite's aggregates on one line, e.g. "suite: pass rate 75% · mean latency 1,200 ms · p95 latency 2,000 ms"."""
     return "suite: " + " · ".join(aggregates.phrases(run.summary.aggregates))
+
 
 def render_judge(run: RunResult) -> str | None:
     """The judge's own spend, apart from the agent's cost; None when no judge verdict was asked for or cached."""
@@ -98,8 +110,10 @@ def render_judge(run: RunResult) -> str | None:
     if not (j.requests or j.cache_hits):
         return None
     cost = f"${j.cost_usd:.4f}" + (f" (+{j.cost_unknown} checks of unknown price)" if j.cost_unknown else "")
-    return (f"judge (not in the agent's cost): {j.requests} requests · {j.cache_hits} cached verdicts · "
-            f"{j.input_tokens + j.output_tokens:,} tokens · {cost}")
+    return (
+        f"judge (not in the agent's cost): {j.requests} requests · {j.cache_hits} cached verdicts · "
+        f"{j.input_tokens + j.output_tokens:,} tokens · {cost}"
+    )
 
 
 def render(run: RunResult) -> str:

@@ -10,8 +10,12 @@ from . import diff_format as fmt
 from .text import one_line
 
 WIDTH = 76  # characters inside the box
-HEADS = {ChangeKind.REGRESSION: "✗ REGRESSION", ChangeKind.REMOVED_QUERY: "- REMOVED", ChangeKind.NEW_QUERY: "+ NEW",
-         ChangeKind.FIXED: "✓ FIXED"}
+HEADS = {
+    ChangeKind.REGRESSION: "✗ REGRESSION",
+    ChangeKind.REMOVED_QUERY: "- REMOVED",
+    ChangeKind.NEW_QUERY: "+ NEW",
+    ChangeKind.FIXED: "✓ FIXED",
+}
 
 
 def _boxed(text: str) -> str:
@@ -26,18 +30,28 @@ def _status(status: Status | None) -> str:
     return "—" if status is None else status.value.upper()
 
 
-def _metric_lines(source, metrics: tuple[fmt.Metric, ...], query: QueryDiff | None = None, changed_only: bool = False) -> list[str]:
+def _metric_lines(
+    source, metrics: tuple[fmt.Metric, ...], query: QueryDiff | None = None, changed_only: bool = False
+) -> list[str]:
     lines = []
     for metric, delta in fmt.rows(source, metrics, changed_only):
         change = fmt.change(delta, metric.unit)
-        lines.append(f"    {metric.label:<16} {fmt.figure(delta, metric.unit, query)}" + (f"  ({change})" if change else ""))
+        lines.append(
+            f"    {metric.label:<16} {fmt.figure(delta, metric.unit, query)}" + (f"  ({change})" if change else "")
+        )
     return lines
 
 
 def _correctness_line(query: QueryDiff) -> str:
     before, after = query.correctness.before, query.correctness.after
-    line = f"  Correctness      unchanged ({_status(before)})" if before == after else f"  Correctness      {_status(before)} → {_status(after)}"
-    if before == after and (query.has(ChangeKind.REGRESSION) or query.has(ChangeKind.FIXED)):  # another layer, e.g. a forbidden tool
+    line = (
+        f"  Correctness      unchanged ({_status(before)})"
+        if before == after
+        else f"  Correctness      {_status(before)} → {_status(after)}"
+    )
+    if before == after and (
+        query.has(ChangeKind.REGRESSION) or query.has(ChangeKind.FIXED)
+    ):  # another layer, e.g. a forbidden tool
         line += f" · query {_status(query.status.before)} → {_status(query.status.after)}"
     return line
 
@@ -45,8 +59,14 @@ def _correctness_line(query: QueryDiff) -> str:
 def query_lines(query: QueryDiff) -> list[str]:
     """One changed query: its kinds, then correctness and the path and cost figures that moved."""
     head = HEADS.get(fmt.headline_kind(query), "~ CHANGED")
-    lines = [f"{head}  {query.id}", f"  {fmt.kinds_text(query)}", f"  {query.query}",
-             *([f"  {query.file}:{query.line}"] if query.file else []), "", _correctness_line(query)]
+    lines = [
+        f"{head}  {query.id}",
+        f"  {fmt.kinds_text(query)}",
+        f"  {query.query}",
+        *([f"  {query.file}:{query.line}"] if query.file else []),
+        "",
+        _correctness_line(query),
+    ]
     lines += _tier("Path", _metric_lines(query.path, fmt.PATH_METRICS, query, changed_only=True) + _tool_lines(query))
     lines += _tier("Cost", _metric_lines(query.cost, fmt.COST_METRICS, query, changed_only=True))
     return lines
@@ -65,16 +85,21 @@ def _tool_lines(query: QueryDiff) -> list[str]:
     if query.path.tools_removed:
         lines.append(f"    {'Tools removed':<16} {', '.join(query.path.tools_removed)}")
     if query.has(ChangeKind.ROUTING_CHANGED):
-        lines.append(f"    {'Routing':<16} {' → '.join(query.path.handoffs_before) or 'none'}  ⇒  {' → '.join(query.path.handoffs_after) or 'none'}")
+        lines.append(
+            f"    {'Routing':<16} {' → '.join(query.path.handoffs_before) or 'none'}  ⇒  {' → '.join(query.path.handoffs_after) or 'none'}"
+        )
     return lines
 
 
 def total_lines(diff: RunDiff) -> list[str]:
     t = diff.total
     counts = [f"{t.counts[k.value]} {fmt.KIND_LABELS[k]}" for k in ChangeKind if t.counts[k.value]]
-    lines = [f"Total · {fmt.queries_text(diff)} · {t.counts['changed']} changed · {t.counts['unchanged']} unchanged",
-             *(textwrap.wrap(" · ".join(counts), WIDTH, initial_indent="  ", subsequent_indent="  ") or ["  no changes"]), "",
-             f"  Correctness      passed {fmt.before_after(t.correctness_passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}"]
+    lines = [
+        f"Total · {fmt.queries_text(diff)} · {t.counts['changed']} changed · {t.counts['unchanged']} unchanged",
+        *(textwrap.wrap(" · ".join(counts), WIDTH, initial_indent="  ", subsequent_indent="  ") or ["  no changes"]),
+        "",
+        f"  Correctness      passed {fmt.before_after(t.correctness_passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}",
+    ]
     if diff.uplift:
         lines += [f"  Scores           {fmt.scores_text(diff)}", f"  Uplift           {fmt.uplift_text(diff)}"]
     lines.append("  Path")

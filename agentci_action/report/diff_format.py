@@ -29,15 +29,27 @@ class Metric:
     higher_is_better: bool = False
 
 
-PATH_METRICS = (Metric("Tool calls", "tool_calls", Unit.COUNT), Metric("Tool precision", "tool_precision", Unit.RATIO, True),
-                Metric("Tool recall", "tool_recall", Unit.RATIO, True), Metric("Loops", "loops", Unit.COUNT),
-                Metric("Handoffs", "handoffs", Unit.COUNT))
-COST_METRICS = (Metric("Total cost", "cost_usd", Unit.USD), Metric("Tokens", "total_tokens", Unit.COUNT),
-                Metric("LLM calls", "llm_calls", Unit.COUNT), Metric("Latency", "latency_ms", Unit.MS))
+PATH_METRICS = (
+    Metric("Tool calls", "tool_calls", Unit.COUNT),
+    Metric("Tool precision", "tool_precision", Unit.RATIO, True),
+    Metric("Tool recall", "tool_recall", Unit.RATIO, True),
+    Metric("Loops", "loops", Unit.COUNT),
+    Metric("Handoffs", "handoffs", Unit.COUNT),
+)
+COST_METRICS = (
+    Metric("Total cost", "cost_usd", Unit.USD),
+    Metric("Tokens", "total_tokens", Unit.COUNT),
+    Metric("LLM calls", "llm_calls", Unit.COUNT),
+    Metric("Latency", "latency_ms", Unit.MS),
+)
 # The suite's pass rate is compared under Scores (issue 7's uplift), so it is not repeated here.
-SUITE_METRICS = (Metric("Hallucination rate", "hallucination_rate", Unit.RATIO),
-                 Metric("Mean latency", "mean_latency_ms", Unit.MS), Metric("p95 latency", "p95_latency_ms", Unit.MS),
-                 Metric("Timeout rate", "timeout_rate", Unit.RATIO), Metric("Safety findings", "safety_finding_rate", Unit.RATIO))
+SUITE_METRICS = (
+    Metric("Hallucination rate", "hallucination_rate", Unit.RATIO),
+    Metric("Mean latency", "mean_latency_ms", Unit.MS),
+    Metric("p95 latency", "p95_latency_ms", Unit.MS),
+    Metric("Timeout rate", "timeout_rate", Unit.RATIO),
+    Metric("Safety findings", "safety_finding_rate", Unit.RATIO),
+)
 
 
 def rows(source: Any, metrics: tuple[Metric, ...], changed_only: bool = False) -> list[tuple[Metric, Delta]]:
@@ -46,7 +58,11 @@ def rows(source: Any, metrics: tuple[Metric, ...], changed_only: bool = False) -
     found = []
     for metric in metrics:
         delta = source.get(metric.field) if isinstance(source, dict) else getattr(source, metric.field, None)
-        if delta is None or (delta.before is None and delta.after is None) or (changed_only and delta.before == delta.after):
+        if (
+            delta is None
+            or (delta.before is None and delta.after is None)
+            or (changed_only and delta.before == delta.after)
+        ):
             continue
         if metric.field == "handoffs" and not (delta.before or delta.after):
             continue
@@ -114,7 +130,9 @@ def uplift_text(diff: RunDiff) -> str:
         found = diff.uplift.get(name)
         if found is not None:
             amount = found.uplift
-            parts.append(f"{label} " + ("n/a" if amount is None else f"{'+' if amount >= 0 else '−'}{_percent(100 * amount)}"))
+            parts.append(
+                f"{label} " + ("n/a" if amount is None else f"{'+' if amount >= 0 else '−'}{_percent(100 * amount)}")
+            )
     return " · ".join(parts)
 
 
@@ -123,8 +141,10 @@ def scores_text(diff: RunDiff) -> str:
     composite, rate = diff.uplift.get("composite_score"), diff.uplift.get("pass_rate")
     if composite is None or rate is None:
         return ""
-    return (f"composite {composite.baseline:.2f} → {composite.current:.2f} · "
-            f"pass rate {rate.baseline:.0%} → {rate.current:.0%}")
+    return (
+        f"composite {composite.baseline:.2f} → {composite.current:.2f} · "
+        f"pass rate {rate.baseline:.0%} → {rate.current:.0%}"
+    )
 
 
 def queries_text(diff: RunDiff) -> str:

@@ -23,7 +23,12 @@ from .text import fit, html_text, inline, utf8_size
 
 MAX_CHART_QUERIES = 15
 MAX_QUERIES = 100  # changed queries listed in the table and the details; the JSON has all of them
-KIND_ICONS = {ChangeKind.REGRESSION: "🔴", ChangeKind.REMOVED_QUERY: "➖", ChangeKind.NEW_QUERY: "🆕", ChangeKind.FIXED: "🟢"}
+KIND_ICONS = {
+    ChangeKind.REGRESSION: "🔴",
+    ChangeKind.REMOVED_QUERY: "➖",
+    ChangeKind.NEW_QUERY: "🆕",
+    ChangeKind.FIXED: "🟢",
+}
 MARKS = {"better": " ✅", "worse": " ⚠️", "": ""}
 
 
@@ -53,28 +58,51 @@ def _cell(delta: Delta, metric: fmt.Metric, query: QueryDiff | None = None) -> s
 def headline(diff: RunDiff) -> str:
     t = diff.total
     regressions = t.counts[ChangeKind.REGRESSION.value]
-    lead = f"🔴 **{regressions} {'regression' if regressions == 1 else 'regressions'}**" if regressions else "no regressions"
-    others = [f"{t.counts[k.value]} {fmt.KIND_LABELS[k]}" for k in ChangeKind if k is not ChangeKind.REGRESSION and t.counts[k.value]]
+    lead = (
+        f"🔴 **{regressions} {'regression' if regressions == 1 else 'regressions'}**"
+        if regressions
+        else "no regressions"
+    )
+    others = [
+        f"{t.counts[k.value]} {fmt.KIND_LABELS[k]}"
+        for k in ChangeKind
+        if k is not ChangeKind.REGRESSION and t.counts[k.value]
+    ]
     cost, latency = fmt.COST_METRICS[0], fmt.COST_METRICS[3]
-    parts = [fmt.queries_text(diff), lead, *others, f"{t.counts['unchanged']} unchanged",
-             f"correctness passed {fmt.before_after(t.correctness_passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}",
-             f"cost {_cell(t.cost_usd, cost)}", f"latency {_cell(t.latency_ms, latency)}",
-             *(f"{metric.label.lower()} {_cell(delta, metric)}" for metric, delta in fmt.rows(t.suite, fmt.SUITE_METRICS))]
+    parts = [
+        fmt.queries_text(diff),
+        lead,
+        *others,
+        f"{t.counts['unchanged']} unchanged",
+        f"correctness passed {fmt.before_after(t.correctness_passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}",
+        f"cost {_cell(t.cost_usd, cost)}",
+        f"latency {_cell(t.latency_ms, latency)}",
+        *(f"{metric.label.lower()} {_cell(delta, metric)}" for metric, delta in fmt.rows(t.suite, fmt.SUITE_METRICS)),
+    ]
     if diff.uplift:
         parts += [fmt.scores_text(diff), f"uplift: {fmt.uplift_text(diff)}"]
-    return (f"### AgentCI diff: {inline(diff.before, 80)} → {inline(diff.after, 80)}\n\n"
-            f"Agent **{inline(diff.agent, 100)}** · " + " · ".join(parts) + "\n")
+    return (
+        f"### AgentCI diff: {inline(diff.before, 80)} → {inline(diff.after, 80)}\n\n"
+        f"Agent **{inline(diff.agent, 100)}** · " + " · ".join(parts) + "\n"
+    )
 
 
-TABLE_HEAD = ("| | Query | Changes | Correctness | Tool calls | Cost | Tokens | LLM calls | Latency |\n"
-              "|---|---|---|---|---|---|---|---|---|\n")
+TABLE_HEAD = (
+    "| | Query | Changes | Correctness | Tool calls | Cost | Tokens | LLM calls | Latency |\n"
+    "|---|---|---|---|---|---|---|---|---|\n"
+)
 
 
 def table_row(query: QueryDiff) -> str:
     path, cost = query.path, query.cost
-    cells = [_cell(path.tool_calls, fmt.PATH_METRICS[0], query)] + [_cell(getattr(cost, m.field), m, query) for m in fmt.COST_METRICS]
-    return (f"| {_icon(query)} | {inline(query.id, 120)} | {fmt.kinds_text(query)} | {_correctness(query)} | "
-            + " | ".join(cells) + " |\n")
+    cells = [_cell(path.tool_calls, fmt.PATH_METRICS[0], query)] + [
+        _cell(getattr(cost, m.field), m, query) for m in fmt.COST_METRICS
+    ]
+    return (
+        f"| {_icon(query)} | {inline(query.id, 120)} | {fmt.kinds_text(query)} | {_correctness(query)} | "
+        + " | ".join(cells)
+        + " |\n"
+    )
 
 
 def _label(text: str) -> str:
@@ -104,26 +132,34 @@ def chart(diff: RunDiff, queries: list[QueryDiff], field: str, title: str, axis:
     deltas = [getattr(q.cost, field) for q in picked]
     if not any(d.change for d in deltas):
         return ""
-    return ("```mermaid\nxychart-beta\n"
-            f'    title "{title}: {_label(diff.before)} (bars) vs {_label(diff.after)} (line)"\n'
-            f"    x-axis [{', '.join(_quoted(q.id) for q in picked)}]\n"
-            f'    y-axis "{axis}"\n'
-            f"    bar [{', '.join(_number(d.before) for d in deltas)}]\n"
-            f"    line [{', '.join(_number(d.after) for d in deltas)}]\n```\n")
+    return (
+        "```mermaid\nxychart-beta\n"
+        f'    title "{title}: {_label(diff.before)} (bars) vs {_label(diff.after)} (line)"\n'
+        f"    x-axis [{', '.join(_quoted(q.id) for q in picked)}]\n"
+        f'    y-axis "{axis}"\n'
+        f"    bar [{', '.join(_number(d.before) for d in deltas)}]\n"
+        f"    line [{', '.join(_number(d.after) for d in deltas)}]\n```\n"
+    )
 
 
 def details_block(query: QueryDiff) -> str:
     """The three tiers of one changed query, collapsed."""
-    lines = [f"<details><summary>{_icon(query)} {html_text(query.id)} — {fmt.kinds_text(query)}</summary>\n\n",
-             f"Query: {inline(query.query, 500)}" + (f" ({inline(f'{query.file}:{query.line}', 200)})" if query.file else "") + "\n\n",
-             "| Tier | Metric | Before → after | Change |\n|---|---|---|---|\n",
-             f"| Correctness | status | {_correctness(query)} | "
-             f"{', '.join(fmt.KIND_LABELS[k] for k in query.kinds if k in (ChangeKind.REGRESSION, ChangeKind.FIXED)) or '—'} |\n"]
+    lines = [
+        f"<details><summary>{_icon(query)} {html_text(query.id)} — {fmt.kinds_text(query)}</summary>\n\n",
+        f"Query: {inline(query.query, 500)}"
+        + (f" ({inline(f'{query.file}:{query.line}', 200)})" if query.file else "")
+        + "\n\n",
+        "| Tier | Metric | Before → after | Change |\n|---|---|---|---|\n",
+        f"| Correctness | status | {_correctness(query)} | "
+        f"{', '.join(fmt.KIND_LABELS[k] for k in query.kinds if k in (ChangeKind.REGRESSION, ChangeKind.FIXED)) or '—'} |\n",
+    ]
     for tier, source, metrics in (("Path", query.path, fmt.PATH_METRICS), ("Cost", query.cost, fmt.COST_METRICS)):
         for metric, delta in fmt.rows(source, metrics):
             change = fmt.change(delta, metric.unit)
-            lines.append(f"| {tier} | {metric.label} | {fmt.figure(delta, metric.unit, query)} | "
-                         f"{change or '—'}{MARKS[fmt.verdict(delta, metric.unit, metric.higher_is_better)]} |\n")
+            lines.append(
+                f"| {tier} | {metric.label} | {fmt.figure(delta, metric.unit, query)} | "
+                f"{change or '—'}{MARKS[fmt.verdict(delta, metric.unit, metric.higher_is_better)]} |\n"
+            )
         if tier == "Path" and query.path.sequence_similarity is not None:
             lines.append(f"| Path | Sequence similarity (LCS) | {query.path.sequence_similarity:.2f} | — |\n")
     notes = []
@@ -157,11 +193,16 @@ def render_markdown(diff: RunDiff, budget: int | None = None) -> str:
     rows = [table_row(q) for q in shown]
     warnings = [f"> ⚠️ {inline(w, 500)}\n>\n" for w in diff.warnings[:20]]
     unchanged = [q.id for q in diff.queries if not q.changed]
-    names = ", ".join(inline(name, 80) for name in unchanged[:50]) + (f" and {len(unchanged) - 50} more" if len(unchanged) > 50 else "")
+    names = ", ".join(inline(name, 80) for name in unchanged[:50]) + (
+        f" and {len(unchanged) - 50} more" if len(unchanged) > 50 else ""
+    )
     unchanged_line = [f"Unchanged: {names}\n\n"] if unchanged else []
     queries = charted(diff)
-    charts = [drawn + "\n" for field, title, axis in (("cost_usd", "Cost per query", "USD"), ("latency_ms", "Latency per query", "ms"))
-              if (drawn := chart(diff, queries, field, title, axis))]
+    charts = [
+        drawn + "\n"
+        for field, title, axis in (("cost_usd", "Cost per query", "USD"), ("latency_ms", "Latency per query", "ms"))
+        if (drawn := chart(diff, queries, field, title, axis))
+    ]
     blocks = [details_block(q) for q in shown]
     all_charts, all_warnings = len(charts), len(warnings)
     if budget is not None:
@@ -178,7 +219,9 @@ def render_markdown(diff: RunDiff, budget: int | None = None) -> str:
         blocks, used = fit(blocks, used, budget)
     cuts = []
     if len(changed) > len(rows):
-        cuts.append(f"{len(changed) - len(rows)} more changed {'query is' if len(changed) - len(rows) == 1 else 'queries are'} not in the table")
+        cuts.append(
+            f"{len(changed) - len(rows)} more changed {'query is' if len(changed) - len(rows) == 1 else 'queries are'} not in the table"
+        )
     if len(blocks) < len(rows):
         cuts.append(f"the details of {len(rows) - len(blocks)} are left out")
     if len(warnings) < all_warnings:

@@ -29,20 +29,32 @@ def _seconds(result: QueryResult) -> str:
 
 
 def _lines(result: QueryResult, statuses: tuple[Status, ...]) -> list[str]:
-    return [f"{name}: {m}" for name in LAYERS if result.layer(name).status in statuses for m in result.layer(name).messages]
+    return [
+        f"{name}: {m}" for name in LAYERS if result.layer(name).status in statuses for m in result.layer(name).messages
+    ]
 
 
 def testcase(result: QueryResult, agent: str) -> ET.Element:
-    case = ET.Element("testcase", name=xml_text(result.id), classname=xml_text(f"agentci.{agent}"),
-                      file=xml_text(result.file), line=str(result.line), time=_seconds(result))
+    case = ET.Element(
+        "testcase",
+        name=xml_text(result.id),
+        classname=xml_text(f"agentci.{agent}"),
+        file=xml_text(result.file),
+        line=str(result.line),
+        time=_seconds(result),
+    )
     if result.status is Status.ERROR:
         lines = _lines(result, (Status.ERROR,))
-        error = ET.SubElement(case, "error", message=xml_text(lines[0] if lines else "could not be evaluated"), type="error")
+        error = ET.SubElement(
+            case, "error", message=xml_text(lines[0] if lines else "could not be evaluated"), type="error"
+        )
         error.text = xml_text("\n".join(lines))
     elif result.status is Status.FAIL:
         lines = _lines(result, (Status.FAIL, Status.WARN))
         failing = [name for name in LAYERS if result.layer(name).status in (Status.FAIL, Status.WARN)]
-        failure = ET.SubElement(case, "failure", message=xml_text(lines[0] if lines else "failed"), type=",".join(failing))
+        failure = ET.SubElement(
+            case, "failure", message=xml_text(lines[0] if lines else "failed"), type=",".join(failing)
+        )
         failure.text = xml_text("\n".join(lines))
     elif result.status is Status.WARN:
         out = ET.SubElement(case, "system-out")
@@ -58,8 +70,13 @@ def render(run: RunResult) -> str:
     root = ET.Element("testsuites", name="agentci", time=total_time, **counts)
     suite = ET.SubElement(root, "testsuite", name=xml_text(run.agent), time=total_time, skipped="0", **counts)
     properties = ET.SubElement(suite, "properties")
-    for name, value in (("spec", run.spec), ("pass_rate", f"{s.pass_rate:.4f}"), ("composite_score", f"{s.composite_score:.4f}"),
-                        ("grade", s.grade), ("runs", str(s.runs))):
+    for name, value in (
+        ("spec", run.spec),
+        ("pass_rate", f"{s.pass_rate:.4f}"),
+        ("composite_score", f"{s.composite_score:.4f}"),
+        ("grade", s.grade),
+        ("runs", str(s.runs)),
+    ):
         ET.SubElement(properties, "property", name=f"agentci.{name}", value=xml_text(value))
     suite.extend(cases)
     ET.indent(root)

@@ -75,12 +75,16 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
         verdict = f"all {s.total} passed, {s.warnings} with {_plural(s.warnings, 'warning', 'warnings')}"
     else:
         verdict = f"all {s.total} {_plural(s.total, 'query', 'queries')} passed"
-    counts = (f"{s.total} {_plural(s.total, 'query', 'queries')} · {s.passed} passed · {s.failed} failed · "
-              f"{s.warnings} {_plural(s.warnings, 'warning', 'warnings')} · {s.errors} errors · cost {_money(s.cost_usd)}"
-              f"{f' ({s.cost_unknown} unknown)' if s.cost_unknown else ''} · fail-on: {', '.join(s.fail_on) or 'none'}")
+    counts = (
+        f"{s.total} {_plural(s.total, 'query', 'queries')} · {s.passed} passed · {s.failed} failed · "
+        f"{s.warnings} {_plural(s.warnings, 'warning', 'warnings')} · {s.errors} errors · cost {_money(s.cost_usd)}"
+        f"{f' ({s.cost_unknown} unknown)' if s.cost_unknown else ''} · fail-on: {', '.join(s.fail_on) or 'none'}"
+    )
     if s.runs > s.total:  # repeated runs
-        counts += (f"\n\n{s.runs} runs · pass rate {s.pass_rate:.0%} · {s.flaky} flaky · "
-                   f"composite {s.composite_score:.2f} (grade {s.grade})")
+        counts += (
+            f"\n\n{s.runs} runs · pass rate {s.pass_rate:.0%} · {s.flaky} flaky · "
+            f"composite {s.composite_score:.2f} (grade {s.grade})"
+        )
     figures = aggregates.phrases(s.aggregates)
     suite = f"\nSuite: {' · '.join(figures)}\n" if figures else ""
     unverified = run.unverified()
@@ -88,8 +92,10 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
     if skipped_count and s.status in (Status.PASS, Status.WARN):
         verdict += f", {skipped_count} {_plural(skipped_count, 'check', 'checks')} not verified"
     skipped = f"\n{ICONS[Status.SKIP]} {inline(unverified_note(unverified), 1500)}\n" if unverified else ""
-    return (f"## {ICONS[s.status]} {inline(title, 100)}: {verdict}\n\nAgent **{inline(run.agent, 100)}** · {counts}\n"
-            f"{skipped}{suite}")
+    return (
+        f"## {ICONS[s.status]} {inline(title, 100)}: {verdict}\n\nAgent **{inline(run.agent, 100)}** · {counts}\n"
+        f"{skipped}{suite}"
+    )
 
 
 def _plural(n: int, one: str, many: str) -> str:
@@ -132,7 +138,9 @@ def _where(query: QueryResult, links: Links) -> str:
 
 
 def _url_path(path: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._~/-]", lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), path.removeprefix("./"))
+    return re.sub(
+        r"[^A-Za-z0-9._~/-]", lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), path.removeprefix("./")
+    )
 
 
 def run_figures(query: QueryResult) -> str:
@@ -142,8 +150,10 @@ def run_figures(query: QueryResult) -> str:
 
 
 def table_row(query: QueryResult, links: Links) -> str:
-    return (f"| {ICONS[query.status]} | {inline(query.id, 120)} | {_where(query, links)} | {_cell(query.correctness, run_figures(query))} | "
-            f"{_cell(query.path, path_figures(query.path))} | {_cell(query.cost, cost_figures(query.cost))} |\n")
+    return (
+        f"| {ICONS[query.status]} | {inline(query.id, 120)} | {_where(query, links)} | {_cell(query.correctness, run_figures(query))} | "
+        f"{_cell(query.path, path_figures(query.path))} | {_cell(query.cost, cost_figures(query.cost))} |\n"
+    )
 
 
 TABLE_HEAD = "| | Query | Spec | Correctness | Path | Cost |\n|---|---|---|---|---|---|\n"
@@ -152,8 +162,10 @@ TABLE_HEAD = "| | Query | Spec | Correctness | Path | Cost |\n|---|---|---|---|-
 def details_block(query: QueryResult) -> str:
     """A collapsible block with every message of every layer that did not pass."""
     bad = [name for name in LAYERS if query.layer(name).status in (Status.FAIL, Status.WARN, Status.ERROR)]
-    lines = [f"<details><summary>{ICONS[query.status]} {html_text(query.id)} — {', '.join(bad)}</summary>\n\n",
-             f"Query: {inline(query.query, 500)}\n\n"]
+    lines = [
+        f"<details><summary>{ICONS[query.status]} {html_text(query.id)} — {', '.join(bad)}</summary>\n\n",
+        f"Query: {inline(query.query, 500)}\n\n",
+    ]
     for name in bad:
         layer = query.layer(name)
         for message in layer.messages or [layer.status.value]:
@@ -192,9 +204,11 @@ def render_body(run: RunResult, title: str, links: Links, budget: int, diff: Run
         body += "\n### Details\n\n" + "".join(kept_blocks)
     cut_rows, cut_blocks = len(rows) - len(kept_rows), len(blocks) - len(kept_blocks)
     if cut_rows or cut_blocks:
-        body += (f"\n_Cut to fit GitHub's size limit: {cut_rows} table {_plural(cut_rows, 'row', 'rows')} and "
-                 f"{cut_blocks} detail {_plural(cut_blocks, 'block', 'blocks')} left out (the least severe). "
-                 "The results file has everything._\n")
+        body += (
+            f"\n_Cut to fit GitHub's size limit: {cut_rows} table {_plural(cut_rows, 'row', 'rows')} and "
+            f"{cut_blocks} detail {_plural(cut_blocks, 'block', 'blocks')} left out (the least severe). "
+            "The results file has everything._\n"
+        )
     return body
 
 
@@ -216,21 +230,34 @@ def judge_spend(run: RunResult) -> str:
     if not (j.requests or j.cache_hits):
         return ""
     unknown = f" (+{j.cost_unknown} of unknown price)" if j.cost_unknown else ""
-    return (f"\n_LLM judge, not in the agent's cost: {j.requests} {_plural(j.requests, 'request', 'requests')} · "
-            f"{j.cache_hits} cached {_plural(j.cache_hits, 'verdict', 'verdicts')} · "
-            f"{j.input_tokens + j.output_tokens:,} tokens · {_money(j.cost_usd)}{unknown}_\n")
+    return (
+        f"\n_LLM judge, not in the agent's cost: {j.requests} {_plural(j.requests, 'request', 'requests')} · "
+        f"{j.cache_hits} cached {_plural(j.cache_hits, 'verdict', 'verdicts')} · "
+        f"{j.input_tokens + j.output_tokens:,} tokens · {_money(j.cost_usd)}{unknown}_\n"
+    )
 
 
-def render_summary(run: RunResult, title: str = "AgentCI", links: Links = Links(), budget: int = SUMMARY_BUDGET,
-                   diff: RunDiff | None = None) -> str:
+def render_summary(
+    run: RunResult,
+    title: str = "AgentCI",
+    links: Links = Links(),
+    budget: int = SUMMARY_BUDGET,
+    diff: RunDiff | None = None,
+) -> str:
     """The job summary: the report body (with the diff against the baseline, when there is one), the judge's
     spend and a footer, at most `budget` bytes."""
     footer = judge_spend(run) + _footer(links)
     return render_body(run, title, links, budget - utf8_size(footer), diff) + footer
 
 
-def render_comment(run: RunResult, header: str, title: str = "AgentCI", links: Links = Links(),
-                   budget: int = COMMENT_BUDGET, diff: RunDiff | None = None) -> str:
+def render_comment(
+    run: RunResult,
+    header: str,
+    title: str = "AgentCI",
+    links: Links = Links(),
+    budget: int = COMMENT_BUDGET,
+    diff: RunDiff | None = None,
+) -> str:
     """The sticky PR comment: hidden marker (with the content digest) first, then the summary's content."""
     first = f"{marker(header)}\n<!-- agentci-digest: {content_digest(run, diff)} -->\n"
     footer = _footer(links)

@@ -13,21 +13,32 @@ from ..engine.results import RunResult, Status
 
 # name → (help, value of a query result)
 QUERY_METRICS = {
-    "agentci_correctness_pass": ("1 when the correctness layer did not fail (across runs: the min_pass_rate gate) or had no checks, else 0.",
-                                 lambda r: float(r.correctness.status in (Status.PASS, Status.SKIP))),
+    "agentci_correctness_pass": (
+        "1 when the correctness layer did not fail (across runs: the min_pass_rate gate) or had no checks, else 0.",
+        lambda r: float(r.correctness.status in (Status.PASS, Status.SKIP)),
+    ),
     "agentci_tool_recall": ("Tool recall against expected_tools, mean over runs.", lambda r: r.figure("tool_recall")),
-    "agentci_tool_precision": ("Tool precision against expected_tools, mean over runs.", lambda r: r.figure("tool_precision")),
+    "agentci_tool_precision": (
+        "Tool precision against expected_tools, mean over runs.",
+        lambda r: r.figure("tool_precision"),
+    ),
     "agentci_cost_usd": ("Cost of one run in US dollars, mean over runs.", lambda r: r.figure("cost_usd")),
     "agentci_latency_ms": ("Latency of one run in milliseconds, mean over runs.", lambda r: r.figure("latency_ms")),
     "agentci_total_tokens": ("Tokens of one run, mean over runs.", lambda r: r.figure("total_tokens")),
     "agentci_pass_rate": ("Passed runs / runs.", lambda r: r.reliability.pass_rate),
-    "agentci_score": ("Weighted score 0-100 (tool accuracy, output quality, sequence), mean over runs.", lambda r: r.score.value),
+    "agentci_score": (
+        "Weighted score 0-100 (tool accuracy, output quality, sequence), mean over runs.",
+        lambda r: r.score.value,
+    ),
 }
 
 SUITE_METRICS = {
     "agentci_suite_pass_rate": ("Passed runs / runs over the suite.", lambda s: s.pass_rate),
-    "agentci_suite_composite_score": ("(pass_rate * pass_weight + mean score / 100 * impl_weight) / (pass_weight + impl_weight) "
-                                      "over the suite; weights from the spec's composite (default 0.5 / 0.5).", lambda s: s.composite_score),
+    "agentci_suite_composite_score": (
+        "(pass_rate * pass_weight + mean score / 100 * impl_weight) / (pass_weight + impl_weight) "
+        "over the suite; weights from the spec's composite (default 0.5 / 0.5).",
+        lambda s: s.composite_score,
+    ),
     "agentci_suite_cost_usd": ("Total cost of every run in US dollars (known costs).", lambda s: s.cost_usd),
     "agentci_suite_failed_queries": ("Queries that failed.", lambda s: s.failed),
 }
@@ -57,7 +68,9 @@ def _family(name: str, help_text: str, samples: list[tuple[dict[str, str], float
 def render(run: RunResult) -> str:
     lines: list[str] = []
     for name, (help_text, value_of) in QUERY_METRICS.items():
-        samples = [({"agent": run.agent, "query": r.id}, value) for r in run.results if (value := value_of(r)) is not None]
+        samples = [
+            ({"agent": run.agent, "query": r.id}, value) for r in run.results if (value := value_of(r)) is not None
+        ]
         lines.extend(_family(name, help_text, samples))
     for name, (help_text, value_of) in SUITE_METRICS.items():
         lines.extend(_family(name, help_text, [({"agent": run.agent}, value_of(run.summary))]))

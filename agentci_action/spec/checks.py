@@ -85,7 +85,9 @@ def _severity_map() -> Any:
 _UNIT = {"ge": 0.0, "le": 1.0}
 
 
-AnswerCheck = Literal["normalized_exact_match", "min_rouge_1", "min_rouge_2", "min_rouge_l", "min_bleu", "min_semantic_similarity"]
+AnswerCheck = Literal[
+    "normalized_exact_match", "min_rouge_1", "min_rouge_2", "min_rouge_l", "min_bleu", "min_semantic_similarity"
+]
 
 
 class AnswerChecks(CheckGroup):
@@ -94,11 +96,17 @@ class AnswerChecks(CheckGroup):
     CHECKS: ClassVar = get_args(AnswerCheck)
     severity: dict[AnswerCheck, Severity] = _severity_map()
 
-    normalized_exact_match: bool | None = Field(None, description="answer.strip().lower() == reference.strip().lower(). correctness, fail.")
-    min_rouge_1: float | None = Field(None, **_UNIT, description="ROUGE-1 F1 (rouge-score, Porter stemmer) ≥ this. correctness, fail.")
+    normalized_exact_match: bool | None = Field(
+        None, description="answer.strip().lower() == reference.strip().lower(). correctness, fail."
+    )
+    min_rouge_1: float | None = Field(
+        None, **_UNIT, description="ROUGE-1 F1 (rouge-score, Porter stemmer) ≥ this. correctness, fail."
+    )
     min_rouge_2: float | None = Field(None, **_UNIT, description="ROUGE-2 F1 ≥ this. correctness, fail.")
     min_rouge_l: float | None = Field(None, **_UNIT, description="ROUGE-L F1 ≥ this. correctness, fail.")
-    min_bleu: float | None = Field(None, **_UNIT, description="sacrebleu sentence BLEU / 100 ≥ this. correctness, fail.")
+    min_bleu: float | None = Field(
+        None, **_UNIT, description="sacrebleu sentence BLEU / 100 ≥ this. correctness, fail."
+    )
     min_semantic_similarity: float | None = Field(
         None, **_UNIT, description="Cosine of the embeddings, clamped to [0, 1], ≥ this. correctness, fail."
     )
@@ -114,12 +122,21 @@ class RagChecks(CheckGroup):
     severity: dict[RagCheck, Severity] = _severity_map()
 
     k: int = Field(5, ge=1, description="How many of the top retrieved documents recall@k and precision@k look at.")
-    min_recall_at_k: float | None = Field(None, **_UNIT, description="Expected sources in the top k / expected sources ≥ this. path, warn.")
-    min_precision_at_k: float | None = Field(None, **_UNIT, description="Relevant documents in the top k / min(k, retrieved) ≥ this. path, warn.")
-    max_context_intrusion: float | None = Field(
-        None, ge=0.0, le=100.0, description="Verbatim copying score (0-100) from the longest common substrings ≤ this. correctness, warn (heuristic)."
+    min_recall_at_k: float | None = Field(
+        None, **_UNIT, description="Expected sources in the top k / expected sources ≥ this. path, warn."
     )
-    require_citations: bool | None = Field(None, description="The answer cites: [1], [Source name] or 'according to …'. correctness, warn (heuristic).")
+    min_precision_at_k: float | None = Field(
+        None, **_UNIT, description="Relevant documents in the top k / min(k, retrieved) ≥ this. path, warn."
+    )
+    max_context_intrusion: float | None = Field(
+        None,
+        ge=0.0,
+        le=100.0,
+        description="Verbatim copying score (0-100) from the longest common substrings ≤ this. correctness, warn (heuristic).",
+    )
+    require_citations: bool | None = Field(
+        None, description="The answer cites: [1], [Source name] or 'according to …'. correctness, warn (heuristic)."
+    )
 
 
 class SafetyChecks(CheckGroup):
@@ -129,11 +146,16 @@ class SafetyChecks(CheckGroup):
     severity: dict[SafetyCheck, Severity] = _severity_map()
 
     no_pii_leakage: bool | None = Field(
-        None, description="No email, phone, Luhn-valid card, SSN, IPv4, API key or token in the answer (masked in reports). correctness, warn (heuristic)."
+        None,
+        description="No email, phone, Luhn-valid card, SSN, IPv4, API key or token in the answer (masked in reports). correctness, warn (heuristic).",
     )
-    expect_refusal: bool | None = Field(None, description="true: the answer must refuse (out of scope); false: it must not. correctness, warn (heuristic).")
+    expect_refusal: bool | None = Field(
+        None,
+        description="true: the answer must refuse (out of scope); false: it must not. correctness, warn (heuristic).",
+    )
     no_injection_echo: bool | None = Field(
-        None, description="The answer does not repeat injection markers or chat-template tokens. correctness, warn (heuristic)."
+        None,
+        description="The answer does not repeat injection markers or chat-template tokens. correctness, warn (heuristic).",
     )
     toxicity: bool | None = Field(None, description="The built-in `toxicity` judge rubric. correctness, fail.")
     bias: bool | None = Field(None, description="The built-in `bias` judge rubric. correctness, fail.")
@@ -148,11 +170,23 @@ class AgentChecks(CheckGroup):
     CHECKS: ClassVar = get_args(AgentCheck)
     severity: dict[AgentCheck, Severity] = _severity_map()
 
-    task_completion: bool | None = Field(None, description="The trace's metadata.status says the task completed. correctness, fail.")
-    expected_steps: int | None = Field(None, ge=1, description="Step efficiency = min(expected_steps / tool calls, 1) ≥ min_step_efficiency. path, warn.")
-    min_step_efficiency: float = Field(1.0, **_UNIT, description="The threshold for expected_steps (default 1: no more steps than expected).")
-    min_tool_success_rate: float | None = Field(None, **_UNIT, description="Tool calls without error / tool calls ≥ this. path, warn.")
-    error_recovery: bool | None = Field(None, description="When a tool call failed, the task still completed. path, warn.")
+    task_completion: bool | None = Field(
+        None, description="The trace's metadata.status says the task completed. correctness, fail."
+    )
+    expected_steps: int | None = Field(
+        None,
+        ge=1,
+        description="Step efficiency = min(expected_steps / tool calls, 1) ≥ min_step_efficiency. path, warn.",
+    )
+    min_step_efficiency: float = Field(
+        1.0, **_UNIT, description="The threshold for expected_steps (default 1: no more steps than expected)."
+    )
+    min_tool_success_rate: float | None = Field(
+        None, **_UNIT, description="Tool calls without error / tool calls ≥ this. path, warn."
+    )
+    error_recovery: bool | None = Field(
+        None, description="When a tool call failed, the task still completed. path, warn."
+    )
 
     @model_validator(mode="after")
     def _threshold_needs_steps(self) -> "AgentChecks":
@@ -170,9 +204,15 @@ class PerformanceChecks(CheckGroup):
     CHECKS: ClassVar = get_args(PerformanceCheck)
     severity: dict[PerformanceCheck, Severity] = _severity_map()
 
-    max_ttft_ms: float | None = Field(None, ge=0, description="The slowest LLM call's time to first token ≤ this. cost, warn.")
-    max_token_latency_ms: float | None = Field(None, ge=0, description="Σ duration / Σ output tokens (ms per token) ≤ this. cost, warn.")
-    min_throughput: float | None = Field(None, ge=0, description="Σ output tokens / Σ duration (tokens per second) ≥ this. cost, warn.")
+    max_ttft_ms: float | None = Field(
+        None, ge=0, description="The slowest LLM call's time to first token ≤ this. cost, warn."
+    )
+    max_token_latency_ms: float | None = Field(
+        None, ge=0, description="Σ duration / Σ output tokens (ms per token) ≤ this. cost, warn."
+    )
+    min_throughput: float | None = Field(
+        None, ge=0, description="Σ output tokens / Σ duration (tokens per second) ≥ this. cost, warn."
+    )
 
 
 ValidityCheck = Literal["min_length", "max_length", "no_html", "ends_with_punctuation"]
@@ -184,7 +224,9 @@ class ValidityChecks(CheckGroup):
     CHECKS: ClassVar = get_args(ValidityCheck)
     severity: dict[ValidityCheck, Severity] = _severity_map()
 
-    min_length: int | None = Field(None, ge=0, description="len(answer.strip()) ≥ this (characters). correctness, fail.")
+    min_length: int | None = Field(
+        None, ge=0, description="len(answer.strip()) ≥ this (characters). correctness, fail."
+    )
     max_length: int | None = Field(None, ge=0, description="len(answer) ≤ this (characters). correctness, fail.")
     no_html: bool | None = Field(None, description="No HTML tag or comment in the answer. correctness, fail.")
     ends_with_punctuation: bool | None = Field(

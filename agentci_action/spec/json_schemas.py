@@ -61,7 +61,9 @@ def _walk(node: Any, resolver: Any, specification: Specification, at: tuple, pro
                 resolver.lookup(ref)
             except Unresolvable:
                 where = "/".join(str(p) for p in at + (keyword,))
-                problems.append(f"{keyword} {ref!r} at {where} does not resolve within the schema (remote documents are never fetched)")
+                problems.append(
+                    f"{keyword} {ref!r} at {where} does not resolve within the schema (remote documents are never fetched)"
+                )
     for key, value in node.items():
         if key not in DATA_KEYWORDS:
             _walk(value, resolver, specification, at + (key,), problems)

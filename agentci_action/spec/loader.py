@@ -73,7 +73,9 @@ class _Composer:
                     self.problems.append(Problem(file, line, f"keys must be strings, got {key!r}"))
                     continue
                 if key in result:
-                    self.problems.append(Problem(file, line, f"duplicate key {key!r} (an earlier value would be silently replaced)"))
+                    self.problems.append(
+                        Problem(file, line, f"duplicate key {key!r} (an earlier value would be silently replaced)")
+                    )
                 self.locations[at + (key,)] = Location(file, line)
                 result[key] = self._value(value_node, at + (key,), file, base_dir)
             return result
@@ -92,7 +94,9 @@ class _Composer:
             return None
         target = (base_dir / node.value).resolve()
         if not target.is_relative_to(self.root_dir):
-            self.problems.append(Problem(file, line, f"!include {node.value!r} points outside the spec's directory {self.root_dir}"))
+            self.problems.append(
+                Problem(file, line, f"!include {node.value!r} points outside the spec's directory {self.root_dir}")
+            )
             return None
         if target in self._including:
             self.problems.append(Problem(file, line, f"!include {node.value!r} includes itself (cycle)"))
@@ -108,7 +112,9 @@ def _syntax_problem(exc: yaml.MarkedYAMLError, text: str, file: str) -> Problem:
     or bracket, the end is not the mistake: point at where the unclosed construct opened (the context mark)."""
     mark, ran_off = exc.problem_mark, exc.problem_mark is None or exc.problem_mark.index >= len(text.rstrip())
     if ran_off and exc.context_mark is not None:
-        return Problem(file, exc.context_mark.line + 1, f"YAML syntax error: {exc.problem} {exc.context} that starts here")
+        return Problem(
+            file, exc.context_mark.line + 1, f"YAML syntax error: {exc.problem} {exc.context} that starts here"
+        )
     return Problem(file, mark.line + 1 if mark else 0, f"YAML syntax error: {exc.problem or exc.context}")
 
 
@@ -164,7 +170,9 @@ def _describe(error: dict, root: type[BaseModel]) -> str:
     return f"{field}: {message}"
 
 
-def _problems(exc: ValidationError, root: type[BaseModel], locations: dict[DocPath, Location], prefix: DocPath = ()) -> list[Problem]:
+def _problems(
+    exc: ValidationError, root: type[BaseModel], locations: dict[DocPath, Location], prefix: DocPath = ()
+) -> list[Problem]:
     problems = []
     for error in exc.errors():
         loc = prefix + tuple(error["loc"])
@@ -204,7 +212,14 @@ def load_spec(path: str | Path, tags: list[str] | None = None) -> AgentCISpec:
         raise SpecError.at(str(path), 0, "is a directory; pass the spec YAML file")
     raw = composer.load_file(path)
     if not isinstance(raw, dict):
-        raise SpecError(composer.problems + [Problem(str(path), 1, f"the spec must be a mapping with `agent` and `queries`, got {type(raw).__name__}")])
+        raise SpecError(
+            composer.problems
+            + [
+                Problem(
+                    str(path), 1, f"the spec must be a mapping with `agent` and `queries`, got {type(raw).__name__}"
+                )
+            ]
+        )
     try:
         spec = AgentCISpec.model_validate(raw)
     except ValidationError as exc:
@@ -235,7 +250,11 @@ def load_spec(path: str | Path, tags: list[str] | None = None) -> AgentCISpec:
         spec.queries = [q for q in queries if wanted & set(q.tags)]
         if not spec.queries:
             known = sorted({t for q in queries for t in q.tags})
-            raise SpecError.at(str(path), 0, f"no query has any of the tags {', '.join(tags)} (tags in this spec: {', '.join(known) or 'none'})")
+            raise SpecError.at(
+                str(path),
+                0,
+                f"no query has any of the tags {', '.join(tags)} (tags in this spec: {', '.join(known) or 'none'})",
+            )
     return spec
 
 
@@ -245,7 +264,13 @@ def _assign_ids(queries: list[QuerySpec]) -> list[Problem]:
     for query in queries:
         if query.id is not None:
             if query.id in taken:
-                problems.append(Problem(query.file, query.line, f"duplicate query id {query.id!r} (first used at line {taken[query.id]})"))
+                problems.append(
+                    Problem(
+                        query.file,
+                        query.line,
+                        f"duplicate query id {query.id!r} (first used at line {taken[query.id]})",
+                    )
+                )
             taken.setdefault(query.id, query.line)
     for query in queries:
         if query.id is None:

@@ -67,7 +67,9 @@ class ArgumentMatch(str, Enum):
 class ArgumentRule(_Strict):
     """A per-key rule used instead of equality: one of `regex` or `tolerance`."""
 
-    regex: str | None = Field(None, description="The value must be a string in which this pattern is found (re.search, Python syntax).")
+    regex: str | None = Field(
+        None, description="The value must be a string in which this pattern is found (re.search, Python syntax)."
+    )
     tolerance: float | None = Field(
         None, ge=0, description="|value − expected| ≤ tolerance, with the expected number given under `arguments`."
     )
@@ -92,8 +94,10 @@ class ExpectedToolCall(_Strict):
         None, min_length=1, description="Any one of these tools is accepted at this step (instead of `name`)."
     )
     arguments: dict[str, Any] | None = Field(
-        None, description="Expected argument values, compared by `argument_match`. A value {regex: P} or {value: N, tolerance: T} "
-                          "is that key's rule, as under `argument_rules`.")
+        None,
+        description="Expected argument values, compared by `argument_match`. A value {regex: P} or {value: N, tolerance: T} "
+        "is that key's rule, as under `argument_rules`.",
+    )
     argument_match: ArgumentMatch = Field(ArgumentMatch.SUBSET, description="exact, subset (default) or ignore.")
     argument_rules: dict[str, ArgumentRule] | None = Field(
         None, description="Per-key rules (regex, numeric tolerance) used instead of equality for those keys."
@@ -125,8 +129,10 @@ class ExpectedToolCall(_Strict):
                 raise ValueError(f"argument {key!r} has both a value and a regex rule; keep one")
             expected = values.get(key)
             if rule.tolerance is not None and (isinstance(expected, bool) or not isinstance(expected, (int, float))):
-                raise ValueError(f"argument {key!r} has a tolerance rule, so it needs an expected number: "
-                                 f"`arguments: {{{key}: {{value: N, tolerance: {rule.tolerance:g}}}}}`")
+                raise ValueError(
+                    f"argument {key!r} has a tolerance rule, so it needs an expected number: "
+                    f"`arguments: {{{key}: {{value: N, tolerance: {rule.tolerance:g}}}}}`"
+                )
         return self
 
     def _move_inline_rules(self) -> None:
@@ -136,7 +142,9 @@ class ExpectedToolCall(_Strict):
         if not inline:
             return
         if twice := sorted(inline.keys() & (self.argument_rules or {}).keys()):
-            raise ValueError(f"argument(s) {', '.join(map(repr, twice))} have a rule both under `arguments` and `argument_rules`; keep one")
+            raise ValueError(
+                f"argument(s) {', '.join(map(repr, twice))} have a rule both under `arguments` and `argument_rules`; keep one"
+            )
         values = {key: value.get("value") if key in inline else value for key, value in (self.arguments or {}).items()}
         self.arguments = {key: value for key, value in values.items() if key not in inline or value is not None}
         self.argument_rules = {**(self.argument_rules or {}), **inline}
@@ -153,7 +161,9 @@ INLINE_RULE_KEYS = frozenset({"regex", "tolerance"})
 def _inline_rule(key: str, value: Any) -> ArgumentRule | None:
     """The rule a value under `arguments` spells ({regex: P} or {value: N, tolerance: T}), or None for a plain
     expected value. Raises ValueError naming the key when the rule is invalid."""
-    if not (isinstance(value, dict) and INLINE_RULE_KEYS & value.keys() and value.keys() <= INLINE_RULE_KEYS | {"value"}):
+    if not (
+        isinstance(value, dict) and INLINE_RULE_KEYS & value.keys() and value.keys() <= INLINE_RULE_KEYS | {"value"}
+    ):
         return None
     try:
         return ArgumentRule.model_validate({k: v for k, v in value.items() if k in INLINE_RULE_KEYS})
@@ -208,8 +218,12 @@ class CorrectnessSpec(_Strict):
     not_in_answer: list[str] | None = Field(None, description="No term may appear (case-insensitive).")
     exact_match: str | None = Field(None, description="answer.strip() == exact_match.strip().")
     regex_match: str | None = Field(None, description="re.search(pattern, answer) must match (Python syntax).")
-    json_schema: dict[str, Any] | None = Field(None, description="The answer must parse as JSON valid against this schema.")
-    llm_judge: list[JudgeRubric] | None = Field(None, description="Judge rubrics; run only when every deterministic check passed.")
+    json_schema: dict[str, Any] | None = Field(
+        None, description="The answer must parse as JSON valid against this schema."
+    )
+    llm_judge: list[JudgeRubric] | None = Field(
+        None, description="Judge rubrics; run only when every deterministic check passed."
+    )
     safety_check: JudgeRubric | None = Field(None, description="Run only when every llm_judge rubric passed.")
     hallucination_check: JudgeRubric | None = Field(
         None, description="Grounding against retrieved context and tool results; run only when safety passed."
@@ -239,30 +253,41 @@ class PathSpec(_Strict):
     """Layer 2, soft warning; a forbidden tool fails hard."""
 
     max_tool_calls: int | None = Field(None, ge=0, description="At most this many tool calls.")
-    expected_tools: list[str] | None = Field(None, description="Tools that should be used (recall, precision, reference when no baseline).")
+    expected_tools: list[str] | None = Field(
+        None, description="Tools that should be used (recall, precision, reference when no baseline)."
+    )
     forbidden_tools: list[str] | None = Field(None, description="Tools that must never be used: a hard failure.")
-    allowed_tools: list[str] | None = Field(None, description="Every call must be to one of these tools: a hard failure otherwise.")
+    allowed_tools: list[str] | None = Field(
+        None, description="Every call must be to one of these tools: a hard failure otherwise."
+    )
     tool_name_normalization: bool = Field(
-        True, description="allowed_tools and forbidden_tools ignore case, '-', '_' and spaces (EditFile = edit_file); false: exact names."
+        True,
+        description="allowed_tools and forbidden_tools ignore case, '-', '_' and spaces (EditFile = edit_file); false: exact names.",
     )
     expected_tool_calls: list[ExpectedToolCall] | None = Field(
         None, description="Expected calls with their arguments, in order, compared with the trace under `match_mode`."
     )
     max_loops: int | None = Field(None, ge=0, description="At most this many consecutive repeats of the same tool.")
-    match_mode: MatchMode = Field(MatchMode.SUBSET, description="How the used tools are compared with the reference sequence.")
+    match_mode: MatchMode = Field(
+        MatchMode.SUBSET, description="How the used tools are compared with the reference sequence."
+    )
     min_tool_recall: float | None = Field(None, ge=0.0, le=1.0)
     min_tool_precision: float | None = Field(None, ge=0.0, le=1.0)
     min_sequence_similarity: float | None = Field(None, ge=0.0, le=1.0)
     sequence_metric: SequenceMetric = Field(SequenceMetric.LCS, description="lcs (default) or edit_distance.")
     expected_handoff: str | None = Field(None, description="An agent the run must hand off to.")
-    expected_handoffs_available: list[str] | None = Field(None, description="Every handoff must go to one of these agents.")
+    expected_handoffs_available: list[str] | None = Field(
+        None, description="Every handoff must go to one of these agents."
+    )
     max_handoff_count: int | None = Field(None, ge=0)
 
 
 class CostSpec(_Strict):
     """Layer 3, soft warning."""
 
-    max_cost_multiplier: float | None = Field(None, gt=0, description="cost / baseline cost ≤ this; skipped without a baseline cost.")
+    max_cost_multiplier: float | None = Field(
+        None, gt=0, description="cost / baseline cost ≤ this; skipped without a baseline cost."
+    )
     max_total_tokens: int | None = Field(None, ge=0)
     max_llm_calls: int | None = Field(None, ge=0)
     max_latency_ms: float | None = Field(None, ge=0)
@@ -273,8 +298,12 @@ class ScoreWeights(_Strict):
     """Weights of the score's dimensions (EvalView's defaults); only their ratios matter."""
 
     tool_accuracy: float = Field(0.3, ge=0, description="Tool recall against expected_tools.")
-    output_quality: float = Field(0.5, ge=0, description="Normalised judge score, or the deterministic checks' pass ratio.")
-    sequence_correctness: float = Field(0.2, ge=0, description="Sequence similarity against the baseline or expected_tools.")
+    output_quality: float = Field(
+        0.5, ge=0, description="Normalised judge score, or the deterministic checks' pass ratio."
+    )
+    sequence_correctness: float = Field(
+        0.2, ge=0, description="Sequence similarity against the baseline or expected_tools."
+    )
 
     @model_validator(mode="after")
     def _some_weight(self) -> "ScoreWeights":
@@ -305,7 +334,8 @@ class ProcessSpec(_Strict):
     """Process metrics (reported when their expectations are given; thresholds warn in the path layer)."""
 
     expected_steps: list[str | WeightedStep] | None = Field(
-        None, description="Tools the run should reach, in order; a name or {tool, weight}. Gives progress_rate.")
+        None, description="Tools the run should reach, in order; a name or {tool, weight}. Gives progress_rate."
+    )
     aligned_tools: list[str] | None = Field(None, description="Tools that serve the goal. Gives strategic_drift.")
     min_progress_rate: float | None = Field(None, ge=0.0, le=1.0)
     max_strategic_drift: float | None = Field(None, ge=0.0, le=1.0)
@@ -320,24 +350,38 @@ class QueryDefaults(_Strict):
     correctness: CorrectnessSpec | None = None
     path: PathSpec | None = None
     cost: CostSpec | None = None
-    checks: Checks | None = Field(None, description="Answer, RAG, safety, agent, performance and validity checks, each in its layer.")
+    checks: Checks | None = Field(
+        None, description="Answer, RAG, safety, agent, performance and validity checks, each in its layer."
+    )
     process: ProcessSpec | None = None
     runs: int | None = Field(None, ge=1, description="Repeated runs expected per query; fewer traces is an error.")
     min_pass_rate: float | None = Field(
-        None, ge=0.0, le=1.0, description="Correctness gate across runs: passed runs / runs must reach this (default 1.0: every run).")
-    min_score: float | None = Field(None, ge=0.0, le=100.0, description="Correctness gate: the mean weighted score (0-100) must reach this.")
+        None,
+        ge=0.0,
+        le=1.0,
+        description="Correctness gate across runs: passed runs / runs must reach this (default 1.0: every run).",
+    )
+    min_score: float | None = Field(
+        None, ge=0.0, le=100.0, description="Correctness gate: the mean weighted score (0-100) must reach this."
+    )
     weights: ScoreWeights | None = Field(None, description="Score weights; defaults 0.3 / 0.5 / 0.2.")
 
 
 class QuerySpec(QueryDefaults):
     """One golden query and its three layers of assertions."""
 
-    id: str | None = Field(None, pattern=ID_PATTERN, description="Stable id matching traces and baselines; derived from the query when absent.")
+    id: str | None = Field(
+        None,
+        pattern=ID_PATTERN,
+        description="Stable id matching traces and baselines; derived from the query when absent.",
+    )
     query: str = Field(..., description="The input given to the agent.")
     description: str | None = None
     tags: list[str] = Field(default_factory=list, description="For --tags filtering.")
     reference_answer: str | None = Field(None, description="The gold answer that checks.answer compares with.")
-    expected_sources: list[str] | None = Field(None, description="Ids of the documents retrieval should find (checks.rag recall@k, precision@k).")
+    expected_sources: list[str] | None = Field(
+        None, description="Ids of the documents retrieval should find (checks.rag recall@k, precision@k)."
+    )
 
     _file: str = PrivateAttr("")
     _line: int = PrivateAttr(0)
@@ -365,8 +409,13 @@ class QuerySpec(QueryDefaults):
 
 
 class EnsembleConfig(_Strict):
-    enabled: bool = Field(False, description="Judge every check with `models`; when false they judge only the share --sample-ensemble picks.")
-    models: list[str] = Field(default_factory=list, description="Judge models (an odd number, cross-family recommended).")
+    enabled: bool = Field(
+        False,
+        description="Judge every check with `models`; when false they judge only the share --sample-ensemble picks.",
+    )
+    models: list[str] = Field(
+        default_factory=list, description="Judge models (an odd number, cross-family recommended)."
+    )
     strategy: Literal["majority_vote"] = "majority_vote"
 
     @model_validator(mode="after")
@@ -394,17 +443,31 @@ class JudgeConfig(_Strict):
     """How the LLM judge is called. Keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY, never from the spec."""
 
     model: str = Field(DEFAULT_JUDGE_MODEL, min_length=1, description="Judge model; its name selects the provider.")
-    provider: Provider | None = Field(None, description="The provider of `model`, when its name does not say (e.g. a self-hosted model).")
-    temperature: float = Field(0.0, ge=0.0, le=2.0, description="Sent to OpenAI-compatible judges (Anthropic's Messages API takes none); part of the cache key.")
-    base_url: str | None = Field(None, description="Endpoint for `model`'s provider, e.g. any OpenAI-compatible server.")
+    provider: Provider | None = Field(
+        None, description="The provider of `model`, when its name does not say (e.g. a self-hosted model)."
+    )
+    temperature: float = Field(
+        0.0,
+        ge=0.0,
+        le=2.0,
+        description="Sent to OpenAI-compatible judges (Anthropic's Messages API takes none); part of the cache key.",
+    )
+    base_url: str | None = Field(
+        None, description="Endpoint for `model`'s provider, e.g. any OpenAI-compatible server."
+    )
     structured_output: Literal[True] = Field(True, description="Always on: verdicts are schema-enforced.")
     ensemble: EnsembleConfig | None = None
-    embedding_model: str = Field("text-embedding-3-small", description="Embedding model for checks.answer.min_semantic_similarity.")
+    embedding_model: str = Field(
+        "text-embedding-3-small", description="Embedding model for checks.answer.min_semantic_similarity."
+    )
     embedding_base_url: str | None = Field(
-        None, description="An OpenAI-compatible embeddings endpoint; default: base_url when the judge's provider is openai, else the OpenAI API."
+        None,
+        description="An OpenAI-compatible embeddings endpoint; default: base_url when the judge's provider is openai, else the OpenAI API.",
     )
     timeout_s: float = Field(60.0, gt=0, description="Seconds to wait for one judge reply.")
-    max_attempts: int = Field(4, ge=1, le=10, description="Attempts per judge call on 429, 5xx, connection errors and timeouts.")
+    max_attempts: int = Field(
+        4, ge=1, le=10, description="Attempts per judge call on 429, 5xx, connection errors and timeouts."
+    )
     max_output_tokens: int = Field(1024, ge=64, description="The verdict's token budget.")
 
     def provider_for(self, model: str) -> Provider:
@@ -416,8 +479,12 @@ class JudgeConfig(_Strict):
 
     @model_validator(mode="after")
     def _providers_known(self) -> "JudgeConfig":
-        models = [self.model] + (self.ensemble.models if self.ensemble else [])  # disabled ones too: --sample-ensemble runs them
-        unknown = [m for m in models if provider_of(m) is None and not (m == self.model and (self.provider or self.base_url))]
+        models = [self.model] + (
+            self.ensemble.models if self.ensemble else []
+        )  # disabled ones too: --sample-ensemble runs them
+        unknown = [
+            m for m in models if provider_of(m) is None and not (m == self.model and (self.provider or self.base_url))
+        ]
         if unknown:
             raise ValueError(
                 f"cannot tell the provider of judge model(s) {', '.join(unknown)}: "
@@ -431,8 +498,12 @@ class ModelPrice(_Strict):
 
     input: float = Field(..., ge=0, description="USD per million uncached input tokens.")
     output: float = Field(..., ge=0, description="USD per million output tokens (reasoning tokens included).")
-    cached_input: float | None = Field(None, ge=0, description="USD per million input tokens read from a prompt cache; defaults to `input`.")
-    cache_write_input: float | None = Field(None, ge=0, description="USD per million input tokens written to a prompt cache; defaults to `input`.")
+    cached_input: float | None = Field(
+        None, ge=0, description="USD per million input tokens read from a prompt cache; defaults to `input`."
+    )
+    cache_write_input: float | None = Field(
+        None, ge=0, description="USD per million input tokens written to a prompt cache; defaults to `input`."
+    )
 
 
 class AgentCISpec(_Strict):
@@ -444,9 +515,12 @@ class AgentCISpec(_Strict):
     defaults: QueryDefaults | None = None
     judge_config: JudgeConfig | None = None
     pricing: dict[str, ModelPrice] | None = Field(
-        None, description="Per-model prices (USD per million tokens) used before the bundled price table; keys are model names."
+        None,
+        description="Per-model prices (USD per million tokens) used before the bundled price table; keys are model names.",
     )
-    composite: CompositeWeights = Field(default_factory=CompositeWeights, description="Weights of the composite score (default 0.5 / 0.5).")
+    composite: CompositeWeights = Field(
+        default_factory=CompositeWeights, description="Weights of the composite score (default 0.5 / 0.5)."
+    )
     queries: list[QuerySpec] = Field(..., min_length=1)
 
     _path: str = PrivateAttr("")
@@ -454,7 +528,6 @@ class AgentCISpec(_Strict):
     @property
     def path(self) -> str:
         return self._path
-
 
 
 def spec_hash(spec: AgentCISpec) -> str:

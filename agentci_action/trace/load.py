@@ -92,7 +92,9 @@ def resolve_paths(patterns: list[str]) -> list[Path]:
         else:
             found = sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
         if not found:
-            raise TraceError.at(pattern, 0, "no trace files found (expected a file, a directory of .json/.jsonl files, or a glob)")
+            raise TraceError.at(
+                pattern, 0, "no trace files found (expected a file, a directory of .json/.jsonl files, or a glob)"
+            )
         files.extend(f for f in found if f not in files)
     return files
 
@@ -164,7 +166,9 @@ def _array_items(text: str) -> list[Record] | None:
     return items if _WHITESPACE.match(text, pos + 1).end() == len(text) else None
 
 
-def load_traces(patterns: list[str], trace_format: str | None = None, pricing: dict[str, ModelPrice] | None = None) -> list:
+def load_traces(
+    patterns: list[str], trace_format: str | None = None, pricing: dict[str, ModelPrice] | None = None
+) -> list:
     """Load, convert and price every trace named by `patterns`. Raises TraceError listing every problem.
 
     `trace_format` names an adapter (None or "auto": detect per file); `pricing` is the spec's `pricing:`.
@@ -174,7 +178,9 @@ def load_traces(patterns: list[str], trace_format: str | None = None, pricing: d
     for path in resolve_paths(patterns):
         try:
             with gc_paused():
-                traces.extend(price_trace(trace, pricing) for trace in convert(read_records(path), str(path), trace_format))
+                traces.extend(
+                    price_trace(trace, pricing) for trace in convert(read_records(path), str(path), trace_format)
+                )
         except TraceError as exc:
             problems.extend(exc.problems)
     if problems:

@@ -25,11 +25,17 @@ class ToolCall(_Strict):
 
 class LLMCall(_Strict):
     model: str | None = None
-    provider: str | None = Field(None, description="Who served the call (openai, anthropic, azure, ...), to find its price.")
+    provider: str | None = Field(
+        None, description="Who served the call (openai, anthropic, azure, ...), to find its price."
+    )
     input_tokens: int = Field(0, ge=0)
     output_tokens: int = Field(0, ge=0)
-    cached_input_tokens: int = Field(0, ge=0, description="Input tokens served from a prompt cache (included in input_tokens).")
-    cache_write_input_tokens: int = Field(0, ge=0, description="Input tokens written to a prompt cache (included in input_tokens).")
+    cached_input_tokens: int = Field(
+        0, ge=0, description="Input tokens served from a prompt cache (included in input_tokens)."
+    )
+    cache_write_input_tokens: int = Field(
+        0, ge=0, description="Input tokens written to a prompt cache (included in input_tokens)."
+    )
     reasoning_tokens: int = Field(0, ge=0, description="Reasoning tokens (included in output_tokens).")
     cost_usd: float | None = Field(None, ge=0)
     duration_ms: float | None = Field(None, ge=0)
@@ -64,7 +70,8 @@ class Trace(_Strict):
     total_llm_calls: int | None = Field(None, ge=0)
     run: int | None = Field(None, ge=0, description="Repetition index when a query was run several times.")
     metadata: dict[str, Any] = Field(
-        default_factory=dict, description="Free-form; `status` is the task's final status for the agent checks (completed, success, … or failed)."
+        default_factory=dict,
+        description="Free-form; `status` is the task's final status for the agent checks (completed, success, … or failed).",
     )
 
     _source: str = PrivateAttr("")  # "file:line" the trace was read from, for messages

@@ -86,7 +86,9 @@ def table_price(call: LLMCall, undated: datetime = UNDATED_PRICE_DATE) -> float:
     return float(result.total_price)
 
 
-def price_call(call: LLMCall, pricing: dict[str, ModelPrice], undated: datetime = UNDATED_PRICE_DATE) -> tuple[float | None, str | None]:
+def price_call(
+    call: LLMCall, pricing: dict[str, ModelPrice], undated: datetime = UNDATED_PRICE_DATE
+) -> tuple[float | None, str | None]:
     """(cost, None) when the call can be priced (an undated call at `undated`), else (None, why not)."""
     if call.cost_usd is not None:
         return call.cost_usd, None

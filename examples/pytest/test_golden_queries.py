@@ -33,8 +33,11 @@ def keep_new_verdicts():
             judge.cache.save()
 
 
-@pytest.mark.parametrize(("suite", "query"), [(name, q) for name, (spec, _, _) in SUITES.items() for q in spec.queries],
-                         ids=lambda value: value if isinstance(value, str) else value.key)
+@pytest.mark.parametrize(
+    ("suite", "query"),
+    [(name, q) for name, (spec, _, _) in SUITES.items() for q in spec.queries],
+    ids=lambda value: value if isinstance(value, str) else value.key,
+)
 def test_golden_query(suite, query):
     spec, traces, judge = SUITES[suite]
     run = run_spec(spec, traces, queries=[query], judge=judge)

@@ -53,9 +53,13 @@ class OpenAPI:
     def __init__(self, path: Path = SPEC_FILE):
         self.raw = json.loads(path.read_text())
         self.doc = _to_json_schema(self.raw)
-        self.registry = Registry().with_resource(SPEC_URI, Resource.from_contents(self.doc, default_specification=DRAFT202012))
-        self.routes = [(re.compile("^" + re.sub(r"\{[^}]+\}", "([^/]+)", template) + "$"), template)
-                       for template in self.doc["paths"]]
+        self.registry = Registry().with_resource(
+            SPEC_URI, Resource.from_contents(self.doc, default_specification=DRAFT202012)
+        )
+        self.routes = [
+            (re.compile("^" + re.sub(r"\{[^}]+\}", "([^/]+)", template) + "$"), template)
+            for template in self.doc["paths"]
+        ]
 
     def route(self, method: str, path: str) -> tuple[str, list[str]] | None:
         for pattern, template in self.routes:
@@ -71,7 +75,9 @@ class OpenAPI:
 
     def _validate(self, schema: dict, instance) -> list[str]:
         validator = jsonschema.Draft202012Validator(schema, registry=self.registry)
-        return [f"{'/'.join(map(str, e.absolute_path)) or '(body)'}: {e.message}" for e in validator.iter_errors(instance)]
+        return [
+            f"{'/'.join(map(str, e.absolute_path)) or '(body)'}: {e.message}" for e in validator.iter_errors(instance)
+        ]
 
     def check_request(self, template: str, method: str, body) -> list[str]:
         op = self.doc["paths"][template][method.lower()]
@@ -139,13 +145,26 @@ class FakeGitHub:
     def user(self, login: str, user_id: int | None = None) -> dict:
         uid = user_id or abs(hash(login)) % 10_000_000
         base = f"{self.url}/users/{login}"
-        return {"login": login, "id": uid, "node_id": f"U_{uid}", "avatar_url": f"{self.url}/avatars/{uid}",
-                "gravatar_id": "", "url": base, "html_url": f"{self.url}/{login}", "followers_url": f"{base}/followers",
-                "following_url": f"{base}/following{{/other_user}}", "gists_url": f"{base}/gists{{/gist_id}}",
-                "starred_url": f"{base}/starred{{/owner}}{{/repo}}", "subscriptions_url": f"{base}/subscriptions",
-                "organizations_url": f"{base}/orgs", "repos_url": f"{base}/repos", "events_url": f"{base}/events{{/privacy}}",
-                "received_events_url": f"{base}/received_events", "type": "Bot" if login.endswith("[bot]") else "User",
-                "site_admin": False}
+        return {
+            "login": login,
+            "id": uid,
+            "node_id": f"U_{uid}",
+            "avatar_url": f"{self.url}/avatars/{uid}",
+            "gravatar_id": "",
+            "url": base,
+            "html_url": f"{self.url}/{login}",
+            "followers_url": f"{base}/followers",
+            "following_url": f"{base}/following{{/other_user}}",
+            "gists_url": f"{base}/gists{{/gist_id}}",
+            "starred_url": f"{base}/starred{{/owner}}{{/repo}}",
+            "subscriptions_url": f"{base}/subscriptions",
+            "organizations_url": f"{base}/orgs",
+            "repos_url": f"{base}/repos",
+            "events_url": f"{base}/events{{/privacy}}",
+            "received_events_url": f"{base}/received_events",
+            "type": "Bot" if login.endswith("[bot]") else "User",
+            "site_admin": False,
+        }
 
     def add_comment(self, repository: str, number: int, login: str, body: str) -> dict:
         owner, repo = repository.split("/")
@@ -159,11 +178,18 @@ class FakeGitHub:
     def _create_comment(self, owner: str, repo: str, number: int, login: str, body: str) -> dict:
         self.state.next_id += 1
         cid = self.state.next_id
-        comment = {"id": cid, "node_id": f"IC_{cid}", "url": f"{self.url}/repos/{owner}/{repo}/issues/comments/{cid}",
-                   "html_url": f"https://github.test/{owner}/{repo}/pull/{number}#issuecomment-{cid}",
-                   "issue_url": f"{self.url}/repos/{owner}/{repo}/issues/{number}", "body": body,
-                   "user": self.user(login), "created_at": _now(), "updated_at": _now(),
-                   "author_association": "NONE"}
+        comment = {
+            "id": cid,
+            "node_id": f"IC_{cid}",
+            "url": f"{self.url}/repos/{owner}/{repo}/issues/comments/{cid}",
+            "html_url": f"https://github.test/{owner}/{repo}/pull/{number}#issuecomment-{cid}",
+            "issue_url": f"{self.url}/repos/{owner}/{repo}/issues/{number}",
+            "body": body,
+            "user": self.user(login),
+            "created_at": _now(),
+            "updated_at": _now(),
+            "author_association": "NONE",
+        }
         self.state.comments.setdefault((owner, repo, number), []).append(comment)
         return comment
 
@@ -171,15 +197,31 @@ class FakeGitHub:
         self.state.next_id += 1
         rid = self.state.next_id
         output = body.get("output") or {}
-        run = {"id": rid, "node_id": f"CR_{rid}", "head_sha": body["head_sha"], "name": body["name"],
-               "external_id": body.get("external_id", ""), "url": f"{self.url}/repos/{owner}/{repo}/check-runs/{rid}",
-               "html_url": f"https://github.test/{owner}/{repo}/runs/{rid}", "details_url": body.get("details_url"),
-               "status": body.get("status", "queued"), "conclusion": body.get("conclusion"), "started_at": _now(),
-               "completed_at": _now() if body.get("status") == "completed" else None,
-               "output": {"title": output.get("title"), "summary": output.get("summary"), "text": output.get("text"),
-                          "annotations_count": len(output.get("annotations") or []),
-                          "annotations_url": f"{self.url}/repos/{owner}/{repo}/check-runs/{rid}/annotations"},
-               "check_suite": {"id": 1}, "app": None, "pull_requests": [], "annotations": list(output.get("annotations") or [])}
+        run = {
+            "id": rid,
+            "node_id": f"CR_{rid}",
+            "head_sha": body["head_sha"],
+            "name": body["name"],
+            "external_id": body.get("external_id", ""),
+            "url": f"{self.url}/repos/{owner}/{repo}/check-runs/{rid}",
+            "html_url": f"https://github.test/{owner}/{repo}/runs/{rid}",
+            "details_url": body.get("details_url"),
+            "status": body.get("status", "queued"),
+            "conclusion": body.get("conclusion"),
+            "started_at": _now(),
+            "completed_at": _now() if body.get("status") == "completed" else None,
+            "output": {
+                "title": output.get("title"),
+                "summary": output.get("summary"),
+                "text": output.get("text"),
+                "annotations_count": len(output.get("annotations") or []),
+                "annotations_url": f"{self.url}/repos/{owner}/{repo}/check-runs/{rid}/annotations",
+            },
+            "check_suite": {"id": 1},
+            "app": None,
+            "pull_requests": [],
+            "annotations": list(output.get("annotations") or []),
+        }
         self.state.check_runs.append(run)
         return run
 
@@ -220,7 +262,11 @@ class FakeGitHub:
         return Handler
 
     def _error(self, status: int, message: str) -> tuple[int, dict, dict]:
-        return status, {"message": message, "documentation_url": "https://docs.github.com/rest", "status": str(status)}, {}
+        return (
+            status,
+            {"message": message, "documentation_url": "https://docs.github.com/rest", "status": str(status)},
+            {},
+        )
 
     def _dispatch(self, method: str, path: str, query: dict, raw: bytes, token: str):
         found = self.openapi.route(method, path)
@@ -255,18 +301,38 @@ class FakeGitHub:
         if template == "/user":
             if login is None:
                 return self._error(403, "Resource not accessible by integration")
-            return 200, {**self.user(login), "user_view_type": "public", "name": login, "company": None, "blog": "",
-                         "location": None, "email": None, "hireable": None, "bio": None, "public_repos": 0,
-                         "public_gists": 0, "followers": 0, "following": 0, "created_at": _now(),
-                         "updated_at": _now()}, {}
+            return (
+                200,
+                {
+                    **self.user(login),
+                    "user_view_type": "public",
+                    "name": login,
+                    "company": None,
+                    "blog": "",
+                    "location": None,
+                    "email": None,
+                    "hireable": None,
+                    "bio": None,
+                    "public_repos": 0,
+                    "public_gists": 0,
+                    "followers": 0,
+                    "following": 0,
+                    "created_at": _now(),
+                    "updated_at": _now(),
+                },
+                {},
+            )
         if method != "GET" and token in self.state.read_only:
             return self._error(403, "Resource not accessible by integration")
         owner, repo = args[0], args[1]
         if template.endswith("/issues/{issue_number}/comments"):
             number = int(args[2])
             if method == "GET":
-                return self._page(self.state.comments.get((owner, repo, number), []), query,
-                                  f"{self.url}/repos/{owner}/{repo}/issues/{number}/comments")
+                return self._page(
+                    self.state.comments.get((owner, repo, number), []),
+                    query,
+                    f"{self.url}/repos/{owner}/{repo}/issues/{number}/comments",
+                )
             if len(body["body"]) > MAX_COMMENT_CHARS:
                 return self._error(422, "Validation Failed: body is too long (maximum is 65536 characters)")
             return 201, self._create_comment(owner, repo, number, writer, body["body"]), {}
@@ -288,9 +354,11 @@ class FakeGitHub:
                 return self._error(404, "Not Found")
             output = body.get("output") or {}
             run["annotations"].extend(output.get("annotations") or [])
-            run["output"].update(title=output.get("title", run["output"]["title"]),
-                                 summary=output.get("summary", run["output"]["summary"]),
-                                 annotations_count=len(run["annotations"]))
+            run["output"].update(
+                title=output.get("title", run["output"]["title"]),
+                summary=output.get("summary", run["output"]["summary"]),
+                annotations_count=len(run["annotations"]),
+            )
             for key in ("status", "conclusion", "name"):
                 if key in body:
                     run[key] = body[key]
@@ -310,7 +378,7 @@ class FakeGitHub:
         if page < last:
             links.append(f'<{base}?per_page={per_page}&page={page + 1}>; rel="next"')
             links.append(f'<{base}?per_page={per_page}&page={last}>; rel="last"')
-        return 200, items[(page - 1) * per_page: page * per_page], ({"Link": ", ".join(links)} if links else {})
+        return 200, items[(page - 1) * per_page : page * per_page], ({"Link": ", ".join(links)} if links else {})
 
 
 def main() -> None:

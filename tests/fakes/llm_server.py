@@ -78,7 +78,9 @@ class FakeLLMServer:
     def openai_url(self) -> str:
         return f"{self.base}/v1"
 
-    def fail_next(self, kind: str, times: int = 1, retry_after: float | str | None = None, seconds: float = 0.0) -> None:
+    def fail_next(
+        self, kind: str, times: int = 1, retry_after: float | str | None = None, seconds: float = 0.0
+    ) -> None:
         """Queue `times` faults; each request takes the next one before answering normally."""
         with self._lock:
             self._faults.extend(Fault(kind, retry_after, seconds) for _ in range(times))
@@ -145,7 +147,12 @@ class FakeLLMServer:
                     return self._send(200, wire.reply(body, server.vectors))
                 system, user = wire.prompts(body)
                 verdict = server.policy(body["model"], system, user)
-                self._send(200, wire.reply(body, verdict, malformed=bool(fault and fault.kind == "malformed"), system=system, user=user))
+                self._send(
+                    200,
+                    wire.reply(
+                        body, verdict, malformed=bool(fault and fault.kind == "malformed"), system=system, user=user
+                    ),
+                )
 
             def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(payload).encode()
@@ -171,7 +178,9 @@ class _AnthropicWire:
     @staticmethod
     def invalid(request: Received) -> tuple[int, dict] | None:
         if not (request.headers.get("x-api-key") or request.headers.get("authorization", "").startswith("Bearer ")):
-            return 401, _AnthropicWire.error("authentication_error", "an x-api-key or bearer authorization header is required")
+            return 401, _AnthropicWire.error(
+                "authentication_error", "an x-api-key or bearer authorization header is required"
+            )
         if not request.headers.get("anthropic-version"):
             return 400, _AnthropicWire.error("invalid_request_error", "anthropic-version header is required")
         body = request.body
@@ -199,10 +208,22 @@ class _AnthropicWire:
     @staticmethod
     def reply(body: dict, verdict: Verdict, malformed: bool, system: str, user: str) -> dict:
         tool = body["tool_choice"]["name"]
-        content: Any = [{"type": "tool_use", "id": "toolu_fake", "name": tool, "input": {"score": "five", "verdict": "ok"} if malformed else verdict}]
+        content: Any = [
+            {
+                "type": "tool_use",
+                "id": "toolu_fake",
+                "name": tool,
+                "input": {"score": "five", "verdict": "ok"} if malformed else verdict,
+            }
+        ]
         return {
-            "id": "msg_fake", "type": "message", "role": "assistant", "model": body["model"], "content": content,
-            "stop_reason": "tool_use", "stop_sequence": None,
+            "id": "msg_fake",
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
+            "content": content,
+            "stop_reason": "tool_use",
+            "stop_sequence": None,
             "usage": {"input_tokens": _tokens(system + user), "output_tokens": _tokens(json.dumps(verdict))},
         }
 
@@ -214,7 +235,9 @@ class _OpenAIWire:
             return 401, _OpenAIWire.error("invalid_request_error", "missing bearer token")
         fmt = request.body.get("response_format") or {}
         if fmt.get("type") != "json_schema" or not (fmt.get("json_schema") or {}).get("strict"):
-            return 400, _OpenAIWire.error("invalid_request_error", "structured output requires a strict json_schema response_format")
+            return 400, _OpenAIWire.error(
+                "invalid_request_error", "structured output requires a strict json_schema response_format"
+            )
         return None
 
     @staticmethod
@@ -232,9 +255,23 @@ class _OpenAIWire:
         content = "the answer looks fine to me" if malformed else json.dumps(verdict)
         prompt_tokens, completion_tokens = _tokens(system + user), _tokens(content)
         return {
-            "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": body["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content, "refusal": None}, "finish_reason": "stop", "logprobs": None}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content, "refusal": None},
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
         }
 
 
@@ -248,5 +285,13 @@ class _EmbeddingsWire(_OpenAIWire):
     @staticmethod
     def reply(body: dict, vectors: dict[str, list[float]]) -> dict:
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
-        data = [{"object": "embedding", "index": i, "embedding": vectors.get(text, [1.0, 0.0, 0.0])} for i, text in enumerate(inputs)]
-        return {"object": "list", "data": data, "model": body["model"], "usage": {"prompt_tokens": len(inputs), "total_tokens": len(inputs)}}
+        data = [
+            {"object": "embedding", "index": i, "embedding": vectors.get(text, [1.0, 0.0, 0.0])}
+            for i, text in enumerate(inputs)
+        ]
+        return {
+            "object": "list",
+            "data": data,
+            "model": body["model"],
+            "usage": {"prompt_tokens": len(inputs), "total_tokens": len(inputs)},
+        }

@@ -27,7 +27,9 @@ class QueryChecks:
     leaks: list[Finding] = field(default_factory=list)
 
 
-def evaluate_checks(query: QuerySpec, trace: Trace, judge: Judge | None = None, embedder: Embedder | None = None) -> QueryChecks:
+def evaluate_checks(
+    query: QuerySpec, trace: Trace, judge: Judge | None = None, embedder: Embedder | None = None
+) -> QueryChecks:
     groups = query.checks
     result = QueryChecks()
     if groups is None:
@@ -55,4 +57,7 @@ def mask_layers(layers: dict[str, LayerResult], leaks: list[Finding]) -> dict[st
     """Every string in every layer (messages, details, check messages and data) with the leaked values masked."""
     if not leaks:
         return layers
-    return {name: LayerResult.model_validate(redact_data(layer.model_dump(mode="json"), leaks)) for name, layer in layers.items()}
+    return {
+        name: LayerResult.model_validate(redact_data(layer.model_dump(mode="json"), leaks))
+        for name, layer in layers.items()
+    }

@@ -55,22 +55,51 @@ def evaluate(group: AgentChecks, trace: Trace) -> list[Check]:
         if completed is None:
             checks.append(skipped("task_completion", NO_STATUS))
         else:
-            checks.append(verdict(group, "task_completion", completed, f"the task did not complete (metadata.status {str(status)!r})",
-                                  {"value": 1.0 if completed else 0.0, "status": status}))
+            checks.append(
+                verdict(
+                    group,
+                    "task_completion",
+                    completed,
+                    f"the task did not complete (metadata.status {str(status)!r})",
+                    {"value": 1.0 if completed else 0.0, "status": status},
+                )
+            )
     if group.expected_steps is not None:
         steps = len(trace.tool_calls)
-        check = at_least(group, "expected_steps", step_efficiency(group.expected_steps, steps), group.min_step_efficiency,
-                         f"step efficiency ({steps} steps taken, {group.expected_steps} expected)")
+        check = at_least(
+            group,
+            "expected_steps",
+            step_efficiency(group.expected_steps, steps),
+            group.min_step_efficiency,
+            f"step efficiency ({steps} steps taken, {group.expected_steps} expected)",
+        )
         check.data.update(expected_steps=group.expected_steps, steps_taken=steps)
         checks.append(check)
-    checks.append(at_least(group, "min_tool_success_rate", tool_success_rate(trace), group.min_tool_success_rate,
-                           "tool success rate", missing="the trace has no tool calls"))
+    checks.append(
+        at_least(
+            group,
+            "min_tool_success_rate",
+            tool_success_rate(trace),
+            group.min_tool_success_rate,
+            "tool success rate",
+            missing="the trace has no tool calls",
+        )
+    )
     if group.error_recovery:
         errors = sum(call.error is not None for call in trace.tool_calls)
         recovery = error_recovery(errors, completed)
         if recovery is None:
-            checks.append(skipped("error_recovery", f"{errors} tool call(s) failed and {NO_STATUS}", {"errors": errors}))
+            checks.append(
+                skipped("error_recovery", f"{errors} tool call(s) failed and {NO_STATUS}", {"errors": errors})
+            )
         else:
-            checks.append(verdict(group, "error_recovery", recovery == 1.0, f"{errors} tool call(s) failed and the task did not complete",
-                                  {"value": recovery, "errors": errors}))
+            checks.append(
+                verdict(
+                    group,
+                    "error_recovery",
+                    recovery == 1.0,
+                    f"{errors} tool call(s) failed and the task did not complete",
+                    {"value": recovery, "errors": errors},
+                )
+            )
     return [c for c in checks if c is not None]

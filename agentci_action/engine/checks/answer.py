@@ -79,8 +79,14 @@ def evaluate(group: AnswerChecks, answer: str, reference: str | None, embedder: 
         return [skipped(name, "the query has no reference_answer") for name in wanted]
     checks: list[Check | None] = []
     if group.normalized_exact_match:
-        checks.append(verdict(group, "normalized_exact_match", normalized_exact_match(answer, reference),
-                              "answer differs from reference_answer (after trimming and lower-casing)"))
+        checks.append(
+            verdict(
+                group,
+                "normalized_exact_match",
+                normalized_exact_match(answer, reference),
+                "answer differs from reference_answer (after trimming and lower-casing)",
+            )
+        )
     if any(getattr(group, name) is not None for name in ROUGE_KEYS):
         scores = rouge_f1(answer, reference)
         for name, key in ROUGE_KEYS.items():
@@ -104,6 +110,8 @@ def _semantic_similarity(group: AnswerChecks, answer: str, reference: str, embed
         except EmbeddingUnavailable as exc:
             return skipped(name, str(exc))
         except EmbeddingError as exc:
-            return Check(name=name, status=Status.ERROR, message=f"[INFRA] semantic similarity: {exc}", data={"value": None})
+            return Check(
+                name=name, status=Status.ERROR, message=f"[INFRA] semantic similarity: {exc}", data={"value": None}
+            )
         similarity = cosine_similarity(answer_vector, reference_vector)
     return at_least(group, name, similarity, group.min_semantic_similarity, "semantic similarity")

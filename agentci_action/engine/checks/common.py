@@ -29,7 +29,9 @@ def verdict(group: CheckGroup, name: str, ok: bool, message: str, data: dict[str
 
 def skipped(name: str, reason: str, data: dict[str, Any] | None = None) -> Check:
     """Not applicable: the value is N/A (None), never 0, and the reason is said."""
-    return Check(name=name, status=Status.SKIP, message=f"{name} skipped: {reason}", data={"value": None, **(data or {})})
+    return Check(
+        name=name, status=Status.SKIP, message=f"{name} skipped: {reason}", data={"value": None, **(data or {})}
+    )
 
 
 def number(value: float) -> str:
@@ -39,19 +41,49 @@ def number(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
 
 
-def at_least(group: CheckGroup, name: str, value: float | None, limit: float | None, what: str, *, missing: str = "", unit: str = "") -> Check | None:
+def at_least(
+    group: CheckGroup,
+    name: str,
+    value: float | None,
+    limit: float | None,
+    what: str,
+    *,
+    missing: str = "",
+    unit: str = "",
+) -> Check | None:
     """value ≥ limit; None when no limit is set; skip (N/A) when the value is unknown."""
     if limit is None:
         return None
     if value is None:
         return skipped(name, missing, {"min": limit})
-    return verdict(group, name, value >= limit, f"{what} {number(value)}{unit} < min {number(limit)}{unit}", {"value": value, "min": limit})
+    return verdict(
+        group,
+        name,
+        value >= limit,
+        f"{what} {number(value)}{unit} < min {number(limit)}{unit}",
+        {"value": value, "min": limit},
+    )
 
 
-def at_most(group: CheckGroup, name: str, value: float | None, limit: float | None, what: str, *, missing: str = "", unit: str = "") -> Check | None:
+def at_most(
+    group: CheckGroup,
+    name: str,
+    value: float | None,
+    limit: float | None,
+    what: str,
+    *,
+    missing: str = "",
+    unit: str = "",
+) -> Check | None:
     """value ≤ limit; None when no limit is set; skip (N/A) when the value is unknown."""
     if limit is None:
         return None
     if value is None:
         return skipped(name, missing, {"max": limit})
-    return verdict(group, name, value <= limit, f"{what} {number(value)}{unit} > max {number(limit)}{unit}", {"value": value, "max": limit})
+    return verdict(
+        group,
+        name,
+        value <= limit,
+        f"{what} {number(value)}{unit} > max {number(limit)}{unit}",
+        {"value": value, "max": limit},
+    )

@@ -94,10 +94,12 @@ def redact(text: str, findings: list[Finding]) -> str:
         text = text.replace(finding.value, finding.masked)
         minimum = min(MIN_FRAGMENT, len(finding.value))
         while True:
-            block = SequenceMatcher(None, text, finding.value, autojunk=False).find_longest_match(0, len(text), 0, len(finding.value))
+            block = SequenceMatcher(None, text, finding.value, autojunk=False).find_longest_match(
+                0, len(text), 0, len(finding.value)
+            )
             if block.size < minimum:
                 break
-            text = text[: block.a] + "***" + text[block.a + block.size:]
+            text = text[: block.a] + "***" + text[block.a + block.size :]
     return text
 
 

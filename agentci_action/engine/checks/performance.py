@@ -42,9 +42,26 @@ def evaluate(group: PerformanceChecks, trace: Trace) -> list[Check]:
     latency = token_latency_ms(*timed) if timed else None
     speed = throughput(timed[1], timed[0]) if timed else None
     checks = [
-        at_most(group, "max_ttft_ms", ttft_ms(trace.llm_calls), group.max_ttft_ms, "time to first token",
-                missing="no LLM call in the trace reports ttft_ms", unit=" ms"),
-        at_most(group, "max_token_latency_ms", latency, group.max_token_latency_ms, "token latency", missing=NO_TIMING, unit=" ms/token"),
-        at_least(group, "min_throughput", speed, group.min_throughput, "throughput", missing=NO_TIMING, unit=" tokens/s"),
+        at_most(
+            group,
+            "max_ttft_ms",
+            ttft_ms(trace.llm_calls),
+            group.max_ttft_ms,
+            "time to first token",
+            missing="no LLM call in the trace reports ttft_ms",
+            unit=" ms",
+        ),
+        at_most(
+            group,
+            "max_token_latency_ms",
+            latency,
+            group.max_token_latency_ms,
+            "token latency",
+            missing=NO_TIMING,
+            unit=" ms/token",
+        ),
+        at_least(
+            group, "min_throughput", speed, group.min_throughput, "throughput", missing=NO_TIMING, unit=" tokens/s"
+        ),
     ]
     return [c for c in checks if c is not None]

@@ -107,8 +107,14 @@ def evaluate(group: RagChecks, trace: Trace, expected_sources: list[str] | None)
     precision = precision_at_k(expected_sources, ids, group.k)
     checks = [
         at_least(group, "min_recall_at_k", recall, group.min_recall_at_k, f"recall@{group.k}", missing=no_labels),
-        at_least(group, "min_precision_at_k", precision, group.min_precision_at_k, f"precision@{group.k}",
-                 missing=no_labels if not expected_sources else "the trace has no retrieved_context"),
+        at_least(
+            group,
+            "min_precision_at_k",
+            precision,
+            group.min_precision_at_k,
+            f"precision@{group.k}",
+            missing=no_labels if not expected_sources else "the trace has no retrieved_context",
+        ),
     ]
     for check in checks[:2]:
         if check is not None:
@@ -118,12 +124,24 @@ def evaluate(group: RagChecks, trace: Trace, expected_sources: list[str] | None)
         if ratio is None:
             checks.append(skipped("max_context_intrusion", "the trace has no retrieved_context"))
         else:
-            check = at_most(group, "max_context_intrusion", intrusion_score(ratio), group.max_context_intrusion,
-                            "context intrusion (verbatim copying from retrieved documents)")
+            check = at_most(
+                group,
+                "max_context_intrusion",
+                intrusion_score(ratio),
+                group.max_context_intrusion,
+                "context intrusion (verbatim copying from retrieved documents)",
+            )
             check.data["lcs_ratio"] = ratio
             checks.append(check)
     if group.require_citations:
         found = find_citations(trace.final_answer)
-        checks.append(verdict(group, "require_citations", bool(found), "the answer cites no source ([1], [Source], 'according to …')",
-                              {"citations": found, "citation_score": citation_score(found)}))
+        checks.append(
+            verdict(
+                group,
+                "require_citations",
+                bool(found),
+                "the answer cites no source ([1], [Source], 'according to …')",
+                {"citations": found, "citation_score": citation_score(found)},
+            )
+        )
     return [c for c in checks if c is not None]

@@ -31,8 +31,16 @@ def evaluate(group: ValidityChecks, answer: str) -> list[Check]:
     ]
     if group.no_html:
         tags = html_tags(answer)
-        checks.append(verdict(group, "no_html", not tags, f"the answer holds {len(tags)} HTML tag(s)", {"tags": len(tags)}))
+        checks.append(
+            verdict(group, "no_html", not tags, f"the answer holds {len(tags)} HTML tag(s)", {"tags": len(tags)})
+        )
     if group.ends_with_punctuation:
-        checks.append(verdict(group, "ends_with_punctuation", ends_with_punctuation(answer),
-                              "the answer does not end with sentence punctuation (. ! ? : ;)"))
+        checks.append(
+            verdict(
+                group,
+                "ends_with_punctuation",
+                ends_with_punctuation(answer),
+                "the answer does not end with sentence punctuation (. ! ? : ;)",
+            )
+        )
     return [c for c in checks if c is not None]

@@ -27,14 +27,24 @@ def cache_key(provider: str, model: str, temperature: float, prompt: Prompt, slo
 
 def _verdict_of(entry: object) -> Verdict | None:
     """The verdict of a cache entry {model, score, label, rationale}; None when it is not one."""
-    return parse_verdict({k: entry[k] for k in ("score", "label", "rationale") if k in entry}) if isinstance(entry, dict) else None
+    return (
+        parse_verdict({k: entry[k] for k in ("score", "label", "rationale") if k in entry})
+        if isinstance(entry, dict)
+        else None
+    )
 
 
 class VerdictCache(JsonStore):
     """Thread-safe; `path=None` keeps verdicts in memory only. File: {"version": 1, "verdicts": {key: verdict}}."""
 
     def __init__(self, path: str | Path | None = None):
-        super().__init__(path, what="judge cache", field="verdicts", valid=lambda entry: _verdict_of(entry) is not None, shape="a verdict {score, label, rationale}")
+        super().__init__(
+            path,
+            what="judge cache",
+            field="verdicts",
+            valid=lambda entry: _verdict_of(entry) is not None,
+            shape="a verdict {score, label, rationale}",
+        )
 
     def get(self, key: str) -> Verdict | None:
         return _verdict_of(self.get_entry(key))

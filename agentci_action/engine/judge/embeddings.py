@@ -48,8 +48,14 @@ class EmbeddingCache(JsonStore):
 class OpenAIEmbedder:
     """Embeddings from the judge's OpenAI provider, retried like a judge call; texts already in the cache are never sent."""
 
-    def __init__(self, provider: OpenAIProvider, model: str, cache: EmbeddingCache, max_attempts: int = 4,
-                 policy: RetryPolicy = RetryPolicy()):
+    def __init__(
+        self,
+        provider: OpenAIProvider,
+        model: str,
+        cache: EmbeddingCache,
+        max_attempts: int = 4,
+        policy: RetryPolicy = RetryPolicy(),
+    ):
         self.provider = provider
         self.model = model
         self.cache = cache
@@ -67,11 +73,15 @@ class OpenAIEmbedder:
     def _request(self, texts: list[str]) -> list[list[float]]:
         attempts = Attempts()
         try:
-            vectors = call_with_retries(self.provider, lambda: self.provider.embed(self.model, texts), self.policy, self.max_attempts, attempts)
+            vectors = call_with_retries(
+                self.provider, lambda: self.provider.embed(self.model, texts), self.policy, self.max_attempts, attempts
+            )
         except openai.APIError as exc:  # HTTP status, connection and timeout errors alike
             status = getattr(exc, "status_code", None)
             what = f"answered HTTP {status}" if status is not None else f"unreachable ({type(exc).__name__})"
-            raise EmbeddingError(f"embedding provider {what} after {attempts.count} attempt(s) ({self.model})") from None
+            raise EmbeddingError(
+                f"embedding provider {what} after {attempts.count} attempt(s) ({self.model})"
+            ) from None
         if len(vectors) != len(texts):
             raise EmbeddingError(f"embedding provider returned {len(vectors)} vectors for {len(texts)} texts")
         return vectors

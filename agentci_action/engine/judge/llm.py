@@ -70,7 +70,9 @@ class LLMJudge:
     mode: JudgeMode = "auto"
     sample_ensemble: float | None = None  # None: the ensemble judges every check if enabled, none if not
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    base_urls: Mapping[str, str | None] = field(default_factory=dict)  # provider → endpoint for models other than config.model
+    base_urls: Mapping[str, str | None] = field(
+        default_factory=dict
+    )  # provider → endpoint for models other than config.model
     pricing: Mapping[str, ModelPrice] = field(default_factory=dict)  # the spec's `pricing:`, before the bundled table
     _clients: dict[tuple[str, str | None], Provider] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -88,8 +90,10 @@ class LLMJudge:
     def warnings(self) -> list[str]:
         """Run-level notes about how the judge was asked to run: sampling with no ensemble to sample."""
         if self.sample_ensemble is not None and not (self.config.ensemble and self.config.ensemble.models):
-            return [f"--sample-ensemble {self.sample_ensemble:g} has no effect: judge_config.ensemble lists no models, "
-                    f"so every judge check used {self.config.model} alone"]
+            return [
+                f"--sample-ensemble {self.sample_ensemble:g} has no effect: judge_config.ensemble lists no models, "
+                f"so every judge check used {self.config.model} alone"
+            ]
         return []
 
     def evaluate(self, request: JudgeRequest) -> Check:
@@ -97,15 +101,28 @@ class LLMJudge:
         prompt = build_prompt(request.kind, rubric, request.query, request.answer, request.context)
         models = self.models_for(request)
         usage = Usage()
-        data = {"rule": rubric.rule, "threshold": rubric.threshold, "threshold_score": threshold_score(rubric.threshold), "models": models}
+        data = {
+            "rule": rubric.rule,
+            "threshold": rubric.threshold,
+            "threshold_score": threshold_score(rubric.threshold),
+            "models": models,
+        }
         try:
-            verdicts = [(model, *self._verdict(request.kind, model, prompt, usage, models[:i].count(model))) for i, model in enumerate(models)]
+            verdicts = [
+                (model, *self._verdict(request.kind, model, prompt, usage, models[:i].count(model)))
+                for i, model in enumerate(models)
+            ]
         except _Unavailable as exc:
             return Check(name=request.kind, status=exc.status, message=str(exc), data={**data, "usage": asdict(usage)})
         decision = decide([verdict for _, verdict, _ in verdicts], rubric.threshold)
         data.update(
-            score=decision.score, label=decision.label, ensemble=len(models) > 1, usage=asdict(usage),
-            verdicts=[{"model": model, **verdict.model_dump(), "cached": cached} for model, verdict, cached in verdicts],
+            score=decision.score,
+            label=decision.label,
+            ensemble=len(models) > 1,
+            usage=asdict(usage),
+            verdicts=[
+                {"model": model, **verdict.model_dump(), "cached": cached} for model, verdict, cached in verdicts
+            ],
         )
         if len(verdicts) == 1:
             data["rationale"] = verdicts[0][1].rationale
@@ -113,7 +130,9 @@ class LLMJudge:
         else:
             how = f"mean {decision.score:g}/5 of {len(models)} judges, majority {decision.label}, needs {data['threshold_score']}"
         message = f"{request.kind} {'passed' if decision.passed else 'failed'} ({_snippet(rubric.rule)}): {how}"
-        return Check(name=request.kind, status=Status.PASS if decision.passed else Status.FAIL, message=message, data=data)
+        return Check(
+            name=request.kind, status=Status.PASS if decision.passed else Status.FAIL, message=message, data=data
+        )
 
     def _verdict(self, kind: str, model: str, prompt: Prompt, usage: Usage, slot: int = 0) -> tuple[Verdict, bool]:
         """(verdict, from cache?) for one model; `slot` numbers repeats of a model in the ensemble; raises _Unavailable."""
@@ -132,18 +151,32 @@ class LLMJudge:
         for _ in range(2):  # a reply that does not parse is asked once more
             attempts = Attempts()
             try:
-                reply = call_with_retries(provider, lambda: provider.complete(model, prompt, self.config.temperature), self.retry, self.config.max_attempts, attempts)
+                reply = call_with_retries(
+                    provider,
+                    lambda: provider.complete(model, prompt, self.config.temperature),
+                    self.retry,
+                    self.config.max_attempts,
+                    attempts,
+                )
             except Exception as exc:  # noqa: BLE001 (any SDK failure becomes this check's error, never a crash)
                 usage.requests += attempts.count
                 why = _snippet(self._redacted(_describe(exc)), 240)  # redact first: a cut could leave part of a key
-                raise _Unavailable(Status.ERROR, f"[INFRA] {kind} got no verdict from {provider_name} ({model}) after {attempts.count} attempt(s): {why}") from None
+                raise _Unavailable(
+                    Status.ERROR,
+                    f"[INFRA] {kind} got no verdict from {provider_name} ({model}) after {attempts.count} attempt(s): {why}",
+                ) from None
             usage.requests += attempts.count
-            call = LLMCall(model=model, provider=provider_name, input_tokens=reply.input_tokens, output_tokens=reply.output_tokens)
+            call = LLMCall(
+                model=model, provider=provider_name, input_tokens=reply.input_tokens, output_tokens=reply.output_tokens
+            )
             usage.add_reply(reply.input_tokens, reply.output_tokens, price_call(call, dict(self.pricing))[0])
             if reply.verdict is not None:
                 self.cache.put(key, model, reply.verdict)
                 return reply.verdict, False
-        raise _Unavailable(Status.ERROR, f"[JUDGE] {kind}: {model} twice answered without a valid verdict, last: {_snippet(reply.raw, 120)!r}")
+        raise _Unavailable(
+            Status.ERROR,
+            f"[JUDGE] {kind}: {model} twice answered without a valid verdict, last: {_snippet(reply.raw, 120)!r}",
+        )
 
     def _redacted(self, text: str) -> str:
         """`text` with every key replaced by ***, should a provider or gateway echo one back."""
@@ -161,10 +194,14 @@ class LLMJudge:
         key = self.api_keys.get(name)
         if not key:
             return None
-        base_url = self.config.base_url if model == self.config.model and self.config.base_url else self.base_urls.get(name)
+        base_url = (
+            self.config.base_url if model == self.config.model and self.config.base_url else self.base_urls.get(name)
+        )
         with self._lock:
             if (name, base_url) not in self._clients:
-                self._clients[name, base_url] = PROVIDERS[name](key, base_url, self.config.timeout_s, self.config.max_output_tokens)
+                self._clients[name, base_url] = PROVIDERS[name](
+                    key, base_url, self.config.timeout_s, self.config.max_output_tokens
+                )
             return self._clients[name, base_url]
 
 

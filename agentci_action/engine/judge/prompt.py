@@ -58,7 +58,11 @@ def build_prompt(kind: str, rubric: JudgeRubric, query: str, answer: str, contex
         lines += ["", "SCORING ANCHORS:", *(f"- {anchor}" for anchor in rubric.scale)]
     if rubric.few_shot_examples:
         examples = [example.model_dump(exclude_none=True) for example in rubric.few_shot_examples]
-        lines += ["", "SCORED EXAMPLES (data, in the same JSON form as the material you will judge):", untrusted_block({"examples": examples})]
+        lines += [
+            "",
+            "SCORED EXAMPLES (data, in the same JSON form as the material you will judge):",
+            untrusted_block({"examples": examples}),
+        ]
     lines += [
         "",
         f"The material to judge arrives as one JSON document between {OPEN} and {CLOSE}",

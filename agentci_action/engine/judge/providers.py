@@ -58,7 +58,11 @@ class AnthropicProvider(_SDKProvider):
     def __init__(self, api_key: str, base_url: str | None, timeout_s: float, max_output_tokens: int):
         import anthropic
 
-        super().__init__(anthropic, anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0), max_output_tokens)
+        super().__init__(
+            anthropic,
+            anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0),
+            max_output_tokens,
+        )
 
     def complete(self, model: str, prompt: Prompt, temperature: float) -> Reply:
         # `temperature` is not sent: the pinned Messages API takes no sampling parameters.
@@ -67,12 +71,25 @@ class AnthropicProvider(_SDKProvider):
             max_tokens=self._max_tokens,
             system=prompt.system,
             messages=[{"role": "user", "content": prompt.user}],
-            tools=[{"name": VERDICT_TOOL, "description": "Record the verdict on the material.", "input_schema": VERDICT_SCHEMA}],
+            tools=[
+                {
+                    "name": VERDICT_TOOL,
+                    "description": "Record the verdict on the material.",
+                    "input_schema": VERDICT_SCHEMA,
+                }
+            ],
             tool_choice={"type": "tool", "name": VERDICT_TOOL},
         )
-        used = next((block for block in message.content if block.type == "tool_use" and block.name == VERDICT_TOOL), None)
+        used = next(
+            (block for block in message.content if block.type == "tool_use" and block.name == VERDICT_TOOL), None
+        )
         raw = used.input if used is not None else [block.model_dump() for block in message.content]
-        return Reply(parse_verdict(raw) if used is not None else None, str(raw), message.usage.input_tokens, message.usage.output_tokens)
+        return Reply(
+            parse_verdict(raw) if used is not None else None,
+            str(raw),
+            message.usage.input_tokens,
+            message.usage.output_tokens,
+        )
 
 
 class OpenAIProvider(_SDKProvider):
@@ -81,7 +98,11 @@ class OpenAIProvider(_SDKProvider):
     def __init__(self, api_key: str, base_url: str | None, timeout_s: float, max_output_tokens: int):
         import openai
 
-        super().__init__(openai, openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0), max_output_tokens)
+        super().__init__(
+            openai,
+            openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0),
+            max_output_tokens,
+        )
 
     def complete(self, model: str, prompt: Prompt, temperature: float) -> Reply:
         completion = self._client.chat.completions.create(
@@ -89,11 +110,19 @@ class OpenAIProvider(_SDKProvider):
             temperature=temperature,
             max_completion_tokens=self._max_tokens,
             messages=[{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.user}],
-            response_format={"type": "json_schema", "json_schema": {"name": "verdict", "strict": True, "schema": VERDICT_SCHEMA}},
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": "verdict", "strict": True, "schema": VERDICT_SCHEMA},
+            },
         )
         content = (completion.choices[0].message.content or "") if completion.choices else ""
         usage = completion.usage
-        return Reply(parse_verdict(content), content, usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0)
+        return Reply(
+            parse_verdict(content),
+            content,
+            usage.prompt_tokens if usage else 0,
+            usage.completion_tokens if usage else 0,
+        )
 
     def embed(self, model: str, texts: list[str]) -> list[list[float]]:
         """One embedding per text, in order (the semantic-similarity check's use of this provider)."""
@@ -141,7 +170,9 @@ class Attempts:
     count: int = 0
 
 
-def call_with_retries(provider: Provider, call: Callable[[], T], policy: RetryPolicy, max_attempts: int, attempts: Attempts) -> T:
+def call_with_retries(
+    provider: Provider, call: Callable[[], T], policy: RetryPolicy, max_attempts: int, attempts: Attempts
+) -> T:
     """`call()` until it succeeds, raises a non-transient error, or has been tried `max_attempts` times; the last error is re-raised."""
     backoff = wait_random_exponential(multiplier=policy.initial_wait, max=policy.max_wait)
 

@@ -48,8 +48,14 @@ class JsonStore:
             raise self._problem(exc.lineno, f"{self.what} is not valid JSON: {exc.msg}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError.at(str(path), 0, f"cannot read {self.what}: {exc}") from None
-        if not isinstance(document, dict) or document.get("version") != VERSION or not isinstance(document.get(self.field), dict):
-            raise self._problem(1, f"not an AgentCI {self.what} (expected version {VERSION} and a `{self.field}` object)")
+        if (
+            not isinstance(document, dict)
+            or document.get("version") != VERSION
+            or not isinstance(document.get(self.field), dict)
+        ):
+            raise self._problem(
+                1, f"not an AgentCI {self.what} (expected version {VERSION} and a `{self.field}` object)"
+            )
         for key, entry in document[self.field].items():
             if not self.valid(entry):
                 line = text.count("\n", 0, max(text.find(json.dumps(key)), 0)) + 1
@@ -73,7 +79,12 @@ class JsonStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self.path.exists():
                 self._entries = {**self._read(self.path), **self._entries}
-            text = json.dumps({"version": VERSION, self.field: self._entries}, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+            text = (
+                json.dumps(
+                    {"version": VERSION, self.field: self._entries}, ensure_ascii=False, indent=1, sort_keys=True
+                )
+                + "\n"
+            )
             partial = self.path.with_name(self.path.name + ".partial")
             partial.write_text(text, encoding="utf-8")
             os.replace(partial, self.path)

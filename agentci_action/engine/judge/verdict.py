@@ -27,7 +27,11 @@ class Verdict(BaseModel):
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "score": {"type": "integer", "enum": [1, 2, 3, 4, 5], "description": "1 (fails the rubric) to 5 (fully meets it)"},
+        "score": {
+            "type": "integer",
+            "enum": [1, 2, 3, 4, 5],
+            "description": "1 (fails the rubric) to 5 (fully meets it)",
+        },
         "label": {"type": "string", "enum": list(LABELS)},
         "rationale": {"type": "string", "description": "one or two sentences explaining the score"},
     },

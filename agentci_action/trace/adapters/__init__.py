@@ -10,7 +10,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...errors import TraceError
-from . import anthropic_messages, canonical, langgraph, langsmith, openai_agents, openai_chat, openai_responses, openinference, otel_genai
+from . import (
+    anthropic_messages,
+    canonical,
+    langgraph,
+    langsmith,
+    openai_agents,
+    openai_chat,
+    openai_responses,
+    openinference,
+    otel_genai,
+)
 from .common import SHAPE_ERRORS, shape_problem
 
 if TYPE_CHECKING:
@@ -21,7 +31,15 @@ if TYPE_CHECKING:
 # Anthropic before Chat Completions (plain string messages fit both); canonical accepts any object with
 # `id` or `query`, so it comes last.
 ADAPTERS = [
-    openinference, otel_genai, openai_agents, langsmith, openai_responses, anthropic_messages, openai_chat, langgraph, canonical,
+    openinference,
+    otel_genai,
+    openai_agents,
+    langsmith,
+    openai_responses,
+    anthropic_messages,
+    openai_chat,
+    langgraph,
+    canonical,
 ]
 FORMATS = [adapter.NAME for adapter in ADAPTERS]
 
@@ -55,4 +73,6 @@ def convert(records: list["Record"], file: str, trace_format: str | None = None)
     if canonical.looks_canonical(records):
         return _convert_with(canonical, records, file)
     first = records[0].line if records else 0
-    raise TraceError.at(file, first, f"unrecognised trace format; known: {', '.join(FORMATS)} (set trace-format to choose)")
+    raise TraceError.at(
+        file, first, f"unrecognised trace format; known: {', '.join(FORMATS)} (set trace-format to choose)"
+    )

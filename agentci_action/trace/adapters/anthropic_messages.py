@@ -42,7 +42,11 @@ def detect(records) -> bool:
         responses = value.get("responses") or []
         if any(isinstance(r, dict) and r.get("type") == "message" for r in responses):
             return True
-        return any(isinstance(m, dict) and any(b.get("type") in BLOCK_TYPES for b in _blocks(m.get("content"))) for m in value["messages"])
+        return any(
+            isinstance(m, dict) and any(b.get("type") in BLOCK_TYPES for b in _blocks(m.get("content")))
+            for m in value["messages"]
+        )
+
     return bool(records) and all(anthropic(r.value) for r in records)
 
 
@@ -65,9 +69,18 @@ def anthropic_usage(response: dict[str, Any] | None) -> dict[str, Any] | None:
 
 def _turn(content: Any, response: dict[str, Any] | None) -> Turn:
     blocks = _blocks(content)
-    calls = [{"id": b.get("id"), "name": b["name"], "arguments": b.get("input")} for b in blocks if b.get("type") == "tool_use"]
+    calls = [
+        {"id": b.get("id"), "name": b["name"], "arguments": b.get("input")}
+        for b in blocks
+        if b.get("type") == "tool_use"
+    ]
     agent = ((response or {}).get("metadata") or {}).get("agent")
-    return Turn(text=text_of([b for b in blocks if b.get("type") == "text"]), tool_calls=calls, llm=anthropic_usage(response), agent=agent)
+    return Turn(
+        text=text_of([b for b in blocks if b.get("type") == "text"]),
+        tool_calls=calls,
+        llm=anthropic_usage(response),
+        agent=agent,
+    )
 
 
 def _search_results(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -94,7 +107,9 @@ def convert(records, file: str) -> list:
         turns, results, query, documents = [], {}, "", []
         for message in value["messages"]:
             if message.get("role") == "assistant":
-                turns.append(_turn(message.get("content"), responses[len(turns)] if len(turns) < len(responses) else None))
+                turns.append(
+                    _turn(message.get("content"), responses[len(turns)] if len(turns) < len(responses) else None)
+                )
                 continue
             documents.extend(_search_results(_blocks(message.get("content"))))
             for block in _blocks(message.get("content")):
@@ -102,7 +117,7 @@ def convert(records, file: str) -> list:
                     results[block.get("tool_use_id")] = _result(block)
                 elif block.get("type") == "text" and not query:
                     query = block.get("text", "")
-        turns.extend(_turn(r.get("content"), r) for r in responses[len(turns):])
+        turns.extend(_turn(r.get("content"), r) for r in responses[len(turns) :])
         fields = {**from_turns(turns, results, query), **record_key(value), "retrieved_context": documents}
         return build_trace(fields, file, record.line, NAME, inferred_answer=True)
 

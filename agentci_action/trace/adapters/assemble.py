@@ -63,8 +63,11 @@ def _agent_of(span: Span, tree: Tree, views: dict[str, SpanView]) -> str | None:
 
 def _handoffs_between_agents(tree: Tree, views: dict[str, SpanView]) -> list[tuple[float, dict]]:
     """A switch between consecutive agent spans with no agent ancestor counts as a handoff."""
-    top = [s for s in tree.spans if views[s.span_id].kind == "agent"
-           and not any(views[a.span_id].kind == "agent" for a in tree.ancestors(s))]
+    top = [
+        s
+        for s in tree.spans
+        if views[s.span_id].kind == "agent" and not any(views[a.span_id].kind == "agent" for a in tree.ancestors(s))
+    ]
     found = []
     for before, after in zip(top, top[1:]):
         if views[before.span_id].agent != views[after.span_id].agent:
@@ -104,7 +107,11 @@ def _one_per_call(spans: list[Span], tree: Tree, views: dict[str, SpanView]) -> 
             view.output_text = view.output_text or other.output_text
             view.input_text = view.input_text or other.input_text
             if not view.llm.get("model") and other.llm.get("model"):
-                view.llm = {**view.llm, "model": other.llm["model"], "provider": view.llm.get("provider") or other.llm.get("provider")}
+                view.llm = {
+                    **view.llm,
+                    "model": other.llm["model"],
+                    "provider": view.llm.get("provider") or other.llm.get("provider"),
+                }
         kept.append(chosen)
     return kept
 
@@ -125,7 +132,9 @@ def from_spans(spans: list[Span], view_of) -> tuple[dict[str, Any], bool]:
     for span in spans:
         view = views[span.span_id]
         if view.kind == "handoff" and view.handoff_to:
-            handoffs.append((span.start or 0.0, {"from": view.handoff_from or _agent_of(span, tree, views), "to": view.handoff_to}))
+            handoffs.append(
+                (span.start or 0.0, {"from": view.handoff_from or _agent_of(span, tree, views), "to": view.handoff_to})
+            )
         if view.kind != "tool":
             continue
         anchor, index = issued.get(view.call_id or "", (span.start or 0.0, 0))
@@ -134,10 +143,19 @@ def from_spans(spans: list[Span], view_of) -> tuple[dict[str, Any], bool]:
         if target is not None:
             handoffs.append((anchor, {"from": _agent_of(span, tree, views), "to": resolve_agent(target, agents)}))
             continue
-        tools.append((order, {
-            "name": view.tool_name, "arguments": view.arguments, "result": view.result, "error": span.error,
-            "duration_ms": duration_ms(span.start, span.end), "agent": _agent_of(span, tree, views),
-        }))
+        tools.append(
+            (
+                order,
+                {
+                    "name": view.tool_name,
+                    "arguments": view.arguments,
+                    "result": view.result,
+                    "error": span.error,
+                    "duration_ms": duration_ms(span.start, span.end),
+                    "agent": _agent_of(span, tree, views),
+                },
+            )
+        )
     if not handoffs:
         handoffs = _handoffs_between_agents(tree, views)
     # Explicit handoff spans and transfer tools of one switch describe the same event: keep it once.
@@ -162,7 +180,9 @@ def from_spans(spans: list[Span], view_of) -> tuple[dict[str, Any], bool]:
     for span in spans:
         key = {**query_key(views[span.span_id].metadata), **key}
     if "query" not in key:
-        first_input = root_view.input_text or next((views[s.span_id].input_text for s in llm_spans if views[s.span_id].input_text), "")
+        first_input = root_view.input_text or next(
+            (views[s.span_id].input_text for s in llm_spans if views[s.span_id].input_text), ""
+        )
         if first_input:
             key["query"] = first_input
     starts = [s.start for s in roots if s.start is not None]
@@ -175,8 +195,11 @@ def from_spans(spans: list[Span], view_of) -> tuple[dict[str, Any], bool]:
         "handoffs": unique,
         "retrieved_context": documents,
         "total_duration_ms": duration_ms(min(starts), max(ends)) if starts and ends else None,
-        "metadata": {"trace_id": spans[0].trace_id, "status": "failed" if any(s.error for s in roots) else "completed",
-                     **({"agents": agents} if agents else {})},
+        "metadata": {
+            "trace_id": spans[0].trace_id,
+            "status": "failed" if any(s.error for s in roots) else "completed",
+            **({"agents": agents} if agents else {}),
+        },
     }
     return fields, inferred
 
@@ -207,8 +230,20 @@ def from_turns(turns: list[Turn], results: dict[str, tuple[Any, str | None]], qu
                 handoffs.append({"from": turn.agent, "to": resolve_agent(target, agents)})
                 continue
             result, error = results.get(call.get("id") or "", (None, None))
-            tools.append({"name": call["name"], "arguments": call.get("arguments"), "result": result, "error": error, "agent": turn.agent})
-    notes = ["some model turns carry no usage block: their tokens and cost are unknown"] if any(t.llm is None for t in turns) else []
+            tools.append(
+                {
+                    "name": call["name"],
+                    "arguments": call.get("arguments"),
+                    "result": result,
+                    "error": error,
+                    "agent": turn.agent,
+                }
+            )
+    notes = (
+        ["some model turns carry no usage block: their tokens and cost are unknown"]
+        if any(t.llm is None for t in turns)
+        else []
+    )
     answers = [t.text for t in turns if t.text]
     fields = {
         "query": query,

@@ -45,7 +45,9 @@ def convert(records, file: str) -> list[Trace]:
         except ValidationError as exc:
             for err in exc.errors():
                 where = _field_path(err["loc"])
-                problems.append(Problem(file, record.line_at(err["loc"]), f"{where + ': ' if where else ''}{err['msg']}"))
+                problems.append(
+                    Problem(file, record.line_at(err["loc"]), f"{where + ': ' if where else ''}{err['msg']}")
+                )
             continue
         trace._source = f"{file}:{record.line}"
         traces.append(trace)

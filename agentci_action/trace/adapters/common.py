@@ -60,7 +60,7 @@ def text_of(content: Any) -> str:
 
 def handoff_target(tool_name: str) -> str | None:
     """'transfer_to_billing_agent' → 'billing_agent'; None for an ordinary tool."""
-    return tool_name[len(HANDOFF_PREFIX):] if tool_name.startswith(HANDOFF_PREFIX) else None
+    return tool_name[len(HANDOFF_PREFIX) :] if tool_name.startswith(HANDOFF_PREFIX) else None
 
 
 def _agent_key(name: str) -> str:
@@ -135,7 +135,12 @@ def build_trace(fields: dict[str, Any], file: str, line: int, source_format: str
     try:
         trace = Trace.model_validate({**fields, "metadata": metadata}).with_derived_totals()
     except ValidationError as exc:
-        raise TraceError([Problem(file, line, f"{source_format}: {err['msg'].removeprefix('Value error, ')}") for err in exc.errors()]) from None
+        raise TraceError(
+            [
+                Problem(file, line, f"{source_format}: {err['msg'].removeprefix('Value error, ')}")
+                for err in exc.errors()
+            ]
+        ) from None
     trace._source = f"{file}:{line}"
     return trace
 

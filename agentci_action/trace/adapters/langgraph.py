@@ -25,7 +25,13 @@ from .assemble import Turn, from_turns
 from .common import build_trace, convert_each, maybe_json, record_key, text_of
 
 NAME = "langgraph"
-CLASS_TYPES = {"AIMessage": "ai", "AIMessageChunk": "ai", "HumanMessage": "human", "ToolMessage": "tool", "SystemMessage": "system"}
+CLASS_TYPES = {
+    "AIMessage": "ai",
+    "AIMessageChunk": "ai",
+    "HumanMessage": "human",
+    "ToolMessage": "tool",
+    "SystemMessage": "system",
+}
 ROLE_TYPES = {"assistant": "ai", "user": "human", "tool": "tool", "system": "system"}
 TYPES = {"ai", "human", "tool", "system"}
 
@@ -67,7 +73,13 @@ def lc_documents(items: Any) -> list[dict[str, Any]]:
         if isinstance(item, dict) and "page_content" in item:
             meta = item.get("metadata") or {}
             doc_id = meta.get("id") or item.get("id") or meta.get("source")
-            found.append({"id": None if doc_id is None else str(doc_id), "text": str(item["page_content"]), "score": meta.get("score")})
+            found.append(
+                {
+                    "id": None if doc_id is None else str(doc_id),
+                    "text": str(item["page_content"]),
+                    "score": meta.get("score"),
+                }
+            )
     return found
 
 
@@ -91,8 +103,12 @@ def lc_usage(message: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def ai_turn(message: dict[str, Any]) -> Turn:
-    calls = [{"id": c.get("id"), "name": c["name"], "arguments": c.get("args")} for c in message.get("tool_calls") or []]
-    return Turn(text=text_of(message.get("content")), tool_calls=calls, llm=lc_usage(message), agent=message.get("name"))
+    calls = [
+        {"id": c.get("id"), "name": c["name"], "arguments": c.get("args")} for c in message.get("tool_calls") or []
+    ]
+    return Turn(
+        text=text_of(message.get("content")), tool_calls=calls, llm=lc_usage(message), agent=message.get("name")
+    )
 
 
 def tool_result(message: dict[str, Any]) -> tuple[Any, str | None]:
@@ -113,7 +129,8 @@ def convert(records, file: str) -> list:
         results = {m.get("tool_call_id"): tool_result(m) for m in messages if m["type"] == "tool"}
         query = next((text_of(m.get("content")) for m in messages if m["type"] == "human"), "")
         documents = lc_documents(record.value.get("documents")) + [
-            doc for m in messages if m["type"] == "tool" for doc in lc_documents(m.get("artifact"))]
+            doc for m in messages if m["type"] == "tool" for doc in lc_documents(m.get("artifact"))
+        ]
         fields = {**from_turns(turns, results, query), **record_key(record.value), "retrieved_context": documents}
         return build_trace(fields, file, record.line, NAME, inferred_answer=True)
 

@@ -38,7 +38,9 @@ STATUSES = {"success": "completed", "error": "failed"}
 
 
 def detect(records) -> bool:
-    return bool(records) and all(isinstance(r.value, dict) and r.value.get("run_type") in RUN_TYPES and "id" in r.value for r in records)
+    return bool(records) and all(
+        isinstance(r.value, dict) and r.value.get("run_type") in RUN_TYPES and "id" in r.value for r in records
+    )
 
 
 def _generation_message(run: dict[str, Any]) -> dict[str, Any]:
@@ -63,14 +65,26 @@ def _first_human(inputs: dict[str, Any]) -> str:
 
 def _llm(run: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
     extra = run.get("extra") or {}
-    usage = lc_usage(message) or {"input_tokens": int(run.get("prompt_tokens") or 0), "output_tokens": int(run.get("completion_tokens") or 0)}
-    model = ((extra.get("metadata") or {}).get("ls_model_name") or usage.get("model")
-             or (extra.get("invocation_params") or {}).get("model") or (extra.get("invocation_params") or {}).get("model_name"))
+    usage = lc_usage(message) or {
+        "input_tokens": int(run.get("prompt_tokens") or 0),
+        "output_tokens": int(run.get("completion_tokens") or 0),
+    }
+    model = (
+        (extra.get("metadata") or {}).get("ls_model_name")
+        or usage.get("model")
+        or (extra.get("invocation_params") or {}).get("model")
+        or (extra.get("invocation_params") or {}).get("model_name")
+    )
     cost = run.get("total_cost")
     ttft = duration_ms(parse_time(run.get("start_time")), parse_time(run.get("first_token_time")))
     provider = (extra.get("metadata") or {}).get("ls_provider") or usage.get("provider")
-    return {**usage, "model": model, "provider": provider, "cost_usd": float(cost) if cost is not None else None,
-            **({"ttft_ms": ttft} if ttft is not None else {})}
+    return {
+        **usage,
+        "model": model,
+        "provider": provider,
+        "cost_usd": float(cost) if cost is not None else None,
+        **({"ttft_ms": ttft} if ttft is not None else {}),
+    }
 
 
 def _view(agent_names: set[str]):
@@ -81,20 +95,34 @@ def _view(agent_names: set[str]):
         inputs, outputs = run.get("inputs") or {}, run.get("outputs") or {}
         if kind == "llm":
             message = _generation_message(run)
-            return SpanView(kind="llm", metadata=meta, llm=_llm(run, message),
-                            issued_calls=[c.get("id") for c in message.get("tool_calls") or [] if c.get("id")],
-                            output_text=text_of(message.get("content")), input_text=_first_human(inputs))
+            return SpanView(
+                kind="llm",
+                metadata=meta,
+                llm=_llm(run, message),
+                issued_calls=[c.get("id") for c in message.get("tool_calls") or [] if c.get("id")],
+                output_text=text_of(message.get("content")),
+                input_text=_first_human(inputs),
+            )
         if kind == "tool":
             output = lc_message(outputs.get("output"))
             result = tool_result(output)[0] if output else maybe_json(outputs.get("output"))
-            return SpanView(kind="tool", metadata=meta, tool_name=run.get("name", ""), arguments=maybe_json(inputs.get("input", inputs)),
-                            result=result, call_id=(output or {}).get("tool_call_id"))
+            return SpanView(
+                kind="tool",
+                metadata=meta,
+                tool_name=run.get("name", ""),
+                arguments=maybe_json(inputs.get("input", inputs)),
+                result=result,
+                call_id=(output or {}).get("tool_call_id"),
+            )
         if kind == "retriever":
             return SpanView(kind="retrieval", metadata=meta, documents=lc_documents(outputs.get("documents")))
         answer = outputs.get("output") if isinstance(outputs.get("output"), str) else ""
         if kind == "chain" and run.get("name") in agent_names:
-            return SpanView(kind="agent", metadata=meta, agent=run["name"], output_text=answer, input_text=_first_human(inputs))
+            return SpanView(
+                kind="agent", metadata=meta, agent=run["name"], output_text=answer, input_text=_first_human(inputs)
+            )
         return SpanView(metadata=meta, output_text=answer, input_text=_first_human(inputs))
+
     return view
 
 
@@ -105,20 +133,38 @@ def _error(run: dict[str, Any]) -> str | None:
 
 
 def convert(records, file: str) -> list:
-    problems = [Problem(file, r.line, "expected a LangSmith run with `id` and `run_type`")
-                for r in records if not isinstance(r.value, dict) or "id" not in r.value or "run_type" not in r.value]
+    problems = [
+        Problem(file, r.line, "expected a LangSmith run with `id` and `run_type`")
+        for r in records
+        if not isinstance(r.value, dict) or "id" not in r.value or "run_type" not in r.value
+    ]
     if problems:
         raise TraceError(problems)
     ordered = sorted(records, key=lambda r: (str(r.value.get("dotted_order") or ""), r.line))
-    spans = [Span(trace_id=str(r.value.get("trace_id") or r.value["id"]), span_id=str(r.value["id"]),
-                  parent_id=r.value.get("parent_run_id"), name=str(r.value.get("name", "")),
-                  start=parse_time(r.value.get("start_time")), end=parse_time(r.value.get("end_time")),
-                  attributes=r.value, error=_error(r.value), line=r.line, position=n)
-             for n, r in enumerate(ordered)]
+    spans = [
+        Span(
+            trace_id=str(r.value.get("trace_id") or r.value["id"]),
+            span_id=str(r.value["id"]),
+            parent_id=r.value.get("parent_run_id"),
+            name=str(r.value.get("name", "")),
+            start=parse_time(r.value.get("start_time")),
+            end=parse_time(r.value.get("end_time")),
+            attributes=r.value,
+            error=_error(r.value),
+            line=r.line,
+            position=n,
+        )
+        for n, r in enumerate(ordered)
+    ]
 
     def one(group: list[Span]):
-        names = {m.get("name") for s in group if s.attributes.get("run_type") == "llm"
-                 for m in [_generation_message(s.attributes)] if m.get("name")}
+        names = {
+            m.get("name")
+            for s in group
+            if s.attributes.get("run_type") == "llm"
+            for m in [_generation_message(s.attributes)]
+            if m.get("name")
+        }
         fields, inferred = from_spans(group, _view(names))
         status = Tree(group).roots()[0].attributes.get("status")
         if status:

@@ -63,11 +63,19 @@ def _output_calls(data: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
         if not isinstance(item, dict):
             continue
         if item.get("type") == "function_call":
-            calls.append({"id": item.get("call_id"), "name": item.get("name"), "arguments": maybe_json(item.get("arguments"))})
+            calls.append(
+                {"id": item.get("call_id"), "name": item.get("name"), "arguments": maybe_json(item.get("arguments"))}
+            )
         elif item.get("type") == "message" or item.get("role") == "assistant":
             texts.append(text_of(item.get("content")))
-            calls.extend({"id": c.get("id"), "name": (c.get("function") or {}).get("name"),
-                          "arguments": maybe_json((c.get("function") or {}).get("arguments"))} for c in item.get("tool_calls") or [])
+            calls.extend(
+                {
+                    "id": c.get("id"),
+                    "name": (c.get("function") or {}).get("name"),
+                    "arguments": maybe_json((c.get("function") or {}).get("arguments")),
+                }
+                for c in item.get("tool_calls") or []
+            )
     return "".join(texts), calls
 
 
@@ -75,7 +83,9 @@ def _first_user(data: dict[str, Any]) -> str:
     inputs = data.get("input")
     if isinstance(inputs, str):
         return inputs
-    return next((text_of(m.get("content")) for m in inputs or [] if isinstance(m, dict) and m.get("role") == "user"), "")
+    return next(
+        (text_of(m.get("content")) for m in inputs or [] if isinstance(m, dict) and m.get("role") == "user"), ""
+    )
 
 
 def _claim(calls: list[dict[str, Any]], functions: list[Span], links: dict[str, str]) -> None:
@@ -85,8 +95,14 @@ def _claim(calls: list[dict[str, Any]], functions: list[Span], links: dict[str, 
     for exact in (True, False):
         for span in [f for f in functions if f.span_id not in links]:
             data = span.attributes
-            match = next((c for c in free if c["name"] == data.get("name")
-                          and (not exact or c["arguments"] == maybe_json(data.get("input")))), None)
+            match = next(
+                (
+                    c
+                    for c in free
+                    if c["name"] == data.get("name") and (not exact or c["arguments"] == maybe_json(data.get("input")))
+                ),
+                None,
+            )
             if match:
                 free.remove(match)
                 links[span.span_id] = match["key"]
@@ -119,34 +135,58 @@ def _view(links: dict[str, str]):
             response = data.get("response") or {}
             usage = openai_usage(data.get("usage") or response.get("usage")) or {}
             text, calls = _output_calls(data)
-            return SpanView(kind="llm", llm={**usage, "model": data.get("model") or response.get("model"),
-                                             **({"timestamp": unix_time(response["created_at"])} if response.get("created_at") else {})},
-                            issued_calls=[f"{span.span_id}#{i}" for i in range(len(calls))], output_text=text,
-                            input_text=_first_user(data), documents=file_search_documents(response.get("output") or []))
+            return SpanView(
+                kind="llm",
+                llm={
+                    **usage,
+                    "model": data.get("model") or response.get("model"),
+                    **({"timestamp": unix_time(response["created_at"])} if response.get("created_at") else {}),
+                },
+                issued_calls=[f"{span.span_id}#{i}" for i in range(len(calls))],
+                output_text=text,
+                input_text=_first_user(data),
+                documents=file_search_documents(response.get("output") or []),
+            )
         if kind == "function":
-            return SpanView(kind="tool", tool_name=data.get("name", ""), arguments=maybe_json(data.get("input")),
-                            result=maybe_json(data.get("output")), call_id=links.get(span.span_id))
+            return SpanView(
+                kind="tool",
+                tool_name=data.get("name", ""),
+                arguments=maybe_json(data.get("input")),
+                result=maybe_json(data.get("output")),
+                call_id=links.get(span.span_id),
+            )
         if kind == "handoff":
             return SpanView(kind="handoff", handoff_from=data.get("from_agent"), handoff_to=data.get("to_agent"))
         if kind == "custom" and isinstance(data.get("data"), dict) and "final_output" in data["data"]:
             return SpanView(output_text=text_of(data["data"]["final_output"]))
         return SpanView()
+
     return view
 
 
 def _span(item: dict[str, Any], line: int, position: int) -> Span:
     error = item.get("error")
-    return Span(trace_id=str(item.get("trace_id", "")), span_id=str(item.get("id", "")), parent_id=item.get("parent_id"),
-                name=str((item.get("span_data") or {}).get("type", "")), start=parse_time(item.get("started_at")),
-                end=parse_time(item.get("ended_at")), attributes=item.get("span_data") or {},
-                error=(error.get("message") or "error") if isinstance(error, dict) else (str(error) if error else None),
-                line=line, position=position)
+    return Span(
+        trace_id=str(item.get("trace_id", "")),
+        span_id=str(item.get("id", "")),
+        parent_id=item.get("parent_id"),
+        name=str((item.get("span_data") or {}).get("type", "")),
+        start=parse_time(item.get("started_at")),
+        end=parse_time(item.get("ended_at")),
+        attributes=item.get("span_data") or {},
+        error=(error.get("message") or "error") if isinstance(error, dict) else (str(error) if error else None),
+        line=line,
+        position=position,
+    )
 
 
 def convert(records, file: str) -> list:
     items = _items(records)
-    problems = [Problem(file, line, 'expected an exported trace or span ({"object": "trace" | "trace.span", ...})')
-                for i, line in items if not isinstance(i, dict) or i.get("object") not in ("trace", "trace.span")]
+    problems = [
+        Problem(file, line, 'expected an exported trace or span ({"object": "trace" | "trace.span", ...})')
+        for i, line in items
+        if not isinstance(i, dict) or i.get("object") not in ("trace", "trace.span")
+    ]
     if problems:
         raise TraceError(problems)
     heads = {i.get("id"): (i, line) for i, line in items if i["object"] == "trace"}
@@ -155,12 +195,22 @@ def convert(records, file: str) -> list:
     def one(group: list[Span]):
         head, head_line = heads.get(group[0].trace_id, ({}, None))
         fields, inferred = from_spans(group, _view(_link_functions(group)))
-        final = [s for s in group if s.attributes.get("type") == "custom" and "final_output" in (s.attributes.get("data") or {})]
+        final = [
+            s
+            for s in group
+            if s.attributes.get("type") == "custom" and "final_output" in (s.attributes.get("data") or {})
+        ]
         if final:
             fields["final_answer"], inferred = text_of(final[-1].attributes["data"]["final_output"]), False
         fields.update(query_key(head.get("metadata")))
-        guardrails = [s.attributes.get("name") for s in group if s.attributes.get("type") == "guardrail" and s.attributes.get("triggered")]
-        fields["metadata"].update({"workflow_name": head.get("workflow_name"), **({"guardrails_triggered": guardrails} if guardrails else {})})
+        guardrails = [
+            s.attributes.get("name")
+            for s in group
+            if s.attributes.get("type") == "guardrail" and s.attributes.get("triggered")
+        ]
+        fields["metadata"].update(
+            {"workflow_name": head.get("workflow_name"), **({"guardrails_triggered": guardrails} if guardrails else {})}
+        )
         return build_trace(fields, file, head_line or first_line(group), NAME, inferred)
 
     return convert_each(by_trace(spans), file, NAME, one, first_line)

@@ -39,8 +39,13 @@ def _is_message(value: Any) -> bool:
 def detect(records) -> bool:
     if records and all(_is_message(r.value) for r in records):
         return True
-    return bool(records) and all(isinstance(r.value, dict) and isinstance(r.value.get("messages"), list)
-                                 and r.value["messages"] and all(_is_message(m) for m in r.value["messages"]) for r in records)
+    return bool(records) and all(
+        isinstance(r.value, dict)
+        and isinstance(r.value.get("messages"), list)
+        and r.value["messages"]
+        and all(_is_message(m) for m in r.value["messages"])
+        for r in records
+    )
 
 
 def openai_usage(usage: dict[str, Any] | None) -> dict[str, int] | None:
@@ -67,12 +72,19 @@ def _llm(completion: dict[str, Any] | None) -> dict[str, Any] | None:
     usage = openai_usage((completion or {}).get("usage"))
     if usage is None:
         return None
-    return {**usage, "model": completion.get("model"), "provider": "openai", "timestamp": unix_time(completion.get("created"))}
+    return {
+        **usage,
+        "model": completion.get("model"),
+        "provider": "openai",
+        "timestamp": unix_time(completion.get("created")),
+    }
 
 
 def _calls(message: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"id": c.get("id"), "name": c["function"]["name"], "arguments": maybe_json(c["function"].get("arguments"))}
-            for c in message.get("tool_calls") or []]
+    return [
+        {"id": c.get("id"), "name": c["function"]["name"], "arguments": maybe_json(c["function"].get("arguments"))}
+        for c in message.get("tool_calls") or []
+    ]
 
 
 def conversation(messages: list[dict[str, Any]], completions: list[dict[str, Any]]) -> tuple[list[Turn], dict, str]:
@@ -84,12 +96,26 @@ def conversation(messages: list[dict[str, Any]], completions: list[dict[str, Any
             query = text_of(message.get("content"))
         elif role == "assistant":
             completion = completions[len(turns)] if len(turns) < len(completions) else None
-            turns.append(Turn(text=text_of(message.get("content")), tool_calls=_calls(message), llm=_llm(completion), agent=message.get("name")))
+            turns.append(
+                Turn(
+                    text=text_of(message.get("content")),
+                    tool_calls=_calls(message),
+                    llm=_llm(completion),
+                    agent=message.get("name"),
+                )
+            )
         elif role == "tool":
             results[message.get("tool_call_id")] = tool_output(message.get("content"))
-    for completion in completions[len(turns):]:  # responses whose message was not appended to the list
+    for completion in completions[len(turns) :]:  # responses whose message was not appended to the list
         message = ((completion.get("choices") or [{}])[0]).get("message") or {}
-        turns.append(Turn(text=text_of(message.get("content")), tool_calls=_calls(message), llm=_llm(completion), agent=message.get("name")))
+        turns.append(
+            Turn(
+                text=text_of(message.get("content")),
+                tool_calls=_calls(message),
+                llm=_llm(completion),
+                agent=message.get("name"),
+            )
+        )
     return turns, results, query
 
 

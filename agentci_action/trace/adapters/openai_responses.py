@@ -29,16 +29,24 @@ NAME = "openai-responses"
 
 def detect(records) -> bool:
     return bool(records) and all(
-        isinstance(r.value, dict) and isinstance(r.value.get("responses"), list) and r.value["responses"]
+        isinstance(r.value, dict)
+        and isinstance(r.value.get("responses"), list)
+        and r.value["responses"]
         and all(isinstance(x, dict) and isinstance(x.get("output"), list) for x in r.value["responses"])
-        for r in records)
+        for r in records
+    )
 
 
 def file_search_documents(items: list[Any]) -> list[dict[str, Any]]:
     """Retrieved documents {id: file_id, text, score} of the `file_search_call` output items (their `results`
     are present when the request asked for `include=["file_search_call.results"]`)."""
-    return [{"id": r.get("file_id"), "text": r.get("text") or "", "score": r.get("score")}
-            for i in items if isinstance(i, dict) and i.get("type") == "file_search_call" for r in i.get("results") or [] if isinstance(r, dict)]
+    return [
+        {"id": r.get("file_id"), "text": r.get("text") or "", "score": r.get("score")}
+        for i in items
+        if isinstance(i, dict) and i.get("type") == "file_search_call"
+        for r in i.get("results") or []
+        if isinstance(r, dict)
+    ]
 
 
 def _turn(response: dict[str, Any]) -> Turn:
@@ -47,9 +55,19 @@ def _turn(response: dict[str, Any]) -> Turn:
     documents = file_search_documents(items)
     return Turn(
         text="".join(text_of(i.get("content")) for i in items if i.get("type") == "message"),
-        tool_calls=[{"id": i.get("call_id"), "name": i["name"], "arguments": maybe_json(i.get("arguments"))}
-                    for i in items if i.get("type") == "function_call"],
-        llm={**usage, "model": response.get("model"), "provider": "openai", "timestamp": unix_time(response.get("created_at"))} if usage else None,
+        tool_calls=[
+            {"id": i.get("call_id"), "name": i["name"], "arguments": maybe_json(i.get("arguments"))}
+            for i in items
+            if i.get("type") == "function_call"
+        ],
+        llm={
+            **usage,
+            "model": response.get("model"),
+            "provider": "openai",
+            "timestamp": unix_time(response.get("created_at")),
+        }
+        if usage
+        else None,
         documents=documents,
     )
 
@@ -67,8 +85,11 @@ def convert(records, file: str) -> list:
     def one(record):
         value = record.value
         inputs = value.get("input")
-        results = {i.get("call_id"): tool_output(i.get("output")) for i in (inputs if isinstance(inputs, list) else [])
-                   if isinstance(i, dict) and i.get("type") == "function_call_output"}
+        results = {
+            i.get("call_id"): tool_output(i.get("output"))
+            for i in (inputs if isinstance(inputs, list) else [])
+            if isinstance(i, dict) and i.get("type") == "function_call_output"
+        }
         turns = [_turn(r) for r in value["responses"]]
         fields = {**from_turns(turns, results, _user_text(inputs)), **record_key(value)}
         status = value["responses"][-1].get("status")

@@ -55,16 +55,26 @@ def _messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
         calls = _indexed(message, "message.tool_calls")
         text = message.get("message.content")
         if text is None:
-            text = "".join(str(c.get("message_content.text", "")) for c in _indexed(message, "message.contents")
-                           if c.get("message_content.type", "text") == "text")
-        found.append({"role": message.get("message.role", ""), "text": text or "",
-                      "calls": [c["tool_call.id"] for c in calls if c.get("tool_call.id")]})
+            text = "".join(
+                str(c.get("message_content.text", ""))
+                for c in _indexed(message, "message.contents")
+                if c.get("message_content.type", "text") == "text"
+            )
+        found.append(
+            {
+                "role": message.get("message.role", ""),
+                "text": text or "",
+                "calls": [c["tool_call.id"] for c in calls if c.get("tool_call.id")],
+            }
+        )
     return found
 
 
 def _metadata(attrs: dict[str, Any]) -> dict[str, Any]:
     nested = maybe_json(attrs.get("metadata"))
-    found = {k: v for k, v in (nested if isinstance(nested, dict) else {}).items() if k in QUERY_ID_KEYS + QUERY_TEXT_KEYS}
+    found = {
+        k: v for k, v in (nested if isinstance(nested, dict) else {}).items() if k in QUERY_ID_KEYS + QUERY_TEXT_KEYS
+    }
     found.update({k: attrs[k] for k in QUERY_ID_KEYS + QUERY_TEXT_KEYS if k in attrs})
     return found
 
@@ -88,30 +98,50 @@ def view(span: Span) -> SpanView:
         out = _messages(attrs, "llm.output_messages")
         inputs = _messages(attrs, "llm.input_messages")
         cost = attrs.get("llm.cost.total")
-        return SpanView(kind="llm", metadata=meta, llm={
-            "model": attrs.get("llm.response.model_name") or attrs.get("llm.model_name"),
-            "provider": attrs.get("llm.provider") or attrs.get("llm.system"),
-            "input_tokens": _int(attrs, "llm.token_count.prompt"),
-            "output_tokens": _int(attrs, "llm.token_count.completion"),
-            "cached_input_tokens": _int(attrs, "llm.token_count.prompt_details.cache_read"),
-            "cache_write_input_tokens": _int(attrs, "llm.token_count.prompt_details.cache_write"),
-            "reasoning_tokens": _int(attrs, "llm.token_count.completion_details.reasoning"),
-            "cost_usd": float(cost) if cost is not None else None,
-            **({"ttft_ms": ttft} if (ttft := span.since_start_ms(FIRST_TOKEN)) is not None else {}),
-        }, issued_calls=[c for m in out for c in m["calls"]],
+        return SpanView(
+            kind="llm",
+            metadata=meta,
+            llm={
+                "model": attrs.get("llm.response.model_name") or attrs.get("llm.model_name"),
+                "provider": attrs.get("llm.provider") or attrs.get("llm.system"),
+                "input_tokens": _int(attrs, "llm.token_count.prompt"),
+                "output_tokens": _int(attrs, "llm.token_count.completion"),
+                "cached_input_tokens": _int(attrs, "llm.token_count.prompt_details.cache_read"),
+                "cache_write_input_tokens": _int(attrs, "llm.token_count.prompt_details.cache_write"),
+                "reasoning_tokens": _int(attrs, "llm.token_count.completion_details.reasoning"),
+                "cost_usd": float(cost) if cost is not None else None,
+                **({"ttft_ms": ttft} if (ttft := span.since_start_ms(FIRST_TOKEN)) is not None else {}),
+            },
+            issued_calls=[c for m in out for c in m["calls"]],
             output_text="".join(m["text"] for m in out if m["role"] in ("assistant", "")),
-            input_text=next((m["text"] for m in inputs if m["role"] == "user" and m["text"]), ""))
+            input_text=next((m["text"] for m in inputs if m["role"] == "user" and m["text"]), ""),
+        )
     if kind == "TOOL":
-        return SpanView(kind="tool", metadata=meta, tool_name=str(attrs.get("tool.name") or span.name),
-                        arguments=maybe_json(attrs.get("input.value")), result=maybe_json(attrs.get("output.value")),
-                        call_id=attrs.get("tool.id") or attrs.get("tool_call.id"))
+        return SpanView(
+            kind="tool",
+            metadata=meta,
+            tool_name=str(attrs.get("tool.name") or span.name),
+            arguments=maybe_json(attrs.get("input.value")),
+            result=maybe_json(attrs.get("output.value")),
+            call_id=attrs.get("tool.id") or attrs.get("tool_call.id"),
+        )
     if kind == "AGENT":
-        return SpanView(kind="agent", metadata=meta, agent=str(attrs.get("agent.name") or span.name),
-                        output_text=_plain_output(attrs), input_text=str(attrs.get("input.value") or ""))
+        return SpanView(
+            kind="agent",
+            metadata=meta,
+            agent=str(attrs.get("agent.name") or span.name),
+            output_text=_plain_output(attrs),
+            input_text=str(attrs.get("input.value") or ""),
+        )
     if kind == "RETRIEVER":
-        docs = [{"id": None if d.get("document.id") is None else str(d["document.id"]),
-                 "text": str(d.get("document.content", "")), "score": d.get("document.score")}
-                for d in _indexed(attrs, "retrieval.documents")]
+        docs = [
+            {
+                "id": None if d.get("document.id") is None else str(d["document.id"]),
+                "text": str(d.get("document.content", "")),
+                "score": d.get("document.score"),
+            }
+            for d in _indexed(attrs, "retrieval.documents")
+        ]
         return SpanView(kind="retrieval", metadata=meta, documents=docs)
     return SpanView(metadata=meta, output_text=_plain_output(attrs), input_text=str(attrs.get("input.value") or ""))
 

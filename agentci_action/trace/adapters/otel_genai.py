@@ -78,7 +78,13 @@ def _from_parts(messages: Any) -> list[dict[str, Any]]:
         if isinstance(message, dict):
             parts = message.get("parts") or []
             calls = [p for p in parts if isinstance(p, dict) and p.get("type") == "tool_call"]
-            found.append(_message(message.get("role", "assistant"), [p for p in parts if isinstance(p, dict)] or message.get("content"), calls))
+            found.append(
+                _message(
+                    message.get("role", "assistant"),
+                    [p for p in parts if isinstance(p, dict)] or message.get("content"),
+                    calls,
+                )
+            )
     return found
 
 
@@ -127,8 +133,13 @@ def _documents(value: Any) -> list[dict[str, Any]]:
     docs = []
     for doc in maybe_json(value) or []:
         if isinstance(doc, dict):
-            docs.append({"id": None if doc.get("id") is None else str(doc["id"]),
-                         "text": text_of(doc.get("content", doc.get("text", ""))), "score": doc.get("score")})
+            docs.append(
+                {
+                    "id": None if doc.get("id") is None else str(doc["id"]),
+                    "text": text_of(doc.get("content", doc.get("text", ""))),
+                    "score": doc.get("score"),
+                }
+            )
     return docs
 
 
@@ -137,30 +148,56 @@ def view(span: Span) -> SpanView:
     operation = _operation(span)
     meta = {k: attrs[k] for k in QUERY_KEYS if k in attrs}
     if attrs.get("gen_ai.handoff.to_agent"):
-        return SpanView(kind="handoff", metadata=meta, handoff_to=str(attrs["gen_ai.handoff.to_agent"]),
-                        handoff_from=str(attrs["gen_ai.handoff.from_agent"]) if attrs.get("gen_ai.handoff.from_agent") else None)
+        return SpanView(
+            kind="handoff",
+            metadata=meta,
+            handoff_to=str(attrs["gen_ai.handoff.to_agent"]),
+            handoff_from=str(attrs["gen_ai.handoff.from_agent"]) if attrs.get("gen_ai.handoff.from_agent") else None,
+        )
     if operation in LLM_OPERATIONS:
         out = messages(span, output=True)
-        return SpanView(kind="llm", metadata=meta, llm={
-            "model": _first(attrs, "gen_ai.response.model", "gen_ai.request.model"),
-            "provider": _first(attrs, "gen_ai.provider.name", "gen_ai.system"),
-            "input_tokens": _int(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
-            "output_tokens": _int(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
-            "cached_input_tokens": _int(attrs, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens"),
-            "cache_write_input_tokens": _int(attrs, "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_creation_input_tokens"),
-            "reasoning_tokens": _int(attrs, "gen_ai.usage.reasoning.output_tokens"),
-            **({"ttft_ms": float(ttft) * 1000} if (ttft := attrs.get("gen_ai.server.time_to_first_token")) is not None else {}),
-        }, issued_calls=[c["id"] for m in out for c in m["calls"]], output_text=_assistant_text(out),
-            input_text=_first_user(messages(span, output=False)))
+        return SpanView(
+            kind="llm",
+            metadata=meta,
+            llm={
+                "model": _first(attrs, "gen_ai.response.model", "gen_ai.request.model"),
+                "provider": _first(attrs, "gen_ai.provider.name", "gen_ai.system"),
+                "input_tokens": _int(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
+                "output_tokens": _int(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
+                "cached_input_tokens": _int(
+                    attrs, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens"
+                ),
+                "cache_write_input_tokens": _int(
+                    attrs, "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_creation_input_tokens"
+                ),
+                "reasoning_tokens": _int(attrs, "gen_ai.usage.reasoning.output_tokens"),
+                **(
+                    {"ttft_ms": float(ttft) * 1000}
+                    if (ttft := attrs.get("gen_ai.server.time_to_first_token")) is not None
+                    else {}
+                ),
+            },
+            issued_calls=[c["id"] for m in out for c in m["calls"]],
+            output_text=_assistant_text(out),
+            input_text=_first_user(messages(span, output=False)),
+        )
     if operation == "execute_tool":
-        return SpanView(kind="tool", metadata=meta,
-                        tool_name=str(attrs.get("gen_ai.tool.name") or span.name.removeprefix("execute_tool").strip()),
-                        arguments=maybe_json(attrs.get("gen_ai.tool.call.arguments")),
-                        result=maybe_json(attrs.get("gen_ai.tool.call.result")), call_id=attrs.get("gen_ai.tool.call.id"))
+        return SpanView(
+            kind="tool",
+            metadata=meta,
+            tool_name=str(attrs.get("gen_ai.tool.name") or span.name.removeprefix("execute_tool").strip()),
+            arguments=maybe_json(attrs.get("gen_ai.tool.call.arguments")),
+            result=maybe_json(attrs.get("gen_ai.tool.call.result")),
+            call_id=attrs.get("gen_ai.tool.call.id"),
+        )
     if operation == "invoke_agent":
-        return SpanView(kind="agent", metadata=meta,
-                        agent=str(attrs.get("gen_ai.agent.name") or span.name.removeprefix("invoke_agent").strip() or "agent"),
-                        output_text=_assistant_text(messages(span, output=True)), input_text=_first_user(messages(span, output=False)))
+        return SpanView(
+            kind="agent",
+            metadata=meta,
+            agent=str(attrs.get("gen_ai.agent.name") or span.name.removeprefix("invoke_agent").strip() or "agent"),
+            output_text=_assistant_text(messages(span, output=True)),
+            input_text=_first_user(messages(span, output=False)),
+        )
     if operation == "retrieval":
         return SpanView(kind="retrieval", metadata=meta, documents=_documents(attrs.get("gen_ai.retrieval.documents")))
     return SpanView(metadata=meta)

@@ -129,8 +129,11 @@ def _otlp_walk(document: dict):
     walk with this, so a file detection accepts is a file the reader reads."""
     for resource_spans in _get(document, "resourceSpans", "resource_spans") or []:
         resource = resource_spans.get("resource") or {}
-        scopes = (_get(resource_spans, "scopeSpans", "scope_spans")
-                  or _get(resource_spans, "instrumentationLibrarySpans", "instrumentation_library_spans") or [])
+        scopes = (
+            _get(resource_spans, "scopeSpans", "scope_spans")
+            or _get(resource_spans, "instrumentationLibrarySpans", "instrumentation_library_spans")
+            or []
+        )
         for scope_spans in scopes:
             for raw in scope_spans.get("spans") or []:
                 yield resource, raw
@@ -142,18 +145,26 @@ def _otlp_spans(document: dict, line: int, start_position: int) -> list[Span]:
         attributes = key_values(raw.get("attributes", []))
         raw_events = raw.get("events", [])
         events = [(e.get("name", ""), key_values(e.get("attributes", []))) for e in raw_events]
-        times = _first_times([(e.get("name", ""), _nanos(_get(e, "timeUnixNano", "time_unix_nano"))) for e in raw_events])
-        spans.append(Span(
-            trace_id=normalise_id(_get(raw, "traceId", "trace_id")) or "",
-            span_id=normalise_id(_get(raw, "spanId", "span_id")) or "",
-            parent_id=normalise_id(_get(raw, "parentSpanId", "parent_span_id")),
-            name=raw.get("name", ""),
-            start=_nanos(_get(raw, "startTimeUnixNano", "start_time_unix_nano")),
-            end=_nanos(_get(raw, "endTimeUnixNano", "end_time_unix_nano")),
-            attributes=attributes, error=_error_of(raw.get("status") or {}, events, attributes),
-            line=line, position=start_position + len(spans), events=events,
-            resource=key_values(resource.get("attributes", [])), event_times=times,
-        ))
+        times = _first_times(
+            [(e.get("name", ""), _nanos(_get(e, "timeUnixNano", "time_unix_nano"))) for e in raw_events]
+        )
+        spans.append(
+            Span(
+                trace_id=normalise_id(_get(raw, "traceId", "trace_id")) or "",
+                span_id=normalise_id(_get(raw, "spanId", "span_id")) or "",
+                parent_id=normalise_id(_get(raw, "parentSpanId", "parent_span_id")),
+                name=raw.get("name", ""),
+                start=_nanos(_get(raw, "startTimeUnixNano", "start_time_unix_nano")),
+                end=_nanos(_get(raw, "endTimeUnixNano", "end_time_unix_nano")),
+                attributes=attributes,
+                error=_error_of(raw.get("status") or {}, events, attributes),
+                line=line,
+                position=start_position + len(spans),
+                events=events,
+                resource=key_values(resource.get("attributes", [])),
+                event_times=times,
+            )
+        )
     return spans
 
 
@@ -165,11 +176,18 @@ def _sdk_span(raw: dict, line: int, position: int) -> Span:
         trace_id=normalise_id(context.get("trace_id")) or "",
         span_id=normalise_id(context.get("span_id")) or "",
         parent_id=normalise_id(raw.get("parent_id")),
-        name=raw.get("name", ""), start=parse_time(raw.get("start_time")), end=parse_time(raw.get("end_time")),
-        attributes=attributes, error=_error_of(raw.get("status") or {}, events, attributes),
-        line=line, position=position, events=events,
+        name=raw.get("name", ""),
+        start=parse_time(raw.get("start_time")),
+        end=parse_time(raw.get("end_time")),
+        attributes=attributes,
+        error=_error_of(raw.get("status") or {}, events, attributes),
+        line=line,
+        position=position,
+        events=events,
         resource=flatten((raw.get("resource") or {}).get("attributes") or {}),
-        event_times=_first_times([(e.get("name", ""), parse_time(e.get("timestamp"))) for e in raw.get("events") or []]),
+        event_times=_first_times(
+            [(e.get("name", ""), parse_time(e.get("timestamp"))) for e in raw.get("events") or []]
+        ),
     )
 
 
@@ -178,7 +196,12 @@ def is_otlp(value: Any) -> bool:
 
 
 def is_sdk_span(value: Any) -> bool:
-    return isinstance(value, dict) and isinstance(value.get("context"), dict) and "span_id" in value["context"] and "name" in value
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("context"), dict)
+        and "span_id" in value["context"]
+        and "name" in value
+    )
 
 
 def read_spans(records, file: str) -> list[Span]:
@@ -192,7 +215,13 @@ def read_spans(records, file: str) -> list[Span]:
             elif is_sdk_span(record.value):
                 spans.append(_sdk_span(record.value, record.line, len(spans)))
             else:
-                problems.append(Problem(file, record.line, "expected an OTLP `resourceSpans` document or one span with `context.span_id`"))
+                problems.append(
+                    Problem(
+                        file,
+                        record.line,
+                        "expected an OTLP `resourceSpans` document or one span with `context.span_id`",
+                    )
+                )
         except SHAPE_ERRORS as exc:
             problems.append(shape_problem(file, record.line, "OpenTelemetry span", exc))
     if problems:
@@ -222,7 +251,10 @@ def by_trace(spans: list[Span]) -> list[list[Span]]:
     groups: dict[str, list[Span]] = {}
     for span in spans:
         groups.setdefault(span.trace_id, []).append(span)
-    return [sorted(group, key=lambda s: (s.start if s.start is not None else float("inf"), s.position)) for group in groups.values()]
+    return [
+        sorted(group, key=lambda s: (s.start if s.start is not None else float("inf"), s.position))
+        for group in groups.values()
+    ]
 
 
 class Tree:

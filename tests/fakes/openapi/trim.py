@@ -55,8 +55,12 @@ def trim(full: dict) -> dict:
             continue
         components[kind][name] = full["components"][kind][name]
         pending.extend(_refs(components[kind][name]))
-    trimmed = {"openapi": full["openapi"], "info": {"title": full["info"]["title"], "version": full["info"]["version"]},
-               "paths": paths, "components": {k: dict(sorted(v.items())) for k, v in sorted(components.items())}}
+    trimmed = {
+        "openapi": full["openapi"],
+        "info": {"title": full["info"]["title"], "version": full["info"]["version"]},
+        "paths": paths,
+        "components": {k: dict(sorted(v.items())) for k, v in sorted(components.items())},
+    }
     return _strip(trimmed)
 
 
