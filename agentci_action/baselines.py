@@ -65,6 +65,11 @@ class BaselineMetadata(BaseModel):
         False, description="Every query passed as `agentci test` judges it when saved (false when forced)."
     )
     precheck_failures: list[str] = Field(default_factory=list, description="What failed, when saved with --force-save.")
+    unverified_checks: dict[str, int] = Field(
+        default_factory=dict,
+        description="Correctness checks the precheck could not run (no judge key or cached verdict, no embedding "
+        "provider) in queries that did not fail: reason → how many. The precheck passed without them.",
+    )
 
 
 class Baseline(BaseModel):
@@ -121,12 +126,21 @@ def check_version_name(version: str) -> str:
 # --- precheck and save ---------------------------------------------------------------------------
 
 
-def precheck(spec: AgentCISpec, traces: dict[str, list[Trace]], judge: Judge | None = None) -> list[Problem]:
+@dataclass(frozen=True)
+class Precheck:
+    """The precheck's verdict: one problem per query that would fail `test`, and the checks it could not run."""
+
+    failures: list[Problem]
+    unverified: dict[str, int]
+
+
+def precheck(spec: AgentCISpec, traces: dict[str, list[Trace]], judge: Judge | None = None) -> Precheck:
     """Every query evaluated as `agentci test` evaluates it with fail-on correctness (and no baseline): its
     correctness (the `checks:` block's included), forbidden tools, and with repeated runs the min_pass_rate
     gate across them. The judge's checks skip without a judge.
 
-    Returns one problem per query that would fail `test` (or could not be evaluated), at its spec line.
+    Returns one problem per query that would fail `test` (or could not be evaluated), at its spec line, and the
+    correctness checks skipped in the others (RunResult.unverified).
     """
     run = run_spec(
         spec,
@@ -146,7 +160,7 @@ def precheck(spec: AgentCISpec, traces: dict[str, list[Trace]], judge: Judge | N
             failures.append(
                 Problem(result.file, result.line, f"query {result.id!r}: {'; '.join(failed) or result.status.value}")
             )
-    return failures
+    return Precheck(failures, run.unverified())
 
 
 def build_baseline(
@@ -165,7 +179,8 @@ def build_baseline(
     """
     by_query = match_traces(spec.queries, traces).by_query
     runs = {key: [t.model_copy(update={"id": key}) for t in by_query[key]] for key in sorted(by_query)}
-    failures = precheck(spec, runs, judge)
+    checked = precheck(spec, runs, judge)
+    failures = checked.failures
     if failures and not force:
         raise PrecheckFailed(failures)
     models = sorted({call.model for ts in runs.values() for t in ts for call in t.llm_calls if call.model})
@@ -175,6 +190,7 @@ def build_baseline(
         git_commit=commit,
         precheck_passed=not failures,
         precheck_failures=[str(p) for p in failures],
+        unverified_checks=checked.unverified,
     )
     return Baseline(
         version=check_version_name(version), agent=spec.agent, captured_at=captured_at, metadata=metadata, queries=runs

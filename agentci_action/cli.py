@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, SpecError
 from .engine.results import RunResult, ShardInfo, Status
-from .report.text import one_line
+from .report.text import one_line, unverified_note
 from .trace.adapters import FORMATS as TRACE_FORMATS
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def _shard_option(text: str | None) -> ShardInfo | None:
 
 def cmd_test(args: argparse.Namespace) -> int:
     from .engine.runner import Settings, parse_fail_on
-    from .evaluate import Evaluation, JudgeOptions, evaluate
+    from .evaluate import Evaluation, evaluate
 
     try:
         fail_on = parse_fail_on(args.fail_on)
@@ -113,9 +114,7 @@ def cmd_test(args: argparse.Namespace) -> int:
             embedding_cache=args.embedding_cache,
             settings=Settings(fail_on=fail_on, workers=args.workers),
             shard=shard,
-            judge=JudgeOptions(
-                mode=args.judge_mode, cache=args.judge_cache, sample_ensemble=args.sample_ensemble, environ=os.environ
-            ),
+            judge=_judge_options(args),
         )
     )
     run = outcome.run
@@ -129,6 +128,18 @@ def cmd_test(args: argparse.Namespace) -> int:
         _warn(outcome.diff.warnings)
     write_report(render(args.format, run, outcome.diff), args.format, args.output)
     return exit_code(run)
+
+
+def _judge_options(args: argparse.Namespace):
+    """The judge as --judge-mode, --judge-cache and --sample-ensemble ask (keys from the environment)."""
+    from .evaluate import JudgeOptions
+
+    return JudgeOptions(
+        mode=args.judge_mode,
+        cache=args.judge_cache,
+        sample_ensemble=getattr(args, "sample_ensemble", None),
+        environ=os.environ,
+    )
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
@@ -162,13 +173,13 @@ def _warn(notes: list[str]) -> None:
 
 def cmd_save(args: argparse.Namespace) -> int:
     from .baselines import PrecheckFailed, git_commit, save_baseline
-    from .evaluate import JudgeOptions, judge_for
+    from .evaluate import judge_for
     from .spec.loader import load_spec
     from .trace.load import load_traces
 
     spec = load_spec(args.spec)
     traces = load_traces(args.traces, args.trace_format, spec.pricing)
-    judge = judge_for(spec, JudgeOptions(mode=args.judge_mode, cache=args.judge_cache, environ=os.environ))
+    judge = judge_for(spec, _judge_options(args))
     try:
         path, baseline, failures = save_baseline(
             spec,
@@ -195,6 +206,10 @@ def cmd_save(args: argparse.Namespace) -> int:
     for problem in failures:
         print(f"warning: precheck failed, saved anyway (--force-save): {problem}", file=sys.stderr)
     precheck = "precheck passed" if baseline.metadata.precheck_passed else "precheck FAILED, forced"
+    unverified = sum(baseline.metadata.unverified_checks.values())
+    if unverified:  # passed without them: say so, as `test` does (the metadata records them too)
+        precheck += f", {unverified} correctness {'check' if unverified == 1 else 'checks'} not verified"
+        print(f"warning: {unverified_note(baseline.metadata.unverified_checks)}", file=sys.stderr)
     print(
         f"saved baseline {baseline.version}: {len(baseline.queries)} queries, {baseline.trace_count} traces, {precheck} → {path}"
     )
@@ -223,7 +238,8 @@ def cmd_baselines(args: argparse.Namespace) -> int:
                 b.captured_at,
                 str(b.queries),
                 str(b.traces),
-                "passed" if b.metadata.precheck_passed else "failed",
+                ("passed" if b.metadata.precheck_passed else "failed")
+                + (f", {n} unverified" if (n := sum(b.metadata.unverified_checks.values())) else ""),
                 b.agent,
                 ",".join(b.metadata.models) or "-",
                 str(item.file),
@@ -241,16 +257,17 @@ def cmd_baselines(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .baselines import load_baseline, version_reference
-    from .diff import diff_against, evaluate_side
-    from .spec.loader import load_spec
+    from .engine.runner import Settings
+    from .evaluate import compare_versions
 
-    spec = load_spec(args.spec)
-    reference, compared = (
-        version_reference(spec, load_baseline(spec, version)) for version in (args.baseline, args.compare)
+    diff = compare_versions(
+        args.spec,
+        args.baseline,
+        args.compare,
+        _judge_options(args),
+        args.embedding_cache,
+        Settings(workers=args.workers),
     )
-    diff = diff_against(spec, reference, evaluate_side(spec, args.compare, compared.runs or {}, reference.variants))
-    diff.warnings += [w for w in compared.warnings if w not in diff.warnings]
     if args.format != "console":
         _warn(diff.warnings)
     write_report(diff_renderer(args.format)(diff), args.format, args.output)
@@ -300,9 +317,12 @@ def cmd_schema(args: argparse.Namespace) -> int:
 def cmd_init(args: argparse.Namespace) -> int:
     from .init import init_project
 
-    for path in init_project(Path(args.directory)):
+    directory = Path(args.directory)
+    for path in init_project(directory):
         print(f"wrote {path}")
-    print("next: agentci test --spec agentci_spec.yaml --traces traces/")
+    # paths as the user reaches them from here, wherever the files went
+    spec, traces = shlex.quote(str(directory / "agentci_spec.yaml")), shlex.quote(str(directory / "traces")) + "/"
+    print(f"next: agentci test --spec {spec} --traces {traces}")
     return EXIT_PASS
 
 
@@ -316,6 +336,23 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--judge-cache",
         help="verdict cache to read and update (default: .agentci/judge-cache.json beside the spec); commit it",
+    )
+
+
+def add_evaluation_arguments(parser: argparse.ArgumentParser) -> None:
+    """How queries are evaluated, the same on `test` and `diff`: the judge, its workers, the embedding cache."""
+    parser.add_argument("--workers", type=_positive, default=4, help="concurrent judge calls (default 4)")
+    add_judge_arguments(parser)
+    parser.add_argument(
+        "--sample-ensemble",
+        type=_fraction,
+        default=None,
+        metavar="F",
+        help="run judge_config.ensemble's models on a fixed, hash-chosen share F of the judge checks, even when "
+        "the ensemble is not enabled (default: every check if enabled, none if not)",
+    )
+    parser.add_argument(
+        "--embedding-cache", help="JSON file of cached embeddings for semantic similarity (read, then updated)"
     )
 
 
@@ -354,19 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="correctness",
         help="layers that block: correctness,path,cost or none (default: correctness)",
     )
-    test.add_argument("--workers", type=_positive, default=4, help="concurrent judge calls (default 4)")
-    add_judge_arguments(test)
-    test.add_argument(
-        "--sample-ensemble",
-        type=_fraction,
-        default=None,
-        metavar="F",
-        help="run judge_config.ensemble's models on a fixed, hash-chosen share F of the judge checks, even when "
-        "the ensemble is not enabled (default: every check if enabled, none if not)",
-    )
-    test.add_argument(
-        "--embedding-cache", help="JSON file of cached embeddings for semantic similarity (read, then updated)"
-    )
+    add_evaluation_arguments(test)
     test.add_argument(
         "--format",
         choices=FORMATS,
@@ -429,6 +454,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--spec", required=True)
     diff.add_argument("--baseline", required=True, help="the version compared from")
     diff.add_argument("--compare", required=True, help="the version compared to")
+    add_evaluation_arguments(diff)
     diff.add_argument("--format", choices=("console", "json", "markdown"), default="console")
     diff.add_argument("--output", help="write the diff to this file instead of standard output")
     diff.set_defaults(func=cmd_diff)

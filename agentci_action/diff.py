@@ -1,18 +1,22 @@
 """The three-tier comparison of two runs of one spec (baseline → current), per query and in total. Pure.
 
-Both sides are evaluated alike (same golden variants, same judge), so identical traces show no change and
-no uplift. Each side is the run's results (statuses, and figures that are means over a query's runs) and
-its traces: the route (tools, handoffs, answer) of the baseline side is the golden variant the current
-run's path layer chose, that of the current side its first run. A change is classified with the kinds
-trace-diffing tools use:
+Both sides are evaluated alike (same golden variants, same judge and verdict cache, same embedder and
+settings: an `Evaluator`), so identical traces show no change and no uplift. Each side is the run's results
+(statuses, and figures that are means over a query's runs) and its traces: every run of the query (for
+baseline traces given as variants, the golden variant the current run's path layer chose). A change is
+classified on all runs, with the kinds trace-diffing tools use:
 
 - regression: the query's status went from pass or warn to fail or error (correctness, a forbidden tool, or
   whatever else fails it); fixed: the reverse;
 - new_query / removed_query: the query has a trace on one side only, or was removed from the spec;
-- tools_changed: the ordered list of tool calls differs; routing_changed: the handoff targets differ;
-- output_changed: the final answer differs (ignoring surrounding whitespace);
-- cost_changed: cost, tokens or LLM calls moved by more than COST_TOLERANCE of the baseline, or latency
-  by more than LATENCY_TOLERANCE (the noisiest figure); any rise from a zero baseline counts.
+- tools_changed: the distribution of routes (ordered lists of tool calls) over the runs differs;
+  routing_changed: the distribution of handoff targets differs;
+- output_changed: the distribution of final answers differs (ignoring surrounding whitespace);
+- cost_changed: the mean cost, tokens or LLM calls per run moved by more than COST_TOLERANCE of the baseline, or
+  the mean latency by more than LATENCY_TOLERANCE (the noisiest figure); any rise from a zero baseline counts.
+
+Per query every figure is a mean per run; a total is the sum of those means (one pass over the suite), so a
+total moves only when some query's figure moved.
 
 Queries are ordered regressions first, then removed, new, fixed, other changes, unchanged; within a
 group, the largest cost-and-latency change first.
@@ -20,7 +24,8 @@ group, the largest cost-and-latency change first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -30,15 +35,16 @@ from .engine import metrics
 from .engine.correctness import Judge
 from .engine.path import closest_variant
 from .engine.results import Aggregates, MetricChange, QueryResult, RunResult, Status
-from .engine.runner import group_traces, run_spec
+from .engine.runner import Settings, group_traces, run_spec
 from .engine.score import run_uplift
 from .spec.models import AgentCISpec, PathSpec
 from .trace.models import Trace
 
 if TYPE_CHECKING:
     from .baselines import Reference
+    from .engine.checks.answer import Embedder
 
-DIFF_SCHEMA_VERSION = "agentci.diff/v1"
+DIFF_SCHEMA_VERSION = "agentci.diff/v2"
 COST_TOLERANCE = 0.25
 LATENCY_TOLERANCE = 0.50
 FAILING = (Status.FAIL, Status.ERROR)
@@ -143,10 +149,11 @@ class QueryDiff(BaseModel):
 
 
 class TotalDiff(BaseModel):
-    """Sums over each side's whole run; `correctness_passed` counts queries whose correctness did not fail."""
+    """Per side, the sum over its queries of their figures (each a mean per run): one pass over the suite.
+    `passed` counts the queries whose status is pass or warn, as the run's summary does."""
 
     queries: Delta
-    correctness_passed: Delta
+    passed: Delta = Field(description="Queries that passed (warnings allowed): as summary.passed.")
     counts: dict[str, int] = Field(description="Queries per change kind, plus 'changed' and 'unchanged'.")
     tool_calls: Delta
     loops: Delta
@@ -174,6 +181,11 @@ class RunDiff(BaseModel):
     )
     queries: list[QueryDiff]
     warnings: list[str] = Field(default_factory=list)
+    unverified: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="Per side ('before', 'after'), correctness checks skipped in queries that did not fail "
+        "(no judge key or cached verdict, no embedding provider): reason → how many. Empty when all ran.",
+    )
 
     @property
     def regressions(self) -> list[QueryDiff]:
@@ -190,71 +202,107 @@ class Side:
 
 
 @dataclass(frozen=True)
+class Evaluator:
+    """What evaluates a side: the judge (None: judge checks skip) with its verdict cache, the embedder for
+    semantic similarity (None: those checks skip), and the settings. Both sides of a diff use the same one."""
+
+    judge: Judge | None = None
+    embedder: "Embedder | None" = None
+    settings: Settings = field(default_factory=Settings)
+
+
+@dataclass(frozen=True)
 class _Figures:
-    """What one side reports for one query: its status, its route (tools, handoffs, answer) from one trace, and
-    its figures: means over the runs (QueryResult.figure), with `runs` to scale them back to totals."""
+    """What one side reports for one query: its status, its routes (tools, handoffs, answers) over every run, and
+    its figures: means per run (QueryResult.figure)."""
 
     status: Status | None
     correctness: Status | None
-    tools: list[str]
+    routes: list[tuple[str, ...]]
     tool_calls: float | None
     precision: float | None
     recall: float | None
     loops: float | None
-    handoffs: list[str]
+    handoffs: list[tuple[str, ...]]
     cost_usd: float | None
     total_tokens: float | None
     llm_calls: float | None
     latency_ms: float | None
-    answer: str
+    answers: list[str]
     runs: int = 1
 
+    @property
+    def tools(self) -> list[str]:
+        """The most frequent route (the first seen among equals): the one shown and compared by LCS."""
+        return list(_mode(self.routes) or ())
 
-_NOTHING = _Figures(None, None, [], None, None, None, None, [], None, None, None, None, "")
+    @property
+    def handoff_targets(self) -> list[str]:
+        return list(_mode(self.handoffs) or ())
 
 
-def _figures(result: QueryResult, route: Trace | None) -> _Figures:
-    """`result`'s figures (means over its runs) and the route of `route`, the trace that stands for the side."""
+_NOTHING = _Figures(None, None, [], None, None, None, None, [], None, None, None, None, [])
+
+
+def _mode(items: list) -> object:
+    return Counter(items).most_common(1)[0][0] if items else None
+
+
+def same_distribution(before: list, after: list) -> bool:
+    """Whether each value is as frequent in `before` as in `after` (counts scaled by the run counts)."""
+    counts_b, counts_a = Counter(before), Counter(after)
+    return set(counts_b) == set(counts_a) and all(
+        counts_b[v] * len(after) == counts_a[v] * len(before) for v in counts_b
+    )
+
+
+def _figures(result: QueryResult, runs: list[Trace]) -> _Figures:
+    """`result`'s figures (means over its runs) and the routes and answers of `runs`, the traces of the side."""
     return _Figures(
         status=result.status,
         correctness=result.correctness.status,
-        tools=route.tool_names if route else [],
+        routes=[tuple(t.tool_names) for t in runs],
         tool_calls=result.figure("tool_calls"),
         precision=result.figure("tool_precision"),
         recall=result.figure("tool_recall"),
         loops=result.figure("loops_detected"),
-        handoffs=[h.to for h in route.handoffs] if route else [],
+        handoffs=[tuple(h.to for h in t.handoffs) for t in runs],
         cost_usd=result.figure("cost_usd"),
         total_tokens=result.figure("total_tokens"),
         llm_calls=result.figure("llm_calls"),
         latency_ms=result.figure("latency_ms"),
-        answer=route.final_answer if route else "",
+        answers=[t.final_answer.strip() for t in runs],
         runs=result.runs,
     )
 
 
 def _unevaluated(runs: list[Trace]) -> _Figures:
-    """A query no longer in the spec (nothing to evaluate it by): its first trace's route and totals."""
-    first = runs[0]
+    """A query no longer in the spec (nothing to evaluate it by): its runs' routes and mean totals."""
+
+    def mean(values: list[float | None]) -> float | None:
+        return None if any(v is None for v in values) else sum(values) / len(values)
+
     return _Figures(
         None,
         None,
-        first.tool_names,
-        len(first.tool_calls),
+        [tuple(t.tool_names) for t in runs],
+        mean([len(t.tool_calls) for t in runs]),
         None,
         None,
         None,
-        [h.to for h in first.handoffs],
-        first.total_cost_usd,
-        first.total_tokens,
-        first.total_llm_calls,
-        first.total_duration_ms,
-        first.final_answer,
+        [tuple(h.to for h in t.handoffs) for t in runs],
+        mean([t.total_cost_usd for t in runs]),
+        mean([t.total_tokens for t in runs]),
+        mean([t.total_llm_calls for t in runs]),
+        mean([t.total_duration_ms for t in runs]),
+        [t.final_answer.strip() for t in runs],
+        len(runs),
     )
 
 
 def _kinds(before: _Figures | None, after: _Figures | None, path: PathDiff, cost: CostDiff) -> list[ChangeKind]:
-    """Regression / fixed follow the query's status (what blocks the run: correctness, a forbidden tool, …)."""
+    """Regression / fixed follow the query's status (what blocks the run: correctness, a forbidden tool, …);
+    routes, handoffs and answers are compared as distributions over the runs."""
     if before is None:
         return [ChangeKind.NEW_QUERY]
     if after is None:
@@ -264,11 +312,11 @@ def _kinds(before: _Figures | None, after: _Figures | None, path: PathDiff, cost
         kinds.append(ChangeKind.REGRESSION)
     if before.status in FAILING and after.status not in FAILING:
         kinds.append(ChangeKind.FIXED)
-    if before.tools != after.tools:
+    if not same_distribution(before.routes, after.routes):
         kinds.append(ChangeKind.TOOLS_CHANGED)
-    if before.handoffs != after.handoffs:
+    if not same_distribution(before.handoffs, after.handoffs):
         kinds.append(ChangeKind.ROUTING_CHANGED)
-    if before.answer.strip() != after.answer.strip():
+    if not same_distribution(before.answers, after.answers):
         kinds.append(ChangeKind.OUTPUT_CHANGED)
     if any(
         delta.moved_beyond(COST_TOLERANCE) for delta in (cost.cost_usd, cost.total_tokens, cost.llm_calls)
@@ -283,6 +331,8 @@ def diff_query(
     """The three-tier comparison of one query; `before` or `after` is None when the query is on one side only;
     `result` is None for a query no longer in the spec (then `key` and `text` name it)."""
     b, a = before or _NOTHING, after or _NOTHING
+    used_before = {tool for route in b.routes for tool in route}
+    used_after = {tool for route in a.routes for tool in route}
     similarity = metrics.lcs_similarity(a.tools, b.tools) if before and after else None
     path = PathDiff(
         tool_calls=Delta.of(b.tool_calls, a.tool_calls),
@@ -290,12 +340,14 @@ def diff_query(
         tool_recall=Delta.of(b.recall, a.recall),
         sequence_similarity=similarity,
         loops=Delta.of(b.loops, a.loops),
-        handoffs=Delta.of(len(b.handoffs) if before else None, len(a.handoffs) if after else None),
-        tools_added=[t for t in dict.fromkeys(a.tools) if t not in b.tools],
-        tools_removed=[t for t in dict.fromkeys(b.tools) if t not in a.tools],
-        handoffs_before=b.handoffs,
-        handoffs_after=a.handoffs,
+        handoffs=Delta.of(_mean_length(b.handoffs) if before else None, _mean_length(a.handoffs) if after else None),
+        tools_added=[t for route in a.routes for t in route if t not in used_before],
+        tools_removed=[t for route in b.routes for t in route if t not in used_after],
+        handoffs_before=b.handoff_targets,
+        handoffs_after=a.handoff_targets,
     )
+    path.tools_added = list(dict.fromkeys(path.tools_added))
+    path.tools_removed = list(dict.fromkeys(path.tools_removed))
     cost = CostDiff(
         cost_usd=Delta.of(b.cost_usd, a.cost_usd),
         total_tokens=Delta.of(b.total_tokens, a.total_tokens),
@@ -314,6 +366,10 @@ def diff_query(
         cost=cost,
         runs=Delta.of(b.runs if before else None, a.runs if after else None),
     )
+
+
+def _mean_length(handoffs: list[tuple[str, ...]]) -> float:
+    return sum(map(len, handoffs)) / len(handoffs) if handoffs else 0
 
 
 def change_size(query: QueryDiff) -> float:
@@ -338,31 +394,26 @@ def _sum(values: list[float | None]) -> float | None:
 
 
 def _total(queries: list[QueryDiff]) -> TotalDiff:
-    """Each side's totals over its runs: Σ per-query mean × runs (for cost and tokens, the summary's totals)."""
-
-    def side(pick, when: str) -> float | None:
-        return _sum(
-            [
-                None if pick(q) is None else pick(q) * getattr(q.runs, when)
-                for q in queries
-                if getattr(q.runs, when) is not None
-            ]
-        )
+    """Each side's totals: Σ over its queries of their per-run means."""
 
     def delta(pick) -> Delta:
-        return Delta.of(side(lambda q: pick(q).before, "before"), side(lambda q: pick(q).after, "after"))
+        return Delta.of(
+            _sum([pick(q).before for q in queries if q.runs.before is not None]),
+            _sum([pick(q).after for q in queries if q.runs.after is not None]),
+        )
 
     def count(when: str, ok) -> int:
-        return sum(ok(getattr(q.correctness, when)) for q in queries if getattr(q.runs, when) is not None)
+        return sum(ok(getattr(q.status, when)) for q in queries if getattr(q.runs, when) is not None)
+
+    def passed(status: Status | None) -> bool:
+        return status is not None and status not in FAILING
 
     counts = {kind.value: sum(q.has(kind) for q in queries) for kind in ChangeKind}
     counts["changed"] = sum(q.changed for q in queries)
     counts["unchanged"] = len(queries) - counts["changed"]
     return TotalDiff(
         queries=Delta.of(count("before", lambda s: True), count("after", lambda s: True)),
-        correctness_passed=Delta.of(
-            count("before", lambda s: s not in (None, *FAILING)), count("after", lambda s: s not in (None, *FAILING))
-        ),
+        passed=Delta.of(count("before", passed), count("after", passed)),
         counts=counts,
         tool_calls=delta(lambda q: q.path.tool_calls),
         loops=delta(lambda q: q.path.loops),
@@ -393,14 +444,11 @@ def diff_runs(
     before: Side,
     after: Side,
     warnings: list[str] | None = None,
-    routes: dict[str, Trace] | None = None,
     removed: dict[str, list[Trace]] | None = None,
 ) -> RunDiff:
-    """Compare every query of either side, ordered as the module docstring says.
-
-    `routes` are the before side's route per query (the golden variant the path layer chose: chosen_variants),
-    else its first run. `removed` are the before side's queries no longer in the spec, by saved key: shown as
-    removed_query with their first trace's figures.
+    """Compare every query of either side, ordered as the module docstring says; each side's routes and answers
+    are its traces of the query (all its runs). `removed` are the before side's queries no longer in the spec,
+    by saved key: shown as removed_query with their traces' figures.
     """
     results_before = {r.id: r for r in before.run.results}
     results_after = {r.id: r for r in after.run.results}
@@ -410,8 +458,8 @@ def diff_runs(
         queries.append(
             diff_query(
                 in_after or in_before,
-                _figures(in_before, (routes or {}).get(key) or _first(before.traces.get(key))) if in_before else None,
-                _figures(in_after, _first(after.traces.get(key))) if in_after else None,
+                _figures(in_before, before.traces.get(key) or []) if in_before else None,
+                _figures(in_after, after.traces.get(key) or []) if in_after else None,
             )
         )
     for key, runs in (removed or {}).items():
@@ -420,6 +468,7 @@ def diff_runs(
     queries.sort(key=_order)
     total = _total(queries)
     total.suite = suite_deltas(before.run.summary.aggregates, after.run.summary.aggregates)
+    unverified = {name: side.run.unverified() for name, side in (("before", before), ("after", after))}
     return RunDiff(
         agent=after.run.agent,
         before=before.label,
@@ -428,6 +477,7 @@ def diff_runs(
         uplift=run_uplift(after.run, before.run),
         queries=queries,
         warnings=list(warnings or []),
+        unverified={name: reasons for name, reasons in unverified.items() if reasons},
     )
 
 
@@ -441,35 +491,38 @@ def evaluate_side(
     label: str,
     by_query: dict[str, list[Trace]],
     variants: dict[str, list[Trace]] | None = None,
-    judge: Judge | None = None,
+    evaluator: Evaluator = Evaluator(),
 ) -> Side:
-    """Evaluate the queries of `spec` that have traces in `by_query` against the golden `variants`, with
-    `judge` (None: judge checks skip): one side of a diff. Both sides of a diff are evaluated alike.
+    """Evaluate the queries of `spec` that have traces in `by_query` against the golden `variants` with
+    `evaluator`: one side of a diff. Both sides of a diff are evaluated alike.
 
     A saved version keeps the runs it was recorded with: the spec's `runs` (raised since, say) is not asked of it."""
     queries = [q.model_copy(update={"runs": None}) for q in spec.queries if by_query.get(q.key)]
     run = run_spec(
-        spec, [t for q in queries for t in by_query[q.key]], queries=queries, baselines=variants, judge=judge
+        spec,
+        [t for q in queries for t in by_query[q.key]],
+        queries=queries,
+        baselines=variants,
+        judge=evaluator.judge,
+        embedder=evaluator.embedder,
+        settings=evaluator.settings,
     )
     return Side(label, run, by_query)
 
 
-def _first(runs: list[Trace] | None) -> Trace | None:
-    return runs[0] if runs else None
-
-
-def diff_against(spec: AgentCISpec, reference: "Reference", after: Side, judge: Judge | None = None) -> RunDiff:
-    """The reference's traces evaluated as `after` was (same variants, same judge), then compared with it, each
-    query with the variant the path layer chose. Baseline traces given as variants are evaluated per query on
-    that chosen variant alone."""
-    routes = chosen_variants(spec, reference.variants, after)
-    runs = reference.runs if reference.runs is not None else {key: [trace] for key, trace in routes.items()}
-    before = evaluate_side(spec, reference.label, runs, reference.variants, judge)
-    return diff_runs(before, after, reference.warnings, routes, reference.removed)
+def diff_against(spec: AgentCISpec, reference: "Reference", after: Side, evaluator: Evaluator = Evaluator()) -> RunDiff:
+    """The reference's traces evaluated as `after` was (same variants, same evaluator), then compared with it.
+    Baseline traces given as variants are evaluated per query on the variant the path layer chose alone."""
+    if reference.runs is not None:
+        runs = reference.runs
+    else:
+        runs = {key: [trace] for key, trace in chosen_variants(spec, reference.variants, after).items()}
+    before = evaluate_side(spec, reference.label, runs, reference.variants, evaluator)
+    return diff_runs(before, after, reference.warnings, reference.removed)
 
 
 def current_vs_baseline(
-    spec: AgentCISpec, run: RunResult, traces: list[Trace], reference: "Reference", judge: Judge | None = None
+    spec: AgentCISpec, run: RunResult, traces: list[Trace], reference: "Reference", evaluator: Evaluator = Evaluator()
 ) -> RunDiff:
     """The diff `agentci test` (and the action) shows: the baseline evaluated now, as the current run was, against it."""
-    return diff_against(spec, reference, Side("current", run, group_traces(spec.queries, traces).by_query), judge)
+    return diff_against(spec, reference, Side("current", run, group_traces(spec.queries, traces).by_query), evaluator)

@@ -7,12 +7,13 @@ The edges (cli.py, action.py) turn their arguments or inputs into an `Evaluation
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from .diff import RunDiff
+from .diff import Evaluator, RunDiff
 from .engine.results import RunResult, ShardInfo
 from .engine.runner import Settings
 
@@ -82,12 +83,30 @@ def judge_for(spec: AgentCISpec, options: JudgeOptions) -> LLMJudge | None:
     )
 
 
+@contextmanager
+def evaluator_for(
+    spec: AgentCISpec, options: JudgeOptions, embedding_cache: str | None = None, settings: Settings = Settings()
+) -> Iterator[Evaluator]:
+    """The judge, embedder and settings every side of an evaluation uses; on leaving, the verdict and embedding
+    caches are saved (even when the run failed: what was paid for is kept)."""
+    judge = judge_for(spec, options)
+    embedder, cache = _embedder(spec, embedding_cache, options.environ)
+    try:
+        yield Evaluator(judge, embedder, settings)
+    finally:
+        if judge is not None:
+            judge.cache.save()
+        if cache is not None:
+            cache.save()
+
+
 def evaluate(request: Evaluation) -> Outcome:
     """Load the spec and the traces (priced with the spec's pricing) and the baseline, run every layer,
     then compare the run with the baseline.
 
-    Both the current run and the baseline are judged (the baseline's verdicts are usually cached since its
-    save); the judge's verdict cache is saved even when the run fails, so verdicts already paid for are kept.
+    Both the current run and the baseline are evaluated alike, judge included (the baseline's verdicts are
+    usually cached since its save); the judge's verdict cache is saved even when the run fails, so verdicts
+    already paid for are kept.
     """
     from .baselines import Reference, reference_for
     from .diff import current_vs_baseline
@@ -109,28 +128,46 @@ def evaluate(request: Evaluation) -> Outcome:
         ]  # warned like --traces, never dropped silently
     elif (request.baseline or "").lower() != NO_BASELINE:
         reference = reference_for(request.spec, spec, request.baseline)
-    judge = judge_for(spec, request.judge)
-    embedder, cache = _embedder(spec, request.embedding_cache, request.judge.environ)
-    try:
+    with evaluator_for(spec, request.judge, request.embedding_cache, request.settings) as evaluator:
         run = run_spec(
             spec,
             traces,
             baselines=reference.variants if reference else {},
-            judge=judge,
-            embedder=embedder,
+            judge=evaluator.judge,
+            embedder=evaluator.embedder,
             settings=request.settings,
             shard=request.shard,
         )
         run.warnings.extend(notes)
-        diff = current_vs_baseline(spec, run, traces, reference, judge) if reference and not request.shard else None
-    finally:
-        if judge is not None:
-            judge.cache.save()
-        if cache is not None:
-            cache.save()
-    if judge is not None:
-        run.warnings.extend(judge.warnings())
+        diff = current_vs_baseline(spec, run, traces, reference, evaluator) if reference and not request.shard else None
+    if evaluator.judge is not None:
+        run.warnings.extend(evaluator.judge.warnings())
     return Outcome(run, diff)
+
+
+def compare_versions(
+    spec_path: str,
+    baseline: str,
+    compare: str,
+    judge: JudgeOptions = JudgeOptions(),
+    embedding_cache: str | None = None,
+    settings: Settings = Settings(),
+) -> RunDiff:
+    """Saved version `compare` against saved version `baseline`, both evaluated with the current spec exactly as
+    `agentci test --baseline` evaluates a run (same judge and verdict cache, embedder and settings)."""
+    from .baselines import load_baseline, version_reference
+    from .diff import diff_against, evaluate_side
+    from .spec.loader import load_spec
+
+    spec = load_spec(spec_path)
+    reference, compared = (version_reference(spec, load_baseline(spec, v)) for v in (baseline, compare))
+    with evaluator_for(spec, judge, embedding_cache, settings) as evaluator:
+        after = evaluate_side(spec, compare, compared.runs or {}, reference.variants, evaluator)
+        diff = diff_against(spec, reference, after, evaluator)
+    diff.warnings += [w for w in compared.warnings if w not in diff.warnings]
+    if evaluator.judge is not None:
+        diff.warnings += [w for w in evaluator.judge.warnings() if w not in diff.warnings]
+    return diff
 
 
 def _embedder(

@@ -19,7 +19,7 @@ from pathlib import Path
 from bench_engine import make_query, make_trace, suite_arguments, timed  # same directory
 
 from agentci_action.baselines import reference_variants, read_baseline, save_baseline
-from agentci_action.diff import chosen_variants, diff_runs, evaluate_side
+from agentci_action.diff import diff_runs, evaluate_side
 from agentci_action.report.diff_markdown import render_markdown
 from agentci_action.spec.models import AgentCISpec
 from agentci_action.trace.load import load_traces
@@ -51,7 +51,7 @@ def main() -> None:
                 evaluate_side(spec, "v2", after.queries, variants),
             )
         )
-        diff, diff_s = timed(lambda: diff_runs(*sides, routes=chosen_variants(spec, variants, sides[1])))
+        diff, diff_s = timed(lambda: diff_runs(*sides))
         text, render_s = timed(lambda: render_markdown(diff))
     n = args.queries
     print(

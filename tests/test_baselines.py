@@ -76,6 +76,7 @@ def test_save_records_metadata_and_loads_back(spec_path):
         "git_commit": "abc123",
         "precheck_passed": True,
         "precheck_failures": [],
+        "unverified_checks": {},
     }
     assert list(data["queries"]) == ["hello", "math"]  # sorted, so a PR diff of the file is stable
     assert data["queries"]["hello"][0]["id"] == "hello"  # matched by query text, stored under its id

@@ -139,14 +139,14 @@ def test_regressions_first_then_removed_new_fixed_changes_unchanged(diff):
 def test_totals_over_each_side(diff):
     total = diff.total
     assert (total.queries.before, total.queries.after) == (5, 5)
-    assert (total.correctness_passed.before, total.correctness_passed.after) == (4, 4)
+    assert (total.passed.before, total.passed.after) == (4, 4)
     assert total.cost_usd.before == pytest.approx(0.05) and total.cost_usd.after == pytest.approx(0.0905)
     assert total.counts["regression"] == 1 and total.counts["unchanged"] == 1 and total.counts["changed"] == 5
 
 
 def test_json_rendering_is_the_versioned_model(diff):
     data = json.loads(render_diff(diff))
-    assert data["schema_version"] == "agentci.diff/v1"
+    assert data["schema_version"] == "agentci.diff/v2"
     assert data["queries"][0]["kinds"] == ["regression", "output_changed", "cost_changed"]
     assert data["warnings"] == ["a note"]
 
@@ -367,15 +367,15 @@ def test_a_newly_used_forbidden_tool_is_a_regression_and_the_json_results_carry_
     assert result.returncode == 1, result.stderr
     data = json.loads(result.stdout)
     diff = data["diff"]
-    assert diff["schema_version"] == "agentci.diff/v1" and diff["before"] == "v1" and diff["after"] == "current"
+    assert diff["schema_version"] == "agentci.diff/v2" and diff["before"] == "v1" and diff["after"] == "current"
     (query,) = diff["queries"]
     assert query["kinds"][0] == "regression" and "tools_changed" in query["kinds"]
     assert query["status"] == {"before": "pass", "after": "fail"}
     assert diff["total"]["counts"]["regression"] == 1
-    # figures are means over the three runs; the totals are the runs' totals, as in the summary
+    # figures are means over the three runs, and so are the totals (Σ of the queries' means): the same kind
     assert (query["cost"]["cost_usd"]["before"], query["cost"]["cost_usd"]["after"]) == pytest.approx((0.02, 0.04))
-    assert diff["total"]["cost_usd"]["after"] == pytest.approx(data["summary"]["cost_usd"]) == pytest.approx(0.12)
-    assert diff["total"]["cost_usd"]["before"] == pytest.approx(0.06) and (
+    assert diff["total"]["cost_usd"]["after"] == pytest.approx(data["summary"]["cost_usd"] / 3) == pytest.approx(0.04)
+    assert diff["total"]["cost_usd"]["before"] == pytest.approx(0.02) and (
         query["runs"]["before"],
         query["runs"]["after"],
     ) == (3, 3)

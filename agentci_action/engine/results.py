@@ -273,7 +273,11 @@ class Summary(BaseModel):
     pass_rate: float = Field(0.0, description="runs_passed / runs")
     flaky: int = Field(0, description="Queries with some runs passing and some failing.")
     mean_score: float | None = Field(None, description="Mean of the queries' scores (0-100).")
-    composite_score: float = Field(0.0, description="composite(pass_rate, mean_score / 100)")
+    composite_score: float = Field(
+        0.0,
+        description="Mean over every query of its composite (its pass rate and score / 100, or its pass rate "
+        "alone without a score): one denominator, so it cannot contradict the counts.",
+    )
     grade: str = "F"
     aggregates: Aggregates = Field(default_factory=Aggregates)
     cost_of_pass_usd: float | None = Field(None, description='cost_usd / runs_passed; "Infinity" when no run passed.')

@@ -26,7 +26,7 @@ from .gcpause import gc_paused
 from .path import evaluate_path
 from .process import evaluate_process
 from .results import JudgeUsage, LayerResult, QueryResult, RunResult, ShardInfo, Status, Summary
-from .score import composite_score, letter_grade
+from .score import letter_grade, suite_composite_score
 from .shard import select_shard
 from .stats import cost_of_pass
 
@@ -203,7 +203,8 @@ def evaluate_query(
 def summarize(
     results: list[QueryResult], fail_on: frozenset[str], composite: CompositeWeights = CompositeWeights()
 ) -> Summary:
-    """Counts by status; totals over every run; pass rate = passed runs / runs; composite of it and the mean score."""
+    """Counts by status; totals over every run; pass rate = passed runs / runs; the suite composite is the mean of
+    the queries' composites (suite_composite_score)."""
     counts = Counter(r.status for r in results)
     costs = [r.reliability.cost_usd for r in results]
     runs = sum(r.reliability.runs for r in results)
@@ -211,9 +212,7 @@ def summarize(
     rate = runs_passed / runs if runs else 0.0
     scores = [r.score.value for r in results if r.score.value is not None]
     mean_score = sum(scores) / len(scores) if scores else None
-    suite_composite = composite_score(
-        rate, None if mean_score is None else mean_score / 100, composite.pass_weight, composite.impl_weight
-    )
+    suite_composite = suite_composite_score(results)
     known_cost = sum(c for c in costs if c is not None)
     tally = check_tally(results)
     overall = (

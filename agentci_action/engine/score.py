@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..spec.models import ScoreWeights
 from .correctness import JUDGE_KINDS
-from .results import LayerResult, MetricChange, RunResult, Status
+from .results import LayerResult, MetricChange, QueryResult, RunResult, Status
 
 JUDGE_SCALE = (1, 5)
 GRADES = ((0.95, "A"), (0.85, "B"), (0.75, "C"), (0.65, "D"))
@@ -93,6 +93,17 @@ def composite_score(
     if impl_rate is None:
         return pass_rate
     return (pass_rate * pass_weight + impl_rate * impl_weight) / (pass_weight + impl_weight)
+
+
+def suite_composite_score(results: list[QueryResult]) -> float:
+    """Mean over every query of its composite (its runs' pass rate blended with its score, or its pass rate alone
+    when it has no score); 0.0 without queries.
+
+    Every query counts once in one denominator, so the figure cannot contradict the counts: with 16 of 18
+    queries passing and no score, 16/18 = 0.89; two of them scored 30 → (14 + 2 × 0.65) / 18 = 0.85. (Blending the
+    pass rate over all queries with a mean score over the scored ones only gave 0.61, grade F, here.)
+    """
+    return sum(r.score.composite for r in results) / len(results) if results else 0.0
 
 
 def letter_grade(score: float) -> str:

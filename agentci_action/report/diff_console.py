@@ -98,7 +98,7 @@ def total_lines(diff: RunDiff) -> list[str]:
         f"Total · {fmt.queries_text(diff)} · {t.counts['changed']} changed · {t.counts['unchanged']} unchanged",
         *(textwrap.wrap(" · ".join(counts), WIDTH, initial_indent="  ", subsequent_indent="  ") or ["  no changes"]),
         "",
-        f"  Correctness      passed {fmt.before_after(t.correctness_passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}",
+        f"  Passed           {fmt.before_after(t.passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}",
     ]
     if diff.uplift:
         lines += [f"  Scores           {fmt.scores_text(diff)}", f"  Uplift           {fmt.uplift_text(diff)}"]
@@ -121,4 +121,5 @@ def render_diff(diff: RunDiff) -> str:
         lines += [_rule("╠", "╣"), _boxed(f"Unchanged: {', '.join(unchanged)}")]
     lines.append(_rule("╚", "╝"))
     lines += [f"warning: {one_line(w, 300)}" for w in diff.warnings]
+    lines += [f"not verified: {one_line(note, 1500)}" for note in fmt.unverified_notes(diff)]
     return "\n".join(lines) + "\n"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from .text import unverified_note
 from ..diff import COST_TOLERANCE, LATENCY_TOLERANCE, ChangeKind, Delta, QueryDiff, RunDiff
 
 
@@ -163,6 +164,12 @@ def verdict(delta: Delta, unit: Unit, higher_is_better: bool = False) -> str:
     if not moved:
         return ""
     return "better" if (delta.change > 0) == higher_is_better else "worse"
+
+
+def unverified_notes(diff: RunDiff) -> list[str]:
+    """'v1: 2 correctness checks skipped, not passed: <reason>' per side with unverified checks (raw: escape it)."""
+    labels = {"before": diff.before, "after": diff.after}
+    return [f"{labels[side]}: {unverified_note(reasons)}" for side, reasons in diff.unverified.items() if reasons]
 
 
 def headline_kind(query: QueryDiff) -> ChangeKind | None:

@@ -74,7 +74,7 @@ def headline(diff: RunDiff) -> str:
         lead,
         *others,
         f"{t.counts['unchanged']} unchanged",
-        f"correctness passed {fmt.before_after(t.correctness_passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}",
+        f"passed {fmt.before_after(t.passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}",
         f"cost {_cell(t.cost_usd, cost)}",
         f"latency {_cell(t.latency_ms, latency)}",
         *(f"{metric.label.lower()} {_cell(delta, metric)}" for metric, delta in fmt.rows(t.suite, fmt.SUITE_METRICS)),
@@ -191,7 +191,9 @@ def render_markdown(diff: RunDiff, budget: int | None = None) -> str:
     shown = changed[:MAX_QUERIES]
     head = headline(diff) + "\n"
     rows = [table_row(q) for q in shown]
-    warnings = [f"> ⚠️ {inline(w, 500)}\n>\n" for w in diff.warnings[:20]]
+    warnings = [f"> ⚠️ {inline(w, 500)}\n>\n" for w in diff.warnings[:20]] + [
+        f"> {ICONS[Status.SKIP]} not verified · {inline(note, 1500)}\n>\n" for note in fmt.unverified_notes(diff)
+    ]
     unchanged = [q.id for q in diff.queries if not q.changed]
     names = ", ".join(inline(name, 80) for name in unchanged[:50]) + (
         f" and {len(unchanged) - 50} more" if len(unchanged) > 50 else ""
