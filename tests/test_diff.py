@@ -229,13 +229,10 @@ def test_console_box_lines_have_one_width():
 
 
 def _rag_diff():
-    """As `agentci diff --baseline v1-broken --compare v2-fixed` computes it."""
-    from agentci_action.baselines import load_baseline, version_reference
-    from agentci_action.diff import diff_against
+    """As `agentci diff --baseline v1-broken --compare v2-fixed` computes it (verdicts from the example's cache)."""
+    from agentci_action.evaluate import compare_versions
 
-    spec = load_spec(ROOT / RAG_SPEC)
-    before, after = (version_reference(spec, load_baseline(spec, v)) for v in ("v1-broken", "v2-fixed"))
-    return diff_against(spec, before, evaluate_side(spec, "v2-fixed", after.runs, before.variants))
+    return compare_versions(str(ROOT / RAG_SPEC), "v1-broken", "v2-fixed")
 
 
 @pytest.mark.parametrize(
