@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ._version import __version__
+
 if TYPE_CHECKING:
     from .engine.judge import LLMJudge
     from .engine.runner import Settings, run_spec
@@ -66,4 +68,4 @@ def judge_for(
     )
 
 
-__all__ = ["Settings", "judge_for", "load_spec", "load_traces", "run_spec"]
+__all__ = ["Settings", "__version__", "judge_for", "load_spec", "load_traces", "run_spec"]
