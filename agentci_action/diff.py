@@ -12,6 +12,7 @@ classified on all runs, with the kinds trace-diffing tools use:
 - tools_changed: the distribution of routes (ordered lists of tool calls) over the runs differs;
   routing_changed: the distribution of handoff targets differs;
 - output_changed: the distribution of final answers differs (ignoring surrounding whitespace);
+- model_changed: the LLM models the runs called differ (both sides name some);
 - cost_changed: the mean cost, tokens or LLM calls per run moved by more than COST_TOLERANCE of the baseline, or
   the mean latency by more than LATENCY_TOLERANCE (the noisiest figure); any rise from a zero baseline counts.
 
@@ -55,6 +56,7 @@ class ChangeKind(str, Enum):
     REMOVED_QUERY = "removed_query"
     NEW_QUERY = "new_query"
     FIXED = "fixed"
+    MODEL_CHANGED = "model_changed"
     TOOLS_CHANGED = "tools_changed"
     ROUTING_CHANGED = "routing_changed"
     OUTPUT_CHANGED = "output_changed"
@@ -119,6 +121,13 @@ class PathDiff(BaseModel):
     handoffs_after: list[str] = Field(default_factory=list)
 
 
+class AnswerDiff(BaseModel):
+    """The final answer on each side, in full (the most frequent over the runs); null on a side without the query."""
+
+    before: str | None = None
+    after: str | None = None
+
+
 class CostDiff(BaseModel):
     cost_usd: Delta
     total_tokens: Delta
@@ -137,6 +146,14 @@ class QueryDiff(BaseModel):
         description="The query's status (regression and fixed follow it: correctness, forbidden tools, …)."
     )
     correctness: StatusDiff
+    why: list[str] = Field(
+        default_factory=list,
+        description="For a regression, the messages of the layers failing now; for a fixed query, those that "
+        "failed before. Empty otherwise.",
+    )
+    answer: AnswerDiff = Field(default_factory=AnswerDiff)
+    models_before: list[str] = Field(default_factory=list, description="LLM models the before side's runs called.")
+    models_after: list[str] = Field(default_factory=list)
     path: PathDiff
     cost: CostDiff
 
@@ -162,6 +179,8 @@ class TotalDiff(BaseModel):
     total_tokens: Delta
     llm_calls: Delta
     latency_ms: Delta
+    models_before: list[str] = Field(default_factory=list, description="LLM models called on the before side.")
+    models_after: list[str] = Field(default_factory=list)
     suite: dict[str, Delta] = Field(
         default_factory=dict,
         description="Each side's summary.aggregates (pass_rate, p95_latency_ms, …), before → after.",
@@ -230,6 +249,8 @@ class _Figures:
     latency_ms: float | None
     answers: list[str]
     runs: int = 1
+    failures: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
 
     @property
     def tools(self) -> list[str]:
@@ -273,7 +294,18 @@ def _figures(result: QueryResult, runs: list[Trace]) -> _Figures:
         latency_ms=result.figure("latency_ms"),
         answers=[t.final_answer.strip() for t in runs],
         runs=result.runs,
+        failures=tuple(
+            message
+            for layer in (result.correctness, result.path, result.cost)
+            if layer.status in FAILING
+            for message in layer.messages
+        ),
+        models=_models(runs),
     )
+
+
+def _models(runs: list[Trace]) -> tuple[str, ...]:
+    return tuple(sorted({call.model for t in runs for call in t.llm_calls if call.model}))
 
 
 def _unevaluated(runs: list[Trace]) -> _Figures:
@@ -297,6 +329,7 @@ def _unevaluated(runs: list[Trace]) -> _Figures:
         mean([t.total_duration_ms for t in runs]),
         [t.final_answer.strip() for t in runs],
         len(runs),
+        models=_models(runs),
     )
 
 
@@ -312,6 +345,8 @@ def _kinds(before: _Figures | None, after: _Figures | None, path: PathDiff, cost
         kinds.append(ChangeKind.REGRESSION)
     if before.status in FAILING and after.status not in FAILING:
         kinds.append(ChangeKind.FIXED)
+    if before.models and after.models and before.models != after.models:
+        kinds.append(ChangeKind.MODEL_CHANGED)
     if not same_distribution(before.routes, after.routes):
         kinds.append(ChangeKind.TOOLS_CHANGED)
     if not same_distribution(before.handoffs, after.handoffs):
@@ -354,14 +389,20 @@ def diff_query(
         llm_calls=Delta.of(b.llm_calls, a.llm_calls),
         latency_ms=Delta.of(b.latency_ms, a.latency_ms),
     )
+    kinds = _kinds(before, after, path, cost)
+    why = a.failures if ChangeKind.REGRESSION in kinds else b.failures if ChangeKind.FIXED in kinds else ()
     return QueryDiff(
         id=result.id if result else key,
         query=result.query if result else text,
         file=result.file if result else "",
         line=result.line if result else 0,
-        kinds=_kinds(before, after, path, cost),
+        kinds=kinds,
         status=StatusDiff(before=b.status, after=a.status),
         correctness=StatusDiff(before=b.correctness, after=a.correctness),
+        why=list(why),
+        answer=AnswerDiff(before=_mode(b.answers) if before else None, after=_mode(a.answers) if after else None),
+        models_before=list(b.models),
+        models_after=list(a.models),
         path=path,
         cost=cost,
         runs=Delta.of(b.runs if before else None, a.runs if after else None),
@@ -422,6 +463,8 @@ def _total(queries: list[QueryDiff]) -> TotalDiff:
         total_tokens=delta(lambda q: q.cost.total_tokens),
         llm_calls=delta(lambda q: q.cost.llm_calls),
         latency_ms=delta(lambda q: q.cost.latency_ms),
+        models_before=sorted({m for q in queries for m in q.models_before}),
+        models_after=sorted({m for q in queries for m in q.models_after}),
     )
 
 

@@ -10,6 +10,8 @@ from . import diff_format as fmt
 from .text import one_line
 
 WIDTH = 76  # characters inside the box
+ANSWER_LIMIT = 300  # characters of an answer shown (the JSON has it in full)
+MAX_UNCHANGED_LINES = 6  # lines naming the unchanged queries (the JSON lists every one)
 HEADS = {
     ChangeKind.REGRESSION: "✗ REGRESSION",
     ChangeKind.REMOVED_QUERY: "- REMOVED",
@@ -42,8 +44,12 @@ def _metric_lines(
     return lines
 
 
-def _correctness_line(query: QueryDiff) -> str:
+def _correctness_line(query: QueryDiff) -> list[str]:
+    """The correctness status before → after; nothing for a query with no correctness check on either side."""
     before, after = query.correctness.before, query.correctness.after
+    blocked = query.has(ChangeKind.REGRESSION) or query.has(ChangeKind.FIXED)
+    if before == after == Status.SKIP and not blocked:
+        return []
     line = (
         f"  Correctness      unchanged ({_status(before)})"
         if before == after
@@ -53,7 +59,7 @@ def _correctness_line(query: QueryDiff) -> str:
         query.has(ChangeKind.REGRESSION) or query.has(ChangeKind.FIXED)
     ):  # another layer, e.g. a forbidden tool
         line += f" · query {_status(query.status.before)} → {_status(query.status.after)}"
-    return line
+    return [line]
 
 
 def query_lines(query: QueryDiff) -> list[str]:
@@ -65,11 +71,51 @@ def query_lines(query: QueryDiff) -> list[str]:
         f"  {query.query}",
         *([f"  {query.file}:{query.line}"] if query.file else []),
         "",
-        _correctness_line(query),
+        *_correctness_line(query),
+        *_why_lines(query),
+        *_answer_lines(query),
     ]
+    models = fmt.models_text(query.models_before, query.models_after)
+    if models:
+        lines.append(f"  {'Model':<16} {models}")
     lines += _tier("Path", _metric_lines(query.path, fmt.PATH_METRICS, query, changed_only=True) + _tool_lines(query))
     lines += _tier("Cost", _metric_lines(query.cost, fmt.COST_METRICS, query, changed_only=True))
     return lines
+
+
+def _why_lines(query: QueryDiff) -> list[str]:
+    """Why a regression fails now (or a fixed query failed before): its failing layers' messages, wrapped."""
+    if not query.why:
+        return []
+    head = "Why" if query.has(ChangeKind.REGRESSION) else "Was failing"
+    lines = []
+    for k, message in enumerate(query.why[:5]):
+        pieces = textwrap.wrap(one_line(message, 400), WIDTH - 19) or [""]
+        lines.append(f"  {head if k == 0 else '':<16} {pieces[0]}")
+        lines += [f"  {'':<16}   {piece}" for piece in pieces[1:]]
+    if len(query.why) > 5:
+        lines.append(f"  {'':<16} and {len(query.why) - 5} more (the JSON has them)")
+    return lines
+
+
+def _answer_lines(query: QueryDiff) -> list[str]:
+    """The answer before and after (trimmed; the JSON has them in full), and their word diff when they are alike."""
+    if not fmt.shows_answer(query):
+        return []
+    before, after = query.answer.before, query.answer.after
+    lines = []
+    for label, text in (("Answer before", before), ("Answer after", after)):
+        if text is not None:
+            lines += _wrapped(label, one_line(fmt.trimmed(text, ANSWER_LIMIT)))
+    changes = fmt.word_diff(before, after) if before is not None and after is not None and before != after else None
+    if changes is not None:
+        lines += _wrapped("Word diff", one_line(fmt.trimmed(changes, ANSWER_LIMIT)))
+    return lines
+
+
+def _wrapped(label: str, text: str) -> list[str]:
+    pieces = textwrap.wrap(text, WIDTH - 19, drop_whitespace=False) or [""]
+    return [f"  {label if k == 0 else '':<16} {piece.strip()}" for k, piece in enumerate(pieces)]
 
 
 def _tier(name: str, lines: list[str]) -> list[str]:
@@ -93,21 +139,38 @@ def _tool_lines(query: QueryDiff) -> list[str]:
 
 def total_lines(diff: RunDiff) -> list[str]:
     t = diff.total
-    counts = [f"{t.counts[k.value]} {fmt.KIND_LABELS[k]}" for k in ChangeKind if t.counts[k.value]]
+    counts = [fmt.kind_count(k, t.counts[k.value]) for k in ChangeKind if t.counts[k.value]]
     lines = [
         f"Total · {fmt.queries_text(diff)} · {t.counts['changed']} changed · {t.counts['unchanged']} unchanged",
         *(textwrap.wrap(" · ".join(counts), WIDTH, initial_indent="  ", subsequent_indent="  ") or ["  no changes"]),
         "",
         f"  Passed           {fmt.before_after(t.passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}",
     ]
-    if diff.uplift:
-        lines += [f"  Scores           {fmt.scores_text(diff)}", f"  Uplift           {fmt.uplift_text(diff)}"]
-    lines.append("  Path")
+    if diff.uplift and fmt.scores_text(diff):
+        lines.append(f"  Scores           {fmt.scores_text(diff)}")
+    models = fmt.models_text(t.models_before, t.models_after)
+    if models:
+        lines.append(f"  Models           {models}")
+    lines.append("  Path" + (" (means per run, summed over the queries)" if fmt.per_run(diff) else ""))
     lines += _metric_lines(t, fmt.PATH_METRICS)
     lines.append("  Cost")
     lines += _metric_lines(t, fmt.COST_METRICS)
-    suite = _metric_lines(t.suite, fmt.SUITE_METRICS)
+    suite = _metric_lines(t.suite, fmt.SUITE_METRICS, changed_only=True)
     return lines + (["  Suite", *suite] if suite else [])
+
+
+def unchanged_lines(ids: list[str]) -> list[str]:
+    """'Unchanged (12): a, b, …' over at most MAX_UNCHANGED_LINES lines, never cutting a name; then how many more."""
+    lines, line = [], f"Unchanged ({len(ids)}):"
+    for k, name in enumerate(ids):
+        piece = f" {name}" + ("," if k < len(ids) - 1 else "")
+        if len(line) + len(piece) > WIDTH:
+            lines.append(line)
+            if len(lines) == MAX_UNCHANGED_LINES:
+                return lines + [f"  … and {len(ids) - k} more (the JSON lists every query)"]
+            line = " "
+        line += piece
+    return lines + [line]
 
 
 def render_diff(diff: RunDiff) -> str:
@@ -116,9 +179,9 @@ def render_diff(diff: RunDiff) -> str:
     for query in (q for q in diff.queries if q.changed):
         lines.append(_rule("╠", "╣"))
         lines += [_boxed(line) for line in query_lines(query)]
-    unchanged = [q.id for q in diff.queries if not q.changed]
+    unchanged = [one_line(q.id, WIDTH - 4) for q in diff.queries if not q.changed]
     if unchanged:
-        lines += [_rule("╠", "╣"), _boxed(f"Unchanged: {', '.join(unchanged)}")]
+        lines += [_rule("╠", "╣"), *map(_boxed, unchanged_lines(unchanged))]
     lines.append(_rule("╚", "╝"))
     lines += [f"warning: {one_line(w, 300)}" for w in diff.warnings]
     lines += [f"not verified: {one_line(note, 1500)}" for note in fmt.unverified_notes(diff)]

@@ -7,11 +7,13 @@ absolute change instead of a percentage.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from enum import Enum
 from typing import Any
 
-from .text import unverified_note
+from .text import plural, unverified_note
 from ..diff import COST_TOLERANCE, LATENCY_TOLERANCE, ChangeKind, Delta, QueryDiff, RunDiff
 
 
@@ -20,6 +22,7 @@ class Unit(str, Enum):
     USD = "usd"
     MS = "ms"
     RATIO = "ratio"
+    PERCENT = "percent"  # a rate shown as a percentage, its change in percentage points
 
 
 @dataclass(frozen=True)
@@ -45,11 +48,11 @@ COST_METRICS = (
 )
 # The suite's pass rate is compared under Scores (issue 7's uplift), so it is not repeated here.
 SUITE_METRICS = (
-    Metric("Hallucination rate", "hallucination_rate", Unit.RATIO),
+    Metric("Hallucination rate", "hallucination_rate", Unit.PERCENT),
     Metric("Mean latency", "mean_latency_ms", Unit.MS),
     Metric("p95 latency", "p95_latency_ms", Unit.MS),
-    Metric("Timeout rate", "timeout_rate", Unit.RATIO),
-    Metric("Safety findings", "safety_finding_rate", Unit.RATIO),
+    Metric("Timeout rate", "timeout_rate", Unit.PERCENT),
+    Metric("Safety findings", "safety_finding_rate", Unit.PERCENT),
 )
 
 
@@ -62,7 +65,7 @@ def rows(source: Any, metrics: tuple[Metric, ...], changed_only: bool = False) -
         if (
             delta is None
             or (delta.before is None and delta.after is None)
-            or (changed_only and delta.before == delta.after)
+            or (changed_only and not moved(delta, metric.unit))
         ):
             continue
         if metric.field == "handoffs" and not (delta.before or delta.after):
@@ -71,8 +74,19 @@ def rows(source: Any, metrics: tuple[Metric, ...], changed_only: bool = False) -
     return found
 
 
-# Change kinds as a reader says them.
+# Change kinds as a reader says them, and their plurals.
 KIND_LABELS = {kind: kind.value.replace("_", " ") for kind in ChangeKind}
+_KIND_PLURALS = {
+    ChangeKind.REGRESSION: "regressions",
+    ChangeKind.REMOVED_QUERY: "removed queries",
+    ChangeKind.NEW_QUERY: "new queries",
+    ChangeKind.MODEL_CHANGED: "models changed",
+}
+
+
+def kind_count(kind: ChangeKind, count: int) -> str:
+    """'1 regression', '2 regressions', '3 tools changed'."""
+    return f"{count} {KIND_LABELS[kind] if count == 1 else _KIND_PLURALS.get(kind, KIND_LABELS[kind])}"
 
 
 def value(amount: float | None, unit: Unit) -> str:
@@ -84,7 +98,14 @@ def value(amount: float | None, unit: Unit) -> str:
         return f"{amount:,.0f} ms"
     if unit is Unit.RATIO:
         return f"{amount:.2f}"
+    if unit is Unit.PERCENT:
+        return _percent(100 * amount)
     return f"{amount:,.0f}" if float(amount).is_integer() else f"{amount:,.2f}"
+
+
+def moved(delta: Delta, unit: Unit) -> bool:
+    """The figure changed as printed: $0.0100 → $0.0100 is float noise, not a change."""
+    return delta.change is not None and delta.change != 0 and value(delta.before, unit) != value(delta.after, unit)
 
 
 def _percent(amount: float) -> str:
@@ -95,19 +116,21 @@ def change(delta: Delta, unit: Unit) -> str:
     """'▼ 100%', '▲ 0.91' (ratios), 'new', 'unchanged'; '' when a side is unknown."""
     if delta.change is None:
         return ""
-    if delta.change == 0:
+    if not moved(delta, unit):
         return "unchanged"
     if delta.new:
         return "new"
     arrow = "▲" if delta.change > 0 else "▼"
     if unit is Unit.RATIO:
         return f"{arrow} {abs(delta.change):.2f}"
+    if unit is Unit.PERCENT:
+        return f"{arrow} {abs(100 * delta.change):.1f}".removesuffix(".0") + " pts"
     return f"{arrow} {_percent(delta.percent or 0.0)}"
 
 
 def before_after(delta: Delta, unit: Unit) -> str:
     """'11 → 0', or one value when both sides agree ('?' for an unknown figure)."""
-    if delta.change == 0 or delta.before == delta.after:
+    if not moved(delta, unit):
         return value(delta.after, unit)
     return f"{value(delta.before, unit)} → {value(delta.after, unit)}"
 
@@ -121,47 +144,39 @@ def figure(delta: Delta, unit: Unit, query: QueryDiff | None = None) -> str:
     return before_after(delta, unit)
 
 
-UPLIFT_LABELS = {"composite_score": "composite", "pass_rate": "pass rate", "cost_usd": "cost"}
-
-
-def uplift_text(diff: RunDiff) -> str:
-    """'composite +15.1% · pass rate +33.3% · cost −40.2%': (after − before) / before of the whole runs; 'n/a' on a zero base."""
+def scores_text(diff: RunDiff) -> str:
+    """'composite 0.86 → 0.99 (+15.1%) · pass rate 75% → 100% (+33.3%)' of the whole runs, with their uplift."""
     parts = []
-    for name, label in UPLIFT_LABELS.items():
+    for name, label, shown in (("composite_score", "composite", "{:.2f}"), ("pass_rate", "pass rate", "{:.0%}")):
         found = diff.uplift.get(name)
-        if found is not None:
-            amount = found.uplift
-            parts.append(
-                f"{label} " + ("n/a" if amount is None else f"{'+' if amount >= 0 else '−'}{_percent(100 * amount)}")
-            )
+        if found is None or found.baseline is None or found.current is None:
+            continue
+        before, after = shown.format(found.baseline), shown.format(found.current)
+        amount = found.uplift
+        lift = "" if before == after or amount is None else f" ({'+' if amount >= 0 else '−'}{_percent(100 * amount)})"
+        parts.append(f"{label} {after}" if before == after else f"{label} {before} → {after}{lift}")
     return " · ".join(parts)
 
 
-def scores_text(diff: RunDiff) -> str:
-    """'composite 0.86 → 0.99 · pass rate 75% → 100%' of the whole runs."""
-    composite, rate = diff.uplift.get("composite_score"), diff.uplift.get("pass_rate")
-    if composite is None or rate is None:
-        return ""
-    return (
-        f"composite {composite.baseline:.2f} → {composite.current:.2f} · "
-        f"pass rate {rate.baseline:.0%} → {rate.current:.0%}"
-    )
-
-
 def queries_text(diff: RunDiff) -> str:
-    """'6 queries (5 before, 5 after)', or '4 queries' when both sides have the same."""
+    """'6 queries (5 before, 5 after)', or '1 query' when both sides have the same."""
     before, after = diff.total.queries.before, diff.total.queries.after
     counts = "" if before == after else f" ({before:.0f} before, {after:.0f} after)"
-    return f"{len(diff.queries)} queries{counts}"
+    return plural(len(diff.queries), "query", "queries") + counts
+
+
+def per_run(diff: RunDiff) -> bool:
+    """Some query ran more than once: its figures, and so the totals, are means per run."""
+    return any((q.runs.before or 0) > 1 or (q.runs.after or 0) > 1 for q in diff.queries)
 
 
 def verdict(delta: Delta, unit: Unit, higher_is_better: bool = False) -> str:
     """'better' or 'worse' when the figure moved beyond its tolerance (ratios: by more than 0.01), else ''."""
-    if delta.change is None or delta.change == 0:
+    if not moved(delta, unit):
         return ""
     tolerance = LATENCY_TOLERANCE if unit is Unit.MS else COST_TOLERANCE
-    moved = abs(delta.change) > 0.01 if higher_is_better else delta.moved_beyond(tolerance)
-    if not moved:
+    beyond = abs(delta.change) > 0.01 if higher_is_better else delta.moved_beyond(tolerance)
+    if not beyond:
         return ""
     return "better" if (delta.change > 0) == higher_is_better else "worse"
 
@@ -179,3 +194,45 @@ def headline_kind(query: QueryDiff) -> ChangeKind | None:
 
 def kinds_text(query: QueryDiff) -> str:
     return ", ".join(KIND_LABELS[k] for k in query.kinds) or "unchanged"
+
+
+_WORDS = re.compile(r"\s+|\S+")
+SIMILAR_ENOUGH = 0.4  # below this share of words in common, a word diff is harder to read than the two answers
+
+
+def word_diff(before: str, after: str) -> str | None:
+    """git's plain word diff of two answers: words in common as they are, removed ones in [-…-], added ones in
+    {+…+}; None when fewer than SIMILAR_ENOUGH of the words are shared (then show the answers side by side)."""
+    old, new = _WORDS.findall(before), _WORDS.findall(after)
+    matcher = SequenceMatcher(None, old, new, autojunk=False)
+    if matcher.ratio() < SIMILAR_ENOUGH:
+        return None
+    parts = []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            parts.append("".join(old[i1:i2]))
+            continue
+        if i2 > i1:
+            parts.append("[-" + "".join(old[i1:i2]) + "-]")
+        if j2 > j1:
+            parts.append("{+" + "".join(new[j1:j2]) + "+}")
+    return "".join(parts)
+
+
+def trimmed(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters with the count of what was cut: 'It costs… (+120 characters)'."""
+    return text if len(text) <= limit else f"{text[:limit]}… (+{len(text) - limit} characters)"
+
+
+def shows_answer(query: QueryDiff) -> bool:
+    """The answers are worth showing: they changed, or the query regressed or was fixed."""
+    if query.answer.before is None and query.answer.after is None:
+        return False
+    return any(query.has(k) for k in (ChangeKind.OUTPUT_CHANGED, ChangeKind.REGRESSION, ChangeKind.FIXED))
+
+
+def models_text(before: list[str], after: list[str]) -> str:
+    """'gpt-4o-mini → gpt-4.1', or '' when the models did not change (or a side named none)."""
+    if not before or not after or before == after:
+        return ""
+    return f"{', '.join(before)} → {', '.join(after)}"

@@ -19,7 +19,7 @@ from ..diff import ChangeKind, Delta, QueryDiff, RunDiff, change_size
 from ..engine.results import Status
 from . import diff_format as fmt
 from .icons import ICONS
-from .text import fit, html_text, inline, utf8_size
+from .text import code_block, fit, html_text, inline, utf8_size
 
 MAX_CHART_QUERIES = 15
 MAX_QUERIES = 100  # changed queries listed in the table and the details; the JSON has all of them
@@ -42,11 +42,22 @@ def _status(status: Status | None) -> str:
 
 def _correctness(query: QueryDiff) -> str:
     before, after = query.correctness.before, query.correctness.after
+    blocked = query.has(ChangeKind.REGRESSION) or query.has(ChangeKind.FIXED)
+    if before == after == Status.SKIP and not blocked:
+        return "—"  # no correctness check on either side
     if before != after:
         return f"{_status(before)} → {_status(after)}"
-    if query.has(ChangeKind.REGRESSION) or query.has(ChangeKind.FIXED):  # another layer, e.g. a forbidden tool
+    if blocked:  # another layer, e.g. a forbidden tool
         return f"{_status(after)} · query {_status(query.status.before)} → {_status(query.status.after)}"
     return _status(after)
+
+
+def _why(query: QueryDiff, limit: int) -> str:
+    """The first failing message (inline, trimmed), and how many more."""
+    if not query.why:
+        return ""
+    more = f" (+{len(query.why) - 1} more)" if len(query.why) > 1 else ""
+    return inline(query.why[0], limit) + more
 
 
 def _cell(delta: Delta, metric: fmt.Metric, query: QueryDiff | None = None) -> str:
@@ -56,34 +67,41 @@ def _cell(delta: Delta, metric: fmt.Metric, query: QueryDiff | None = None) -> s
 
 
 def headline(diff: RunDiff) -> str:
+    """Three short lines: what changed (counts by kind), the figures that decide (passed, cost, latency, models,
+    scores), and the suite aggregates that moved."""
     t = diff.total
     regressions = t.counts[ChangeKind.REGRESSION.value]
-    lead = (
-        f"🔴 **{regressions} {'regression' if regressions == 1 else 'regressions'}**"
-        if regressions
-        else "no regressions"
-    )
+    lead = f"🔴 **{fmt.kind_count(ChangeKind.REGRESSION, regressions)}**" if regressions else "no regressions"
     others = [
-        f"{t.counts[k.value]} {fmt.KIND_LABELS[k]}"
-        for k in ChangeKind
-        if k is not ChangeKind.REGRESSION and t.counts[k.value]
+        fmt.kind_count(k, t.counts[k.value]) for k in ChangeKind if k is not ChangeKind.REGRESSION and t.counts[k.value]
     ]
+    changes = [fmt.queries_text(diff), lead, *others, f"{t.counts['unchanged']} unchanged"]
     cost, latency = fmt.COST_METRICS[0], fmt.COST_METRICS[3]
-    parts = [
-        fmt.queries_text(diff),
-        lead,
-        *others,
-        f"{t.counts['unchanged']} unchanged",
+    figures = [
         f"passed {fmt.before_after(t.passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}",
-        f"cost {_cell(t.cost_usd, cost)}",
-        f"latency {_cell(t.latency_ms, latency)}",
-        *(f"{metric.label.lower()} {_cell(delta, metric)}" for metric, delta in fmt.rows(t.suite, fmt.SUITE_METRICS)),
+        *(
+            f"{name} {_cell(delta, metric)}"
+            for name, delta, metric in (("cost", t.cost_usd, cost), ("latency", t.latency_ms, latency))
+            if delta.before is not None or delta.after is not None
+        ),
     ]
-    if diff.uplift:
-        parts += [fmt.scores_text(diff), f"uplift: {fmt.uplift_text(diff)}"]
+    models = fmt.models_text(t.models_before, t.models_after)
+    if models:
+        figures.append(f"models {inline(models, 300)}")
+    if diff.uplift and fmt.scores_text(diff):
+        figures.append(fmt.scores_text(diff))
+    suite = [f"{m.label.lower()} {_cell(d, m)}" for m, d in fmt.rows(t.suite, fmt.SUITE_METRICS, changed_only=True)]
+    per_run = " _(figures are means per run, summed over the queries)_" if fmt.per_run(diff) else ""
     return (
         f"### AgentCI diff: {inline(diff.before, 80)} → {inline(diff.after, 80)}\n\n"
-        f"Agent **{inline(diff.agent, 100)}** · " + " · ".join(parts) + "\n"
+        f"Agent **{inline(diff.agent, 100)}** · "
+        + " · ".join(changes)
+        + "\n\n"
+        + " · ".join(figures).capitalize()[:1]
+        + " · ".join(figures)[1:]
+        + per_run
+        + "\n"
+        + (f"\nSuite: {' · '.join(suite)}\n" if suite else "")
     )
 
 
@@ -98,10 +116,10 @@ def table_row(query: QueryDiff) -> str:
     cells = [_cell(path.tool_calls, fmt.PATH_METRICS[0], query)] + [
         _cell(getattr(cost, m.field), m, query) for m in fmt.COST_METRICS
     ]
+    why = _why(query, 150)
     return (
-        f"| {_icon(query)} | {inline(query.id, 120)} | {fmt.kinds_text(query)} | {_correctness(query)} | "
-        + " | ".join(cells)
-        + " |\n"
+        f"| {_icon(query)} | {inline(query.id, 120)} | {fmt.kinds_text(query)} | "
+        f"{_correctness(query)}{f': {why}' if why else ''} | " + " | ".join(cells) + " |\n"
     )
 
 
@@ -121,9 +139,11 @@ def _number(amount: float) -> str:
 
 
 def charted(diff: RunDiff) -> list[QueryDiff]:
-    """The queries on both sides whose cost and latency moved most (change_size), at most MAX_CHART_QUERIES."""
+    """The queries on both sides whose cost and latency moved most (change_size), at most MAX_CHART_QUERIES; none
+    when fewer than two moved."""
     both = [q for q in diff.queries if q.correctness.before is not None and q.correctness.after is not None]
-    return sorted((q for q in both if change_size(q) > 0), key=lambda q: (-change_size(q), q.id))[:MAX_CHART_QUERIES]
+    moved = sorted((q for q in both if change_size(q) > 0), key=lambda q: (-change_size(q), q.id))
+    return moved[:MAX_CHART_QUERIES] if len(moved) > 1 else []  # one bar is no chart: the table says it
 
 
 def chart(diff: RunDiff, queries: list[QueryDiff], field: str, title: str, axis: str) -> str:
@@ -153,6 +173,9 @@ def details_block(query: QueryDiff) -> str:
         f"| Correctness | status | {_correctness(query)} | "
         f"{', '.join(fmt.KIND_LABELS[k] for k in query.kinds if k in (ChangeKind.REGRESSION, ChangeKind.FIXED)) or '—'} |\n",
     ]
+    models = fmt.models_text(query.models_before, query.models_after)
+    if models:
+        lines.append(f"| Model | models | {inline(models, 300)} | model changed |\n")
     for tier, source, metrics in (("Path", query.path, fmt.PATH_METRICS), ("Cost", query.cost, fmt.COST_METRICS)):
         for metric, delta in fmt.rows(source, metrics):
             change = fmt.change(delta, metric.unit)
@@ -171,8 +194,36 @@ def details_block(query: QueryDiff) -> str:
         route = lambda targets: " → ".join(inline(t, 80) for t in targets) or "none"  # noqa: E731
         notes.append(f"Routing: {route(query.path.handoffs_before)} ⇒ {route(query.path.handoffs_after)}")
     lines.append("".join(f"\n{note}\n" for note in notes))
+    if query.why:
+        head = "Why it fails now" if query.has(ChangeKind.REGRESSION) else "Why it failed before"
+        lines.append(f"\n**{head}:**\n\n" + "".join(f"- {inline(m, 600)}\n" for m in query.why[:10]))
+    lines.append(answer_block(query))
     lines.append("\n</details>\n")
     return "".join(lines)
+
+
+ANSWER_LIMIT = 600  # characters of each answer shown; the JSON has them in full
+
+
+def answer_block(query: QueryDiff) -> str:
+    """The answer before (-) and after (+) in a `diff` block, trimmed, then their word diff ([-removed-] {+added+})
+    when they are alike; both inert in fenced code blocks. '' when the answers are not worth showing."""
+    if not fmt.shows_answer(query):
+        return ""
+    before, after = query.answer.before, query.answer.after
+    lines = [
+        f"{sign} {line}"
+        for sign, text in (("-", before), ("+", after))
+        if text is not None
+        for line in fmt.trimmed(text, ANSWER_LIMIT).splitlines() or [""]
+    ]
+    block = "\n**Answer** (`-` baseline, `+` now; the JSON has both in full):\n\n" + code_block(lines, "diff")
+    changes = fmt.word_diff(before, after) if before is not None and after is not None and before != after else None
+    if changes is not None:
+        block += "\nWord diff (`[-removed-]` `{+added+}`):\n\n" + code_block(
+            fmt.trimmed(changes, 2 * ANSWER_LIMIT).splitlines(), "text"
+        )
+    return block
 
 
 LEFT_OUT = "_The diff against the baseline did not fit here; `agentci diff --format json` (or the results JSON's `diff`) has it._\n"

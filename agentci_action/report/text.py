@@ -67,3 +67,21 @@ def unverified_note(reasons: dict[str, int], shown: int = 5) -> str:
     more = f"; {len(reasons) - shown} more reasons" if len(reasons) > shown else ""
     noun = "check" if total == 1 else "checks"
     return f"{total} correctness {noun} skipped, not passed: {'; '.join(parts)}{more}"
+
+
+_BACKTICKS = re.compile(r"`+")
+
+
+def code_block(lines: list[str], language: str = "text") -> str:
+    """Untrusted lines as a fenced code block: inert (GitHub renders no HTML, mention or link inside one), each line
+    without control characters (one_line), the fence one backtick longer than any run of backticks in the text so
+    nothing in it can close the block."""
+    body = [one_line(line) for line in lines]
+    longest = max((len(run) for line in body for run in _BACKTICKS.findall(line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n" + "".join(f"{line}\n" for line in body) + f"{fence}\n"
+
+
+def plural(count: float, one: str, many: str | None = None) -> str:
+    """'1 query', '2 queries', '0 checks': the count and the noun that agrees with it."""
+    return f"{count:,.0f} {one if count == 1 else many or one + 's'}"
