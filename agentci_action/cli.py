@@ -131,6 +131,24 @@ def cmd_test(args: argparse.Namespace) -> int:
     return exit_code(run)
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run the agent on the selected queries and write their traces: 0 every run gave a trace, 1 the agent
+    failed on some (crashed, printed no trace), 2 some failed for infrastructure reasons after their retries."""
+    from .engine.shard import select_shard
+    from .runner import RunOptions, run_agent
+    from .runner.execute import terminate_on_sigterm
+    from .spec.loader import load_spec
+
+    spec = load_spec(args.spec, tags=_split(args.tags) or None)
+    shard = _shard_option(args.shard)
+    queries = select_shard(spec.queries, shard) if shard else spec.queries
+    options = RunOptions(Path(args.output), args.runs, args.workers, args.timeout, args.resume)
+    with terminate_on_sigterm():
+        outcome = run_agent(spec, options, queries=queries)
+    print(outcome.summary(options.output), file=sys.stderr)
+    return EXIT_ERROR if outcome.infra else EXIT_FAIL if outcome.failed else EXIT_PASS
+
+
 def cmd_merge(args: argparse.Namespace) -> int:
     from .evaluate import merge
 
@@ -281,6 +299,16 @@ def _positive(text: str) -> int:
     return int(text)
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return value
+
+
 def write_output(text: str, output: str | None) -> None:
     if output:
         path = Path(output)
@@ -384,6 +412,19 @@ def build_parser() -> argparse.ArgumentParser:
         "writes the shard results JSON to --output and the --format report to standard output",
     )
     test.set_defaults(func=cmd_test)
+
+    run = sub.add_parser("run", help="run the agent (the spec's runner:) on the queries and write their traces")
+    run.add_argument("--spec", required=True, help="the spec YAML, with a `runner:`")
+    run.add_argument("--output", required=True, help="directory for the traces: <query id>.jsonl, one line per run")
+    run.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
+    run.add_argument("--shard", help="only shard INDEX/COUNT of the queries, as `test --shard` selects them")
+    run.add_argument("--runs", type=_positive, help="runs per query (default: each query's `runs`, else 1)")
+    run.add_argument("--workers", type=_positive, help="runs at the same time (default: runner.workers)")
+    run.add_argument("--timeout", type=_seconds, help="seconds per run (default: runner.timeout_s)")
+    run.add_argument(
+        "--resume", action="store_true", help="keep the runs already in --output that gave a trace; run the rest"
+    )
+    run.set_defaults(func=cmd_run)
 
     merge = sub.add_parser("merge", help="combine shard results files into one run: report and exit code as `test`")
     merge.add_argument("shards", nargs="+", help="shard results files or globs, e.g. 'results/shard-*.json'")

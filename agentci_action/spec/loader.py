@@ -245,6 +245,8 @@ def load_spec(path: str | Path, tags: list[str] | None = None) -> AgentCISpec:
 
     spec.queries = queries
     spec._path = str(path)
+    if spec.runner is not None:
+        _mark_runner(spec, composer.locations)
     if tags:
         wanted = set(tags)
         spec.queries = [q for q in queries if wanted & set(q.tags)]
@@ -256,6 +258,16 @@ def load_spec(path: str | Path, tags: list[str] | None = None) -> AgentCISpec:
                 f"no query has any of the tags {', '.join(tags)} (tags in this spec: {', '.join(known) or 'none'})",
             )
     return spec
+
+
+def _mark_runner(spec: AgentCISpec, locations: dict[DocPath, Location]) -> None:
+    """Remember where the runner block and each of its keys are, for errors found when it runs."""
+    spec.runner._file = locations[("runner",)].file
+    spec.runner._lines = {
+        (at[1] if len(at) == 2 else ""): where.line
+        for at, where in locations.items()
+        if at[:1] == ("runner",) and len(at) <= 2
+    }
 
 
 def _assign_ids(queries: list[QuerySpec]) -> list[Problem]:
