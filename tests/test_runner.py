@@ -278,7 +278,7 @@ def test_each_trace_is_on_disk_as_soon_as_its_run_ends(tmp_path, environ):
 
 
 def test_resume_runs_only_what_is_missing_or_failed(tmp_path, environ):
-    spec = make_spec(tmp_path, ["ok", "flaky"], runner="command: python agent.py\n  retries: 0\n")
+    spec = make_spec(tmp_path, ["ok", "flaky"], runner="command: python agent.py\n  retries: 0\n  workers: 1\n")
     first, output = run(tmp_path, spec, environ, runs=2)
     assert first.infra == 1  # flaky's first attempt (exit 75) is not retried with retries: 0
     second, _ = run(tmp_path, spec, environ, runs=3, resume=True)
