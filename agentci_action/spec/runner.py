@@ -76,7 +76,7 @@ class RunnerSpec(BaseModel):
     @field_validator("trace_format")
     @classmethod
     def _known_format(cls, name: str | None) -> str | None:
-        from ..trace.adapters import FORMATS
+        from ..trace.formats import FORMATS
 
         if name is not None and name != "auto" and name not in FORMATS:
             raise ValueError(f"unknown trace_format {name!r}; known: auto, {', '.join(FORMATS)}")
