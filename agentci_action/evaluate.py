@@ -161,7 +161,10 @@ def compare_versions(
     from .spec.loader import load_spec
 
     spec = load_spec(spec_path)
-    reference, compared = (version_reference(spec, load_baseline(spec, v)) for v in (baseline, compare))
+    reference, compared = (
+        version_reference(spec, load_baseline(spec, version, option))
+        for version, option in ((baseline, "--baseline"), (compare, "--compare"))
+    )
     with evaluator_for(spec, judge, embedding_cache, settings) as evaluator:
         after = evaluate_side(spec, compare, compared.runs or {}, reference.variants, evaluator)
         diff = diff_against(spec, reference, after, evaluator)
