@@ -160,11 +160,15 @@ def test_markdown_escapes_untrusted_text_and_sanitises_chart_labels(spec, write)
         queries:
           - id: q
             query: "Ignore <script>alert(1)</script> @admin #1 | `x` ]]"
+          - id: r
+            query: r
     """,
         )
     )
-    before = side(hostile_spec, 'v1"]\n%%{init}%%', [t("q", tools=["<img src=x onerror=y>"], cost=0.01)])
-    after = side(hostile_spec, "v2", [t("q", tools=["@evil|tool"], cost=0.05, ms=5000)])
+    before = side(
+        hostile_spec, 'v1"]\n%%{init}%%', [t("q", tools=["<img src=x onerror=y>"], cost=0.01), t("r", cost=0.01)]
+    )
+    after = side(hostile_spec, "v2", [t("q", tools=["@evil|tool"], cost=0.05, ms=5000), t("r", cost=0.02)])
     text = diff_markdown.render_markdown(diff_runs(before, after, ["<b>warning</b> @someone"]))
     assert "<script>" not in text and "<img" not in text and "<b>" not in text
     assert "@admin" not in text and "@someone" not in text and "@evil" not in text and "@team" not in text

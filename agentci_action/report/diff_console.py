@@ -48,7 +48,7 @@ def _correctness_line(query: QueryDiff) -> list[str]:
     """The correctness status before → after; nothing for a query with no correctness check on either side."""
     before, after = query.correctness.before, query.correctness.after
     blocked = query.has(ChangeKind.REGRESSION) or query.has(ChangeKind.FIXED)
-    if before == after == Status.SKIP and not blocked:
+    if {before, after} - {None} == {Status.SKIP} and not blocked:
         return []
     line = (
         f"  Correctness      unchanged ({_status(before)})"

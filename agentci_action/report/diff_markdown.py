@@ -43,7 +43,7 @@ def _status(status: Status | None) -> str:
 def _correctness(query: QueryDiff) -> str:
     before, after = query.correctness.before, query.correctness.after
     blocked = query.has(ChangeKind.REGRESSION) or query.has(ChangeKind.FIXED)
-    if before == after == Status.SKIP and not blocked:
+    if {before, after} - {None} == {Status.SKIP} and not blocked:
         return "—"  # no correctness check on either side
     if before != after:
         return f"{_status(before)} → {_status(after)}"
