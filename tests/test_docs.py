@@ -1,10 +1,12 @@
 """The documentation holds together: a short README, every page of docs/ in its index, no dangling link or anchor,
 and the README's test command the one .ci/run calls."""
 
+import json
 import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import ROOT
 
@@ -69,3 +71,93 @@ def test_anchors_follow_github():
         "1-install",
         "1-install-1",
     }
+
+
+SCHEMA = json.loads((ROOT / "agentci_action" / "spec" / "agentci_spec.schema.json").read_text(encoding="utf-8"))
+
+
+def schema_keys() -> dict[str, set[str]]:
+    """Every property name of the spec's JSON Schema → the definitions that have it ("" for the top level)."""
+    keys: dict[str, set[str]] = {}
+
+    def walk(node, where: str) -> None:
+        if isinstance(node, dict):
+            for name in node.get("properties", {}):
+                keys.setdefault(name, set()).add(where)
+            for value in node.values():
+                walk(value, where)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value, where)
+
+    walk({k: v for k, v in SCHEMA.items() if k != "$defs"}, "")
+    for name, definition in SCHEMA.get("$defs", {}).items():
+        walk(definition, name)
+    return keys
+
+
+def names_in(text: str) -> set[str]:
+    """The words of a page, dotted names split (`checks.answer.min_bleu` gives each part)."""
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+
+
+def test_every_spec_key_is_documented():
+    """Keys of the `checks:` groups in docs/checks.md, every other key in docs/spec.md."""
+    spec, checks = (names_in((ROOT / "docs" / page).read_text(encoding="utf-8")) for page in ("spec.md", "checks.md"))
+    undocumented = []
+    for key, where in sorted(schema_keys().items()):
+        in_checks = all(name.endswith("Checks") for name in where)
+        if key not in (checks if in_checks else spec):
+            undocumented.append(f"{key} ({', '.join(sorted(where)) or 'top level'})")
+    assert not undocumented, f"keys of the JSON Schema the docs do not name: {undocumented}"
+
+
+def key_rows(text: str) -> list[str]:
+    """The first cells of the tables whose header's first cell is `key` or `group · key`."""
+    cells, in_keys = [], False
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            in_keys = False
+            continue
+        first = line.split("|")[1].strip()
+        if first in ("key", "group · key"):
+            in_keys = True
+        elif in_keys and not set(first) <= set("-: "):
+            cells.append(first)
+    return cells
+
+
+def test_every_documented_key_is_in_the_schema():
+    keys = set(schema_keys())
+    for page in ("spec.md", "checks.md"):
+        rows = key_rows((ROOT / "docs" / page).read_text(encoding="utf-8"))
+        assert len(rows) > 10, page
+        for cell in rows:
+            for code in re.findall(r"`([^`]+)`", cell):
+                name = re.match(r"[a-z_][a-z0-9_.]*", code)
+                assert name, (page, cell)
+                assert set(name[0].split(".")) <= keys, f"{page}: `{code}` is not a key of the spec's schema"
+
+
+def table(text: str, heading: str) -> dict[str, list[str]]:
+    """The table under a heading: first cell's code → the other cells."""
+    section = text.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            rows[cells[0].strip("`")] = cells[1:]
+    return rows
+
+
+def test_the_action_docs_tables_are_action_yml():
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    docs = (ROOT / "docs" / "action.md").read_text(encoding="utf-8")
+    inputs, outputs = table(docs, "## Inputs"), table(docs, "## Outputs")
+    assert set(inputs) == set(action["inputs"]) and set(outputs) == set(action["outputs"])
+    for name, declared in action["inputs"].items():
+        default = str(declared.get("default", ""))
+        if default:
+            assert inputs[name][0] == f"`{default}`", (name, inputs[name][0], default)
+        else:
+            assert not re.fullmatch(r"`[^`]*`", inputs[name][0]) or inputs[name][0].strip("`").isupper(), name
