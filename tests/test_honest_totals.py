@@ -110,10 +110,12 @@ BLOCKING_RULE = "a correctness warning never blocks"
 
 
 def test_every_passage_on_blocking_warnings_says_the_same():
-    """The README and action.yml state one rule: a fail blocks when its layer is in fail-on (forbidden tools are
+    """The docs and action.yml state one rule: a fail blocks when its layer is in fail-on (forbidden tools are
     correctness); a warning blocks only in path or cost, when that layer is in fail-on; a correctness warning
     (a check of severity warn) never blocks."""
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    readme = " ".join(
+        " ".join((ROOT / page).read_text(encoding="utf-8").split()) for page in ("docs/action.md", "docs/checks.md")
+    )
     action = " ".join((ROOT / "action.yml").read_text(encoding="utf-8").split())
     assert "a `warn` blocks only when its layer is listed in `fail-on`" not in readme
     assert "warnings never fail it unless `fail-on` names their layer" not in readme
