@@ -425,3 +425,85 @@ def test_mermaid_chart_prints_plain_decimals_and_quoted_labels(write):
             else:
                 assert keyword in ("title", "y-axis") and re.fullmatch(MERMAID_STRING, rest), line
     assert '"line-items"' in charts[0] and "0.00002" in charts[0] and "0.0000001" in charts[0]
+
+
+def test_the_rag_example_comment_shows_the_weather_answer_before_and_after_and_why():
+    """`agentci test` on v2-fixed's runs against v1-broken: the markdown (summary and comment) carries both answers."""
+    result = run_cli(
+        "test",
+        "--spec",
+        RAG_SPEC,
+        "--traces",
+        "examples/rag/runs/v2-fixed.jsonl",
+        "--baseline",
+        "v1-broken",
+        "--format",
+        "markdown",
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stderr
+    weather = result.stdout[result.stdout.index("weather-tokyo — fixed") :]
+    assert "- Tokyo should be mild today: around 18 degrees" in weather
+    assert "+ I'm sorry, I can only answer questions about the AgentCI documentation" in weather
+    assert "**Why it failed before:**" in weather and "forbidden in answer but found: 'degrees', 'rain'" in weather
+    data = json.loads(
+        run_cli(
+            "diff", "--spec", RAG_SPEC, "--baseline", "v1-broken", "--compare", "v2-fixed", "--format", "json"
+        ).stdout
+    )
+    (query,) = [q for q in data["queries"] if q["id"] == "weather-tokyo"]
+    assert query["answer"]["before"].startswith("Tokyo should be mild today") and query["answer"]["after"].endswith(
+        "help with the weather."
+    )
+    assert query["why"][0] == "forbidden in answer but found: 'degrees', 'rain'"
+
+
+def test_answers_are_inert_trimmed_and_word_diffed(spec):
+    fence = "```"
+    hostile = f"{fence}\n<img src=x onerror=alert(1)> @admin\n" + "word " * 400
+    before = side(spec, "v1", [t("breaks", answer="The kettle costs 30 EUR today.")])
+    after = side(spec, "v2", [t("breaks", answer="The kettle costs 32 USD today.")])
+    text = diff_markdown.render_markdown(diff_runs(before, after))
+    assert "The kettle costs [-30 EUR-]{+32 USD+} today." in text
+    long_after = side(spec, "v2", [t("breaks", answer=hostile)])
+    diff = diff_runs(before, long_after)
+    text = diff_markdown.render_markdown(diff)
+    block = text[text.index("**Answer**") :]
+    assert "````diff\n" in block  # a fence longer than the answer's own backticks: it cannot close the block
+    assert "(+" in block and "characters)" in block and len(block) < 3000
+    assert diff.queries[0].answer.after == hostile.strip()  # the JSON keeps it whole
+    console = diff_console.render_diff(diff)
+    assert "\x1b" not in console and "Answer after" in console
+
+
+def test_a_model_change_is_its_own_kind_and_said_in_the_headline(spec):
+    def called(model: str) -> Trace:
+        found = t("stable").model_dump(mode="json", exclude_defaults=True)
+        return Trace.model_validate({**found, "llm_calls": [{"model": model, "input_tokens": 10, "output_tokens": 5}]})
+
+    before = side(spec, "v1", [called("gpt-4o-mini")])
+    after = side(spec, "v2", [called("gpt-4.1")])
+    diff = diff_runs(before, after)
+    (query,) = diff.queries
+    assert ChangeKind.MODEL_CHANGED in query.kinds and (query.models_before, query.models_after) == (
+        ["gpt-4o-mini"],
+        ["gpt-4.1"],
+    )
+    assert "models gpt-4o-mini → gpt-4.1" in diff_markdown.headline(diff)
+    assert "Model            gpt-4o-mini → gpt-4.1" in diff_console.render_diff(diff)
+
+
+def test_no_noise_float_equal_figures_plurals_single_chart_full_unchanged_list(spec, write):
+    before = side(spec, "v1", [t("stable", cost=0.01), t("breaks")])
+    after = side(spec, "v2", [t("stable", cost=0.0100000001), t("breaks", answer="nope", cost=0.05)])
+    diff = diff_runs(before, after)
+    text = diff_markdown.render_markdown(diff)
+    assert "$0.0100 → $0.0100" not in text and "▲ 0%" not in text
+    assert "1 regression" in text and "2 queries" in text and "mermaid" not in text  # one query moved: no chart
+    assert "latency ?" not in text
+    many = ["agent: a", "queries:"] + [f"  - {{id: query-number-{i:03d}, query: q{i}}}" for i in range(200)]
+    big = load_spec(write("many.yaml", "\n".join(many)))
+    traces = [t(f"query-number-{i:03d}") for i in range(200)]
+    console = diff_console.render_diff(diff_runs(side(big, "v1", traces), side(big, "v2", traces)))
+    assert "Unchanged (200): query-number-000," in console and "more (the JSON lists every query)" in console
+    assert "…" not in console.replace("  … and", "")

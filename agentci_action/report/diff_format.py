@@ -207,16 +207,22 @@ def word_diff(before: str, after: str) -> str | None:
     matcher = SequenceMatcher(None, old, new, autojunk=False)
     if matcher.ratio() < SIMILAR_ENOUGH:
         return None
-    parts = []
+    chunks: list[list[str]] = []  # [kept] or [removed, added]; changes apart only by whitespace become one
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        kept, removed, added = "".join(old[i1:i2]), "".join(old[i1:i2]), "".join(new[j1:j2])
         if op == "equal":
-            parts.append("".join(old[i1:i2]))
-            continue
-        if i2 > i1:
-            parts.append("[-" + "".join(old[i1:i2]) + "-]")
-        if j2 > j1:
-            parts.append("{+" + "".join(new[j1:j2]) + "+}")
-    return "".join(parts)
+            chunks.append([kept])
+        elif len(chunks) >= 2 and len(chunks[-2]) == 2 and not chunks[-1][0].strip():
+            space = chunks.pop()[0]
+            chunks[-1] = [chunks[-1][0] + space + removed, chunks[-1][1] + space + added]
+        else:
+            chunks.append([removed, added])
+    return "".join(
+        chunk[0]
+        if len(chunk) == 1
+        else (f"[-{chunk[0]}-]" if chunk[0] else "") + (f"{{+{chunk[1]}+}}" if chunk[1] else "")
+        for chunk in chunks
+    )
 
 
 def trimmed(text: str, limit: int) -> str:

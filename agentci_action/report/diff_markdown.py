@@ -139,10 +139,10 @@ def _number(amount: float) -> str:
 
 
 def charted(diff: RunDiff) -> list[QueryDiff]:
-    """The queries on both sides whose cost and latency moved most (change_size), at most MAX_CHART_QUERIES; none
-    when fewer than two moved."""
+    """The queries on both sides whose cost and latency moved most (change_size, at least 1%: less is float noise),
+    at most MAX_CHART_QUERIES; none when fewer than two moved."""
     both = [q for q in diff.queries if q.correctness.before is not None and q.correctness.after is not None]
-    moved = sorted((q for q in both if change_size(q) > 0), key=lambda q: (-change_size(q), q.id))
+    moved = sorted((q for q in both if change_size(q) >= 1), key=lambda q: (-change_size(q), q.id))
     return moved[:MAX_CHART_QUERIES] if len(moved) > 1 else []  # one bar is no chart: the table says it
 
 
