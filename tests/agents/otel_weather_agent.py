@@ -1,6 +1,8 @@
 """A real tool-calling agent, instrumented with OpenTelemetry as its owners would, and nothing else for AgentCI.
 
-    python otel_weather_agent.py openai-v2|openinference|agents-sdk   (the query as JSON on stdin)
+    python otel_weather_agent.py openai-v2|openinference|agents-sdk
+
+The question is $AGENTCI_QUERY, else the `query` of the JSON object on stdin (what `agentci run` gives).
 
 It talks to the model at $OPENAI_BASE_URL with the `openai` SDK (or the OpenAI Agents SDK) and exports its
 spans with the OTLP/HTTP protobuf exporter configured only by the standard OTEL_* variables. It prints the
@@ -10,6 +12,7 @@ answer as plain text, not a trace: with `capture: otel` AgentCI reads the trace 
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from opentelemetry import trace
@@ -90,7 +93,7 @@ def agents_sdk(question: str) -> str:
 
 def main() -> None:
     instrumentation = sys.argv[1]
-    question = json.loads(sys.stdin.read())["query"]
+    question = os.environ.get("AGENTCI_QUERY") or json.loads(sys.stdin.read())["query"]
     tracer_provider()
     if instrumentation == "openai-v2":
         from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
