@@ -3,7 +3,8 @@
 A request body is an `ExportTraceServiceRequest`, encoded as protobuf (`application/x-protobuf`) or as
 OTLP/JSON (`application/json`: lowerCamelCase keys, hex trace and span ids, 64-bit integers as numbers or
 strings), optionally gzip-compressed (`Content-Encoding: gzip`). Both decode to the same OTLP/JSON
-`resourceSpans` dicts that `trace.adapters.spans` reads, so captured spans take the path a saved file takes.
+`resourceSpans` dicts that `trace.adapters.spans` reads (protobuf only when a trace is assembled), so
+captured spans take the path a saved file takes.
 
 Answers: 200 with an `ExportTraceServiceResponse` (its `partial_success` counting the spans not kept, with
 the reason); 400 for a body that does not decode, 413 for one over the size bound (compressed or not),
@@ -23,6 +24,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
+
+from ..trace.adapters.spans import key_values
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -62,21 +65,47 @@ def decompress(body: bytes, encoding: str | None, limit: int = MAX_BODY) -> byte
     return data
 
 
-def decode(body: bytes, content_type: str) -> list[dict[str, Any]]:
-    """The request's `resourceSpans`, as OTLP/JSON dicts. Raises RequestError (400, 415)."""
+@dataclass(frozen=True)
+class ResourceSpans:
+    """One resource's spans from a request: the resource's attributes, the number of spans, and the spans as an
+    OTLP/JSON `resourceSpans` dict on demand (protobuf is converted only when a trace is assembled, so
+    receiving stays fast)."""
+
+    resource: dict[str, Any]
+    count: int
+    source: Any  # a protobuf ResourceSpans message, or the OTLP/JSON dict itself
+
+    def json(self) -> dict[str, Any]:
+        return self.source if isinstance(self.source, dict) else _resource_spans(self.source)
+
+
+def decode(body: bytes, content_type: str) -> list[ResourceSpans]:
+    """The request's resourceSpans. Raises RequestError (400, 415)."""
     kind = media_type(content_type)
     if kind == PROTOBUF:
         try:
             request = ExportTraceServiceRequest.FromString(body)
         except DecodeError as exc:
             raise RequestError(400, f"the body is not an ExportTraceServiceRequest in protobuf: {exc}") from None
-        return [_resource_spans(resource_spans) for resource_spans in request.resource_spans]
+        return [
+            ResourceSpans(
+                key_values(_attributes(found.resource.attributes)),
+                sum(len(scope.spans) for scope in found.scope_spans),
+                found,
+            )
+            for found in request.resource_spans
+        ]
     if kind == JSON:
         try:
             document = json.loads(body)
         except (UnicodeDecodeError, ValueError) as exc:
             raise RequestError(400, f"the body is not JSON: {exc}") from None
-        return _checked_json(document)
+        return [
+            ResourceSpans(
+                key_values((found.get("resource") or {}).get("attributes") or []), len(spans_of(found)), found
+            )
+            for found in _checked_json(document)
+        ]
     raise RequestError(415, f"unsupported Content-Type {content_type!r}: send {PROTOBUF} or {JSON}")
 
 

@@ -23,7 +23,6 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-from ..trace.adapters.spans import key_values
 from . import otlp
 
 RunKey = tuple[str, int]
@@ -64,7 +63,7 @@ class Receiver:
         self.spans_received = 0
         self.foreign_spans = 0
         self.problems: Counter[str] = Counter()  # refused requests and dropped spans, by kind
-        self._runs: dict[RunKey | None, list[dict[str, Any]]] = {}
+        self._runs: dict[RunKey | None, list[otlp.ResourceSpans]] = {}
         self._last_spans = 0.0  # monotonic time spans were last kept
         self._unsettled = False  # spans kept since `settled` last said True
         self._busy: set[int] = set()  # requests being handled, by number
@@ -110,21 +109,20 @@ class Receiver:
         return f"http://127.0.0.1:{self.port}"
 
     # -- the store ----------------------------------------------------------------------------------------------
-    def add(self, batch: list[dict[str, Any]]) -> tuple[int, str]:
+    def add(self, batch: list[otlp.ResourceSpans]) -> tuple[int, str]:
         """Keep a request's resourceSpans by run; (spans not kept, why) for the partial-success answer."""
         dropped, why = 0, ""
         with self._cond:
             for resource_spans in batch:
-                count = len(otlp.spans_of(resource_spans))
-                resource = key_values((resource_spans.get("resource") or {}).get("attributes") or [])
-                key = run_key(resource)
-                self.spans_received += count
+                key = run_key(resource_spans.resource)
+                self.spans_received += resource_spans.count
                 if key is None:
-                    self.foreign_spans += count
+                    self.foreign_spans += resource_spans.count
                     if not self.keep_foreign:
-                        dropped += count
+                        dropped += resource_spans.count
                         why = f"spans without the resource attribute {QUERY_ID} are not kept by AgentCI"
-                        self.note("foreign", f"dropped spans of {resource.get('service.name', 'a service')}: {why}")
+                        service = resource_spans.resource.get("service.name", "a service")
+                        self.note("foreign", f"dropped spans of {service}: {why}")
                         continue
                 self._runs.setdefault(key, []).append(resource_spans)
                 self._last_spans, self._unsettled = time.monotonic(), True
@@ -132,14 +130,16 @@ class Receiver:
         return dropped, why
 
     def take(self, key: RunKey | None) -> list[dict[str, Any]]:
-        """Remove and return a run's resourceSpans (empty when none arrived)."""
+        """Remove and return a run's resourceSpans as OTLP/JSON dicts (empty when none arrived)."""
         with self._cond:
-            return self._runs.pop(key, [])
+            found = self._runs.pop(key, [])
+        return [resource_spans.json() for resource_spans in found]
 
     def spans(self, key: RunKey | None) -> list[dict[str, Any]]:
-        """A run's resourceSpans so far, kept."""
+        """A run's resourceSpans so far as OTLP/JSON dicts, kept."""
         with self._cond:
-            return list(self._runs.get(key, []))
+            found = list(self._runs.get(key, []))
+        return [resource_spans.json() for resource_spans in found]
 
     def runs(self) -> list[RunKey | None]:
         with self._cond:
