@@ -144,7 +144,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     failed on some (crashed, printed no trace), 2 some failed for infrastructure reasons after their retries."""
     from .runner import RunOptions
 
-    options = RunOptions(Path(args.output), args.runs, args.workers, args.timeout, args.resume)
+    options = RunOptions(Path(args.output), args.runs, args.workers, args.timeout, args.resume, args.capture)
     outcome = run_the_agent(args.spec, _split(args.tags), _shard_option(args.shard), options)
     return EXIT_ERROR if outcome.infra else EXIT_FAIL if outcome.failed else EXIT_PASS
 
@@ -488,6 +488,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=_seconds, help="seconds per run (default: runner.timeout_s)")
     run.add_argument(
         "--resume", action="store_true", help="keep the runs already in --output that gave a trace; run the rest"
+    )
+    run.add_argument(
+        "--capture",
+        choices=("output", "otel"),
+        help="where each run's trace comes from (default: runner.capture): the agent's output, or the OpenTelemetry "
+        "spans it exports (received on 127.0.0.1; docs/otel-capture.md)",
     )
     run.set_defaults(func=cmd_run)
 
