@@ -1,5 +1,6 @@
 """The `agentci` command: validate a spec, test traces against it (whole or one shard), merge shards, list queries,
-save, list and diff baselines, print the JSON Schema, start a project.
+save, list and diff baselines, collect an agent's OpenTelemetry spans as traces, print the JSON Schema, start a
+project.
 
 Exit codes: 0 pass (warnings allowed) · 1 a blocking layer failed (`validate`: the spec is invalid;
 `save`: the traces fail the correctness precheck) ·

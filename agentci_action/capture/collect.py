@@ -18,12 +18,12 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..errors import TraceError
+from ..runner.store import line, replace_file
 from ..trace.models import Trace
 from . import assemble
 from .environment import DEFAULTS
@@ -79,21 +79,10 @@ def write(output: Path, traces: list[Trace]) -> list[Path]:
     by_file: dict[str, list[Trace]] = {}
     for trace in traces:
         by_file.setdefault(trace.id or UNIDENTIFIED, []).append(trace)
-    written = []
-    output.mkdir(parents=True, exist_ok=True)
-    for name, group in sorted(by_file.items()):
-        text = "".join(t.model_dump_json(by_alias=True, exclude_none=True) + "\n" for t in sorted(group, key=_run))
-        path = output / f"{name}.jsonl"
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=output)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
-        written.append(path)
-    return written
+    return [
+        replace_file(output / f"{name}.jsonl", "".join(line(t) + "\n" for t in sorted(group, key=_run)))
+        for name, group in sorted(by_file.items())
+    ]
 
 
 def _run(trace: Trace) -> int:
