@@ -20,7 +20,7 @@ def field_path(loc: tuple) -> str:
     return text
 
 
-def describe(error: Any, root: type[BaseModel], shown: tuple | None = None, name_parent: bool = False) -> str:
+def field_message(error: Any, root: type[BaseModel], shown: tuple | None = None, name_parent: bool = False) -> str:
     """One error of `root.model_validate` (an item of `ValidationError.errors()`) as a sentence.
 
     `shown` is the location as the file writes it, when that differs from the model's (default: the error's);

@@ -25,7 +25,7 @@ from .cost import evaluate_cost
 from .gcpause import gc_paused
 from .path import evaluate_path
 from .process import evaluate_process
-from .results import JudgeUsage, LayerResult, QueryResult, RunResult, ShardInfo, Status, Summary
+from .results import Check, JudgeUsage, LayerResult, QueryResult, RunResult, ShardInfo, Status, Summary
 from .score import composite_score, letter_grade
 from .shard import select_shard
 from .stats import cost_of_pass
@@ -110,9 +110,15 @@ def check_variant_counts(queries: list[QuerySpec], baselines: dict[str, list[Tra
 def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: list[QuerySpec] | None = None) -> Matched:
     """group_traces, then raise TraceError naming every query in `queries` with no trace or fewer than its `runs`."""
     matched = group_traces(queries, traces, all_queries)
+    require_traces(queries, matched.by_query)
+    return matched
+
+
+def require_traces(queries: list[QuerySpec], by_query: dict[str, list[Trace]]) -> None:
+    """Raise TraceError naming every query with no trace in `by_query` or fewer than its `runs`."""
     problems = []
     for q in queries:
-        found = len(matched.by_query[q.key])
+        found = len(by_query.get(q.key) or ())
         if not found:
             problems.append(Problem(q.file, q.line, f"no trace for query {q.key!r} ({q.query[:60]!r})"))
         elif q.runs is not None and found < q.runs:
@@ -123,7 +129,6 @@ def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
             )
     if problems:
         raise TraceError(problems)
-    return matched
 
 
 def is_blocking(layers: dict[str, LayerResult], fail_on: frozenset[str]) -> bool:
@@ -157,7 +162,10 @@ def _evaluate_run(
     query: QuerySpec, trace: Trace, variants: list[Trace], judge: Judge | None, embedder: Embedder | None
 ) -> dict[str, LayerResult]:
     """Path compares with the closest baseline variant; cost with that same variant (the route the agent took).
-    The query's `checks:` block is evaluated once and merged into each layer; leaked values are masked in all."""
+    The query's `checks:` block is evaluated once and merged into each layer; leaked values are masked in all.
+    A run `agentci run` got no trace from is an error, with nothing else evaluated."""
+    if trace.run_error is not None:
+        return failed_run_layers(trace.run_error)
     extra = evaluate_checks(query, trace, judge, embedder)
     path = evaluate_path(query.path, trace, variants, extra.by_layer["path"])
     baseline = variants[path.details["baseline_variant"]] if variants else None
@@ -167,6 +175,16 @@ def _evaluate_run(
         "cost": evaluate_cost(query.cost, trace, baseline, extra.by_layer["cost"]),
     }
     return mask_layers(layers, extra.leaks)
+
+
+def failed_run_layers(error: str) -> dict[str, LayerResult]:
+    """Correctness errors with the runner's message; path and cost are skipped, having no trace to look at."""
+    skipped = Check.built("agent_run", Status.SKIP, "not evaluated: the agent run produced no trace")
+    return {
+        "correctness": LayerResult.from_checks([Check.built("agent_run", Status.ERROR, error)]),
+        "path": LayerResult.from_checks([skipped]),
+        "cost": LayerResult.from_checks([skipped]),
+    }
 
 
 def evaluate_query(
@@ -270,7 +288,10 @@ def run_spec(
     selected = queries if queries is not None else spec.queries
     if shard is not None:
         selected = select_shard(selected, shard)
-    matched = match_traces(selected, traces, spec.queries)
+    # the traces by query are indexed once per spec and trace list: a pytest suite evaluates one query per call
+    index = spec.memoised("traces_by_query", (traces,), lambda: group_traces(spec.queries, traces))
+    require_traces(selected, index.by_query)
+    matched = Matched({q.key: index.by_query[q.key] for q in selected}, list(index.unmatched))
     baselines = baselines or {}
     check_variant_counts(selected, baselines)
 

@@ -16,7 +16,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..errors import Problem, SpecError
-from ..field_errors import describe
+from ..field_errors import field_message
 from .models import AgentCISpec, QuerySpec
 
 DocPath = tuple  # a path into the document: keys and list indexes
@@ -141,7 +141,7 @@ def _problems(
             where = locations.get(loc[:cut])
             if where:
                 break
-        problems.append(Problem(where.file if where else "", where.line if where else 0, describe(error, root)))
+        problems.append(Problem(where.file if where else "", where.line if where else 0, field_message(error, root)))
     return problems
 
 
@@ -206,6 +206,8 @@ def load_spec(path: str | Path, tags: list[str] | None = None) -> AgentCISpec:
 
     spec.queries = queries
     spec._path = str(path)
+    if spec.runner is not None:
+        _mark_runner(spec, composer.locations)
     return select_tags(spec, tags) if tags else spec
 
 
@@ -222,6 +224,16 @@ def select_tags(spec: AgentCISpec, tags: list[str]) -> AgentCISpec:
             f"no query has any of the tags {', '.join(tags)} (tags in this spec: {', '.join(known) or 'none'})",
         )
     return spec.model_copy(update={"queries": selected})
+
+
+def _mark_runner(spec: AgentCISpec, locations: dict[DocPath, Location]) -> None:
+    """Remember where the runner block and each of its keys are, for errors found when it runs."""
+    spec.runner._file = locations[("runner",)].file
+    spec.runner._lines = {
+        (at[1] if len(at) == 2 else ""): where.line
+        for at, where in locations.items()
+        if at[:1] == ("runner",) and len(at) <= 2
+    }
 
 
 def _assign_ids(queries: list[QuerySpec]) -> list[Problem]:

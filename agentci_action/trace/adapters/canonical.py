@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import ValidationError
 
 from ...errors import Problem, TraceError
-from ...field_errors import describe
+from ...field_errors import field_message
 from ..models import Trace
 
 NAME = "canonical"
@@ -38,7 +38,7 @@ def convert(records, file: str) -> list[Trace]:
             trace = Trace.model_validate(record.value).with_derived_totals()
         except ValidationError as exc:
             for err in exc.errors():
-                problems.append(Problem(file, record.line_at(err["loc"]), describe(err, Trace, name_parent=True)))
+                problems.append(Problem(file, record.line_at(err["loc"]), field_message(err, Trace, name_parent=True)))
             continue
         trace._source = f"{file}:{record.line}"
         traces.append(trace)
