@@ -14,6 +14,7 @@ import sys
 import traceback
 import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
