@@ -80,7 +80,7 @@ class Delta(BaseModel):
     new: bool = False
 
     @classmethod
-    def of(cls, before: float | None, after: float | None) -> "Delta":
+    def of(cls, before: float | None, after: float | None) -> Delta:
         if before is None or after is None:
             return cls(before=before, after=after)
         change = after - before
@@ -226,7 +226,7 @@ class Evaluator:
     semantic similarity (None: those checks skip), and the settings. Both sides of a diff use the same one."""
 
     judge: Judge | None = None
-    embedder: "Embedder | None" = None
+    embedder: Embedder | None = None
     settings: Settings = field(default_factory=Settings)
 
 
@@ -553,7 +553,7 @@ def evaluate_side(
     return Side(label, run, by_query)
 
 
-def diff_against(spec: AgentCISpec, reference: "Reference", after: Side, evaluator: Evaluator = Evaluator()) -> RunDiff:
+def diff_against(spec: AgentCISpec, reference: Reference, after: Side, evaluator: Evaluator = Evaluator()) -> RunDiff:
     """The reference's traces evaluated as `after` was (same variants, same evaluator), then compared with it.
     Baseline traces given as variants are evaluated per query on the variant the path layer chose alone."""
     if reference.runs is not None:
@@ -565,7 +565,7 @@ def diff_against(spec: AgentCISpec, reference: "Reference", after: Side, evaluat
 
 
 def current_vs_baseline(
-    spec: AgentCISpec, run: RunResult, traces: list[Trace], reference: "Reference", evaluator: Evaluator = Evaluator()
+    spec: AgentCISpec, run: RunResult, traces: list[Trace], reference: Reference, evaluator: Evaluator = Evaluator()
 ) -> RunDiff:
     """The diff `agentci test` (and the action) shows: the baseline evaluated now, as the current run was, against it."""
     return diff_against(spec, reference, Side("current", run, group_traces(spec.queries, traces).by_query), evaluator)

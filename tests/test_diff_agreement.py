@@ -99,7 +99,7 @@ def test_the_diff_judges_from_cached_verdicts_without_a_key(project, llm):
 
 
 def test_the_diff_says_what_went_unverified(project, llm):
-    data, stderr = diff_json(project, "--judge-cache", project / "empty-cache.json")
+    data, _stderr = diff_json(project, "--judge-cache", project / "empty-cache.json")
     assert data["unverified"]["before"] and data["unverified"]["after"]
     reason = next(iter(data["unverified"]["before"]))
     assert "ANTHROPIC_API_KEY" in reason
@@ -191,7 +191,7 @@ def test_repeated_runs_are_classified_on_every_run_and_totals_are_the_same_kind(
     spec = write("agentci_spec.yaml", REPEATED)
     first = [trace("route", "On its way.", ["track"], run=i) for i in range(3)]
     # the first run is unchanged; the third now calls a second tool
-    second = first[:2] + [trace("route", "On its way.", ["track", "track"], run=2)]
+    second = [*first[:2], trace("route", "On its way.", ["track", "track"], run=2)]
     for version, runs in (("v1", first), ("v2", second)):
         path = write_traces(f"{version}.jsonl", runs)
         assert run_cli("save", "--spec", spec, "--traces", path, "--version", version).returncode == 0

@@ -167,10 +167,10 @@ def unchanged_lines(ids: list[str]) -> list[str]:
         if len(line) + len(piece) > WIDTH:
             lines.append(line)
             if len(lines) == MAX_UNCHANGED_LINES:
-                return lines + [f"  … and {len(ids) - k} more (the JSON lists every query)"]
+                return [*lines, f"  … and {len(ids) - k} more (the JSON lists every query)"]
             line = " "
         line += piece
-    return lines + [line]
+    return [*lines, line]
 
 
 def render_diff(diff: RunDiff) -> str:

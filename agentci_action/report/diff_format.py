@@ -13,8 +13,8 @@ from difflib import SequenceMatcher
 from enum import Enum
 from typing import Any
 
-from .text import plural, unverified_note
 from ..diff import COST_TOLERANCE, LATENCY_TOLERANCE, ChangeKind, Delta, QueryDiff, RunDiff
+from .text import plural, unverified_note
 
 
 class Unit(str, Enum):
