@@ -141,8 +141,7 @@ def evaluate(request: Evaluation) -> Outcome:
         )
         run.warnings.extend(notes)
         diff = current_vs_baseline(spec, run, traces, reference, evaluator) if reference and not request.shard else None
-    if evaluator.judge is not None:
-        run.warnings.extend(evaluator.judge.warnings())
+    run.warnings.extend(_judge_warnings(evaluator))
     return Outcome(run, diff)
 
 
@@ -161,17 +160,22 @@ def compare_versions(
     from .spec.loader import load_spec
 
     spec = load_spec(spec_path)
-    reference, compared = (
-        version_reference(spec, load_baseline(spec, version, option))
-        for version, option in ((baseline, "--baseline"), (compare, "--compare"))
-    )
+    stored = [
+        load_baseline(spec, version, option) for version, option in ((baseline, "--baseline"), (compare, "--compare"))
+    ]
+    reference, compared = (version_reference(spec, found) for found in stored if found is not None)
     with evaluator_for(spec, judge, embedding_cache, settings) as evaluator:
         after = evaluate_side(spec, compare, compared.runs or {}, reference.variants, evaluator)
         diff = diff_against(spec, reference, after, evaluator)
     diff.warnings += [w for w in compared.warnings if w not in diff.warnings]
-    if evaluator.judge is not None:
-        diff.warnings += [w for w in evaluator.judge.warnings() if w not in diff.warnings]
+    diff.warnings += [w for w in _judge_warnings(evaluator) if w not in diff.warnings]
     return diff
+
+
+def _judge_warnings(evaluator: Evaluator) -> list[str]:
+    """The LLM judge's run-level notes (e.g. --sample-ensemble with no ensemble); none without one."""
+    warnings = getattr(evaluator.judge, "warnings", None)
+    return list(warnings()) if callable(warnings) else []
 
 
 def _embedder(

@@ -172,7 +172,7 @@ def per_run(diff: RunDiff) -> bool:
 
 def verdict(delta: Delta, unit: Unit, higher_is_better: bool = False) -> str:
     """'better' or 'worse' when the figure moved beyond its tolerance (ratios: by more than 0.01), else ''."""
-    if not moved(delta, unit):
+    if not moved(delta, unit) or delta.change is None:
         return ""
     tolerance = LATENCY_TOLERANCE if unit is Unit.MS else COST_TOLERANCE
     beyond = abs(delta.change) > 0.01 if higher_is_better else delta.moved_beyond(tolerance)
