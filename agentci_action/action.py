@@ -25,9 +25,12 @@ from .errors import EXIT_ERROR, AgentCIError, InputError, Problem
 from .github.comment import COMMENT_MODES
 from .github.context import RunContext, load_event, resolve
 from .output import OutputError, encodable, write_file, write_stream
+from .redaction import redact, secret_parts
 from .report import annotations, markdown
 
 TRUE, FALSE = ("true", "True", "TRUE"), ("false", "False", "FALSE")
+SECRET_INPUTS = ("github-token", "anthropic-api-key", "openai-api-key")
+SECRET_VARIABLES = ("GITHUB_TOKEN", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")  # the judge reads its keys there too
 
 
 def _split(value: str) -> list[str]:
@@ -138,14 +141,28 @@ class Publisher:
 
     The action's own warnings and errors are held back and printed by `annotate()` together with the results'
     annotations, ahead of them, so GitHub's per-step cap counts them and never drops them.
+
+    Everything it writes (log, summary, outputs) and every text it hands to GitHub passes `outgoing`: no line of a
+    secret input or key variable, and no URL's credentials, whatever exception or answer quoted them.
     """
 
     def __init__(self, env: Mapping[str, str], out: TextIO):
         self.env, self.out = env, out
         self.own: list[annotations.Annotation] = []
+        self.inputs = [env.get(f"INPUT_{name.upper()}", "") for name in SECRET_INPUTS]
+        self.secrets = self.inputs + [env.get(name, "") for name in SECRET_VARIABLES]
+
+    def mask_secrets(self) -> None:
+        """Ask the runner to mask every line of every secret input (its `::add-mask::` is one line)."""
+        for part in secret_parts(self.inputs):
+            write_stream(f"::add-mask::{annotations.escape_data(part)}\n", self.out, what="the log")
+
+    def outgoing(self, text: str) -> str:
+        """`text` as it may leave the action: secrets redacted, lone surrogates replaced (output.encodable)."""
+        return encodable(redact(text, self.secrets))
 
     def line(self, text: str) -> None:
-        write_stream(text + "\n", self.out, what="the log")
+        write_stream(self.outgoing(text) + "\n", self.out, what="the log")
 
     def warning(self, message: str) -> None:
         self.own.append(annotations.Annotation("warning", "", 0, "AgentCI", message))
@@ -184,7 +201,7 @@ class Publisher:
         path = self.env.get(variable)
         try:
             if path:
-                write_file(path, text, append=True, what=what)
+                write_file(path, self.outgoing(text), append=True, what=what)
         except OutputError as exc:
             self.warning(f"C{str(exc)[1:]}.")
 
@@ -292,7 +309,7 @@ def publish_comment(
 
     from .github.comment import client, upsert_comment
 
-    body = encodable(
+    body = publisher.outgoing(
         markdown.render_comment(run, inputs.comment_header, markdown.title_for(inputs.comment_header), links, diff=diff)
     )
     has_problems = run.summary.status is not Status.PASS
@@ -352,13 +369,13 @@ def publish_check_run(
             name=f"AgentCI ({markdown.header_slug(inputs.comment_header)})",
             conclusion=conclusion,
             title=f"{run.summary.status.value}: {run.summary.failed} failed, {run.summary.warnings} warnings",
-            summary=encodable(
+            summary=publisher.outgoing(
                 markdown.render_summary(
                     run, markdown.title_for(inputs.comment_header), links, budget=markdown.COMMENT_BUDGET
                 )
             ),
             annotations=[
-                {key: encodable(value) if isinstance(value, str) else value for key, value in item.items()}
+                {key: publisher.outgoing(value) if isinstance(value, str) else value for key, value in item.items()}
                 for item in map(annotations.check_run_annotation, found)
             ],
         )
@@ -401,9 +418,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     from .cli import exit_code
     from .report import console, json as json_report
 
-    for secret in ("INPUT_GITHUB-TOKEN", "INPUT_ANTHROPIC-API-KEY", "INPUT_OPENAI-API-KEY"):
-        if env.get(secret):
-            publisher.line(f"::add-mask::{env[secret]}")
+    publisher.mask_secrets()
     try:
         inputs = read_inputs(env)
         context = resolve(env, load_event(env.get("GITHUB_EVENT_PATH")))

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from referencing.exceptions import Unresolvable
 
+from ..limits import MAX_NESTING, deeper_than
 from ..spec.json_schemas import local_validator
 from ..spec.models import CorrectnessSpec, JudgeRubric, QuerySpec
 from ..trace.models import Trace
@@ -96,6 +97,8 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
 
 
 def _json_schema_check(schema: dict, answer: str) -> Check:
+    """The answer parsed as JSON and validated; an answer nested deeper than MAX_NESTING levels fails unvalidated
+    (the agent controls its answer: validation recurses once per level, and must not crash the run)."""
     try:
         document = json.loads(answer)
     except json.JSONDecodeError as exc:
@@ -103,6 +106,16 @@ def _json_schema_check(schema: dict, answer: str) -> Check:
             name="json_schema",
             status=Status.FAIL,
             message=f"answer is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
+        )
+    except RecursionError:  # deeper than the parser's own limit (about 1,000 levels)
+        too_deep = True
+    else:
+        too_deep = deeper_than(document)
+    if too_deep:
+        return Check.built(
+            name="json_schema",
+            status=Status.FAIL,
+            message=f"answer is JSON nested deeper than {MAX_NESTING} levels: not validated",
         )
     try:
         errors = sorted(local_validator(schema).iter_errors(document), key=lambda e: list(e.absolute_path))

@@ -19,9 +19,11 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..errors import Problem, SpecError
+from ..limits import MAX_NESTING
 from .models import AgentCISpec, QuerySpec
 
 DocPath = tuple  # a path into the document: keys and list indexes
+NOT_A_FILE = "not a regular file (a directory, FIFO or device); name a YAML file"
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,8 @@ class _Composer:
         self._including: list[Path] = []
 
     def load_file(self, path: Path, at: DocPath = ()) -> Any:
+        if path.exists() and not path.is_file():  # reading a FIFO without a writer would wait forever
+            raise SpecError.at(str(path), 0, NOT_A_FILE)
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -58,6 +62,11 @@ class _Composer:
 
     def _value(self, node: yaml.Node, at: DocPath, file: str, base_dir: Path) -> Any:
         self.locations.setdefault(at, Location(file, node.start_mark.line + 1))
+        if len(at) > MAX_NESTING and isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+            self.problems.append(
+                Problem(file, node.start_mark.line + 1, f"nested deeper than {MAX_NESTING} lists and mappings")
+            )
+            return None
         if node.tag == "!include":
             return self._include(node, at, file, base_dir)
         if isinstance(node, yaml.MappingNode):
@@ -99,7 +108,8 @@ class _Composer:
             self.problems.append(Problem(file, line, f"!include {node.value!r} includes itself (cycle)"))
             return None
         if not target.is_file():
-            self.problems.append(Problem(file, line, f"!include {node.value!r}: file not found"))
+            why = NOT_A_FILE if target.exists() else "file not found"
+            self.problems.append(Problem(file, line, f"!include {node.value!r}: {why}"))
             return None
         return self.load_file(target, at)
 

@@ -238,16 +238,16 @@ class CorrectnessSpec(_Strict):
         if schema is not None:
             import jsonschema  # only for specs with a json_schema check: a third of the spec's import time
 
-            from .json_schemas import unresolvable_refs
+            from .json_schemas import ref_cycles, unresolvable_refs
 
             try:
                 jsonschema.validators.validator_for(schema).check_schema(schema)
             except jsonschema.SchemaError as exc:
                 where = "/".join(str(p) for p in exc.path)
                 raise ValueError(f"invalid JSON Schema{f' at {where}' if where else ''}: {exc.message}") from None
-            unresolvable = unresolvable_refs(schema)
-            if unresolvable:
-                raise ValueError(f"invalid JSON Schema: {'; '.join(unresolvable)}")
+            unusable = unresolvable_refs(schema) or ref_cycles(schema)
+            if unusable:
+                raise ValueError(f"invalid JSON Schema: {'; '.join(unusable)}")
         return schema
 
 
