@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-MAX_NESTING = 100
+MAX_NESTING = 100  # levels of lists and objects in a spec value, a trace's free-form values, a JSON answer
+REGEX_TIMEOUT_S = 1.0  # CPU time one spec regex may take on one agent text before its check is an error
+# |P|·|R| (tool calls of the run times calls of the reference) up to which sequence similarity is exact: 100,000
+# calls on each side. Past it, an upper bound from tool counts (engine/metrics.py), flagged in the path details.
+MAX_SEQUENCE_CELLS = 10**10
+MAX_VERSION_LENGTH = 100  # characters of a baseline version name: a file name of at most 105 bytes with ".json"
 
 
 def deeper_than(value: Any, limit: int = MAX_NESTING) -> bool:

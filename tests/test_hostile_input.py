@@ -9,7 +9,8 @@ import os
 import pytest
 from conftest import run_cli
 
-from agentci_action.limits import MAX_NESTING, deeper_than
+from agentci_action.engine import metrics
+from agentci_action.limits import MAX_NESTING, REGEX_TIMEOUT_S, deeper_than
 
 SPEC = """
 agent: demo
@@ -148,3 +149,62 @@ def test_bytes_that_are_not_utf8_are_reported_by_line(write, tmp_path):
     assert done.stderr.splitlines() == [
         f"error: {tmp_path / 't.jsonl'}:2: not UTF-8: byte 0xe9 at column 22 (save the file as UTF-8)"
     ]
+
+
+# --- hangs ------------------------------------------------------------------------------------------------------
+
+
+def test_a_catastrophic_regex_is_an_error_of_its_check_not_a_hang(write, write_traces):
+    """(a|aa)+$ on 'aaaa…!' backtracks exponentially (Python's re would never return): both the answer regex and an
+    argument regex give up after the time bound, and the query is an error (exit 2) naming the pattern."""
+    spec = write(
+        "spec.yaml",
+        """
+        agent: demo
+        queries:
+          - id: math
+            query: "What is 2+2?"
+            correctness: {regex_match: '(a|aa)+$'}
+            path:
+              expected_tool_calls: [{name: calc, arguments: {x: {regex: '(a|aa)+$'}}}]
+        """,
+    )
+    hostile = "a" * 60 + "!"
+    traces = write_traces(
+        "t.jsonl",
+        [{"id": "math", "final_answer": hostile, "tool_calls": [{"name": "calc", "arguments": {"x": hostile}}]}],
+    )
+    done = run_cli("test", "--spec", spec, "--traces", traces, "--format", "json")
+    assert_clean(done)
+    assert done.returncode == 2
+    [result] = json.loads(done.stdout)["results"]
+    timeout = f"gave up after {REGEX_TIMEOUT_S:g} s (catastrophic backtracking?): simplify the pattern"
+    assert result["line"] == 3
+    assert result["correctness"]["status"] == "error"
+    assert result["correctness"]["messages"] == [f"regex /(a|aa)+$/ {timeout}"]
+    assert result["path"]["messages"] == [f"argument regex /(a|aa)+$/ {timeout}"]
+
+
+def test_sequence_similarity_is_computed_once_per_pair():
+    calls = []
+
+    def exact(p, r):
+        calls.append(1)
+        return 0.5
+
+    similarity = metrics._pairwise(exact, lambda p, r: 0.0)
+    long = [f"t{i % 7}" for i in range(2_000)]
+    assert [similarity(long, list(reversed(long))) for _ in range(4)] == [0.5] * 4
+    assert len(calls) == 1
+
+
+def test_sequence_similarity_of_huge_traces_is_a_flagged_upper_bound_computed_in_linear_time():
+    """A million calls on each side: the exact LCS would take minutes; the bound from tool counts takes a moment."""
+    predicted = [f"tool{i % 20}" for i in range(1_000_000)]
+    reference = [f"tool{(i * 7) % 19}" for i in range(1_000_000)]
+    assert metrics.sequence_similarity_is_approximate(predicted, reference)
+    common = sum(min(predicted.count(t), reference.count(t)) for t in set(reference))
+    assert metrics.lcs_similarity(predicted, reference) == 2 * common / 2_000_000
+    assert metrics.edit_similarity(predicted, reference) == common / 1_000_000
+    small = ["a", "b", "c"], ["a", "c"]
+    assert not metrics.sequence_similarity_is_approximate(*small) and metrics.lcs_similarity(*small) == 0.8

@@ -8,7 +8,6 @@ hallucination_check (only if safety passed). A judge check that cannot run is `s
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -19,6 +18,7 @@ from ..spec.json_schemas import local_validator
 from ..spec.models import CorrectnessSpec, JudgeRubric, QuerySpec
 from ..trace.models import Trace
 from .arguments import inert_name
+from .patterns import PatternTimeout, found
 from .results import Check, LayerResult, Status
 
 JUDGE_KINDS = ("llm_judge", "safety_check", "hallucination_check")
@@ -83,17 +83,23 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
             )
         )
     if spec.regex_match is not None:
-        ok = re.search(spec.regex_match, answer) is not None
-        checks.append(
-            Check.built(
-                name="regex_match",
-                status=Status.PASS if ok else Status.FAIL,
-                message="" if ok else f"answer does not match regex /{inert_name(spec.regex_match)}/",
-            )
-        )
+        checks.append(_regex_check(spec.regex_match, answer))
     if spec.json_schema is not None:
         checks.append(_json_schema_check(spec.json_schema, answer))
     return checks
+
+
+def _regex_check(pattern: str, answer: str) -> Check:
+    """Pass when the pattern is found in the answer; an error (not a verdict) when it runs out of time."""
+    try:
+        ok = found(pattern, answer)
+    except PatternTimeout as exc:
+        return Check.built(name="regex_match", status=Status.ERROR, message=f"regex /{inert_name(pattern)}/ {exc}")
+    return Check.built(
+        name="regex_match",
+        status=Status.PASS if ok else Status.FAIL,
+        message="" if ok else f"answer does not match regex /{inert_name(pattern)}/",
+    )
 
 
 def _json_schema_check(schema: dict, answer: str) -> Check:

@@ -8,13 +8,17 @@ stays fast on traces with thousands of calls.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple
 
 from rapidfuzz.distance import Indel, Levenshtein
 
+from ..limits import MAX_SEQUENCE_CELLS
 from ..spec.models import MatchMode, SequenceMetric
+
+CACHED_FROM_CELLS = 1_000_000  # pairs smaller than this are computed afresh: faster than hashing them
 
 
 def tool_recall(expected: set[str], used: set[str]) -> float:
@@ -44,14 +48,57 @@ def tool_f1(precision: float, recall: float) -> float:
 def lcs_similarity(predicted: list[str], reference: list[str]) -> float:
     """2·|LCS(P, R)| / (|P| + |R|); 1.0 when both are empty, 0.0 when exactly one is.
 
-    [search, rerank, generate] vs [search, generate] → 2·2 / 5 = 0.80.
+    [search, rerank, generate] vs [search, generate] → 2·2 / 5 = 0.80. Bounded like every sequence metric
+    (_pairwise): above MAX_SEQUENCE_CELLS, 2·Σ_t min(#t in P, #t in R) / (|P| + |R|), an upper bound.
     """
-    return Indel.normalized_similarity(predicted, reference)
+    return _lcs(predicted, reference)
 
 
 def edit_similarity(predicted: list[str], reference: list[str]) -> float:
-    """1 − ED(P, R) / max(|P|, |R|) with ED the Levenshtein distance; 1.0 when both are empty."""
-    return Levenshtein.normalized_similarity(predicted, reference)
+    """1 − ED(P, R) / max(|P|, |R|) with ED the Levenshtein distance; 1.0 when both are empty. Above
+    MAX_SEQUENCE_CELLS, Σ_t min(#t in P, #t in R) / max(|P|, |R|), an upper bound (ED ≥ max − common)."""
+    return _edit(predicted, reference)
+
+
+def sequence_similarity_is_approximate(predicted: list[str], reference: list[str]) -> bool:
+    """Whether the sequence metrics of this pair are the upper bound from tool counts, not the exact value."""
+    return len(predicted) * len(reference) > MAX_SEQUENCE_CELLS
+
+
+def _common(predicted: list[str], reference: list[str]) -> int:
+    """Σ_t min(#t in P, #t in R): the calls both lists could share in any order."""
+    counted = Counter(reference)
+    return sum(min(n, counted[t]) for t, n in Counter(predicted).items())
+
+
+def _pairwise(exact, bound):
+    """`exact` computed once per pair of lists (a path check, the closest variant and the diff ask for the same
+    pair: on 100,000-call traces each costs seconds), and `bound` instead past MAX_SEQUENCE_CELLS |P|·|R| (the
+    bit-parallel exact metric costs |P|·|R|/64 steps: minutes for a million calls on each side)."""
+    known: dict[tuple[int, int, int, int], float] = {}
+
+    def similarity(predicted: list[str], reference: list[str]) -> float:
+        cells = len(predicted) * len(reference)
+        if cells <= CACHED_FROM_CELLS:  # cheaper than the key
+            return exact(predicted, reference)
+        key = (hash(tuple(predicted)), len(predicted), hash(tuple(reference)), len(reference))
+        if key not in known:
+            if len(known) >= 256:
+                known.clear()
+            known[key] = exact(predicted, reference) if cells <= MAX_SEQUENCE_CELLS else bound(predicted, reference)
+        return known[key]
+
+    return similarity
+
+
+_lcs = _pairwise(
+    Indel.normalized_similarity,
+    lambda p, r: 2 * _common(p, r) / (len(p) + len(r)),
+)
+_edit = _pairwise(
+    Levenshtein.normalized_similarity,
+    lambda p, r: _common(p, r) / max(len(p), len(r)),
+)
 
 
 def sequence_similarity(predicted: list[str], reference: list[str], metric: SequenceMetric) -> float:

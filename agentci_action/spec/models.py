@@ -170,11 +170,15 @@ def _inline_rule(key: str, value: Any) -> ArgumentRule | None:
 
 
 def _compiled(pattern: str | None) -> str | None:
-    """The pattern itself, once it is known to compile."""
+    """The pattern itself, once it is known to compile in Python's syntax and in the `regex` package that runs it
+    (engine/patterns.py: re's syntax with a time bound)."""
     if pattern is not None:
+        import regex
+
         try:
             re.compile(pattern)
-        except re.error as exc:
+            regex.compile(pattern)
+        except (re.error, regex.error) as exc:
             raise ValueError(f"regex does not compile: {exc}") from None
     return pattern
 

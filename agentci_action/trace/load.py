@@ -17,6 +17,7 @@ from ..errors import Problem, TraceError
 from ..limits import MAX_NESTING, deeper_than
 from ..spec.models import ModelPrice
 from .adapters import convert
+from .models import Trace
 from .pricing import price_trace
 
 TRACE_SUFFIXES = (".json", ".jsonl", ".ndjson")
@@ -121,21 +122,29 @@ def read_records(path: Path) -> list[Record]:
     """Split a file into top-level JSON values: one document, a list's items, or JSON Lines.
 
     A UTF-8 byte-order mark is skipped. Bytes that are not UTF-8, malformed JSON and a record nested deeper
-    than MAX_NESTING lists and objects are errors at their line; in JSON Lines a record left unclosed is
-    reported at the line where it starts (the parser only notices on a later line)."""
+    than the parser can read are errors at their line; in JSON Lines a record left unclosed is reported at the
+    line where it starts (the parser only notices on a later line)."""
     text = _read_text(path)
     if not text.strip():
         raise TraceError.at(str(path), 0, "trace file is empty")
     records = _array_items(text)
     if records is None:
         records = _values(path, text)
-    for record in records:
-        if deeper_than(record.value):
-            raise TraceError.at(str(path), record.line, _TOO_DEEP)
     return records
 
 
 _TOO_DEEP = f"a record nested deeper than {MAX_NESTING} lists and objects"
+
+
+def _too_deep(trace: Trace) -> bool:
+    """Whether a value the agent wrote (a call's arguments or result, the metadata) nests deeper than MAX_NESTING:
+    matching and serialising recurse once per level. Only these free-form values are walked (they are few and
+    shallow), not the whole record."""
+    calls = trace.tool_calls
+    values = [trace.metadata, *(call.arguments for call in calls), *(call.result for call in calls)]
+    return deeper_than(values, MAX_NESTING + 1)  # one walk for all of them, inside one more list
+
+
 JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
 
 
@@ -219,9 +228,12 @@ def load_traces(
     for path in resolve_paths(patterns):
         try:
             with gc_paused():
-                traces.extend(
-                    price_trace(trace, pricing) for trace in convert(read_records(path), str(path), trace_format)
-                )
+                converted = list(convert(read_records(path), str(path), trace_format))
+                for trace in converted:
+                    if _too_deep(trace):
+                        file, _, line = trace.source.rpartition(":")
+                        raise TraceError.at(file, int(line) if line.isdigit() else 0, _TOO_DEEP)
+                traces.extend(price_trace(trace, pricing) for trace in converted)
         except TraceError as exc:
             problems.extend(exc.problems)
     if problems:
