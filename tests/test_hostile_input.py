@@ -10,7 +10,7 @@ import pytest
 from conftest import run_cli
 
 from agentci_action.engine import metrics
-from agentci_action.limits import MAX_NESTING, REGEX_TIMEOUT_S, deeper_than
+from agentci_action.limits import MAX_ALIAS_VALUES, MAX_NESTING, REGEX_TIMEOUT_S, deeper_than
 
 SPEC = """
 agent: demo
@@ -208,3 +208,69 @@ def test_sequence_similarity_of_huge_traces_is_a_flagged_upper_bound_computed_in
     assert metrics.edit_similarity(predicted, reference) == common / 1_000_000
     small = ["a", "b", "c"], ["a", "c"]
     assert not metrics.sequence_similarity_is_approximate(*small) and metrics.lcs_similarity(*small) == 0.8
+
+
+# --- spec loader ------------------------------------------------------------------------------------------------
+
+ALIAS_BOMB = """agent: demo
+l1: &a1 [q, q, q, q, q, q, q, q, q]
+l2: &a2 [*a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1]
+l3: &a3 [*a2, *a2, *a2, *a2, *a2, *a2, *a2, *a2, *a2]
+l4: &a4 [*a3, *a3, *a3, *a3, *a3, *a3, *a3, *a3, *a3]
+l5: &a5 [*a4, *a4, *a4, *a4, *a4, *a4, *a4, *a4, *a4]
+l6: &a6 [*a5, *a5, *a5, *a5, *a5, *a5, *a5, *a5, *a5]
+l7: &a7 [*a6, *a6, *a6, *a6, *a6, *a6, *a6, *a6, *a6]
+l8: &a8 [*a7, *a7, *a7, *a7, *a7, *a7, *a7, *a7, *a7]
+queries:
+  - id: q
+    query: hi
+    tags: *a8
+"""
+
+
+def test_an_alias_bomb_is_refused_at_an_anchor_line_in_moments(write):
+    """9⁸ (43 million) values from a 700-byte file: refused once aliases have expanded to MAX_ALIAS_VALUES."""
+    spec = write("spec.yaml", ALIAS_BOMB)
+    done = run_cli("validate", spec)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[0] == (
+        f"{spec}:6: aliases expand to more than {MAX_ALIAS_VALUES:,} values (an alias bomb?); "
+        "this anchor is where the expansion starts"
+    )
+
+
+def test_ordinary_anchors_and_merge_keys_still_load(write):
+    spec = write(
+        "spec.yaml",
+        """
+        agent: demo
+        queries:
+          - {id: a, query: one, correctness: &shared {expected_in_answer: ["4"]}}
+          - {id: b, query: two, correctness: *shared}
+          - {id: c, query: three, correctness: {<<: *shared, not_in_answer: ["5"]}}
+        """,
+    )
+    done = run_cli("validate", spec)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_duplicate_query_id_is_listed_with_every_other_problem_in_one_pass(write):
+    spec = write(
+        "spec.yaml",
+        """
+        agent: demo
+        queries:
+          - id: same
+            query: one
+          - id: same
+            query: two
+            tags: not-a-list
+        """,
+    )
+    done = run_cli("validate", spec)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"{spec}:4: duplicate query id 'same' (first used at line 2)",
+        f"{spec}:6: queries[1].tags: Input should be a valid list",
+        f"{spec}: invalid (2 problems)",
+    ]
