@@ -270,7 +270,7 @@ def test_a_duplicate_query_id_is_listed_with_every_other_problem_in_one_pass(wri
     done = run_cli("validate", spec)
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
-        f"{spec}:4: duplicate query id 'same' (first used at line 2)",
-        f"{spec}:6: queries[1].tags: Input should be a valid list",
+        f"{spec}:5: duplicate query id 'same' (first used at line 3)",
+        f"{spec}:7: queries[1].tags: Input should be a valid list",
         f"{spec}: invalid (2 problems)",
     ]

@@ -297,6 +297,8 @@ def load_spec(path: str | Path, tags: list[str] | None = None) -> AgentCISpec:
 
     spec.queries = queries
     spec._path = str(path)
+    if spec.runner is not None:
+        _mark_runner(spec, composer.locations)
     return select_tags(spec, tags) if tags else spec
 
 
@@ -332,6 +334,16 @@ def _duplicate_ids(raw: dict, locations: dict[DocPath, Location]) -> list[Proble
             )
         taken.setdefault(key, where.line)
     return problems
+
+
+def _mark_runner(spec: AgentCISpec, locations: dict[DocPath, Location]) -> None:
+    """Remember where the runner block and each of its keys are, for errors found when it runs."""
+    spec.runner._file = locations[("runner",)].file
+    spec.runner._lines = {
+        (at[1] if len(at) == 2 else ""): where.line
+        for at, where in locations.items()
+        if at[:1] == ("runner",) and len(at) <= 2
+    }
 
 
 def _assign_ids(queries: list[QuerySpec]) -> list[Problem]:
