@@ -13,7 +13,7 @@ from typing import Any
 MAX_NESTING = 100  # levels of lists and objects in a spec value, a trace's free-form values, a JSON answer
 REGEX_TIMEOUT_S = 1.0  # CPU time one spec regex may take on one agent text before its check is an error
 # |P|·|R| (tool calls of the run times calls of the reference) up to which sequence similarity is exact: 100,000
-# calls on each side. Past it, an upper bound from tool counts (engine/metrics.py), flagged in the path details.
+# calls on each side. Past it, a lower bound from aligned blocks (engine/metrics.py), flagged in the path details.
 MAX_SEQUENCE_CELLS = 10**10
 MAX_ALIAS_VALUES = 100_000  # values a spec's YAML aliases may expand to (nested aliases grow exponentially)
 MAX_VERSION_LENGTH = 100  # characters of a baseline version name: a file name of at most 105 bytes with ".json"

@@ -8,7 +8,6 @@ stays fast on traces with thousands of calls.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple
@@ -48,27 +47,30 @@ def tool_f1(precision: float, recall: float) -> float:
 def lcs_similarity(predicted: list[str], reference: list[str]) -> float:
     """2·|LCS(P, R)| / (|P| + |R|); 1.0 when both are empty, 0.0 when exactly one is.
 
-    [search, rerank, generate] vs [search, generate] → 2·2 / 5 = 0.80. Bounded like every sequence metric
-    (_pairwise): above MAX_SEQUENCE_CELLS, 2·Σ_t min(#t in P, #t in R) / (|P| + |R|), an upper bound.
+    [search, rerank, generate] vs [search, generate] → 2·2 / 5 = 0.80. Past MAX_SEQUENCE_CELLS (|P|·|R|), a lower
+    bound (_pairwise): P and R cut into k aligned blocks, 2·Σ|LCS(P_i, R_i)| / (|P| + |R|).
     """
     return _lcs(predicted, reference)
 
 
 def edit_similarity(predicted: list[str], reference: list[str]) -> float:
-    """1 − ED(P, R) / max(|P|, |R|) with ED the Levenshtein distance; 1.0 when both are empty. Above
-    MAX_SEQUENCE_CELLS, Σ_t min(#t in P, #t in R) / max(|P|, |R|), an upper bound (ED ≥ max − common)."""
+    """1 − ED(P, R) / max(|P|, |R|) with ED the Levenshtein distance; 1.0 when both are empty. Past
+    MAX_SEQUENCE_CELLS, a lower bound: 1 − Σ ED(P_i, R_i) / max(|P|, |R|) over k aligned blocks."""
     return _edit(predicted, reference)
 
 
 def sequence_similarity_is_approximate(predicted: list[str], reference: list[str]) -> bool:
-    """Whether the sequence metrics of this pair are the upper bound from tool counts, not the exact value."""
+    """Whether the sequence metrics of this pair are the block-wise lower bound, not the exact value."""
     return len(predicted) * len(reference) > MAX_SEQUENCE_CELLS
 
 
-def _common(predicted: list[str], reference: list[str]) -> int:
-    """Σ_t min(#t in P, #t in R): the calls both lists could share in any order."""
-    counted = Counter(reference)
-    return sum(min(n, counted[t]) for t, n in Counter(predicted).items())
+def _blocks(predicted: list[str], reference: list[str]) -> list[tuple[list[str], list[str]]]:
+    """P and R cut into k aligned blocks (block i: the i-th k-th of each), k = ⌈|P|·|R| / MAX_SEQUENCE_CELLS⌉, so
+    the blocks' exact metrics together cost |P|·|R| / k ≤ MAX_SEQUENCE_CELLS cells. Common subsequences (edit
+    scripts) of the blocks joined are one of the whole lists: the result bounds the exact metric from below."""
+    k = -(-len(predicted) * len(reference) // MAX_SEQUENCE_CELLS)
+    cut = lambda items, i: items[len(items) * i // k : len(items) * (i + 1) // k]  # noqa: E731
+    return [(cut(predicted, i), cut(reference, i)) for i in range(k)]
 
 
 def _pairwise(exact, bound):
@@ -92,12 +94,12 @@ def _pairwise(exact, bound):
 
 
 _lcs = _pairwise(
-    Indel.normalized_similarity,
-    lambda p, r: 2 * _common(p, r) / (len(p) + len(r)),
+    Indel.normalized_similarity,  # Indel.similarity = 2·|LCS|
+    lambda p, r: sum(Indel.similarity(a, b) for a, b in _blocks(p, r)) / (len(p) + len(r)),
 )
 _edit = _pairwise(
     Levenshtein.normalized_similarity,
-    lambda p, r: _common(p, r) / max(len(p), len(r)),
+    lambda p, r: 1 - sum(Levenshtein.distance(a, b) for a, b in _blocks(p, r)) / max(len(p), len(r)),
 )
 
 

@@ -254,7 +254,7 @@ def _reference_checks(
     similarity = metrics.sequence_similarity(used, ref_tools, spec.sequence_metric)
     outcome = metrics.match(used, ref_tools, spec.match_mode)
     if metrics.sequence_similarity_is_approximate(used, ref_tools):
-        details["sequence_similarity_approximate"] = True  # an upper bound from tool counts (limits.py)
+        details["sequence_similarity_approximate"] = True  # a lower bound from aligned blocks (limits.py)
     details.update(
         reference=source,
         sequence_metric=metric,
