@@ -23,6 +23,7 @@ from .diff import RunDiff
 from .evaluate import Outcome
 from .engine.results import RunResult, ShardInfo, Status
 from .errors import EXIT_ERROR, AgentCIError, InputError, Problem
+from .extras import require
 from .github.comment import COMMENT_MODES
 from .github.context import RunContext, load_event, resolve
 from .report import annotations, markdown
@@ -281,9 +282,9 @@ def publish_comment(
     if not inputs.github_token:
         publisher.warning("No github-token: the PR comment was not posted.")
         return ""
-    from github import GithubException
-
     from .github.comment import client, upsert_comment
+
+    GithubException = require("github", "The PR comment").GithubException
 
     body = markdown.render_comment(
         run, inputs.comment_header, markdown.title_for(inputs.comment_header), links, diff=diff
@@ -332,9 +333,9 @@ def publish_check_run(
     publisher: Publisher,
 ) -> bool:
     """Every annotation (uncapped) on a check run for the head commit; False after a warning when that failed."""
-    from github import GithubException
-
     from .github.checks import publish_check_run as publish
+
+    GithubException = require("github", "The check run").GithubException
     from .github.comment import client
 
     try:

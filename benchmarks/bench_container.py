@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import statistics
 import subprocess
@@ -94,7 +95,7 @@ def image_bytes(image: str) -> int:
 
 
 def dependency_layer_bytes(image: str) -> int:
-    """Size of the layer made by the Dockerfile's `pip install` (0 when the history does not show one)."""
+    """Size of the dependency layer: made by `pip install`, or copied into /deps (0 when the history shows neither)."""
     history = subprocess.run(
         ["docker", "history", "--no-trunc", "--human=false", "--format", "{{.Size}}\t{{.CreatedBy}}", image],
         capture_output=True,
@@ -104,7 +105,7 @@ def dependency_layer_bytes(image: str) -> int:
     return sum(
         int(size)
         for size, _, created_by in (line.partition("\t") for line in history.splitlines())
-        if "pip install" in created_by
+        if "pip install" in created_by or " in /deps" in created_by  # one stage, or copied from the deps stage
     )
 
 
@@ -114,11 +115,11 @@ def main() -> None:
     parser.add_argument("--image", help="an image already built from this Dockerfile (default: build it)")
     args = parser.parse_args()
     image = args.image or IMAGE
+    # the local stand-in for the Dockerfile's digest-pinned BASE (.ci/container-engine builds it)
+    base = re.search(r"^ARG BASE=([^@\s]+)", (ROOT / "Dockerfile").read_text(), re.M).group(1)
     if not args.image:
-        subprocess.run(["docker", "build", "-q", "-t", IMAGE, str(ROOT)], check=True, capture_output=True)
-    base = subprocess.run(
-        ["awk", "/^FROM/ {print $2; exit}", str(ROOT / "Dockerfile")], capture_output=True, text=True
-    ).stdout.strip()
+        build = ["docker", "build", "-q", "--build-arg", f"BASE={base}", "-t", IMAGE, str(ROOT)]
+        subprocess.run(build, check=True, capture_output=True)
     size, base_size, deps_size = image_bytes(image), image_bytes(base), dependency_layer_bytes(image)
     path = workspace()
     timed_run(image, path)  # warm the page cache once

