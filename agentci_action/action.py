@@ -14,19 +14,21 @@ import sys
 import traceback
 import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .diff import RunDiff
-from .evaluate import Outcome
 from .engine.results import RunResult, ShardInfo, Status
 from .errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, InputError, Problem
+from .evaluate import Outcome
 from .extras import require
 from .github.comment import COMMENT_MODES
 from .github.context import RunContext, load_event, resolve
 from .output import OutputError, encodable, write_file, write_stream
 from .report import annotations, markdown
+from .spec.names import SPEC_FILE, default_spec
 
 TRUE, FALSE = ("true", "True", "TRUE"), ("false", "False", "FALSE")
 
@@ -41,7 +43,7 @@ class ActionInputs(BaseModel):
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
-    spec: str = "agentci.yaml"
+    spec: str = SPEC_FILE
     traces: list[str] = Field(default_factory=list)
     baseline: str = Field(
         "", description="A saved baseline version; '' = the newest whose precheck passed; 'none' = no baseline."
@@ -105,7 +107,7 @@ class ActionInputs(BaseModel):
         return parse_shard(value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
-    def _traces_or_merge(self) -> "ActionInputs":
+    def _traces_or_merge(self) -> ActionInputs:
         """Evaluate traces (all queries or one shard), merge shard results, or publish results: exactly one."""
         if self.results and (self.traces or self.merge or self.shard):
             raise ValueError(
@@ -232,7 +234,8 @@ def evaluate(inputs: ActionInputs, env: Mapping[str, str]) -> Outcome:
     """The inputs as an Evaluation, run; or the shards' results merged."""
     from .engine.runner import Settings, parse_fail_on
     from .errors import SpecError
-    from .evaluate import Evaluation, JudgeOptions, evaluate as run_evaluation, merge, read_results
+    from .evaluate import Evaluation, JudgeOptions, merge, read_results
+    from .evaluate import evaluate as run_evaluation
 
     if inputs.results:
         return read_results(inputs.results)
@@ -294,7 +297,7 @@ def locate_pull_request(inputs: ActionInputs, context: RunContext, publisher: Pu
 
     try:
         found = find_pull_request(client(inputs.github_token, inputs.github_api_url), context)
-    except Exception as exc:  # noqa: BLE001 (GitHub failing must not lose the summary, outputs and check run)
+    except Exception as exc:  # GitHub failing must not lose the summary, outputs and check run
         publisher.warning(f"Could not look up the pull request of {context.head_label} ({type(exc).__name__}).")
         return context
     if found.pr_number is None:
@@ -427,13 +430,19 @@ def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int
 def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     """Read, evaluate, publish, then decide the exit code."""
     from .cli import exit_code
-    from .report import console, json as json_report
+    from .report import console
+    from .report import json as json_report
 
     for secret in ("INPUT_GITHUB-TOKEN", "INPUT_ANTHROPIC-API-KEY", "INPUT_OPENAI-API-KEY"):
         if env.get(secret):
             publisher.line(f"::add-mask::{env[secret]}")
     try:
         inputs = read_inputs(env)
+        if inputs.spec == SPEC_FILE and not Path(SPEC_FILE).exists():  # the default name, and no such file
+            found, notice = default_spec(Path())
+            if notice:
+                publisher.warning(notice)
+                inputs = inputs.model_copy(update={"spec": str(found)})
         context = resolve(env, load_event(env.get("GITHUB_EVENT_PATH")))
         outcome = evaluate(inputs, env)
         run, diff = outcome.run, outcome.diff

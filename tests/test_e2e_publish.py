@@ -17,9 +17,23 @@ def act(workspace, event_name: str, workflow: str, event: dict, api_url: str, to
     event_path = workspace.parent / f"{event_name}.json"
     event_path.write_text(json.dumps(event))
     done = subprocess.run(
-        [act_binary(), event_name, "-W", f".github/workflows/{workflow}", "-P", f"ubuntu-latest={base_image()}"]
-        + ["--pull=false", "--bind", "--rm", "-e", str(event_path), "--var", f"API_URL={api_url}"]
-        + ["-s", f"GITHUB_TOKEN={token}"],
+        [
+            act_binary(),
+            event_name,
+            "-W",
+            f".github/workflows/{workflow}",
+            "-P",
+            f"ubuntu-latest={base_image()}",
+            "--pull=false",
+            "--bind",
+            "--rm",
+            "-e",
+            str(event_path),
+            "--var",
+            f"API_URL={api_url}",
+            "-s",
+            f"GITHUB_TOKEN={token}",
+        ],
         cwd=workspace,
         stdin=subprocess.DEVNULL,
         capture_output=True,

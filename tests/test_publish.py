@@ -9,7 +9,10 @@ import json
 
 import pytest
 from fakes.github_server import FakeGitHub
-from test_action import HOSTILE, environment, parse_outputs, run_action, traces, workspace  # noqa: F401
+from test_action import HOSTILE, environment, parse_outputs, run_action, traces
+from test_action import workspace as action_workspace
+
+workspace = action_workspace  # the same fixture, by its name
 
 HEAD = "h" * 40
 
@@ -56,7 +59,7 @@ def test_a_fork_pull_request_gets_its_comment_and_check_run_from_the_trusted_wor
     assert "1 of 2 queries failed" in comment["body"] and github.comments("octo/agent", 8) == []
     [check] = github.state.check_runs
     assert check["head_sha"] == HEAD and check["conclusion"] == "failure"
-    assert [(a["annotation_level"], a["start_line"]) for a in check["annotations"]][0] == ("failure", 4)
+    assert next((a["annotation_level"], a["start_line"]) for a in check["annotations"]) == ("failure", 4)
     assert (workspace / "summary.md").read_text().startswith("## ❌ AgentCI: 1 of 2 queries failed")
     outputs = parse_outputs((workspace / "output.txt").read_text())
     assert outputs["status"] == "fail" and outputs["comment-url"] == comment["html_url"]

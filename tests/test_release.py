@@ -77,7 +77,7 @@ def test_the_tag_must_name_the_package_version_with_a_changelog_section():
     for tag, says in [(f"{version}", "not a release tag"), ("v2.999.0", "package's version"), ("v1.0.0", "v2.M.P")]:
         with pytest.raises(release.ReleaseError, match=says):
             release.check_tag(tag, version, CHANGELOG)
-    with pytest.raises(release.ReleaseError, match="no '## \\[2.0.1\\]"):
+    with pytest.raises(release.ReleaseError, match=r"no '## \[2\.0\.1\]"):
         release.check_tag("v2.0.1", "2.0.1", CHANGELOG)
 
 
