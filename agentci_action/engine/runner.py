@@ -62,6 +62,21 @@ class Matched:
 
     by_query: dict[str, list[Trace]]
     unmatched: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # once per trace file: spans without message content
+
+
+def content_notes(traces: list[Trace]) -> list[str]:
+    """One note per trace file whose spans carry no message content, naming the instrumentation's switch."""
+    notes: dict[str, str] = {}
+    for trace in traces:
+        switch = trace.metadata.get("content_missing")
+        file = trace.source.rpartition(":")[0] or trace.source
+        if switch and file not in notes:
+            notes[file] = (
+                f"{file}: the spans record no message content (no prompt, answer or tool call), so answer and "
+                f"path checks see nothing: {switch}"
+            )
+    return list(notes.values())
 
 
 def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: list[QuerySpec] | None = None) -> Matched:
@@ -88,7 +103,7 @@ def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
             grouped[query.key].append(trace)
     for runs in grouped.values():
         runs.sort(key=lambda t: t.run if t.run is not None else -1)
-    return Matched(grouped, unmatched)
+    return Matched(grouped, unmatched, content_notes(traces))
 
 
 def check_variant_counts(queries: list[QuerySpec], baselines: dict[str, list[Trace]]) -> None:
@@ -121,9 +136,23 @@ def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
                     q.file, q.line, f"query {q.key!r} expects runs: {q.runs} but has {found} trace{'s' * (found != 1)}"
                 )
             )
+        elif found > (q.runs or 1):
+            matched.notes.append(extra_runs_note(q, matched.by_query[q.key]))
     if problems:
         raise TraceError(problems)
     return matched
+
+
+def extra_runs_note(query: QuerySpec, traces: list[Trace]) -> str:
+    """The warning for a query with more traces than the runs its spec asks for (1 without `runs:`)."""
+    asked = query.runs or 1
+    files = list(dict.fromkeys(t.source.rpartition(":")[0] or t.source for t in traces))
+    return (
+        f"{query.file}:{query.line}: query {query.key!r} has {len(traces)} traces but the spec asks for "
+        f"{asked} run{'s' * (asked != 1)}: each trace is evaluated as a repeated run. A trace file that several "
+        f"recordings appended to holds old runs too ({', '.join(files[:3])}): write each recording to a fresh "
+        f"file, or set `runs: {len(traces)}` if the repeats are meant."
+    )
 
 
 def is_blocking(layers: dict[str, LayerResult], fail_on: frozenset[str]) -> bool:
@@ -300,5 +329,5 @@ def run_spec(
         shard=shard,
         summary=summarize(results, settings.fail_on, spec.composite),
         results=results,
-        warnings=matched.unmatched,
+        warnings=matched.unmatched + matched.notes,
     )
