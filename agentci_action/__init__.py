@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from ._version import __version__
 from .engine.runner import Settings, run_spec
 from .spec.loader import load_spec
 from .trace.load import load_traces
@@ -49,4 +50,4 @@ def judge_for(
     )
 
 
-__all__ = ["Settings", "judge_for", "load_spec", "load_traces", "run_spec"]
+__all__ = ["Settings", "__version__", "judge_for", "load_spec", "load_traces", "run_spec"]

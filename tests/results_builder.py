@@ -59,6 +59,7 @@ def run(*results: QueryResult, agent: str = "support-bot", warnings: list[str] |
     counts = {s: sum(r.status is s for r in results) for s in Status}
     overall = next((s for s in (Status.ERROR, Status.FAIL, Status.WARN) if counts[s]), Status.PASS)
     return RunResult(
+        agentci_version="2.0.0",  # fixed, so a release does not rewrite the golden files
         agent=agent,
         spec="agentci.yaml",
         results=list(results),

@@ -1,5 +1,6 @@
 """The real `agentci` command: reports, formats, exit codes 0/1/2, and no stack traces for user mistakes."""
 
+import importlib.metadata
 import io
 import json
 import re
@@ -8,6 +9,7 @@ import pytest
 
 from conftest import ROOT, hermetic_environment, run_cli
 
+import agentci_action
 from agentci_action.action import main as action_main
 from agentci_action.engine.results import RunResult
 from agentci_action.report.markdown import render_summary
@@ -46,6 +48,7 @@ def test_json_format_to_a_file(tmp_path, write, write_traces):
     assert result.returncode == 1 and result.stdout == ""
     data = json.loads(out.read_text())
     assert data["schema_version"] == "agentci.results/v1"
+    assert data["agentci_version"] == agentci_action.__version__ == importlib.metadata.version("agentci-action")
     assert data["summary"]["failed"] == 1
     (query,) = data["results"]
     assert (query["id"], query["line"], query["status"]) == ("math", 3, "fail")

@@ -69,6 +69,18 @@ def test_readme_shows_the_golden_comment():
     assert match.group(2) == quoted, "README's comment example differs from tests/golden/comment_mixed.md"
 
 
+def test_footers_name_the_release_that_judged_the_run():
+    """The run's own version (a results file from an older release keeps its own), inert when hostile."""
+    older = mixed_run().model_copy(update={"agentci_version": "2.0.1"})
+    for text in (render_summary(older, links=LINKS), render_comment(older, "agentci", links=LINKS)):
+        assert text.endswith(
+            "<sub>AgentCI 2.0.1 · commit hhhhhhh · [workflow run](https://github.com/octo/agent/actions/runs/99)</sub>\n"
+        )
+    assert render_summary(older).endswith("\n<sub>AgentCI 2.0.1</sub>\n")
+    hostile = render_comment(mixed_run().model_copy(update={"agentci_version": HOSTILE}), "agentci")
+    assert hostile.endswith(f"<sub>AgentCI {inline(HOSTILE, 40)}</sub>\n")
+
+
 def test_all_pass_golden():
     check_golden("summary_pass.md", render_summary(run(query("refund-policy", 4, "pass")), links=Links()))
 

@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .._version import __version__
+
 SCHEMA_VERSION = "agentci.results/v1"
 LAYERS = ("correctness", "path", "cost")
 
@@ -288,6 +290,7 @@ class ShardInfo(BaseModel):
 
 class RunResult(BaseModel):
     schema_version: str = SCHEMA_VERSION
+    agentci_version: str = Field(__version__, description="The AgentCI release that evaluated the run.")
     agent: str
     spec: str
     spec_hash: str = Field(

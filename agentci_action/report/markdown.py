@@ -212,13 +212,14 @@ def render_body(run: RunResult, title: str, links: Links, budget: int, diff: Run
     return body
 
 
-def _footer(links: Links) -> str:
-    bits = []
+def _footer(run: RunResult, links: Links) -> str:
+    """The release that judged the run, the commit and the workflow run."""
+    bits = [f"AgentCI {inline(run.agentci_version, 40)}"]  # a results file from a fork PR is untrusted
     if links.sha:
         bits.append(f"commit {links.sha[:7]}")
     if links.run_url:
         bits.append(f"[workflow run]({links.run_url})")
-    return f"\n<sub>AgentCI · {' · '.join(bits)}</sub>\n" if bits else ""
+    return f"\n<sub>{' · '.join(bits)}</sub>\n"
 
 
 def judge_spend(run: RunResult) -> str:
@@ -246,7 +247,7 @@ def render_summary(
 ) -> str:
     """The job summary: the report body (with the diff against the baseline, when there is one), the judge's
     spend and a footer, at most `budget` bytes."""
-    footer = judge_spend(run) + _footer(links)
+    footer = judge_spend(run) + _footer(run, links)
     return render_body(run, title, links, budget - utf8_size(footer), diff) + footer
 
 
@@ -260,7 +261,7 @@ def render_comment(
 ) -> str:
     """The sticky PR comment: hidden marker (with the content digest) first, then the summary's content."""
     first = f"{marker(header)}\n<!-- agentci-digest: {content_digest(run, diff)} -->\n"
-    footer = _footer(links)
+    footer = _footer(run, links)
     return first + render_body(run, title, links, budget - utf8_size(first) - utf8_size(footer), diff) + footer
 
 
