@@ -432,14 +432,17 @@ def test_openinference_calls_of_one_query_are_one_run_and_a_rerun_is_another(rea
     assert "fresh file" in warning and "runs: 2" in warning
 
 
-def test_agentci_run_keeps_the_runs_of_one_query_apart(real_traces, tmp_path):
+def test_agentci_run_keeps_the_runs_of_one_query_apart(real_traces, tmp_path, write):
     def with_run(record, copy):
         metadata = json.loads(record["attributes"]["metadata"])
         record["attributes"]["metadata"] = json.dumps({**metadata, "agentci.run": copy})
         return record
 
     path = _appended_twice(real_traces, "openinference/oi_openai_weather.jsonl", tmp_path, with_run)
-    assert [(t.run, t.total_llm_calls) for t in load_traces([str(path)])] == [(0, 2), (1, 2)]
+    traces = load_traces([str(path)])
+    assert [(t.run, t.total_llm_calls) for t in traces] == [(0, 2), (1, 2)]
+    spec = _spec(write, 'agent: a\nqueries:\n  - id: oi-openai-weather\n    query: "q"\n')
+    assert _run(spec, traces).warnings == []  # distinct run indices: repeats recorded on purpose
 
 
 def test_as_many_traces_as_the_spec_asks_for_is_not_warned(real_traces, tmp_path, write):

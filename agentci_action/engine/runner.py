@@ -62,7 +62,7 @@ class Matched:
 
     by_query: dict[str, list[Trace]]
     unmatched: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # once per trace file: spans without message content
+    notes: list[str] = field(default_factory=list)  # spans without message content (once per file), extra runs
 
 
 def content_notes(traces: list[Trace]) -> list[str]:
@@ -91,6 +91,7 @@ def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
     for q in universe:
         by_text.setdefault(q.query, q)
     grouped: dict[str, list[Trace]] = {q.key: [] for q in queries}
+    every: dict[str, list[Trace]] = {q.key: [] for q in universe}
     unmatched = []
     for trace in traces:
         query = by_id.get(trace.id) if trace.id else None
@@ -99,11 +100,15 @@ def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
         if query is None:
             label = f"id {trace.id!r}" if trace.id else f"query {trace.query!r}"
             unmatched.append(f"{trace.source}: trace with {label} matches no query in the spec")
-        elif query.key in grouped:
+            continue
+        every[query.key].append(trace)
+        if query.key in grouped:
             grouped[query.key].append(trace)
     for runs in grouped.values():
         runs.sort(key=lambda t: t.run if t.run is not None else -1)
-    return Matched(grouped, unmatched, content_notes(traces))
+    # Over every query of the spec, like `unmatched`: each shard then warns alike and merged shards equal the run.
+    extra = [extra_runs_note(q, every[q.key]) for q in universe if unasked_runs(q, every[q.key])]
+    return Matched(grouped, unmatched, content_notes(traces) + extra)
 
 
 def check_variant_counts(queries: list[QuerySpec], baselines: dict[str, list[Trace]]) -> None:
@@ -136,11 +141,16 @@ def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
                     q.file, q.line, f"query {q.key!r} expects runs: {q.runs} but has {found} trace{'s' * (found != 1)}"
                 )
             )
-        elif found > (q.runs or 1):
-            matched.notes.append(extra_runs_note(q, matched.by_query[q.key]))
     if problems:
         raise TraceError(problems)
     return matched
+
+
+def unasked_runs(query: QuerySpec, traces: list[Trace]) -> bool:
+    """More traces than the runs the spec asks for (1 without `runs:`) that their `run` indices do not tell
+    apart as intended repeats (an index missing or repeated): the mark of a file appended to by reruns."""
+    indexes = [t.run for t in traces]
+    return len(traces) > (query.runs or 1) and (None in indexes or len(set(indexes)) < len(indexes))
 
 
 def extra_runs_note(query: QuerySpec, traces: list[Trace]) -> str:
