@@ -10,16 +10,34 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._version import __version__
-from .engine.runner import Settings, run_spec
-from .spec.loader import load_spec
-from .trace.load import load_traces
 
 if TYPE_CHECKING:
     from .engine.judge import LLMJudge
+    from .engine.runner import Settings, run_spec
+    from .spec.loader import load_spec
     from .spec.models import AgentCISpec
+    from .trace.load import load_traces
+
+_LAZY = {
+    "Settings": "engine.runner",
+    "run_spec": "engine.runner",
+    "load_spec": "spec.loader",
+    "load_traces": "trace.load",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The API's names, imported on first use: `agentci --help` and `validate` need none of the engine."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    globals()[name] = value
+    return value
 
 
 def judge_for(

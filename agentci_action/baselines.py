@@ -508,14 +508,11 @@ def version_reference(spec: AgentCISpec, stored: StoredBaseline, wanted: set[str
     )
 
 
-def reference_for(spec_path: str | Path, selected: AgentCISpec, version: str | None = None) -> Reference | None:
+def reference_for(full: AgentCISpec, selected: AgentCISpec, version: str | None = None) -> Reference | None:
     """Baseline `version` (default: the newest whose precheck passed; None when there is none) for the
-    queries of `selected`, a spec possibly filtered by tags. The spec is reloaded whole from `spec_path`:
-    the hash and the matching of the baseline's traces need every query.
+    queries of `selected`, the `full` spec possibly filtered by tags: the hash and the matching of the
+    baseline's traces need every query.
     """
-    from .spec.loader import load_spec
-
-    full = load_spec(spec_path)
     stored = load_baseline(full, version)
     if stored is None:
         return None

@@ -15,18 +15,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, SpecError
-from .engine.results import RunResult, ShardInfo, Status
-from .report.text import one_line
-from .trace.adapters import FORMATS as TRACE_FORMATS
+from .trace.formats import FORMATS as TRACE_FORMATS
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # each command imports what it needs, so `agentci --help` and `validate` start fast
     from .diff import RunDiff
+    from .engine.results import RunResult, ShardInfo
 
 FORMATS = ("console", "json", "github", "markdown", "junit", "prometheus")
 
 
 def exit_code(run: RunResult) -> int:
     """2 when any query could not be evaluated, 1 when any query blocks, else 0."""
+    from .engine.results import Status
+
     if any(r.status is Status.ERROR for r in run.results):
         return EXIT_ERROR
     if any(r.blocking for r in run.results):
@@ -203,6 +204,7 @@ def cmd_save(args: argparse.Namespace) -> int:
 
 def cmd_baselines(args: argparse.Namespace) -> int:
     from .baselines import baseline_dir, list_headers
+    from .report.text import one_line
     from .spec.loader import load_spec
 
     spec = load_spec(args.spec)

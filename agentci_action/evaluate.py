@@ -93,12 +93,13 @@ def evaluate(request: Evaluation) -> Outcome:
     from .diff import current_vs_baseline
     from .engine.runner import group_traces, run_spec
     from .errors import SpecError
-    from .spec.loader import load_spec
+    from .spec.loader import load_spec, select_tags
     from .trace.load import load_traces
 
     if request.baseline and request.baseline_traces:
         raise SpecError.at("baseline-traces", 0, "a baseline version and baseline traces exclude each other; give one")
-    spec = load_spec(request.spec, tags=request.tags or None)
+    whole = load_spec(request.spec)  # once: the baseline's hash and matching need every query
+    spec = select_tags(whole, request.tags) if request.tags else whole
     traces = load_traces(request.traces, request.trace_format, spec.pricing)
     reference, notes = None, []
     if request.baseline_traces:
@@ -108,7 +109,7 @@ def evaluate(request: Evaluation) -> Outcome:
             f"baseline traces: {note}" for note in baseline.unmatched
         ]  # warned like --traces, never dropped silently
     elif (request.baseline or "").lower() != NO_BASELINE:
-        reference = reference_for(request.spec, spec, request.baseline)
+        reference = reference_for(whole, spec, request.baseline)
     judge = judge_for(spec, request.judge)
     embedder, cache = _embedder(spec, request.embedding_cache, request.judge.environ)
     try:

@@ -8,11 +8,9 @@ import re
 from enum import Enum
 from typing import Annotated, Any, Literal
 
-import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from .checks import Checks
-from .json_schemas import unresolvable_refs
 from .rubric_templates import RUBRIC_TEMPLATES
 
 SPEC_VERSION = 1
@@ -238,6 +236,10 @@ class CorrectnessSpec(_Strict):
     @classmethod
     def _schema_is_valid(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
         if schema is not None:
+            import jsonschema  # only for specs with a json_schema check: a third of the spec's import time
+
+            from .json_schemas import unresolvable_refs
+
             try:
                 jsonschema.validators.validator_for(schema).check_schema(schema)
             except jsonschema.SchemaError as exc:

@@ -7,41 +7,20 @@ else canonical when the file looks canonical but has bad records (reported each 
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from ...errors import TraceError
-from . import (
-    anthropic_messages,
-    canonical,
-    langgraph,
-    langsmith,
-    openai_agents,
-    openai_chat,
-    openai_responses,
-    openinference,
-    otel_genai,
-)
+from ..formats import ADAPTER_MODULES, FORMATS
+from . import canonical
 from .common import SHAPE_ERRORS, shape_problem
 
 if TYPE_CHECKING:
     from ..load import Record
     from ..models import Trace
 
-# Most specific first. OpenInference before OpenTelemetry GenAI (its spans may carry gen_ai.* too);
-# Anthropic before Chat Completions (plain string messages fit both); canonical accepts any object with
-# `id` or `query`, so it comes last.
-ADAPTERS = [
-    openinference,
-    otel_genai,
-    openai_agents,
-    langsmith,
-    openai_responses,
-    anthropic_messages,
-    openai_chat,
-    langgraph,
-    canonical,
-]
-FORMATS = [adapter.NAME for adapter in ADAPTERS]
+# In detection order (see ..formats): most specific first, canonical last.
+ADAPTERS = [import_module(f".{module}", __name__) for module in ADAPTER_MODULES.values()]
 
 
 def _accepts(adapter, records: list["Record"]) -> bool:

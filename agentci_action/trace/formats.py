@@ -1,0 +1,20 @@
+"""The trace formats by name, each with its adapter's module, in detection order, so that the CLI can list them
+without importing the adapters.
+
+Most specific first. OpenInference before OpenTelemetry GenAI (its spans may carry gen_ai.* too);
+Anthropic before Chat Completions (plain string messages fit both); canonical accepts any object with
+`id` or `query`, so it comes last.
+"""
+
+ADAPTER_MODULES = {
+    "openinference": "openinference",
+    "otel-genai": "otel_genai",
+    "openai-agents": "openai_agents",
+    "langsmith": "langsmith",
+    "openai-responses": "openai_responses",
+    "anthropic": "anthropic_messages",
+    "openai-chat": "openai_chat",
+    "langgraph": "langgraph",
+    "canonical": "canonical",
+}
+FORMATS = list(ADAPTER_MODULES)

@@ -1,0 +1,124 @@
+"""The spec loader's fast path: libyaml's parser gives the same specs and line numbers as the pure-Python one,
+syntax errors keep the pure parser's wording, `agentci test` loads the spec once, and the CLI's light commands
+do not import the engine."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import yaml
+from conftest import ROOT, run_cli
+
+from agentci_action.spec import loader
+from agentci_action.spec.loader import load_spec
+
+SPECS = sorted(ROOT.glob("examples/*/agentci_spec.yaml")) + [ROOT / "agentci_action/templates/agentci_spec.yaml"]
+
+
+def _loaded(path):
+    spec = load_spec(path)
+    return spec.model_dump(mode="json"), [(q.key, q.file, q.line) for q in spec.queries]
+
+
+@pytest.mark.skipif(not hasattr(yaml, "CSafeLoader"), reason="PyYAML was built without libyaml")
+def test_libyaml_is_the_parser_when_available():
+    assert loader._FAST_LOADER is yaml.CSafeLoader
+
+
+@pytest.mark.parametrize("path", SPECS, ids=lambda p: p.parent.name)
+def test_fast_and_pure_parsers_load_the_same_spec_at_the_same_lines(path, monkeypatch):
+    fast = _loaded(path)
+    monkeypatch.setattr(loader, "_FAST_LOADER", yaml.SafeLoader)
+    assert _loaded(path) == fast
+
+
+def test_fast_and_pure_parsers_agree_on_anchors_merge_keys_includes_and_problems(write, monkeypatch):
+    write("shared/judge.yaml", "expected_in_answer: [refund]\n")
+    spec = write(
+        "s.yaml",
+        """
+        agent: demo
+        defaults: &base
+          tags: [smoke]
+        queries:
+          - query: first
+            <<: *base
+            correctness: !include shared/judge.yaml
+          - id: second
+            query: "second"
+            tags: [x]
+            path: {max_tool_calls: 1, max_tool_calls: 2}
+            cost: {max_latency_ms: fast}
+        """,
+    )
+
+    def outcome():
+        try:
+            return _loaded(spec)
+        except loader.SpecError as exc:
+            return [str(p) for p in exc.problems]
+
+    fast = outcome()
+    assert any(":11: duplicate key 'max_tool_calls'" in p for p in fast), fast
+    monkeypatch.setattr(loader, "_FAST_LOADER", yaml.SafeLoader)
+    assert outcome() == fast
+
+
+@pytest.mark.skipif(not hasattr(yaml, "CSafeLoader"), reason="PyYAML was built without libyaml")
+def test_a_syntax_error_is_worded_by_the_pure_parser(write, monkeypatch):
+    spec = write("s.yaml", "agent: demo\nqueries:\n  - query: [q\n")
+    calls = []
+    real_compose = yaml.compose
+
+    def compose(text, Loader):
+        calls.append(Loader)
+        return real_compose(text, Loader=Loader)
+
+    monkeypatch.setattr(yaml, "compose", compose)
+    with pytest.raises(loader.SpecError) as caught:
+        load_spec(spec)
+    assert calls == [yaml.CSafeLoader, yaml.SafeLoader]
+    (problem,) = caught.value.problems
+    assert (problem.line, problem.message) == (
+        3,
+        "YAML syntax error: expected ',' or ']', but got '<stream end>' while parsing a flow sequence that starts here",
+    )
+
+
+def test_agentci_test_parses_the_spec_once(write, write_traces, monkeypatch):
+    from agentci_action.cli import main
+
+    spec = write(
+        "s.yaml",
+        "agent: demo\nqueries:\n  - id: a\n    query: a\n    tags: [smoke]\n  - id: b\n    query: b\n",
+    )
+    traces = write_traces("t.jsonl", [{"id": "a", "final_answer": "x"}, {"id": "b", "final_answer": "y"}])
+    parsed = []
+    real_compose = loader._compose
+    monkeypatch.setattr(loader, "_compose", lambda text, file: parsed.append(file) or real_compose(text, file))
+    assert main(["test", "--spec", str(spec), "--traces", str(traces), "--tags", "smoke", "--format", "json"]) == 0
+    assert parsed == [str(spec)]
+
+
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["validate", str(ROOT / "examples/support-router/agentci_spec.yaml")]], ids=" ".join
+)
+def test_light_commands_import_neither_the_engine_nor_the_adapters(argv):
+    probe = (
+        "import sys\nfrom agentci_action.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "print('MODULES', sorted(m for m in sys.modules if m.startswith(('agentci_action.engine', "
+        "'agentci_action.trace.adapters', 'agentci_action.report', 'jsonschema', 'genai_prices', 'rapidfuzz'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.splitlines()[-1] == "MODULES []", out.stdout
+
+
+def test_the_cli_lists_every_adapter_in_detection_order():
+    from agentci_action.trace.adapters import ADAPTERS
+    from agentci_action.trace.formats import FORMATS
+
+    assert [adapter.NAME for adapter in ADAPTERS] == FORMATS
+    assert all(name in run_cli("test", "--help").stdout for name in FORMATS)
