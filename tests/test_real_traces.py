@@ -543,3 +543,63 @@ def test_spans_without_content_are_said_once_per_file_naming_the_switch(
     spec = _spec(write, f"agent: a\nqueries:\n  - id: {traces[0].id}\n    query: q\n    runs: {len(traces)}\n")
     (notice,) = _run(spec, traces).warnings
     assert notice.startswith(f"{path}: the spans record no message content") and switch in notice
+
+
+VERCEL = "unsupported/vercel_ai_sdk_v6_spans.json"  # AI SDK 6 spans as the JavaScript SDK holds them
+
+
+def test_vercel_ai_sdk_spans_are_detected_and_read(real_traces):
+    """generateText (prompt, then messages), generateObject and streamText each one run of one model call; the
+    embeddings call is no agent run. Each provider call span lost its parent link in the dump: it joins the
+    call span of its function id that encloses it in time."""
+    traces = load_traces([str(real_traces / VERCEL)])
+    assert {t.metadata["source_format"] for t in traces} == {"vercel-ai"}
+    assert [(t.query, t.final_answer[:20]) for t in traces] == [
+        ("Write a haiku about programming.", "Lines of code align,"),
+        ("What is 2 + 2?", "3 + 3 equals 6."),
+        ("Generate a simple recipe for scrambled eggs.", '{"name":"Scrambled E'),
+        ("Write a short poem about TypeScript.", "In code’s embrace, w"),
+    ]
+    assert [(c.model, c.provider, c.input_tokens, c.output_tokens) for t in traces for c in t.llm_calls] == [
+        ("gpt-4o-mini-2024-07-18", "openai", 14, 20),
+        ("gpt-4o-mini-2024-07-18", "openai", 50, 9),
+        ("gpt-4o-mini-2024-07-18", "openai", 63, 156),
+        ("gpt-4o-mini-2024-07-18", "openai", 15, 112),
+    ]
+    assert [t.llm_calls[0].ttft_ms for t in traces] == [None, None, None, pytest.approx(426.8535)]
+    assert all(t.metadata["status"] == "completed" and t.total_cost_usd > 0 for t in traces)
+    assert all("final_answer_inferred" not in t.metadata for t in traces)
+
+
+def test_a_format_no_reader_knows_is_still_an_error_at_its_line(tmp_path):
+    path = tmp_path / "spans.json"
+    path.write_text('[\n  {"name": "work", "spanContext": {"traceId": "ab", "spanId": "cd"}, "attributes": {}}\n]\n')
+    with pytest.raises(TraceError) as caught:
+        load_traces([str(path)])
+    (problem,) = caught.value.problems
+    assert (problem.line, problem.message.split(";")[0]) == (2, "unrecognised trace format")
+
+
+VERCEL_TOOLS = Path(__file__).parent / "fixtures" / "traces" / "vercel_ai"  # written by generate.mjs there
+
+
+@pytest.mark.parametrize("name", ["nested.json", "flat.json"])
+def test_vercel_ai_sdk_tool_calls_and_usage_of_a_two_step_run(name):
+    """The real `ai` package (6.0.326) with its mock model: two parallel tool calls (one throwing), then the
+    answer; with a context manager the spans nest, without one every span is its own trace."""
+    (trace,) = load_traces([str(VERCEL_TOOLS / name)])
+    assert trace.metadata["source_format"] == "vercel-ai"
+    assert (trace.id, trace.query, trace.final_answer) == (
+        "weather-paris",
+        "What's the weather in Paris?",
+        "It is 18°C and sunny in Paris.",
+    )
+    assert [(c.name, c.arguments, c.result, c.error) for c in trace.tool_calls] == [
+        ("getWeather", {"city": "Paris"}, {"city": "Paris", "celsius": 18}, None),
+        ("getForecast", {"city": "Paris", "days": 2}, None, "forecast service unavailable"),
+    ]
+    assert [(c.model, c.input_tokens, c.output_tokens, c.cached_input_tokens) for c in trace.llm_calls] == [
+        ("gpt-4o-mini-2024-07-18", 120, 40, 64),
+        ("gpt-4o-mini-2024-07-18", 200, 12, 64),
+    ]
+    assert trace.metadata["status"] == "completed" and trace.total_cost_usd > 0
