@@ -14,7 +14,6 @@ import sys
 import traceback
 import uuid
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -25,6 +24,7 @@ from .engine.results import RunResult, ShardInfo, Status
 from .errors import EXIT_ERROR, AgentCIError, InputError, Problem
 from .github.comment import COMMENT_MODES
 from .github.context import RunContext, load_event, resolve
+from .output import OutputError, encodable, write_file, write_stream
 from .report import annotations, markdown
 
 TRUE, FALSE = ("true", "True", "TRUE"), ("false", "False", "FALSE")
@@ -145,7 +145,7 @@ class Publisher:
         self.own: list[annotations.Annotation] = []
 
     def line(self, text: str) -> None:
-        print(text, file=self.out, flush=True)
+        write_stream(text + "\n", self.out, what="the log")
 
     def warning(self, message: str) -> None:
         self.own.append(annotations.Annotation("warning", "", 0, "AgentCI", message))
@@ -166,20 +166,27 @@ class Publisher:
             self.line(text)
 
     def summary(self, markdown_text: str) -> None:
-        path = self.env.get("GITHUB_STEP_SUMMARY")
-        if path:
-            with open(path, "a", encoding="utf-8") as handle:
-                handle.write(markdown_text)
+        """Append to the job summary; a warning when it cannot be written."""
+        self._append("GITHUB_STEP_SUMMARY", markdown_text, "the job summary")
 
     def outputs(self, values: dict[str, str]) -> None:
-        """name<<DELIM blocks in GITHUB_OUTPUT, with a delimiter no value contains."""
-        path = self.env.get("GITHUB_OUTPUT")
-        if not path:
-            return
-        with open(path, "a", encoding="utf-8") as handle:
-            for name, value in values.items():
-                delimiter = f"ghadelimiter_{uuid.uuid4()}"
-                handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+        """name<<DELIM blocks in GITHUB_OUTPUT, with a delimiter no value contains; a warning when it cannot be
+        written (the results file and the summary still carry everything)."""
+        blocks = "".join(
+            f"{name}<<{delimiter}\n{value}\n{delimiter}\n"
+            for name, value in values.items()
+            for delimiter in [f"ghadelimiter_{uuid.uuid4()}"]
+        )
+        self._append("GITHUB_OUTPUT", blocks, "the step outputs")
+
+    def _append(self, variable: str, text: str, what: str) -> None:
+        """Append `text` to the runner's file named by `variable` (if set); a warning when that fails."""
+        path = self.env.get(variable)
+        try:
+            if path:
+                write_file(path, text, append=True, what=what)
+        except OutputError as exc:
+            self.warning(f"C{str(exc)[1:]}.")
 
 
 def outputs_for(run: RunResult | None, results_path: str, comment_url: str) -> dict[str, str]:
@@ -285,8 +292,8 @@ def publish_comment(
 
     from .github.comment import client, upsert_comment
 
-    body = markdown.render_comment(
-        run, inputs.comment_header, markdown.title_for(inputs.comment_header), links, diff=diff
+    body = encodable(
+        markdown.render_comment(run, inputs.comment_header, markdown.title_for(inputs.comment_header), links, diff=diff)
     )
     has_problems = run.summary.status is not Status.PASS
     try:
@@ -345,10 +352,15 @@ def publish_check_run(
             name=f"AgentCI ({markdown.header_slug(inputs.comment_header)})",
             conclusion=conclusion,
             title=f"{run.summary.status.value}: {run.summary.failed} failed, {run.summary.warnings} warnings",
-            summary=markdown.render_summary(
-                run, markdown.title_for(inputs.comment_header), links, budget=markdown.COMMENT_BUDGET
+            summary=encodable(
+                markdown.render_summary(
+                    run, markdown.title_for(inputs.comment_header), links, budget=markdown.COMMENT_BUDGET
+                )
             ),
-            annotations=[annotations.check_run_annotation(a) for a in found],
+            annotations=[
+                {key: encodable(value) if isinstance(value, str) else value for key, value in item.items()}
+                for item in map(annotations.check_run_annotation, found)
+            ],
         )
     except GithubException as exc:  # GitHub's refusal must not lose the annotations: they go to the log instead
         hint = refusal_hint(exc.status, context, "create check runs", "checks: write")
@@ -401,31 +413,26 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         problems = exc.problems if isinstance(exc, InputError) else [Problem("agentci", 0, str(exc))]
         for problem in problems:
             publisher.error(problem)
-        publisher.annotate([])
         publisher.summary(
             "## 💥 AgentCI could not evaluate\n\n" + "".join(f"- {markdown.inline(str(p), 1000)}\n" for p in problems)
         )
         publisher.outputs(outputs_for(None, "", ""))
+        publisher.annotate([])
         return exc.exit_code
 
     status = exit_code(run)
     workspace = env.get("GITHUB_WORKSPACE") or os.getcwd()
     links = markdown.Links(blob_url=context.blob_url, run_url=context.run_url, sha=context.head_sha)
     try:
-        path = Path(inputs.results_path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json_report.render(run, diff), encoding="utf-8")
-    except OSError as exc:
-        publisher.error(Problem(inputs.results_path, 0, f"could not write the results file: {exc.strerror}"))
+        write_file(inputs.results_path, json_report.render(run, diff), what="the results file")
+    except OutputError as exc:
+        publisher.error(Problem("agentci", 0, str(exc)))
         status = max(status, EXIT_ERROR)
     publisher.untrusted(console.render_with_diff(run, diff).splitlines())
     title = markdown.title_for(inputs.comment_header) + (
         f" · shard {inputs.shard.index}/{inputs.shard.count}" if inputs.shard else ""
     )
-    try:
-        publisher.summary(markdown.render_summary(run, title, links, diff=diff))
-    except OSError as exc:
-        publisher.warning(f"Could not write the job summary: {exc.strerror}")
+    publisher.summary(markdown.render_summary(run, title, links, diff=diff))
     comment_url, found = "", []
     if inputs.shard is None:  # a shard job leaves the annotations, check run and comment to the merge job
         comment_url = publish_comment(inputs, context, run, diff, links, publisher)
@@ -438,6 +445,6 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         )
         if on_check_run or not inputs.annotations:
             found = []
-    publisher.annotate(found)  # last, so the action's own warnings above are counted in GitHub's cap
     publisher.outputs(outputs_for(run, inputs.results_path, comment_url))
+    publisher.annotate(found)  # last, so the action's own warnings above are counted in GitHub's cap
     return status

@@ -27,20 +27,23 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .engine.correctness import Judge
 from .engine.gcpause import gc_paused
 from .engine.results import LAYERS, Status
 from .engine.runner import MAX_VARIANTS, Settings, group_traces, match_traces, run_spec
 from .errors import InputError, Problem
+from .output import describe, utf8, write_all
+from .report.json import dumps
+from .report.text import one_line
 from .spec.models import AgentCISpec, spec_hash
 from .trace.models import Trace
 from .trace.pricing import price_trace
 
 BASELINE_SCHEMA_VERSION = "agentci.baseline/v1"
 VERSION_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_JSON = TypeAdapter(dict[str, Any])
+MAX_VERSION_LENGTH = 100  # a file name of at most 105 bytes with ".json": far below every file system's 255
 
 
 class BaselineError(InputError):
@@ -108,12 +111,18 @@ def git_commit(directory: Path) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def check_version_name(version: str) -> str:
+def check_version_name(version: str, option: str = "--version") -> str:
+    """`version` when it is a usable name: letters, digits, '.', '_' and '-', starting with a letter or digit, at
+    most MAX_VERSION_LENGTH characters (it names a file); BaselineError naming `option` otherwise."""
+    if len(version) > MAX_VERSION_LENGTH:
+        raise BaselineError.at(
+            option, 0, f"baseline version name too long ({len(version)} characters; at most {MAX_VERSION_LENGTH})"
+        )
     if not VERSION_PATTERN.match(version):
         raise BaselineError.at(
-            "--version",
+            option,
             0,
-            f"invalid baseline version {version!r}: use letters, digits, '.', '_' and '-' (e.g. v2-fixed)",
+            f"invalid baseline version {one_line(version, 80)!r}: use letters, digits, '.', '_' and '-' (e.g. v2-fixed)",
         )
     return version
 
@@ -193,29 +202,48 @@ def dump(baseline: Baseline) -> str:
         key: [t.model_dump(mode="json", by_alias=True, exclude_defaults=True) for t in runs]
         for key, runs in baseline.queries.items()
     }
-    return _JSON.dump_json(data, indent=2).decode() + "\n"  # as json.dumps(indent=2), at compiled speed
+    return dumps(data) + "\n"
 
 
 def write_atomic(path: Path, text: str, *, overwrite: bool) -> None:
-    """Write `text` to a temporary file beside `path`, fsync it, then rename it over `path`.
+    """Write `text` to a temporary file beside `path` and fsync it, then publish it in one step: without
+    `overwrite`, a hard link that fails if `path` exists (creation is atomic and exclusive: of two saves racing
+    for one version, exactly one wins and the other raises); with it, a rename over `path`.
 
-    An interrupted write leaves any existing file untouched. Refuses to replace an existing file
-    unless `overwrite`.
+    An interrupted or failed write (a full disk) leaves any existing file untouched and raises BaselineError.
     """
+    version = path.stem
     if path.exists() and not overwrite:
-        raise BaselineError.at(str(path), 0, "this baseline version already exists; pass --overwrite to replace it")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        raise _exists(path)
+    temporary = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         os.fchmod(handle, 0o644)  # mkstemp's 0600 would hide a committed baseline from other users and CI
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        try:
+            write_all(handle, utf8(text))
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+        if overwrite:
+            os.replace(temporary, path)
+        else:
+            os.link(temporary, path)
+    except FileExistsError:
+        raise _exists(path) from None
+    except OSError as exc:
+        raise BaselineError.at(
+            str(path), 0, f"could not write baseline version {version!r}: {describe(exc)}; nothing was changed"
+        ) from None
+    finally:
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)
+
+
+def _exists(path: Path) -> BaselineError:
+    return BaselineError.at(
+        str(path), 0, f"baseline version {path.stem!r} already exists; pass --overwrite to replace it"
+    )
 
 
 def save_baseline(
@@ -233,6 +261,8 @@ def save_baseline(
 
     Returns (file, baseline, precheck failures)."""
     path = baseline_dir(spec) / f"{check_version_name(version)}.json"
+    if path.exists() and not overwrite:  # before the precheck's judge calls; write_atomic decides a race
+        raise _exists(path)
     baseline, failures = build_baseline(
         spec, traces, version, force=force, captured_at=captured_at or now_utc(), commit=commit, judge=judge
     )
@@ -354,6 +384,14 @@ def _read_slowly(path: Path, text: str) -> tuple[Baseline, bool]:
         raise BaselineError(problems) from None
 
 
+def _is_file(path: Path) -> bool:
+    """Whether `path` is a file; False when the name cannot be one (too long for the file system, say)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 def _candidate_files(directory: Path, agent: str) -> list[Path]:
     return sorted([*directory.glob("*.json"), *(directory / agent).glob("*.json")]) if directory.is_dir() else []
 
@@ -431,20 +469,20 @@ def reference_variants(runs: list[Trace]) -> list[Trace]:
     return list(seen.values())[:MAX_VARIANTS]
 
 
-def load_baseline(spec: AgentCISpec, version: str | None = None) -> StoredBaseline | None:
+def load_baseline(spec: AgentCISpec, version: str | None = None, option: str = "--baseline") -> StoredBaseline | None:
     """Version `version`, or by default the newest whose precheck passed (None when there is none).
 
     A named version is read from `<baseline_dir>/<version>.json` (or `<baseline_dir>/<agent>/<version>.json`)
     alone, so a corrupt file of another version does not stand in the way; otherwise versions are chosen from
     the files' headers and only the chosen file is read whole. Raises BaselineError listing the available
-    versions when `version` does not exist.
+    versions when `version` does not exist, and naming `option` when it is no version name (check_version_name).
     """
     directory = baseline_dir(spec)
-    if version is not None and VERSION_PATTERN.match(version):
+    if version is not None and check_version_name(version, option):
         named = [
             path
             for path in (directory / f"{version}.json", directory / spec.agent / f"{version}.json")
-            if path.is_file()
+            if _is_file(path)
         ]
         if len(named) == 2:
             raise BaselineError.at(str(named[1]), 0, f"baseline version {version!r} is also in {named[0]}; rename one")

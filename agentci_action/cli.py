@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, SpecError
+from .output import write_file, write_stream
 from .trace.formats import FORMATS as TRACE_FORMATS
 
 if TYPE_CHECKING:  # each command imports what it needs, so `agentci --help` and `validate` start fast
@@ -76,7 +77,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(problem, file=sys.stderr)
         print(f"{args.spec}: invalid ({len(exc.problems)} problem{'s' * (len(exc.problems) != 1)})", file=sys.stderr)
         return EXIT_FAIL
-    print(f"{args.spec}: valid · agent {spec.agent!r} · {len(spec.queries)} queries")
+    say(f"{args.spec}: valid · agent {spec.agent!r} · {len(spec.queries)} queries")
     return EXIT_PASS
 
 
@@ -196,7 +197,7 @@ def cmd_save(args: argparse.Namespace) -> int:
     for problem in failures:
         print(f"warning: precheck failed, saved anyway (--force-save): {problem}", file=sys.stderr)
     precheck = "precheck passed" if baseline.metadata.precheck_passed else "precheck FAILED, forced"
-    print(
+    say(
         f"saved baseline {baseline.version}: {len(baseline.queries)} queries, {baseline.trace_count} traces, {precheck} → {path}"
     )
     return EXIT_PASS
@@ -210,7 +211,7 @@ def cmd_baselines(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     stored = list_headers(spec)
     if not stored:
-        print(
+        say(
             f"no baselines in {baseline_dir(spec)} yet; `agentci save --spec {args.spec} --traces T --version V` records one"
         )
         return EXIT_PASS
@@ -233,8 +234,8 @@ def cmd_baselines(args: argparse.Namespace) -> int:
         )
     widths = [max(len(one_line(row[i])) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
-        print("  ".join(one_line(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())
-    print(
+        say("  ".join(one_line(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())
+    say(
         "\n* the default for `agentci test`: the newest version whose precheck passed"
         if default
         else "\nno version passed its precheck, so `agentci test` uses no baseline unless --baseline names one"
@@ -249,7 +250,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     spec = load_spec(args.spec)
     reference, compared = (
-        version_reference(spec, load_baseline(spec, version)) for version in (args.baseline, args.compare)
+        version_reference(spec, load_baseline(spec, version, option))
+        for version, option in ((args.baseline, "--baseline"), (args.compare, "--compare"))
     )
     diff = diff_against(spec, reference, evaluate_side(spec, args.compare, compared.runs or {}, reference.variants))
     diff.warnings += [w for w in compared.warnings if w not in diff.warnings]
@@ -284,12 +286,16 @@ def _positive(text: str) -> int:
 
 
 def write_output(text: str, output: str | None) -> None:
+    """`text` to the file `output`, else to standard output; a failed write is an OutputError (exit 2)."""
     if output:
-        path = Path(output)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        write_file(output, text)
     else:
-        sys.stdout.write(text)
+        write_stream(text)
+
+
+def say(text: str) -> None:
+    """One line of the command's own output on standard output."""
+    write_stream(text + "\n", what="the output")
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -303,8 +309,8 @@ def cmd_init(args: argparse.Namespace) -> int:
     from .init import init_project
 
     for path in init_project(Path(args.directory)):
-        print(f"wrote {path}")
-    print("next: agentci test --spec agentci_spec.yaml --traces traces/")
+        say(f"wrote {path}")
+    say("next: agentci test --spec agentci_spec.yaml --traces traces/")
     return EXIT_PASS
 
 

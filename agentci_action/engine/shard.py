@@ -28,7 +28,7 @@ def parse_shard(text: str) -> ShardInfo:
 
 def shard_of(query_id: str, count: int) -> int:
     """The 1-based shard of a query id: int(sha256(id) first 64 bits) mod count + 1."""
-    return int(hashlib.sha256(query_id.encode("utf-8")).hexdigest()[:16], 16) % count + 1
+    return int(hashlib.sha256(query_id.encode("utf-8", "surrogatepass")).hexdigest()[:16], 16) % count + 1
 
 
 def select_shard(queries: list[QuerySpec], shard: ShardInfo) -> list[QuerySpec]:

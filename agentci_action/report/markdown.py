@@ -180,7 +180,9 @@ def _severity(query: QueryResult) -> int:
 
 def content_digest(run: RunResult, diff: RunDiff | None = None) -> str:
     """A short hash of what the comment says about the results (not when or where it ran), for comment-mode 'changes'."""
-    return hashlib.sha256(render_body(run, "", Links(), COMMENT_BUDGET, diff).encode()).hexdigest()[:16]
+    return hashlib.sha256(
+        render_body(run, "", Links(), COMMENT_BUDGET, diff).encode("utf-8", "surrogatepass")
+    ).hexdigest()[:16]
 
 
 def render_body(run: RunResult, title: str, links: Links, budget: int, diff: RunDiff | None = None) -> str:

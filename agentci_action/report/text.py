@@ -43,8 +43,9 @@ def inline(text: object, limit: int = 300) -> str:
 
 
 def utf8_size(text: str) -> int:
-    """Bytes in UTF-8: GitHub's summary and comment limits count these (never fewer than characters)."""
-    return len(text.encode("utf-8"))
+    """Bytes in UTF-8: GitHub's summary and comment limits count these (never fewer than characters). A lone
+    surrogate counts 3, as the U+FFFD that replaces it when written (output.py)."""
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def fit(parts: list[str], used: int, budget: int) -> tuple[list[str], int]:

@@ -22,7 +22,7 @@ def cache_key(provider: str, model: str, temperature: float, prompt: Prompt, slo
     """sha256 of [provider, model, temperature, system, user] (+ [slot] when slot > 0), hex."""
     parts: list = [provider, model, temperature, prompt.system, prompt.user] + ([slot] if slot else [])
     material = json.dumps(parts, ensure_ascii=False)
-    return hashlib.sha256(material.encode("utf-8")).hexdigest()
+    return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _verdict_of(entry: object) -> Verdict | None:

@@ -33,7 +33,9 @@ def in_sample(request: JudgeRequest, fraction: float) -> bool:
     """Whether this check is in the ensemble's deterministic sample: sha256(query id, kind, rule) / 2^64 < fraction."""
     if fraction >= 1:
         return True
-    digest = hashlib.sha256("\0".join((request.query_id, request.kind, request.rubric.rule)).encode("utf-8")).digest()
+    digest = hashlib.sha256(
+        "\0".join((request.query_id, request.kind, request.rubric.rule)).encode("utf-8", "surrogatepass")
+    ).digest()
     return int.from_bytes(digest[:8], "big") / 2**64 < fraction
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from ...output import encodable
 from ...spec.models import JudgeRubric
 from .verdict import threshold_score
 
@@ -36,8 +37,9 @@ class Prompt:
 
 
 def inert_json(value: object) -> str:
-    """JSON with every `<` and `>` escaped, so the text can sit between tags without forming one."""
-    return json.dumps(value, ensure_ascii=False, indent=1).replace("<", "\\u003c").replace(">", "\\u003e")
+    """JSON with every `<` and `>` escaped, so the text can sit between tags without forming one; encodable
+    (a lone surrogate in an answer becomes U+FFFD: the provider's API takes UTF-8)."""
+    return encodable(json.dumps(value, ensure_ascii=False, indent=1)).replace("<", "\\u003c").replace(">", "\\u003e")
 
 
 def untrusted_block(data: dict) -> str:
