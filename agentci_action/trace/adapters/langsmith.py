@@ -30,7 +30,7 @@ from typing import Any
 
 from ...errors import Problem, TraceError
 from .assemble import SpanView, from_spans
-from .common import build_trace, convert_each, duration_ms, maybe_json, parse_time, text_of
+from .common import build_trace, convert_each, duration_ms, known, maybe_json, parse_time, text_of
 from .langgraph import lc_documents, lc_message, lc_usage, tool_result
 from .spans import Span, Tree, by_trace, first_line
 
@@ -67,10 +67,12 @@ def _first_human(inputs: dict[str, Any]) -> str:
 
 def _llm(run: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
     extra = run.get("extra") or {}
-    usage = lc_usage(message) or {
-        "input_tokens": int(run.get("prompt_tokens") or 0),
-        "output_tokens": int(run.get("completion_tokens") or 0),
-    }
+    usage = lc_usage(message) or known(  # absent counts stay unset: the call's cost is then unknown, not $0
+        {
+            "input_tokens": None if run.get("prompt_tokens") is None else int(run["prompt_tokens"]),
+            "output_tokens": None if run.get("completion_tokens") is None else int(run["completion_tokens"]),
+        }
+    )
     model = (
         (extra.get("metadata") or {}).get("ls_model_name")
         or usage.get("model")
