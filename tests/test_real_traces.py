@@ -603,3 +603,18 @@ def test_vercel_ai_sdk_tool_calls_and_usage_of_a_two_step_run(name):
         ("gpt-4o-mini-2024-07-18", 200, 12, 64),
     ]
     assert trace.metadata["status"] == "completed" and trace.total_cost_usd > 0
+
+
+def test_a_langsmith_model_run_without_usage_leaves_the_cost_unknown(real_traces, tmp_path):
+    """LangSmith's own records without the server's token totals and without usage_metadata: no count is known."""
+
+    def without_usage(record, copy):
+        for generation in ((record.get("outputs") or {}).get("generations") or [[]])[0]:
+            generation.get("message", {}).get("kwargs", {}).pop("usage_metadata", None)
+        return record
+
+    lines = (real_traces / "langsmith/ls_otelc_weather.jsonl").read_text().splitlines()
+    path = tmp_path / "ls.jsonl"
+    path.write_text("".join(json.dumps(without_usage(json.loads(line), 0)) + "\n" for line in lines))
+    (trace,) = load_traces([str(path)])
+    assert trace.total_cost_usd is None and [c.cost_usd for c in trace.llm_calls] == [None, None]
