@@ -14,6 +14,7 @@ other work only ever adds time, to whichever step it happens to overlap.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import tempfile
@@ -74,6 +75,34 @@ def make_query(query_id: str) -> QuerySpec:
     return query
 
 
+# sha256 of the results JSON of the generated suites (seed 1), by (queries, tools per trace): evaluation is made
+# faster, never different. Recorded before the per-query speed-ups of issue 23; a suite of another size is not checked.
+RESULTS_DIGESTS = {
+    (1000, 20): "e6f7fb98c38d23c302631fe295d71fb64998bcd3f9377f29b0cc0950239ce993",
+    (10_000, 50): "e4c406bd72bab21f6087e46898f687ce4b2602366898f185ff72aa24ff72a968",
+    (200, 500): "0c51e08f293604892c1e0c7af948c3b722fb91ee1b400410831333d0b7727b9a",
+}
+
+
+def results_digest(run, folder: str) -> str:
+    """sha256 of the run's results JSON with the temporary folder (in trace sources) and the release left out."""
+    from agentci_action._version import __version__
+    from agentci_action.report import json as results_json
+
+    text = results_json.render(run).replace(folder, "TMP").replace(f'"agentci_version": "{__version__}"', "")
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def check_results(run, folder: str, queries: int, tools: int) -> str:
+    """'identical to the recorded results', or 'not recorded' for an unrecorded size; raises when they differ."""
+    expected = RESULTS_DIGESTS.get((queries, tools))
+    if expected is None:
+        return "not recorded for this size"
+    found = results_digest(run, folder)
+    assert found == expected, f"results JSON changed for {queries} × {tools}: sha256 {found}, recorded {expected}"
+    return "byte-identical to the recorded results JSON"
+
+
 def timed(fn):
     start = time.perf_counter()
     value = fn()
@@ -111,10 +140,11 @@ def main() -> None:
             load_s = min(load_s, seconds)
             run, seconds = timed(lambda: run_spec(spec, traces, baselines=baselines))
             eval_s = min(eval_s, seconds)
+        verdict = check_results(run, tmp, args.queries, args.tools)
     n = args.queries
     print(
         f"suite: {n:,} queries × {args.tools} tool calls ({size_mb:.1f} MB of JSON Lines); statuses: "
-        f"{run.summary.passed} passed, {run.summary.warnings} warned, {run.summary.failed} failed"
+        f"{run.summary.passed} passed, {run.summary.warnings} warned, {run.summary.failed} failed; results {verdict}"
     )
     print(f"json.loads only          {parse_s:7.3f} s  {n / parse_s:10,.0f} traces/s   (Python's default GC)")
     print(

@@ -10,6 +10,7 @@ layers exactly as evaluated.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..spec.models import CompositeWeights, QuerySpec, ScoreWeights
 from . import stats
@@ -60,19 +61,32 @@ def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
             for name, values in series.items()
             if (found := stats.statistics([v for v in values if v is not None]))
         }
+    rate, at_k, hat_k, ci95, flaky = _pass_figures(passed, n)
     return Reliability.built(
         runs=n,
         passed=passed,
-        pass_rate=stats.pass_rate(passed, n),
-        pass_at_k=stats.pass_at_k(n, passed, n),
-        pass_hat_k=stats.pass_hat_k(n, passed, n),
-        pass_rate_ci95=stats.wilson_interval(passed, n),
-        flaky=stats.is_flaky(passed, n),
+        pass_rate=rate,
+        pass_at_k=at_k,
+        pass_hat_k=hat_k,
+        pass_rate_ci95=ci95,
+        flaky=flaky,
         cost_usd=None if known_cost is None else float(known_cost),
         total_tokens=sum(run.layers["cost"].details.get("total_tokens") or 0 for run in runs),
         cost_of_pass_usd=None if known_cost is None else stats.cost_of_pass(costs, passed),
         run_statuses=statuses,
         metrics=metrics,
+    )
+
+
+@lru_cache(maxsize=256)  # a suite's queries share a few (passed, runs) pairs: (0, 1) and (1, 1) above all
+def _pass_figures(passed: int, runs: int) -> tuple[float, float, float, tuple[float, float], bool]:
+    """Pass rate, pass@k and pass^k with k = runs, the Wilson interval and flakiness of `passed` of `runs`."""
+    return (
+        stats.pass_rate(passed, runs),
+        stats.pass_at_k(runs, passed, runs),
+        stats.pass_hat_k(runs, passed, runs),
+        stats.wilson_interval(passed, runs),
+        stats.is_flaky(passed, runs),
     )
 
 

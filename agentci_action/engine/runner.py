@@ -130,9 +130,15 @@ def check_variant_counts(queries: list[QuerySpec], baselines: dict[str, list[Tra
 def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: list[QuerySpec] | None = None) -> Matched:
     """group_traces, then raise TraceError naming every query in `queries` with no trace or fewer than its `runs`."""
     matched = group_traces(queries, traces, all_queries)
+    require_traces(queries, matched.by_query)
+    return matched
+
+
+def require_traces(queries: list[QuerySpec], by_query: dict[str, list[Trace]]) -> None:
+    """Raise TraceError naming every query with no trace in `by_query` or fewer than its `runs`."""
     problems = []
     for q in queries:
-        found = len(matched.by_query[q.key])
+        found = len(by_query.get(q.key) or ())
         if not found:
             problems.append(Problem(q.file, q.line, f"no trace for query {q.key!r} ({q.query[:60]!r})"))
         elif q.runs is not None and found < q.runs:
@@ -143,7 +149,6 @@ def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
             )
     if problems:
         raise TraceError(problems)
-    return matched
 
 
 def unasked_runs(query: QuerySpec, traces: list[Trace]) -> bool:
@@ -309,7 +314,10 @@ def run_spec(
     selected = queries if queries is not None else spec.queries
     if shard is not None:
         selected = select_shard(selected, shard)
-    matched = match_traces(selected, traces, spec.queries)
+    # the traces by query are indexed once per spec and trace list: a pytest suite evaluates one query per call
+    index = spec.memoised("traces_by_query", (traces,), lambda: group_traces(spec.queries, traces))
+    require_traces(selected, index.by_query)
+    matched = Matched({q.key: index.by_query[q.key] for q in selected}, list(index.unmatched))
     baselines = baselines or {}
     check_variant_counts(selected, baselines)
 

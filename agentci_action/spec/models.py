@@ -5,8 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from enum import Enum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
@@ -14,6 +15,7 @@ from .checks import Checks
 from .rubric_templates import RUBRIC_TEMPLATES
 
 SPEC_VERSION = 1
+T = TypeVar("T")
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 
@@ -526,10 +528,26 @@ class AgentCISpec(_Strict):
     queries: list[QuerySpec] = Field(..., min_length=1)
 
     _path: str = PrivateAttr("")
+    _memo: dict[str, tuple[tuple[int, ...], tuple, Any]] = PrivateAttr(default_factory=dict)
 
     @property
     def path(self) -> str:
         return self._path
+
+    def memoised(self, name: str, inputs: tuple, compute: Callable[[], T]) -> T:
+        """compute(), worked out once for this spec object and its queries list, and for the objects in `inputs`
+        (by identity; a list also by length): what depends only on the spec (its hash) or on the spec and one trace
+        list (the traces by query) is not redone when the same spec is evaluated again, e.g. once per query in a
+        pytest suite. A spec is data: change one with model_copy (a new object), not in place."""
+        guarded = (self, self.queries, *inputs)
+        key = tuple(id(item) for item in guarded) + tuple(len(item) for item in guarded if isinstance(item, list))
+        memo = self.__pydantic_private__["_memo"]  # not self._memo: pydantic's __getattr__ is slow
+        found = memo.get(name)
+        if found is not None and found[0] == key:
+            return found[2]
+        value = compute()
+        memo[name] = (key, guarded, value)  # holding the objects keeps their ids from being reused
+        return value
 
 
 def spec_hash(spec: AgentCISpec) -> str:
@@ -538,5 +556,10 @@ def spec_hash(spec: AgentCISpec) -> str:
     The spec as loaded: includes resolved, defaults merged, tags applied. Values equal to their default are
     left out, so a new optional spec key in a later release leaves the hash alone.
     """
-    canonical = json.dumps(spec.model_dump(mode="json", exclude_defaults=True), sort_keys=True, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+    def compute() -> str:
+        dumped = spec.model_dump(mode="json", exclude_defaults=True)
+        canonical = json.dumps(dumped, sort_keys=True, separators=(",", ":"))
+        return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+    return spec.memoised("spec_hash", (), compute)
