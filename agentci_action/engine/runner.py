@@ -317,7 +317,7 @@ def run_spec(
     # the traces by query are indexed once per spec and trace list: a pytest suite evaluates one query per call
     index = spec.memoised("traces_by_query", (traces,), lambda: group_traces(spec.queries, traces))
     require_traces(selected, index.by_query)
-    matched = Matched({q.key: index.by_query[q.key] for q in selected}, list(index.unmatched))
+    matched = Matched({q.key: index.by_query[q.key] for q in selected}, list(index.unmatched), list(index.notes))
     baselines = baselines or {}
     check_variant_counts(selected, baselines)
 
