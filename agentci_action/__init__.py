@@ -1,8 +1,9 @@
 """AgentCI: regression tests for AI agents in CI.
 
 The Python API: `load_spec(path, tags=None)`, `load_traces(patterns)`,
-`judge_for(spec, mode="auto", cache=None)` and
-`run_spec(spec, traces, queries=None, baselines=None, judge=None, settings=Settings())`.
+`judge_for(spec, mode="auto", cache=None)`,
+`run_spec(spec, traces=None, agent=None, queries=None, baselines=None, judge=None, settings=Settings())` (without
+traces it runs the agent first) and `run_agent(spec, agent=None, runs=None, output=None) -> traces`.
 """
 
 from __future__ import annotations
@@ -16,14 +17,16 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from .engine.judge import LLMJudge
-    from .engine.runner import Settings, run_spec
+    from .engine.runner import Settings
+    from .runner.api import run_agent, run_spec
     from .spec.loader import load_spec
     from .spec.models import AgentCISpec
     from .trace.load import load_traces
 
 _LAZY = {
     "Settings": "engine.runner",
-    "run_spec": "engine.runner",
+    "run_spec": "runner.api",
+    "run_agent": "runner.api",
     "load_spec": "spec.loader",
     "load_traces": "trace.load",
 }
@@ -68,4 +71,4 @@ def judge_for(
     )
 
 
-__all__ = ["Settings", "__version__", "judge_for", "load_spec", "load_traces", "run_spec"]
+__all__ = ["Settings", "__version__", "judge_for", "load_spec", "load_traces", "run_agent", "run_spec"]

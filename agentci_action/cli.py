@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
 from .errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, SpecError
@@ -104,22 +105,27 @@ def cmd_test(args: argparse.Namespace) -> int:
         raise SpecError.at(
             "--shard", 0, "a shard writes its results file to --output, e.g. --output results/shard-2.json"
         )
-    outcome = evaluate(
-        Evaluation(
-            spec=args.spec,
-            traces=args.traces,
-            baseline=args.baseline,
-            baseline_traces=args.baseline_traces or [],
-            trace_format=args.trace_format,
-            tags=_split(args.tags),
-            embedding_cache=args.embedding_cache,
-            settings=Settings(fail_on=fail_on, workers=args.workers),
-            shard=shard,
-            judge=JudgeOptions(
-                mode=args.judge_mode, cache=args.judge_cache, sample_ensemble=args.sample_ensemble, environ=os.environ
-            ),
+    with ExitStack() as stack:
+        traces = traces_to_evaluate(args, stack, shard)
+        outcome = evaluate(
+            Evaluation(
+                spec=args.spec,
+                traces=traces,
+                baseline=args.baseline,
+                baseline_traces=args.baseline_traces or [],
+                trace_format=args.trace_format,
+                tags=_split(args.tags),
+                embedding_cache=args.embedding_cache,
+                settings=Settings(fail_on=fail_on, workers=args.workers),
+                shard=shard,
+                judge=JudgeOptions(
+                    mode=args.judge_mode,
+                    cache=args.judge_cache,
+                    sample_ensemble=args.sample_ensemble,
+                    environ=os.environ,
+                ),
+            )
         )
-    )
     run = outcome.run
     if shard:  # --output takes the shard results file; the report goes to standard output
         from .report import json
@@ -131,6 +137,45 @@ def cmd_test(args: argparse.Namespace) -> int:
         _warn(outcome.diff.warnings)
     write_report(render(args.format, run, outcome.diff), args.format, args.output)
     return exit_code(run)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run the agent on the selected queries and write their traces: 0 every run gave a trace, 1 the agent
+    failed on some (crashed, printed no trace), 2 some failed for infrastructure reasons after their retries."""
+    from .runner import RunOptions
+
+    options = RunOptions(Path(args.output), args.runs, args.workers, args.timeout, args.resume)
+    outcome = run_the_agent(args.spec, _split(args.tags), _shard_option(args.shard), options)
+    return EXIT_ERROR if outcome.infra else EXIT_FAIL if outcome.failed else EXIT_PASS
+
+
+def run_the_agent(spec_path: str, tags: list[str], shard: ShardInfo | None, options: RunOptions) -> AgentRun:
+    """The spec's runner on the selected queries (tags, then shard), progress and summary on stderr."""
+    from .engine.shard import select_shard
+    from .runner import run_agent
+    from .runner.execute import terminate_on_sigterm
+    from .spec.loader import load_spec
+
+    spec = load_spec(spec_path, tags=tags or None)
+    queries = select_shard(spec.queries, shard) if shard else spec.queries
+    with terminate_on_sigterm():
+        outcome = run_agent(spec, options, queries=queries)
+    print(outcome.summary(options.output), file=sys.stderr)
+    return outcome
+
+
+def traces_to_evaluate(args: argparse.Namespace, stack: ExitStack, shard: ShardInfo | None = None) -> list[str]:
+    """--traces as given; without them the spec's runner runs the agent first, into --record DIR (else a temporary
+    directory), and those traces are evaluated. A spec without a runner needs --traces."""
+    if args.traces:
+        return args.traces
+    import tempfile
+
+    from .runner import RunOptions
+
+    record = args.record or stack.enter_context(tempfile.TemporaryDirectory(prefix="agentci-traces-"))
+    run_the_agent(args.spec, _split(getattr(args, "tags", None)), shard, RunOptions(Path(record)))
+    return [record]
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
@@ -169,7 +214,17 @@ def cmd_save(args: argparse.Namespace) -> int:
     from .trace.load import load_traces
 
     spec = load_spec(args.spec)
-    traces = load_traces(args.traces, args.trace_format, spec.pricing)
+    with ExitStack() as stack:
+        traces = load_traces(traces_to_evaluate(args, stack), args.trace_format, spec.pricing)
+    failed = [trace.run_error for trace in traces if trace.run_error]
+    if failed:
+        for error in failed:
+            print(f"error: {error}", file=sys.stderr)
+        print(
+            f"error: {len(failed)} run(s) of the agent gave no trace, so {args.version!r} was not saved",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
     judge = judge_for(spec, JudgeOptions(mode=args.judge_mode, cache=args.judge_cache, environ=os.environ))
     try:
         path, baseline, failures = save_baseline(
@@ -285,6 +340,16 @@ def _positive(text: str) -> int:
     return int(text)
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return value
+
+
 def write_output(text: str, output: str | None) -> None:
     """`text` to the file `output`, else to standard output; a failed write is an OutputError (exit 2)."""
     if output:
@@ -339,7 +404,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     test = sub.add_parser("test", help="evaluate traces against a spec")
     test.add_argument("--spec", required=True, help="the spec YAML")
-    test.add_argument("--traces", required=True, action="append", help="trace file, directory or glob (repeatable)")
+    test.add_argument(
+        "--traces",
+        action="append",
+        help="trace file, directory or glob (repeatable); without it the spec's runner: runs the agent first",
+    )
+    test.add_argument("--record", help="without --traces: keep the agent's traces in this directory")
     test.add_argument(
         "--baseline",
         help="saved baseline version to compare with (default: the newest whose precheck passed; 'none': no baseline)",
@@ -393,6 +463,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     test.set_defaults(func=cmd_test)
 
+    run = sub.add_parser("run", help="run the agent (the spec's runner:) on the queries and write their traces")
+    run.add_argument("--spec", required=True, help="the spec YAML, with a `runner:`")
+    run.add_argument("--output", required=True, help="directory for the traces: <query id>.jsonl, one line per run")
+    run.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
+    run.add_argument("--shard", help="only shard INDEX/COUNT of the queries, as `test --shard` selects them")
+    run.add_argument("--runs", type=_positive, help="runs per query (default: each query's `runs`, else 1)")
+    run.add_argument("--workers", type=_positive, help="runs at the same time (default: runner.workers)")
+    run.add_argument("--timeout", type=_seconds, help="seconds per run (default: runner.timeout_s)")
+    run.add_argument(
+        "--resume", action="store_true", help="keep the runs already in --output that gave a trace; run the rest"
+    )
+    run.set_defaults(func=cmd_run)
+
     merge = sub.add_parser("merge", help="combine shard results files into one run: report and exit code as `test`")
     merge.add_argument("shards", nargs="+", help="shard results files or globs, e.g. 'results/shard-*.json'")
     merge.add_argument("--spec", required=True, help="the spec YAML the shards were run with")
@@ -412,7 +495,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     save = sub.add_parser("save", help="save traces as a golden baseline version, after a correctness precheck")
     save.add_argument("--spec", required=True, help="the spec YAML (the baseline goes under its baseline_dir)")
-    save.add_argument("--traces", required=True, action="append", help="trace file, directory or glob (repeatable)")
+    save.add_argument(
+        "--traces",
+        action="append",
+        help="trace file, directory or glob (repeatable); without it the spec's runner: runs the agent first",
+    )
+    save.add_argument("--record", help="without --traces: keep the agent's traces in this directory")
     save.add_argument("--version", required=True, help="version name, e.g. v2-fixed")
     save.add_argument(
         "--force-save", action="store_true", help="save even when correctness fails (recorded in the metadata)"

@@ -25,7 +25,7 @@ from .cost import evaluate_cost
 from .gcpause import gc_paused
 from .path import evaluate_path
 from .process import evaluate_process
-from .results import JudgeUsage, LayerResult, QueryResult, RunResult, ShardInfo, Status, Summary
+from .results import Check, JudgeUsage, LayerResult, QueryResult, RunResult, ShardInfo, Status, Summary
 from .score import composite_score, letter_grade
 from .shard import select_shard
 from .stats import cost_of_pass
@@ -201,7 +201,10 @@ def _evaluate_run(
     query: QuerySpec, trace: Trace, variants: list[Trace], judge: Judge | None, embedder: Embedder | None
 ) -> dict[str, LayerResult]:
     """Path compares with the closest baseline variant; cost with that same variant (the route the agent took).
-    The query's `checks:` block is evaluated once and merged into each layer; leaked values are masked in all."""
+    The query's `checks:` block is evaluated once and merged into each layer; leaked values are masked in all.
+    A run `agentci run` got no trace from is an error, with nothing else evaluated."""
+    if trace.run_error is not None:
+        return failed_run_layers(trace.run_error)
     extra = evaluate_checks(query, trace, judge, embedder)
     path = evaluate_path(query.path, trace, variants, extra.by_layer["path"])
     baseline = variants[path.details["baseline_variant"]] if variants else None
@@ -211,6 +214,16 @@ def _evaluate_run(
         "cost": evaluate_cost(query.cost, trace, baseline, extra.by_layer["cost"]),
     }
     return mask_layers(layers, extra.leaks)
+
+
+def failed_run_layers(error: str) -> dict[str, LayerResult]:
+    """Correctness errors with the runner's message; path and cost are skipped, having no trace to look at."""
+    skipped = Check.built("agent_run", Status.SKIP, "not evaluated: the agent run produced no trace")
+    return {
+        "correctness": LayerResult.from_checks([Check.built("agent_run", Status.ERROR, error)]),
+        "path": LayerResult.from_checks([skipped]),
+        "cost": LayerResult.from_checks([skipped]),
+    }
 
 
 def evaluate_query(

@@ -25,7 +25,7 @@ def _money(value: float | None) -> str:
 def _figures(result: QueryResult) -> str:
     """The key path and cost figures of a query on one line (means, so labelled, for several runs)."""
     values = {name: result.figure(name) for name in RUN_FIGURES}
-    parts = [f"tools {values.get('tool_calls', 0):g}"]
+    parts = [f"tools {values.get('tool_calls') or 0:g}"]
     for key, label in (
         ("tool_recall", "recall"),
         ("tool_precision", "precision"),
@@ -33,7 +33,7 @@ def _figures(result: QueryResult) -> str:
     ):
         if values.get(key) is not None:
             parts.append(f"{label} {values[key]:.2f}")
-    parts.append(f"loops {values.get('loops_detected', 0):g}")
+    parts.append(f"loops {values.get('loops_detected') or 0:g}")
     reason = result.layer("cost").details.get("cost_unknown_reason")
     parts.append(
         _money(values.get("cost_usd"))

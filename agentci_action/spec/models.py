@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from .checks import Checks
 from .rubric_templates import RUBRIC_TEMPLATES
+from .runner import RunnerSpec
 
 SPEC_VERSION = 1
 T = TypeVar("T")
@@ -358,7 +359,11 @@ class QueryDefaults(_Strict):
         None, description="Answer, RAG, safety, agent, performance and validity checks, each in its layer."
     )
     process: ProcessSpec | None = None
-    runs: int | None = Field(None, ge=1, description="Repeated runs expected per query; fewer traces is an error.")
+    runs: int | None = Field(
+        None,
+        ge=1,
+        description="Repeated runs per query: the runner runs the agent this often; fewer traces is an error.",
+    )
     min_pass_rate: float | None = Field(
         None,
         ge=0.0,
@@ -524,6 +529,9 @@ class AgentCISpec(_Strict):
     )
     composite: CompositeWeights = Field(
         default_factory=CompositeWeights, description="Weights of the composite score (default 0.5 / 0.5)."
+    )
+    runner: RunnerSpec | None = Field(
+        None, description="How to run the agent on a query (`agentci run`; `test` and `save` without --traces)."
     )
     queries: list[QuerySpec] = Field(..., min_length=1)
 

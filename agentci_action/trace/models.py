@@ -54,6 +54,9 @@ class RetrievedDoc(_Strict):
     score: float | None = None
 
 
+RUN_ERROR_KEY = "agentci_error"  # metadata of a run the runner could not get a trace from: its error message
+
+
 class Trace(_Strict):
     """One run of one query. Matched to its query by `id`, else by exact `query` text."""
 
@@ -85,6 +88,12 @@ class Trace(_Strict):
         if not self.id and not self.query:
             raise ValueError("a trace needs `id` or `query` to be matched to its spec query")
         return self
+
+    @property
+    def run_error(self) -> str | None:
+        """Why `agentci run` got no trace from this run (`metadata.agentci_error`), or None for a real trace."""
+        error = self.metadata.get(RUN_ERROR_KEY)
+        return str(error) if error else None
 
     @property
     def tool_names(self) -> list[str]:

@@ -1,0 +1,26 @@
+"""Runs the agent on a spec's queries and writes its traces (`agentci run`): everything after it reads those
+files as if the user had recorded them. Processes, the agent's output and the trace files stay in this package.
+
+Modules: jobs (what a run is given, how it fails) · process (a command, its timeout and process group) ·
+python_call (a callable, sync or async) · capture (the seam: where a run's trace comes from) · traces (records →
+one canonical trace) · store (atomic per-query JSON Lines, --resume) · secrets (masking) · progress (stderr) ·
+execute (workers, retries, the whole run).
+"""
+
+from __future__ import annotations
+
+from .capture import Capture, OutputCapture
+from .execute import AgentRun, RunOptions, run_agent
+from .jobs import Finished, InfraFailure, Job, RunFailure
+
+__all__ = [
+    "AgentRun",
+    "Capture",
+    "Finished",
+    "InfraFailure",
+    "Job",
+    "OutputCapture",
+    "RunFailure",
+    "RunOptions",
+    "run_agent",
+]

@@ -1,0 +1,58 @@
+"""The Python API's side of the runner: `run_agent` for traces, `run_spec` that runs the agent when given no traces."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .execute import RunOptions
+from .execute import run_agent as execute
+
+if TYPE_CHECKING:
+    from ..engine.results import RunResult
+    from ..spec.models import AgentCISpec, QuerySpec
+    from ..trace.models import Trace
+
+
+def run_agent(
+    spec: AgentCISpec,
+    agent: Callable[..., Any] | None = None,
+    *,
+    queries: list[QuerySpec] | None = None,
+    runs: int | None = None,
+    workers: int | None = None,
+    timeout_s: float | None = None,
+    output: str | Path | None = None,
+) -> list[Trace]:
+    """Run the agent on `queries` (default: the spec's) as `agentci run` does and return every run's trace, in
+    query and run order; a run that gave no trace is an error record (`trace.run_error`), evaluated as an error.
+
+    `agent` is a callable used instead of the spec's `runner:` (as `python:` would call it: the query, and id, run,
+    tags, metadata when it names them; sync or async). The traces are also written to `output` when given."""
+    with tempfile.TemporaryDirectory(prefix="agentci-traces-") as scratch:
+        options = RunOptions(Path(output or scratch), runs=runs, workers=workers, timeout_s=timeout_s)
+        return execute(spec, options, queries=queries, agent=agent).traces
+
+
+def run_spec(
+    spec: AgentCISpec,
+    traces: list[Trace] | None = None,
+    *,
+    agent: Callable[..., Any] | None = None,
+    queries: list[QuerySpec] | None = None,
+    **evaluation: Any,
+) -> RunResult:
+    """Evaluate `queries` against `traces`; without traces, run the agent first (`agent`, else the spec's runner).
+    Other keyword arguments are the engine's: baselines, judge, embedder, settings, shard."""
+    from ..engine.runner import run_spec as evaluate
+
+    if traces is None:
+        selected = queries if queries is not None else spec.queries
+        if evaluation.get("shard") is not None:
+            from ..engine.shard import select_shard
+
+            selected = select_shard(selected, evaluation["shard"])
+        traces = run_agent(spec, agent, queries=selected)
+    return evaluate(spec, traces, queries=queries, **evaluation)

@@ -1,0 +1,101 @@
+"""The spec's `runner:` block: how AgentCI runs the agent on one query (see docs/running-the-agent.md)."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+
+PYTHON_TARGET = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
+
+
+class RunnerSpec(BaseModel):
+    """Exactly one of `command` (a program run once per query and run) or `python` (a callable run in-process)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str | list[str] | None = Field(
+        None,
+        description="Program and arguments, a string split as a shell would (no shell: write `sh -c '...'` for one) "
+        "or a list. It reads the query as JSON on stdin and prints its trace as JSON on stdout (the last JSON "
+        "document), or writes it to $AGENTCI_TRACE_FILE.",
+    )
+    python: str | None = Field(
+        None,
+        pattern=PYTHON_TARGET,
+        description="`module:function` called with the query (and id, run, tags, metadata when it takes them), "
+        "sync or async, returning a trace. Imported with `cwd` on sys.path.",
+    )
+    cwd: str | None = Field(None, description="Working directory, relative to the spec file (default: its directory).")
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description="Added to the inherited environment; the values are never printed (masked as ***).",
+    )
+    timeout_s: float = Field(300.0, gt=0, description="Seconds one run may take; then it is killed and retried.")
+    workers: int = Field(4, ge=1, le=256, description="Runs at the same time.")
+    retries: int = Field(
+        2,
+        ge=0,
+        le=10,
+        description="Retries of a run that failed for infrastructure reasons (timeout, exit code 75, a rate-limit or "
+        "overloaded error); an agent that crashes is not retried.",
+    )
+    backoff_s: float = Field(
+        1.0, ge=0, description="First wait before a retry; it doubles with each retry (at most 60 s)."
+    )
+    trace_format: str | None = Field(
+        None, description="The format of the traces the agent returns (default: detected, as for --traces)."
+    )
+
+    _file: str = PrivateAttr("")
+    _lines: dict[str, int] = PrivateAttr(default_factory=dict)
+
+    @field_validator("command")
+    @classmethod
+    def _program_given(cls, command: str | list[str] | None) -> str | list[str] | None:
+        if command is None:
+            return None
+        try:
+            argv = shlex.split(command) if isinstance(command, str) else command
+        except ValueError as exc:
+            raise ValueError(f"command cannot be split into arguments: {exc}") from None
+        if not argv or not argv[0].strip():
+            raise ValueError("command is empty; give the program to run, e.g. `python agent.py`")
+        return command
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _string_values(cls, env: Any) -> Any:
+        if isinstance(env, dict):
+            for key, value in env.items():
+                if not isinstance(value, str):
+                    raise ValueError(f"env {key!r}: quote the value, environment variables are strings")
+        return env
+
+    @field_validator("trace_format")
+    @classmethod
+    def _known_format(cls, name: str | None) -> str | None:
+        from ..trace.formats import FORMATS
+
+        if name is not None and name != "auto" and name not in FORMATS:
+            raise ValueError(f"unknown trace_format {name!r}; known: auto, {', '.join(FORMATS)}")
+        return name
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "RunnerSpec":
+        if (self.command is None) == (self.python is None):
+            raise ValueError("a runner takes exactly one of `command` (a program) or `python` (module:function)")
+        return self
+
+    @property
+    def argv(self) -> list[str]:
+        """The command as an argument list."""
+        if self.command is None:
+            return []
+        return shlex.split(self.command) if isinstance(self.command, str) else list(self.command)
+
+    def where(self, key: str = "") -> tuple[str, int]:
+        """(file, line) of `key` in the runner block, or of the block itself; for errors a user can find."""
+        lines = self.__pydantic_private__["_lines"]
+        return self.__pydantic_private__["_file"], lines.get(key) or lines.get("", 0)

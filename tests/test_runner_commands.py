@@ -1,0 +1,111 @@
+"""`agentci test` and `save` without --traces run the agent first; the Python API runs it too; all agree with
+`agentci run` followed by `agentci test --traces`."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import hermetic_environment, run_cli
+
+import agentci_action
+from agentci_action.spec.loader import load_spec
+
+AGENT = """
+import json, os, sys
+job = json.load(sys.stdin)
+if job["id"] == "broken" and os.environ.get("BREAK") == "1":
+    sys.exit("crashed")
+answer = "4" if os.environ.get("MODE", "fixed") == "fixed" else "5"
+print(json.dumps({"final_answer": answer, "tool_calls": [{"name": "calc"}]}))
+"""
+
+SPEC = """
+agent: demo
+runner:
+  command: python agent.py
+queries:
+  - id: math
+    query: "What is 2+2?"
+    correctness: {expected_in_answer: ["4"]}
+  - id: broken
+    query: "And 2+2 again?"
+    correctness: {expected_in_answer: ["4"]}
+"""
+
+
+def project(tmp_path):
+    (tmp_path / "agent.py").write_text(AGENT)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC)
+    return spec
+
+
+def results(stdout: str) -> dict:
+    return {r["id"]: (r["status"], r["correctness"]["messages"]) for r in json.loads(stdout)["results"]}
+
+
+def test_test_without_traces_runs_the_agent_and_agrees_with_run_then_test(tmp_path):
+    spec = project(tmp_path)
+    direct = run_cli("test", "--spec", spec, "--format", "json", "--record", tmp_path / "rec")
+    assert direct.returncode == 0, direct.stderr
+    assert "agentci run: 2 runs in" in direct.stderr
+    assert sorted(p.name for p in (tmp_path / "rec").iterdir()) == ["broken.jsonl", "math.jsonl"]
+    assert run_cli("run", "--spec", spec, "--output", tmp_path / "out").returncode == 0
+    recorded = run_cli("test", "--spec", spec, "--traces", tmp_path / "out", "--format", "json")
+    assert results(direct.stdout) == results(recorded.stdout) == {"math": ("pass", []), "broken": ("pass", [])}
+    broken = run_cli("test", "--spec", spec, "--format", "json", env=hermetic_environment(MODE="broken"))
+    assert broken.returncode == 1 and results(broken.stdout)["math"] == (
+        "fail",
+        ["expected in answer but missing: '4'"],
+    )
+
+
+def test_a_crash_is_an_error_of_its_query_and_the_others_are_evaluated(tmp_path):
+    spec = project(tmp_path)
+    result = run_cli("test", "--spec", spec, "--format", "json", env=hermetic_environment(BREAK="1"))
+    assert result.returncode == 2
+    assert results(result.stdout) == {
+        "math": ("pass", []),
+        "broken": ("error", ["query 'broken' run 0: exit code 1; stderr: crashed"]),
+    }
+
+
+def test_without_traces_or_runner_the_error_says_what_to_add(tmp_path):
+    spec = tmp_path / "s.yaml"
+    spec.write_text("agent: demo\nqueries:\n  - query: q\n")
+    for command in (("test",), ("save", "--version", "v1")):
+        result = run_cli(*command, "--spec", spec)
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert "the spec has no `runner:`" in result.stderr and "--traces" in result.stderr
+
+
+def test_save_without_traces_runs_the_agent_and_refuses_runs_without_a_trace(tmp_path):
+    spec = project(tmp_path)
+    result = run_cli("save", "--spec", spec, "--version", "v1")
+    assert result.returncode == 0, result.stderr
+    assert "saved baseline v1: 2 queries, 2 traces, precheck passed" in result.stdout
+    result = run_cli("save", "--spec", spec, "--version", "v2", env=hermetic_environment(BREAK="1"))
+    assert result.returncode == 2 and not (tmp_path / "baselines" / "v2.json").exists()
+    assert "error: 1 run(s) of the agent gave no trace, so 'v2' was not saved" in result.stderr
+
+
+def test_python_api_runs_a_callable_or_the_spec_runner(tmp_path):
+    spec = load_spec(project(tmp_path))
+
+    def agent(query, id, run):
+        return {"final_answer": "4" if id == "math" else "no idea", "tool_calls": [{"name": "calc"}]}
+
+    traces = agentci_action.run_agent(spec, agent, runs=2)
+    assert [(t.id, t.run, t.final_answer) for t in traces] == [
+        ("math", 0, "4"),
+        ("math", 1, "4"),
+        ("broken", 0, "no idea"),
+        ("broken", 1, "no idea"),
+    ]
+    run = agentci_action.run_spec(spec, agent=agent)
+    assert {r.id: r.status.value for r in run.results} == {"math": "pass", "broken": "fail"}
+    assert run.model_dump(exclude={"results"}) == agentci_action.run_spec(spec, traces[::2]).model_dump(
+        exclude={"results"}
+    )
+    by_runner = agentci_action.run_spec(spec)  # the spec's own command
+    assert {r.id: r.status.value for r in by_runner.results} == {"math": "pass", "broken": "pass"}
