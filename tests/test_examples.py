@@ -40,6 +40,8 @@ EXPECTED = {
             "mobile-sync": "warn",
         },
     ),
+    # traces captured from the agent's OpenTelemetry spans (agentci collect; docs/otel-capture.md)
+    "otel-capture": (0, {"order-shipped": "pass", "order-packing": "pass"}),
     # five runs per query: flaky queries at their pass-rate gates, one drifting off its steps
     "repeated-runs": (
         0,

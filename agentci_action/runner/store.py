@@ -49,19 +49,21 @@ class TraceStore:
             runs = self._runs.setdefault(query_id, {})
             runs[trace.run or 0] = trace
             text = "".join(self.masker(line(t)) + "\n" for _, t in sorted(runs.items()))
-            return self._replace(self.file(query_id), text)
+            return replace_file(self.file(query_id), text)
 
-    def _replace(self, path: Path, text: str) -> Path:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
-        return path
+
+def replace_file(path: Path, text: str) -> Path:
+    """Write `text` to `path` whole or not at all: a temporary file beside it, then a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
 
 
 def line(trace: Trace) -> str:
