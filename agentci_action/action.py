@@ -14,6 +14,7 @@ import sys
 import traceback
 import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -26,6 +27,7 @@ from .github.comment import COMMENT_MODES
 from .github.context import RunContext, load_event, resolve
 from .output import OutputError, encodable, write_file, write_stream
 from .report import annotations, markdown
+from .spec.names import SPEC_FILE, default_spec
 
 TRUE, FALSE = ("true", "True", "TRUE"), ("false", "False", "FALSE")
 
@@ -40,7 +42,7 @@ class ActionInputs(BaseModel):
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
-    spec: str = "agentci.yaml"
+    spec: str = SPEC_FILE
     traces: list[str] = Field(default_factory=list)
     baseline: str = Field(
         "", description="A saved baseline version; '' = the newest whose precheck passed; 'none' = no baseline."
@@ -406,6 +408,11 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
             publisher.line(f"::add-mask::{env[secret]}")
     try:
         inputs = read_inputs(env)
+        if inputs.spec == SPEC_FILE and not Path(SPEC_FILE).exists():  # the default name, and no such file
+            found, notice = default_spec(Path())
+            if notice:
+                publisher.warning(notice)
+                inputs = inputs.model_copy(update={"spec": str(found)})
         context = resolve(env, load_event(env.get("GITHUB_EVENT_PATH")))
         outcome = evaluate(inputs, env)
         run, diff = outcome.run, outcome.diff
