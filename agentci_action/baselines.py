@@ -22,7 +22,7 @@ import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -192,7 +192,7 @@ def build_baseline(
 
 
 def now_utc() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def dump(baseline: Baseline) -> str:
@@ -376,7 +376,7 @@ def _read_slowly(path: Path, text: str) -> tuple[Baseline, bool]:
         document, problems = _compose(text), []
         for error in exc.errors():
             loc = tuple(error["loc"])
-            source_loc = (("trace",) + loc[3:]) if legacy and loc[:1] == ("queries",) else loc
+            source_loc = ("trace", *loc[3:]) if legacy and loc[:1] == ("queries",) else loc
             problems.append(
                 Problem(
                     str(path),

@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 from contextlib import ExitStack
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._version import __version__
@@ -25,6 +25,7 @@ from .trace.formats import FORMATS as TRACE_FORMATS
 if TYPE_CHECKING:  # each command imports what it needs, so `agentci --help` and `validate` start fast
     from .diff import RunDiff
     from .engine.results import RunResult, ShardInfo
+    from .runner.execute import AgentRun, RunOptions
 
 FORMATS = ("console", "json", "github", "markdown", "junit", "prometheus")
 

@@ -8,6 +8,7 @@ import sys
 import time
 
 import pytest
+from conftest import ROOT, run_cli
 
 from agentci_action.baselines import (
     BaselineError,
@@ -23,7 +24,6 @@ from agentci_action.engine.runner import run_spec
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.load import load_traces
 from agentci_action.trace.models import Trace
-from conftest import ROOT, run_cli
 
 SPEC = """
 agent: demo
@@ -63,7 +63,7 @@ def traces(records) -> list[Trace]:
 
 def test_save_records_metadata_and_loads_back(spec_path):
     spec = load_spec(spec_path)
-    path, baseline, failures = save_baseline(
+    path, _baseline, failures = save_baseline(
         spec, traces(GOOD), "v1", captured_at="2026-01-01T00:00:00Z", commit="abc123"
     )
     assert path == spec_path.parent / "golden" / "v1.json" and failures == []
@@ -123,7 +123,7 @@ def test_never_overwrites_without_the_flag(spec_path):
 
 
 def test_version_names_cannot_leave_the_baseline_dir(spec_path):
-    with pytest.raises(BaselineError, match="invalid baseline version '../escape'"):
+    with pytest.raises(BaselineError, match=r"invalid baseline version '\.\./escape'"):
         save_baseline(load_spec(spec_path), traces(GOOD), "../escape")
 
 

@@ -5,7 +5,6 @@ import io
 import json
 
 import pytest
-
 from conftest import ROOT, run_cli
 
 from agentci_action import __version__

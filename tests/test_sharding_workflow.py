@@ -7,10 +7,9 @@ import re
 import shutil
 
 import yaml
+from conftest import ROOT, run_cli
 
 from agentci_action.action import main
-
-from conftest import ROOT, run_cli
 
 
 def workflow() -> dict:

@@ -69,11 +69,11 @@ class _Composer:
                     self.problems.append(
                         Problem(file, line, f"duplicate key {key!r} (an earlier value would be silently replaced)")
                     )
-                self.locations[at + (key,)] = Location(file, line)
-                result[key] = self._value(value_node, at + (key,), file, base_dir)
+                self.locations[(*at, key)] = Location(file, line)
+                result[key] = self._value(value_node, (*at, key), file, base_dir)
             return result
         if isinstance(node, yaml.SequenceNode):
-            return [self._value(item, at + (i,), file, base_dir) for i, item in enumerate(node.value)]
+            return [self._value(item, (*at, i), file, base_dir) for i, item in enumerate(node.value)]
         try:
             return self._constructor.construct_object(node, deep=True)
         except yaml.constructor.ConstructorError as exc:
@@ -172,11 +172,11 @@ def load_spec(path: str | Path, tags: list[str] | None = None) -> AgentCISpec:
     raw = composer.load_file(path)
     if not isinstance(raw, dict):
         raise SpecError(
-            composer.problems
-            + [
+            [
+                *composer.problems,
                 Problem(
                     str(path), 1, f"the spec must be a mapping with `agent` and `queries`, got {type(raw).__name__}"
-                )
+                ),
             ]
         )
     try:

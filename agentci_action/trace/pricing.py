@@ -19,7 +19,7 @@ zero). A count of 0 is a known count: such a call costs $0.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from genai_prices import Usage, calc_price
 
@@ -28,7 +28,7 @@ from .models import LLMCall, Trace
 
 PER_MILLION = 1_000_000
 TOKEN_COUNTS = frozenset({"input_tokens", "output_tokens"})
-UNDATED_PRICE_DATE = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)  # for traces with no dated call; README says so
+UNDATED_PRICE_DATE = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)  # for traces with no dated call; README says so
 
 
 def _uncached(call: LLMCall) -> int:
@@ -55,7 +55,7 @@ def _call_date(call: LLMCall) -> datetime | None:
         moment = datetime.fromisoformat(call.timestamp.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def price_date(calls: list[LLMCall]) -> datetime:

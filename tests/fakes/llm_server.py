@@ -13,9 +13,10 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 Verdict = dict[str, Any]
 # (model, system prompt, user prompt) -> verdict; the default passes everything with a 5.
@@ -57,7 +58,7 @@ class FakeLLMServer:
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
 
     # -- control ----------------------------------------------------------------------------
-    def __enter__(self) -> "FakeLLMServer":
+    def __enter__(self) -> FakeLLMServer:
         self._thread.start()
         return self
 
@@ -111,7 +112,7 @@ class FakeLLMServer:
             def log_message(self, *args: object) -> None:  # keep test output quiet
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length)
                 try:
