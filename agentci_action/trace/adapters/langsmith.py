@@ -30,11 +30,7 @@ from typing import Any
 
 from ...errors import Problem, TraceError
 from .assemble import SpanView, from_spans
-<<<<<<< HEAD
 from .common import build_trace, convert_each, duration_ms, known, maybe_json, parse_time, text_of
-=======
-from .common import build_trace, convert_each, duration_ms, maybe_json, parse_time, text_of
->>>>>>> main
 from .langgraph import lc_documents, lc_message, lc_usage, tool_result
 from .spans import Span, Tree, by_trace, first_line
 
