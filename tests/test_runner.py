@@ -454,3 +454,12 @@ def test_progress_is_a_live_line_on_a_terminal_and_plain_lines_otherwise():
     progress = Progress(3, Masker([]), quiet, live=False, interval_s=60)
     progress.ran()
     assert quiet.getvalue() == ""  # not yet time for a line
+
+
+def test_an_output_that_cannot_be_written_is_a_one_line_error(tmp_path):
+    spec = make_spec(tmp_path, ["ok"])
+    (tmp_path / "taken").write_text("a file, not a directory")
+    result = run_cli("run", "--spec", spec, "--output", tmp_path / "taken")
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: could not create the trace directory {tmp_path / 'taken'}: ")
+    assert "Traceback" not in result.stderr
