@@ -348,11 +348,11 @@ def test_action_yml_matches_the_code():
             assert str(value).lower() == spec["default"].lower(), name
 
 
-def test_readme_documents_every_input_and_output():
+def test_the_action_docs_document_every_input_and_output():
     action = yaml.safe_load((ROOT / "action.yml").read_text())
-    readme = (ROOT / "README.md").read_text()
+    docs = (ROOT / "docs" / "action.md").read_text()
     for name in [*action["inputs"], *action["outputs"]]:
-        assert f"| `{name}` |" in readme, name
+        assert f"| `{name}` |" in docs, name
 
 
 def test_an_internal_error_exits_2_not_1(workspace, github, monkeypatch, capsys):

@@ -215,15 +215,14 @@ def test_an_embedding_cache_that_is_not_one_is_an_input_error_with_exit_2(write,
     assert f"{cache}:1: not an AgentCI embedding cache" in result.stderr
 
 
-def test_the_readme_example_of_checks_is_a_valid_query():
+def test_the_docs_example_of_checks_is_a_valid_query():
     import yaml
 
     from agentci_action.spec.checks import CHECK_INFO
     from agentci_action.spec.models import QuerySpec
     from conftest import ROOT
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Checks:", 1)[1].split("\n## ", 1)[0]
+    section = (ROOT / "docs" / "checks.md").read_text(encoding="utf-8")
     [example] = yaml.safe_load(section.split("```yaml", 1)[1].split("```", 1)[0])
     assert QuerySpec.model_validate(example).checks is not None
     for name, info in CHECK_INFO.items():  # every check is documented with its default layer and severity

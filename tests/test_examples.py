@@ -161,9 +161,9 @@ def test_the_rag_story_is_judged_offline(run, code, weather):
     assert len(judged) == 3 and not unjudged
 
 
-def test_the_readme_baseline_commands_run_as_written(tmp_path):
-    readme = (ROOT / "README.md").read_text()
-    block = readme.split("## Baselines and diffs", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+def test_the_baselines_docs_commands_run_as_written(tmp_path):
+    docs = (ROOT / "docs" / "baselines.md").read_text()
+    block = docs.split("```bash\n", 1)[1].split("```", 1)[0]
     shutil.copytree(ROOT / "examples" / "rag", tmp_path / "examples" / "rag")
     commands = [line.split() for line in block.splitlines() if line.startswith("agentci ")]
     assert [c[1] for c in commands] == ["save", "baselines", "diff"]
@@ -178,14 +178,14 @@ def test_the_readme_baseline_commands_run_as_written(tmp_path):
     assert required.returncode == 0, required.stderr
 
 
-def readme_examples() -> dict[str, str]:
-    """The README's Examples section: example name → its subsection's text."""
-    section = (ROOT / "README.md").read_text().split("\n## Examples\n", 1)[1].split("\n## ", 1)[0]
-    return {part.split("`", 1)[0]: part for part in section.split("\n### `examples/")[1:]}
+def documented_examples() -> dict[str, str]:
+    """docs/examples.md: example name → its section's text."""
+    page = (ROOT / "docs" / "examples.md").read_text()
+    return {part.split("`", 1)[0]: part for part in page.split("\n## `examples/")[1:]}
 
 
-def test_the_readme_has_a_subsection_per_example_stating_its_exit_code():
-    sections = readme_examples()
+def test_the_examples_docs_have_a_section_per_example_stating_its_exit_code():
+    sections = documented_examples()
     assert set(sections) == set(EXPECTED) | {"pytest"}
     for name, (code, _) in EXPECTED.items():
         command = f"agentci test --spec examples/{name}/agentci_spec.yaml --traces examples/{name}/traces"
@@ -193,9 +193,9 @@ def test_the_readme_has_a_subsection_per_example_stating_its_exit_code():
 
 
 @pytest.mark.parametrize(
-    "line", [line for text in readme_examples().values() for line in text.splitlines() if "  # exit " in line]
+    "line", [line for text in documented_examples().values() for line in text.splitlines() if "  # exit " in line]
 )
-def test_the_readme_example_commands_exit_as_stated(line):
+def test_the_documented_example_commands_exit_as_stated(line):
     command, expected = line.split("  # exit ")
     assert command.split()[0] == "agentci"
     done = run_cli(*command.split()[1:])

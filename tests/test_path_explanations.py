@@ -196,9 +196,9 @@ def test_hostile_tool_names_stay_inert_in_messages_and_details():
     assert text  # the whole layer still serialises
 
 
-def test_the_readme_example_of_expected_tool_calls_is_valid_and_explains_as_documented():
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("#### Expected tool calls", 1)[1]
+def test_the_docs_example_of_expected_tool_calls_is_valid_and_explains_as_documented():
+    docs = (Path(__file__).parent.parent / "docs" / "spec.md").read_text(encoding="utf-8")
+    section = docs.split("### Expected tool calls", 1)[1]
     example = yaml.safe_load(section.split("```yaml", 1)[1].split("```", 1)[0])
     spec = PathSpec.model_validate(example["path"])
     calls = [

@@ -39,10 +39,10 @@ def test_init_workflow_uses_declared_inputs():
     _check(ROOT / "agentci_action" / "templates" / [t for t, dest in FILES.items() if dest.endswith(".yml")][0])
 
 
-def test_readme_workflow_snippets_use_declared_inputs():
-    readme = (ROOT / "README.md").read_text()
+def test_documented_workflow_snippets_use_declared_inputs():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
     checked = 0
-    for block in re.findall(r"```yaml\n(.*?)```", readme, flags=re.S):
+    for block in re.findall(r"```yaml\n(.*?)```", "".join(page.read_text() for page in pages), flags=re.S):
         doc = yaml.safe_load(block)
         if isinstance(doc, dict) and "jobs" in doc:
             for step in _action_steps(doc):

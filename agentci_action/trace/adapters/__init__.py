@@ -33,10 +33,11 @@ def _accepts(adapter, records: list["Record"]) -> bool:
 
 def _convert_with(adapter, records: list["Record"], file: str) -> list["Trace"]:
     """Run one adapter; a shape it did not expect anywhere is an error at the file's first record, never a crash."""
+    first = records[0].line if records else 0  # read before converting: an adapter may consume the records
     try:
         return adapter.convert(records, file)
     except SHAPE_ERRORS as exc:
-        raise TraceError([shape_problem(file, records[0].line if records else 0, adapter.NAME, exc)]) from None
+        raise TraceError([shape_problem(file, first, adapter.NAME, exc)]) from None
 
 
 def convert(records: list["Record"], file: str, trace_format: str | None = None) -> list["Trace"]:

@@ -35,8 +35,11 @@ def _field_path(loc: tuple) -> str:
 
 
 def convert(records, file: str) -> list[Trace]:
+    """One Trace per record. The list of records is consumed: each record is let go once its trace is built, so
+    a file's traces are never held twice, as parsed JSON and as models, at once."""
     traces, problems = [], []
-    for record in records:
+    for index, record in enumerate(records):
+        records[index] = None
         if not isinstance(record.value, dict):
             problems.append(Problem(file, record.line, f"expected a trace object, got {type(record.value).__name__}"))
             continue

@@ -1,4 +1,4 @@
-"""The README's matrix + merge workflow, run job by job through the action's entry point: the shard jobs'
+"""The sharding workflow of docs/action.md (matrix + merge), run job by job through the action's entry point: the shard jobs'
 results files, downloaded together, merge into the same report and exit code as one unsharded run."""
 
 import io
@@ -14,8 +14,8 @@ from conftest import ROOT, run_cli
 
 
 def workflow() -> dict:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Sharding a large suite across a matrix", 1)[1]
+    docs = (ROOT / "docs" / "action.md").read_text(encoding="utf-8")
+    section = docs.split("## Sharding a large suite across a matrix", 1)[1]
     return yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
 
 
@@ -43,7 +43,7 @@ def run_action(workspace, with_: dict, **matrix) -> tuple[int, str]:
     return main(env, out), out.getvalue()
 
 
-def test_the_readme_workflow_shards_and_merges_the_example(tmp_path, monkeypatch):
+def test_the_documented_workflow_shards_and_merges_the_example(tmp_path, monkeypatch):
     jobs = workflow()["jobs"]
     example = ROOT / "examples" / "repeated-runs"
     shutil.copy(example / "agentci_spec.yaml", tmp_path / "agentci.yaml")

@@ -1,0 +1,88 @@
+"""`agentci test` as a whole process, against the time to parse its input files, side by side in one run.
+
+    python benchmarks/bench_cli.py [--queries 20000] [--tools 20] [--repeats 3]
+
+Writes a spec YAML of `queries` queries (bench_engine's checks) and a JSON Lines file of one `tools`-call trace
+each, then times: parsing both files (the spec with PyYAML's C loader where available, the traces with
+json.loads, in this process); `agentci test --spec S --traces T --baseline none --format json --output F` in a
+fresh process (start, loading, evaluation, the results file); `agentci validate S`; and the start of the CLI:
+`agentci --help` and `agentci validate` of a one-query spec (goal: at most 0.15 s each). Prints each time and
+the whole process's time as a multiple of the parse time. Best of `repeats` interleaved rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+from bench_engine import make_query, make_trace  # benchmarks/ is on the path when a benchmark runs as a script
+
+
+def write_suite(folder: Path, queries: int, tools: int) -> tuple[Path, Path]:
+    rng = random.Random(1)
+    ids = [f"q{i}" for i in range(queries)]
+    spec = {"agent": "bench", "queries": [make_query(i).model_dump(mode="json", exclude_defaults=True) for i in ids]}
+    folder.mkdir(exist_ok=True)
+    spec_path, traces_path = folder / "agentci_spec.yaml", folder / "traces.jsonl"
+    spec_path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    traces_path.write_text("".join(json.dumps(make_trace(rng, i, tools)) + "\n" for i in ids), encoding="utf-8")
+    return spec_path, traces_path
+
+
+def parse(spec_path: Path, traces_path: Path) -> None:
+    yaml.load(spec_path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    [json.loads(line) for line in traces_path.read_text(encoding="utf-8").splitlines()]
+
+
+def process(*args: str) -> float:
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "agentci_action", *args], capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - start
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--queries", type=int, default=20_000)
+    parser.add_argument("--tools", type=int, default=20)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        spec, traces = write_suite(Path(tmp), args.queries, args.tools)
+        output = Path(tmp, "results.json")
+        test = ("test", "--spec", str(spec), "--traces", str(traces), "--baseline", "none", "--format", "json")
+        small, _ = write_suite(Path(tmp, "small"), 1, args.tools)
+        best = dict.fromkeys(("parse", "test", "validate", "help", "validate small"), float("inf"))
+        for _ in range(args.repeats):
+            start = time.perf_counter()
+            parse(spec, traces)
+            best["parse"] = min(best["parse"], time.perf_counter() - start)
+            best["test"] = min(best["test"], process(*test, "--output", str(output)))
+            best["validate"] = min(best["validate"], process("validate", str(spec)))
+            best["help"] = min(best["help"], process("--help"))
+            best["validate small"] = min(best["validate small"], process("validate", str(small)))
+        results = json.loads(output.read_text(encoding="utf-8"))
+        spec_mb, traces_mb = spec.stat().st_size / 1e6, traces.stat().st_size / 1e6
+    print(
+        f"suite: {args.queries:,} queries × {args.tools} tool calls (spec {spec_mb:.1f} MB, traces {traces_mb:.1f} MB); "
+        f"{results['summary']['total']:,} results"
+    )
+    print(f"parse spec (C loader) + traces (json.loads)  {best['parse']:7.3f} s")
+    print(
+        f"agentci test, whole process                   {best['test']:7.3f} s  {best['test'] / best['parse']:5.2f}× parse"
+    )
+    print(f"agentci validate, whole process               {best['validate']:7.3f} s")
+    print(f"agentci --help                                {best['help']:7.3f} s")
+    print(f"agentci validate, a one-query spec            {best['validate small']:7.3f} s")
+
+
+if __name__ == "__main__":
+    main()
