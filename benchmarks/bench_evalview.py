@@ -20,10 +20,9 @@ import argparse
 import asyncio
 import json
 import random
-import time
 from datetime import datetime, timedelta
 
-from bench_engine import make_query, make_trace  # benchmarks/ is on the path when a benchmark runs as a script
+from bench_engine import make_query, make_trace, timed  # benchmarks/ is on the path when a benchmark runs as a script
 from evalview.core.types import ExecutionMetrics, ExecutionTrace, StepMetrics, StepTrace, TestCase, TokenUsage
 from evalview.evaluators.evaluator import Evaluator
 
@@ -100,12 +99,6 @@ def run_evalview(evaluator: Evaluator, cases: list[TestCase], traces: list[Execu
         return [await evaluator.evaluate(case, trace) for case, trace in zip(cases, traces)]
 
     return asyncio.run(every())
-
-
-def timed(fn):
-    start = time.perf_counter()
-    value = fn()
-    return value, time.perf_counter() - start
 
 
 def main() -> None:
