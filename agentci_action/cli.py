@@ -1,5 +1,6 @@
 """The `agentci` command: validate a spec, test traces against it (whole or one shard), merge shards, list queries,
-save, list and diff baselines, print the JSON Schema, start a project.
+save, list and diff baselines, collect an agent's OpenTelemetry spans as traces, print the JSON Schema, start a
+project.
 
 Exit codes: 0 pass (warnings allowed) · 1 a blocking layer failed (`validate`: the spec is invalid;
 `save`: the traces fail the correctness precheck) ·
@@ -144,7 +145,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     failed on some (crashed, printed no trace), 2 some failed for infrastructure reasons after their retries."""
     from .runner import RunOptions
 
-    options = RunOptions(Path(args.output), args.runs, args.workers, args.timeout, args.resume)
+    options = RunOptions(Path(args.output), args.runs, args.workers, args.timeout, args.resume, args.capture)
     outcome = run_the_agent(args.spec, _split(args.tags), _shard_option(args.shard), options)
     return EXIT_ERROR if outcome.infra else EXIT_FAIL if outcome.failed else EXIT_PASS
 
@@ -370,6 +371,21 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
+def cmd_collect(args: argparse.Namespace) -> int:
+    from .capture.collect import collect
+    from .errors import InfraError
+
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    try:
+        return collect(Path(args.output), port=args.port, command=command or None, quiet_s=args.quiet)
+    except FileNotFoundError as exc:
+        raise SpecError.at("collect", 0, f"command not found: {exc.filename}") from None
+    except OSError as exc:
+        raise InfraError(
+            f"cannot listen on 127.0.0.1:{args.port} ({exc.strerror or exc}): pass --port 0 for any free port"
+        ) from None
+
+
 def cmd_init(args: argparse.Namespace) -> int:
     from .init import init_project
 
@@ -474,6 +490,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--resume", action="store_true", help="keep the runs already in --output that gave a trace; run the rest"
     )
+    run.add_argument(
+        "--capture",
+        choices=("output", "otel"),
+        help="where each run's trace comes from (default: runner.capture): the agent's output, or the OpenTelemetry "
+        "spans it exports (received on 127.0.0.1; docs/otel-capture.md)",
+    )
     run.set_defaults(func=cmd_run)
 
     merge = sub.add_parser("merge", help="combine shard results files into one run: report and exit code as `test`")
@@ -532,6 +554,20 @@ def build_parser() -> argparse.ArgumentParser:
     schema = sub.add_parser("schema", help="print the spec's JSON Schema")
     schema.add_argument("--output", help="write to this file")
     schema.set_defaults(func=cmd_schema)
+    collect = sub.add_parser(
+        "collect",
+        help="receive an agent's OpenTelemetry spans (OTLP/HTTP on 127.0.0.1) and write them as traces, one file per "
+        "query, until Ctrl-C or until the command after -- exits",
+    )
+    collect.add_argument("--output", required=True, help="directory for the trace files (<query id>.jsonl)")
+    collect.add_argument(
+        "--port", type=int, default=4318, help="port on 127.0.0.1 (default 4318, OTLP/HTTP's own; 0: any free one)"
+    )
+    collect.add_argument(
+        "--quiet", type=float, default=1.0, help="seconds without new spans before the files are rewritten"
+    )
+    collect.add_argument("command", nargs=argparse.REMAINDER, help="-- a command to run with the OTEL_* variables set")
+    collect.set_defaults(func=cmd_collect)
     init = sub.add_parser("init", help="write a starter spec, an example trace and a GitHub workflow")
     init.add_argument("directory", nargs="?", default=".", help="where to write them (default: here)")
     init.set_defaults(func=cmd_init)

@@ -45,6 +45,8 @@ EXPECTED = {
         0,
         {"order-status": "pass", "unpaid-order": "pass", "angry-customer": "pass", "off-topic": "pass"},
     ),
+    # traces captured from the agent's OpenTelemetry spans (agentci collect; docs/otel-capture.md)
+    "otel-capture": (0, {"order-shipped": "pass", "order-packing": "pass"}),
     # five runs per query: flaky queries at their pass-rate gates, one drifting off its steps
     "repeated-runs": (
         0,

@@ -14,12 +14,14 @@ A callable's return value is the trace itself.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from ..errors import TraceError
+from ..errors import SpecError, TraceError
+from ..spec.runner import OTEL_NEEDS_COMMAND, RunnerSpec
 from ..report.text import one_line
 from ..trace.load import Record, read_records
 from .jobs import Finished, Job, RunFailure
@@ -57,6 +59,18 @@ class OutputCapture(Capture):
         if finished.returncode is None:
             return records_of_value(finished.value)
         return records_of_output(finished.stdout)
+
+
+def capture_for(runner: RunnerSpec, chosen: str | None, inherited: Mapping[str, str]) -> Capture:
+    """The capture `chosen` (`agentci run --capture`), else the runner's; `inherited` is the agent's environment.
+    SpecError for `otel` with a `python:` runner."""
+    if (chosen or runner.capture) != "otel":
+        return OutputCapture()
+    if runner.command is None:
+        raise SpecError.at(*runner.where("python"), OTEL_NEEDS_COMMAND)
+    from ..capture.otel import OtelCapture
+
+    return OtelCapture(inherited)
 
 
 def records_of_value(value: Any) -> list[Record]:

@@ -25,7 +25,7 @@ from ..output import OutputError, describe
 from ..spec.models import AgentCISpec, QuerySpec
 from ..spec.runner import RunnerSpec
 from ..trace.models import Trace
-from .capture import Capture, OutputCapture
+from .capture import Capture, capture_for
 from .jobs import InfraFailure, Job, RunFailure
 from .process import LiveProcesses, run_program
 from .progress import Progress
@@ -46,6 +46,7 @@ class RunOptions:
     workers: int | None = None
     timeout_s: float | None = None
     resume: bool = False  # keep the runs already in `output` that produced a trace, run the rest
+    capture: str | None = None  # "output" or "otel", instead of runner.capture
 
 
 @dataclass
@@ -103,7 +104,7 @@ def run_agent(
     store = TraceStore(options.output, masker)
     jobs, kept = _jobs(spec, selected, options, store)
     progress = progress or Progress(len(jobs), masker)
-    capture = capture or OutputCapture()
+    capture = capture or capture_for(runner, options.capture, {**environ, **runner.env})
     result = AgentRun(traces=[], files=[store.file(q.key) for q in selected], resumed=len(kept))
     live = LiveProcesses()
     traces: dict[tuple[str, int], Trace] = dict(kept)

@@ -50,25 +50,27 @@ class TraceStore:
             runs = self._runs.setdefault(query_id, {})
             runs[trace.run or 0] = trace
             text = "".join(self.masker(line(t)) + "\n" for _, t in sorted(runs.items()))
-            return self._replace(self.file(query_id), text)
+            return replace_file(self.file(query_id), text)
 
-    def _replace(self, path: Path, text: str) -> Path:
-        """Write a temporary file beside `path`, then rename it over `path`; OutputError when that fails."""
-        temporary = None
+
+def replace_file(path: Path, text: str) -> Path:
+    """Write `text` to `path` whole or not at all: a temporary file beside it, then a rename; OutputError when
+    that fails."""
+    temporary = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            try:
-                write_all(handle, utf8(text))
-            finally:
-                os.close(handle)
-            os.replace(temporary, path)
-        except OSError as exc:
-            raise OutputError(f"could not write the traces to {path}: {describe(exc)}") from None
+            write_all(handle, utf8(text))
         finally:
-            if temporary is not None and Path(temporary).exists():
-                Path(temporary).unlink()
-        return path
+            os.close(handle)
+        os.replace(temporary, path)
+    except OSError as exc:
+        raise OutputError(f"could not write the traces to {path}: {describe(exc)}") from None
+    finally:
+        if temporary is not None and Path(temporary).exists():
+            Path(temporary).unlink()
+    return path
 
 
 def line(trace: Trace) -> str:

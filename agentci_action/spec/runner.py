@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+OTEL_NEEDS_COMMAND = (
+    "capture: otel needs `command:`: each run's spans are told apart by the OTEL_RESOURCE_ATTRIBUTES of its own "
+    "process, which an in-process `python:` callable cannot have (run it as `command: python -m ...`)"
+)
 PYTHON_TARGET = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
 
 
@@ -43,6 +47,12 @@ class RunnerSpec(BaseModel):
     )
     backoff_s: float = Field(
         1.0, ge=0, description="First wait before a retry; it doubles with each retry (at most 60 s)."
+    )
+    capture: Literal["output", "otel"] = Field(
+        "output",
+        description="Where a run's trace comes from: `output` (stdout or $AGENTCI_TRACE_FILE) or `otel` (the "
+        "OpenTelemetry spans the agent exports, received by AgentCI on 127.0.0.1; needs `command:`). "
+        "See docs/otel-capture.md.",
     )
     trace_format: str | None = Field(
         None, description="The format of the traces the agent returns (default: detected, as for --traces)."
@@ -86,6 +96,8 @@ class RunnerSpec(BaseModel):
     def _one_kind(self) -> "RunnerSpec":
         if (self.command is None) == (self.python is None):
             raise ValueError("a runner takes exactly one of `command` (a program) or `python` (module:function)")
+        if self.capture == "otel" and self.python is not None:
+            raise ValueError(OTEL_NEEDS_COMMAND)
         return self
 
     @property

@@ -1,0 +1,88 @@
+"""A local OpenAI Chat Completions server that plays a tool-calling agent's model from a script, on 127.0.0.1.
+
+The script maps each user question to the model's turns: a turn either calls tools (names and arguments)
+or answers in text, and says how many prompt and completion tokens it reports. Which turn to play is the
+number of assistant messages already in the request, so any number of agents can talk to it at once and
+each conversation advances on its own. The script is the ground truth a captured trace is compared with.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+
+from .llm_server import FakeLLMServer
+
+
+@dataclass(frozen=True)
+class Turn:
+    tool_calls: list[tuple[str, dict]] = field(default_factory=list)  # (tool name, arguments)
+    content: str | None = None
+    prompt_tokens: int = 10
+    completion_tokens: int = 5
+
+
+def scripted_turns(question: str, city: str, answer: str) -> list[Turn]:
+    """A two-tool conversation for `question`: look up the weather, then convert the unit, then answer."""
+    return [
+        Turn(tool_calls=[("get_weather", {"city": city})], prompt_tokens=40 + len(city), completion_tokens=12),
+        Turn(tool_calls=[("to_fahrenheit", {"celsius": 21})], prompt_tokens=60 + len(city), completion_tokens=9),
+        Turn(content=answer, prompt_tokens=80 + len(city), completion_tokens=len(answer.split())),
+    ]
+
+
+class ScriptedOpenAIServer(FakeLLMServer):
+    """`openai_url` is the SDK's base_url; `script` maps the first user message to its turns."""
+
+    def __init__(self, script: dict[str, list[Turn]], model: str = "gpt-4o-mini-2024-07-18"):
+        self.script = script
+        self.model = model
+        super().__init__()
+
+    def _handler_class(self):
+        server = self
+        base = super()._handler_class()
+
+        class Handler(base):
+            def do_POST(self) -> None:  # noqa: N802
+                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+                body = json.loads(raw or b"{}")
+                if self.path != "/v1/chat/completions":
+                    return self._send(404, {"error": {"message": f"no route {self.path}"}})
+                messages = body.get("messages") or []
+                question = next((m["content"] for m in messages if m.get("role") == "user"), "")
+                turns = server.script.get(question)
+                if turns is None:
+                    return self._send(400, {"error": {"message": f"no script for {question!r}"}})
+                index = sum(m.get("role") == "assistant" for m in messages)
+                self._send(200, server.reply(turns[min(index, len(turns) - 1)], index, body.get("model")))
+
+        return Handler
+
+    def reply(self, turn: Turn, index: int, requested: str | None) -> dict:
+        calls = [
+            {
+                "id": f"call_{index}_{position}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+            for position, (name, arguments) in enumerate(turn.tool_calls)
+        ]
+        message = {"role": "assistant", "content": turn.content, "refusal": None}
+        if calls:
+            message["tool_calls"] = calls
+        return {
+            "id": f"chatcmpl-scripted-{index}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": self.model,
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop", "logprobs": None}
+            ],
+            "usage": {
+                "prompt_tokens": turn.prompt_tokens,
+                "completion_tokens": turn.completion_tokens,
+                "total_tokens": turn.prompt_tokens + turn.completion_tokens,
+            },
+        }
