@@ -14,18 +14,20 @@ import sys
 import traceback
 import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .diff import RunDiff
-from .evaluate import Outcome
 from .engine.results import RunResult, ShardInfo, Status
 from .errors import EXIT_ERROR, AgentCIError, InputError, Problem
+from .evaluate import Outcome
 from .github.comment import COMMENT_MODES
 from .github.context import RunContext, load_event, resolve
 from .output import OutputError, encodable, write_file, write_stream
 from .report import annotations, markdown
+from .spec.names import SPEC_FILE, default_spec
 
 TRUE, FALSE = ("true", "True", "TRUE"), ("false", "False", "FALSE")
 
@@ -40,7 +42,7 @@ class ActionInputs(BaseModel):
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
-    spec: str = "agentci.yaml"
+    spec: str = SPEC_FILE
     traces: list[str] = Field(default_factory=list)
     baseline: str = Field(
         "", description="A saved baseline version; '' = the newest whose precheck passed; 'none' = no baseline."
@@ -103,7 +105,7 @@ class ActionInputs(BaseModel):
         return parse_shard(value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
-    def _traces_or_merge(self) -> "ActionInputs":
+    def _traces_or_merge(self) -> ActionInputs:
         """Evaluate traces (all queries or one shard), or merge shard results: exactly one of these."""
         if self.merge and self.shard:
             raise ValueError("input 'shard' evaluates one shard and input 'merge' combines shards: set one of them")
@@ -224,7 +226,8 @@ def evaluate(inputs: ActionInputs, env: Mapping[str, str]) -> Outcome:
     """The inputs as an Evaluation, run; or the shards' results merged."""
     from .engine.runner import Settings, parse_fail_on
     from .errors import SpecError
-    from .evaluate import Evaluation, JudgeOptions, evaluate as run_evaluation, merge
+    from .evaluate import Evaluation, JudgeOptions, merge
+    from .evaluate import evaluate as run_evaluation
 
     if inputs.merge:
         return merge(inputs.spec, inputs.merge, inputs.tags)
@@ -399,13 +402,19 @@ def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int
 def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     """Read, evaluate, publish, then decide the exit code."""
     from .cli import exit_code
-    from .report import console, json as json_report
+    from .report import console
+    from .report import json as json_report
 
     for secret in ("INPUT_GITHUB-TOKEN", "INPUT_ANTHROPIC-API-KEY", "INPUT_OPENAI-API-KEY"):
         if env.get(secret):
             publisher.line(f"::add-mask::{env[secret]}")
     try:
         inputs = read_inputs(env)
+        if inputs.spec == SPEC_FILE and not Path(SPEC_FILE).exists():  # the default name, and no such file
+            found, notice = default_spec(Path())
+            if notice:
+                publisher.warning(notice)
+                inputs = inputs.model_copy(update={"spec": str(found)})
         context = resolve(env, load_event(env.get("GITHUB_EVENT_PATH")))
         outcome = evaluate(inputs, env)
         run, diff = outcome.run, outcome.diff

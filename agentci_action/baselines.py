@@ -22,7 +22,7 @@ import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from .engine.gcpause import gc_paused
 from .engine.results import LAYERS, Status
 from .engine.runner import MAX_VARIANTS, Settings, group_traces, match_traces, run_spec
 from .errors import InputError, Problem
+from .field_errors import field_message
 from .output import describe, utf8, write_all
 from .report.json import dumps
 from .report.text import one_line
@@ -191,7 +192,7 @@ def build_baseline(
 
 
 def now_utc() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def dump(baseline: Baseline) -> str:
@@ -316,10 +317,6 @@ def _key_lines(text: str, keys: list[str]) -> dict[str, int]:
     return lines
 
 
-def _field(loc: tuple) -> str:
-    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
-
-
 def _upgrade_single_trace(data: dict[str, Any]) -> dict[str, Any]:
     """The older shape {version, agent, captured_at, metadata: {model, …}, trace} → the current one."""
     metadata = dict(data.get("metadata") or {})
@@ -379,8 +376,14 @@ def _read_slowly(path: Path, text: str) -> tuple[Baseline, bool]:
         document, problems = _compose(text), []
         for error in exc.errors():
             loc = tuple(error["loc"])
-            source_loc = (("trace",) + loc[3:]) if legacy and loc[:1] == ("queries",) else loc
-            problems.append(Problem(str(path), _line_of(document, source_loc), f"{_field(source_loc)}: {error['msg']}"))
+            source_loc = ("trace", *loc[3:]) if legacy and loc[:1] == ("queries",) else loc
+            problems.append(
+                Problem(
+                    str(path),
+                    _line_of(document, source_loc),
+                    field_message(error, Baseline, source_loc, name_parent=True),
+                )
+            )
         raise BaselineError(problems) from None
 
 

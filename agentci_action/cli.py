@@ -12,17 +12,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 from contextlib import ExitStack
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ._version import __version__
 from .errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, SpecError
 from .output import write_file, write_stream
+from .spec.names import SPEC_FILE, default_spec
 from .trace.formats import FORMATS as TRACE_FORMATS
 
 if TYPE_CHECKING:  # each command imports what it needs, so `agentci --help` and `validate` start fast
     from .diff import RunDiff
     from .engine.results import RunResult, ShardInfo
+    from .runner.execute import AgentRun, RunOptions
 
 FORMATS = ("console", "json", "github", "markdown", "junit", "prometheus")
 
@@ -67,6 +70,34 @@ def write_report(report: str, fmt: str, output: str | None) -> None:
 
 def _split(values: list[str] | None) -> list[str]:
     return [item.strip() for value in values or [] for item in value.split(",") if item.strip()]
+
+
+def add_spec_argument(parser: argparse.ArgumentParser, help: str = "the spec YAML") -> None:
+    """The spec, named either way (`agentci test SPEC` or `--spec SPEC`); by default ./agentci_spec.yaml."""
+    text = f"{help} (default: ./{SPEC_FILE})"
+    parser.add_argument("spec_path", nargs="?", metavar="SPEC", help=text)
+    parser.add_argument("--spec", dest="spec_option", metavar="SPEC", help=f"{text}; the same as SPEC")
+
+
+def resolve_spec(args: argparse.Namespace) -> str:
+    """The spec path given as SPEC or --spec (the same when both), else the default file in the working directory.
+    `merge`'s positional arguments are shard files: a first one ending in .yaml or .yml is the spec."""
+    positional, option = args.spec_path, args.spec_option
+    shards = getattr(args, "shards", None)
+    if shards and positional is None and shards[0].endswith((".yaml", ".yml")):
+        positional = shards.pop(0)
+    if positional and option and Path(positional) != Path(option):
+        raise SpecError.at(positional, 0, f"the spec is named twice, as {positional} and --spec {option}: give one")
+    if positional or option:
+        return positional or option
+    path, notice = default_spec(Path())
+    if path is None:
+        raise SpecError.at(
+            SPEC_FILE, 0, f"no spec named and no {SPEC_FILE} here: give its path (SPEC or --spec), or run agentci init"
+        )
+    if notice:
+        print(f"warning: {notice}", file=sys.stderr)
+    return str(path)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -412,14 +443,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentci", description="Regression tests for AI agents: correctness, path and cost."
     )
+    parser.add_argument("--version", action="version", version=f"agentci {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     validate = sub.add_parser("validate", help="check a spec; exit 1 listing every problem as file:line: message")
-    validate.add_argument("spec")
+    add_spec_argument(validate)
     validate.set_defaults(func=cmd_validate)
 
     test = sub.add_parser("test", help="evaluate traces against a spec")
-    test.add_argument("--spec", required=True, help="the spec YAML")
+    add_spec_argument(test)
     test.add_argument(
         "--traces",
         action="append",
@@ -480,7 +512,7 @@ def build_parser() -> argparse.ArgumentParser:
     test.set_defaults(func=cmd_test)
 
     run = sub.add_parser("run", help="run the agent (the spec's runner:) on the queries and write their traces")
-    run.add_argument("--spec", required=True, help="the spec YAML, with a `runner:`")
+    add_spec_argument(run, "the spec YAML, with a `runner:`")
     run.add_argument("--output", required=True, help="directory for the traces: <query id>.jsonl, one line per run")
     run.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
     run.add_argument("--shard", help="only shard INDEX/COUNT of the queries, as `test --shard` selects them")
@@ -499,8 +531,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
 
     merge = sub.add_parser("merge", help="combine shard results files into one run: report and exit code as `test`")
-    merge.add_argument("shards", nargs="+", help="shard results files or globs, e.g. 'results/shard-*.json'")
-    merge.add_argument("--spec", required=True, help="the spec YAML the shards were run with")
+    merge.add_argument(
+        "shards", nargs="+", help="[SPEC] then shard results files or globs, e.g. 'results/shard-*.json'"
+    )
+    merge.add_argument("--spec", dest="spec_option", metavar="SPEC", help="the spec YAML the shards were run with")
+    merge.set_defaults(spec_path=None)
     merge.add_argument("--tags", action="append", help="the --tags the shards were run with")
     merge.add_argument("--format", choices=FORMATS, default="console")
     merge.add_argument("--output", help="write the report to this file instead of standard output")
@@ -509,14 +544,14 @@ def build_parser() -> argparse.ArgumentParser:
     queries = sub.add_parser(
         "queries", help="list the spec's queries as JSON Lines {id, query} (with --shard: that shard's)"
     )
-    queries.add_argument("--spec", required=True, help="the spec YAML")
+    add_spec_argument(queries)
     queries.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
     queries.add_argument("--shard", help="only shard INDEX/COUNT, as `test --shard` selects it")
     queries.add_argument("--output", help="write to this file")
     queries.set_defaults(func=cmd_queries)
 
     save = sub.add_parser("save", help="save traces as a golden baseline version, after a correctness precheck")
-    save.add_argument("--spec", required=True, help="the spec YAML (the baseline goes under its baseline_dir)")
+    add_spec_argument(save, "the spec YAML (the baseline goes under its baseline_dir)")
     save.add_argument(
         "--traces",
         action="append",
@@ -538,13 +573,13 @@ def build_parser() -> argparse.ArgumentParser:
     save.set_defaults(func=cmd_save)
 
     baselines = sub.add_parser("baselines", help="list the saved baseline versions")
-    baselines.add_argument("--spec", required=True)
+    add_spec_argument(baselines)
     baselines.set_defaults(func=cmd_baselines)
 
     diff = sub.add_parser(
         "diff", help="compare two baseline versions: correctness, path and cost per query and in total"
     )
-    diff.add_argument("--spec", required=True)
+    add_spec_argument(diff)
     diff.add_argument("--baseline", required=True, help="the version compared from")
     diff.add_argument("--compare", required=True, help="the version compared to")
     diff.add_argument("--format", choices=("console", "json", "markdown"), default="console")
@@ -577,6 +612,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if hasattr(args, "spec_option"):
+            args.spec = resolve_spec(args)
         return args.func(args)
     except AgentCIError as exc:
         for line in str(exc).splitlines():

@@ -72,7 +72,7 @@ class Delta(BaseModel):
     new: bool = False
 
     @classmethod
-    def of(cls, before: float | None, after: float | None) -> "Delta":
+    def of(cls, before: float | None, after: float | None) -> Delta:
         if before is None or after is None:
             return cls(before=before, after=after)
         change = after - before
@@ -458,7 +458,7 @@ def _first(runs: list[Trace] | None) -> Trace | None:
     return runs[0] if runs else None
 
 
-def diff_against(spec: AgentCISpec, reference: "Reference", after: Side, judge: Judge | None = None) -> RunDiff:
+def diff_against(spec: AgentCISpec, reference: Reference, after: Side, judge: Judge | None = None) -> RunDiff:
     """The reference's traces evaluated as `after` was (same variants, same judge), then compared with it, each
     query with the variant the path layer chose. Baseline traces given as variants are evaluated per query on
     that chosen variant alone."""
@@ -469,7 +469,7 @@ def diff_against(spec: AgentCISpec, reference: "Reference", after: Side, judge: 
 
 
 def current_vs_baseline(
-    spec: AgentCISpec, run: RunResult, traces: list[Trace], reference: "Reference", judge: Judge | None = None
+    spec: AgentCISpec, run: RunResult, traces: list[Trace], reference: Reference, judge: Judge | None = None
 ) -> RunDiff:
     """The diff `agentci test` (and the action) shows: the baseline evaluated now, as the current run was, against it."""
     return diff_against(spec, reference, Side("current", run, group_traces(spec.queries, traces).by_query), judge)

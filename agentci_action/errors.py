@@ -42,7 +42,7 @@ class InputError(AgentCIError):
         super().__init__("\n".join(str(p) for p in self.problems))
 
     @classmethod
-    def at(cls, file: str, line: int, message: str) -> "InputError":
+    def at(cls, file: str, line: int, message: str) -> InputError:
         return cls(Problem(str(file), line, message))
 
 

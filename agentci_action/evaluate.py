@@ -18,8 +18,8 @@ from .engine.runner import Settings
 
 if TYPE_CHECKING:
     from .engine.checks.answer import Embedder
-    from .engine.judge.embeddings import EmbeddingCache
     from .engine.judge import LLMJudge
+    from .engine.judge.embeddings import EmbeddingCache
     from .spec.models import AgentCISpec
 
 NO_BASELINE = "none"

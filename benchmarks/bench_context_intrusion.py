@@ -18,7 +18,29 @@ from difflib import SequenceMatcher
 
 from agentci_action.engine.checks.rag import longest_common_substring, normalize_for_lcs
 
-WORDS = "the a of to and in is for on with that by this as refund order account password reset settings billing".split()
+WORDS = [
+    "the",
+    "a",
+    "of",
+    "to",
+    "and",
+    "in",
+    "is",
+    "for",
+    "on",
+    "with",
+    "that",
+    "by",
+    "this",
+    "as",
+    "refund",
+    "order",
+    "account",
+    "password",
+    "reset",
+    "settings",
+    "billing",
+]
 
 
 def text(rng: random.Random, length: int) -> str:

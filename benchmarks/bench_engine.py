@@ -138,7 +138,7 @@ def main() -> None:
             parse_paused_s = min(parse_paused_s, seconds)
             traces, seconds = timed(lambda: load_traces([str(current)]))
             load_s = min(load_s, seconds)
-            run, seconds = timed(lambda: run_spec(spec, traces, baselines=baselines))
+            run, seconds = timed(lambda traces=traces: run_spec(spec, traces, baselines=baselines))
             eval_s = min(eval_s, seconds)
         verdict = check_results(run, tmp, args.queries, args.tools)
     n = args.queries

@@ -18,11 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentci_action.engine.judge import build_judge  # noqa: E402
-from agentci_action.engine.runner import Settings, run_spec  # noqa: E402
-from agentci_action.spec.models import AgentCISpec, JudgeConfig, QuerySpec  # noqa: E402
-from agentci_action.trace.models import Trace  # noqa: E402
-from tests.fakes.llm_server import FakeLLMServer  # noqa: E402
+from agentci_action.engine.judge import build_judge
+from agentci_action.engine.runner import Settings, run_spec
+from agentci_action.spec.models import AgentCISpec, JudgeConfig, QuerySpec
+from agentci_action.trace.models import Trace
+from tests.fakes.llm_server import FakeLLMServer
 
 
 def build(queries: int) -> tuple[AgentCISpec, list[Trace]]:

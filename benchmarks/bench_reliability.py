@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from bench_engine import timed  # benchmarks/ is on the path when a benchmark runs as a script
+
 from agentci_action.engine.gcpause import gc_paused
 from agentci_action.engine.merge import merge_shards
 from agentci_action.engine.results import RunResult

@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentci_action.runner import RunOptions, run_agent  # noqa: E402
-from agentci_action.runner.progress import Progress  # noqa: E402
-from agentci_action.runner.secrets import Masker  # noqa: E402
-from agentci_action.spec.loader import load_spec  # noqa: E402
+from agentci_action.runner import RunOptions, run_agent
+from agentci_action.runner.progress import Progress
+from agentci_action.runner.secrets import Masker
+from agentci_action.spec.loader import load_spec
 
 AGENT = """
 import json, sys, time

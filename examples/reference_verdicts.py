@@ -42,7 +42,7 @@ def cache_for(example: Path) -> dict:
     spec = load_spec(example / "agentci_spec.yaml")
     config = spec.judge_config or JudgeConfig()
     references = yaml.safe_load((example / "reference_verdicts.yaml").read_text(encoding="utf-8"))
-    sources = {"traces": references} | {file: given for file, given in (references.pop("runs", None) or {}).items()}
+    sources = {"traces": references} | dict((references.pop("runs", None) or {}).items())
     verdicts: dict[str, dict] = {}
     for source, given_for in sources.items():
         traces = group_traces(spec.queries, load_traces([str(example / source)], pricing=spec.pricing)).by_query

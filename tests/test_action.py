@@ -222,7 +222,7 @@ def test_github_failures_are_warnings(workspace, github, failure):
 
 def test_push_has_no_pr_so_no_comment_and_no_github_calls(workspace, github):
     traces(workspace, "Refunds within 30 days.")
-    code, log = run_action(environment(workspace, github.url, event="push"))
+    code, _log = run_action(environment(workspace, github.url, event="push"))
     assert code == 0 and github.state.requests == []
     assert parse_outputs((workspace / "output.txt").read_text())["comment-url"] == ""
     assert "blob/" + "a" * 40 + "/agentci.yaml#L4" in (workspace / "summary.md").read_text()
@@ -399,7 +399,7 @@ def test_default_baseline_is_the_newest_passing_version_and_its_diff_is_publishe
     assert code == 1
     summary = (workspace / "summary.md").read_text()
     assert "### AgentCI diff: v1 → current" in summary
-    table, diff = summary.split("### AgentCI diff", 1)
+    _table, diff = summary.split("### AgentCI diff", 1)
     assert "| 🔴 | refund-policy | regression, output changed |" in diff  # a correctness flip, listed first
     assert "### Details" in diff  # the run's details come after the diff
     [comment] = github.comments("octo/agent", 7)

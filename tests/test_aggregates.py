@@ -1,11 +1,11 @@
 """Suite aggregates in the summary, and their comparison with a baseline run."""
 
 import pytest
+from results_builder import query
 
 from agentci_action.diff import suite_deltas
 from agentci_action.engine.aggregates import aggregate, check_tally, percentile
 from agentci_action.engine.results import Aggregates, Check, LayerResult, QueryResult, Status
-from results_builder import query
 
 
 def layer(*checks: tuple[str, Status], **details) -> LayerResult:
@@ -34,14 +34,14 @@ def test_aggregates_by_hand():
         result(Status.ERROR, [("safety_check", Status.PASS)], [(L, Status.SKIP)], latency=None),
     ]
     assert aggregate(results).model_dump() == pytest.approx(
-        dict(
-            pass_rate=2 / 4,  # PASS and WARN
-            hallucination_rate=1 / 2,  # one FAIL among the two verdicts; the skip is not a verdict
-            mean_latency_ms=200.0,  # (100 + 300 + 200) / 3
-            p95_latency_ms=290.0,  # sorted 100, 200, 300: rank 0.95·2 = 1.9 → 200 + 0.9·100
-            timeout_rate=1 / 2,  # over budget once of the two queries with a budget
-            safety_finding_rate=1 / 3,  # the WARN on no_pii_leakage, out of three queries with a safety check
-        )
+        {
+            "pass_rate": 2 / 4,  # PASS and WARN
+            "hallucination_rate": 1 / 2,  # one FAIL among the two verdicts; the skip is not a verdict
+            "mean_latency_ms": 200.0,  # (100 + 300 + 200) / 3
+            "p95_latency_ms": 290.0,  # sorted 100, 200, 300: rank 0.95·2 = 1.9 → 200 + 0.9·100
+            "timeout_rate": 1 / 2,  # over budget once of the two queries with a budget
+            "safety_finding_rate": 1 / 3,  # the WARN on no_pii_leakage, out of three queries with a safety check
+        }
     )
 
 

@@ -4,6 +4,7 @@ openai SDK against a local embeddings server (retries, cache, honest skips)."""
 import json
 
 import pytest
+from fakes.llm_server import FakeLLMServer
 
 from agentci_action.engine.checks.answer import (
     NoEmbedder,
@@ -19,8 +20,6 @@ from agentci_action.engine.results import Status
 from agentci_action.errors import InputError
 from agentci_action.spec.checks import AnswerChecks
 from agentci_action.spec.models import JudgeConfig
-
-from fakes.llm_server import FakeLLMServer
 
 REFERENCE = "the cat sat on the mat"
 ANSWER = "the cat lay on the mat"
@@ -86,7 +85,7 @@ def test_without_reference_every_check_is_not_applicable():
 
 
 def test_unknown_severity_key_is_rejected():
-    with pytest.raises(ValueError, match="severity.min_blue"):
+    with pytest.raises(ValueError, match=r"severity\.min_blue"):
         AnswerChecks(min_bleu=0.2, severity={"min_blue": "warn"})
 
 

@@ -217,10 +217,10 @@ def test_an_embedding_cache_that_is_not_one_is_an_input_error_with_exit_2(write,
 
 def test_the_docs_example_of_checks_is_a_valid_query():
     import yaml
+    from conftest import ROOT
 
     from agentci_action.spec.checks import CHECK_INFO
     from agentci_action.spec.models import QuerySpec
-    from conftest import ROOT
 
     section = (ROOT / "docs" / "checks.md").read_text(encoding="utf-8")
     [example] = yaml.safe_load(section.split("```yaml", 1)[1].split("```", 1)[0])

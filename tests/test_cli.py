@@ -6,7 +6,6 @@ import json
 import re
 
 import pytest
-
 from conftest import ROOT, hermetic_environment, run_cli
 
 import agentci_action

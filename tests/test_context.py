@@ -63,5 +63,5 @@ def test_event_file(tmp_path):
     assert load_event(str(path))["number"] == 7
     assert load_event(None) == {} and load_event(str(tmp_path / "missing.json")) == {}
     path.write_text("{not json")
-    with pytest.raises(InputError, match="event.json"):
+    with pytest.raises(InputError, match=r"event\.json"):
         load_event(str(path))

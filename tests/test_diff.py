@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, run_cli
 
 from agentci_action.diff import ChangeKind, Delta, Side, diff_runs, evaluate_side
 from agentci_action.engine import metrics
@@ -14,7 +15,6 @@ from agentci_action.report import diff_console, diff_markdown
 from agentci_action.report.json import render_diff
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.models import Trace
-from conftest import ROOT, run_cli
 
 GOLDEN = Path(__file__).parent / "golden"
 RAG_SPEC = "examples/rag/agentci_spec.yaml"

@@ -24,7 +24,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import ROOT
 
 PAGES = [*sorted(ROOT.glob("*.md")), *sorted((ROOT / "docs").glob("*.md"))]
@@ -131,7 +130,9 @@ def execute(block: Block, cwd: Path, tmp_path: Path) -> None:
     else:
         argv = ["bash", "-c", script(block)]
     done = subprocess.run(argv, cwd=cwd, env=environment(), capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, f"{block} exited {done.returncode}:\n{block.code}\n{done.stdout[-3000:]}\n{done.stderr}"
+    assert done.returncode == 0, (
+        f"{block} exited {done.returncode}:\n{block.code}\n{done.stdout[-3000:]}\n{done.stderr}"
+    )
 
 
 RUNNABLE = [page for page in PAGES if any(b.lang in RUN or (b.note and b.note[0] == "file") for b in blocks(page))]

@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 
 import junitparser
 import pytest
+from conftest import run_cli
 from prometheus_client.parser import text_string_to_metric_families
 
 from agentci_action.engine.results import Check, Status
@@ -13,8 +14,6 @@ from agentci_action.engine.runner import run_spec
 from agentci_action.report import junit, prometheus
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.models import Trace
-
-from conftest import run_cli
 
 SPEC = """
 agent: 'demo "agent" \\ one'

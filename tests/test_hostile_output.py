@@ -138,8 +138,19 @@ def test_a_full_disk_during_save_exits_2_and_keeps_the_old_version(write, write_
     saved = (tmp_path / "golden" / "v1.json").read_text()
     big = write_traces("big.jsonl", [{**GOOD[0], "final_answer": "4" + "x" * 100_000}])
     done = subprocess.run(
-        [sys.executable, "-m", "agentci_action", "save", "--spec", spec, "--traces", big, "--version", "v1"]
-        + ["--overwrite"],
+        [
+            sys.executable,
+            "-m",
+            "agentci_action",
+            "save",
+            "--spec",
+            spec,
+            "--traces",
+            big,
+            "--version",
+            "v1",
+            "--overwrite",
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -192,8 +203,18 @@ def test_a_lone_surrogate_is_replaced_in_every_report_format(write, tmp_path, fm
     spec = write("spec.yaml", SURROGATE_SPEC)
     (tmp_path / "t.jsonl").write_text(CUT)
     done = subprocess.run(
-        [sys.executable, "-m", "agentci_action", "test", "--spec", spec, "--traces", tmp_path / "t.jsonl"]
-        + ["--format", fmt],
+        [
+            sys.executable,
+            "-m",
+            "agentci_action",
+            "test",
+            "--spec",
+            spec,
+            "--traces",
+            tmp_path / "t.jsonl",
+            "--format",
+            fmt,
+        ],
         capture_output=True,
         cwd=ROOT,
         env=hermetic_environment(),

@@ -4,7 +4,6 @@ import re
 
 import pytest
 import yaml
-
 from conftest import ROOT, run_cli
 
 
@@ -86,7 +85,7 @@ def check_workflow(flow: dict) -> None:
         assert job.get("runs-on") and job.get("steps"), name
         needs = job.get("needs") or []
         assert set([needs] if isinstance(needs, str) else needs) <= set(flow["jobs"]) - {name}, name
-        matrix = set(((job.get("strategy") or {}).get("matrix") or {}))
+        matrix = set((job.get("strategy") or {}).get("matrix") or {})
         assert set(re.findall(r"matrix\.(\w+)", yaml.safe_dump(job))) <= matrix, name
         for step in job["steps"]:
             assert ("uses" in step) != ("run" in step), (name, step)

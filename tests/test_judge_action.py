@@ -65,7 +65,7 @@ def test_key_input_reaches_the_judge_is_masked_and_never_printed(workspace, llm)
 
 def test_a_failing_provider_exits_2_and_publishes_every_result(workspace, llm):
     llm.fail_next("500", times=10)
-    code, log = run_action(action_env(workspace, anthropic_api_key=KEY))
+    code, _log = run_action(action_env(workspace, anthropic_api_key=KEY))
     assert code == 2 and llm.count == 2
     results = json.loads((workspace / "out" / "agentci-results.json").read_text())
     assert [r["status"] for r in results["results"]] == ["error", "pass"]

@@ -7,7 +7,6 @@ import json
 import pytest
 from conftest import hermetic_environment, run_cli
 
-
 KEY = "sk-ant-test-never-print-me-42"
 
 SPEC = """\

@@ -7,6 +7,7 @@ import json
 import time
 
 import pytest
+from fakes.llm_server import FakeLLMServer, always
 
 from agentci_action.engine.correctness import JudgeRequest
 from agentci_action.engine.judge import LLMJudge, build_judge
@@ -19,7 +20,6 @@ from agentci_action.engine.runner import Settings, run_spec
 from agentci_action.spec.loader import load_spec
 from agentci_action.spec.models import AgentCISpec, JudgeConfig, JudgeRubric, ModelPrice, QuerySpec
 from agentci_action.trace.models import Trace
-from fakes.llm_server import FakeLLMServer, always
 
 CLAUDE, GPT = "claude-haiku-4-5", "gpt-4o-mini"
 SECRET = "sk-test-never-print-me-123"

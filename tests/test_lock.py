@@ -51,9 +51,9 @@ def test_the_lock_holds_every_dependency_of_what_it_locks():
         assert metadata.version(name) == version, f"{name}: installed {metadata.version(name)}, locked {version}"
         for line in metadata.requires(name) or []:
             requirement = Requirement(line)
-            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
-                if canonicalize_name(requirement.name) not in locked:
-                    missing.append(f"{requirement.name} (required by {name})")
+            applies = requirement.marker is None or requirement.marker.evaluate({"extra": ""})
+            if applies and canonicalize_name(requirement.name) not in locked:
+                missing.append(f"{requirement.name} (required by {name})")
     assert missing == []
 
 

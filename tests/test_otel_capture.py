@@ -107,8 +107,20 @@ def test_collect_cli_writes_one_file_per_query_of_a_process_running_many_and_ret
     out = tmp_path / "traces"
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     done = subprocess.run(
-        [sys.executable, "-m", "agentci_action", "collect", "--output", str(out), "--port", "0", "--"]
-        + [sys.executable, str(script), "3"],
+        [
+            sys.executable,
+            "-m",
+            "agentci_action",
+            "collect",
+            "--output",
+            str(out),
+            "--port",
+            "0",
+            "--",
+            sys.executable,
+            str(script),
+            "3",
+        ],
         env=env,
         capture_output=True,
         text=True,

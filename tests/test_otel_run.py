@@ -24,7 +24,7 @@ from agentci_action.runner import RunOptions, run_agent
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.load import load_traces
 from tests.fakes.scripted_openai import ScriptedOpenAIServer
-from tests.test_otel_capture import AGENT, CITIES, INSTRUMENTATIONS, SCRIPT, answer, assert_facts, question
+from tests.test_otel_capture import AGENT, CITIES, INSTRUMENTATIONS, SCRIPT, assert_facts, question
 
 ROOT = Path(__file__).resolve().parent.parent
 ORDER_AGENT = ROOT / "examples" / "otel-capture" / "agent.py"

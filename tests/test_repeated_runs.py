@@ -4,6 +4,7 @@ import json
 import math
 
 import pytest
+from conftest import run_cli
 
 from agentci_action.engine.results import RunResult, Status
 from agentci_action.engine.runner import Settings, run_spec
@@ -12,8 +13,6 @@ from agentci_action.errors import SpecError, TraceError
 from agentci_action.report import json as json_report
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.models import Trace
-
-from conftest import run_cli
 
 SPEC = """
 agent: demo

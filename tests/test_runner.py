@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import hermetic_environment, run_cli
 
 from agentci_action.errors import SpecError
@@ -213,7 +212,7 @@ def test_infrastructure_failures_are_retried_then_labelled_infra(tmp_path, envir
 def test_timeout_kills_the_process_group_and_leaves_no_child(tmp_path, environ):
     spec = make_spec(tmp_path, ["hang"], runner="command: python agent.py\n  retries: 0\n  timeout_s: 1\n")
     started = time.monotonic()
-    outcome, output = run(tmp_path, spec, environ)
+    _outcome, output = run(tmp_path, spec, environ)
     assert time.monotonic() - started < 8
     error = lines(output / "hang.jsonl")[0]["metadata"]["agentci_error"]
     assert (
@@ -395,7 +394,7 @@ def limited(query):
 def test_python_runner_calls_a_sync_or_async_function(tmp_path, environ, target):
     (tmp_path / "agent_py.py").write_text(PY_AGENT)
     spec = make_spec(tmp_path, ["ok"], runner=f"python: {target}\n  env: {{PY_MODE: fixed}}\n")
-    outcome, output = run(tmp_path, spec, environ, runs=2)
+    _outcome, output = run(tmp_path, spec, environ, runs=2)
     answers = [t["final_answer"] for t in lines(output / "ok.jsonl")]
     assert answers == (
         ["question ok #0 fixed", "question ok #1 fixed"] if target.endswith(":answer") else ["async ok"] * 2

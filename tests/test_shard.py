@@ -1,11 +1,14 @@
 """Sharding by id hash and merging: the merged run equals the unsharded one exactly; bad shard sets are refused."""
 
+import functools
 import json
+import operator
 import random
 import shutil
 
 import pytest
 import yaml
+from conftest import run_cli
 
 from agentci_action.engine.merge import merge_shards
 from agentci_action.engine.results import RunResult
@@ -14,8 +17,6 @@ from agentci_action.engine.shard import parse_shard, select_shard, shard_of
 from agentci_action.errors import InputError
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.load import load_traces
-
-from conftest import run_cli
 
 TOOLS = ["search", "rerank", "generate", "shell", "calculator"]
 
@@ -233,7 +234,7 @@ def test_queries_lists_what_a_shard_job_must_run_the_agent_on(tmp_path):
             "test", "--spec", spec_path, "--traces", only_mine, "--shard", f"{i}/3", "--output", tmp_path / f"s{i}.json"
         )
         assert shard.returncode in (0, 1), shard.stderr
-    assert sorted(sum(listed, [])) == [f"q{i:04d}" for i in range(60)]
+    assert sorted(functools.reduce(operator.iadd, listed, [])) == [f"q{i:04d}" for i in range(60)]
     merged = run_cli("merge", "--spec", spec_path, str(tmp_path / "s*.json"), "--format", "json")
     whole = run_cli("test", "--spec", spec_path, "--traces", trace_path, "--format", "json")
 

@@ -7,10 +7,9 @@ import re
 import shutil
 
 import yaml
+from conftest import ROOT, run_cli
 
 from agentci_action.action import main
-
-from conftest import ROOT, run_cli
 
 
 def workflow() -> dict:
@@ -46,7 +45,7 @@ def run_action(workspace, with_: dict, **matrix) -> tuple[int, str]:
 def test_the_documented_workflow_shards_and_merges_the_example(tmp_path, monkeypatch):
     jobs = workflow()["jobs"]
     example = ROOT / "examples" / "repeated-runs"
-    shutil.copy(example / "agentci_spec.yaml", tmp_path / "agentci.yaml")
+    shutil.copy(example / "agentci_spec.yaml", tmp_path / "agentci_spec.yaml")
     shutil.copytree(example / "traces", tmp_path / "traces")
     monkeypatch.chdir(tmp_path)
     assert jobs["merge"]["needs"] == "shard" and "!cancelled()" in jobs["merge"]["if"]
@@ -69,7 +68,7 @@ def test_the_documented_workflow_shards_and_merges_the_example(tmp_path, monkeyp
     whole = run_cli(
         "test",
         "--spec",
-        "agentci.yaml",
+        "agentci_spec.yaml",
         "--traces",
         "traces/",
         "--format",
@@ -80,13 +79,13 @@ def test_the_documented_workflow_shards_and_merges_the_example(tmp_path, monkeyp
     )
     assert code == whole.returncode == 0, log
     assert (tmp_path / "agentci-results.json").read_text() == (tmp_path / "whole.json").read_text()
-    assert "::warning file=agentci.yaml,line=36,title=AgentCI path%3A summarise-paper::" in log
+    assert "::warning file=agentci_spec.yaml,line=36,title=AgentCI path%3A summarise-paper::" in log
     assert (tmp_path / "summary.md").read_text().startswith("## ⚠️ AgentCI: all 4 passed, 2 with warnings")
 
 
 def test_merge_job_refuses_a_missing_shard_with_exit_2(tmp_path, monkeypatch):
     example = ROOT / "examples" / "repeated-runs"
-    shutil.copy(example / "agentci_spec.yaml", tmp_path / "agentci.yaml")
+    shutil.copy(example / "agentci_spec.yaml", tmp_path / "agentci_spec.yaml")
     shutil.copytree(example / "traces", tmp_path / "traces")
     monkeypatch.chdir(tmp_path)
     for shard in (1, 3):
@@ -94,11 +93,11 @@ def test_merge_job_refuses_a_missing_shard_with_exit_2(tmp_path, monkeypatch):
             tmp_path,
             {
                 "traces": "traces/",
-                "spec": "agentci.yaml",
+                "spec": "agentci_spec.yaml",
                 "shard": f"{shard}/3",
                 "results-path": f"results/s{shard}.json",
             },
         )
-    code, log = run_action(tmp_path, {"spec": "agentci.yaml", "merge": "results/*.json"})
+    code, log = run_action(tmp_path, {"spec": "agentci_spec.yaml", "merge": "results/*.json"})
     assert code == 2 and "missing shard 2/3" in log
     assert "could not evaluate" in (tmp_path / "summary.md").read_text()

@@ -14,7 +14,7 @@ from conftest import ROOT, run_cli
 from agentci_action.spec import loader
 from agentci_action.spec.loader import load_spec
 
-SPECS = sorted(ROOT.glob("examples/*/agentci_spec.yaml")) + [ROOT / "agentci_action/templates/agentci_spec.yaml"]
+SPECS = [*sorted(ROOT.glob("examples/*/agentci_spec.yaml")), ROOT / "agentci_action/templates/agentci_spec.yaml"]
 
 
 def _loaded(path):

@@ -285,7 +285,7 @@ def test_the_same_run_in_different_formats_gives_identical_layer_results(write, 
 def test_truncated_json_lines_name_the_file_and_line(tmp_path):
     lines = (FIXTURES / FILES["otel-genai"]).read_text().splitlines()
     path = tmp_path / "cut.jsonl"
-    path.write_text("\n".join(lines[:2] + [lines[2][: len(lines[2]) // 2]]) + "\n")
+    path.write_text("\n".join([*lines[:2], lines[2][: len(lines[2]) // 2]]) + "\n")
     with pytest.raises(TraceError) as caught:
         load_traces([str(path)])
     (problem,) = caught.value.problems
@@ -361,12 +361,12 @@ def _mutations(value, rng, count):
     def walk(node, path):
         if isinstance(node, dict):
             for key, child in node.items():
-                paths.append(path + (key,))
-                walk(child, path + (key,))
+                paths.append((*path, key))
+                walk(child, (*path, key))
         elif isinstance(node, list):
             for index, child in enumerate(node):
-                paths.append(path + (index,))
-                walk(child, path + (index,))
+                paths.append((*path, index))
+                walk(child, (*path, index))
 
     walk(value, ())
     for _ in range(count):
@@ -613,7 +613,7 @@ def test_time_to_first_token_is_read_where_the_format_records_it(tmp_path):
     (tmp_path / "otel.jsonl").write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": otel}]}]}) + "\n")
     (otel_trace,) = load_traces([str(tmp_path / "otel.jsonl")])
 
-    assert [c.ttft_ms for c in langsmith.llm_calls][0] == pytest.approx(250.0)
+    assert next(c.ttft_ms for c in langsmith.llm_calls) == pytest.approx(250.0)
     assert sorted(c.ttft_ms for c in openinference.llm_calls if c.ttft_ms is not None) == [pytest.approx(300.0)]
     assert otel_trace.llm_calls[0].ttft_ms == pytest.approx(420.0)
     (check,) = performance.evaluate(PerformanceChecks(max_ttft_ms=280), langsmith)

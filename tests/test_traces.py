@@ -32,8 +32,24 @@ def test_invalid_fields_name_the_line_of_the_field_and_its_path(write):
     with pytest.raises(TraceError) as caught:
         load_traces([str(path)])
     messages = [str(p) for p in caught.value.problems]
-    assert f"{path}:4: tool_calls[0].name: Field required" in messages  # missing: the line of the object lacking it
-    assert f"{path}:4: tool_calls[0].nme: Extra inputs are not permitted" in messages
+    assert f"{path}:4: tool_calls[0].name: required key is missing" in messages  # the line of the object lacking it
+    assert f"{path}:4: tool_calls[0]: unknown key 'nme'; did you mean 'name'?" in messages
+
+
+def test_an_unknown_key_suggests_the_closest_field_by_the_name_the_file_writes(write):
+    path = write(
+        "t.jsonl",
+        '{"id": "a", "handoffs": [{"form": "triage", "to": "billing"}]}\n'
+        '{"id": "b", "llm_calls": [{"model": "m", "input_tokns": 3}], "zzz": 1}\n',
+    )
+    with pytest.raises(TraceError) as caught:
+        load_traces([str(path)])
+    assert [str(p) for p in caught.value.problems] == [
+        f"{path}:1: handoffs[0]: unknown key 'form'; did you mean 'from'?",  # the alias, not the attribute
+        f"{path}:2: llm_calls[0]: unknown key 'input_tokns'; did you mean 'input_tokens'?",
+        f"{path}:2: unknown key 'zzz'; valid keys: id, query, final_answer, tool_calls, llm_calls, handoffs, "
+        "retrieved_context, total_duration_ms, total_cost_usd, total_tokens, total_llm_calls, run, metadata",
+    ]
 
 
 @pytest.mark.parametrize("number", ["1e400", "-1e400", "NaN", "Infinity"])
@@ -65,7 +81,7 @@ def test_a_field_error_inside_a_multi_line_object_names_the_field_line(write):
     with pytest.raises(TraceError) as caught:
         load_traces([str(path)])
     assert [(p.line, p.message.split(":")[0]) for p in caught.value.problems] == [
-        (line_of('"argumnts"'), "tool_calls[1].argumnts"),
+        (line_of('"argumnts"'), "tool_calls[1]"),
         (line_of('"from"') - 1, "handoffs[0].to"),  # a missing key: the line where its object starts
         (line_of('"total_tokens"'), "total_tokens"),
     ]
@@ -82,7 +98,7 @@ def test_a_canonical_file_with_one_bad_record_reports_that_record_not_an_unknown
     for trace_format in (None, "canonical"):
         with pytest.raises(TraceError) as caught:
             load_traces([str(path)], trace_format=trace_format)
-        assert [str(p) for p in caught.value.problems] == [f"{path}:4: qeury: Extra inputs are not permitted"]
+        assert [str(p) for p in caught.value.problems] == [f"{path}:4: unknown key 'qeury'; did you mean 'query'?"]
     other = write("other.jsonl", '{"event": "start", "payload": {}}\n{"event": "end", "id": "x"}\n')
     with pytest.raises(TraceError, match="unrecognised trace format"):
         load_traces([str(other)])

@@ -3,9 +3,9 @@
 import re
 
 import yaml
+from conftest import ROOT
 
 from agentci_action.init import FILES
-from conftest import ROOT
 
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
 
@@ -36,7 +36,7 @@ def test_dog_food_workflow_runs_every_example_through_the_action():
 
 
 def test_init_workflow_uses_declared_inputs():
-    _check(ROOT / "agentci_action" / "templates" / [t for t, dest in FILES.items() if dest.endswith(".yml")][0])
+    _check(ROOT / "agentci_action" / "templates" / next(t for t, dest in FILES.items() if dest.endswith(".yml")))
 
 
 def test_documented_workflow_snippets_use_declared_inputs():

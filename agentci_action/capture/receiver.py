@@ -198,7 +198,7 @@ class Receiver:
                 number = receiver._begin()
                 try:
                     self._answer(self._handle())
-                except Exception as exc:  # noqa: BLE001 (a request never stops the receiver)
+                except Exception as exc:
                     receiver.note("internal", f"internal error on {self.path}: {type(exc).__name__}: {exc}")
                     self.close_connection = True
                     self._answer(otlp.failure(None, otlp.RequestError(500, "internal error")))

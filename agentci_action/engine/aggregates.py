@@ -36,7 +36,7 @@ def percentile(values: list[float], q: float) -> float | None:
 _RATE_OF = {
     "hallucination_check": "hallucination",
     "max_latency_ms": "timeout",
-    **{name: "safety" for name in ("safety_check", *SAFETY_CHECKS)},
+    **dict.fromkeys(("safety_check", *SAFETY_CHECKS), "safety"),
 }
 _HITS = {"hallucination": (Status.FAIL,), "timeout": _FOUND, "safety": _FOUND}
 

@@ -129,7 +129,7 @@ class ArgumentMatcher:
     rule, so preparing a step costs almost nothing); `ruled` holds (key, rule, expected value) for the others.
     """
 
-    __slots__ = ("call", "equal", "ruled", "accepts_anything", "exact", "constrained", "_tests")
+    __slots__ = ("_tests", "accepts_anything", "call", "constrained", "equal", "exact", "ruled")
 
     def __init__(self, call: ExpectedToolCall):
         self.call = call

@@ -75,7 +75,7 @@ class Check(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
-    def built(cls, name: str, status: Status, message: str = "", data: dict[str, Any] | None = None) -> "Check":
+    def built(cls, name: str, status: Status, message: str = "", data: dict[str, Any] | None = None) -> Check:
         """Check(...) for arguments the engine made and knows valid (a Status, strings, a fresh dict), unvalidated."""
         return _built(cls, {"name": name, "status": status, "message": message, "data": {} if data is None else data})
 
@@ -92,7 +92,7 @@ class LayerResult(BaseModel):
     checks: list[Check] = Field(default_factory=list)
 
     @classmethod
-    def from_checks(cls, checks: list[Check], details: dict[str, Any] | None = None) -> "LayerResult":
+    def from_checks(cls, checks: list[Check], details: dict[str, Any] | None = None) -> LayerResult:
         """Status = worst check status, pass when the rest are skipped (skip when there are none or all are);
         messages = every non-pass check's message. `checks` (Check instances) and `details` become the layer's own."""
         present = {c.status for c in checks}
@@ -241,7 +241,7 @@ class JudgeUsage(BaseModel):
     cost_unknown: int = Field(0, description="Judge checks whose model has no known price.")
 
     @classmethod
-    def total(cls, checks: list[Check]) -> "JudgeUsage":
+    def total(cls, checks: list[Check]) -> JudgeUsage:
         usages = [c.data["usage"] for c in checks if isinstance(c.data.get("usage"), dict)]
         return cls(
             requests=sum(u.get("requests", 0) for u in usages),

@@ -16,7 +16,7 @@ def batches(items: list[dict], size: int = ANNOTATIONS_PER_REQUEST) -> list[list
 
 
 def publish_check_run(
-    gh: "Github",
+    gh: Github,
     repository: str,
     head_sha: str,
     *,

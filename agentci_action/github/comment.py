@@ -29,14 +29,14 @@ class CommentOutcome:
     reason: str = ""
 
 
-def client(token: str, api_url: str) -> "Github":
+def client(token: str, api_url: str) -> Github:
     """A PyGithub client for `api_url` (GitHub.com or an Enterprise Server), lazy: no request until one is needed."""
     from github import Auth, Github
 
     return Github(auth=Auth.Token(token), base_url=api_url.rstrip("/"), lazy=True, per_page=100, timeout=20, retry=3)
 
 
-def own_login(gh: "Github") -> str | None:
+def own_login(gh: Github) -> str | None:
     """The login the token writes as, or None when the token may not read /user (an installation token)."""
     from github import GithubException
 
@@ -48,7 +48,7 @@ def own_login(gh: "Github") -> str | None:
         raise
 
 
-def is_ours(comment: "IssueComment", login: str | None, marker: str) -> bool:
+def is_ours(comment: IssueComment, login: str | None, marker: str) -> bool:
     """The comment starts with `marker` and was written by `login`; when the login is unknown (None), by a bot
     account (user.type == "Bot": github-actions[bot] or any '<app-slug>[bot]'), never by a person."""
     user = comment.user
@@ -57,12 +57,12 @@ def is_ours(comment: "IssueComment", login: str | None, marker: str) -> bool:
     return user.login == login if login is not None else user.type == "Bot"
 
 
-def find_sticky(issue: "Issue", login: str | None, marker: str) -> "IssueComment | None":
+def find_sticky(issue: Issue, login: str | None, marker: str) -> IssueComment | None:
     """Our earlier comment on this PR (see is_ours); every page is searched."""
     return next((comment for comment in issue.get_comments() if is_ours(comment, login, marker)), None)
 
 
-def should_post(mode: str, existing: "IssueComment | None", body: str, has_problems: bool) -> str:
+def should_post(mode: str, existing: IssueComment | None, body: str, has_problems: bool) -> str:
     """'' to post, else why not. always: every run; changes: when the results differ from the comment's;
     failures: when something failed or warned (and to update a comment that reported failures); off: never."""
     if mode == "off":
@@ -75,7 +75,7 @@ def should_post(mode: str, existing: "IssueComment | None", body: str, has_probl
 
 
 def upsert_comment(
-    gh: "Github",
+    gh: Github,
     repository: str,
     pr_number: int,
     body: str,

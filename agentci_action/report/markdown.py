@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from ..diff import RunDiff
 from ..engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
 from . import aggregates
-from .diff_markdown import LEFT_OUT, render_markdown as render_diff
+from .diff_markdown import LEFT_OUT
+from .diff_markdown import render_markdown as render_diff
 from .icons import ICONS
 from .text import fit, html_text, inline, unverified_note, utf8_size
 

@@ -21,8 +21,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..errors import SpecError, TraceError
-from ..spec.runner import OTEL_NEEDS_COMMAND, RunnerSpec
 from ..report.text import one_line
+from ..spec.runner import OTEL_NEEDS_COMMAND, RunnerSpec
 from ..trace.load import Record, read_records
 from .jobs import Finished, Job, RunFailure
 

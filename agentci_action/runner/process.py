@@ -4,6 +4,7 @@ program's whole process group (children included, none left behind), and its exi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -49,18 +50,14 @@ class LiveProcesses:
 def kill_group(process: subprocess.Popen, grace_s: float = GRACE_S) -> None:
     """SIGTERM to the program's process group, SIGKILL to the group after `grace_s` (children included)."""
     signal_group(process, signal.SIGTERM)
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(grace_s)
-    except subprocess.TimeoutExpired:
-        pass
     signal_group(process, signal.SIGKILL)
 
 
 def signal_group(process: subprocess.Popen, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def run_program(
@@ -87,14 +84,18 @@ def run_program(
     except FileNotFoundError:
         raise RunFailure(f"program {argv[0]!r} not found (in {cwd}): check runner.command") from None
     except PermissionError:
-        raise RunFailure(f"program {argv[0]!r} is not executable: chmod +x it, or run it through its interpreter")
+        raise RunFailure(
+            f"program {argv[0]!r} is not executable: chmod +x it, or run it through its interpreter"
+        ) from None
     live.add(process)
     try:
         stdout, stderr = process.communicate(json.dumps(job.payload(), ensure_ascii=False).encode(), timeout=timeout_s)
     except subprocess.TimeoutExpired:
         kill_group(process)
         process.communicate()
-        raise InfraFailure(f"timed out after {timeout_s:g} s (runner.timeout_s); killed with its process group")
+        raise InfraFailure(
+            f"timed out after {timeout_s:g} s (runner.timeout_s); killed with its process group"
+        ) from None
     finally:
         signal_group(process, signal.SIGKILL)  # children the program left running in its group
         live.discard(process)

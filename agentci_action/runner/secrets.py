@@ -29,7 +29,7 @@ class Masker:
         )
 
     @classmethod
-    def for_environment(cls, runner_env: Mapping[str, str], environ: Mapping[str, str]) -> "Masker":
+    def for_environment(cls, runner_env: Mapping[str, str], environ: Mapping[str, str]) -> Masker:
         return cls([*runner_env.values(), *(v for k, v in environ.items() if SECRET_NAME.search(k))])
 
     def __call__(self, text: str) -> str:

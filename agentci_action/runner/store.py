@@ -12,8 +12,8 @@ from pathlib import Path
 
 from ..errors import TraceError
 from ..output import OutputError, describe, utf8, write_all
-from ..trace.load import read_records
 from ..trace.adapters import canonical
+from ..trace.load import read_records
 from ..trace.models import Trace
 from .secrets import Masker
 
@@ -37,7 +37,9 @@ class TraceStore:
         try:
             traces = canonical.convert(read_records(path), str(path))
         except TraceError as exc:
-            raise TraceError.at(str(path), exc.problems[0].line, f"cannot resume from it: {exc.problems[0].message}")
+            raise TraceError.at(
+                str(path), exc.problems[0].line, f"cannot resume from it: {exc.problems[0].message}"
+            ) from None
         kept = {t.run or 0: t for t in traces if t.id == query_id and t.run_error is None}
         with self._lock:
             self._runs[query_id] = dict(kept)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+
 from ..errors import TraceError
 from ..report.text import one_line
 from ..spec.models import ModelPrice

@@ -189,7 +189,7 @@ class AgentChecks(CheckGroup):
     )
 
     @model_validator(mode="after")
-    def _threshold_needs_steps(self) -> "AgentChecks":
+    def _threshold_needs_steps(self) -> AgentChecks:
         if "min_step_efficiency" in self.model_fields_set and self.expected_steps is None:
             raise ValueError("min_step_efficiency needs expected_steps")
         return self

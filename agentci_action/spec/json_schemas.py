@@ -50,7 +50,7 @@ def unresolvable_refs(schema: dict[str, Any]) -> list[str]:
 def _walk(node: Any, resolver: Any, specification: Specification, at: tuple, problems: list[str]) -> None:
     if isinstance(node, list):
         for i, item in enumerate(node):
-            _walk(item, resolver, specification, at + (i,), problems)
+            _walk(item, resolver, specification, (*at, i), problems)
     if not isinstance(node, dict):
         return
     resolver = resolver.in_subresource(specification.create_resource(node))
@@ -60,10 +60,10 @@ def _walk(node: Any, resolver: Any, specification: Specification, at: tuple, pro
             try:
                 resolver.lookup(ref)
             except Unresolvable:
-                where = "/".join(str(p) for p in at + (keyword,))
+                where = "/".join(str(p) for p in (*at, keyword))
                 problems.append(
                     f"{keyword} {ref!r} at {where} does not resolve within the schema (remote documents are never fetched)"
                 )
     for key, value in node.items():
         if key not in DATA_KEYWORDS:
-            _walk(value, resolver, specification, at + (key,), problems)
+            _walk(value, resolver, specification, (*at, key), problems)

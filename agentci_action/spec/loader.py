@@ -7,10 +7,7 @@ lists are replaced), derive missing ids from the query text, and check ids are u
 
 from __future__ import annotations
 
-import difflib
 import re
-import types
-import typing
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -18,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..errors import Problem, SpecError
+from ..field_errors import field_message
 from .models import AgentCISpec, QuerySpec
 
 DocPath = tuple  # a path into the document: keys and list indexes
@@ -71,11 +69,11 @@ class _Composer:
                     self.problems.append(
                         Problem(file, line, f"duplicate key {key!r} (an earlier value would be silently replaced)")
                     )
-                self.locations[at + (key,)] = Location(file, line)
-                result[key] = self._value(value_node, at + (key,), file, base_dir)
+                self.locations[(*at, key)] = Location(file, line)
+                result[key] = self._value(value_node, (*at, key), file, base_dir)
             return result
         if isinstance(node, yaml.SequenceNode):
-            return [self._value(item, at + (i,), file, base_dir) for i, item in enumerate(node.value)]
+            return [self._value(item, (*at, i), file, base_dir) for i, item in enumerate(node.value)]
         try:
             return self._constructor.construct_object(node, deep=True)
         except yaml.constructor.ConstructorError as exc:
@@ -131,58 +129,6 @@ def _syntax_problem(exc: yaml.MarkedYAMLError, text: str, file: str) -> Problem:
     return Problem(file, mark.line + 1 if mark else 0, f"YAML syntax error: {exc.problem or exc.context}")
 
 
-def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
-    """The pydantic model that holds the field at `loc` (for suggesting the closest valid key); `loc` may pass
-    through list items, the values of user-keyed maps (argument_rules, pricing) and union members."""
-    current: Any = model
-    for part in loc:
-        current = _inside(current, part)
-        if current is None:
-            return None
-    return next((option for option in _options(current) if _is_model(option)), None)
-
-
-def _inside(annotation: Any, part: str | int) -> Any:
-    """The annotation of `part` (a field, a list index, a map key or a union member's name) within `annotation`."""
-    for option in _options(annotation):
-        origin = typing.get_origin(option)
-        if _is_model(option) and part in option.model_fields:
-            return option.model_fields[part].annotation
-        if _is_model(option) and part == option.__name__:
-            return option
-        if origin is list and isinstance(part, int):
-            return typing.get_args(option)[0]
-        if origin is dict:
-            return typing.get_args(option)[1]
-    return None
-
-
-def _options(annotation: Any) -> list[Any]:
-    """The members of a union (Optional included), else the annotation itself."""
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        return [member for arg in typing.get_args(annotation) for member in _options(arg)]
-    return [annotation]
-
-
-def _is_model(annotation: Any) -> bool:
-    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
-
-
-def _describe(error: dict, root: type[BaseModel]) -> str:
-    loc = tuple(error["loc"])
-    field = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in loc).replace(".[", "[")
-    if error["type"] == "extra_forbidden":
-        holder = _model_at(root, loc[:-1])
-        valid = list(holder.model_fields) if holder else []
-        guess = difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.6)
-        hint = f"; did you mean {guess[0]!r}?" if guess else (f"; valid keys: {', '.join(valid)}" if valid else "")
-        return f"unknown key {loc[-1]!r}{hint}"
-    message = error["msg"].removeprefix("Value error, ")
-    if error["type"] == "missing":
-        return f"{field}: required key is missing"
-    return f"{field}: {message}"
-
-
 def _problems(
     exc: ValidationError, root: type[BaseModel], locations: dict[DocPath, Location], prefix: DocPath = ()
 ) -> list[Problem]:
@@ -193,7 +139,7 @@ def _problems(
             where = locations.get(loc[:cut])
             if where:
                 break
-        problems.append(Problem(where.file if where else "", where.line if where else 0, _describe(error, root)))
+        problems.append(Problem(where.file if where else "", where.line if where else 0, field_message(error, root)))
     return problems
 
 
@@ -226,11 +172,11 @@ def load_spec(path: str | Path, tags: list[str] | None = None) -> AgentCISpec:
     raw = composer.load_file(path)
     if not isinstance(raw, dict):
         raise SpecError(
-            composer.problems
-            + [
+            [
+                *composer.problems,
                 Problem(
                     str(path), 1, f"the spec must be a mapping with `agent` and `queries`, got {type(raw).__name__}"
-                )
+                ),
             ]
         )
     try:

@@ -38,7 +38,7 @@ class MatchMode(str, Enum):
     SUBSEQUENCE = "subsequence"  # R appears in P in order, extras allowed (EvalView)
 
     @classmethod
-    def _missing_(cls, value: object) -> "MatchMode | None":
+    def _missing_(cls, value: object) -> MatchMode | None:
         return MATCH_MODE_ALIASES.get(value) if isinstance(value, str) else None
 
     @classmethod
@@ -81,7 +81,7 @@ class ArgumentRule(_Strict):
         return _compiled(pattern)
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> "ArgumentRule":
+    def _exactly_one(self) -> ArgumentRule:
         if (self.regex is None) == (self.tolerance is None):
             raise ValueError("an argument rule takes exactly one of `regex` or `tolerance`")
         return self
@@ -117,7 +117,7 @@ class ExpectedToolCall(_Strict):
         return json.loads(json.dumps(arguments, default=lambda v: v.isoformat() if hasattr(v, "isoformat") else str(v)))
 
     @model_validator(mode="after")
-    def _consistent(self) -> "ExpectedToolCall":
+    def _consistent(self) -> ExpectedToolCall:
         if (self.name is None) == (self.any_of is None):
             raise ValueError("an expected tool call takes exactly one of `name` or `any_of`")
         self._move_inline_rules()
@@ -311,7 +311,7 @@ class ScoreWeights(_Strict):
     )
 
     @model_validator(mode="after")
-    def _some_weight(self) -> "ScoreWeights":
+    def _some_weight(self) -> ScoreWeights:
         if self.tool_accuracy + self.output_quality + self.sequence_correctness <= 0:
             raise ValueError("at least one score weight must be positive")
         return self
@@ -324,7 +324,7 @@ class CompositeWeights(_Strict):
     impl_weight: float = Field(0.5, ge=0)
 
     @model_validator(mode="after")
-    def _some_weight(self) -> "CompositeWeights":
+    def _some_weight(self) -> CompositeWeights:
         if self.pass_weight + self.impl_weight <= 0:
             raise ValueError("at least one composite weight must be positive")
         return self
@@ -428,7 +428,7 @@ class EnsembleConfig(_Strict):
     strategy: Literal["majority_vote"] = "majority_vote"
 
     @model_validator(mode="after")
-    def _enough_models(self) -> "EnsembleConfig":
+    def _enough_models(self) -> EnsembleConfig:
         if (self.enabled or self.models) and len(self.models) < 2:
             raise ValueError("an ensemble needs at least two models (list none to leave it unused)")
         return self
@@ -487,7 +487,7 @@ class JudgeConfig(_Strict):
         return provider_of(model) or "openai"
 
     @model_validator(mode="after")
-    def _providers_known(self) -> "JudgeConfig":
+    def _providers_known(self) -> JudgeConfig:
         models = [self.model] + (
             self.ensemble.models if self.ensemble else []
         )  # disabled ones too: --sample-ensemble runs them

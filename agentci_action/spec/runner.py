@@ -93,7 +93,7 @@ class RunnerSpec(BaseModel):
         return name
 
     @model_validator(mode="after")
-    def _one_kind(self) -> "RunnerSpec":
+    def _one_kind(self) -> RunnerSpec:
         if (self.command is None) == (self.python is None):
             raise ValueError("a runner takes exactly one of `command` (a program) or `python` (module:function)")
         if self.capture == "otel" and self.python is not None:

@@ -84,7 +84,7 @@ class Trace(_Strict):
         return self.__pydantic_private__["_source"]  # not self._source: pydantic's __getattr__ is slow, read per query
 
     @model_validator(mode="after")
-    def _needs_a_key(self) -> "Trace":
+    def _needs_a_key(self) -> Trace:
         if not self.id and not self.query:
             raise ValueError("a trace needs `id` or `query` to be matched to its spec query")
         return self
@@ -99,7 +99,7 @@ class Trace(_Strict):
     def tool_names(self) -> list[str]:
         return [call.name for call in self.tool_calls]
 
-    def with_derived_totals(self) -> "Trace":
+    def with_derived_totals(self) -> Trace:
         """Fill absent totals from the calls.
 
         total_tokens = Σ (input_tokens + output_tokens) over llm_calls

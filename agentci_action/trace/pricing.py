@@ -17,7 +17,7 @@ recorded in `trace.metadata["cost_unknown"]`, so the trace's total stays unknown
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from genai_prices import Usage, calc_price
 
@@ -25,7 +25,7 @@ from ..spec.models import ModelPrice
 from .models import LLMCall, Trace
 
 PER_MILLION = 1_000_000
-UNDATED_PRICE_DATE = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)  # for traces with no dated call; README says so
+UNDATED_PRICE_DATE = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)  # for traces with no dated call; README says so
 
 
 def _uncached(call: LLMCall) -> int:
@@ -52,7 +52,7 @@ def _call_date(call: LLMCall) -> datetime | None:
         moment = datetime.fromisoformat(call.timestamp.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def price_date(calls: list[LLMCall]) -> datetime:

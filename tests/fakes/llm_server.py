@@ -15,9 +15,10 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 Verdict = dict[str, Any]
 # An agent's model for tool-calling tests: (messages, tools) -> the assistant message (content and/or tool_calls).
@@ -68,7 +69,7 @@ class FakeLLMServer:
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
 
     # -- control ----------------------------------------------------------------------------
-    def __enter__(self) -> "FakeLLMServer":
+    def __enter__(self) -> FakeLLMServer:
         self._thread.start()
         return self
 
@@ -122,7 +123,7 @@ class FakeLLMServer:
             def log_message(self, *args: object) -> None:  # keep test output quiet
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length)
                 try:

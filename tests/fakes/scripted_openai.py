@@ -45,7 +45,7 @@ class ScriptedOpenAIServer(FakeLLMServer):
         base = super()._handler_class()
 
         class Handler(base):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 body = json.loads(raw or b"{}")
                 if self.path != "/v1/chat/completions":

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from cydifflib import SequenceMatcher
 from typing import Any
+
+from cydifflib import SequenceMatcher
 
 _SECRET_PATTERNS = [
     ("private_key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?:.*?-----END [A-Z ]*PRIVATE KEY-----|.*)"),  # the whole block

@@ -7,6 +7,7 @@ one of the query's `expected_sources`. Without labels the retrieval metrics are 
 from __future__ import annotations
 
 import re
+
 from cydifflib import SequenceMatcher
 
 from ...spec.checks import RagChecks

@@ -6,8 +6,9 @@ for judge-mode off). Keys are read from the mapping it is given, never printed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal, Mapping
+from typing import Literal
 
 from ...spec.models import JudgeConfig, ModelPrice
 from .cache import VerdictCache

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Literal, Mapping
+from typing import Literal
 
 from ...spec.models import JudgeConfig, ModelPrice
 from ...trace.models import LLMCall
@@ -160,7 +161,7 @@ class LLMJudge:
                     self.config.max_attempts,
                     attempts,
                 )
-            except Exception as exc:  # noqa: BLE001 (any SDK failure becomes this check's error, never a crash)
+            except Exception as exc:
                 usage.requests += attempts.count
                 why = _snippet(self._redacted(_describe(exc)), 240)  # redact first: a cut could leave part of a key
                 raise _Unavailable(

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 ADAPTERS = [import_module(f".{module}", __name__) for module in ADAPTER_MODULES.values()]
 
 
-def _accepts(adapter, records: list["Record"]) -> bool:
+def _accepts(adapter, records: list[Record]) -> bool:
     """The adapter's `detect`; a record shaped too differently for it to look at is simply not its format."""
     try:
         return bool(adapter.detect(records))
@@ -31,7 +31,7 @@ def _accepts(adapter, records: list["Record"]) -> bool:
         return False
 
 
-def _convert_with(adapter, records: list["Record"], file: str) -> list["Trace"]:
+def _convert_with(adapter, records: list[Record], file: str) -> list[Trace]:
     """Run one adapter; a shape it did not expect anywhere is an error at the file's first record, never a crash."""
     first = records[0].line if records else 0  # read before converting: an adapter may consume the records
     try:
@@ -40,7 +40,7 @@ def _convert_with(adapter, records: list["Record"], file: str) -> list["Trace"]:
         raise TraceError([shape_problem(file, first, adapter.NAME, exc)]) from None
 
 
-def convert(records: list["Record"], file: str, trace_format: str | None = None) -> list["Trace"]:
+def convert(records: list[Record], file: str, trace_format: str | None = None) -> list[Trace]:
     """Canonical traces from one file's records, in the named format or the detected one."""
     if trace_format and trace_format != "auto":
         by_name = {adapter.NAME: adapter for adapter in ADAPTERS}

@@ -26,6 +26,7 @@ result is linked to its call by id.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,7 +70,7 @@ def _handoffs_between_agents(tree: Tree, views: dict[str, SpanView]) -> list[tup
         if views[s.span_id].kind == "agent" and not any(views[a.span_id].kind == "agent" for a in tree.ancestors(s))
     ]
     found = []
-    for before, after in zip(top, top[1:]):
+    for before, after in itertools.pairwise(top):
         if views[before.span_id].agent != views[after.span_id].agent:
             found.append((after.start or 0.0, {"from": views[before.span_id].agent, "to": views[after.span_id].agent}))
     return found

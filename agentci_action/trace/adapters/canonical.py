@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import ValidationError
 
 from ...errors import Problem, TraceError
+from ...field_errors import field_message
 from ..models import Trace
 
 NAME = "canonical"
@@ -27,13 +28,6 @@ def looks_canonical(records) -> bool:
     return any(MARKERS & value.keys() for value in objects) and 2 * sum(key in FIELDS for key in keys) > len(keys)
 
 
-def _field_path(loc: tuple) -> str:
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
-
-
 def convert(records, file: str) -> list[Trace]:
     """One Trace per record. The list of records is consumed: each record is let go once its trace is built, so
     a file's traces are never held twice, as parsed JSON and as models, at once."""
@@ -47,10 +41,7 @@ def convert(records, file: str) -> list[Trace]:
             trace = Trace.model_validate(record.value).with_derived_totals()
         except ValidationError as exc:
             for err in exc.errors():
-                where = _field_path(err["loc"])
-                problems.append(
-                    Problem(file, record.line_at(err["loc"]), f"{where + ': ' if where else ''}{err['msg']}")
-                )
+                problems.append(Problem(file, record.line_at(err["loc"]), field_message(err, Trace, name_parent=True)))
             continue
         trace._source = f"{file}:{record.line}"
         traces.append(trace)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -79,7 +79,7 @@ def iso_time(nanoseconds: int | None) -> str | None:
     """ISO 8601 UTC time of a Unix time in nanoseconds."""
     if nanoseconds is None:
         return None
-    return datetime.fromtimestamp(nanoseconds / 1e9, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(nanoseconds / 1e9, tz=UTC).isoformat().replace("+00:00", "Z")
 
 
 def parse_time(text: Any) -> float | None:
@@ -90,7 +90,7 @@ def parse_time(text: Any) -> float | None:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
 def duration_ms(start: float | None, end: float | None) -> float | None:

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .assemble import SpanView, from_spans
 from ...errors import Problem, TraceError
+from .assemble import SpanView, from_spans
 from .common import build_trace, convert_each, duration_ms, maybe_json, parse_time, text_of
 from .langgraph import lc_documents, lc_message, lc_usage, tool_result
 from .spans import Span, Tree, by_trace, first_line

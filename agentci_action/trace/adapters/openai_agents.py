@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .assemble import SpanView, from_spans
 from ...errors import Problem, TraceError
+from .assemble import SpanView, from_spans
 from .common import build_trace, convert_each, maybe_json, parse_time, query_key, text_of
 from .openai_chat import openai_usage, unix_time
 from .openai_responses import file_search_documents

@@ -22,7 +22,7 @@ file that is just the list of messages (one run). Messages are the dicts the SDK
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from .assemble import Turn, from_turns
@@ -65,7 +65,7 @@ def openai_usage(usage: dict[str, Any] | None) -> dict[str, int] | None:
 def unix_time(seconds: Any) -> str | None:
     if not isinstance(seconds, (int, float)):
         return None
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(seconds, tz=UTC).isoformat().replace("+00:00", "Z")
 
 
 def _llm(completion: dict[str, Any] | None) -> dict[str, Any] | None:
