@@ -6,7 +6,6 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
 from conftest import ROOT, hermetic_environment, run_cli
 
 from agentci_action.trace.load import load_traces

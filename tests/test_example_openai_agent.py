@@ -7,7 +7,6 @@ import json
 import re
 
 from conftest import ROOT, hermetic_environment, run_cli
-
 from fakes.llm_server import FakeLLMServer
 
 EXAMPLE = ROOT / "examples" / "openai-agent"
@@ -83,7 +82,9 @@ def test_recorded_traces_are_what_the_agent_produces(tmp_path):
     recorded = [json.loads(line) for line in (EXAMPLE / "traces" / "current.jsonl").read_text().splitlines()]
 
     def facts(traces):
-        return sorted((t["id"], t["final_answer"], json.dumps(t.get("tool_calls", [])), len(t["llm_calls"])) for t in traces)
+        return sorted(
+            (t["id"], t["final_answer"], json.dumps(t.get("tool_calls", [])), len(t["llm_calls"])) for t in traces
+        )
 
     assert facts(produced) == facts(recorded)
 
