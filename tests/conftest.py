@@ -16,6 +16,31 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def real_traces_dir() -> Path | None:
+    """shared/fixtures/real-traces (recordings made by other projects, never copied into the repository):
+    $AGENTCI_REAL_TRACES, else beside the clone (CI lays shared/ next to it), else the development machine's
+    /work/shared; None when none exists."""
+    override = os.environ.get("AGENTCI_REAL_TRACES")
+    if override:
+        return Path(override) if Path(override).is_dir() else None
+    for shared in (ROOT.parent / "shared", Path("/work/shared")):
+        if (shared / "fixtures" / "real-traces").is_dir():
+            return shared / "fixtures" / "real-traces"
+    return None
+
+
+@pytest.fixture
+def real_traces() -> Path:
+    """The real-traces folder; skipped when absent, a failure where end-to-end tests may not skip (CI)."""
+    found = real_traces_dir()
+    if found is None:
+        reason = "shared/fixtures/real-traces not found beside the repository (set AGENTCI_REAL_TRACES)"
+        if os.environ.get("AGENTCI_REQUIRE_E2E"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return found
+
+
 @pytest.fixture
 def llm():
     """A local server speaking the Anthropic and OpenAI wire formats (tests/fakes/llm_server.py)."""
