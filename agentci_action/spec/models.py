@@ -566,11 +566,12 @@ def spec_hash(spec: AgentCISpec) -> str:
     """'sha256:' + the first 16 hex digits of sha256 over the validated spec as sorted JSON (ids included).
 
     The spec as loaded: includes resolved, defaults merged, tags applied. Values equal to their default are
-    left out, so a new optional spec key in a later release leaves the hash alone.
+    left out, so a new optional spec key in a later release leaves the hash alone. The `runner:` is left out too:
+    how the agent is run changes nothing that is evaluated, so adding one keeps every baseline's hash.
     """
 
     def compute() -> str:
-        dumped = spec.model_dump(mode="json", exclude_defaults=True)
+        dumped = spec.model_dump(mode="json", exclude_defaults=True, exclude={"runner"})
         canonical = json.dumps(dumped, sort_keys=True, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
