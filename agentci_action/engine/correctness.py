@@ -8,16 +8,17 @@ hallucination_check (only if safety passed). A judge check that cannot run is `s
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from referencing.exceptions import Unresolvable
 
+from ..limits import MAX_NESTING, deeper_than
 from ..spec.json_schemas import local_validator
 from ..spec.models import CorrectnessSpec, JudgeRubric, QuerySpec
 from ..trace.models import Trace
 from .arguments import inert_name
+from .patterns import PatternTimeout, found
 from .results import Check, LayerResult, Status
 
 JUDGE_KINDS = ("llm_judge", "safety_check", "hallucination_check")
@@ -82,20 +83,28 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
             )
         )
     if spec.regex_match is not None:
-        ok = re.search(spec.regex_match, answer) is not None
-        checks.append(
-            Check.built(
-                name="regex_match",
-                status=Status.PASS if ok else Status.FAIL,
-                message="" if ok else f"answer does not match regex /{inert_name(spec.regex_match)}/",
-            )
-        )
+        checks.append(_regex_check(spec.regex_match, answer))
     if spec.json_schema is not None:
         checks.append(_json_schema_check(spec.json_schema, answer))
     return checks
 
 
+def _regex_check(pattern: str, answer: str) -> Check:
+    """Pass when the pattern is found in the answer; an error (not a verdict) when it runs out of time."""
+    try:
+        ok = found(pattern, answer)
+    except PatternTimeout as exc:
+        return Check.built(name="regex_match", status=Status.ERROR, message=f"regex /{inert_name(pattern)}/ {exc}")
+    return Check.built(
+        name="regex_match",
+        status=Status.PASS if ok else Status.FAIL,
+        message="" if ok else f"answer does not match regex /{inert_name(pattern)}/",
+    )
+
+
 def _json_schema_check(schema: dict, answer: str) -> Check:
+    """The answer parsed as JSON and validated; an answer nested deeper than MAX_NESTING levels fails unvalidated
+    (the agent controls its answer: validation recurses once per level, and must not crash the run)."""
     try:
         document = json.loads(answer)
     except json.JSONDecodeError as exc:
@@ -103,6 +112,16 @@ def _json_schema_check(schema: dict, answer: str) -> Check:
             name="json_schema",
             status=Status.FAIL,
             message=f"answer is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
+        )
+    except RecursionError:  # deeper than the parser's own limit (about 1,000 levels)
+        too_deep = True
+    else:
+        too_deep = deeper_than(document)
+    if too_deep:
+        return Check.built(
+            name="json_schema",
+            status=Status.FAIL,
+            message=f"answer is JSON nested deeper than {MAX_NESTING} levels: not validated",
         )
     try:
         errors = sorted(local_validator(schema).iter_errors(document), key=lambda e: list(e.absolute_path))

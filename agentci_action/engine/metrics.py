@@ -14,7 +14,10 @@ from typing import NamedTuple
 
 from rapidfuzz.distance import Indel, Levenshtein
 
+from ..limits import MAX_SEQUENCE_CELLS
 from ..spec.models import MatchMode, SequenceMetric
+
+CACHED_FROM_CELLS = 1_000_000  # pairs smaller than this are computed afresh: faster than hashing them
 
 
 def tool_recall(expected: set[str], used: set[str]) -> float:
@@ -44,14 +47,60 @@ def tool_f1(precision: float, recall: float) -> float:
 def lcs_similarity(predicted: list[str], reference: list[str]) -> float:
     """2·|LCS(P, R)| / (|P| + |R|); 1.0 when both are empty, 0.0 when exactly one is.
 
-    [search, rerank, generate] vs [search, generate] → 2·2 / 5 = 0.80.
+    [search, rerank, generate] vs [search, generate] → 2·2 / 5 = 0.80. Past MAX_SEQUENCE_CELLS (|P|·|R|), a lower
+    bound (_pairwise): P and R cut into k aligned blocks, 2·Σ|LCS(P_i, R_i)| / (|P| + |R|).
     """
-    return Indel.normalized_similarity(predicted, reference)
+    return _lcs(predicted, reference)
 
 
 def edit_similarity(predicted: list[str], reference: list[str]) -> float:
-    """1 − ED(P, R) / max(|P|, |R|) with ED the Levenshtein distance; 1.0 when both are empty."""
-    return Levenshtein.normalized_similarity(predicted, reference)
+    """1 − ED(P, R) / max(|P|, |R|) with ED the Levenshtein distance; 1.0 when both are empty. Past
+    MAX_SEQUENCE_CELLS, a lower bound: 1 − Σ ED(P_i, R_i) / max(|P|, |R|) over k aligned blocks."""
+    return _edit(predicted, reference)
+
+
+def sequence_similarity_is_approximate(predicted: list[str], reference: list[str]) -> bool:
+    """Whether the sequence metrics of this pair are the block-wise lower bound, not the exact value."""
+    return len(predicted) * len(reference) > MAX_SEQUENCE_CELLS
+
+
+def _blocks(predicted: list[str], reference: list[str]) -> list[tuple[list[str], list[str]]]:
+    """P and R cut into k aligned blocks (block i: the i-th k-th of each), k = ⌈|P|·|R| / MAX_SEQUENCE_CELLS⌉, so
+    the blocks' exact metrics together cost |P|·|R| / k ≤ MAX_SEQUENCE_CELLS cells. Common subsequences (edit
+    scripts) of the blocks joined are one of the whole lists: the result bounds the exact metric from below."""
+    k = -(-len(predicted) * len(reference) // MAX_SEQUENCE_CELLS)
+    cut = lambda items, i: items[len(items) * i // k : len(items) * (i + 1) // k]  # noqa: E731
+    return [(cut(predicted, i), cut(reference, i)) for i in range(k)]
+
+
+def _pairwise(exact, bound):
+    """`exact` computed once per pair of lists (a path check, the closest variant and the diff ask for the same
+    pair: on 100,000-call traces each costs seconds), and `bound` instead past MAX_SEQUENCE_CELLS |P|·|R| (the
+    bit-parallel exact metric costs |P|·|R|/64 steps: minutes for a million calls on each side)."""
+    known: dict[tuple[int, int, int, int], float] = {}
+
+    def similarity(predicted: list[str], reference: list[str]) -> float:
+        cells = len(predicted) * len(reference)
+        if cells <= CACHED_FROM_CELLS:  # cheaper than the key
+            return exact(predicted, reference)
+        key = (hash(tuple(predicted)), len(predicted), hash(tuple(reference)), len(reference))
+        if key not in known:
+            if len(known) >= 256:
+                known.clear()
+            known[key] = exact(predicted, reference) if cells <= MAX_SEQUENCE_CELLS else bound(predicted, reference)
+        return known[key]
+
+    return similarity
+
+
+_lcs = _pairwise(
+    Indel.normalized_similarity,  # Indel.similarity = 2·|LCS|
+    lambda p, r: sum(Indel.similarity(a, b) for a, b in _blocks(p, r)) / (len(p) + len(r)),
+)
+_edit = _pairwise(
+    Levenshtein.normalized_similarity,
+    lambda p, r: 1 - sum(Levenshtein.distance(a, b) for a, b in _blocks(p, r)) / max(len(p), len(r)),
+)
 
 
 def sequence_similarity(predicted: list[str], reference: list[str], metric: SequenceMetric) -> float:

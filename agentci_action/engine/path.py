@@ -20,6 +20,7 @@ from ..trace.models import ToolCall, Trace
 from . import metrics
 from .arguments import inert_name
 from .call_matching import CallMatch, match_calls
+from .patterns import PatternTimeout
 from .results import Check, LayerResult, Status
 
 LISTED = 5  # items named in one part of a message before "(+N more)"
@@ -252,6 +253,8 @@ def _reference_checks(
     mode, metric = spec.match_mode.value, spec.sequence_metric.value
     similarity = metrics.sequence_similarity(used, ref_tools, spec.sequence_metric)
     outcome = metrics.match(used, ref_tools, spec.match_mode)
+    if metrics.sequence_similarity_is_approximate(used, ref_tools):
+        details["sequence_similarity_approximate"] = True  # a lower bound from aligned blocks (limits.py)
     details.update(
         reference=source,
         sequence_metric=metric,
@@ -336,7 +339,12 @@ class _Labels:
 def _expected_calls_check(spec: PathSpec, trace: Trace, details: dict[str, Any]) -> Check:
     """expected_tool_calls under match_mode; the message and details say which step, tool and argument diverged."""
     steps = spec.expected_tool_calls or []
-    outcome = match_calls(steps, trace.tool_calls, spec.match_mode)
+    try:
+        outcome = match_calls(steps, trace.tool_calls, spec.match_mode)
+    except PatternTimeout as exc:
+        return Check.built(
+            name="expected_tool_calls", status=Status.ERROR, message=f"argument regex /{inert_name(exc.pattern)}/ {exc}"
+        )
     labels = _Labels(steps, trace.tool_calls)
     details["expected_tool_calls"] = _call_match_details(outcome, spec.match_mode, labels)
     data = {"mode": spec.match_mode.value}

@@ -62,6 +62,21 @@ class Matched:
 
     by_query: dict[str, list[Trace]]
     unmatched: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # spans without message content (once per file), extra runs
+
+
+def content_notes(traces: list[Trace]) -> list[str]:
+    """One note per trace file whose spans carry no message content, naming the instrumentation's switch."""
+    notes: dict[str, str] = {}
+    for trace in traces:
+        switch = trace.metadata.get("content_missing")
+        file = trace.source.rpartition(":")[0] or trace.source
+        if switch and file not in notes:
+            notes[file] = (
+                f"{file}: the spans record no message content (no prompt, answer or tool call), so answer and "
+                f"path checks see nothing: {switch}"
+            )
+    return list(notes.values())
 
 
 def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: list[QuerySpec] | None = None) -> Matched:
@@ -76,6 +91,7 @@ def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
     for q in universe:
         by_text.setdefault(q.query, q)
     grouped: dict[str, list[Trace]] = {q.key: [] for q in queries}
+    every: dict[str, list[Trace]] = {q.key: [] for q in universe}
     unmatched = []
     for trace in traces:
         query = by_id.get(trace.id) if trace.id else None
@@ -84,11 +100,15 @@ def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
         if query is None:
             label = f"id {trace.id!r}" if trace.id else f"query {trace.query!r}"
             unmatched.append(f"{trace.source}: trace with {label} matches no query in the spec")
-        elif query.key in grouped:
+            continue
+        every[query.key].append(trace)
+        if query.key in grouped:
             grouped[query.key].append(trace)
     for runs in grouped.values():
         runs.sort(key=lambda t: t.run if t.run is not None else -1)
-    return Matched(grouped, unmatched)
+    # Over every query of the spec, like `unmatched`: each shard then warns alike and merged shards equal the run.
+    extra = [extra_runs_note(q, every[q.key]) for q in universe if unasked_runs(q, every[q.key])]
+    return Matched(grouped, unmatched, content_notes(traces) + extra)
 
 
 def check_variant_counts(queries: list[QuerySpec], baselines: dict[str, list[Trace]]) -> None:
@@ -129,6 +149,25 @@ def require_traces(queries: list[QuerySpec], by_query: dict[str, list[Trace]]) -
             )
     if problems:
         raise TraceError(problems)
+
+
+def unasked_runs(query: QuerySpec, traces: list[Trace]) -> bool:
+    """More traces than the runs the spec asks for (1 without `runs:`) that their `run` indices do not tell
+    apart as intended repeats (an index missing or repeated): the mark of a file appended to by reruns."""
+    indexes = [t.run for t in traces]
+    return len(traces) > (query.runs or 1) and (None in indexes or len(set(indexes)) < len(indexes))
+
+
+def extra_runs_note(query: QuerySpec, traces: list[Trace]) -> str:
+    """The warning for a query with more traces than the runs its spec asks for (1 without `runs:`)."""
+    asked = query.runs or 1
+    files = list(dict.fromkeys(t.source.rpartition(":")[0] or t.source for t in traces))
+    return (
+        f"{query.file}:{query.line}: query {query.key!r} has {len(traces)} traces but the spec asks for "
+        f"{asked} run{'s' * (asked != 1)}: each trace is evaluated as a repeated run. A trace file that several "
+        f"recordings appended to holds old runs too ({', '.join(files[:3])}): write each recording to a fresh "
+        f"file, or set `runs: {len(traces)}` if the repeats are meant."
+    )
 
 
 def is_blocking(layers: dict[str, LayerResult], fail_on: frozenset[str]) -> bool:
@@ -290,7 +329,7 @@ def run_spec(
     # the traces by query are indexed once per spec and trace list: a pytest suite evaluates one query per call
     index = spec.memoised("traces_by_query", (traces,), lambda: group_traces(spec.queries, traces))
     require_traces(selected, index.by_query)
-    matched = Matched({q.key: index.by_query[q.key] for q in selected}, list(index.unmatched))
+    matched = Matched({q.key: index.by_query[q.key] for q in selected}, list(index.unmatched), list(index.notes))
     baselines = baselines or {}
     check_variant_counts(selected, baselines)
 
@@ -320,5 +359,5 @@ def run_spec(
         shard=shard,
         summary=summarize(results, settings.fail_on, spec.composite),
         results=results,
-        warnings=matched.unmatched,
+        warnings=matched.unmatched + matched.notes,
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..extras import require
 from ..report.markdown import digest_of
 
 if TYPE_CHECKING:  # PyGithub is imported only when a comment is actually posted
@@ -31,9 +32,12 @@ class CommentOutcome:
 
 def client(token: str, api_url: str) -> Github:
     """A PyGithub client for `api_url` (GitHub.com or an Enterprise Server), lazy: no request until one is needed."""
-    from github import Auth, Github
+    github = require("github", "The PR comment and the check run")
 
-    return Github(auth=Auth.Token(token), base_url=api_url.rstrip("/"), lazy=True, per_page=100, timeout=20, retry=3)
+    client: Github = github.Github(
+        auth=github.Auth.Token(token), base_url=api_url.rstrip("/"), lazy=True, per_page=100, timeout=20, retry=3
+    )
+    return client
 
 
 def own_login(gh: Github) -> str | None:

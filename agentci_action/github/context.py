@@ -4,14 +4,15 @@ annotate and link.
 For `pull_request`, GITHUB_SHA is the merge commit, so the head comes from the payload's `pull_request.head.sha`;
 for `push`, from `after`; for `merge_group`, from `merge_group.head_sha`. No base commit is resolved: the action
 compares with a saved baseline, never with a commit. `merge_group`, `workflow_dispatch` and `schedule` have no pull
-request: summary and outputs only.
+request: summary and outputs only. `workflow_run` (the action's publish-only mode) takes the pull request and
+head commit of the run that triggered it.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import InputError
@@ -28,6 +29,7 @@ class RunContext:
     is_fork: bool = False  # the PR's head repository is not the base's: on `pull_request` the token is read-only
     server_url: str = "https://github.com"
     run_url: str | None = None
+    head_label: str | None = None  # "owner:branch" of a workflow_run's pull request head, to find a fork's PR by
 
     @property
     def blob_url(self) -> str | None:
@@ -72,8 +74,40 @@ def resolve(env: Mapping[str, str], event: Mapping) -> RunContext:
             pr_number=pr.get("number") or event.get("number"),
             is_fork=bool(head_repo and head_repo != base_repo),
         )
+    if name == "workflow_run":
+        return _triggering_pull_request(common, event.get("workflow_run") or {}, sha)
     if name == "push":
         return RunContext(**common, head_sha=event.get("after") or sha)
     if name == "merge_group":
         return RunContext(**common, head_sha=(event.get("merge_group") or {}).get("head_sha") or sha)
     return RunContext(**common, head_sha=sha)
+
+
+def _triggering_pull_request(common: dict, run: Mapping, sha: str) -> RunContext:
+    """A `workflow_run` event (publish-only mode): the run that triggered it, and its pull request when that run's
+    event was a pull request. GitHub lists the pull request in `pull_requests` only for a branch of this
+    repository, and only with its head commit; for a fork the list is empty and `find_pull_request` looks it up
+    by `head_label` and the head commit. Nothing is read from the results file: it may come from the fork."""
+    head_sha = run.get("head_sha") or sha
+    if run.get("event") not in PR_EVENTS:
+        return RunContext(**common, head_sha=head_sha)
+    listed = [pr for pr in run.get("pull_requests") or [] if (pr.get("head") or {}).get("sha") == head_sha]
+    head_repo = (run.get("head_repository") or {}).get("full_name") or ""
+    owner, branch = head_repo.partition("/")[0], run.get("head_branch")
+    return RunContext(
+        **common,
+        head_sha=head_sha,
+        pr_number=listed[0].get("number") if len(listed) == 1 else None,
+        is_fork=bool(head_repo and head_repo != common["repository"]),
+        head_label=f"{owner}:{branch}" if owner and branch else None,
+    )
+
+
+def find_pull_request(gh, context: RunContext) -> RunContext:
+    """The context with the open pull request whose head is `head_label` at `head_sha` (a fork's, which the
+    workflow_run event does not list); unchanged when there is none, or more than one."""
+    if context.pr_number is not None or not context.head_label:
+        return context
+    pulls = gh.get_repo(context.repository).get_pulls(state="open", head=context.head_label)
+    numbers = [pr.number for pr in pulls if pr.head.sha == context.head_sha]
+    return replace(context, pr_number=numbers[0]) if len(numbers) == 1 else context

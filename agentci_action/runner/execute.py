@@ -21,6 +21,7 @@ from typing import Any
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from ..errors import SpecError
+from ..output import OutputError, describe
 from ..spec.models import AgentCISpec, QuerySpec
 from ..spec.runner import RunnerSpec
 from ..trace.models import Trace
@@ -96,6 +97,10 @@ def run_agent(
     cwd = (Path(spec.path).resolve().parent / (runner.cwd or ".")).resolve()
     masker = Masker.for_environment(runner.env, environ)
     start = _starter(runner, agent, cwd, environ)
+    try:
+        options.output.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"could not create the trace directory {options.output}: {describe(exc)}") from None
     store = TraceStore(options.output, masker)
     jobs, kept = _jobs(spec, selected, options, store)
     progress = progress or Progress(len(jobs), masker)
@@ -104,7 +109,6 @@ def run_agent(
     live = LiveProcesses()
     traces: dict[tuple[str, int], Trace] = dict(kept)
     began = time.monotonic()
-    options.output.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="agentci-run-") as scratch, _python_env(runner, agent):
         attempt = _attempt(
             start, runner, spec, capture, Path(scratch), options.timeout_s or runner.timeout_s, live, cwd, environ

@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 from ..errors import TraceError
+from ..output import OutputError, describe, utf8, write_all
 from ..trace.adapters import canonical
 from ..trace.load import read_records
 from ..trace.models import Trace
@@ -55,16 +56,22 @@ class TraceStore:
 
 
 def replace_file(path: Path, text: str) -> Path:
-    """Write `text` to `path` whole or not at all: a temporary file beside it, then a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Write `text` to `path` whole or not at all: a temporary file beside it, then a rename; OutputError when
+    that fails."""
+    temporary = None
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            write_all(handle, utf8(text))
+        finally:
+            os.close(handle)
         os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    except OSError as exc:
+        raise OutputError(f"could not write the traces to {path}: {describe(exc)}") from None
+    finally:
+        if temporary is not None and Path(temporary).exists():
+            Path(temporary).unlink()
     return path
 
 

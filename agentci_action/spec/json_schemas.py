@@ -67,3 +67,74 @@ def _walk(node: Any, resolver: Any, specification: Specification, at: tuple, pro
     for key, value in node.items():
         if key not in DATA_KEYWORDS:
             _walk(value, resolver, specification, (*at, key), problems)
+
+
+IN_PLACE = ("allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas")  # besides REF_KEYWORDS
+
+
+def ref_cycles(schema: dict[str, Any]) -> list[str]:
+    """One sentence per cycle of references that validation would follow forever: subschemas applied to the
+    same instance (through $ref and the in-place keywords allOf, anyOf, oneOf, not, if/then/else,
+    dependentSchemas) that lead back to themselves, as `{$ref: '#'}` or a → b → a do. A reference reached
+    through `properties` or `items` is a recursive schema, not a cycle: each step goes one level into the
+    instance."""
+    registry, root = local_registry(schema)
+    where: dict[int, str] = {}  # id of every subschema → its JSON pointer
+    steps: dict[int, list[dict]] = {}  # id of a subschema → the subschemas it applies in place
+    stack = [(schema, registry.resolver(base_uri=root.id() or ""), "#")]
+    while stack:
+        node, resolver, pointer = stack.pop()
+        if isinstance(node, list):
+            stack.extend((item, resolver, f"{pointer}/{i}") for i, item in enumerate(node))
+            continue
+        if not isinstance(node, dict) or id(node) in where:
+            continue
+        resolver = resolver.in_subresource(_specification(schema).create_resource(node))
+        where[id(node)], steps[id(node)] = pointer, []
+        for keyword in REF_KEYWORDS:
+            if isinstance(node.get(keyword), str):
+                try:
+                    target = resolver.lookup(node[keyword]).contents
+                except Unresolvable:
+                    continue  # unresolvable_refs names it
+                if isinstance(target, dict):
+                    steps[id(node)].append(target)
+        for keyword in IN_PLACE:
+            value = node.get(keyword)
+            if keyword == "dependentSchemas" and isinstance(value, dict):
+                value = list(value.values())
+            steps[id(node)].extend(
+                child for child in (value if isinstance(value, list) else [value]) if isinstance(child, dict)
+            )
+        for key, value in node.items():
+            if key not in DATA_KEYWORDS:
+                stack.append((value, resolver, f"{pointer}/{key}"))
+    return _cycles(where, steps)
+
+
+def _cycles(where: dict[int, str], steps: dict[int, list[dict]]) -> list[str]:
+    """Depth-first search (iterative) for cycles in the in-place graph; each cycle described once."""
+    state: dict[int, int] = {}  # 1: on the current path, 2: done
+    found: list[str] = []
+    for start in where:
+        if start in state:
+            continue
+        path, iterators = [start], [iter(steps.get(start, []))]
+        state[start] = 1
+        while path:
+            child = next(iterators[-1], None)
+            if child is None:
+                state[path.pop()] = 2
+                iterators.pop()
+                continue
+            key = id(child)
+            if state.get(key) == 1:
+                loop = path[path.index(key) :] + [key]
+                found.append(
+                    "a $ref cycle validation would follow forever: " + " → ".join(where.get(k, "?") for k in loop)
+                )
+            elif key not in state and key in where:
+                state[key] = 1
+                path.append(key)
+                iterators.append(iter(steps.get(key, [])))
+    return found

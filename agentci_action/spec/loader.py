@@ -16,9 +16,11 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import Problem, SpecError
 from ..field_errors import field_message
+from ..limits import MAX_ALIAS_VALUES, MAX_NESTING
 from .models import AgentCISpec, QuerySpec
 
 DocPath = tuple  # a path into the document: keys and list indexes
+NOT_A_FILE = "not a regular file (a directory, FIFO or device); name a YAML file"
 
 
 class Location(NamedTuple):  # one per YAML node: a tuple is built several times faster than a frozen dataclass
@@ -35,8 +37,13 @@ class _Composer:
         self.problems: list[Problem] = []
         self._constructor = yaml.SafeLoader("")
         self._including: list[Path] = []
+        self._seen: set[int] = set()  # ids of the lists and mappings built so far: met again, one is an alias
+        self._alias: yaml.Node | None = None  # the outermost alias being expanded
+        self._expanded = 0  # values built through aliases
 
     def load_file(self, path: Path, at: DocPath = ()) -> Any:
+        if path.exists() and not path.is_file():  # reading a FIFO without a writer would wait forever
+            raise SpecError.at(str(path), 0, NOT_A_FILE)
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -53,7 +60,35 @@ class _Composer:
             self._including.pop()
 
     def _value(self, node: yaml.Node, at: DocPath, file: str, base_dir: Path) -> Any:
+        """The node's value. A node met again is an alias: its values are counted, and past MAX_ALIAS_VALUES the
+        spec is refused at the anchor's line (nested aliases expand exponentially: a 700-byte alias bomb would
+        take minutes and gigabytes)."""
+        outermost, collection = False, isinstance(node, yaml.CollectionNode)
+        if self._alias is not None or collection and id(node) in self._seen:
+            outermost, self._alias = self._alias is None, self._alias or node
+            self._expanded += 1
+            if self._expanded > MAX_ALIAS_VALUES:
+                raise SpecError.at(
+                    file,
+                    self._alias.start_mark.line + 1,
+                    f"aliases expand to more than {MAX_ALIAS_VALUES:,} values (an alias bomb?); "
+                    "this anchor is where the expansion starts",
+                )
+        if collection:  # an aliased scalar is one value: only lists and mappings can multiply
+            self._seen.add(id(node))
+        try:
+            return self._build(node, at, file, base_dir)
+        finally:
+            if outermost:
+                self._alias = None
+
+    def _build(self, node: yaml.Node, at: DocPath, file: str, base_dir: Path) -> Any:
         self.locations.setdefault(at, Location(file, node.start_mark.line + 1))
+        if len(at) > MAX_NESTING and isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+            self.problems.append(
+                Problem(file, node.start_mark.line + 1, f"nested deeper than {MAX_NESTING} lists and mappings")
+            )
+            return None
         if node.tag == "!include":
             return self._include(node, at, file, base_dir)
         if isinstance(node, yaml.MappingNode):
@@ -95,7 +130,8 @@ class _Composer:
             self.problems.append(Problem(file, line, f"!include {node.value!r} includes itself (cycle)"))
             return None
         if not target.is_file():
-            self.problems.append(Problem(file, line, f"!include {node.value!r}: file not found"))
+            why = NOT_A_FILE if target.exists() else "file not found"
+            self.problems.append(Problem(file, line, f"!include {node.value!r}: {why}"))
             return None
         return self.load_file(target, at)
 
@@ -179,12 +215,13 @@ def load_spec(path: str | Path, tags: list[str] | None = None) -> AgentCISpec:
                 ),
             ]
         )
+    duplicates = _duplicate_ids(raw, composer.locations)
     try:
         spec = AgentCISpec.model_validate(raw)
     except ValidationError as exc:
-        raise SpecError(composer.problems + _problems(exc, AgentCISpec, composer.locations)) from None
-    if composer.problems:
-        raise SpecError(composer.problems)
+        raise SpecError(composer.problems + duplicates + _problems(exc, AgentCISpec, composer.locations)) from None
+    if composer.problems or duplicates:
+        raise SpecError(composer.problems + duplicates)
 
     defaults = raw.get("defaults") or {}
     queries, problems = [], []
@@ -227,6 +264,25 @@ def select_tags(spec: AgentCISpec, tags: list[str]) -> AgentCISpec:
     return spec.model_copy(update={"queries": selected})
 
 
+def _duplicate_ids(raw: dict, locations: dict[DocPath, Location]) -> list[Problem]:
+    """Every explicit query id used twice, read from the raw document so that it is listed with every other
+    problem in one pass (not only once the spec is otherwise valid)."""
+    queries = raw.get("queries")
+    problems: list[Problem] = []
+    taken: dict[str, int] = {}
+    for index, query in enumerate(queries if isinstance(queries, list) else []):
+        key = query.get("id") if isinstance(query, dict) else None
+        where = locations.get(("queries", index))
+        if not isinstance(key, str) or where is None:
+            continue
+        if key in taken:
+            problems.append(
+                Problem(where.file, where.line, f"duplicate query id {key!r} (first used at line {taken[key]})")
+            )
+        taken.setdefault(key, where.line)
+    return problems
+
+
 def _mark_runner(spec: AgentCISpec, locations: dict[DocPath, Location]) -> None:
     """Remember where the runner block and each of its keys are, for errors found when it runs."""
     spec.runner._file = locations[("runner",)].file
@@ -238,19 +294,10 @@ def _mark_runner(spec: AgentCISpec, locations: dict[DocPath, Location]) -> None:
 
 
 def _assign_ids(queries: list[QuerySpec]) -> list[Problem]:
-    """Explicit ids must be unique; derived ids get -2, -3… on collision."""
-    problems, taken = [], {}
-    for query in queries:
-        if query.id is not None:
-            if query.id in taken:
-                problems.append(
-                    Problem(
-                        query.file,
-                        query.line,
-                        f"duplicate query id {query.id!r} (first used at line {taken[query.id]})",
-                    )
-                )
-            taken.setdefault(query.id, query.line)
+    """Derived ids get -2, -3… on collision with an explicit or earlier id (explicit ones are unique by now:
+    _duplicate_ids)."""
+    problems: list[Problem] = []
+    taken = {query.id: query.line for query in queries if query.id is not None}
     for query in queries:
         if query.id is None:
             base = candidate = slugify(query.query)

@@ -173,11 +173,15 @@ def _inline_rule(key: str, value: Any) -> ArgumentRule | None:
 
 
 def _compiled(pattern: str | None) -> str | None:
-    """The pattern itself, once it is known to compile."""
+    """The pattern itself, once it is known to compile in Python's syntax and in the `regex` package that runs it
+    (engine/patterns.py: re's syntax with a time bound)."""
     if pattern is not None:
+        import regex
+
         try:
             re.compile(pattern)
-        except re.error as exc:
+            regex.compile(pattern)
+        except (re.error, regex.error) as exc:
             raise ValueError(f"regex does not compile: {exc}") from None
     return pattern
 
@@ -241,16 +245,16 @@ class CorrectnessSpec(_Strict):
         if schema is not None:
             import jsonschema  # only for specs with a json_schema check: a third of the spec's import time
 
-            from .json_schemas import unresolvable_refs
+            from .json_schemas import ref_cycles, unresolvable_refs
 
             try:
                 jsonschema.validators.validator_for(schema).check_schema(schema)
             except jsonschema.SchemaError as exc:
                 where = "/".join(str(p) for p in exc.path)
                 raise ValueError(f"invalid JSON Schema{f' at {where}' if where else ''}: {exc.message}") from None
-            unresolvable = unresolvable_refs(schema)
-            if unresolvable:
-                raise ValueError(f"invalid JSON Schema: {'; '.join(unresolvable)}")
+            unusable = unresolvable_refs(schema) or ref_cycles(schema)
+            if unusable:
+                raise ValueError(f"invalid JSON Schema: {'; '.join(unusable)}")
         return schema
 
 
@@ -562,11 +566,12 @@ def spec_hash(spec: AgentCISpec) -> str:
     """'sha256:' + the first 16 hex digits of sha256 over the validated spec as sorted JSON (ids included).
 
     The spec as loaded: includes resolved, defaults merged, tags applied. Values equal to their default are
-    left out, so a new optional spec key in a later release leaves the hash alone.
+    left out, so a new optional spec key in a later release leaves the hash alone. The `runner:` is left out too:
+    how the agent is run changes nothing that is evaluated, so adding one keeps every baseline's hash.
     """
 
     def compute() -> str:
-        dumped = spec.model_dump(mode="json", exclude_defaults=True)
+        dumped = spec.model_dump(mode="json", exclude_defaults=True, exclude={"runner"})
         canonical = json.dumps(dumped, sort_keys=True, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:16]
 

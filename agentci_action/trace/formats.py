@@ -1,13 +1,15 @@
 """The trace formats by name, each with its adapter's module, in detection order, so that the CLI can list them
 without importing the adapters.
 
-Most specific first. OpenInference before OpenTelemetry GenAI (its spans may carry gen_ai.* too);
+Most specific first. OpenInference and the Vercel AI SDK before OpenTelemetry GenAI (their spans may carry
+gen_ai.* too);
 Anthropic before Chat Completions (plain string messages fit both); canonical accepts any object with
 `id` or `query`, so it comes last.
 """
 
 ADAPTER_MODULES = {
     "openinference": "openinference",
+    "vercel-ai": "vercel_ai",
     "otel-genai": "otel_genai",
     "openai-agents": "openai_agents",
     "langsmith": "langsmith",

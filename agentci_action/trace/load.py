@@ -14,8 +14,10 @@ from typing import Any
 
 from ..engine.gcpause import gc_paused
 from ..errors import Problem, TraceError
+from ..limits import MAX_NESTING, deeper_than
 from ..spec.models import ModelPrice
 from .adapters import convert
+from .models import Trace
 from .pricing import price_trace
 
 TRACE_SUFFIXES = (".json", ".jsonl", ".ndjson")
@@ -89,6 +91,8 @@ def resolve_paths(patterns: list[str]) -> list[Path]:
             found = [path]
         elif path.is_dir():
             found = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in TRACE_SUFFIXES)
+        elif path.exists():  # reading a FIFO without a writer would wait forever
+            raise TraceError.at(pattern, 0, "not a regular file (a FIFO or device); name a trace file or directory")
         else:
             found = sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
         if not found:
@@ -115,25 +119,71 @@ _WHITESPACE = re.compile(r"[ \t\r\n]*")  # JSON's insignificant white space
 
 
 def read_records(path: Path) -> list[Record]:
-    """Split a file into top-level JSON values: one document, a list's items, or JSON Lines."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TraceError.at(str(path), 0, f"cannot read trace file: {exc}") from None
+    """Split a file into top-level JSON values: one document, a list's items, or JSON Lines.
+
+    A UTF-8 byte-order mark is skipped. Bytes that are not UTF-8, malformed JSON and a record nested deeper
+    than the parser can read are errors at their line; in JSON Lines a record left unclosed is reported at the
+    line where it starts (the parser only notices on a later line)."""
+    text = _read_text(path)
     if not text.strip():
         raise TraceError.at(str(path), 0, "trace file is empty")
-    items = _array_items(text)
-    if items is not None:
-        return items
+    records = _array_items(text)
+    if records is None:
+        records = _values(path, text)
+    return records
+
+
+_TOO_DEEP = f"a record nested deeper than {MAX_NESTING} lists and objects"
+
+
+def _too_deep(trace: Trace) -> bool:
+    """Whether a value the agent wrote (a call's arguments or result, the metadata) nests deeper than MAX_NESTING:
+    matching and serialising recurse once per level. Only these free-form values are walked (they are few and
+    shallow), not the whole record."""
+    calls = trace.tool_calls
+    values = [trace.metadata, *(call.arguments for call in calls), *(call.result for call in calls)]
+    return deeper_than(values, MAX_NESTING + 1)  # one walk for all of them, inside one more list
+
+
+JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
+
+
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TraceError.at(str(path), 0, f"cannot read trace file: {exc}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        raise TraceError.at(
+            str(path),
+            data.count(b"\n", 0, exc.start) + 1,
+            f"not UTF-8: byte 0x{data[exc.start]:02x} at column {exc.start - line_start + 1} (save the file as UTF-8)",
+        ) from None
+
+
+def _values(path: Path, text: str) -> list[Record]:
+    """The file's top-level values one after another (JSON Lines, or one document)."""
     lines = _LineCounter(text)
     values: list[Record] = []
     pos, end = _WHITESPACE.match(text).end(), len(text)
+    json_lines = path.suffix.lower() in JSON_LINES_SUFFIXES
     while pos < end:
+        start = lines.at(pos)
         try:
             value, next_pos = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
+            if exc.lineno > start and (json_lines or values):
+                message = (
+                    f"malformed JSON in the record that starts here: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+                )
+                raise TraceError.at(str(path), start, message) from None
             raise TraceError.at(str(path), exc.lineno, f"malformed JSON: {exc.msg} (column {exc.colno})") from None
-        values.append(Record(value, lines.at(pos), text, pos))
+        except RecursionError:  # deeper than the parser's own limit (about 1,000 levels)
+            raise TraceError.at(str(path), start, _TOO_DEEP) from None
+        values.append(Record(value, start, text, pos))
         pos = _WHITESPACE.match(text, next_pos).end()
     return values
 
@@ -154,7 +204,7 @@ def _array_items(text: str) -> list[Record] | None:
         while True:
             try:
                 value, next_pos = _DECODER.raw_decode(text, pos)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 return None
             items.append(Record(value, lines.at(pos), text, pos))
             pos = _WHITESPACE.match(text, next_pos).end()
@@ -178,9 +228,12 @@ def load_traces(
     for path in resolve_paths(patterns):
         try:
             with gc_paused():
-                traces.extend(
-                    price_trace(trace, pricing) for trace in convert(read_records(path), str(path), trace_format)
-                )
+                converted = list(convert(read_records(path), str(path), trace_format))
+                for trace in converted:
+                    if _too_deep(trace):
+                        file, _, line = trace.source.rpartition(":")
+                        raise TraceError.at(file, int(line) if line.isdigit() else 0, _TOO_DEEP)
+                traces.extend(price_trace(trace, pricing) for trace in converted)
         except TraceError as exc:
             problems.extend(exc.problems)
     if problems:

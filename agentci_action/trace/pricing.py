@@ -11,8 +11,10 @@ prices), so one AgentCI version always gives one price for one trace.
     uncached = input_tokens − cached_input_tokens − cache_write_input_tokens
 
 Reasoning tokens are part of `output_tokens`; the table prices them at their own rate where it has one,
-a spec price at the output rate. A call whose model is unknown keeps `cost_usd = None` and the reason is
-recorded in `trace.metadata["cost_unknown"]`, so the trace's total stays unknown (never a silent zero).
+a spec price at the output rate. A call whose model is unknown, or whose token counts are absent (neither
+`input_tokens` nor `output_tokens` given: the format recorded no usage), keeps `cost_usd = None` and the
+reason is recorded in `trace.metadata["cost_unknown"]`, so the trace's total stays unknown (never a silent
+zero). A count of 0 is a known count: such a call costs $0.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ..spec.models import ModelPrice
 from .models import LLMCall, Trace
 
 PER_MILLION = 1_000_000
+TOKEN_COUNTS = frozenset({"input_tokens", "output_tokens"})
 UNDATED_PRICE_DATE = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)  # for traces with no dated call; README says so
 
 
@@ -95,7 +98,9 @@ def price_call(
     if not call.model:
         return None, "an LLM call names no model"
     if call.input_tokens == 0 and call.output_tokens == 0:
-        return None, f"an LLM call to {call.model} reports no token counts"
+        if TOKEN_COUNTS.isdisjoint(call.model_fields_set):
+            return None, f"an LLM call to {call.model} reports no token counts"
+        return 0.0, None
     overrides = {name.lower(): price for name, price in pricing.items()}
     if call.model.lower() in overrides:
         return spec_price(call, overrides[call.model.lower()]), None

@@ -89,6 +89,28 @@ class OpenAPI:
             return ["request body is required"] if request.get("required") else []
         return self._validate(request["content"]["application/json"]["schema"], body)
 
+    def example(self, node: dict) -> object:
+        """The smallest instance of an OpenAPI schema (of the raw description): required properties only, null
+        where nullable, an enum's first value, the first alternative of anyOf/oneOf."""
+        while "$ref" in node:
+            _, _, kind, name = node["$ref"].split("/", 3)
+            node = self.raw["components"][kind][name]
+        if node.get("nullable"):
+            return None
+        if "enum" in node:
+            return node["enum"][0]
+        if "allOf" in node:
+            return {k: v for part in node["allOf"] for k, v in self.example(part).items()}
+        if "anyOf" in node or "oneOf" in node:
+            return self.example((node.get("anyOf") or node["oneOf"])[0])
+        kind = node.get("type")
+        if kind == "object" or "properties" in node:
+            properties = node.get("properties", {})
+            return {key: self.example(properties.get(key, {})) for key in node.get("required", [])}
+        if kind == "string":
+            return {"date-time": _now(), "uri": "https://github.invalid/"}.get(node.get("format"), "x")
+        return {"integer": 1, "number": 1, "boolean": False, "array": []}.get(kind)
+
     def check_response(self, template: str, method: str, status: int, body) -> list[str]:
         responses = self.doc["paths"][template][method.lower()]["responses"]
         if str(status) not in responses:
@@ -112,6 +134,7 @@ class State:
     fail_status: int | None = None  # answer every request with this status (an outage)
     comments: dict[tuple[str, str, int], list[dict]] = field(default_factory=dict)
     check_runs: list[dict] = field(default_factory=list)
+    pulls: dict[tuple[str, str], list[dict]] = field(default_factory=dict)  # (owner, repo) → pull requests
     requests: list[tuple[str, str]] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
     next_id: int = 1000
@@ -170,6 +193,18 @@ class FakeGitHub:
         owner, repo = repository.split("/")
         with self.lock:
             return self._create_comment(owner, repo, number, login, body)
+
+    def add_pull(self, repository: str, number: int, head_repository: str, head_ref: str, head_sha: str) -> dict:
+        """An open pull request into `repository` from branch `head_ref` of `head_repository` (a fork or itself)."""
+        pull = self.openapi.example({"$ref": "#/components/schemas/pull-request-simple"})
+        owner = head_repository.split("/")[0]
+        pull.update(number=number, state="open", url=f"{self.url}/repos/{repository}/pulls/{number}")
+        pull["head"].update(label=f"{owner}:{head_ref}", ref=head_ref, sha=head_sha)
+        pull["head"]["repo"].update(full_name=head_repository, name=head_repository.split("/")[1])
+        pull["base"]["repo"].update(full_name=repository, name=repository.split("/")[1])
+        owner_name, repo_name = repository.split("/")
+        self.state.pulls.setdefault((owner_name, repo_name), []).append(pull)
+        return pull
 
     def comments(self, repository: str, number: int) -> list[dict]:
         owner, repo = repository.split("/")
@@ -346,6 +381,14 @@ class FakeGitHub:
                 return self._error(422, "Validation Failed: body is too long (maximum is 65536 characters)")
             comment.update(body=body["body"], updated_at=_now())
             return 200, comment, {}
+        if template == "/repos/{owner}/{repo}/pulls":
+            state, head = (query.get("state") or ["open"])[0], (query.get("head") or [None])[0]
+            pulls = [
+                p
+                for p in self.state.pulls.get((owner, repo), [])
+                if state in ("all", p["state"]) and head in (None, p["head"]["label"])
+            ]
+            return self._page(pulls, query, f"{self.url}/repos/{owner}/{repo}/pulls")
         if template == "/repos/{owner}/{repo}/check-runs":
             return 201, self._public(self._check_run(owner, repo, body)), {}
         if template == "/repos/{owner}/{repo}/check-runs/{check_run_id}":

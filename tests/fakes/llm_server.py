@@ -1,5 +1,7 @@
 """A local stand-in for the Anthropic Messages and OpenAI Chat Completions APIs, on 127.0.0.1.
 
+With an `agent_model`, a Chat Completions request without a response format is an agent's turn: the model
+function chooses the assistant message (text, or tool calls), so a real tool-calling agent runs against it.
 It answers the wire formats the real SDKs speak (POST /v1/messages, POST /v1/chat/completions, and
 POST /v1/embeddings with the vectors in `vectors`, [1, 0, 0] for any other text),
 insists on structured output as the providers enforce it (a forced tool; a strict json_schema
@@ -19,6 +21,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Verdict = dict[str, Any]
+# An agent's model for tool-calling tests: (messages, tools) -> the assistant message (content and/or tool_calls).
+AgentModel = Callable[[list[dict], list[dict]], dict]
 # (model, system prompt, user prompt) -> verdict; the default passes everything with a 5.
 Policy = Callable[[str, str, str], Verdict]
 
@@ -45,8 +49,15 @@ class Received:
 class FakeLLMServer:
     """Use as a context manager; `anthropic_url` and `openai_url` are the SDKs' base_url values."""
 
-    def __init__(self, policy: Policy | None = None, delay: float = 0.0, vectors: dict[str, list[float]] | None = None):
+    def __init__(
+        self,
+        policy: Policy | None = None,
+        delay: float = 0.0,
+        vectors: dict[str, list[float]] | None = None,
+        agent_model: AgentModel | None = None,
+    ):
         self.policy = policy or always()
+        self.agent_model = agent_model
         self.delay = delay
         self.vectors = vectors or {}
         self.received: list[Received] = []
@@ -129,7 +140,8 @@ class FakeLLMServer:
                     wire = _EmbeddingsWire
                 else:
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
-                problem = wire.invalid(received)
+                agent_turn = wire is _OpenAIWire and server.agent_model is not None and "response_format" not in body
+                problem = None if agent_turn else wire.invalid(received)
                 if problem:
                     return self._send(*problem)
                 if server.delay:
@@ -146,6 +158,10 @@ class FakeLLMServer:
                     time.sleep(fault.seconds)
                 if wire is _EmbeddingsWire:
                     return self._send(200, wire.reply(body, server.vectors))
+                if agent_turn:
+                    return self._send(
+                        200, _chat_completion(body, server.agent_model(body["messages"], body.get("tools") or []))
+                    )
                 system, user = wire.prompts(body)
                 verdict = server.policy(body["model"], system, user)
                 self._send(
@@ -169,6 +185,26 @@ class FakeLLMServer:
                     pass
 
         return Handler
+
+
+def _chat_completion(body: dict, message: dict) -> dict:
+    """A Chat Completions reply carrying `message`, with usage counted from the request and the reply."""
+    prompt = _tokens(json.dumps(body["messages"]) + json.dumps(body.get("tools") or []))
+    completion = _tokens(json.dumps(message))
+    return {
+        "id": "chatcmpl-agent",
+        "object": "chat.completion",
+        "created": 1767225600,
+        "model": body["model"],
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": None, **message},
+                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+    }
 
 
 def _tokens(text: str) -> int:

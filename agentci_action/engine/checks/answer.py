@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import Protocol
 
+from ...extras import require
 from ...spec.checks import AnswerChecks
 from ..results import Check, Status
 from .common import at_least, skipped, verdict
@@ -51,7 +52,8 @@ def rouge_f1(answer: str, reference: str) -> dict[str, float]:
 
     F1 = 2·P·R / (P + R) with P = overlap / answer n-grams, R = overlap / reference n-grams (LCS for ROUGE-L).
     """
-    from rouge_score import rouge_scorer  # imported here: it pulls in nltk (~0.2 s), paid only by specs that use ROUGE
+    # imported here: it pulls in nltk (~0.2 s), paid only by specs that use ROUGE
+    rouge_scorer = require("rouge_score.rouge_scorer", "ROUGE (min_rouge)")
 
     scores = rouge_scorer.RougeScorer(list(ROUGE_KEYS.values()), use_stemmer=True).score(reference, answer)
     return {key: scores[key].fmeasure for key in ROUGE_KEYS.values()}
@@ -59,7 +61,7 @@ def rouge_f1(answer: str, reference: str) -> dict[str, float]:
 
 def bleu(answer: str, reference: str) -> float:
     """sacrebleu sentence BLEU / 100, in [0, 1]: BP · exp(Σ¼ log pₙ) over 1- to 4-gram precisions pₙ."""
-    import sacrebleu  # imported here, like rouge_score: only specs that use BLEU pay for it
+    sacrebleu = require("sacrebleu", "BLEU (min_bleu)")  # imported here, like rouge_score
 
     return min(1.0, sacrebleu.sentence_bleu(answer, [reference]).score / 100)
 

@@ -13,8 +13,6 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-import openai
-
 from ...spec.models import JudgeConfig
 from ..checks.answer import Embedder, EmbeddingError, NoEmbedder
 from .providers import Attempts, OpenAIProvider, RetryPolicy, call_with_retries
@@ -76,7 +74,7 @@ class OpenAIEmbedder:
             vectors = call_with_retries(
                 self.provider, lambda: self.provider.embed(self.model, texts), self.policy, self.max_attempts, attempts
             )
-        except openai.APIError as exc:  # HTTP status, connection and timeout errors alike
+        except self.provider.sdk.APIError as exc:  # HTTP status, connection and timeout errors alike
             status = getattr(exc, "status_code", None)
             what = f"answered HTTP {status}" if status is not None else f"unreachable ({type(exc).__name__})"
             raise EmbeddingError(

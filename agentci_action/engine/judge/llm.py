@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
+from ...redaction import redact
 from ...spec.models import JudgeConfig, ModelPrice
 from ...trace.models import LLMCall
 from ...trace.pricing import price_call
@@ -182,10 +183,9 @@ class LLMJudge:
         )
 
     def _redacted(self, text: str) -> str:
-        """`text` with every key replaced by ***, should a provider or gateway echo one back."""
-        for key in self.api_keys.values():
-            text = text.replace(key, "***")
-        return text
+        """`text` with every line of every key replaced by ***, should a provider, a gateway or an HTTP library's
+        error (an invalid header) echo one back."""
+        return redact(text, self.api_keys.values())
 
     def _provider(self, name: str, model: str) -> Provider | None:
         """The client that serves `model`, one per (provider, endpoint), made on first use; None without a key.

@@ -16,6 +16,7 @@ from typing import Any, Protocol, TypeVar
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
+from ...extras import require
 from .prompt import Prompt
 from .verdict import VERDICT_SCHEMA, Verdict, parse_verdict
 
@@ -44,20 +45,20 @@ class _SDKProvider:
     """What both SDKs share: an error taxonomy with the same names, and a client with its retries off."""
 
     def __init__(self, sdk: Any, client: Any, max_output_tokens: int):
-        self._sdk, self._client, self._max_tokens = sdk, client, max_output_tokens
+        self.sdk, self._client, self._max_tokens = sdk, client, max_output_tokens
 
     def is_transient(self, exc: BaseException) -> bool:
         """429, 5xx, connection errors and timeouts are worth another attempt; other errors are not."""
-        if isinstance(exc, self._sdk.APIConnectionError):  # includes APITimeoutError
+        if isinstance(exc, self.sdk.APIConnectionError):  # includes APITimeoutError
             return True
-        return isinstance(exc, self._sdk.APIStatusError) and (exc.status_code == 429 or exc.status_code >= 500)
+        return isinstance(exc, self.sdk.APIStatusError) and (exc.status_code == 429 or exc.status_code >= 500)
 
 
 class AnthropicProvider(_SDKProvider):
     name = "anthropic"
 
     def __init__(self, api_key: str, base_url: str | None, timeout_s: float, max_output_tokens: int):
-        import anthropic
+        anthropic = require("anthropic", "The judge's Anthropic models")
 
         super().__init__(
             anthropic,
@@ -97,7 +98,7 @@ class OpenAIProvider(_SDKProvider):
     name = "openai"
 
     def __init__(self, api_key: str, base_url: str | None, timeout_s: float, max_output_tokens: int):
-        import openai
+        openai = require("openai", "The judge's OpenAI models (and semantic similarity's embeddings)")
 
         super().__init__(
             openai,

@@ -9,13 +9,19 @@ each span is (`SpanView`); `from_spans` then
   when both or neither do); fields one layer left empty are filled from the other;
 - orders tool spans by the model call that issued them (its start, then the call's position in that
   call's output, linked by tool-call id); a tool span with no link sorts by its own start;
+- when a run has no tool span at all (a provider instrumentation alone records only model calls), reads the
+  tool calls from the model calls' messages: each call a model issued (name, arguments, id), in issue order,
+  with the result from the later tool message that answers its id (an object with an `error` key is a
+  failure). With tool spans present, the messages are not read for tools, so no call counts twice;
 - gives each tool call the `agent` of its nearest enclosing agent span;
 - takes handoffs from `transfer_to_<agent>` tool spans and explicit handoff spans; when there are neither,
   each switch between consecutive top-level agent spans counts as a handoff (a nested agent span is a
   sub-agent, not a handoff);
 - takes the final answer from the output of the last root span that has one, else the last model output (marked inferred);
-- sets the task's status (`metadata.status`, read by the agent checks): failed when a root span failed
-  (error status), else completed;
+- sets the task's status (`metadata.status`, read by the agent checks): failed when a root span, or a span
+  the adapter marks as the run's own (`fails_task`), failed (error status), else completed;
+- sets `metadata.content_missing` (to the adapter's `content_switch`) when model calls carry no message
+  content at all (an instrumentation's default of not capturing it), so the run can say which switch to set;
 - matches the query by `agentci.query_id` / `agentci.query` on any span, else the root span's input,
   else the first user message of the first model call.
 
@@ -30,8 +36,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from .common import duration_ms, handoff_target, iso_time, query_key, resolve_agent
-from .spans import Span, Tree
+from .common import duration_ms, handoff_target, iso_time, query_key, resolve_agent, tool_output
+from .spans import Span, Tree, by_trace
 
 
 @dataclass
@@ -48,6 +54,11 @@ class SpanView:
     handoff_to: str | None = None  # handoff spans
     handoff_from: str | None = None
     issued_calls: list[str] = field(default_factory=list)  # llm spans: tool-call ids in output order
+    message_calls: list[dict[str, Any]] = field(default_factory=list)  # llm spans: issued calls {id, name, arguments}
+    message_results: dict[str, Any] = field(default_factory=dict)  # llm spans: tool-call id → result in the input
+    has_content: bool = False  # llm spans: any input or output message was recorded
+    continues: bool | None = None  # llm spans: its input holds an earlier assistant turn (None: no input recorded)
+    fails_task: bool = False  # an error on this span ends the run (beside root spans)
     input_text: str = ""  # the user's input (llm spans: first user message; root spans: the query)
     output_text: str = ""  # assistant text produced by the span
     documents: list[dict[str, Any]] = field(default_factory=list)  # retrieval spans, model calls with built-in search
@@ -105,6 +116,9 @@ def _one_per_call(spans: list[Span], tree: Tree, views: dict[str, SpanView]) -> 
         view, others = views[chosen.span_id], [views[s.span_id] for s in members if s is not chosen]
         for other in others:
             view.issued_calls = view.issued_calls or other.issued_calls
+            view.message_calls = view.message_calls or other.message_calls
+            view.message_results = view.message_results or other.message_results
+            view.has_content = view.has_content or other.has_content
             view.output_text = view.output_text or other.output_text
             view.input_text = view.input_text or other.input_text
             if not view.llm.get("model") and other.llm.get("model"):
@@ -117,10 +131,41 @@ def _one_per_call(spans: list[Span], tree: Tree, views: dict[str, SpanView]) -> 
     return kept
 
 
-def from_spans(spans: list[Span], view_of) -> tuple[dict[str, Any], bool]:
-    """(Trace fields, whether the final answer was inferred) for one trace's spans, sorted by start."""
+def _message_tools(llm_spans: list[Span], tree: Tree, views: dict[str, SpanView]) -> list[tuple[tuple, dict]]:
+    """(order, ToolCall fields) of the calls the model calls issued in their messages, each result taken from
+    a later call's tool message with the same id."""
+    results: dict[str, Any] = {}
+    for span in llm_spans:
+        results.update(views[span.span_id].message_results)
+    found = []
+    for span in llm_spans:
+        for index, call in enumerate(views[span.span_id].message_calls):
+            result, error = tool_output(results[call["id"]]) if call.get("id") in results else (None, None)
+            found.append(
+                (
+                    (span.start or 0.0, index, span.position),
+                    {
+                        "name": call["name"],
+                        "arguments": call.get("arguments"),
+                        "result": result,
+                        "error": error,
+                        "agent": _agent_of(span, tree, views),
+                    },
+                )
+            )
+    return found
+
+
+def from_spans(
+    spans: list[Span], view_of, views: dict[str, SpanView] | None = None, content_switch: str = ""
+) -> tuple[dict[str, Any], bool]:
+    """(Trace fields, whether the final answer was inferred) for one run's spans, sorted by start.
+
+    `views` (span id → SpanView) when the caller already computed them, else `view_of` is called per span;
+    `content_switch` says how to make the instrumentation record message content (for `content_missing`).
+    """
     tree = Tree(spans)
-    views = {span.span_id: view_of(span) for span in spans}
+    views = views if views is not None else {span.span_id: view_of(span) for span in spans}
     agents = list(dict.fromkeys(v.agent for v in views.values() if v.kind == "agent" and v.agent))
 
     llm_spans = _one_per_call(spans, tree, views)
@@ -157,6 +202,13 @@ def from_spans(spans: list[Span], view_of) -> tuple[dict[str, Any], bool]:
                 },
             )
         )
+    if not any(views[s.span_id].kind == "tool" for s in spans):
+        for order, call in _message_tools(llm_spans, tree, views):
+            target = handoff_target(call["name"])
+            if target is None:
+                tools.append((order, call))
+            elif not any(v.kind == "handoff" for v in views.values()):
+                handoffs.append((order[0], {"from": call["agent"], "to": resolve_agent(target, agents)}))
     if not handoffs:
         handoffs = _handoffs_between_agents(tree, views)
     # Explicit handoff spans and transfer tools of one switch describe the same event: keep it once.
@@ -169,6 +221,7 @@ def from_spans(spans: list[Span], view_of) -> tuple[dict[str, Any], bool]:
     documents = [doc for s in spans if s.span_id in counted for doc in views[s.span_id].documents]
 
     roots = tree.roots()
+    failing = [s for s in spans if views[s.span_id].fails_task]
     root_view = views[roots[0].span_id] if roots else SpanView()
     # After a handoff the last top-level span answers, so the latest root with an output wins.
     answer = next((views[s.span_id].output_text for s in reversed(roots) if views[s.span_id].output_text), "")
@@ -198,11 +251,60 @@ def from_spans(spans: list[Span], view_of) -> tuple[dict[str, Any], bool]:
         "total_duration_ms": duration_ms(min(starts), max(ends)) if starts and ends else None,
         "metadata": {
             "trace_id": spans[0].trace_id,
-            "status": "failed" if any(s.error for s in roots) else "completed",
+            "status": "failed" if any(s.error for s in roots + failing) else "completed",
             **({"agents": agents} if agents else {}),
+            **(
+                {"content_missing": content_switch}
+                if content_switch and llm_spans and not any(views[s.span_id].has_content for s in llm_spans)
+                else {}
+            ),
         },
     }
     return fields, inferred
+
+
+def _run_key(group: list[Span], views: dict[str, SpanView]) -> tuple[str | None, str | None]:
+    """(query id, run index) a trace's spans carry, each None when absent."""
+    key: dict[str, str] = {}
+    for span in group:
+        key = {**query_key(views[span.span_id].metadata), **key}
+    return key.get("id"), key.get("run")
+
+
+def span_runs(spans: list[Span], view_of) -> list[tuple[list[Span], dict[str, SpanView]]]:
+    """Spans grouped into runs, each with its views (span id → SpanView), runs in order of first appearance.
+
+    A trace (trace id) is a run, except:
+    - traces carrying the same `agentci.query_id` and `agentci.run` are one run;
+    - without `agentci.run`, a trace of bare model calls (no span encloses them: an instrumented client called
+      with no agent or workflow span around it, one trace per call) joins the run of the trace before it with
+      the same `agentci.query_id` when that one was bare model calls too, unless its first model call starts a
+      new conversation (its recorded input holds no earlier assistant turn).
+    """
+    runs: list[tuple[list[Span], dict[str, SpanView]]] = []
+    open_runs: dict[tuple[str, str | None], int] = {}  # (query id, run index or None for bare calls) → runs index
+    for group in by_trace(spans):
+        views = {span.span_id: view_of(span) for span in group}
+        query_id, run = _run_key(group, views)
+        roots = Tree(group).roots()
+        bare = bool(roots) and all(views[r.span_id].kind in ("llm", "tool") for r in roots)
+        first_llm = next((views[s.span_id] for s in group if views[s.span_id].kind == "llm"), None)
+        new_conversation = first_llm is not None and first_llm.continues is False
+        slot = (query_id, run)
+        joins = query_id is not None and slot in open_runs and (run is not None or (bare and not new_conversation))
+        if joins:
+            members, known = runs[open_runs[slot]]
+            members.extend(group)
+            known.update(views)
+            continue
+        if query_id is not None and (run is not None or bare):
+            open_runs[slot] = len(runs)
+        elif query_id is not None:
+            open_runs.pop(slot, None)
+        runs.append((list(group), views))
+    for members, _ in runs:
+        members.sort(key=lambda s: (s.start if s.start is not None else float("inf"), s.position))
+    return runs
 
 
 @dataclass

@@ -25,6 +25,8 @@ from ..models import Trace
 HANDOFF_PREFIX = "transfer_to_"
 QUERY_ID_KEYS = ("agentci.query_id", "agentci_query_id", "query_id")
 QUERY_TEXT_KEYS = ("agentci.query", "agentci_query")
+RUN_KEYS = ("agentci.run", "agentci_run")  # the repetition index of a run
+KEY_NAMES = QUERY_ID_KEYS + QUERY_TEXT_KEYS + RUN_KEYS
 
 
 def maybe_json(value: Any) -> Any:
@@ -101,22 +103,25 @@ def duration_ms(start: float | None, end: float | None) -> float | None:
 
 
 def query_key(metadata: dict[str, Any] | None) -> dict[str, str]:
-    """`id` and `query` from a metadata mapping's agentci.query_id / agentci.query keys, when present."""
+    """`id`, `query` and `run` from a metadata mapping's agentci.query_id / agentci.query / agentci.run keys,
+    when present."""
     found: dict[str, str] = {}
-    for key in QUERY_ID_KEYS:
-        if metadata and metadata.get(key) not in (None, ""):
-            found["id"] = str(metadata[key])
-            break
-    for key in QUERY_TEXT_KEYS:
-        if metadata and metadata.get(key) not in (None, ""):
-            found["query"] = str(metadata[key])
-            break
+    for field_name, keys in (("id", QUERY_ID_KEYS), ("query", QUERY_TEXT_KEYS), ("run", RUN_KEYS)):
+        for key in keys:
+            if metadata and metadata.get(key) not in (None, ""):
+                found[field_name] = str(metadata[key])
+                break
     return found
 
 
 def record_key(value: dict[str, Any]) -> dict[str, str]:
     """`id` / `query` of a conversation record: its own keys win over its metadata's agentci.* keys."""
     return {**query_key(value.get("metadata")), **{k: str(value[k]) for k in ("id", "query") if value.get(k)}}
+
+
+def known(fields: dict[str, Any]) -> dict[str, Any]:
+    """`fields` without the ones whose value is None (absent token counts stay unset, so their cost is unknown)."""
+    return {key: value for key, value in fields.items() if value is not None}
 
 
 def tool_output(content: Any) -> tuple[Any, str | None]:

@@ -8,8 +8,8 @@ sorts them). By `run_type`:
   The tool calls it issued are the message's `tool_calls`, in order. Time to first token:
   `first_token_time − start_time` (LangSmith records the first token of streamed calls).
 - tool → a tool call: `name`, arguments from `inputs.input` (JSON parsed), result from `outputs.output`
-  (a ToolMessage's content when it is one), failed when the run has `error` or the ToolMessage
-  `status: "error"`. Linked to its model call by the ToolMessage's `tool_call_id`.
+  (a ToolMessage's content when it is one, serialized or as its repr string), failed when the run has
+  `error` or the ToolMessage `status: "error"`. Linked to its model call by the ToolMessage's `tool_call_id`.
 - retriever → retrieved documents from `outputs.documents` (`page_content`, `metadata.id`, `metadata.score`).
 - chain → an agent when its name is the `name` of an AI message in the trace (LangGraph names agents so),
   otherwise only structure.
@@ -24,11 +24,13 @@ Dropped: prompt, parser and embedding runs, feedback, events.
 
 from __future__ import annotations
 
+import ast
+import re
 from typing import Any
 
 from ...errors import Problem, TraceError
 from .assemble import SpanView, from_spans
-from .common import build_trace, convert_each, duration_ms, maybe_json, parse_time, text_of
+from .common import build_trace, convert_each, duration_ms, known, maybe_json, parse_time, text_of
 from .langgraph import lc_documents, lc_message, lc_usage, tool_result
 from .spans import Span, Tree, by_trace, first_line
 
@@ -65,10 +67,12 @@ def _first_human(inputs: dict[str, Any]) -> str:
 
 def _llm(run: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
     extra = run.get("extra") or {}
-    usage = lc_usage(message) or {
-        "input_tokens": int(run.get("prompt_tokens") or 0),
-        "output_tokens": int(run.get("completion_tokens") or 0),
-    }
+    usage = lc_usage(message) or known(  # absent counts stay unset: the call's cost is then unknown, not $0
+        {
+            "input_tokens": None if run.get("prompt_tokens") is None else int(run["prompt_tokens"]),
+            "output_tokens": None if run.get("completion_tokens") is None else int(run["completion_tokens"]),
+        }
+    )
     model = (
         (extra.get("metadata") or {}).get("ls_model_name")
         or usage.get("model")
@@ -104,7 +108,7 @@ def _view(agent_names: set[str]):
                 input_text=_first_human(inputs),
             )
         if kind == "tool":
-            output = lc_message(outputs.get("output"))
+            output = _tool_message(outputs.get("output"))
             result = tool_result(output)[0] if output else maybe_json(outputs.get("output"))
             return SpanView(
                 kind="tool",
@@ -126,9 +130,30 @@ def _view(agent_names: set[str]):
     return view
 
 
+_MESSAGE_REPR = re.compile(r"""content=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")(.*)""", re.DOTALL)
+
+
+def _tool_message(output: Any) -> dict[str, Any] | None:
+    """A tool run's output as a ToolMessage dict: serialized, or the ToolMessage's repr string
+    (`content='…' name='…' tool_call_id='…'`) LangChain's tracer records when it cannot serialize it."""
+    message = lc_message(output)
+    if message or not isinstance(output, str):
+        return message
+    match = _MESSAGE_REPR.fullmatch(output)
+    if not match or "tool_call_id=" not in match.group(2):
+        return None
+    call_id = re.search(r"tool_call_id='([^']*)'", match.group(2))
+    return {
+        "type": "tool",
+        "content": ast.literal_eval(match.group(1)),
+        "tool_call_id": call_id.group(1) if call_id else None,
+        "status": "error" if "status='error'" in match.group(2) else "success",
+    }
+
+
 def _error(run: dict[str, Any]) -> str | None:
     """The run's error, else a ToolMessage output's content when its status is error."""
-    output = lc_message((run.get("outputs") or {}).get("output"))
+    output = _tool_message((run.get("outputs") or {}).get("output"))
     return run.get("error") or (tool_result(output)[1] if output else None)
 
 

@@ -19,9 +19,10 @@ Spans are grouped by `trace_id` and re-sorted by `started_at` (processors see th
   `transfer_to_*` call in the model output is not counted as a tool call.
 - guardrail → `metadata.guardrails_triggered` lists the names of those that fired.
 - custom span with `data.final_output` → the final answer; else the last model text (inferred).
-Task status (`metadata.status`, read by the agent checks): failed when a root span (the agent spans a run
-starts, one per agent after each handoff) records an error, e.g. max turns exceeded or a guardrail
-tripwire, else completed. Tool errors sit on function spans and do not fail the task. No time to
+Task status (`metadata.status`, read by the agent checks): failed when a span of the run itself records an
+error, e.g. max turns exceeded or a guardrail tripwire: a root span, an agent span, or the custom `task` /
+`turn` spans (`data.sdk_span_type`) with which SDK 0.24 wraps a run and each turn (0.3 exports have agent
+spans as roots and no such spans), else completed. Tool errors sit on function spans and do not fail the task. No time to
 first token: the export does not record it.
 Matching: the trace's `metadata.agentci.query_id` / `agentci.query`, else the first user input of the
 first model call. Dropped: transcription, speech and MCP listing spans, custom span data.
@@ -39,6 +40,12 @@ from .openai_responses import file_search_documents
 from .spans import Span, by_trace, first_line
 
 NAME = "openai-agents"
+CONTENT_SWITCH = (
+    "set OPENAI_AGENTS_TRACE_INCLUDE_SENSITIVE_DATA=true (or RunConfig(trace_include_sensitive_data=True)) and keep "
+    "each response span's `response` as the README's exporter does"
+)
+# SDK 0.24+ wraps a run and each of its turns in custom spans; errors such as a guardrail tripwire land there.
+RUN_SPANS = ("task", "turn")
 
 
 def _items(records) -> list[tuple[dict[str, Any], int]]:
@@ -130,7 +137,9 @@ def _view(links: dict[str, str]):
         data = span.attributes
         kind = data.get("type")
         if kind == "agent":
-            return SpanView(kind="agent", agent=data.get("name"))
+            return SpanView(kind="agent", agent=data.get("name"), fails_task=True)
+        if kind == "custom" and (data.get("data") or {}).get("sdk_span_type") in RUN_SPANS:
+            return SpanView(fails_task=True)
         if kind in ("generation", "response"):
             response = data.get("response") or {}
             usage = openai_usage(data.get("usage") or response.get("usage")) or {}
@@ -143,6 +152,7 @@ def _view(links: dict[str, str]):
                     **({"timestamp": unix_time(response["created_at"])} if response.get("created_at") else {}),
                 },
                 issued_calls=[f"{span.span_id}#{i}" for i in range(len(calls))],
+                has_content=bool(data.get("input") or text or calls),
                 output_text=text,
                 input_text=_first_user(data),
                 documents=file_search_documents(response.get("output") or []),
@@ -194,7 +204,7 @@ def convert(records, file: str) -> list:
 
     def one(group: list[Span]):
         head, head_line = heads.get(group[0].trace_id, ({}, None))
-        fields, inferred = from_spans(group, _view(_link_functions(group)))
+        fields, inferred = from_spans(group, _view(_link_functions(group)), content_switch=CONTENT_SWITCH)
         final = [
             s
             for s in group

@@ -1,14 +1,22 @@
 """OpenInference spans (Arize Phoenix and its instrumentors), in OTLP/JSON or the Python SDK's span JSON.
 
-Spans are grouped by trace id; the role of each comes from `openinference.span.kind`:
+Spans are grouped into runs by trace id and `agentci.query_id` / `agentci.run` (see `assemble.span_runs`:
+the one trace per call that `using_metadata` around an instrumented client gives is one run); the role of
+each span comes from `openinference.span.kind`:
 - LLM → an LLM call: `llm.model_name` (`llm.response.model_name` when set), `llm.token_count.prompt` /
   `completion`, `llm.token_count.prompt_details.cache_read` / `cache_write` (sub-counts of the prompt),
   `llm.token_count.completion_details.reasoning`, and `llm.cost.total` as the call's cost when present.
-  Tool calls it issued: `llm.output_messages.N.message.tool_calls.M.tool_call.id`, in that order.
+  Tool calls it issued: `llm.output_messages.N.message.tool_calls.M.tool_call.id` / `function.name` /
+  `function.arguments`, in that order; a run without TOOL spans (the OpenAI and Anthropic instrumentors
+  alone) takes its tool calls from them, each result from a later call's input message with role `tool`
+  and that `tool_call_id`. Calls with no message at all (OPENINFERENCE_HIDE_*) give
+  `metadata.content_missing` naming the switch.
   Time to first token: from the span's start to its `First Token Stream Event` (the event the
   OpenInference instrumentors add when a streamed response's first chunk arrives).
 - TOOL → a tool call: `tool.name`, arguments from `input.value`, result from `output.value` (JSON parsed),
-  linked to the issuing call by `tool.id` (= the model's `tool_call.id`); error status = failed call.
+  linked to the issuing call by `tool.id` (= the model's `tool_call.id`); error status = failed call. A TOOL
+  span named `handoff to <agent>` without `tool.name` (openinference-instrumentation-openai-agents) is a
+  handoff from `input.value` to `output.value`.
 - AGENT → an agent (`agent.name`, else the span name); RETRIEVER → `retrieval.documents.N.document.id` /
   `content` / `score`.
 - The root span's `output.value` is the final answer when it is plain text; else the last LLM output text
@@ -24,13 +32,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .assemble import SpanView, from_spans
-from .common import QUERY_ID_KEYS, QUERY_TEXT_KEYS, build_trace, convert_each, maybe_json
-from .spans import Span, by_trace, first_line, read_spans, spans_in
+from .assemble import SpanView, from_spans, span_runs
+from .common import KEY_NAMES, build_trace, convert_each, known, maybe_json
+from .spans import Span, first_line, read_spans, spans_in
 
 NAME = "openinference"
 KIND = "openinference.span.kind"
 FIRST_TOKEN = "First Token Stream Event"
+HANDOFF_SPAN = "handoff to "  # the TOOL span openinference-instrumentation-openai-agents writes for a handoff
+
+CONTENT_SWITCH = (
+    "unset OPENINFERENCE_HIDE_INPUTS, OPENINFERENCE_HIDE_OUTPUTS, OPENINFERENCE_HIDE_INPUT_MESSAGES and "
+    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES (or pass TraceConfig(hide_inputs=False, hide_outputs=False) to the instrumentor)"
+)
 
 
 def detect(records) -> bool:
@@ -50,9 +64,9 @@ def _indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
 
 
 def _messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """{role, text, calls: [{id, name, arguments}], answers: tool-call id or None} of `prefix.N.message.*`."""
     found = []
     for message in _indexed(attrs, prefix):
-        calls = _indexed(message, "message.tool_calls")
         text = message.get("message.content")
         if text is None:
             text = "".join(
@@ -64,7 +78,15 @@ def _messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
             {
                 "role": message.get("message.role", ""),
                 "text": text or "",
-                "calls": [c["tool_call.id"] for c in calls if c.get("tool_call.id")],
+                "calls": [
+                    {
+                        "id": None if c.get("tool_call.id") in (None, "") else str(c["tool_call.id"]),
+                        "name": str(c.get("tool_call.function.name") or ""),
+                        "arguments": maybe_json(c.get("tool_call.function.arguments")),
+                    }
+                    for c in _indexed(message, "message.tool_calls")
+                ],
+                "answers": message.get("message.tool_call_id"),
             }
         )
     return found
@@ -72,15 +94,15 @@ def _messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
 
 def _metadata(attrs: dict[str, Any]) -> dict[str, Any]:
     nested = maybe_json(attrs.get("metadata"))
-    found = {
-        k: v for k, v in (nested if isinstance(nested, dict) else {}).items() if k in QUERY_ID_KEYS + QUERY_TEXT_KEYS
-    }
-    found.update({k: attrs[k] for k in QUERY_ID_KEYS + QUERY_TEXT_KEYS if k in attrs})
+    found = {k: v for k, v in (nested if isinstance(nested, dict) else {}).items() if k in KEY_NAMES}
+    found.update({k: attrs[k] for k in KEY_NAMES if k in attrs})
     return found
 
 
-def _int(attrs: dict[str, Any], name: str) -> int:
-    return int(attrs.get(name) or 0)
+def _int(attrs: dict[str, Any], name: str) -> int | None:
+    """The count; None when absent (an absent count, not a zero)."""
+    value = attrs.get(name)
+    return None if value in (None, "") else int(value)
 
 
 def _plain_output(attrs: dict[str, Any]) -> str:
@@ -98,23 +120,38 @@ def view(span: Span) -> SpanView:
         out = _messages(attrs, "llm.output_messages")
         inputs = _messages(attrs, "llm.input_messages")
         cost = attrs.get("llm.cost.total")
+        issued = [c for m in out for c in m["calls"]]
         return SpanView(
             kind="llm",
             metadata=meta,
-            llm={
-                "model": attrs.get("llm.response.model_name") or attrs.get("llm.model_name"),
-                "provider": attrs.get("llm.provider") or attrs.get("llm.system"),
-                "input_tokens": _int(attrs, "llm.token_count.prompt"),
-                "output_tokens": _int(attrs, "llm.token_count.completion"),
-                "cached_input_tokens": _int(attrs, "llm.token_count.prompt_details.cache_read"),
-                "cache_write_input_tokens": _int(attrs, "llm.token_count.prompt_details.cache_write"),
-                "reasoning_tokens": _int(attrs, "llm.token_count.completion_details.reasoning"),
-                "cost_usd": float(cost) if cost is not None else None,
-                **({"ttft_ms": ttft} if (ttft := span.since_start_ms(FIRST_TOKEN)) is not None else {}),
-            },
-            issued_calls=[c for m in out for c in m["calls"]],
+            llm=known(
+                {
+                    "model": attrs.get("llm.response.model_name") or attrs.get("llm.model_name"),
+                    "provider": attrs.get("llm.provider") or attrs.get("llm.system"),
+                    "input_tokens": _int(attrs, "llm.token_count.prompt"),
+                    "output_tokens": _int(attrs, "llm.token_count.completion"),
+                    "cached_input_tokens": _int(attrs, "llm.token_count.prompt_details.cache_read"),
+                    "cache_write_input_tokens": _int(attrs, "llm.token_count.prompt_details.cache_write"),
+                    "reasoning_tokens": _int(attrs, "llm.token_count.completion_details.reasoning"),
+                    "cost_usd": float(cost) if cost is not None else None,
+                    "ttft_ms": span.since_start_ms(FIRST_TOKEN),
+                }
+            ),
+            issued_calls=[c["id"] for c in issued if c["id"]],
+            message_calls=[c for c in issued if c["name"]],
+            message_results={str(m["answers"]): m["text"] for m in inputs if m["role"] == "tool" and m["answers"]},
+            has_content=bool(out or inputs),
+            continues=any(m["role"] == "assistant" for m in inputs) if inputs else None,
             output_text="".join(m["text"] for m in out if m["role"] in ("assistant", "")),
             input_text=next((m["text"] for m in inputs if m["role"] == "user" and m["text"]), ""),
+        )
+    if kind == "TOOL" and not attrs.get("tool.name") and span.name.startswith(HANDOFF_SPAN):
+        # openinference-instrumentation-openai-agents: input.value is the agent handing off, output.value the target
+        return SpanView(
+            kind="handoff",
+            metadata=meta,
+            handoff_to=str(attrs.get("output.value") or span.name.removeprefix(HANDOFF_SPAN)),
+            handoff_from=str(attrs["input.value"]) if attrs.get("input.value") else None,
         )
     if kind == "TOOL":
         return SpanView(
@@ -147,8 +184,9 @@ def view(span: Span) -> SpanView:
 
 
 def convert(records, file: str) -> list:
-    def one(spans):
-        fields, inferred = from_spans(spans, view)
+    def one(run):
+        spans, views = run
+        fields, inferred = from_spans(spans, view, views, CONTENT_SWITCH)
         return build_trace(fields, file, first_line(spans), NAME, inferred)
 
-    return convert_each(by_trace(read_spans(records, file)), file, NAME, one, first_line)
+    return convert_each(span_runs(read_spans(records, file), view), file, NAME, one, lambda run: first_line(run[0]))

@@ -1,12 +1,14 @@
 """OpenTelemetry GenAI spans (semantic conventions `gen_ai.*`) in OTLP/JSON or the Python SDK's span JSON.
 
-One file may hold many traces: spans are grouped by trace id, one canonical trace each.
+One file may hold many runs: spans are grouped into runs by trace id and `agentci.query_id` /
+`agentci.run` (see `assemble.span_runs`: traces of bare model calls of one query are one run).
 Span roles come from `gen_ai.operation.name` (inferred from the attributes when absent):
 - chat / text_completion / generate_content → an LLM call. Model = `gen_ai.response.model`, else
   `gen_ai.request.model`. Tokens: `gen_ai.usage.input_tokens` / `output_tokens` (older
   `prompt_tokens` / `completion_tokens`), `gen_ai.usage.cache_read.input_tokens` and
   `cache_creation.input_tokens` (older `cache_read_input_tokens` / `cache_creation_input_tokens`; both
-  included in input tokens, as the conventions say), `gen_ai.usage.reasoning.output_tokens`. Time to first
+  included in input tokens, as the conventions say; Pydantic AI's `gen_ai.usage.details.cache_read_input_tokens`
+  / `cache_creation_input_tokens` too), `gen_ai.usage.reasoning.output_tokens`. Time to first
   token: `gen_ai.server.time_to_first_token` (seconds, as the conventions' metric of that name and
   OpenLIT's span attribute) when an instrumentation records it on the span; the conventions define no
   span attribute for it, so it is usually absent.
@@ -14,11 +16,14 @@ Span roles come from `gen_ai.operation.name` (inferred from the attributes when 
   `result` (JSON strings parsed); a span with error status is a failed tool call (status message).
 - a handoff: `gen_ai.handoff.from_agent` → `gen_ai.handoff.to_agent` (the span the OpenTelemetry contrib
   openai-agents instrumentation writes for a handoff), whatever its operation; not also a tool call.
-- invoke_agent → an agent (`gen_ai.agent.name`); retrieval → retrieved documents from
-  `gen_ai.retrieval.documents` (a JSON list of {id, content, score}).
-- Messages: `gen_ai.input.messages` / `gen_ai.output.messages` (parts with text and tool_call items), else the
-  older span events `gen_ai.user.message` / `gen_ai.choice`, else the flattened `gen_ai.prompt.N.*` /
-  `gen_ai.completion.N.*` attributes.
+- invoke_agent → an agent (`gen_ai.agent.name`), its output messages (Pydantic AI: `final_result`) the
+  answer; retrieval → retrieved documents from `gen_ai.retrieval.documents` (a JSON list of {id, content, score}).
+- Messages: `gen_ai.input.messages` / `gen_ai.output.messages` (parts: text, tool_call {id, name, arguments},
+  tool_call_response {id, response}), else the older span events `gen_ai.user.message` / `gen_ai.choice` /
+  `gen_ai.tool.message`, else the flattened `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` attributes. A run
+  without execute_tool spans (opentelemetry-instrumentation-openai-v2 alone) takes its tool calls from them.
+- Model calls with no message at all (content capture off, the contrib default) give `metadata.content_missing`
+  naming the switch.
 Task status (`metadata.status`, read by the agent checks): failed when a root span has error status,
 else completed.
 Matching to the spec: `agentci.query_id` (→ id) and `agentci.query` (→ query) on any span, else the root
@@ -31,13 +36,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .assemble import SpanView, from_spans
-from .common import build_trace, convert_each, maybe_json, text_of
-from .spans import Span, by_trace, first_line, read_spans, spans_in
+from .assemble import SpanView, from_spans, span_runs
+from .common import KEY_NAMES, build_trace, convert_each, known, maybe_json, text_of
+from .spans import Span, first_line, read_spans, spans_in
 
 NAME = "otel-genai"
 LLM_OPERATIONS = {"chat", "text_completion", "generate_content"}
-QUERY_KEYS = ("agentci.query_id", "agentci.query")
+
+CONTENT_SWITCH = (
+    "set OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental and "
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only for the OpenTelemetry contrib GenAI "
+    "instrumentations (opentelemetry-instrumentation-openai-v2 and others), or your framework's own switch "
+    "(Pydantic AI: InstrumentationSettings(include_content=True))"
+)
 
 
 def detect(records) -> bool:
@@ -49,9 +60,10 @@ def _first(attrs: dict[str, Any], *names: str) -> Any:
     return next((attrs[n] for n in names if attrs.get(n) not in (None, "")), None)
 
 
-def _int(attrs: dict[str, Any], *names: str) -> int:
+def _int(attrs: dict[str, Any], *names: str) -> int | None:
+    """The first count present among `names`; None when none is (an absent count, not a zero)."""
     value = _first(attrs, *names)
-    return int(value) if value is not None else 0
+    return int(value) if value is not None else None
 
 
 def _operation(span: Span) -> str:
@@ -67,48 +79,80 @@ def _operation(span: Span) -> str:
     return "other"
 
 
-def _message(role: str, content: Any, tool_calls: list[dict]) -> dict[str, Any]:
-    return {"role": role, "text": text_of(content), "calls": [c for c in tool_calls if c.get("id")]}
+def _call(call_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
+    return {
+        "id": None if call_id in (None, "") else str(call_id),
+        "name": str(name or ""),
+        "arguments": maybe_json(arguments),
+    }
+
+
+def _message(role: str, content: Any, calls: list[dict], results: dict[str, Any] | None = None) -> dict[str, Any]:
+    """{role, text, calls: [{id, name, arguments}] issued, results: {call id: tool result} answered}."""
+    return {"role": role, "text": text_of(content), "calls": calls, "results": results or {}}
 
 
 def _from_parts(messages: Any) -> list[dict[str, Any]]:
-    """gen_ai.input/output.messages: [{role, parts: [{type: text, content} | {type: tool_call, id, name}]}]."""
+    """gen_ai.input/output.messages: [{role, parts: [{type: text, content} | {type: tool_call, id, name,
+    arguments} | {type: tool_call_response, id, response}]}]."""
     found = []
     for message in messages if isinstance(messages, list) else []:
         if isinstance(message, dict):
-            parts = message.get("parts") or []
-            calls = [p for p in parts if isinstance(p, dict) and p.get("type") == "tool_call"]
-            found.append(
-                _message(
-                    message.get("role", "assistant"),
-                    [p for p in parts if isinstance(p, dict)] or message.get("content"),
-                    calls,
-                )
-            )
+            parts = [p for p in message.get("parts") or [] if isinstance(p, dict)]
+            calls = [
+                _call(p.get("id"), p.get("name"), p.get("arguments")) for p in parts if p.get("type") == "tool_call"
+            ]
+            results = {
+                str(p["id"]): p.get("response", p.get("result"))
+                for p in parts
+                if p.get("type") == "tool_call_response" and p.get("id")
+            }
+            found.append(_message(message.get("role", "assistant"), parts or message.get("content"), calls, results))
     return found
 
 
 def _from_events(span: Span, output: bool) -> list[dict[str, Any]]:
-    """Older conventions: gen_ai.user.message / gen_ai.choice events with content or a JSON message."""
+    """Older conventions: gen_ai.user/assistant/tool.message and gen_ai.choice events."""
     found = []
     for name, attrs in span.events:
         if output and name == "gen_ai.choice":
             message = maybe_json(attrs.get("message")) or {}
-            calls = [{"id": c.get("id")} for c in (message.get("tool_calls") or []) if isinstance(c, dict)]
+            calls = [
+                _call(c.get("id"), (c.get("function") or {}).get("name"), (c.get("function") or {}).get("arguments"))
+                for c in (message.get("tool_calls") or [])
+                if isinstance(c, dict)
+            ]
             found.append(_message("assistant", message.get("content", attrs.get("content")), calls))
         elif not output and name == "gen_ai.user.message":
             found.append(_message("user", attrs.get("content"), []))
+        elif not output and name == "gen_ai.assistant.message":
+            found.append(_message("assistant", attrs.get("content"), []))
+        elif not output and name == "gen_ai.tool.message" and attrs.get("id"):
+            found.append(_message("tool", None, [], {str(attrs["id"]): attrs.get("content")}))
     return found
 
 
 def _from_flattened(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
-    """OpenLLMetry's gen_ai.prompt.N.role/content and gen_ai.completion.N.content/tool_calls.M.id."""
+    """OpenLLMetry's gen_ai.prompt.N.role/content/tool_call_id and gen_ai.completion.N.tool_calls.M.id/name/arguments."""
     indexes = sorted({int(m.group(1)) for k in attrs if (m := re.match(rf"{re.escape(prefix)}\.(\d+)\.", k))})
     found = []
     for i in indexes:
         base = f"{prefix}.{i}"
-        calls = [{"id": attrs[k]} for k in sorted(attrs) if re.fullmatch(rf"{re.escape(base)}\.tool_calls\.\d+\.id", k)]
-        found.append(_message(attrs.get(f"{base}.role", "assistant"), attrs.get(f"{base}.content"), calls))
+        numbers = sorted(
+            {int(m.group(1)) for k in attrs if (m := re.fullmatch(rf"{re.escape(base)}\.tool_calls\.(\d+)\.\w+", k))}
+        )
+        calls = [
+            _call(
+                attrs.get(f"{base}.tool_calls.{n}.id"),
+                attrs.get(f"{base}.tool_calls.{n}.name"),
+                attrs.get(f"{base}.tool_calls.{n}.arguments"),
+            )
+            for n in numbers
+        ]
+        role = attrs.get(f"{base}.role", "assistant")
+        answered = attrs.get(f"{base}.tool_call_id")
+        results = {str(answered): attrs.get(f"{base}.content")} if role == "tool" and answered else {}
+        found.append(_message(role, None if results else attrs.get(f"{base}.content"), calls, results))
     return found
 
 
@@ -119,6 +163,11 @@ def messages(span: Span, output: bool) -> list[dict[str, Any]]:
     if attrs.get(key):
         return _from_parts(maybe_json(attrs[key]))
     return _from_events(span, output) or _from_flattened(attrs, "gen_ai.completion" if output else "gen_ai.prompt")
+
+
+def _plain(value: Any) -> str:
+    """A text attribute's value; '' for anything that is not a string."""
+    return value if isinstance(value, str) else ""
 
 
 def _first_user(msgs: list[dict[str, Any]]) -> str:
@@ -146,7 +195,7 @@ def _documents(value: Any) -> list[dict[str, Any]]:
 def view(span: Span) -> SpanView:
     attrs = span.attributes
     operation = _operation(span)
-    meta = {k: attrs[k] for k in QUERY_KEYS if k in attrs}
+    meta = {k: attrs[k] for k in KEY_NAMES if k in attrs}
     if attrs.get("gen_ai.handoff.to_agent"):
         return SpanView(
             kind="handoff",
@@ -155,31 +204,42 @@ def view(span: Span) -> SpanView:
             handoff_from=str(attrs["gen_ai.handoff.from_agent"]) if attrs.get("gen_ai.handoff.from_agent") else None,
         )
     if operation in LLM_OPERATIONS:
-        out = messages(span, output=True)
+        out, inputs = messages(span, output=True), messages(span, output=False)
+        issued = [c for m in out for c in m["calls"]]
         return SpanView(
             kind="llm",
             metadata=meta,
-            llm={
-                "model": _first(attrs, "gen_ai.response.model", "gen_ai.request.model"),
-                "provider": _first(attrs, "gen_ai.provider.name", "gen_ai.system"),
-                "input_tokens": _int(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
-                "output_tokens": _int(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
-                "cached_input_tokens": _int(
-                    attrs, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens"
-                ),
-                "cache_write_input_tokens": _int(
-                    attrs, "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_creation_input_tokens"
-                ),
-                "reasoning_tokens": _int(attrs, "gen_ai.usage.reasoning.output_tokens"),
-                **(
-                    {"ttft_ms": float(ttft) * 1000}
+            llm=known(
+                {
+                    "model": _first(attrs, "gen_ai.response.model", "gen_ai.request.model"),
+                    "provider": _first(attrs, "gen_ai.provider.name", "gen_ai.system"),
+                    "input_tokens": _int(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
+                    "output_tokens": _int(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
+                    "cached_input_tokens": _int(
+                        attrs,
+                        "gen_ai.usage.cache_read.input_tokens",
+                        "gen_ai.usage.cache_read_input_tokens",
+                        "gen_ai.usage.details.cache_read_input_tokens",
+                    ),
+                    "cache_write_input_tokens": _int(
+                        attrs,
+                        "gen_ai.usage.cache_creation.input_tokens",
+                        "gen_ai.usage.cache_creation_input_tokens",
+                        "gen_ai.usage.details.cache_creation_input_tokens",
+                    ),
+                    "reasoning_tokens": _int(attrs, "gen_ai.usage.reasoning.output_tokens"),
+                    "ttft_ms": float(ttft) * 1000
                     if (ttft := attrs.get("gen_ai.server.time_to_first_token")) is not None
-                    else {}
-                ),
-            },
-            issued_calls=[c["id"] for m in out for c in m["calls"]],
+                    else None,
+                }
+            ),
+            issued_calls=[c["id"] for c in issued if c["id"]],
+            message_calls=[c for c in issued if c["name"]],
+            message_results={k: v for m in inputs for k, v in m["results"].items()},
+            has_content=bool(out or inputs),
+            continues=any(m["role"] == "assistant" for m in inputs) if inputs else None,
             output_text=_assistant_text(out),
-            input_text=_first_user(messages(span, output=False)),
+            input_text=_first_user(inputs),
         )
     if operation == "execute_tool":
         return SpanView(
@@ -195,7 +255,7 @@ def view(span: Span) -> SpanView:
             kind="agent",
             metadata=meta,
             agent=str(attrs.get("gen_ai.agent.name") or span.name.removeprefix("invoke_agent").strip() or "agent"),
-            output_text=_assistant_text(messages(span, output=True)),
+            output_text=_assistant_text(messages(span, output=True)) or _plain(attrs.get("final_result")),
             input_text=_first_user(messages(span, output=False)),
         )
     if operation == "retrieval":
@@ -204,8 +264,9 @@ def view(span: Span) -> SpanView:
 
 
 def convert(records, file: str) -> list:
-    def one(spans):
-        fields, inferred = from_spans(spans, view)
+    def one(run):
+        spans, views = run
+        fields, inferred = from_spans(spans, view, views, CONTENT_SWITCH)
         return build_trace(fields, file, first_line(spans), NAME, inferred)
 
-    return convert_each(by_trace(read_spans(records, file)), file, NAME, one, first_line)
+    return convert_each(span_runs(read_spans(records, file), view), file, NAME, one, lambda run: first_line(run[0]))

@@ -6,6 +6,9 @@ Accepted shapes, one per record:
   attribute values as `{stringValue|intValue|doubleValue|boolValue|arrayValue|kvlistValue|bytesValue}`.
 - One span as the OpenTelemetry Python SDK prints it (`span.to_json()`, the console exporter, Arize
   Phoenix exports): `context.trace_id` / `span_id`, `parent_id`, ISO times, flat or nested `attributes`.
+- One span as the OpenTelemetry JavaScript SDK holds it (a ReadableSpan written as JSON, e.g. by the
+  Vercel AI SDK's users): `spanContext.traceId` / `spanId`, `parentSpanId` or `parentSpanContext.spanId`,
+  `startTime` / `endTime` as [seconds, nanoseconds].
 Attribute values that are JSON strings stay strings here; the adapters parse the ones they read.
 """
 
@@ -191,6 +194,41 @@ def _sdk_span(raw: dict, line: int, position: int) -> Span:
     )
 
 
+def _hrtime(value: Any) -> float | None:
+    """Seconds since the epoch of a JavaScript SDK time: [seconds, nanoseconds] (HrTime) or milliseconds."""
+    if isinstance(value, list) and len(value) == 2:
+        return int(value[0]) + int(value[1]) / 1e9
+    return float(value) / 1000 if isinstance(value, (int, float)) and value else None
+
+
+def _js_span(raw: dict, line: int, position: int) -> Span:
+    """One span as the OpenTelemetry JavaScript SDK holds it (a ReadableSpan as JSON: `spanContext`,
+    `parentSpanId` or `parentSpanContext`, HrTime `startTime` / `endTime`, flat `attributes`)."""
+    context = raw["spanContext"]
+    parent = raw.get("parentSpanId") or (raw.get("parentSpanContext") or {}).get("spanId")
+    attributes = flatten(raw.get("attributes") or {})
+    events = [(e.get("name", ""), flatten(e.get("attributes") or {})) for e in raw.get("events") or []]
+    return Span(
+        trace_id=normalise_id(context.get("traceId")) or "",
+        span_id=normalise_id(context.get("spanId")) or "",
+        parent_id=normalise_id(parent),
+        name=raw.get("name", ""),
+        start=_hrtime(raw.get("startTime")),
+        end=_hrtime(raw.get("endTime")),
+        attributes=attributes,
+        error=_error_of(raw.get("status") or {}, events, attributes),
+        line=line,
+        position=position,
+        events=events,
+        resource=flatten((raw.get("resource") or {}).get("attributes") or {}),
+        event_times=_first_times([(e.get("name", ""), _hrtime(e.get("time"))) for e in raw.get("events") or []]),
+    )
+
+
+def is_js_span(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("spanContext"), dict) and "name" in value
+
+
 def is_otlp(value: Any) -> bool:
     return isinstance(value, dict) and ("resourceSpans" in value or "resource_spans" in value)
 
@@ -214,12 +252,14 @@ def read_spans(records, file: str) -> list[Span]:
                 spans.extend(_otlp_spans(record.value, record.line, len(spans)))
             elif is_sdk_span(record.value):
                 spans.append(_sdk_span(record.value, record.line, len(spans)))
+            elif is_js_span(record.value):
+                spans.append(_js_span(record.value, record.line, len(spans)))
             else:
                 problems.append(
                     Problem(
                         file,
                         record.line,
-                        "expected an OTLP `resourceSpans` document or one span with `context.span_id`",
+                        "expected an OTLP `resourceSpans` document or one span with `context.span_id` or `spanContext`",
                     )
                 )
         except SHAPE_ERRORS as exc:
@@ -234,7 +274,7 @@ def spans_in(records) -> list[dict[str, Any]]:
     found = []
     for record in records:
         value = record.value
-        if is_sdk_span(value):
+        if is_sdk_span(value) or is_js_span(value):
             found.append(flatten(value.get("attributes") or {}))
         elif is_otlp(value):
             found.extend({a.get("key"): True for a in raw.get("attributes", [])} for _, raw in _otlp_walk(value))

@@ -19,6 +19,7 @@ OPERATIONS = {
     "/repos/{owner}/{repo}/issues/comments/{comment_id}": ["patch"],
     "/repos/{owner}/{repo}/check-runs": ["post"],
     "/repos/{owner}/{repo}/check-runs/{check_run_id}": ["patch"],
+    "/repos/{owner}/{repo}/pulls": ["get"],  # publish-only mode: a fork PR found by its head
 }
 PROSE = {"description", "summary", "examples", "example", "externalDocs", "x-github"}
 OUT = Path(__file__).with_name("api.github.com.trimmed.json")

@@ -1,0 +1,87 @@
+"""Both workflows of the fork recipe (docs/action-forks.md) in the action's container through `act`: the pull
+request's workflow evaluates with a fork's read-only token and cannot comment; the `workflow_run` workflow
+publishes its results file (publish-only mode): the comment on the fork's pull request, found by its head branch
+and commit, and the check run on that commit. Needs what tests/test_e2e_action.py needs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from conftest import act_binary, base_image
+from fakes.github_server import FakeGitHub
+from test_e2e_action import E2E, REPO, git, make_workspace, write_traces
+
+
+def act(workspace, event_name: str, workflow: str, event: dict, api_url: str, token: str) -> tuple[int, str]:
+    event_path = workspace.parent / f"{event_name}.json"
+    event_path.write_text(json.dumps(event))
+    done = subprocess.run(
+        [
+            act_binary(),
+            event_name,
+            "-W",
+            f".github/workflows/{workflow}",
+            "-P",
+            f"ubuntu-latest={base_image()}",
+            "--pull=false",
+            "--bind",
+            "--rm",
+            "-e",
+            str(event_path),
+            "--var",
+            f"API_URL={api_url}",
+            "-s",
+            f"GITHUB_TOKEN={token}",
+        ],
+        cwd=workspace,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_a_fork_pull_request_is_evaluated_then_published_by_the_trusted_workflow(container_engine, tmp_path):
+    workspace = make_workspace(tmp_path / "repo")
+    (workspace / ".github" / "workflows" / "publish.yml").write_text((E2E / "publish.yml").read_text())
+    write_traces(workspace, "Refunds are never possible.")
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-q", "-m", "run")
+    head = git(workspace, "rev-parse", "HEAD")
+    with FakeGitHub() as github:
+        github.state.read_only.add("fork-token")
+        github.add_pull(REPO, 7, "mallory/agent", "feature", head)
+        pull_request = {
+            "number": 7,
+            "pull_request": {
+                "number": 7,
+                "head": {"sha": head, "ref": "feature", "repo": {"full_name": "mallory/agent"}},
+                "base": {"sha": "b" * 40, "ref": "main", "repo": {"full_name": REPO}},
+            },
+        }
+        code, log = act(workspace, "pull_request", "agentci.yml", pull_request, github.url, "fork-token")
+        assert code != 0 and "read-only" in log, log[-3000:]  # the evaluation failed; the comment was refused
+        assert github.comments(REPO, 7) == [] and (workspace / "agentci-results.json").is_file()
+
+        workflow_run = {
+            "workflow_run": {
+                "id": 41,
+                "event": "pull_request",
+                "head_sha": head,
+                "head_branch": "feature",
+                "head_repository": {"full_name": "mallory/agent"},
+                "pull_requests": [],
+            },
+            "repository": {"full_name": REPO},
+        }
+        code, log = act(workspace, "workflow_run", "publish.yml", workflow_run, github.url, "trusted-token")
+        assert code == 0, log[-3000:]
+        [comment] = github.comments(REPO, 7)
+        assert "## ❌ AgentCI: 1 of 2 queries failed" in comment["body"]
+        [check] = github.state.check_runs
+        assert check["head_sha"] == head and check["conclusion"] == "failure" and check["annotations"]
+        outputs = json.loads((workspace / "publish-outputs.json").read_text())
+        assert outputs["status"] == "fail" and outputs["comment-url"] == comment["html_url"]
+        assert github.state.violations == []

@@ -1,0 +1,110 @@
+"""The openai-agent example: a real `openai` SDK tool-calling agent, run by the python runner against a local fake
+OpenAI server (tests/fakes/llm_server.py with an agent model), so the whole path runs without a key."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from conftest import ROOT, hermetic_environment, run_cli
+from fakes.llm_server import FakeLLMServer
+
+EXAMPLE = ROOT / "examples" / "openai-agent"
+KEY = "sk-test-openai-agent-0123456789"
+
+
+def order_model(messages: list[dict], tools: list[dict]) -> dict:
+    """The model the example's agent talks to: one tool call for an order or a request for a human, then an answer
+    built from the tool's result; anything else is declined without tools."""
+    last = messages[-1]
+    if last["role"] == "tool":
+        asked = next(m for m in reversed(messages) if m["role"] == "assistant")["tool_calls"][0]["function"]
+        if asked["name"] == "get_order_status":
+            order = json.loads(asked["arguments"])["order_id"]
+            return {"content": f"Order {order} is {last['content']}."}
+        return {"content": f"I've asked a human agent to take over: {last['content']}."}
+    assert {t["function"]["name"] for t in tools} == {"get_order_status", "escalate_to_human"}
+    order = re.search(r"\bA-\d+\b", last["content"])
+    if order:
+        call = ("get_order_status", {"order_id": order.group()})
+    elif "human" in last["content"].lower():
+        call = ("escalate_to_human", {"reason": "the customer asked for a human"})
+    else:
+        return {"content": "I can only help with questions about your orders."}
+    return {
+        "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": call[0], "arguments": json.dumps(call[1])}}
+        ]
+    }
+
+
+def environment(server: FakeLLMServer, **extra: str) -> dict[str, str]:
+    return hermetic_environment(OPENAI_BASE_URL=server.openai_url, OPENAI_API_KEY=KEY, **extra)
+
+
+def test_agentci_test_runs_the_real_sdk_agent_and_evaluates_it(tmp_path):
+    with FakeLLMServer(agent_model=order_model) as server:
+        result = run_cli(
+            "test",
+            "--spec",
+            EXAMPLE / "agentci_spec.yaml",
+            "--record",
+            tmp_path / "traces",
+            "--format",
+            "json",
+            "--judge-mode",
+            "off",
+            env=environment(server),
+        )
+        requests = server.count
+    assert result.returncode == 0, result.stderr
+    statuses = {r["id"]: r["status"] for r in json.loads(result.stdout)["results"]}
+    assert statuses == {"order-status": "pass", "unpaid-order": "pass", "angry-customer": "pass", "off-topic": "pass"}
+    assert requests == 7  # two model calls for each of the three tool-using queries, one for off-topic
+    (trace,) = [json.loads(line) for line in (tmp_path / "traces" / "order-status.jsonl").read_text().splitlines()]
+    assert trace["tool_calls"] == [
+        {
+            "name": "get_order_status",
+            "arguments": {"order_id": "A-1001"},
+            "result": "shipped on 2026-11-20, arriving 2026-11-24",
+        }
+    ]
+    assert [c["model"] for c in trace["llm_calls"]] == ["gpt-4o-mini", "gpt-4o-mini"]
+    assert trace["total_tokens"] > 0 and trace["total_cost_usd"] > 0
+    assert KEY not in result.stdout + result.stderr
+
+
+def test_recorded_traces_are_what_the_agent_produces(tmp_path):
+    with FakeLLMServer(agent_model=order_model) as server:
+        result = run_cli("run", "--spec", EXAMPLE / "agentci_spec.yaml", "--output", tmp_path, env=environment(server))
+    assert result.returncode == 0, result.stderr
+    produced = [json.loads(line) for p in sorted(tmp_path.glob("*.jsonl")) for line in p.read_text().splitlines()]
+    recorded = [json.loads(line) for line in (EXAMPLE / "traces" / "current.jsonl").read_text().splitlines()]
+
+    def facts(traces):
+        return sorted(
+            (t["id"], t["final_answer"], json.dumps(t.get("tool_calls", [])), len(t["llm_calls"])) for t in traces
+        )
+
+    assert facts(produced) == facts(recorded)
+
+
+def test_a_rate_limited_provider_is_retried_by_the_sdk_and_a_dead_one_is_an_infra_error(tmp_path):
+    with FakeLLMServer(agent_model=order_model) as server:
+        server.fail_next("429", retry_after=0)
+        result = run_cli(
+            "run", "--spec", EXAMPLE / "agentci_spec.yaml", "--output", tmp_path / "a", env=environment(server)
+        )
+        assert result.returncode == 0, result.stderr
+    dead = environment(server)  # the server is gone: every call fails to connect
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        (EXAMPLE / "agentci_spec.yaml")
+        .read_text()
+        .replace("timeout_s: 60", "timeout_s: 60\n  retries: 1\n  backoff_s: 0")
+    )
+    (tmp_path / "agent.py").write_text((EXAMPLE / "agent.py").read_text())
+    result = run_cli("run", "--spec", spec, "--output", tmp_path / "b", env=dead)
+    assert result.returncode == 2
+    assert "error: [INFRA] query 'order-status' run 0: raised APIConnectionError: Connection error." in result.stderr
+    assert "(2 attempts)" in result.stderr
