@@ -293,7 +293,7 @@ def test_cli_test_compares_with_the_newest_passing_baseline(spec_path, write_tra
     assert result.returncode == 1
     assert "AgentCI diff · demo · v2 → current" in result.stdout and "✗ REGRESSION  math" in result.stdout
     pinned = run_cli("test", "--spec", spec_path, "--traces", bad, "--baseline", "v1-broken")
-    assert "v1-broken → current" in pinned.stdout and "Unchanged: hello, math" in pinned.stdout
+    assert "v1-broken → current" in pinned.stdout and "Unchanged (2): hello, math" in pinned.stdout
     assert "╔" not in run_cli("test", "--spec", spec_path, "--traces", bad, "--baseline", "none").stdout
     both = run_cli("test", "--spec", spec_path, "--traces", bad, "--baseline", "v2", "--baseline-traces", good)
     assert both.returncode == 2 and "a baseline version and baseline traces exclude each other; give one" in both.stderr
@@ -304,7 +304,7 @@ def test_cli_test_with_tags_compares_only_the_selected_queries(spec_path, write_
     run_cli("save", "--spec", tagged, "--traces", write_traces("good.jsonl", GOOD), "--version", "v1")
     result = run_cli("test", "--spec", tagged, "--traces", write_traces("now.jsonl", GOOD), "--tags", "greet")
     assert result.returncode == 0, result.stderr
-    assert "Unchanged: hello" in result.stdout and "warning" not in result.stderr
+    assert "Unchanged (1): hello" in result.stdout and "warning" not in result.stderr
 
 
 def test_example_baselines_are_valid_and_tell_the_weather_story():
