@@ -203,7 +203,7 @@ def test_sequence_similarity_of_huge_traces_is_a_flagged_lower_bound_within_the_
     together: a lower bound, exact when the differences do not straddle a block boundary."""
     monkeypatch.setattr(metrics, "MAX_SEQUENCE_CELLS", 10_000)  # 100 calls a side, so the test is quick
     predicted = [f"tool{i % 20}" for i in range(1_000)]
-    changed = predicted[:500] + ["other"] + predicted[501:]
+    changed = [*predicted[:500], "other", *predicted[501:]]
     assert metrics.sequence_similarity_is_approximate(predicted, changed)
     assert metrics.lcs_similarity(predicted, changed) == 2 * 999 / 2_000
     assert metrics.edit_similarity(predicted, changed) == 1 - 1 / 1_000

@@ -129,7 +129,7 @@ def _cycles(where: dict[int, str], steps: dict[int, list[dict]]) -> list[str]:
                 continue
             key = id(child)
             if state.get(key) == 1:
-                loop = path[path.index(key) :] + [key]
+                loop = [*path[path.index(key) :], key]
                 found.append(
                     "a $ref cycle validation would follow forever: " + " → ".join(where.get(k, "?") for k in loop)
                 )

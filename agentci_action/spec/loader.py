@@ -64,7 +64,7 @@ class _Composer:
         spec is refused at the anchor's line (nested aliases expand exponentially: a 700-byte alias bomb would
         take minutes and gigabytes)."""
         outermost, collection = False, isinstance(node, yaml.CollectionNode)
-        if self._alias is not None or collection and id(node) in self._seen:
+        if self._alias is not None or (collection and id(node) in self._seen):
             outermost, self._alias = self._alias is None, self._alias or node
             self._expanded += 1
             if self._expanded > MAX_ALIAS_VALUES:

@@ -42,7 +42,7 @@ METADATA = "ai.telemetry.metadata."
 CONTENT_SWITCH = "set experimental_telemetry: {isEnabled: true, recordInputs: true, recordOutputs: true}"
 
 
-def detect(records) -> bool:
+def detect(records: list[Any]) -> bool:
     return any("ai.operationId" in attrs for attrs in spans_in(records))
 
 
@@ -152,7 +152,7 @@ def _reattach(spans: list[Span]) -> None:
     """Give each parentless provider call or tool call span the latest-starting call span of its function id
     whose time encloses it (with no context manager registered, the JavaScript SDK makes every span a root)."""
     calls = [s for s in spans if s.attributes.get("ai.operationId") in CALLS and s.start is not None]
-    calls.sort(key=lambda s: s.start, reverse=True)
+    calls.sort(key=lambda s: s.start or 0.0, reverse=True)  # every start is known here
     for span in spans:
         if span.parent_id or span.attributes.get("ai.operationId") not in (*PROVIDER_CALLS, "ai.toolCall"):
             continue
@@ -160,7 +160,10 @@ def _reattach(spans: list[Span]) -> None:
         for call in calls:
             if (
                 call.attributes.get("ai.telemetry.functionId") == function
-                and None not in (call.end, span.start, span.end)
+                and call.start is not None
+                and call.end is not None
+                and span.start is not None
+                and span.end is not None
                 and call.start <= span.start
                 and span.end <= call.end
             ):
@@ -168,11 +171,11 @@ def _reattach(spans: list[Span]) -> None:
                 break
 
 
-def convert(records, file: str) -> list:
+def convert(records: list[Any], file: str) -> list[Any]:
     spans = read_spans(records, file)
     _reattach(spans)
 
-    def one(run):
+    def one(run: tuple[Any, Any]) -> Any:
         members, views = run
         fields, inferred = from_spans(members, view, views, CONTENT_SWITCH)
         return build_trace(fields, file, first_line(members), NAME, inferred)
