@@ -13,7 +13,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from conftest import ROOT, act_binary, base_image
+from conftest import ROOT, act_binary, base_image, local_dockerfile
 
 E2E = Path(__file__).parent / "e2e" / "run"
 ACTION_FILES = (
@@ -35,6 +35,7 @@ def make_workspace(path: Path) -> Path:
             shutil.copytree(source, path / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy(source, path / name)
+    (path / "Dockerfile").write_text(local_dockerfile())  # act passes no build arguments: BASE is the stand-in
     (path / ".github" / "workflows").mkdir(parents=True)
     workflow = (E2E / "workflow.yml").read_text()
     workflow = workflow.replace("name: agentci-run-e2e", f"name: agentci-run-e2e-{uuid.uuid4().hex[:12]}", 1)

@@ -109,3 +109,17 @@ def test_python_api_runs_a_callable_or_the_spec_runner(tmp_path):
     )
     by_runner = agentci_action.run_spec(spec)  # the spec's own command
     assert {r.id: r.status.value for r in by_runner.results} == {"math": "pass", "broken": "pass"}
+
+
+def test_a_lone_surrogate_in_an_agent_answer_is_written_as_u_fffd(tmp_path):
+    """An agent's answer cut mid-emoji (valid JSON, a lone surrogate) is recorded, not a crash: the trace file is
+    valid UTF-8 JSON with U+FFFD where the surrogate was, as every other output writes it."""
+    spec = load_spec(project(tmp_path))
+
+    def agent(query, id, run):
+        return {"final_answer": "4 \ud83d", "tool_calls": [{"name": "calc"}]}
+
+    traces = agentci_action.run_agent(spec, agent, output=tmp_path / "recorded")
+    assert [t.final_answer for t in traces] == ["4 \ud83d", "4 \ud83d"]
+    record = json.loads((tmp_path / "recorded" / "math.jsonl").read_bytes().decode("utf-8"))
+    assert record["final_answer"] == "4 \ufffd"

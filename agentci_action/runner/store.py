@@ -5,10 +5,13 @@ later run of the same index succeeds."""
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import threading
 from pathlib import Path
+
+from pydantic_core import PydanticSerializationError
 
 from ..errors import TraceError
 from ..output import OutputError, describe, utf8, write_all
@@ -76,5 +79,10 @@ def replace_file(path: Path, text: str) -> Path:
 
 
 def line(trace: Trace) -> str:
-    """A trace as one canonical JSON line (unset fields left out)."""
-    return trace.model_dump_json(by_alias=True, exclude_none=True)
+    """A trace as one canonical JSON line (unset fields left out). A string pydantic cannot encode (a lone
+    surrogate) takes json.dumps instead; the file writer (output.utf8) then replaces it with U+FFFD."""
+    try:
+        return trace.model_dump_json(by_alias=True, exclude_none=True)
+    except PydanticSerializationError:
+        data = trace.model_dump(mode="python", by_alias=True, exclude_none=True)
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
