@@ -75,9 +75,10 @@ _BACKTICKS = re.compile(r"`+")
 
 def code_block(lines: list[str], language: str = "text") -> str:
     """Untrusted lines as a fenced code block: inert (GitHub renders no HTML, mention or link inside one), each line
-    without control characters (one_line) and with `@` broken as everywhere else (the text may be quoted out of the
-    block), the fence one backtick longer than any run of backticks in the text so nothing in it can close the block."""
-    body = [one_line(line).replace("@", "@" + _ZWSP) for line in lines]
+    without control characters (one_line), with `@` and `<` broken by a zero-width space (no mention, tag or copy of
+    the hidden marker even when the text is quoted out of the block), the fence one backtick longer than any run of
+    backticks in the text so nothing in it can close the block."""
+    body = [one_line(line).replace("@", "@" + _ZWSP).replace("<", "<" + _ZWSP) for line in lines]
     longest = max((len(run) for line in body for run in _BACKTICKS.findall(line)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{language}\n" + "".join(f"{line}\n" for line in body) + f"{fence}\n"
