@@ -280,6 +280,7 @@ def evaluate(inputs: ActionInputs, env: Mapping[str, str]) -> Outcome:
             ),
             shard=inputs.shard,
             embedding_cache=inputs.embedding_cache,
+            progress="agentci",
         )
     )
 

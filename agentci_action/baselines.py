@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .engine.correctness import Judge
 from .engine.gcpause import gc_paused
 from .engine.results import LAYERS, Status
-from .engine.runner import MAX_VARIANTS, Settings, group_traces, match_traces, run_spec
+from .engine.runner import MAX_VARIANTS, Observe, Settings, group_traces, match_traces, run_spec
 from .errors import InputError, Problem
 from .field_errors import field_message
 from .limits import MAX_VERSION_LENGTH
@@ -144,7 +144,9 @@ class Precheck:
     unverified: dict[str, int]
 
 
-def precheck(spec: AgentCISpec, traces: dict[str, list[Trace]], judge: Judge | None = None) -> Precheck:
+def precheck(
+    spec: AgentCISpec, traces: dict[str, list[Trace]], judge: Judge | None = None, observe: Observe | None = None
+) -> Precheck:
     """Every query evaluated as `agentci test` evaluates it with fail-on correctness (and no baseline): its
     correctness (the `checks:` block's included), forbidden tools, and with repeated runs the min_pass_rate
     gate across them. The judge's checks skip without a judge.
@@ -157,6 +159,7 @@ def precheck(spec: AgentCISpec, traces: dict[str, list[Trace]], judge: Judge | N
         [t for runs in traces.values() for t in runs],
         judge=judge,
         settings=Settings(fail_on=frozenset({"correctness"})),
+        on_result=observe("precheck", len(traces)) if observe else None,
     )
     failures = []
     for result in run.results:
@@ -182,6 +185,7 @@ def build_baseline(
     captured_at: str,
     commit: str | None,
     judge: Judge | None = None,
+    observe: Observe | None = None,
 ) -> tuple[Baseline, list[Problem]]:
     """The baseline for `traces` (every query of the spec needs one) and the precheck failures.
 
@@ -189,7 +193,7 @@ def build_baseline(
     """
     by_query = match_traces(spec.queries, traces).by_query
     runs = {key: [t.model_copy(update={"id": key}) for t in by_query[key]] for key in sorted(by_query)}
-    checked = precheck(spec, runs, judge)
+    checked = precheck(spec, runs, judge, observe)
     failures = checked.failures
     if failures and not force:
         raise PrecheckFailed(failures)
@@ -273,15 +277,23 @@ def save_baseline(
     captured_at: str | None = None,
     commit: str | None = None,
     judge: Judge | None = None,
+    observe: Observe | None = None,
 ) -> tuple[Path, Baseline, list[Problem]]:
-    """Precheck (with `judge` for the judge checks), then write `<baseline_dir>/<version>.json` atomically.
+    """Precheck (with `judge` for the judge checks; `observe` sees its progress), then write `<baseline_dir>/<version>.json` atomically.
 
     Returns (file, baseline, precheck failures)."""
     path = baseline_dir(spec) / f"{check_version_name(version)}.json"
     if path.exists() and not overwrite:  # before the precheck's judge calls; write_atomic decides a race
         raise _exists(path)
     baseline, failures = build_baseline(
-        spec, traces, version, force=force, captured_at=captured_at or now_utc(), commit=commit, judge=judge
+        spec,
+        traces,
+        version,
+        force=force,
+        captured_at=captured_at or now_utc(),
+        commit=commit,
+        judge=judge,
+        observe=observe,
     )
     write_atomic(path, dump(baseline), overwrite=overwrite)
     return path, baseline, failures

@@ -152,6 +152,7 @@ def cmd_test(args: argparse.Namespace) -> int:
                 settings=Settings(fail_on=fail_on, workers=args.workers),
                 shard=shard,
                 judge=_judge_options(args),
+                progress="agentci test",
             )
         )
     run = outcome.run
@@ -249,7 +250,8 @@ def _warn(notes: list[str]) -> None:
 
 def cmd_save(args: argparse.Namespace) -> int:
     from .baselines import PrecheckFailed, git_commit, save_baseline
-    from .evaluate import judge_for
+    from .engine.runner import Settings
+    from .evaluate import JudgeProgress, judge_for
     from .spec.loader import load_spec
     from .trace.load import load_traces
 
@@ -266,6 +268,7 @@ def cmd_save(args: argparse.Namespace) -> int:
         )
         return EXIT_ERROR
     judge = judge_for(spec, _judge_options(args))
+    progress = JudgeProgress("agentci save", spec, judge, None, workers=Settings().workers)
     try:
         path, baseline, failures = save_baseline(
             spec,
@@ -275,6 +278,7 @@ def cmd_save(args: argparse.Namespace) -> int:
             overwrite=args.overwrite,
             commit=git_commit(Path(args.spec).resolve().parent),
             judge=judge,
+            observe=progress.observe,
         )
     except PrecheckFailed as exc:
         print(
@@ -287,6 +291,7 @@ def cmd_save(args: argparse.Namespace) -> int:
             print(f"  {problem}", file=sys.stderr)
         return EXIT_FAIL
     finally:
+        progress.finish()
         if judge is not None:
             judge.cache.save()  # verdicts already paid for are kept, whatever the precheck decided
     for problem in failures:
@@ -356,6 +361,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         _judge_options(args),
         args.embedding_cache,
         Settings(workers=args.workers),
+        progress="agentci diff",
     )
     if args.format != "console":
         _warn(diff.warnings)

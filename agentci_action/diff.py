@@ -36,7 +36,7 @@ from .engine import metrics
 from .engine.correctness import Judge
 from .engine.path import closest_variant
 from .engine.results import Aggregates, MetricChange, QueryResult, RunResult, Status
-from .engine.runner import Settings, group_traces, run_spec
+from .engine.runner import Observe, Settings, group_traces, run_spec
 from .engine.score import run_uplift
 from .spec.models import AgentCISpec, PathSpec
 from .trace.models import Trace
@@ -223,11 +223,13 @@ class Side:
 @dataclass(frozen=True)
 class Evaluator:
     """What evaluates a side: the judge (None: judge checks skip) with its verdict cache, the embedder for
-    semantic similarity (None: those checks skip), and the settings. Both sides of a diff use the same one."""
+    semantic similarity (None: those checks skip), and the settings. Both sides of a diff use the same one.
+    `observe` is told of each side's evaluation (progress on stderr, from the command line and the action)."""
 
     judge: Judge | None = None
     embedder: Embedder | None = None
     settings: Settings = field(default_factory=Settings)
+    observe: Observe | None = None
 
 
 @dataclass(frozen=True)
@@ -549,6 +551,7 @@ def evaluate_side(
         judge=evaluator.judge,
         embedder=evaluator.embedder,
         settings=evaluator.settings,
+        on_result=evaluator.observe(label, len(queries)) if evaluator.observe else None,
     )
     return Side(label, run, by_query)
 

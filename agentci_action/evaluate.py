@@ -11,11 +11,12 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from .diff import Evaluator, RunDiff
-from .engine.results import RunResult, ShardInfo
-from .engine.runner import Settings
+from .engine.results import QueryResult, RunResult, ShardInfo
+from .engine.runner import OnResult, Settings
+from .report.text import one_line, plural
 
 if TYPE_CHECKING:
     from .engine.checks.answer import Embedder
@@ -56,6 +57,7 @@ class Evaluation:
     settings: Settings = Settings()
     shard: ShardInfo | None = None  # evaluate only this shard's queries (the baseline still guides path and cost)
     judge: JudgeOptions = JudgeOptions()
+    progress: str | None = None  # the command's name for progress on stderr while judge calls run; None: silent
 
 
 @dataclass(frozen=True)
@@ -83,17 +85,83 @@ def judge_for(spec: AgentCISpec, options: JudgeOptions) -> LLMJudge | None:
     )
 
 
+class JudgeProgress:
+    """Progress on stderr (progress.Progress) while an evaluation waits on providers: a header when the first side
+    begins, a line per side after it, the line advancing per query (judge requests, cached verdicts, queries
+    failed so far), the totals at the end. Silent when nothing can call a provider: no judge key or no query asking
+    for a judge, and no embedder (a deterministic suite, or verdicts only from the cache, is fast)."""
+
+    def __init__(
+        self,
+        command: str,
+        spec: AgentCISpec,
+        judge: LLMJudge | None,
+        embedder: Embedder | None,
+        workers: int,
+        stream: TextIO | None = None,
+        live: bool | None = None,
+    ):
+        from .engine.correctness import asks_for_judge
+        from .progress import Progress
+
+        judging = judge is not None and any(judge.api_keys.values()) and any(asks_for_judge(q) for q in spec.queries)
+        self.command = command
+        self.about = " · ".join(
+            ([f"judge {one_line(judge.config.model, 80)}"] if judging and judge else [])
+            + (["embeddings"] if embedder is not None else [])
+            + [plural(workers, "worker")]
+        )
+        self.progress = (
+            Progress(command, 0, "query", "queries", ("judge requests", "cached", "failed"), stream, live)
+            if judging or embedder is not None
+            else None
+        )
+
+    def observe(self, side: str, queries: int) -> OnResult | None:
+        """Observe for the engine: `queries` of `side` (e.g. "current run") are next."""
+        if self.progress is None or not queries:
+            return None
+        what = f"{side}: {plural(queries, 'query', 'queries')} to evaluate"
+        if self.progress.total or self.progress.done:
+            self.progress.expect(queries, f"{self.command}: {what}")
+        else:
+            self.progress.total = queries
+            self.progress.start(f"{self.command}: {what} · {self.about}")
+        return self._evaluated
+
+    def _evaluated(self, result: QueryResult) -> None:
+        from .engine.results import JudgeUsage, Status
+
+        assert self.progress is not None
+        usage = JudgeUsage.total(result.correctness.checks)
+        failed = result.status in (Status.FAIL, Status.ERROR)
+        self.progress.advance(judge_requests=usage.requests, cached=usage.cache_hits, failed=int(failed))
+
+    def finish(self) -> None:
+        """The last line: every query evaluated, in how long, and the counters (nothing when silent)."""
+        if self.progress is not None and self.progress.total:
+            self.progress.finish(self.progress.totals("evaluated"))
+
+
 @contextmanager
 def evaluator_for(
-    spec: AgentCISpec, options: JudgeOptions, embedding_cache: str | None = None, settings: Settings = Settings()
+    spec: AgentCISpec,
+    options: JudgeOptions,
+    embedding_cache: str | None = None,
+    settings: Settings = Settings(),
+    progress: str | None = None,
 ) -> Iterator[Evaluator]:
-    """The judge, embedder and settings every side of an evaluation uses; on leaving, the verdict and embedding
-    caches are saved (even when the run failed: what was paid for is kept)."""
+    """The judge, embedder and settings every side of an evaluation uses, with progress on stderr under the name
+    `progress` (None: none); on leaving, the verdict and embedding caches are saved (even when the run failed: what
+    was paid for is kept)."""
     judge = judge_for(spec, options)
     embedder, cache = _embedder(spec, embedding_cache, options.environ)
+    shown = JudgeProgress(progress, spec, judge, embedder, settings.workers) if progress else None
     try:
-        yield Evaluator(judge, embedder, settings)
+        yield Evaluator(judge, embedder, settings, shown.observe if shown else None)
     finally:
+        if shown is not None:
+            shown.finish()
         if judge is not None:
             judge.cache.save()
         if cache is not None:
@@ -111,6 +179,7 @@ def evaluate(request: Evaluation) -> Outcome:
     from .baselines import Reference, reference_for
     from .diff import current_vs_baseline
     from .engine.runner import group_traces, run_spec
+    from .engine.shard import select_shard
     from .errors import SpecError
     from .spec.loader import load_spec, select_tags
     from .trace.load import load_traces
@@ -129,7 +198,8 @@ def evaluate(request: Evaluation) -> Outcome:
         ]  # warned like --traces, never dropped silently
     elif (request.baseline or "").lower() != NO_BASELINE:
         reference = reference_for(whole, spec, request.baseline)
-    with evaluator_for(spec, request.judge, request.embedding_cache, request.settings) as evaluator:
+    evaluated = select_shard(spec.queries, request.shard) if request.shard else spec.queries
+    with evaluator_for(spec, request.judge, request.embedding_cache, request.settings, request.progress) as evaluator:
         run = run_spec(
             spec,
             traces,
@@ -138,6 +208,7 @@ def evaluate(request: Evaluation) -> Outcome:
             embedder=evaluator.embedder,
             settings=request.settings,
             shard=request.shard,
+            on_result=evaluator.observe("current run", len(evaluated)) if evaluator.observe else None,
         )
         run.warnings.extend(notes)
         diff = current_vs_baseline(spec, run, traces, reference, evaluator) if reference and not request.shard else None
@@ -152,9 +223,11 @@ def compare_versions(
     judge: JudgeOptions = JudgeOptions(),
     embedding_cache: str | None = None,
     settings: Settings = Settings(),
+    progress: str | None = None,
 ) -> RunDiff:
     """Saved version `compare` against saved version `baseline`, both evaluated with the current spec exactly as
-    `agentci test --baseline` evaluates a run (same judge and verdict cache, embedder and settings)."""
+    `agentci test --baseline` evaluates a run (same judge and verdict cache, embedder and settings); `progress` names
+    the command for progress on stderr (None: none)."""
     from .baselines import load_baseline, version_reference
     from .diff import diff_against, evaluate_side
     from .spec.loader import load_spec
@@ -164,7 +237,7 @@ def compare_versions(
         load_baseline(spec, version, option) for version, option in ((baseline, "--baseline"), (compare, "--compare"))
     ]
     reference, compared = (version_reference(spec, found) for found in stored if found is not None)
-    with evaluator_for(spec, judge, embedding_cache, settings) as evaluator:
+    with evaluator_for(spec, judge, embedding_cache, settings, progress) as evaluator:
         after = evaluate_side(spec, compare, compared.runs or {}, reference.variants, evaluator)
         diff = diff_against(spec, reference, after, evaluator)
     diff.warnings += [w for w in compared.warnings if w not in diff.warnings]

@@ -17,8 +17,8 @@ import pytest
 from conftest import hermetic_environment, run_cli
 
 from agentci_action.errors import SpecError
+from agentci_action.progress import Progress
 from agentci_action.runner import RunOptions, run_agent
-from agentci_action.runner.progress import Progress
 from agentci_action.runner.secrets import Masker
 from agentci_action.spec.loader import load_spec
 
@@ -100,7 +100,7 @@ def run(tmp_path, spec, environ, **options):
         load_spec(spec),
         RunOptions(output, **options),
         environ=environ,
-        progress=Progress(1, Masker([]), io.StringIO()),
+        progress=Progress("agentci run", 1, "run", stream=io.StringIO()),
     ), output
 
 
@@ -425,34 +425,6 @@ def test_python_module_that_does_not_import_is_a_spec_error(tmp_path):
         f"error: {spec}:3: runner.python: module 'broken_mod' does not import (from {tmp_path}): "
         "ModuleNotFoundError: No module named 'no_such_dependency_xyz'\n"
     )
-
-
-# Progress
-
-
-def test_progress_is_a_live_line_on_a_terminal_and_plain_lines_otherwise():
-    live = io.StringIO()
-    progress = Progress(2, Masker(["secret-value-1"]), live, live=True)
-    progress.ran()
-    progress.ran("query 'x' run 0: boom secret-value-1")
-    text = live.getvalue()
-    assert text.startswith("\r\033[Kagentci run: 1/2 runs · 0 failed · 0 infra · 0:00 elapsed · ETA 0:00")
-    assert "\r\033[Kerror: query 'x' run 0: boom ***\n" in text and text.endswith(
-        "2/2 runs · 1 failed · 0 infra · 0:00 elapsed"
-    )
-    plain = io.StringIO()
-    progress = Progress(3, Masker([]), plain, live=False, interval_s=0)
-    progress.ran()
-    progress.ran(infra=True, error="[INFRA] q")
-    assert plain.getvalue().splitlines() == [
-        "agentci run: 1/3 runs · 0 failed · 0 infra · 0:00 elapsed · ETA 0:00",
-        "error: [INFRA] q",
-        "agentci run: 2/3 runs · 0 failed · 1 infra · 0:00 elapsed · ETA 0:00",
-    ]
-    quiet = io.StringIO()
-    progress = Progress(3, Masker([]), quiet, live=False, interval_s=60)
-    progress.ran()
-    assert quiet.getvalue() == ""  # not yet time for a line
 
 
 def test_an_output_that_cannot_be_written_is_a_one_line_error(tmp_path):

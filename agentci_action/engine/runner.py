@@ -10,6 +10,7 @@ failing hard (severity fail) in any layer, e.g. a forbidden tool; `path` and `co
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -31,6 +32,10 @@ from .shard import select_shard
 from .stats import cost_of_pass
 
 FAIL_ON_CHOICES = ("correctness", "path", "cost", "none")
+OnResult = Callable[[QueryResult], None]
+# Told that `count` queries of a side (e.g. "current run", a baseline version) are about to be evaluated; returns
+# what to call with each one's result, or None to be told nothing (e.g. progress, when nothing slow is to come).
+Observe = Callable[[str, int], OnResult | None]
 MAX_VARIANTS = 5  # accepted golden traces per query
 
 
@@ -316,12 +321,14 @@ def run_spec(
     embedder: Embedder | None = None,
     settings: Settings = Settings(),
     shard: ShardInfo | None = None,
+    on_result: OnResult | None = None,
 ) -> RunResult:
     """Evaluate `queries` (default: all of the spec's, or this shard's of them) against `traces`.
 
     `baselines` maps a query id to its accepted golden traces (variants, at most MAX_VARIANTS).
     With a judge and a query that asks for one, queries run on `settings.workers` threads (judge calls wait on
     the network); otherwise on this thread with the garbage collector paused (pure CPU work).
+    `on_result` is called with each query's result as it is evaluated (on the worker's thread), e.g. for progress.
     """
     selected = queries if queries is not None else spec.queries
     if shard is not None:
@@ -334,7 +341,7 @@ def run_spec(
     check_variant_counts(selected, baselines)
 
     def one(query: QuerySpec) -> QueryResult:
-        return evaluate_query(
+        result = evaluate_query(
             query,
             matched.by_query[query.key],
             baselines.get(query.key) or [],
@@ -343,6 +350,9 @@ def run_spec(
             spec.composite,
             embedder,
         )
+        if on_result is not None:
+            on_result(result)
+        return result
 
     if settings.workers > 1 and (
         (judge is not None and any(asks_for_judge(q) for q in selected)) or embedder is not None

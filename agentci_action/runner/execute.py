@@ -22,13 +22,14 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait
 
 from ..errors import SpecError
 from ..output import OutputError, describe
+from ..progress import Progress
+from ..report.text import plural
 from ..spec.models import AgentCISpec, QuerySpec
 from ..spec.runner import RunnerSpec
 from ..trace.models import Trace
 from .capture import Capture, capture_for
 from .jobs import InfraFailure, Job, RunFailure
 from .process import LiveProcesses, run_program
-from .progress import Progress
 from .python_call import call_agent, load_callable
 from .secrets import Masker
 from .store import TraceStore
@@ -103,7 +104,8 @@ def run_agent(
         raise OutputError(f"could not create the trace directory {options.output}: {describe(exc)}") from None
     store = TraceStore(options.output, masker)
     jobs, kept = _jobs(spec, selected, options, store)
-    progress = progress or Progress(len(jobs), masker)
+    workers = options.workers or runner.workers
+    progress = progress or Progress("agentci run", len(jobs), "run", counters=("failed", "infra"), mask=masker)
     capture = capture or capture_for(runner, options.capture, {**environ, **runner.env})
     result = AgentRun(traces=[], files=[store.file(q.key) for q in selected], resumed=len(kept))
     live = LiveProcesses()
@@ -114,7 +116,8 @@ def run_agent(
             start, runner, spec, capture, Path(scratch), options.timeout_s or runner.timeout_s, live, cwd, environ
         )
         capture.start()
-        pool = ThreadPoolExecutor(max_workers=options.workers or runner.workers, thread_name_prefix="agentci-run")
+        progress.start(f"agentci run: {plural(len(jobs), 'run')} of {spec.agent} on {plural(workers, 'worker')}")
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentci-run")
         try:
             futures = {pool.submit(_run_one, job, attempt, runner, store, masker, live): job for job in jobs}
             for future in as_completed(futures):
@@ -126,12 +129,14 @@ def run_agent(
                     result.errors.append(trace.run_error)
                     result.infra += infra
                     result.failed += not infra
-                progress.ran(trace.run_error, infra)
+                failed = trace.run_error is not None
+                progress.advance(trace.run_error, failed=failed and not infra, infra=failed and infra)
         except BaseException:
             live.kill_all()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         finally:
+            progress.finish()
             capture.stop()
         pool.shutdown()
     result.elapsed_s = time.monotonic() - began
