@@ -38,6 +38,7 @@ from .engine.path import closest_variant
 from .engine.results import Aggregates, MetricChange, QueryResult, RunResult, Status
 from .engine.runner import Observe, Settings, group_traces, run_spec
 from .engine.score import run_uplift
+from .engine.stats import most_frequent
 from .spec.models import AgentCISpec, PathSpec
 from .trace.models import Trace
 
@@ -257,18 +258,14 @@ class _Figures:
     @property
     def tools(self) -> list[str]:
         """The most frequent route (the first seen among equals): the one shown and compared by LCS."""
-        return list(_mode(self.routes) or ())
+        return list(most_frequent(self.routes) or ())
 
     @property
     def handoff_targets(self) -> list[str]:
-        return list(_mode(self.handoffs) or ())
+        return list(most_frequent(self.handoffs) or ())
 
 
 _NOTHING = _Figures(None, None, [], None, None, None, None, [], None, None, None, None, [])
-
-
-def _mode(items: list) -> object:
-    return Counter(items).most_common(1)[0][0] if items else None
 
 
 def same_distribution(before: list, after: list) -> bool:
@@ -402,7 +399,9 @@ def diff_query(
         status=StatusDiff(before=b.status, after=a.status),
         correctness=StatusDiff(before=b.correctness, after=a.correctness),
         why=list(why),
-        answer=AnswerDiff(before=_mode(b.answers) if before else None, after=_mode(a.answers) if after else None),
+        answer=AnswerDiff(
+            before=most_frequent(b.answers) if before else None, after=most_frequent(a.answers) if after else None
+        ),
         models_before=list(b.models),
         models_after=list(a.models),
         path=path,

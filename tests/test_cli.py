@@ -34,7 +34,7 @@ def test_example_runs_and_prints_three_layers_per_query():
     report, diff = out.split("╔", 1)
     total = next(line for line in report.splitlines() if line.startswith(("PASS:", "WARN:", "FAIL:", "ERROR:")))
     assert total.startswith(
-        "WARN: 4 queries · 4 passed (1 with warnings) · 0 failed"
+        "WARN: 4 queries · 4 passed (1 with a warning) · 0 failed"
     )  # the judge's own line may follow
     assert "AgentCI diff · rag-agent · v2-fixed → current" in diff  # the newest baseline that passed its precheck
 

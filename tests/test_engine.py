@@ -180,7 +180,8 @@ def test_sequence_and_match_mode_use_the_baseline_when_given():
 
 def test_sequence_similarity_without_any_reference_is_skipped_with_reason():
     layer = evaluate_path(PathSpec(min_sequence_similarity=0.5), trace(tool_calls=calls("a")))
-    assert layer.status is Status.SKIP and "no baseline trace and no expected_tools" in layer.messages[0]
+    assert layer.status is Status.SKIP and layer.messages == []  # said once per run (RunResult.without_baseline)
+    assert layer.checks[0].data == {"reason": "no baseline trace"}
 
 
 def test_loops_report_tool_and_positions():
@@ -224,7 +225,8 @@ def test_cost_limits_warn_and_multiplier_needs_a_baseline_cost():
     ]
     assert "cost 3.00× the baseline (max 2×): $0.0600 vs $0.0200" in layer.messages
     no_baseline = evaluate_cost(CostSpec(max_cost_multiplier=2.0), current)
-    assert no_baseline.status is Status.SKIP and no_baseline.messages == ["cost multiplier skipped: no baseline trace"]
+    assert no_baseline.status is Status.SKIP and no_baseline.messages == []  # said once per run, not per query
+    assert no_baseline.checks[0].data == {"reason": "no baseline trace"}
     zero = evaluate_cost(CostSpec(max_cost_multiplier=2.0), current, trace(total_cost_usd=0))
     assert zero.messages == ["cost multiplier skipped: the baseline cost is 0"]
     unknown = evaluate_cost(CostSpec(max_cost_usd=1.0), trace(llm_calls=[{"input_tokens": 3}]))

@@ -120,3 +120,54 @@ def test_every_passage_on_blocking_warnings_says_the_same():
     assert "a `warn` blocks only when its layer is listed in `fail-on`" not in readme
     assert "warnings never fail it unless `fail-on` names their layer" not in readme
     assert readme.count(BLOCKING_RULE) >= 3 and BLOCKING_RULE in action
+
+
+FIRST_RUN = """\
+agent: a
+queries:
+{queries}
+"""
+
+
+def test_a_first_run_says_once_that_it_had_no_baseline_and_keeps_every_answer_in_full(write, write_traces, tmp_path):
+    queries = "".join(
+        f"  - {{id: q{i}, query: q{i}, path: {{min_sequence_similarity: 0.5}}, cost: {{max_cost_multiplier: 2}}}}\n"
+        for i in range(3)
+    )
+    spec = write("agentci_spec.yaml", FIRST_RUN.format(queries=queries))
+    long_answer = "word " * 2000 + "the end"  # far beyond any report's trimming
+    write_traces(
+        "t.jsonl",
+        [
+            {"id": f"q{i}", "final_answer": f"  {long_answer} {i}\n", "tool_calls": [{"name": "search"}]}
+            for i in range(3)
+        ],
+    )
+    console = run_cli("test", spec, "--traces", tmp_path / "t.jsonl")
+    assert console.returncode == 0, console.stderr
+    notes = [line for line in console.stdout.splitlines() if "no baseline" in line]
+    assert notes == [
+        "no baseline to compare with, so these checks were skipped: min_sequence_similarity (3 queries), "
+        "max_cost_multiplier (3 queries). Record one from traces that pass: agentci save --traces T --version v1 "
+        "(later runs then compare with it)"
+    ]
+    assert "skipped: no baseline trace" not in console.stdout  # not on every query
+    assert "3 queries · 3 passed (0 with warnings) · 0 failed · 0 errors · 6 checks skipped" in console.stdout
+    report = json.loads(run_cli("test", spec, "--traces", tmp_path / "t.jsonl", "--format", "json").stdout)
+    assert [r["answer"] for r in report["results"]] == [f"{long_answer} {i}" for i in range(3)]
+    assert [r["tools"] for r in report["results"]] == [["search"]] * 3
+    assert "diff" not in report  # no baseline, and still the full answers
+
+
+def test_the_console_agrees_in_number_with_its_counts(write, write_traces, tmp_path):
+    spec = write(
+        "agentci_spec.yaml",
+        "agent: a\nqueries:\n  - {id: q, query: q, correctness: {expected_in_answer: [fine]}, cost: {max_llm_calls: 0}}\n",
+    )
+    write_traces("t.jsonl", [{"id": "q", "final_answer": "fine", "llm_calls": [{"model": "m", "input_tokens": 1}]}])
+    console = run_cli("test", spec, "--traces", tmp_path / "t.jsonl", "--baseline", "none").stdout
+    assert "agentci · a · 1 query · " in console
+    assert "1 LLM call ·" in console and "1 token ·" in console
+    assert "WARN: 1 query · 1 passed (1 with a warning) · 0 failed · 0 errors · $" in console
+    for noise in ("1 queries", "1 LLM calls", "1 tokens", "1 checks", "1 errors", "1 requests", "1 with warnings"):
+        assert noise not in console, noise

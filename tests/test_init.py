@@ -19,7 +19,7 @@ def test_init_writes_a_working_starter(tmp_path):
     assert run_cli("validate", spec).returncode == 0
     tested = run_cli("test", "--spec", spec, "--traces", tmp_path / "traces")
     assert tested.returncode == 0, tested.stdout + tested.stderr
-    assert "PASS: 1 queries · 1 passed" in tested.stdout
+    assert "PASS: 1 query · 1 passed" in tested.stdout
     flow = yaml.safe_load(workflow.read_text())
     assert flow["permissions"] == {"contents": "read", "pull-requests": "write"}
     step = flow["jobs"]["agentci"]["steps"][-1]

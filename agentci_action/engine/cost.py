@@ -6,7 +6,7 @@ from typing import Any
 
 from ..spec.models import CostSpec
 from ..trace.models import Trace
-from .results import Check, LayerResult, Status
+from .results import NO_BASELINE, Check, LayerResult, Status
 
 
 def cost_multiplier(cost: float | None, baseline_cost: float | None) -> float | None:
@@ -73,10 +73,8 @@ def evaluate_cost(
 
 
 def _multiplier_check(limit: float, trace: Trace, baseline: Trace | None, details: dict[str, Any]) -> Check:
-    if baseline is None:
-        return Check.built(
-            name="max_cost_multiplier", status=Status.SKIP, message="cost multiplier skipped: no baseline trace"
-        )
+    if baseline is None:  # said once per run, not per query (RunResult.without_baseline): no message here
+        return Check.built(name="max_cost_multiplier", status=Status.SKIP, data={"reason": NO_BASELINE})
     multiplier = cost_multiplier(trace.total_cost_usd, baseline.total_cost_usd)
     if multiplier is None:
         if baseline.total_cost_usd == 0:

@@ -21,7 +21,7 @@ from . import metrics
 from .arguments import inert_name
 from .call_matching import CallMatch, match_calls
 from .patterns import PatternTimeout
-from .results import Check, LayerResult, Status
+from .results import NO_BASELINE, Check, LayerResult, Status
 
 LISTED = 5  # items named in one part of a message before "(+N more)"
 
@@ -242,13 +242,8 @@ def _reference_checks(
     if reference is None:
         if spec.min_sequence_similarity is None:
             return []
-        return [
-            Check.built(
-                name="min_sequence_similarity",
-                status=Status.SKIP,
-                message="sequence similarity skipped: no baseline trace and no expected_tools to compare with",
-            )
-        ]
+        # said once per run, not per query (RunResult.without_baseline): no message here
+        return [Check.built(name="min_sequence_similarity", status=Status.SKIP, data={"reason": NO_BASELINE})]
     ref_tools, source = reference
     mode, metric = spec.match_mode.value, spec.sequence_metric.value
     similarity = metrics.sequence_similarity(used, ref_tools, spec.sequence_metric)

@@ -10,6 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from .._version import __version__
 
 SCHEMA_VERSION = "agentci.results/v1"
+# Why a check comparing with the baseline skipped on a first run (sequence similarity without expected_tools, cost
+# multiplier): said once per run (RunResult.without_baseline), not on every query.
+NO_BASELINE = "no baseline trace"
 LAYERS = ("correctness", "path", "cost")
 
 
@@ -200,6 +203,14 @@ class QueryResult(_EngineMade):
     runs: int = 1
     reliability: Reliability
     score: ScoreResult
+    answer: str = Field(
+        "",
+        description="The final answer in full, surrounding whitespace stripped: the most frequent over the runs "
+        "(the first seen among equals), as the diff compares it.",
+    )
+    tools: list[str] = Field(
+        default_factory=list, description="The tools called, in order: the most frequent route over the runs."
+    )
 
     def layer(self, name: str) -> LayerResult:
         return getattr(self, name)
@@ -304,6 +315,16 @@ class RunResult(BaseModel):
     summary: Summary
     results: list[QueryResult]
     warnings: list[str] = Field(default_factory=list, description="Run-level notes, e.g. traces matching no query.")
+
+    def without_baseline(self) -> dict[str, int]:
+        """Checks that skipped for want of a baseline (a first run): check name → queries; a run says it once."""
+        counts: dict[str, int] = {}
+        for result in self.results:
+            for layer in (result.path, result.cost):
+                for check in layer.checks:
+                    if check.status is Status.SKIP and check.data.get("reason") == NO_BASELINE:
+                        counts[check.name] = counts.get(check.name, 0) + 1
+        return counts
 
     def unverified(self) -> dict[str, int]:
         """Correctness checks skipped in queries whose correctness did not fail (no judge, no embedding provider):

@@ -29,7 +29,7 @@ from .process import evaluate_process
 from .results import Check, JudgeUsage, LayerResult, QueryResult, RunResult, ShardInfo, Status, Summary
 from .score import letter_grade, suite_composite_score
 from .shard import select_shard
-from .stats import cost_of_pass
+from .stats import cost_of_pass, most_frequent
 
 FAIL_ON_CHOICES = ("correctness", "path", "cost", "none")
 OnResult = Callable[[QueryResult], None]
@@ -258,6 +258,8 @@ def evaluate_query(
         runs=len(traces),
         reliability=combined.reliability,
         score=combined.score,
+        answer=most_frequent([trace.final_answer.strip() for trace in traces]) or "",
+        tools=list(most_frequent([tuple(trace.tool_names) for trace in traces]) or ()),
         **combined.layers,
     )
 

@@ -7,12 +7,21 @@ functions turn the k outcomes and the k values of every numeric metric into the 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from functools import lru_cache
 from itertools import groupby
+from typing import TypeVar
 
 from .results import MetricStats
 
+T = TypeVar("T")
+
 Z_95 = 1.959963984540054  # the standard normal quantile for a two-sided 95% interval
+
+
+def most_frequent(items: list[T]) -> T | None:
+    """The item seen most often, the first seen among equals; None for no items."""
+    return Counter(items).most_common(1)[0][0] if items else None
 
 
 def median(values: list[float]) -> float:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..engine.results import LAYERS, RUN_FIGURES, QueryResult, RunResult, Status
 from . import aggregates
-from .text import one_line, unverified_note
+from .text import no_baseline_note, one_line, plural, unverified_note
 
 if TYPE_CHECKING:
     from ..diff import RunDiff
@@ -41,8 +41,8 @@ def _figures(result: QueryResult) -> str:
     )
     if values.get("cost_multiplier") is not None:
         parts.append(f"{values['cost_multiplier']:.2f}× baseline")
-    parts.append(f"{values.get('total_tokens') or 0:,.0f} tokens")
-    parts.append(f"{values.get('llm_calls') or 0:g} LLM calls")
+    parts.append(plural(values.get("total_tokens") or 0, "token"))
+    parts.append(f"{values.get('llm_calls') or 0:g} LLM {'call' if values.get('llm_calls') == 1 else 'calls'}")
     if values.get("latency_ms") is not None:
         parts.append(f"{values['latency_ms']:,.0f} ms")
     if result.score.value is not None:
@@ -72,11 +72,11 @@ def render_query(result: QueryResult) -> list[str]:
     ]
     for name in LAYERS:
         layer = result.layer(name)
-        for k, message in enumerate(layer.messages or ["ok"]):
+        for k, message in enumerate(layer.messages or ["" if layer.status is Status.SKIP else "ok"]):
             head = f"    {name:<11} {layer.status.value:<5} " if k == 0 else " " * 22
             # wrapped rather than cut: a path explanation's last part (the argument values) matters most
             pieces = textwrap.wrap(one_line(message, MESSAGE_LIMIT), MESSAGE_WIDTH, break_on_hyphens=False) or [""]
-            lines.append(head + pieces[0])
+            lines.append((head + pieces[0]).rstrip())
             lines.extend(" " * 24 + piece for piece in pieces[1:])
     lines.append(f"    {_figures(result)}")
     if result.runs > 1:
@@ -88,14 +88,17 @@ def render_query(result: QueryResult) -> list[str]:
 
 def render_total(run: RunResult) -> str:
     s = run.summary
-    cost = f"${s.cost_usd:.4f}" + (f" (+{s.cost_unknown} unknown)" if s.cost_unknown else "")
-    skipped = f" · {s.skipped_checks} checks skipped" if s.skipped_checks else ""
-    runs = f" · {s.runs} runs, {s.flaky} flaky" if s.runs > s.total else ""
+    cost = f"${s.cost_usd:.4f}" + (
+        f" (+{plural(s.cost_unknown, 'query', 'queries')} of unknown cost)" if s.cost_unknown else ""
+    )
+    skipped = f" · {plural(s.skipped_checks, 'check')} skipped" if s.skipped_checks else ""
+    runs = f" · {plural(s.runs, 'run')}, {s.flaky} flaky" if s.runs > s.total else ""
     score = f" · mean score {s.mean_score:.1f}" if s.mean_score is not None else ""
     return (
-        f"{s.status.value.upper()}: {s.total} queries · {s.passed} passed ({s.warnings} with warnings) · "
-        f"{s.failed} failed · {s.errors} errors{skipped} · {cost} · {s.total_tokens:,} tokens{runs} · "
-        f"pass rate {s.pass_rate:.0%}{score} · composite {s.composite_score:.2f} (grade {s.grade})"
+        f"{s.status.value.upper()}: {plural(s.total, 'query', 'queries')} · {s.passed} passed ({s.warnings} with "
+        f"{'a warning' if s.warnings == 1 else 'warnings'}) · {s.failed} failed · {plural(s.errors, 'error')}{skipped} · "
+        f"{cost} · {plural(s.total_tokens, 'token')}{runs} · pass rate {s.pass_rate:.0%}{score} · "
+        f"composite {s.composite_score:.2f} (grade {s.grade})"
     )
 
 
@@ -109,15 +112,18 @@ def render_judge(run: RunResult) -> str | None:
     j = run.summary.judge
     if not (j.requests or j.cache_hits):
         return None
-    cost = f"${j.cost_usd:.4f}" + (f" (+{j.cost_unknown} checks of unknown price)" if j.cost_unknown else "")
+    cost = f"${j.cost_usd:.4f}" + (f" (+{plural(j.cost_unknown, 'check')} of unknown price)" if j.cost_unknown else "")
     return (
-        f"judge (not in the agent's cost): {j.requests} requests · {j.cache_hits} cached verdicts · "
-        f"{j.input_tokens + j.output_tokens:,} tokens · {cost}"
+        f"judge (not in the agent's cost): {plural(j.requests, 'request')} · {plural(j.cache_hits, 'cached verdict')} · "
+        f"{plural(j.input_tokens + j.output_tokens, 'token')} · {cost}"
     )
 
 
 def render(run: RunResult) -> str:
-    lines = [f"agentci · {one_line(run.agent)} · {run.summary.total} queries · {run.spec}", ""]
+    lines = [
+        f"agentci · {one_line(run.agent)} · {plural(run.summary.total, 'query', 'queries')} · {one_line(run.spec)}",
+        "",
+    ]
     for result in run.results:
         lines.extend(render_query(result))
         lines.append("")
@@ -125,9 +131,9 @@ def render(run: RunResult) -> str:
     if run.results:
         lines.append(render_aggregates(run))
     lines.append(render_total(run))
-    note = unverified_note(run.unverified())
-    if note:
-        lines.append(one_line(note, 1500))
+    for note in (unverified_note(run.unverified()), no_baseline_note(run.without_baseline())):
+        if note:
+            lines.append(one_line(note, 1500))
     judge = render_judge(run)
     if judge:
         lines.append(judge)

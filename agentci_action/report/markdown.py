@@ -19,7 +19,7 @@ from . import aggregates
 from .diff_markdown import LEFT_OUT
 from .diff_markdown import render_markdown as render_diff
 from .icons import ICONS
-from .text import fit, html_text, inline, unverified_note, utf8_size
+from .text import fit, html_text, inline, no_baseline_note, unverified_note, utf8_size
 
 SUMMARY_BUDGET = 1_000_000  # GitHub's limit is 1 MiB per step
 COMMENT_BUDGET = 60_000  # GitHub's limit is 65,536 characters
@@ -93,6 +93,9 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
     if skipped_count and s.status in (Status.PASS, Status.WARN):
         verdict += f", {skipped_count} {_plural(skipped_count, 'check', 'checks')} not verified"
     skipped = f"\n{ICONS[Status.SKIP]} {inline(unverified_note(unverified), 1500)}\n" if unverified else ""
+    no_baseline = no_baseline_note(run.without_baseline())
+    if no_baseline:
+        skipped += f"\n{ICONS[Status.SKIP]} {inline(no_baseline.capitalize()[:1] + no_baseline[1:], 1500)}\n"
     return (
         f"## {ICONS[s.status]} {inline(title, 100)}: {verdict}\n\nAgent **{inline(run.agent, 100)}** · {counts}\n"
         f"{skipped}{suite}"

@@ -70,6 +70,18 @@ def unverified_note(reasons: dict[str, int], shown: int = 5) -> str:
     return f"{total} correctness {noun} skipped, not passed: {'; '.join(parts)}{more}"
 
 
+def no_baseline_note(skipped: dict[str, int]) -> str:
+    """Once per run, from RunResult.without_baseline(): which checks a missing baseline left unchecked, and how to
+    record one; '' when none did."""
+    if not skipped:
+        return ""
+    checks = ", ".join(f"{name} ({plural(n, 'query', 'queries')})" for name, n in skipped.items())
+    return (
+        f"no baseline to compare with, so these checks were skipped: {checks}. Record one from traces that "
+        "pass: agentci save --traces T --version v1 (later runs then compare with it)"
+    )
+
+
 _BACKTICKS = re.compile(r"`+")
 
 
