@@ -62,6 +62,7 @@ class ActionInputs(BaseModel):
     github_token: str = Field("", alias="github-token")
     github_api_url: str = Field("https://api.github.com", alias="github-api-url")
     results_path: str = Field("agentci-results.json", alias="results-path")
+    html_report: bool = Field(True, alias="html-report")
     workers: int = Field(4, ge=1)
     judge_mode: Literal["auto", "required", "off"] = Field("auto", alias="judge-mode")
     judge_cache: str | None = Field(None, alias="judge-cache")
@@ -78,7 +79,7 @@ class ActionInputs(BaseModel):
     def _list(cls, value):
         return _split(value) if isinstance(value, str) else value
 
-    @field_validator("annotations", "check_run", mode="before")
+    @field_validator("annotations", "check_run", "html_report", mode="before")
     @classmethod
     def _boolean(cls, value):
         """YAML 1.2 core booleans, as the Actions toolkit's getBooleanInput accepts."""
@@ -89,6 +90,12 @@ class ActionInputs(BaseModel):
                 return False
             raise ValueError(f"expected true or false, got {value!r}")
         return value
+
+    @property
+    def html_path(self) -> str:
+        """The HTML report beside the results file: its path with .html for .json (agentci-results.html)."""
+        path = Path(self.results_path)
+        return str(path.with_suffix(".html") if path.suffix == ".json" else path.with_name(path.name + ".html"))
 
     @field_validator("comment_mode")
     @classmethod
@@ -216,7 +223,7 @@ class Publisher:
             self.warning(f"C{str(exc)[1:]}.")
 
 
-def outputs_for(run: RunResult | None, results_path: str, comment_url: str) -> dict[str, str]:
+def outputs_for(run: RunResult | None, results_path: str, comment_url: str, html_path: str = "") -> dict[str, str]:
     if run is None:
         return {
             "status": Status.ERROR.value,
@@ -226,6 +233,7 @@ def outputs_for(run: RunResult | None, results_path: str, comment_url: str) -> d
             "warnings": "0",
             "cost-usd": "0",
             "results-path": "",
+            "html-report-path": "",
             "comment-url": comment_url,
         }
     s = run.summary
@@ -237,6 +245,7 @@ def outputs_for(run: RunResult | None, results_path: str, comment_url: str) -> d
         "warnings": str(s.warnings),
         "cost-usd": f"{s.cost_usd:.6f}",
         "results-path": results_path,
+        "html-report-path": html_path,
         "comment-url": comment_url,
     }
 
@@ -445,6 +454,21 @@ def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int
         return EXIT_ERROR
 
 
+def write_html_report(inputs: ActionInputs, run: RunResult, diff: RunDiff | None, publisher: Publisher) -> str:
+    """The HTML report beside the results file (not for a shard: the merge job writes it); its path, '' when none
+    was written. A failed write is a warning: the summary and the results file carry everything it shows."""
+    from .report.html import render_html
+
+    if not inputs.html_report or inputs.shard is not None:
+        return ""
+    try:
+        write_file(inputs.html_path, render_html(run, diff), what="the HTML report")
+    except OutputError as exc:
+        publisher.warning(str(exc))
+        return ""
+    return inputs.html_path
+
+
 def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     """Read, evaluate, publish, then decide the exit code."""
     from .cli import exit_code
@@ -477,12 +501,18 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     if inputs.results:
         context = locate_pull_request(inputs, context, publisher)
     workspace = env.get("GITHUB_WORKSPACE") or os.getcwd()
-    links = markdown.Links(blob_url=context.blob_url, run_url=context.run_url, sha=context.head_sha)
     try:
         write_file(inputs.results_path, json_report.render(run, diff), what="the results file")
     except OutputError as exc:
         publisher.error(Problem("agentci", 0, str(exc)))
         status = max(status, EXIT_ERROR)
+    html_path = write_html_report(inputs, run, diff, publisher)
+    links = markdown.Links(
+        blob_url=context.blob_url,
+        run_url=context.run_url,
+        sha=context.head_sha,
+        report_url=f"{context.run_url}#artifacts" if html_path and context.run_url else None,
+    )
     publisher.untrusted(console.render_with_diff(run, diff).splitlines())
     title = markdown.title_for(inputs.comment_header) + (
         f" · shard {inputs.shard.index}/{inputs.shard.count}" if inputs.shard else ""
@@ -500,7 +530,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         )
         if on_check_run or not inputs.annotations:
             found = []
-    publisher.outputs(outputs_for(run, inputs.results_path, comment_url))
+    publisher.outputs(outputs_for(run, inputs.results_path, comment_url, html_path))
     publisher.annotate(found)  # last, so the action's own warnings above are counted in GitHub's cap
     # publish-only: the evaluating workflow already failed the pull request; this job fails only when it cannot work
     return EXIT_PASS if inputs.results and status == EXIT_FAIL else status

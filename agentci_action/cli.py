@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # each command imports what it needs, so `agentci --help` and
     from .engine.results import RunResult, ShardInfo
     from .runner.execute import AgentRun, RunOptions
 
-FORMATS = ("console", "json", "github", "markdown", "junit", "prometheus")
+FORMATS = ("console", "json", "github", "markdown", "html", "junit", "prometheus")
 
 
 def exit_code(run: RunResult) -> int:
@@ -43,14 +43,17 @@ def exit_code(run: RunResult) -> int:
 
 
 def render(fmt: str, run: RunResult, diff: RunDiff | None = None) -> str:
-    """The report in `fmt`. console and markdown (the job summary) include the diff against the baseline;
+    """The report in `fmt`. console, markdown (the job summary) and html (one self-contained page) include the diff
+    against the baseline;
     github is the step log the action prints: the console report inside stop-commands, then the annotations."""
-    from .report import annotations, console, json, junit, markdown, prometheus
+    from .report import annotations, console, html, json, junit, markdown, prometheus
 
     if fmt == "github":
         return "\n".join(annotations.github_log(run, diff, os.environ.get("GITHUB_WORKSPACE") or os.getcwd())) + "\n"
     if fmt == "markdown":
         return markdown.render_summary(run, diff=diff)
+    if fmt == "html":
+        return html.render_html(run, diff)
     if fmt == "console":
         return console.render_with_diff(run, diff)
     if fmt == "json":
@@ -162,7 +165,7 @@ def cmd_test(args: argparse.Namespace) -> int:
         write_output(json.render(run), args.output)
         write_report(render(args.format, run), args.format, None)
         return exit_code(run)
-    if outcome.diff and args.format not in ("console", "github", "markdown"):  # those show the diff and its warnings
+    if outcome.diff and args.format not in ("console", "github", "markdown", "html"):  # those show the diff, warnings
         _warn(outcome.diff.warnings)
     write_report(render(args.format, run, outcome.diff), args.format, args.output)
     return exit_code(run)
@@ -527,7 +530,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=FORMATS,
         default="console",
         help="console (default); json (the results file); github (the action's step log: the report inside "
-        "stop-commands, then the annotations as workflow commands); markdown (the job summary); junit; prometheus",
+        "stop-commands, then the annotations as workflow commands); markdown (the job summary); html (one "
+        "self-contained page: summary, diff, answers beside the baseline's, tool routes, charts); junit; prometheus",
     )
     test.add_argument(
         "--output",

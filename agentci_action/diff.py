@@ -120,6 +120,10 @@ class PathDiff(BaseModel):
     tools_removed: list[str] = Field(default_factory=list, description="Tools used before but not after.")
     handoffs_before: list[str] = Field(default_factory=list)
     handoffs_after: list[str] = Field(default_factory=list)
+    route_before: list[str] = Field(
+        default_factory=list, description="The tools called before, in order: the most frequent route over the runs."
+    )
+    route_after: list[str] = Field(default_factory=list, description="The same, after.")
 
 
 class AnswerDiff(BaseModel):
@@ -379,6 +383,8 @@ def diff_query(
         tools_removed=[t for route in b.routes for t in route if t not in used_after],
         handoffs_before=b.handoff_targets,
         handoffs_after=a.handoff_targets,
+        route_before=b.tools,
+        route_after=a.tools,
     )
     path.tools_added = list(dict.fromkeys(path.tools_added))
     path.tools_removed = list(dict.fromkeys(path.tools_removed))

@@ -455,3 +455,29 @@ def test_the_embedding_cache_input_reaches_the_evaluation(workspace, github):
     code, log = run_action(environment(workspace, github.url, embedding_cache="embeddings.json"))
     assert code == 2 and "embeddings.json:1: not an AgentCI embedding cache" in log
     assert read_inputs({"INPUT_TRACES": "t", "INPUT_EMBEDDING-CACHE": ""}).embedding_cache is None
+
+
+def test_the_html_report_is_written_beside_the_results_and_the_comment_links_the_artifacts(workspace, github):
+    traces(workspace, f"No refunds. {HOSTILE}")
+    code, _ = run_action(environment(workspace, github.url))
+    assert code == 1
+    outputs = parse_outputs((workspace / "output.txt").read_text())
+    assert outputs["html-report-path"] == "out/agentci-results.html"
+    page = (workspace / "out" / "agentci-results.html").read_text(encoding="utf-8")
+    assert (
+        page.startswith("<!DOCTYPE html>")
+        and "No refunds. ::error file=x.py::pwned %0A @octocat &lt;details&gt;" in page
+    )
+    artifacts = "https://github.com/octo/agent/actions/runs/5#artifacts"
+    [comment] = github.comments("octo/agent", 7)
+    assert f"[HTML report in the artifacts]({artifacts})" in comment["body"]
+    assert f"[HTML report in the artifacts]({artifacts})" in (workspace / "summary.md").read_text()
+
+
+def test_html_report_false_writes_none_and_links_nothing(workspace, github):
+    traces(workspace, "Refunds within 30 days.")
+    run_action(environment(workspace, github.url, html_report="false"))
+    assert parse_outputs((workspace / "output.txt").read_text())["html-report-path"] == ""
+    assert not (workspace / "out" / "agentci-results.html").exists()
+    [comment] = github.comments("octo/agent", 7)
+    assert "#artifacts" not in comment["body"]

@@ -22,8 +22,10 @@ def test_init_writes_a_working_starter(tmp_path):
     assert "PASS: 1 query · 1 passed" in tested.stdout
     flow = yaml.safe_load(workflow.read_text())
     assert flow["permissions"] == {"contents": "read", "pull-requests": "write"}
-    step = flow["jobs"]["agentci"]["steps"][-1]
+    step, upload = flow["jobs"]["agentci"]["steps"][-2:]
     assert step["uses"].startswith("agentci/action@") and step["with"]["spec"] == "agentci_spec.yaml"
+    assert upload["uses"].startswith("actions/upload-artifact@")  # the HTML report the comment links to
+    assert upload["with"]["path"] == "${{ steps." + step["id"] + ".outputs.html-report-path }}"
     assert step["env"]["ANTHROPIC_API_KEY"] == "${{ secrets.ANTHROPIC_API_KEY }}"
 
 

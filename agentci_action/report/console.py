@@ -22,7 +22,7 @@ def _money(value: float | None) -> str:
     return "cost unknown" if value is None else f"${value:.4f}"
 
 
-def _figures(result: QueryResult) -> str:
+def figures_line(result: QueryResult) -> str:
     """The key path and cost figures of a query on one line (means, so labelled, for several runs)."""
     values = {name: result.figure(name) for name in RUN_FIGURES}
     parts = [f"tools {values.get('tool_calls') or 0:g}"]
@@ -54,7 +54,7 @@ def _cost_of_pass(value: float | None) -> str:
     return "cost unknown" if value is None else "∞ (no run passed)" if value == math.inf else f"${value:.4f}"
 
 
-def _reliability(result: QueryResult) -> str:
+def reliability_line(result: QueryResult) -> str:
     """Pass rate and its interval, pass@k, pass^k, flakiness and cost of pass, for a query run several times."""
     rel = result.reliability
     low, high = rel.pass_rate_ci95
@@ -78,9 +78,9 @@ def render_query(result: QueryResult) -> list[str]:
             pieces = textwrap.wrap(one_line(message, MESSAGE_LIMIT), MESSAGE_WIDTH, break_on_hyphens=False) or [""]
             lines.append((head + pieces[0]).rstrip())
             lines.extend(" " * 24 + piece for piece in pieces[1:])
-    lines.append(f"    {_figures(result)}")
+    lines.append(f"    {figures_line(result)}")
     if result.runs > 1:
-        lines.append(f"    {_reliability(result)}")
+        lines.append(f"    {reliability_line(result)}")
     if result.score.reason:
         lines.append(f"    {one_line(result.score.reason, 160)}")
     return lines

@@ -200,9 +200,10 @@ _WORDS = re.compile(r"\s+|\S+")
 SIMILAR_ENOUGH = 0.4  # below this share of words in common, a word diff is harder to read than the two answers
 
 
-def word_diff(before: str, after: str) -> str | None:
-    """git's plain word diff of two answers: words in common as they are, removed ones in [-…-], added ones in
-    {+…+}; None when fewer than SIMILAR_ENOUGH of the words are shared (then show the answers side by side)."""
+def word_chunks(before: str, after: str) -> list[list[str]] | None:
+    """The word diff of two answers as chunks: [kept] or [removed, added] (either may be ''), changes apart only by
+    whitespace joined; None when fewer than SIMILAR_ENOUGH of the words are shared (then show the answers side by
+    side)."""
     old, new = _WORDS.findall(before), _WORDS.findall(after)
     matcher = SequenceMatcher(None, old, new, autojunk=False)
     if matcher.ratio() < SIMILAR_ENOUGH:
@@ -217,6 +218,15 @@ def word_diff(before: str, after: str) -> str | None:
             chunks[-1] = [chunks[-1][0] + space + removed, chunks[-1][1] + space + added]
         else:
             chunks.append([removed, added])
+    return chunks
+
+
+def word_diff(before: str, after: str) -> str | None:
+    """git's plain word diff of two answers (word_chunks): words in common as they are, removed ones in [-…-], added
+    ones in {+…+}; None when they share too few words."""
+    chunks = word_chunks(before, after)
+    if chunks is None:
+        return None
     return "".join(
         chunk[0]
         if len(chunk) == 1

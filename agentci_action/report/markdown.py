@@ -58,6 +58,7 @@ class Links:
     blob_url: str | None = None
     run_url: str | None = None
     sha: str | None = None
+    report_url: str | None = None  # the workflow run's artifacts, where the HTML report is uploaded
 
 
 def _money(value: float | None) -> str:
@@ -225,6 +226,8 @@ def _footer(run: RunResult, links: Links) -> str:
         bits.append(f"commit {links.sha[:7]}")
     if links.run_url:
         bits.append(f"[workflow run]({links.run_url})")
+    if links.report_url:
+        bits.append(f"[HTML report in the artifacts]({links.report_url})")
     return f"\n<sub>{' · '.join(bits)}</sub>\n"
 
 
