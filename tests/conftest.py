@@ -88,6 +88,20 @@ def hermetic_environment(**extra: str) -> dict[str, str]:
     return {**{k: v for k, v in os.environ.items() if k not in JUDGE_VARIABLES + RUNNER_VARIABLES}, **extra}
 
 
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def check_golden(name: str, text: str) -> None:
+    """`text` equals tests/golden/NAME. AGENTCI_UPDATE_GOLDEN=1 rewrites the file instead: then review the change
+    by reading `git diff tests/golden` (docs/CONTRIBUTING.md)."""
+    path = GOLDEN / name
+    if os.environ.get("AGENTCI_UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"no golden file {name}: run with AGENTCI_UPDATE_GOLDEN=1, then read it"
+    assert text == path.read_text(encoding="utf-8"), f"{name} changed; review it and rerun with AGENTCI_UPDATE_GOLDEN=1"
+
+
 def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """The real `agentci` command in a subprocess, in `env` (default: the hermetic environment)."""
     return subprocess.run(

@@ -147,7 +147,7 @@ def test_second_run_edits_the_same_comment(workspace, github):
     traces(workspace, "Refunds within 30 days.")
     code, _ = run_action(environment(workspace, github.url))
     [comment] = github.comments("octo/agent", 7)
-    assert code == 0 and "all 2 passed, 1 with warning" in comment["body"]
+    assert code == 0 and "all 2 passed, 1 with a warning" in comment["body"]
 
 
 def test_fork_pr_403_is_a_warning_and_loses_nothing(workspace, github):

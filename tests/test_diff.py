@@ -1,12 +1,10 @@
 """The three-tier diff: deltas, change kinds, ordering, totals, and the console/JSON/markdown renderings (golden files)."""
 
 import json
-import os
 import re
-from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import GOLDEN, ROOT, check_golden, run_cli
 
 from agentci_action.diff import ChangeKind, Delta, Side, diff_runs, evaluate_side
 from agentci_action.engine import metrics
@@ -16,7 +14,6 @@ from agentci_action.report.json import render_diff
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.models import Trace
 
-GOLDEN = Path(__file__).parent / "golden"
 RAG_SPEC = "examples/rag/agentci_spec.yaml"
 
 SPEC = """
@@ -195,21 +192,13 @@ def test_markdown_chart_keeps_the_queries_that_changed_most(write):
     assert text.count("```mermaid") == 1  # latency did not move: no latency chart
 
 
-def _golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("AGENTCI_UPDATE_GOLDEN"):
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8"), f"{name} changed; review it and rerun with AGENTCI_UPDATE_GOLDEN=1"
-
-
 @pytest.mark.parametrize("fmt, golden", [("console", "diff_rag_console.txt"), ("markdown", "diff_rag.md")])
 def test_rag_example_diff_matches_golden_files(fmt, golden):
     result = run_cli(
         "diff", "--spec", RAG_SPEC, "--baseline", "v1-broken", "--compare", "v2-fixed", "--format", fmt, cwd=ROOT
     )
     assert result.returncode == 0, result.stderr
-    _golden(golden, result.stdout)
+    check_golden(golden, result.stdout)
 
 
 def test_rag_example_diff_shows_the_weather_story():
@@ -246,7 +235,7 @@ def _rag_diff():
 def test_mixed_diff_matches_golden_files(diff, render, golden):
     for query in diff.queries:
         query.file = "spec.yaml"  # not the temporary directory
-    _golden(golden, render(diff))
+    check_golden(golden, render(diff))
 
 
 def test_the_baselines_docs_show_the_current_rag_diff():

@@ -147,9 +147,9 @@ def test_a_first_run_says_once_that_it_had_no_baseline_and_keeps_every_answer_in
     assert console.returncode == 0, console.stderr
     notes = [line for line in console.stdout.splitlines() if "no baseline" in line]
     assert notes == [
-        "no baseline to compare with, so these checks were skipped: min_sequence_similarity (3 queries), "
-        "max_cost_multiplier (3 queries). Record one from traces that pass: agentci save --traces T --version v1 "
-        "(later runs then compare with it)"
+        "3 queries had no baseline trace to compare with, so min_sequence_similarity, max_cost_multiplier were "
+        "not checked: `agentci save --traces T --version NAME` saves a baseline from traces that pass, and later "
+        "runs compare with it"
     ]
     assert "skipped: no baseline trace" not in console.stdout  # not on every query
     assert "3 queries · 3 passed (0 with warnings) · 0 failed · 0 errors · 6 checks skipped" in console.stdout

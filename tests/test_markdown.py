@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import GOLDEN, check_golden
 from results_builder import HOSTILE, layer, mixed_run, query, run
 
 from agentci_action.report.markdown import (
@@ -23,20 +24,11 @@ from agentci_action.report.markdown import (
     render_summary,
 )
 
-GOLDEN = Path(__file__).parent / "golden"
 LINKS = Links(
     blob_url="https://github.com/octo/agent/blob/" + "h" * 40,
     run_url="https://github.com/octo/agent/actions/runs/99",
     sha="h" * 40,
 )
-
-
-def check_golden(name: str, text: str) -> None:
-    """Compare with tests/golden/NAME; AGENTCI_UPDATE_GOLDEN=1 rewrites the file instead."""
-    path = GOLDEN / name
-    if os.environ.get("AGENTCI_UPDATE_GOLDEN") == "1":
-        path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8"), f"{name} changed; review and rerun with AGENTCI_UPDATE_GOLDEN=1"
 
 
 def test_summary_golden():

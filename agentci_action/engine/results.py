@@ -316,15 +316,20 @@ class RunResult(BaseModel):
     results: list[QueryResult]
     warnings: list[str] = Field(default_factory=list, description="Run-level notes, e.g. traces matching no query.")
 
-    def without_baseline(self) -> dict[str, int]:
-        """Checks that skipped for want of a baseline (a first run): check name → queries; a run says it once."""
-        counts: dict[str, int] = {}
+    def without_baseline(self) -> dict[str, list[str]]:
+        """Queries with checks that skipped for want of a baseline trace (a first run, a new query): query id → the
+        checks' names. A report says it once, not on every query."""
+        found: dict[str, list[str]] = {}
         for result in self.results:
-            for layer in (result.path, result.cost):
-                for check in layer.checks:
-                    if check.status is Status.SKIP and check.data.get("reason") == NO_BASELINE:
-                        counts[check.name] = counts.get(check.name, 0) + 1
-        return counts
+            names = [
+                check.name
+                for layer in (result.path, result.cost)
+                for check in layer.checks
+                if check.status is Status.SKIP and check.data.get("reason") == NO_BASELINE
+            ]
+            if names:
+                found[result.id] = names
+        return found
 
     def unverified(self) -> dict[str, int]:
         """Correctness checks skipped in queries whose correctness did not fail (no judge, no embedding provider):

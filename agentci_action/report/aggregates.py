@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 from ..engine.results import Aggregates
+from .text import milliseconds
 
 
 def _percent(value: float) -> str:
     return f"{value:.0%}"
 
 
-def _ms(value: float) -> str:
-    return f"{value:,.0f} ms"
-
-
 LABELS = (  # (field, label, format)
     ("pass_rate", "pass rate", _percent),
     ("hallucination_rate", "hallucination rate", _percent),
-    ("mean_latency_ms", "mean latency", _ms),
-    ("p95_latency_ms", "p95 latency", _ms),
+    ("mean_latency_ms", "mean latency", milliseconds),
+    ("p95_latency_ms", "p95 latency", milliseconds),
     ("timeout_rate", "timeout rate", _percent),
     ("safety_finding_rate", "queries with a safety finding", _percent),
 )

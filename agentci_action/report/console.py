@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..engine.results import LAYERS, RUN_FIGURES, QueryResult, RunResult, Status
 from . import aggregates
-from .text import no_baseline_note, one_line, plural, unverified_note
+from .text import milliseconds, no_baseline_note, one_line, plural, unverified_note, usd
 
 if TYPE_CHECKING:
     from ..diff import RunDiff
@@ -19,7 +19,7 @@ MARKS = {Status.PASS: "✓", Status.WARN: "!", Status.FAIL: "✗", Status.ERROR:
 
 
 def _money(value: float | None) -> str:
-    return "cost unknown" if value is None else f"${value:.4f}"
+    return "cost unknown" if value is None else usd(value)
 
 
 def figures_line(result: QueryResult) -> str:
@@ -43,15 +43,16 @@ def figures_line(result: QueryResult) -> str:
         parts.append(f"{values['cost_multiplier']:.2f}× baseline")
     parts.append(plural(values.get("total_tokens") or 0, "token"))
     parts.append(f"{values.get('llm_calls') or 0:g} LLM {'call' if values.get('llm_calls') == 1 else 'calls'}")
-    if values.get("latency_ms") is not None:
-        parts.append(f"{values['latency_ms']:,.0f} ms")
+    latency = values.get("latency_ms")
+    if latency is not None:
+        parts.append(milliseconds(latency))
     if result.score.value is not None:
         parts.append(f"score {result.score.value:.1f} ({result.score.grade})")
     return (f"mean of {result.runs} runs: " if result.runs > 1 else "") + " · ".join(parts)
 
 
 def _cost_of_pass(value: float | None) -> str:
-    return "cost unknown" if value is None else "∞ (no run passed)" if value == math.inf else f"${value:.4f}"
+    return "cost unknown" if value is None else "∞ (no run passed)" if value == math.inf else usd(value)
 
 
 def reliability_line(result: QueryResult) -> str:
@@ -88,7 +89,7 @@ def render_query(result: QueryResult) -> list[str]:
 
 def render_total(run: RunResult) -> str:
     s = run.summary
-    cost = f"${s.cost_usd:.4f}" + (
+    cost = usd(s.cost_usd) + (
         f" (+{plural(s.cost_unknown, 'query', 'queries')} of unknown cost)" if s.cost_unknown else ""
     )
     skipped = f" · {plural(s.skipped_checks, 'check')} skipped" if s.skipped_checks else ""

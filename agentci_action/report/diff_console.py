@@ -48,8 +48,11 @@ def _correctness_line(query: QueryDiff) -> list[str]:
     """The correctness status before → after; nothing for a query with no correctness check on either side."""
     before, after = query.correctness.before, query.correctness.after
     blocked = query.has(ChangeKind.REGRESSION) or query.has(ChangeKind.FIXED)
-    if {before, after} - {None} == {Status.SKIP} and not blocked:
-        return []
+    if before is None or after is None:  # a new or removed query: its one side
+        one = after if before is None else before
+        return [] if one in (None, Status.SKIP) else [f"  Correctness      {_status(one)}"]
+    if {before, after} - {None} == {Status.SKIP}:  # no correctness check: another layer decided, e.g. a forbidden tool
+        return [f"  Status           {_status(query.status.before)} → {_status(query.status.after)}"] if blocked else []
     line = (
         f"  Correctness      unchanged ({_status(before)})"
         if before == after
@@ -68,7 +71,7 @@ def query_lines(query: QueryDiff) -> list[str]:
     lines = [
         f"{head}  {query.id}",
         f"  {fmt.kinds_text(query)}",
-        f"  {query.query}",
+        *([f"  {query.query}"] if query.query else []),
         *([f"  {query.file}:{query.line}"] if query.file else []),
         "",
         *_correctness_line(query),
@@ -78,8 +81,9 @@ def query_lines(query: QueryDiff) -> list[str]:
     models = fmt.models_text(query.models_before, query.models_after)
     if models:
         lines.append(f"  {'Model':<16} {models}")
-    lines += _tier("Path", _metric_lines(query.path, fmt.PATH_METRICS, query, changed_only=True) + _tool_lines(query))
-    lines += _tier("Cost", _metric_lines(query.cost, fmt.COST_METRICS, query, changed_only=True))
+    one_side = query.has(ChangeKind.NEW_QUERY) or query.has(ChangeKind.REMOVED_QUERY)  # its figures, not changes
+    lines += _tier("Path", _metric_lines(query.path, fmt.PATH_METRICS, query, not one_side) + _tool_lines(query))
+    lines += _tier("Cost", _metric_lines(query.cost, fmt.COST_METRICS, query, not one_side))
     return lines
 
 
@@ -103,6 +107,9 @@ def _answer_lines(query: QueryDiff) -> list[str]:
     if not fmt.shows_answer(query):
         return []
     before, after = query.answer.before, query.answer.after
+    if before == after and before is not None:  # repeated runs: the most frequent answer held, others changed
+        note = f"  {'':<16} (the most frequent on both sides; other runs' answers changed)"
+        return [*_wrapped("Answer", one_line(fmt.trimmed(before, ANSWER_LIMIT))), note]
     lines = []
     for label, text in (("Answer before", before), ("Answer after", after)):
         if text is not None:
@@ -147,10 +154,10 @@ def total_lines(diff: RunDiff) -> list[str]:
         f"  Passed           {fmt.before_after(t.passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}",
     ]
     if diff.uplift and fmt.scores_text(diff):
-        lines.append(f"  Scores           {fmt.scores_text(diff)}")
+        lines += _wrapped("Scores", fmt.scores_text(diff))
     models = fmt.models_text(t.models_before, t.models_after)
     if models:
-        lines.append(f"  Models           {models}")
+        lines += _wrapped("Models", models)
     lines.append("  Path" + (" (means per run, summed over the queries)" if fmt.per_run(diff) else ""))
     lines += _metric_lines(t, fmt.PATH_METRICS)
     lines.append("  Cost")

@@ -14,7 +14,7 @@ from enum import Enum
 from typing import Any
 
 from ..diff import COST_TOLERANCE, LATENCY_TOLERANCE, ChangeKind, Delta, QueryDiff, RunDiff
-from .text import plural, unverified_note
+from .text import milliseconds, plural, unverified_note, usd
 
 
 class Unit(str, Enum):
@@ -93,9 +93,9 @@ def value(amount: float | None, unit: Unit) -> str:
     if amount is None:
         return "?"
     if unit is Unit.USD:
-        return f"${amount:.4f}"
+        return usd(amount)
     if unit is Unit.MS:
-        return f"{amount:,.0f} ms"
+        return milliseconds(amount)
     if unit is Unit.RATIO:
         return f"{amount:.2f}"
     if unit is Unit.PERCENT:

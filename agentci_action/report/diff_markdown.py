@@ -43,8 +43,8 @@ def _status(status: Status | None) -> str:
 def _correctness(query: QueryDiff) -> str:
     before, after = query.correctness.before, query.correctness.after
     blocked = query.has(ChangeKind.REGRESSION) or query.has(ChangeKind.FIXED)
-    if {before, after} - {None} == {Status.SKIP} and not blocked:
-        return "—"  # no correctness check on either side
+    if {before, after} - {None} == {Status.SKIP}:  # no correctness check on either side
+        return f"query {_status(query.status.before)} → {_status(query.status.after)}" if blocked else "—"
     if before != after:
         return f"{_status(before)} → {_status(after)}"
     if blocked:  # another layer, e.g. a forbidden tool
@@ -176,14 +176,15 @@ def details_block(query: QueryDiff) -> str:
     models = fmt.models_text(query.models_before, query.models_after)
     if models:
         lines.append(f"| Model | models | {inline(models, 300)} | model changed |\n")
+    one_side = query.has(ChangeKind.NEW_QUERY) or query.has(ChangeKind.REMOVED_QUERY)  # its figures, not changes
     for tier, source, metrics in (("Path", query.path, fmt.PATH_METRICS), ("Cost", query.cost, fmt.COST_METRICS)):
-        for metric, delta in fmt.rows(source, metrics):
+        for metric, delta in fmt.rows(source, metrics, changed_only=not one_side):
             change = fmt.change(delta, metric.unit)
             lines.append(
                 f"| {tier} | {metric.label} | {fmt.figure(delta, metric.unit, query)} | "
                 f"{change or '—'}{MARKS[fmt.verdict(delta, metric.unit, metric.higher_is_better)]} |\n"
             )
-        if tier == "Path" and query.path.sequence_similarity is not None:
+        if tier == "Path" and query.path.sequence_similarity is not None and query.has(ChangeKind.TOOLS_CHANGED):
             lines.append(f"| Path | Sequence similarity (LCS) | {query.path.sequence_similarity:.2f} | — |\n")
     notes = []
     if query.path.tools_added:
@@ -211,6 +212,10 @@ def answer_block(query: QueryDiff) -> str:
     if not fmt.shows_answer(query):
         return ""
     before, after = query.answer.before, query.answer.after
+    if before == after and before is not None:  # repeated runs: the most frequent answer held, others changed
+        return "\n**Answer** (the most frequent on both sides; other runs' answers changed):\n\n" + code_block(
+            fmt.trimmed(before, ANSWER_LIMIT).splitlines() or [""], "text"
+        )
     lines = [
         f"{sign} {line}"
         for sign, text in (("-", before), ("+", after))

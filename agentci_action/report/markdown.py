@@ -19,7 +19,7 @@ from . import aggregates
 from .diff_markdown import LEFT_OUT
 from .diff_markdown import render_markdown as render_diff
 from .icons import ICONS
-from .text import fit, html_text, inline, no_baseline_note, unverified_note, utf8_size
+from .text import fit, html_text, inline, no_baseline_note, unverified_note, usd, utf8_size
 
 SUMMARY_BUDGET = 1_000_000  # GitHub's limit is 1 MiB per step
 COMMENT_BUDGET = 60_000  # GitHub's limit is 65,536 characters
@@ -62,7 +62,7 @@ class Links:
 
 
 def _money(value: float | None) -> str:
-    return "?" if value is None else f"${value:.4f}"
+    return "?" if value is None else usd(value)
 
 
 def headline(run: RunResult, title: str = "AgentCI") -> str:
@@ -74,7 +74,7 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
         if not any(r.blocking for r in run.results):  # the job passes: say so where the reader looks first
             verdict += f" (not blocking: fail-on {', '.join(s.fail_on) or 'none'})"
     elif s.status is Status.WARN:
-        verdict = f"all {s.total} passed, {s.warnings} with {_plural(s.warnings, 'warning', 'warnings')}"
+        verdict = f"all {s.total} passed, {s.warnings} with {_plural(s.warnings, 'a warning', 'warnings')}"
     else:
         verdict = f"all {s.total} {_plural(s.total, 'query', 'queries')} passed"
     counts = (
@@ -103,32 +103,37 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
     )
 
 
-def _plural(n: int, one: str, many: str) -> str:
+def _plural(n: float, one: str, many: str) -> str:
     return one if n == 1 else many
 
 
-def path_figures(layer: LayerResult) -> str:
-    """'5 calls · sim 0.80 vs baseline · 1 loop' from the path layer's details."""
-    d = layer.details
-    parts = [f"{d.get('tool_calls', 0)} {_plural(d.get('tool_calls', 0), 'call', 'calls')}"]
-    if d.get("sequence_similarity") is not None:
-        parts.append(f"sim {d['sequence_similarity']:.2f} vs {d.get('reference', 'reference')}")
-    if d.get("tool_recall") is not None:
-        parts.append(f"recall {d['tool_recall']:.2f}")
-    if d.get("loops_detected"):
-        parts.append(f"{d['loops_detected']} {_plural(d['loops_detected'], 'loop', 'loops')}")
-    return " · ".join(parts)
+def _count(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
 
 
-def cost_figures(layer: LayerResult) -> str:
-    """'$0.0040 · ×1.20 vs baseline · 1,234 tok' from the cost layer's details."""
-    d = layer.details
-    parts = [_money(d.get("cost_usd"))]
-    if d.get("cost_multiplier") is not None:
-        parts.append(f"×{d['cost_multiplier']:.2f} vs baseline")
-    if d.get("total_tokens") is not None:
-        parts.append(f"{d['total_tokens']:,} tok")
-    return " · ".join(parts)
+def path_figures(query: QueryResult) -> str:
+    """'5 calls · sim 0.80 vs baseline · 1 loop': the query's figures, means per run for repeated runs (so marked)."""
+    calls, similarity = query.figure("tool_calls") or 0, query.figure("sequence_similarity")
+    recall, loops = query.figure("tool_recall"), query.figure("loops_detected")
+    parts = [f"{_count(calls)} {_plural(calls, 'call', 'calls')}"]
+    if similarity is not None:
+        parts.append(f"sim {similarity:.2f} vs {query.path.details.get('reference', 'reference')}")
+    if recall is not None:
+        parts.append(f"recall {recall:.2f}")
+    if loops:
+        parts.append(f"{_count(loops)} {_plural(loops, 'loop', 'loops')}")
+    return ("mean " if query.runs > 1 else "") + " · ".join(parts)
+
+
+def cost_figures(query: QueryResult) -> str:
+    """'$0.0040 · ×1.20 vs baseline · 1,234 tok': the query's figures, means per run for repeated runs (so marked)."""
+    cost, multiplier, tokens = (query.figure(name) for name in ("cost_usd", "cost_multiplier", "total_tokens"))
+    parts = [_money(cost)]
+    if multiplier is not None:
+        parts.append(f"×{multiplier:.2f} vs baseline")
+    if tokens is not None:
+        parts.append(f"{tokens:,.0f} tok")
+    return ("mean " if query.runs > 1 else "") + " · ".join(parts)
 
 
 def _cell(layer: LayerResult, figures: str = "") -> str:
@@ -157,7 +162,7 @@ def run_figures(query: QueryResult) -> str:
 def table_row(query: QueryResult, links: Links) -> str:
     return (
         f"| {ICONS[query.status]} | {inline(query.id, 120)} | {_where(query, links)} | {_cell(query.correctness, run_figures(query))} | "
-        f"{_cell(query.path, path_figures(query.path))} | {_cell(query.cost, cost_figures(query.cost))} |\n"
+        f"{_cell(query.path, path_figures(query))} | {_cell(query.cost, cost_figures(query))} |\n"
     )
 
 

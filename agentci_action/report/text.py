@@ -70,15 +70,17 @@ def unverified_note(reasons: dict[str, int], shown: int = 5) -> str:
     return f"{total} correctness {noun} skipped, not passed: {'; '.join(parts)}{more}"
 
 
-def no_baseline_note(skipped: dict[str, int]) -> str:
-    """Once per run, from RunResult.without_baseline(): which checks a missing baseline left unchecked, and how to
-    record one; '' when none did."""
+def no_baseline_note(skipped: dict[str, list[str]]) -> str:
+    """Once per run, from RunResult.without_baseline(): how many queries had no baseline trace, which checks that
+    left unchecked, and how to record a baseline; '' when none."""
     if not skipped:
         return ""
-    checks = ", ".join(f"{name} ({plural(n, 'query', 'queries')})" for name, n in skipped.items())
+    names = list(dict.fromkeys(name for checks in skipped.values() for name in checks))
+    count = len(skipped)
     return (
-        f"no baseline to compare with, so these checks were skipped: {checks}. Record one from traces that "
-        "pass: agentci save --traces T --version v1 (later runs then compare with it)"
+        f"{plural(count, 'query', 'queries')} had no baseline trace to compare with, so {', '.join(names)} "
+        f"{'was' if len(names) == 1 else 'were'} not checked: `agentci save --traces T --version NAME` saves a "
+        "baseline from traces that pass, and later runs compare with it"
     )
 
 
@@ -94,6 +96,16 @@ def code_block(lines: list[str], language: str = "text") -> str:
     longest = max((len(run) for line in body for run in _BACKTICKS.findall(line)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{language}\n" + "".join(f"{line}\n" for line in body) + f"{fence}\n"
+
+
+def usd(value: float) -> str:
+    """'$0.0040'; '<$0.0001' for a cost above 0 that rounds to 0, never a false '$0.0000'."""
+    return "<$0.0001" if 0 < value < 0.00005 else f"${value:.4f}"
+
+
+def milliseconds(value: float) -> str:
+    """'1,200 ms'; '<1 ms' for a duration above 0 that rounds to 0 (a local agent's spans), never a false '0 ms'."""
+    return "<1 ms" if 0 < value < 0.5 else f"{value:,.0f} ms"
 
 
 def plural(count: float, one: str, many: str | None = None) -> str:
