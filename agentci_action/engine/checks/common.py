@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, overload
+from typing import Any
 
 from ...spec.checks import CHECK_INFO, CheckGroup, Severity
 from ..results import Check, Status
@@ -41,21 +41,6 @@ def number(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
 
 
-@overload
-def at_least(
-    group: CheckGroup, name: str, value: float | None, limit: float, what: str, *, missing: str = "", unit: str = ""
-) -> Check: ...
-@overload
-def at_least(
-    group: CheckGroup,
-    name: str,
-    value: float | None,
-    limit: float | None,
-    what: str,
-    *,
-    missing: str = "",
-    unit: str = "",
-) -> Check | None: ...
 def at_least(
     group: CheckGroup,
     name: str,
@@ -67,24 +52,19 @@ def at_least(
     unit: str = "",
 ) -> Check | None:
     """value ≥ limit; None when no limit is set; skip (N/A) when the value is unknown."""
-    return _bounded(group, name, value, limit, what, missing, unit, lower=True)
+    if limit is None:
+        return None
+    if value is None:
+        return skipped(name, missing, {"min": limit})
+    return verdict(
+        group,
+        name,
+        value >= limit,
+        f"{what} {number(value)}{unit} < min {number(limit)}{unit}",
+        {"value": value, "min": limit},
+    )
 
 
-@overload
-def at_most(
-    group: CheckGroup, name: str, value: float | None, limit: float, what: str, *, missing: str = "", unit: str = ""
-) -> Check: ...
-@overload
-def at_most(
-    group: CheckGroup,
-    name: str,
-    value: float | None,
-    limit: float | None,
-    what: str,
-    *,
-    missing: str = "",
-    unit: str = "",
-) -> Check | None: ...
 def at_most(
     group: CheckGroup,
     name: str,
@@ -96,29 +76,14 @@ def at_most(
     unit: str = "",
 ) -> Check | None:
     """value ≤ limit; None when no limit is set; skip (N/A) when the value is unknown."""
-    return _bounded(group, name, value, limit, what, missing, unit, lower=False)
-
-
-def _bounded(
-    group: CheckGroup,
-    name: str,
-    value: float | None,
-    limit: float | None,
-    what: str,
-    missing: str,
-    unit: str,
-    *,
-    lower: bool,
-) -> Check | None:
     if limit is None:
         return None
-    key, sign = ("min", "<") if lower else ("max", ">")
     if value is None:
-        return skipped(name, missing, {key: limit})
+        return skipped(name, missing, {"max": limit})
     return verdict(
         group,
         name,
-        value >= limit if lower else value <= limit,
-        f"{what} {number(value)}{unit} {sign} {key} {number(limit)}{unit}",
-        {"value": value, key: limit},
+        value <= limit,
+        f"{what} {number(value)}{unit} > max {number(limit)}{unit}",
+        {"value": value, "max": limit},
     )

@@ -132,6 +132,7 @@ def evaluate(group: RagChecks, trace: Trace, expected_sources: list[str] | None)
                 group.max_context_intrusion,
                 "context intrusion (verbatim copying from retrieved documents)",
             )
+            assert check is not None  # the limit is set
             check.data["lcs_ratio"] = ratio
             checks.append(check)
     if group.require_citations:
