@@ -165,3 +165,23 @@ def test_hostile_text_is_shown_as_text_and_runs_nothing(browser, tmp_path):
 
 def test_every_untrusted_character_is_escaped():
     assert esc("<a href='x' title=\"y\">&</a>") == "&lt;a href=&#x27;x&#x27; title=&quot;y&quot;&gt;&amp;&lt;/a&gt;"
+
+
+def test_a_suite_that_changes_in_every_way_charts_cost_and_latency_and_lists_every_change(browser, tmp_path):
+    out = tmp_path / "report.html"
+    everyway = ROOT / "tests" / "fixtures" / "everyway"
+    done = run_cli(
+        "test", "agentci_spec.yaml", "--traces", "current.jsonl", "--baseline", "v1", "--format", "html",
+        "--output", out, cwd=everyway,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    page, seen = open_page(browser, out)
+    assert_clean(page, seen, out)
+    charts = page.locator("figure svg")
+    assert charts.count() == 2
+    assert [charts.nth(i).locator("title").text_content() for i in range(2)] == ["Cost per query", "Latency per query"]
+    assert charts.nth(0).locator("rect").count() == 6  # three queries moved most: a bar per side each
+    changed = page.locator("table", has_text="Changed query").locator("tr")
+    assert changed.count() == 10  # a header and the nine changed queries
+    assert page.locator("table", has_text="Changed query").locator("a").count() == 8  # the removed one has no section
+    assert page.locator("section.query").count() == 9

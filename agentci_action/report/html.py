@@ -86,9 +86,11 @@ def _summary(run: RunResult) -> str:
     )
 
 
-def _delta_rows(source: object, metrics: tuple[fmt.Metric, ...], query: QueryDiff | None = None) -> str:
+def _delta_rows(
+    source: object, metrics: tuple[fmt.Metric, ...], query: QueryDiff | None = None, changed_only: bool = False
+) -> str:
     rows = []
-    for metric, delta in fmt.rows(source, metrics):
+    for metric, delta in fmt.rows(source, metrics, changed_only):
         change = fmt.change(delta, metric.unit)
         verdict = fmt.verdict(delta, metric.unit, metric.higher_is_better)
         css = {"better": "pass", "worse": "warn"}.get(verdict, "")
@@ -231,7 +233,10 @@ def _query(result: QueryResult, change: QueryDiff | None, diff: RunDiff | None, 
         models = fmt.models_text(change.models_before, change.models_after)
         if models:
             parts.append(f"<p>Models: {esc(models)}</p>")
-        rows = _delta_rows(change.path, fmt.PATH_METRICS, change) + _delta_rows(change.cost, fmt.COST_METRICS, change)
+        moved = not (change.has(ChangeKind.NEW_QUERY) or change.has(ChangeKind.REMOVED_QUERY))  # else its figures
+        rows = _delta_rows(change.path, fmt.PATH_METRICS, change, moved) + _delta_rows(
+            change.cost, fmt.COST_METRICS, change, moved
+        )
         if rows and change.changed:
             parts.append(f"<table><tr><th>Figure</th><th>Before → after</th><th>Change</th></tr>{rows}</table>")
     before = change.answer.before if change is not None else None
