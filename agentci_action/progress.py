@@ -92,10 +92,13 @@ class Progress:
         return "".join(f" · {name} {value:,}" for name, value in self.counts.items())
 
     def start(self, header: str | None = None) -> None:
-        """Print `header` at once and start refreshing the line (each second live, each interval in plain lines)."""
+        """Print `header` (and on a terminal the line) at once; then refresh the line each second on a terminal, each
+        interval in plain lines."""
         with self._lock:
             if header:
                 self._print(header)
+            if self.live:  # the line at once, 0 done: a terminal shows that work has begun
+                self._refresh(force=True)
         if self._clock is None and self.interval_s > 0:
             self._clock = threading.Thread(target=self._tick, name="agentci-progress", daemon=True)
             self._clock.start()

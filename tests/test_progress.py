@@ -102,6 +102,7 @@ def test_a_terminal_gets_one_line_rewritten_and_errors_above_it():
     progress.finish()
     assert out.getvalue() == (
         "agentci run: 2 runs of demo on 1 worker\n"
+        f"{CLEAR}agentci run: 0/2 runs · failed 0 · infra 0 · 0:00 elapsed"
         f"{CLEAR}agentci run: 1/2 runs · failed 0 · infra 0 · 0:00 elapsed · ETA 0:00"
         f"{CLEAR}error: query 'x' run 0: boom\n"
         f"{CLEAR}agentci run: 2/2 runs · failed 1 · infra 0 · 0:00 elapsed"
