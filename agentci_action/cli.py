@@ -357,7 +357,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from .engine.runner import Settings
     from .evaluate import compare_versions
 
-    diff = compare_versions(
+    outcome = compare_versions(
         args.spec,
         args.baseline,
         args.compare,
@@ -366,18 +366,23 @@ def cmd_diff(args: argparse.Namespace) -> int:
         Settings(workers=args.workers),
         progress="agentci diff",
     )
-    if args.format != "console":
+    diff = outcome.diff
+    assert diff is not None
+    if args.format not in ("console", "html"):
         _warn(diff.warnings)
-    write_report(diff_renderer(args.format)(diff), args.format, args.output)
+    write_report(render_diff(args.format, outcome.run, diff), args.format, args.output)
     return EXIT_PASS
 
 
-def diff_renderer(fmt: str):
-    from .report import diff_console, diff_markdown, json
+def render_diff(fmt: str, run: RunResult, diff: RunDiff) -> str:
+    """The diff of two versions in `fmt`; html is the page `test --format html` writes, for the compared version."""
+    from .report import diff_console, diff_markdown, html, json
 
+    if fmt == "html":
+        return html.render_html(run, diff)
     return {"console": diff_console.render_diff, "json": json.render_diff, "markdown": diff_markdown.render_markdown}[
         fmt
-    ]
+    ](diff)
 
 
 def _fraction(text: str) -> float:
@@ -616,7 +621,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--baseline", required=True, help="the version compared from")
     diff.add_argument("--compare", required=True, help="the version compared to")
     add_evaluation_arguments(diff)
-    diff.add_argument("--format", choices=("console", "json", "markdown"), default="console")
+    diff.add_argument("--format", choices=("console", "json", "markdown", "html"), default="console")
     diff.add_argument("--output", help="write the diff to this file instead of standard output")
     diff.set_defaults(func=cmd_diff)
 

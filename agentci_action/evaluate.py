@@ -224,10 +224,10 @@ def compare_versions(
     embedding_cache: str | None = None,
     settings: Settings = Settings(),
     progress: str | None = None,
-) -> RunDiff:
+) -> Outcome:
     """Saved version `compare` against saved version `baseline`, both evaluated with the current spec exactly as
-    `agentci test --baseline` evaluates a run (same judge and verdict cache, embedder and settings); `progress` names
-    the command for progress on stderr (None: none)."""
+    `agentci test --baseline` evaluates a run (same judge and verdict cache, embedder and settings): `compare`'s
+    results and the diff. `progress` names the command for progress on stderr (None: none)."""
     from .baselines import load_baseline, version_reference
     from .diff import diff_against, evaluate_side
     from .spec.loader import load_spec
@@ -242,7 +242,7 @@ def compare_versions(
         diff = diff_against(spec, reference, after, evaluator)
     diff.warnings += [w for w in compared.warnings if w not in diff.warnings]
     diff.warnings += [w for w in _judge_warnings(evaluator) if w not in diff.warnings]
-    return diff
+    return Outcome(after.run, diff)
 
 
 def _judge_warnings(evaluator: Evaluator) -> list[str]:

@@ -225,7 +225,7 @@ def _rag_diff():
     """As `agentci diff --baseline v1-broken --compare v2-fixed` computes it (verdicts from the example's cache)."""
     from agentci_action.evaluate import compare_versions
 
-    return compare_versions(str(ROOT / RAG_SPEC), "v1-broken", "v2-fixed")
+    return compare_versions(str(ROOT / RAG_SPEC), "v1-broken", "v2-fixed").diff
 
 
 @pytest.mark.parametrize(

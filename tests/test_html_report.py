@@ -185,3 +185,19 @@ def test_a_suite_that_changes_in_every_way_charts_cost_and_latency_and_lists_eve
     assert changed.count() == 10  # a header and the nine changed queries
     assert page.locator("table", has_text="Changed query").locator("a").count() == 8  # the removed one has no section
     assert page.locator("section.query").count() == 9
+
+
+def test_diff_of_two_versions_as_a_page(browser, tmp_path):
+    out = tmp_path / "diff.html"
+    spec = ROOT / "examples" / "rag" / "agentci_spec.yaml"
+    done = run_cli(
+        "diff", spec, "--baseline", "v1-broken", "--compare", "v2-fixed", "--format", "html", "--output", out
+    )
+    assert done.returncode == 0, done.stderr
+    page, seen = open_page(browser, out)
+    assert_clean(page, seen, out)
+    assert "Against the baseline: v1-broken → v2-fixed" in page.inner_text("body")
+    weather = page.locator("section.query", has_text="weather-tokyo")
+    titles = weather.locator(".answers h4")
+    assert [titles.nth(i).inner_text() for i in range(2)] == ["Answer in v1-broken", "Answer in v2-fixed"]
+    assert "Tools in v1-broken: retriever_tool ×11" in weather.inner_text()

@@ -240,13 +240,14 @@ def _query(result: QueryResult, change: QueryDiff | None, diff: RunDiff | None, 
         if rows and change.changed:
             parts.append(f"<table><tr><th>Figure</th><th>Before → after</th><th>Change</th></tr>{rows}</table>")
     before = change.answer.before if change is not None else None
+    now = "now" if diff is None or diff.after == "current" else f"in {diff.after}"
     if change is not None and change.answer.before is not None:
         parts.append(_route(f"Tools in {diff.before if diff else 'the baseline'}", change.path.route_before))
-    parts.append(_route("Tools now", result.tools))
+    parts.append(_route(f"Tools {now}", result.tools))
     parts.append(
         '<div class="answers">'
         + _answer(f"Answer in {diff.before if diff else 'the baseline'}", before)
-        + _answer("Answer now", result.answer)
+        + _answer(f"Answer {now}", result.answer)
         + (_word_diff(before, result.answer) if before is not None and before != result.answer else "")
         + "</div></section>"
     )
