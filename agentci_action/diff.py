@@ -258,6 +258,9 @@ class _Figures:
     runs: int = 1
     failures: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
+    answer: str | None = (
+        None  # the most frequent answer, leaked values masked (QueryResult.answer); shown, not compared
+    )
 
     @property
     def tools(self) -> list[str]:
@@ -304,7 +307,16 @@ def _figures(result: QueryResult, runs: list[Trace]) -> _Figures:
             for message in layer.messages
         ),
         models=_models(runs),
+        answer=result.answer,
     )
+
+
+def _shown_answer(side: _Figures | None) -> str | None:
+    """The side's answer as reports show it: its result's (leaked values masked), else the most frequent of its runs
+    (a query no longer in the spec, not evaluated); None for a side without the query."""
+    if side is None:
+        return None
+    return side.answer if side.answer is not None else most_frequent(side.answers)
 
 
 def _models(runs: list[Trace]) -> tuple[str, ...]:
@@ -405,9 +417,7 @@ def diff_query(
         status=StatusDiff(before=b.status, after=a.status),
         correctness=StatusDiff(before=b.correctness, after=a.correctness),
         why=list(why),
-        answer=AnswerDiff(
-            before=most_frequent(b.answers) if before else None, after=most_frequent(a.answers) if after else None
-        ),
+        answer=AnswerDiff(before=_shown_answer(before), after=_shown_answer(after)),
         models_before=list(b.models),
         models_after=list(a.models),
         path=path,

@@ -106,9 +106,10 @@ def test_suite_aggregates_in_json_and_console(write, write_traces):
 
 
 def test_secrets_are_masked_in_every_report(write, write_traces):
-    for fmt in ("console", "json"):
+    for fmt in ("console", "json", "markdown", "html"):
         out = run(write, write_traces, SPEC, TRACES, "--format", fmt).stdout
-        assert "ja********" in out and "**** 1111" in out and "sk********" in out
+        if fmt in ("console", "json", "html"):  # markdown escapes the asterisks
+            assert "ja********" in out and "**** 1111" in out and "sk********" in out
         for secret in (SECRET_KEY, CARD, EMAIL):
             # not the value, and not a piece of it long enough to matter (e.g. cut off in an 80-character snippet)
             pieces = {secret[i : i + 8] for i in range(len(secret) - 7)}
@@ -268,3 +269,13 @@ def test_no_report_shows_a_leaked_value(write):
             pieces = {secret[i : i + 8] for i in range(len(secret) - 7)}
             assert not any(piece in text for piece in pieces), (name, secret)
     assert "**** 1111" in reports["console"] and "**** 1111" in reports["json"]
+
+
+def test_answers_in_the_diff_are_masked_too(write, write_traces, tmp_path):
+    before = [dict(TRACES[0], final_answer=f"Press Reset password [1]. Key {SECRET_KEY}."), TRACES[1]]
+    baseline = write_traces("before.jsonl", before)
+    for fmt in ("console", "json", "markdown", "html"):
+        out = run(write, write_traces, SPEC, TRACES, "--baseline-traces", str(baseline), "--format", fmt).stdout
+        assert "Press Reset password" in out and "Open Settings, choose Security" in out, fmt  # both answers shown
+        pieces = {SECRET_KEY[i : i + 8] for i in range(len(SECRET_KEY) - 7)}
+        assert not any(piece in out for piece in pieces), fmt

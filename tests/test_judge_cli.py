@@ -101,7 +101,7 @@ def test_console_shows_the_judge_spend_apart_from_the_agent_cost(project, llm):
         project / "traces.jsonl",
         env=hermetic_environment(ANTHROPIC_API_KEY=KEY),
     )
-    assert done.returncode == 0 and "judge (not in the agent's cost): 1 requests · 0 cached verdicts" in done.stdout
+    assert done.returncode == 0 and "judge (not in the agent's cost): 1 request · 0 cached verdicts" in done.stdout
     assert KEY not in done.stdout + done.stderr
 
 

@@ -21,6 +21,7 @@ from .aggregate import Run, combine_runs
 from .aggregates import aggregate, check_tally
 from .checks import evaluate_checks, mask_layers
 from .checks.answer import Embedder
+from .checks.leakage import Finding, redact
 from .correctness import Judge, asks_for_judge, evaluate_correctness
 from .cost import evaluate_cost
 from .gcpause import gc_paused
@@ -223,10 +224,16 @@ def _with_process(query: QuerySpec, trace: Trace, path: LayerResult) -> LayerRes
 
 
 def _evaluate_run(
-    query: QuerySpec, trace: Trace, variants: list[Trace], judge: Judge | None, embedder: Embedder | None
+    query: QuerySpec,
+    trace: Trace,
+    variants: list[Trace],
+    judge: Judge | None,
+    embedder: Embedder | None,
+    leaks: list[Finding],
 ) -> dict[str, LayerResult]:
     """Path compares with the closest baseline variant; cost with that same variant (the route the agent took).
-    The query's `checks:` block is evaluated once and merged into each layer; leaked values are masked in all.
+    The query's `checks:` block is evaluated once and merged into each layer; leaked values are masked in all, and
+    added to `leaks` (the query's answer is masked with them too).
     A run `agentci run` got no trace from is an error, with nothing else evaluated."""
     if trace.run_error is not None:
         return failed_run_layers(trace.run_error)
@@ -238,6 +245,7 @@ def _evaluate_run(
         "path": _with_process(query, trace, path),
         "cost": evaluate_cost(query.cost, trace, baseline, extra.by_layer["cost"]),
     }
+    leaks.extend(extra.leaks)
     return mask_layers(layers, extra.leaks)
 
 
@@ -260,10 +268,12 @@ def evaluate_query(
     composite: CompositeWeights = CompositeWeights(),
     embedder: Embedder | None = None,
 ) -> QueryResult:
+    leaks: list[Finding] = []  # values a safety check found leaked, in any run
     runs = [
-        Run(trace.run if trace.run is not None else i, _evaluate_run(query, trace, variants, judge, embedder))
+        Run(trace.run if trace.run is not None else i, _evaluate_run(query, trace, variants, judge, embedder, leaks))
         for i, trace in enumerate(traces)
     ]
+    answer = most_frequent([trace.final_answer.strip() for trace in traces]) or ""
     layers, reliability, score = combine_runs(query, runs, composite)
     blocking = is_blocking(layers, settings.fail_on)
     return _built(  # QueryResult.built without the keyword round trip, fields in declaration order
@@ -283,7 +293,7 @@ def evaluate_query(
             "runs": len(traces),
             "reliability": reliability,
             "score": score,
-            "answer": most_frequent([trace.final_answer.strip() for trace in traces]) or "",
+            "answer": redact(answer, leaks) if leaks else answer,
             "tools": list(most_frequent([tuple(trace.tool_names) for trace in traces]) or ()),
         },
     )
