@@ -145,103 +145,99 @@ def create_data_export() -> dict:
     return {"export": "preparing", "eta_hours": 24}
 
 
-# agent → intents in order: (keywords, tool steps (function, arguments), answer; `{0}`, `{1}` are the results)
+def diagnose(component: str, topic: str) -> list:
+    """The technical playbook for a fault: is the component down? then what the docs say."""
+    return [(check_service_status, {"component": component}), (get_technical_documentation, {"topic": topic})]
+
+
+def verified(action: object) -> list:
+    """The account playbook: nothing changes on an account before the customer's identity is verified."""
+    return [verify_identity, action]
+
+
+def escalate(component: str, summary: str) -> list:
+    """The technical playbook for an outage: the component's status, then a ticket."""
+    return [(check_service_status, {"component": component}), (create_ticket, {"summary": summary})]
+
+
+# agent → intents in order: (keywords, tool steps (a function, or (function, arguments)), answer; `{0}`, `{1}` are
+# the steps' results)
 INTENTS = {
     "BillingAgent": [
         (
             ["cancel"],
-            [(get_subscription, {}), (cancel_subscription, {})],
+            [get_subscription, cancel_subscription],
             "Your subscription is cancelled; you keep access until the {1[access_until]}.",
         ),
         (
             ["charge"],
-            [(get_invoice, {}), (refund_payment, {})],
+            [get_invoice, refund_payment],
             "You were billed twice by mistake; the duplicate charge has been {1[status]}.",
         ),
-        (["card"], [(update_payment_method, {})], "I've sent a secure link to update your payment method."),
+        (["card"], [update_payment_method], "I've sent a secure link to update your payment method."),
         (
             ["upgrade"],
-            [(get_subscription, {}), (change_plan, {})],
+            [get_subscription, change_plan],
             "You're now on the {1[plan]} plan; the difference is prorated on your next invoice.",
         ),
         (
             ["refund"],
-            [(get_subscription, {}), (refund_payment, {})],
+            [get_subscription, refund_payment],
             "Your {0[billing]} plan has been {1[status]} for the unused months.",
         ),
         (
             ["vat"],
-            [(update_billing_profile, {})],
+            [update_billing_profile],
             "Your VAT number is now on your billing profile and will appear on future invoices.",
         ),
         (
             ["payment"],
-            [(get_invoice, {}), (update_payment_method, {})],
+            [get_invoice, update_payment_method],
             "The card on file was {0[card]}; I've sent a link to update your payment method.",
         ),
-        (["invoice"], [(get_invoice, {})], "Here is your latest invoice; a PDF copy is on its way to your email."),
+        (["invoice"], [get_invoice], "Here is your latest invoice; a PDF copy is on its way to your email."),
     ],
     "TechnicalAgent": [
         (["rate"], [(get_technical_documentation, {"topic": "rate limit"})], "{0}"),
-        (
-            ["crash"],
-            [(check_service_status, {"component": "app"}), (get_technical_documentation, {"topic": "login crash"})],
-            "{0}; {1}",
-        ),
-        (
-            ["api"],
-            [(check_service_status, {"component": "api"}), (create_ticket, {"summary": "API errors"})],
-            "{0}; I've opened ticket {1[ticket]} and linked it to the incident.",
-        ),
+        (["crash"], diagnose("app", "login crash"), "{0}; {1}"),
+        (["api"], escalate("api", "API errors"), "{0}; I've opened ticket {1[ticket]} and linked it to the incident."),
         (["sso"], [(get_technical_documentation, {"topic": "sso"})], "Follow the SSO guide: {0}"),
-        (
-            ["dashboard"],
-            [(check_service_status, {"component": "dashboard"}), (get_technical_documentation, {"topic": "dashboard"})],
-            "{0}; {1}",
-        ),
-        (
-            ["webhook"],
-            [(check_service_status, {"component": "webhooks"}), (create_ticket, {"summary": "missing webhooks"})],
-            "{0}; ticket {1[ticket]} tracks your missing events.",
-        ),
+        (["dashboard"], diagnose("dashboard", "dashboard"), "{0}; {1}"),
+        (["webhook"], escalate("webhooks", "missing webhooks"), "{0}; ticket {1[ticket]} tracks your missing events."),
         (["export"], [(get_technical_documentation, {"topic": "export"})], "Use Settings → Export and {0}"),
-        (
-            ["sync"],
-            [(check_service_status, {"component": "sync"}), (get_technical_documentation, {"topic": "sync"})],
-            "{0}; {1}",
-        ),
+        (["sync"], diagnose("sync", "sync"), "{0}; {1}"),
     ],
     "AccountAgent": [
         (
             ["password"],
-            [(verify_identity, {}), (reset_password, {})],
+            verified(reset_password),
             "I've verified your identity and sent a password reset link.",
         ),
         (
             ["email"],
-            [(verify_identity, {}), (update_account, {})],
+            verified(update_account),
             "Your account email is updated; please confirm it from the new address.",
         ),
         (
             ["delete"],
-            [(verify_identity, {}), (delete_account, {})],
+            verified(delete_account),
             "Your account is scheduled for deletion in {1[scheduled_in_days]} days, as our policy requires.",
         ),
         (
             ["two-factor"],
-            [(verify_identity, {}), (reset_two_factor, {})],
+            verified(reset_two_factor),
             "After verifying your identity I reset two-factor authentication; set it up again at next login.",
         ),
-        (["teammate"], [(get_account, {})], "Workspace owners can invite teammates from Settings → Members."),
-        (["workspace"], [(verify_identity, {}), (update_account, {})], "Your workspace is renamed."),
+        (["teammate"], [get_account], "Workspace owners can invite teammates from Settings → Members."),
+        (["workspace"], verified(update_account), "Your workspace is renamed."),
         (
             ["personal"],
-            [(verify_identity, {}), (create_data_export, {})],
+            verified(create_data_export),
             "Your personal data export is being prepared and will be emailed within {1[eta_hours]} hours.",
         ),
         (
             ["locked", "login", "phone"],
-            [(verify_identity, {}), (unlock_account, {})],
+            verified(unlock_account),
             "Your account is unlocked; {1[reason]} had locked it.",
         ),
     ],
@@ -268,7 +264,7 @@ def support(question: str, version: str = "current") -> dict:
     episode.hand_off(agent)
     words = re.findall(r"[\w-]+", question.lower())
     _, steps, answer = next(intent for intent in INTENTS[agent] if matches(intent[0], words))
-    results = [episode.call(function, **arguments) for function, arguments in steps]
+    results = [episode.call(step[0], **step[1]) if isinstance(step, tuple) else episode.call(step) for step in steps]
     return episode.answer(answer.format(*results))
 
 
