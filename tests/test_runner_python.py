@@ -116,6 +116,18 @@ def test_a_worker_that_dies_is_an_error_for_its_run_and_is_replaced(tmp_path):
     assert lines(output / "a.jsonl")[0]["final_answer"] == "question a #0" and outcome.failed == 1
 
 
+def test_a_module_that_hangs_while_importing_is_a_clear_error_and_its_worker_is_killed(tmp_path):
+    from agentci_action.runner.process import LiveProcesses
+    from agentci_action.runner.python_call import PythonWorkers
+
+    (tmp_path / "slow_import.py").write_text("import time\ntime.sleep(300)\n")
+    live = LiveProcesses()
+    workers = PythonWorkers("slow_import:run", tmp_path, hermetic_environment(), live, start_timeout_s=1)
+    with pytest.raises(ValueError, match=r"^module 'slow_import' did not import within 1 s"):
+        workers.check()
+    assert worker_processes("slow_import:run") == []
+
+
 def test_what_the_function_prints_never_reaches_the_trace_channel(tmp_path):
     (tmp_path / "noisy.py").write_text(
         'def answer(query):\n    print(\'{"final_answer": "a log line that looks like a trace"}\')\n'

@@ -46,8 +46,16 @@ def _raise(answer: dict[str, Any]) -> None:
 class PythonWorkers:
     """Worker processes for `module:function`: started on demand, reused while they behave, killed on a timeout."""
 
-    def __init__(self, target: str, cwd: Path, environ: Mapping[str, str], live: LiveProcesses):
+    def __init__(
+        self,
+        target: str,
+        cwd: Path,
+        environ: Mapping[str, str],
+        live: LiveProcesses,
+        start_timeout_s: float = START_TIMEOUT_S,
+    ):
         self.target, self.cwd, self.environ, self.live = target, cwd, dict(environ), live
+        self.start_timeout_s = start_timeout_s
         self._idle: list[subprocess.Popen] = []
         self._lock = threading.Lock()
 
@@ -65,10 +73,16 @@ class PythonWorkers:
             start_new_session=True,
         )
         self.live.add(process)
-        answer = self._answer(process, START_TIMEOUT_S)
+        try:
+            answer = self._answer(process, self.start_timeout_s)
+        except TimeoutError:
+            answer = {
+                "import_error": f"module {self.target.partition(':')[0]!r} did not import within "
+                f"{self.start_timeout_s:g} s (in a new worker process)"
+            }
         if answer is None or "import_error" in answer:
             self._stop(process)
-            raise ValueError(answer["import_error"] if answer else "its worker process did not start")
+            raise ValueError(answer["import_error"] if answer else f"its worker process died ({_status(process)})")
         return process
 
     def _answer(self, process: subprocess.Popen, timeout_s: float) -> dict[str, Any] | None:
