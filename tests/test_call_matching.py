@@ -181,14 +181,15 @@ def test_matches_brute_force_on_random_cases(mode):
             assert outcome.first_divergence is None and not outcome.missing and not outcome.unexpected
 
 
-def test_the_engine_imports_without_numpy_or_scipy():
-    """Both are imported on the first expected_tool_calls match, not at start: a spec without it never pays for them."""
+def test_the_action_and_the_engine_import_without_numpy_or_jsonschema():
+    """numpy is imported on the first expected_tool_calls match and jsonschema on the first json_schema check, not
+    at start: a spec without them never pays for them (scipy is no dependency at all)."""
     import subprocess
     import sys
 
     code = (
-        "import sys, agentci_action.engine.runner, agentci_action.cli; "
-        "print(sorted(n for n in ('numpy', 'scipy') if n in sys.modules))"
+        "import sys, agentci_action.engine.runner, agentci_action.cli, agentci_action.action; "
+        "print(sorted(n for n in ('numpy', 'scipy', 'jsonschema', 'referencing') if n in sys.modules))"
     )
     assert (
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
