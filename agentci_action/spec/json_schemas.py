@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from referencing import Registry, Resource
-    from referencing.jsonschema import Specification
+    from referencing import Registry, Resource, Specification
 
 # jsonschema and referencing are imported by the functions that use them: with the meta-schemas they took a fifth
 # of the action's start, and only specs with `json_schema` checks need them.
@@ -29,7 +28,7 @@ def local_registry(schema: dict[str, Any]) -> tuple[Registry, Resource]:
     return META_SCHEMAS.with_resource(resource.id() or "", resource), resource
 
 
-def _specification(schema: dict[str, Any]) -> Specification:
+def _specification(schema: dict[str, Any]) -> Specification[Any]:
     """The dialect `$schema` names; 2020-12 (jsonschema's default) when it names none or an unknown one."""
     from referencing.jsonschema import DRAFT202012, specification_with
 
@@ -54,7 +53,9 @@ def unresolvable_refs(schema: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _walk(node: Any, resolver: Any, specification: Specification, at: tuple, problems: list[str]) -> None:
+def _walk(
+    node: Any, resolver: Any, specification: Specification[Any], at: tuple[str | int, ...], problems: list[str]
+) -> None:
     from referencing.exceptions import Unresolvable
 
     if isinstance(node, list):
@@ -91,7 +92,7 @@ def ref_cycles(schema: dict[str, Any]) -> list[str]:
 
     registry, root = local_registry(schema)
     where: dict[int, str] = {}  # id of every subschema → its JSON pointer
-    steps: dict[int, list[dict]] = {}  # id of a subschema → the subschemas it applies in place
+    steps: dict[int, list[dict[str, Any]]] = {}  # id of a subschema → the subschemas it applies in place
     stack = [(schema, registry.resolver(base_uri=root.id() or ""), "#")]
     while stack:
         node, resolver, pointer = stack.pop()
@@ -123,7 +124,7 @@ def ref_cycles(schema: dict[str, Any]) -> list[str]:
     return _cycles(where, steps)
 
 
-def _cycles(where: dict[int, str], steps: dict[int, list[dict]]) -> list[str]:
+def _cycles(where: dict[int, str], steps: dict[int, list[dict[str, Any]]]) -> list[str]:
     """Depth-first search (iterative) for cycles in the in-place graph; each cycle described once."""
     state: dict[int, int] = {}  # 1: on the current path, 2: done
     found: list[str] = []
