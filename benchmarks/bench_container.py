@@ -51,16 +51,29 @@ def workspace() -> Path:
 ENVIRONMENT = {"INPUT_SPEC": "agentci.yaml", "INPUT_TRACES": "traces.jsonl", "GITHUB_WORKSPACE": "/github/workspace"}
 
 
+def docker_run(image: str, path: Path | None, *entrypoint: str) -> list[str]:
+    """`docker run` of the image's entrypoint, or of `entrypoint` given instead, with the workspace at `path` and the
+    inputs the action's runs get (none without a workspace)."""
+    command = ["docker", "run", "--rm"]
+    if path is not None:
+        command += ["-v", f"{path}:/github/workspace", "-w", "/github/workspace"]
+        for name, value in ENVIRONMENT.items():
+            command += ["-e", f"{name}={value}"]
+    if entrypoint:
+        return [*command, "--entrypoint", entrypoint[0], image, *entrypoint[1:]]
+    return [*command, image]
+
+
+def python_in(image: str, code: str, *args: str, path: Path | None = None) -> str:
+    """stdout of `python -c code args` in the image."""
+    command = docker_run(image, path, "python", "-c", code, *args)
+    return subprocess.run(command, capture_output=True, text=True, check=True).stdout
+
+
 def timed_run(image: str, path: Path, *entrypoint: str) -> tuple[float, float, str]:
     """(seconds to the first line of output, seconds to the exit, that first line) of the image's entrypoint, or
     of `entrypoint` (e.g. python -c pass) given instead."""
-    command = ["docker", "run", "--rm", "-v", f"{path}:/github/workspace", "-w", "/github/workspace"]
-    for name, value in ENVIRONMENT.items():
-        command += ["-e", f"{name}={value}"]
-    if entrypoint:
-        command += ["--entrypoint", entrypoint[0], image, *entrypoint[1:]]
-    else:
-        command.append(image)
+    command = docker_run(image, path, *entrypoint)
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     first = process.stdout.readline()
@@ -81,28 +94,9 @@ process.communicate()
 """
 
 
-def in_container(image: str, path: Path, code: str, *args: str) -> str:
-    """stdout of `python -c code args` in the image, with the workspace and inputs the action's runs get."""
-    command = ["docker", "run", "--rm", "-v", f"{path}:/github/workspace", "-w", "/github/workspace"]
-    for name, value in ENVIRONMENT.items():
-        command += ["-e", f"{name}={value}"]
-    command += ["--entrypoint", "python", image, "-c", code, *args]
-    return subprocess.run(command, capture_output=True, text=True, check=True).stdout
-
-
 def import_seconds(image: str, modules: str, runs: int) -> float:
     code = f"import time; t = time.perf_counter(); import {modules}; print(time.perf_counter() - t)"
-    return statistics.median(
-        float(
-            subprocess.run(
-                ["docker", "run", "--rm", "--entrypoint", "python", image, "-c", code],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout
-        )
-        for _ in range(runs)
-    )
+    return statistics.median(float(python_in(image, code)) for _ in range(runs))
 
 
 def image_bytes(image: str) -> int:
@@ -127,13 +121,7 @@ print(json.dumps(parts))
 
 def parts(image: str) -> dict[str, int]:
     """Bytes of /deps, /app and the whole file system of the image."""
-    done = subprocess.run(
-        ["docker", "run", "--rm", "--entrypoint", "python", image, "-c", PARTS],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout)
+    return json.loads(python_in(image, PARTS))
 
 
 # Installed bytes of every distribution on the image's import path, read inside the image.
@@ -156,13 +144,7 @@ print(json.dumps(sizes))
 
 def breakdown(image: str) -> dict[str, int]:
     """distribution name → installed bytes in the image (the files of its RECORD, and their byte-compiled files)."""
-    done = subprocess.run(
-        ["docker", "run", "--rm", "--entrypoint", "python", image, "-c", BREAKDOWN],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout)
+    return json.loads(python_in(image, BREAKDOWN))
 
 
 # Seconds of import (each module's own time, -X importtime) per distribution, every feature's modules loaded.
@@ -184,13 +166,7 @@ print(json.dumps(seconds))
 
 def import_breakdown(image: str) -> dict[str, float]:
     """distribution → seconds its modules take to import (their own time) when every feature is loaded."""
-    done = subprocess.run(
-        ["docker", "run", "--rm", "--entrypoint", "python", image, "-c", IMPORTS],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout)
+    return json.loads(python_in(image, IMPORTS))
 
 
 def main() -> None:
@@ -220,7 +196,7 @@ def main() -> None:
         for image in images:
             runs[image].append(timed_run(image, path))
             bare[image].append(timed_run(image, path, "python", "-c", "print()"))
-            inside[image].append(float(in_container(image, path, INSIDE, "/app/entrypoint.py").splitlines()[0]))
+            inside[image].append(float(python_in(image, INSIDE, "/app/entrypoint.py", path=path).splitlines()[0]))
     median = statistics.median
     for image in images:
         size, where = image_bytes(image), parts(image)
