@@ -8,6 +8,9 @@ Anthropic before Chat Completions (plain string messages fit both); canonical ac
 """
 
 ADAPTER_MODULES = {
+    "mlflow": "mlflow",
+    "litellm": "litellm",
+    "langfuse": "langfuse",
     "openinference": "openinference",
     "vercel-ai": "vercel_ai",
     "otel-genai": "otel_genai",

@@ -80,11 +80,31 @@ def _llm(completion: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
-def _calls(message: dict[str, Any]) -> list[dict[str, Any]]:
+def tool_calls_of(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """{id, name, arguments} of each tool call an assistant message issued, in order."""
     return [
         {"id": c.get("id"), "name": c["function"]["name"], "arguments": maybe_json(c["function"].get("arguments"))}
         for c in message.get("tool_calls") or []
     ]
+
+
+def message_fields(messages: list[dict[str, Any]], reply: dict[str, Any]) -> dict[str, Any]:
+    """SpanView fields of a model call recorded as its request `messages` and its assistant `reply`: the tool
+    calls it issued, the tool results its input carries (by call id), texts, whether content was recorded."""
+    issued = tool_calls_of(reply)
+    return {
+        "issued_calls": [c["id"] for c in issued if c["id"]],
+        "message_calls": issued,
+        "message_results": {
+            str(m["tool_call_id"]): m.get("content")
+            for m in messages
+            if m.get("role") == "tool" and m.get("tool_call_id")
+        },
+        "has_content": bool(messages or reply),
+        "continues": any(m.get("role") == "assistant" for m in messages) if messages else None,
+        "output_text": text_of(reply.get("content")),
+        "input_text": next((text_of(m.get("content")) for m in messages if m.get("role") == "user"), ""),
+    }
 
 
 def conversation(messages: list[dict[str, Any]], completions: list[dict[str, Any]]) -> tuple[list[Turn], dict, str]:
@@ -99,7 +119,7 @@ def conversation(messages: list[dict[str, Any]], completions: list[dict[str, Any
             turns.append(
                 Turn(
                     text=text_of(message.get("content")),
-                    tool_calls=_calls(message),
+                    tool_calls=tool_calls_of(message),
                     llm=_llm(completion),
                     agent=message.get("name"),
                 )
@@ -111,7 +131,7 @@ def conversation(messages: list[dict[str, Any]], completions: list[dict[str, Any
         turns.append(
             Turn(
                 text=text_of(message.get("content")),
-                tool_calls=_calls(message),
+                tool_calls=tool_calls_of(message),
                 llm=_llm(completion),
                 agent=message.get("name"),
             )

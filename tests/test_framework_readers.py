@@ -1,0 +1,128 @@
+"""Readers of the frameworks' own trace formats, on what the real libraries write: MLflow (run here, against a
+local tracking server and model), LiteLLM (a committed recording its generator makes with the real library,
+regenerated and compared when litellm is installed) and Langfuse (run here, its spans as its SDK exports them).
+
+Every agent below plays the same scripted model: two tool calls issued together (the second tool fails), then
+the answer. The facts each trace must give are the script's.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentci_action.trace.load import load_traces
+from tests.fakes.mlflow_server import FakeMlflowServer
+from tests.fakes.scripted_openai import ScriptedOpenAIServer, Turn
+
+AGENTS = Path(__file__).parent / "agents"
+QUESTION = "What's the weather in Paris?"
+ANSWER = "It is 21°C in Paris; the forecast is unavailable."
+SCRIPT = {
+    QUESTION: [
+        Turn(
+            tool_calls=[("get_weather", {"city": "Paris"}), ("get_forecast", {"city": "Paris", "days": 2})],
+            prompt_tokens=120,
+            completion_tokens=40,
+            cached_tokens=64,
+        ),
+        Turn(content=ANSWER, prompt_tokens=200, completion_tokens=12, cached_tokens=64),
+    ]
+}
+TOOLS = [
+    ("get_weather", {"city": "Paris"}, {"city": "Paris", "celsius": 21}, None),
+    ("get_forecast", {"city": "Paris", "days": 2}, None, "forecast service unavailable"),
+]
+LLM = [("gpt-4o-mini-2024-07-18", 120, 40, 64), ("gpt-4o-mini-2024-07-18", 200, 12, 64)]
+
+
+def _facts(trace):
+    return (
+        trace.id,
+        trace.query,
+        trace.final_answer,
+        [(c.name, c.arguments, c.result, c.error) for c in trace.tool_calls],
+        [(c.model, c.input_tokens, c.output_tokens, c.cached_input_tokens) for c in trace.llm_calls],
+        trace.metadata["status"],
+    )
+
+
+@pytest.mark.parametrize("traced_tools", [True, False], ids=["tool spans", "tools in the messages"])
+def test_mlflow_traces_of_a_real_agent(tmp_path, traced_tools):
+    """mlflow-tracing's OpenAI autolog and @mlflow.trace; with tool spans a failing tool's error is the
+    exception MLflow recorded, without them the calls and results come from the autologged messages."""
+    out = tmp_path / "mlflow.jsonl"
+    with ScriptedOpenAIServer(SCRIPT) as model, FakeMlflowServer(tmp_path / "artifacts") as tracking:
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": model.openai_url,
+            "OPENAI_API_KEY": "sk-test",
+            "MLFLOW_TRACKING_URI": tracking.url,
+        }
+        flags = ["--traced-tools"] if traced_tools else []
+        command = [
+            sys.executable,
+            str(AGENTS / "mlflow_weather_agent.py"),
+            str(out),
+            *flags,
+            f"weather-paris={QUESTION}",
+        ]
+        subprocess.run(command, env=env, check=True, timeout=120, capture_output=True)
+    (trace,) = load_traces([str(out)])
+    assert trace.metadata["source_format"] == "mlflow"
+    tools = TOOLS if traced_tools else [TOOLS[0], (*TOOLS[1][:2], {"error": TOOLS[1][3]}, TOOLS[1][3])]
+    assert _facts(trace) == ("weather-paris", QUESTION, ANSWER, tools, LLM, "completed")
+    assert trace.metadata["agents"] == ["weather_agent"] and trace.total_cost_usd > 0
+
+
+LITELLM = Path(__file__).parent / "fixtures" / "traces" / "litellm"  # weather.jsonl, written by generate.py there
+
+
+def _litellm_facts(path: Path) -> list:
+    return [(*_facts(t), t.metadata.get("error", "")[:24]) for t in load_traces([str(path)])]
+
+
+def test_litellm_logging_payloads_give_one_trace_per_run():
+    """Runs grouped by litellm_trace_id, then by conversation; the call that failed fails its run."""
+    traces = load_traces([str(LITELLM / "weather.jsonl")])
+    assert {t.metadata["source_format"] for t in traces} == {"litellm"}
+    paris = ("weather-paris", QUESTION, ANSWER, [TOOLS[0], (*TOOLS[1][:2], {"error": TOOLS[1][3]}, TOOLS[1][3])], LLM)
+    assert _litellm_facts(LITELLM / "weather.jsonl") == [
+        (*paris, "completed", ""),
+        (*paris, "completed", ""),
+        ("weather-mars", "What's the weather on Mars?", "", [], [], "failed", "litellm.BadRequestError:"),
+    ]
+    assert [c.provider for c in traces[0].llm_calls] == ["openai", "openai"]
+    assert all(c.duration_ms > 0 for c in traces[0].llm_calls) and traces[0].total_cost_usd > 0
+
+
+def test_the_litellm_recording_is_what_the_library_writes_today(tmp_path):
+    """Regenerates the recording with the installed litellm (the generator's pinned version) and compares the
+    facts (ids and times differ run to run)."""
+    pytest.importorskip("litellm", reason="litellm is not a test dependency (heavy): install it to regenerate")
+    out = tmp_path / "weather.jsonl"
+    subprocess.run(
+        [sys.executable, str(LITELLM / "generate.py"), str(out)], check=True, timeout=300, capture_output=True
+    )
+    assert _litellm_facts(out) == _litellm_facts(LITELLM / "weather.jsonl")
+
+
+def test_langfuse_spans_of_a_real_agent(tmp_path):
+    """The langfuse SDK's own spans (langfuse.observation.*, no gen_ai.*): the OpenAI wrapper's generations, the
+    @observe tools (the failing one with its error status) and agent, two runs told apart by their trace."""
+    out = tmp_path / "langfuse.jsonl"
+    with ScriptedOpenAIServer(SCRIPT) as model:
+        env = {**os.environ, "OPENAI_BASE_URL": model.openai_url, "OPENAI_API_KEY": "sk-test"}
+        runs = [f"weather-paris={QUESTION}", f"weather-paris-again={QUESTION}"]
+        command = [sys.executable, str(AGENTS / "langfuse_weather_agent.py"), str(out), *runs]
+        subprocess.run(command, env=env, check=True, timeout=120, capture_output=True)
+    traces = load_traces([str(out)])
+    assert {t.metadata["source_format"] for t in traces} == {"langfuse"}
+    assert [_facts(t) for t in traces] == [
+        (query_id, QUESTION, ANSWER, TOOLS, LLM, "completed") for query_id in ("weather-paris", "weather-paris-again")
+    ]
+    assert all(t.metadata["agents"] == ["weather_agent"] and t.total_cost_usd > 0 for t in traces)
