@@ -17,22 +17,12 @@ import pytest
 
 from agentci_action.trace.load import load_traces
 from tests.fakes.mlflow_server import FakeMlflowServer
-from tests.fakes.scripted_openai import ScriptedOpenAIServer, Turn
+from tests.fakes.scripted_openai import FAILING_TOOL_SCRIPT as SCRIPT
+from tests.fakes.scripted_openai import PARIS_ANSWER as ANSWER
+from tests.fakes.scripted_openai import PARIS_QUESTION as QUESTION
+from tests.fakes.scripted_openai import ScriptedOpenAIServer
 
 AGENTS = Path(__file__).parent / "agents"
-QUESTION = "What's the weather in Paris?"
-ANSWER = "It is 21°C in Paris; the forecast is unavailable."
-SCRIPT = {
-    QUESTION: [
-        Turn(
-            tool_calls=[("get_weather", {"city": "Paris"}), ("get_forecast", {"city": "Paris", "days": 2})],
-            prompt_tokens=120,
-            completion_tokens=40,
-            cached_tokens=64,
-        ),
-        Turn(content=ANSWER, prompt_tokens=200, completion_tokens=12, cached_tokens=64),
-    ]
-}
 TOOLS = [
     ("get_weather", {"city": "Paris"}, {"city": "Paris", "celsius": 21}, None),
     ("get_forecast", {"city": "Paris", "days": 2}, None, "forecast service unavailable"),
@@ -61,7 +51,7 @@ def test_mlflow_traces_of_a_real_agent(tmp_path, traced_tools):
             **os.environ,
             "OPENAI_BASE_URL": model.openai_url,
             "OPENAI_API_KEY": "sk-test",
-            "MLFLOW_TRACKING_URI": tracking.url,
+            "MLFLOW_TRACKING_URI": tracking.base,
         }
         flags = ["--traced-tools"] if traced_tools else []
         command = [

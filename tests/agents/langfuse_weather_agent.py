@@ -11,26 +11,14 @@ exactly as the SDK would send them to a Langfuse server.
 
 from __future__ import annotations
 
-import json
 import sys
 
 from langfuse import Langfuse, observe, propagate_attributes
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+from tool_loop import FAILING_SCHEMAS, FAILING_TOOLS, tool_loop
 
-SCHEMAS = [
-    {"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {}}}}
-    for name in ("get_weather", "get_forecast")
-]
-
-
-@observe(as_type="tool")
-def get_weather(city: str) -> dict:
-    return {"city": city, "celsius": 21}
-
-
-@observe(as_type="tool")
-def get_forecast(city: str, days: int) -> list:
-    raise RuntimeError("forecast service unavailable")
+get_weather = observe(as_type="tool")(FAILING_TOOLS["get_weather"])
+get_forecast = observe(as_type="tool")(FAILING_TOOLS["get_forecast"])
 
 
 def main() -> None:
@@ -48,19 +36,13 @@ def run(out) -> None:
 
     @observe(as_type="agent")
     def weather_agent(question: str) -> str:
-        messages: list = [{"role": "user", "content": question}]
-        while True:
-            reply = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=SCHEMAS)
-            message = reply.choices[0].message
-            if not message.tool_calls:
-                return message.content or ""
-            messages.append(message.model_dump(exclude_none=True))
-            for call in message.tool_calls:
-                try:
-                    result = tools[call.function.name](**json.loads(call.function.arguments))
-                except RuntimeError as exc:
-                    result = {"error": str(exc)}
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)})
+        return tool_loop(
+            lambda history: client.chat.completions.create(
+                model="gpt-4o-mini", messages=history, tools=FAILING_SCHEMAS
+            ),
+            [{"role": "user", "content": question}],
+            tools,
+        )
 
     for query_id, question in (arg.split("=", 1) for arg in sys.argv[2:]):
         with propagate_attributes(metadata={"agentci.query_id": query_id}):

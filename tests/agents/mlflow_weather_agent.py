@@ -16,20 +16,7 @@ import sys
 import mlflow
 import openai
 from mlflow.entities import SpanType
-
-
-def get_weather(city: str) -> dict:
-    return {"city": city, "celsius": 21}
-
-
-def get_forecast(city: str, days: int) -> list:
-    raise RuntimeError("forecast service unavailable")
-
-
-SCHEMAS = [
-    {"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {}}}}
-    for name in ("get_weather", "get_forecast")
-]
+from tool_loop import FAILING_SCHEMAS, FAILING_TOOLS, tool_loop
 
 
 def main() -> None:
@@ -37,25 +24,19 @@ def main() -> None:
     runs = [arg.split("=", 1) for arg in sys.argv[2:] if "=" in arg]
     mlflow.set_experiment(experiment_id="0")
     mlflow.openai.autolog()
-    tools = {f.__name__: mlflow.trace(f, span_type=SpanType.TOOL) if traced else f for f in (get_weather, get_forecast)}
+    tools = {name: mlflow.trace(f, span_type=SpanType.TOOL) if traced else f for name, f in FAILING_TOOLS.items()}
     client = openai.OpenAI()
 
     @mlflow.trace(span_type=SpanType.AGENT)
     def weather_agent(question: str, query_id: str) -> str:
         mlflow.update_current_trace(metadata={"agentci.query_id": query_id})
-        messages: list = [{"role": "user", "content": question}]
-        while True:
-            reply = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=SCHEMAS)
-            message = reply.choices[0].message
-            if not message.tool_calls:
-                return message.content or ""
-            messages.append(message.model_dump(exclude_none=True))
-            for call in message.tool_calls:
-                try:
-                    result = tools[call.function.name](**json.loads(call.function.arguments))
-                except RuntimeError as exc:
-                    result = {"error": str(exc)}
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)})
+        return tool_loop(
+            lambda history: client.chat.completions.create(
+                model="gpt-4o-mini", messages=history, tools=FAILING_SCHEMAS
+            ),
+            [{"role": "user", "content": question}],
+            tools,
+        )
 
     trace_ids = []
     for query_id, question in runs:

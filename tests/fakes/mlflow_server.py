@@ -9,34 +9,20 @@ repository, as a real server's artifact store would be.
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import urlparse
 
+from .llm_server import LocalServer
 
-class FakeMlflowServer:
-    """Use as a context manager; `url` is the tracking URI, `artifacts` the folder the span data lands in."""
+
+class FakeMlflowServer(LocalServer):
+    """Use as a context manager; `base` is the tracking URI, `artifacts` the folder the span data lands in."""
 
     def __init__(self, artifacts: Path):
         self.artifacts = artifacts
         self.traces: dict[str, dict] = {}  # trace id → the trace info as logged
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._http.daemon_threads = True
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
-
-    def __enter__(self) -> FakeMlflowServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._http.shutdown()
-        self._http.server_close()
-
-    @property
-    def url(self) -> str:
-        host, port = self._http.server_address[:2]
-        return f"http://{host}:{port}"
+        super().__init__()
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self

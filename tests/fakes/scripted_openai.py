@@ -88,3 +88,19 @@ class ScriptedOpenAIServer(FakeLLMServer):
                 **({"prompt_tokens_details": {"cached_tokens": turn.cached_tokens}} if turn.cached_tokens else {}),
             },
         }
+
+
+PARIS_QUESTION = "What's the weather in Paris?"
+PARIS_ANSWER = "It is 21°C in Paris; the forecast is unavailable."
+# Two tools issued together (tests/agents/tool_loop.py: the second fails), then the answer; 64 cached tokens each.
+FAILING_TOOL_SCRIPT = {
+    PARIS_QUESTION: [
+        Turn(
+            tool_calls=[("get_weather", {"city": "Paris"}), ("get_forecast", {"city": "Paris", "days": 2})],
+            prompt_tokens=120,
+            completion_tokens=40,
+            cached_tokens=64,
+        ),
+        Turn(content=PARIS_ANSWER, prompt_tokens=200, completion_tokens=12, cached_tokens=64),
+    ]
+}
