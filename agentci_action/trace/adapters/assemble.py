@@ -36,8 +36,18 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from .common import duration_ms, handoff_target, iso_time, query_key, resolve_agent, tool_output
-from .spans import Span, Tree, by_trace
+from ..models import Trace
+from .common import (
+    build_trace,
+    convert_each,
+    duration_ms,
+    handoff_target,
+    iso_time,
+    query_key,
+    resolve_agent,
+    tool_output,
+)
+from .spans import Span, Tree, by_trace, first_line
 
 
 @dataclass
@@ -305,6 +315,21 @@ def span_runs(spans: list[Span], view_of) -> list[tuple[list[Span], dict[str, Sp
     for members, _ in runs:
         members.sort(key=lambda s: (s.start if s.start is not None else float("inf"), s.position))
     return runs
+
+
+def traces_of_spans(
+    spans: list[Span], file: str, source_format: str, view_of, content_switch: str = "", keep=None
+) -> list[Trace]:
+    """One canonical trace per run of `spans` (see span_runs), each read with `view_of`; `keep(views)` may
+    leave a run out (by its span views)."""
+
+    def one(run: tuple[list[Span], dict[str, SpanView]]) -> Trace:
+        members, views = run
+        fields, inferred = from_spans(members, view_of, views, content_switch)
+        return build_trace(fields, file, first_line(members), source_format, inferred)
+
+    runs = [run for run in span_runs(spans, view_of) if keep is None or keep(run[1])]
+    return convert_each(runs, file, source_format, one, lambda run: first_line(run[0]))
 
 
 @dataclass

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .assemble import SpanView, from_spans, span_runs
-from .common import build_trace, convert_each, json_attribute, known
+from .assemble import SpanView, traces_of_spans
+from .common import json_attribute, known
 from .openai_chat import message_fields, openai_usage
-from .spans import Span, first_line, read_spans, spans_in
+from .spans import Span, read_spans, spans_in
 
 NAME = "langfuse"
 TYPE = "langfuse.observation.type"
@@ -81,9 +81,4 @@ def view(span: Span) -> SpanView:
 
 
 def convert(records: list[Any], file: str) -> list[Any]:
-    def one(run: tuple[Any, Any]) -> Any:
-        spans, views = run
-        fields, inferred = from_spans(spans, view, views)
-        return build_trace(fields, file, first_line(spans), NAME, inferred)
-
-    return convert_each(span_runs(read_spans(records, file), view), file, NAME, one, lambda run: first_line(run[0]))
+    return traces_of_spans(read_spans(records, file), file, NAME, view)

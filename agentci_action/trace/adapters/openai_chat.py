@@ -107,6 +107,15 @@ def message_fields(messages: list[dict[str, Any]], reply: dict[str, Any]) -> dic
     }
 
 
+def _turn(message: dict[str, Any], completion: dict[str, Any] | None) -> Turn:
+    return Turn(
+        text=text_of(message.get("content")),
+        tool_calls=tool_calls_of(message),
+        llm=_llm(completion),
+        agent=message.get("name"),
+    )
+
+
 def conversation(messages: list[dict[str, Any]], completions: list[dict[str, Any]]) -> tuple[list[Turn], dict, str]:
     """(assistant turns, tool results by call id, first user text) of a Chat Completions message list."""
     turns, results, query = [], {}, ""
@@ -115,27 +124,11 @@ def conversation(messages: list[dict[str, Any]], completions: list[dict[str, Any
         if role == "user" and not query:
             query = text_of(message.get("content"))
         elif role == "assistant":
-            completion = completions[len(turns)] if len(turns) < len(completions) else None
-            turns.append(
-                Turn(
-                    text=text_of(message.get("content")),
-                    tool_calls=tool_calls_of(message),
-                    llm=_llm(completion),
-                    agent=message.get("name"),
-                )
-            )
+            turns.append(_turn(message, completions[len(turns)] if len(turns) < len(completions) else None))
         elif role == "tool":
             results[message.get("tool_call_id")] = tool_output(message.get("content"))
     for completion in completions[len(turns) :]:  # responses whose message was not appended to the list
-        message = ((completion.get("choices") or [{}])[0]).get("message") or {}
-        turns.append(
-            Turn(
-                text=text_of(message.get("content")),
-                tool_calls=tool_calls_of(message),
-                llm=_llm(completion),
-                agent=message.get("name"),
-            )
-        )
+        turns.append(_turn(((completion.get("choices") or [{}])[0]).get("message") or {}, completion))
     return turns, results, query
 
 

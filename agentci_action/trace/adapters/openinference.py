@@ -32,9 +32,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .assemble import SpanView, from_spans, span_runs
-from .common import KEY_NAMES, build_trace, convert_each, known, maybe_json
-from .spans import Span, first_line, read_spans, spans_in
+from .assemble import SpanView, traces_of_spans
+from .common import KEY_NAMES, known, maybe_json
+from .spans import Span, read_spans, spans_in
 
 NAME = "openinference"
 KIND = "openinference.span.kind"
@@ -184,9 +184,4 @@ def view(span: Span) -> SpanView:
 
 
 def convert(records, file: str) -> list:
-    def one(run):
-        spans, views = run
-        fields, inferred = from_spans(spans, view, views, CONTENT_SWITCH)
-        return build_trace(fields, file, first_line(spans), NAME, inferred)
-
-    return convert_each(span_runs(read_spans(records, file), view), file, NAME, one, lambda run: first_line(run[0]))
+    return traces_of_spans(read_spans(records, file), file, NAME, view, CONTENT_SWITCH)
