@@ -48,8 +48,7 @@ CONTENT_SWITCH = (
 
 
 def detect(records) -> bool:
-    spans = spans_in(records)
-    return bool(spans) and any(KIND in attrs for attrs in spans)
+    return any(KIND in attrs for attrs in spans_in(records))
 
 
 def _indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:

@@ -52,8 +52,7 @@ CONTENT_SWITCH = (
 
 
 def detect(records) -> bool:
-    spans = spans_in(records)
-    return bool(spans) and any(any(str(k).startswith("gen_ai.") for k in attrs) for attrs in spans)
+    return any(any(str(k).startswith("gen_ai.") for k in attrs) for attrs in spans_in(records))
 
 
 def _first(attrs: dict[str, Any], *names: str) -> Any:

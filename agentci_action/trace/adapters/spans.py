@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -280,16 +281,15 @@ def read_spans(records, file: str) -> list[Span]:
     return spans
 
 
-def spans_in(records) -> list[dict[str, Any]]:
-    """Attribute dicts of the spans in `records`, for cheap format detection (no validation)."""
-    found = []
+def spans_in(records) -> Iterator[dict[str, Any]]:
+    """Attribute dicts of the spans in `records`, one at a time, for cheap format detection (no validation): a
+    detector that finds its attribute early stops reading there."""
     for record in records:
         value = record.value
         if is_sdk_span(value) or is_js_span(value):
-            found.append(flatten(value.get("attributes") or {}))
+            yield flatten(value.get("attributes") or {})
         elif is_otlp(value):
-            found.extend({a.get("key"): True for a in raw.get("attributes", [])} for _, raw in _otlp_walk(value))
-    return found
+            yield from ({a.get("key"): True for a in raw.get("attributes", [])} for _, raw in _otlp_walk(value))
 
 
 def first_line(spans: list[Span]) -> int:
