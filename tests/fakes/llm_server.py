@@ -46,6 +46,29 @@ class Received:
     at: float
 
 
+class JSONHandler(BaseHTTPRequestHandler):
+    """A quiet HTTP/1.1 handler that answers JSON."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes: no 40 ms delayed-ACK stall
+
+    def log_message(self, *args: object) -> None:  # keep test output quiet
+        pass
+
+    def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
+            pass
+
+
 class LocalServer:
     """An HTTP server on 127.0.0.1 serving in a daemon thread while used as a context manager; subclasses give
     `_handler_class()` and set what it reads before calling this `__init__`."""
@@ -126,13 +149,7 @@ class FakeLLMServer(LocalServer):
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # headers and body go out as separate writes: no 40 ms delayed-ACK stall
-
-            def log_message(self, *args: object) -> None:  # keep test output quiet
-                pass
-
+        class Handler(JSONHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length)
@@ -180,19 +197,6 @@ class FakeLLMServer(LocalServer):
                         body, verdict, malformed=bool(fault and fault.kind == "malformed"), system=system, user=user
                     ),
                 )
-
-            def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    for name, value in (headers or {}).items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
-                    pass
 
         return Handler
 

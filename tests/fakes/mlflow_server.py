@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import urlparse
 
-from .llm_server import LocalServer
+from .llm_server import JSONHandler, LocalServer
 
 
 class FakeMlflowServer(LocalServer):
@@ -27,12 +27,7 @@ class FakeMlflowServer(LocalServer):
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
+        class Handler(JSONHandler):
             def do_GET(self) -> None:
                 path = urlparse(self.path).path
                 if path == "/api/2.0/mlflow/experiments/get":
@@ -54,13 +49,5 @@ class FakeMlflowServer(LocalServer):
                 info["tags"] = {**(info.get("tags") or {}), "mlflow.artifactLocation": location}
                 server.traces[info["trace_id"]] = info
                 self._send(200, {"trace": {"trace_info": info}})
-
-            def _send(self, status: int, payload: dict) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
 
         return Handler
