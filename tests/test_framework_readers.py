@@ -116,3 +116,33 @@ def test_langfuse_spans_of_a_real_agent(tmp_path):
         (query_id, QUESTION, ANSWER, TOOLS, LLM, "completed") for query_id in ("weather-paris", "weather-paris-again")
     ]
     assert all(t.metadata["agents"] == ["weather_agent"] and t.total_cost_usd > 0 for t in traces)
+
+
+GOOGLE_ADK = Path(__file__).parent / "fixtures" / "traces" / "google_adk"  # weather.jsonl, written by generate.py
+
+
+def _adk_facts(path: Path) -> list:
+    return [(*_facts(t), t.metadata["agents"], [c.agent for c in t.tool_calls]) for t in load_traces([str(path)])]
+
+
+def test_google_adk_spans_are_read_as_otel_genai():
+    """ADK's own GenAI spans: generate_content calls (Gemini usage with cached tokens), one execute_tool span per
+    call (its '(merged tools)' span for the parallel pair is no call), the error the tool returned."""
+    gemini = [("gemini-2.0-flash", *call[1:]) for call in LLM]
+    tools = [TOOLS[0], (*TOOLS[1][:2], {"error": TOOLS[1][3]}, "TOOL_ERROR")]
+    assert _adk_facts(GOOGLE_ADK / "weather.jsonl") == [
+        ("weather-paris", QUESTION, ANSWER, tools, gemini, "completed", ["weather_agent"], ["weather_agent"] * 2)
+    ]
+    (trace,) = load_traces([str(GOOGLE_ADK / "weather.jsonl")])
+    assert trace.metadata["source_format"] == "otel-genai" and trace.total_cost_usd > 0
+
+
+def test_the_google_adk_recording_is_what_the_library_writes_today(tmp_path):
+    """google-adk pins opentelemetry-sdk <= 1.44, so it is never in the test environment: in an environment of
+    its own, this regenerates the recording and compares the facts."""
+    pytest.importorskip("google.adk", reason="google-adk cannot share the test environment (opentelemetry <= 1.44)")
+    out = tmp_path / "weather.jsonl"
+    subprocess.run(
+        [sys.executable, str(GOOGLE_ADK / "generate.py"), str(out)], check=True, timeout=300, capture_output=True
+    )
+    assert _adk_facts(out) == _adk_facts(GOOGLE_ADK / "weather.jsonl")
