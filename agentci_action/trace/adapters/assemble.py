@@ -166,6 +166,27 @@ def _message_tools(llm_spans: list[Span], tree: Tree, views: dict[str, SpanView]
     return found
 
 
+def _issued_alike(
+    span: Span, view: SpanView, llm_spans: list[Span], views: dict[str, SpanView], claimed: set[tuple[str, int]]
+) -> tuple[float, int]:
+    """(issuing call's start, position in its output) of a tool span that names no tool-call id: the first
+    unclaimed call of the same tool (and arguments, where both are known) issued by the latest model call that
+    started before it; else the span's own start. Parallel calls then keep the model's order, not the order
+    they happened to start in."""
+    start = span.start or 0.0
+    for llm in sorted((s for s in llm_spans if (s.start or 0.0) <= start), key=lambda s: s.start or 0.0, reverse=True):
+        for index, call in enumerate(views[llm.span_id].message_calls):
+            same = call["name"] == view.tool_name and (
+                view.arguments in (None, {}) or call.get("arguments") == view.arguments
+            )
+            if same and (llm.span_id, index) not in claimed:
+                claimed.add((llm.span_id, index))
+                return llm.start or 0.0, index
+        if views[llm.span_id].message_calls:
+            break  # the latest model call that issued tools is the one this span answers
+    return start, 0
+
+
 def from_spans(
     spans: list[Span], view_of, views: dict[str, SpanView] | None = None, content_switch: str = ""
 ) -> tuple[dict[str, Any], bool]:
@@ -185,6 +206,7 @@ def from_spans(
             issued.setdefault(call_id, (span.start or 0.0, index))
 
     tools, handoffs = [], []
+    claimed: set[tuple[str, int]] = set()  # (model-call span id, call index) already matched to a tool span
     for span in spans:
         view = views[span.span_id]
         if view.kind == "handoff" and view.handoff_to:
@@ -193,7 +215,7 @@ def from_spans(
             )
         if view.kind != "tool":
             continue
-        anchor, index = issued.get(view.call_id or "", (span.start or 0.0, 0))
+        anchor, index = issued.get(view.call_id or "") or _issued_alike(span, view, llm_spans, views, claimed)
         order = (anchor, index, span.position)
         target = handoff_target(view.tool_name)
         if target is not None:
