@@ -208,3 +208,33 @@ def test_parallel_tool_spans_without_call_ids_keep_the_order_the_model_issued_th
     path.write_text("".join(json.dumps(s) + "\n" for s in spans))
     (trace,) = load_traces([str(path)])
     assert trace.tool_names == ["get_weather", "get_forecast"]
+
+
+def test_pydantic_ai_spans_of_a_real_agent(tmp_path):
+    """Pydantic AI (2.68) with its Instrumentation capability writes GenAI spans the OTel GenAI reader reads: its
+    chat spans (model calls), execute_tool spans (a tool that returns its error is a call that succeeded, as
+    Pydantic AI records it) and invoke_agent span."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities.instrumentation import Instrumentation
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    path = tmp_path / "pydantic_ai.jsonl"
+    with path.open("w") as out, ScriptedOpenAIServer(SCRIPT) as server:
+        provider = TracerProvider()
+        exporter = ConsoleSpanExporter(out=out, formatter=lambda span: span.to_json(indent=None) + "\n")
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        model = OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider(base_url=server.openai_url, api_key="sk-test"))
+        instrumentation = Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))
+        agent = Agent(model, name="weather_agent", capabilities=[instrumentation])
+        agent.tool_plain(lambda city: {"city": city, "celsius": 21}, name="get_weather")
+        agent.tool_plain(lambda city, days: {"error": TOOLS[1][3]}, name="get_forecast")
+        agent.run_sync(QUESTION)
+        provider.shutdown()
+    (trace,) = load_traces([str(path)])
+    tools = [TOOLS[0], (*TOOLS[1][:2], {"error": TOOLS[1][3]}, None)]
+    assert _facts(trace) == (None, QUESTION, ANSWER, tools, LLM, "completed")
+    assert trace.metadata["source_format"] == "otel-genai" and trace.metadata["agents"] == ["weather_agent"]
