@@ -68,6 +68,7 @@ def test_mlflow_traces_of_a_real_agent(tmp_path, traced_tools):
     tools = TOOLS if traced_tools else [TOOLS[0], (*TOOLS[1][:2], {"error": TOOLS[1][3]}, TOOLS[1][3])]
     assert _facts(trace) == ("weather-paris", QUESTION, ANSWER, tools, LLM, "completed")
     assert trace.metadata["agents"] == ["weather_agent"] and trace.total_cost_usd > 0
+    assert [(d.id, d.text) for d in trace.retrieved_context] == [("notes/paris.md", "Paris is mild in spring.")]
 
 
 LITELLM = Path(__file__).parent / "fixtures" / "traces" / "litellm"  # weather.jsonl, written by generate.py there

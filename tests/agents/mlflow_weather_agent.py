@@ -1,5 +1,5 @@
 """A real tool-calling agent traced with MLflow as its owners would: `mlflow.openai.autolog()` for the model
-calls, `@mlflow.trace` for the agent and (with `--traced-tools`) its tools.
+calls, `@mlflow.trace` for the agent, its retriever and (with `--traced-tools`) its tools.
 
     python mlflow_weather_agent.py OUT.jsonl [--traced-tools] QUERY_ID=QUESTION ...
 
@@ -15,7 +15,7 @@ import sys
 
 import mlflow
 import openai
-from mlflow.entities import SpanType
+from mlflow.entities import Document, SpanType
 from tool_loop import FAILING_SCHEMAS, FAILING_TOOLS, tool_loop
 
 
@@ -27,9 +27,14 @@ def main() -> None:
     tools = {name: mlflow.trace(f, span_type=SpanType.TOOL) if traced else f for name, f in FAILING_TOOLS.items()}
     client = openai.OpenAI()
 
+    @mlflow.trace(span_type=SpanType.RETRIEVER)
+    def search_notes(question: str) -> list[Document]:
+        return [Document(page_content="Paris is mild in spring.", metadata={"doc_uri": "notes/paris.md"})]
+
     @mlflow.trace(span_type=SpanType.AGENT)
     def weather_agent(question: str, query_id: str) -> str:
         mlflow.update_current_trace(metadata={"agentci.query_id": query_id})
+        search_notes(question)
         return tool_loop(
             lambda history: client.chat.completions.create(
                 model="gpt-4o-mini", messages=history, tools=FAILING_SCHEMAS

@@ -87,7 +87,6 @@ def view(span: Span) -> SpanView:
             llm=known(
                 {
                     "model": json_attribute(attrs, "mlflow.llm.model") or request.get("model"),
-                    "provider": json_attribute(attrs, "mlflow.llm.provider"),
                     "input_tokens": usage.get("input_tokens"),
                     "output_tokens": usage.get("output_tokens"),
                     "cached_input_tokens": usage.get("cache_read_input_tokens"),
