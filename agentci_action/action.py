@@ -54,7 +54,7 @@ class ActionInputs(BaseModel):
     baseline_traces: list[str] = Field(default_factory=list, alias="baseline-traces")
     trace_format: str | None = Field(None, alias="trace-format")
     tags: list[str] = Field(default_factory=list)
-    fail_on: str = Field("correctness", alias="fail-on")
+    fail_on: str = Field("correctness,suite", alias="fail-on")
     comment_mode: str = Field("always", alias="comment-mode")
     comment_header: str = Field(markdown.DEFAULT_HEADER, alias="comment-header")
     annotations: bool = True

@@ -32,12 +32,12 @@ FORMATS = ("console", "json", "github", "markdown", "junit", "prometheus")
 
 
 def exit_code(run: RunResult) -> int:
-    """2 when any query could not be evaluated, 1 when any query blocks, else 0."""
+    """2 when any query could not be evaluated, 1 when any query or suite gate blocks, else 0."""
     from .engine.results import Status
 
     if any(r.status is Status.ERROR for r in run.results):
         return EXIT_ERROR
-    if any(r.blocking for r in run.results):
+    if any(r.blocking for r in run.results) or any(g.blocking for g in run.gates):
         return EXIT_FAIL
     return EXIT_PASS
 
@@ -125,14 +125,20 @@ def _shard_option(text: str | None) -> ShardInfo | None:
         raise SpecError.at("--shard", 0, str(exc)) from None
 
 
-def cmd_test(args: argparse.Namespace) -> int:
-    from .engine.runner import Settings, parse_fail_on
-    from .evaluate import Evaluation, evaluate
+def _fail_on(args: argparse.Namespace) -> frozenset[str]:
+    from .engine.runner import parse_fail_on
 
     try:
-        fail_on = parse_fail_on(args.fail_on)
+        return parse_fail_on(args.fail_on)
     except ValueError as exc:
         raise SpecError.at("--fail-on", 0, str(exc)) from None
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    from .engine.runner import Settings
+    from .evaluate import Evaluation, evaluate
+
+    fail_on = _fail_on(args)
     shard = _shard_option(args.shard)
     if shard and not args.output:
         raise SpecError.at(
@@ -158,7 +164,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     if shard:  # --output takes the shard results file; the report goes to standard output
         from .report import json
 
-        write_output(json.render(run), args.output)
+        write_output(json.render(run, outcome.diff), args.output)  # the merge judges the gates from its diff
         write_report(render(args.format, run), args.format, None)
         return exit_code(run)
     if outcome.diff and args.format not in ("console", "github", "markdown"):  # those show the diff and its warnings
@@ -355,12 +361,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
         args.compare,
         _judge_options(args),
         args.embedding_cache,
-        Settings(workers=args.workers),
+        Settings(fail_on=_fail_on(args), workers=args.workers),
     )
     if args.format != "console":
         _warn(diff.warnings)
     write_report(diff_renderer(args.format)(diff), args.format, args.output)
-    return EXIT_PASS
+    return EXIT_FAIL if any(g.blocking for g in diff.gates) else EXIT_PASS
 
 
 def diff_renderer(fmt: str):
@@ -457,6 +463,15 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_fail_on_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--fail-on",
+        default="correctness,suite",
+        help="what blocks (exit 1): correctness, path, cost, suite (the spec's suite: gates), or none "
+        "(default: correctness,suite)",
+    )
+
+
 def add_evaluation_arguments(parser: argparse.ArgumentParser) -> None:
     """How queries are evaluated, the same on `test` and `diff`: the judge, its workers, the embedding cache."""
     parser.add_argument("--workers", type=_positive, default=4, help="concurrent judge calls (default 4)")
@@ -510,11 +525,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="trace format (default: detected per file)",
     )
     test.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
-    test.add_argument(
-        "--fail-on",
-        default="correctness",
-        help="layers that block: correctness,path,cost or none (default: correctness)",
-    )
+    add_fail_on_argument(test)
     add_evaluation_arguments(test)
     test.add_argument(
         "--format",
@@ -606,6 +617,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--baseline", required=True, help="the version compared from")
     diff.add_argument("--compare", required=True, help="the version compared to")
     add_evaluation_arguments(diff)
+    add_fail_on_argument(diff)
     diff.add_argument("--format", choices=("console", "json", "markdown"), default="console")
     diff.add_argument("--output", help="write the diff to this file instead of standard output")
     diff.set_defaults(func=cmd_diff)

@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 from .engine import metrics
 from .engine.correctness import Judge
 from .engine.path import closest_variant
-from .engine.results import Aggregates, MetricChange, QueryResult, RunResult, Status
+from .engine.results import Aggregates, GateResult, MetricChange, QueryResult, RunResult, Status
 from .engine.runner import Settings, group_traces, run_spec
 from .engine.score import run_uplift
 from .spec.models import AgentCISpec, PathSpec
@@ -204,6 +204,11 @@ class RunDiff(BaseModel):
         default_factory=dict,
         description="Per side ('before', 'after'), correctness checks skipped in queries that did not fail "
         "(no judge key or cached verdict, no embedding provider): reason → how many. Empty when all ran.",
+    )
+    gates: list[GateResult] = Field(
+        default_factory=list,
+        description="`agentci diff`: the spec's `suite:` gates judged on the compared side against the baseline "
+        "(in a results file they are the run's own `gates`).",
     )
 
     @property
@@ -521,6 +526,22 @@ def diff_runs(
         queries=queries,
         warnings=list(warnings or []),
         unverified={name: reasons for name, reasons in unverified.items() if reasons},
+    )
+
+
+def merge_diffs(shards: list[RunDiff]) -> RunDiff:
+    """The shards' diffs (each of its own queries, and every removed query) as one diff of their queries and totals,
+    for the suite's gates: uplift and suite aggregates are left empty (they need the baseline's whole run)."""
+    queries = list({q.id: q for shard in reversed(shards) for q in shard.queries}.values())
+    queries.sort(key=_order)
+    first = shards[0]
+    return RunDiff(
+        agent=first.agent,
+        before=first.before,
+        after=first.after,
+        total=_total(queries),
+        queries=queries,
+        warnings=list(dict.fromkeys(w for shard in shards for w in shard.warnings)),
     )
 
 
