@@ -550,6 +550,7 @@ class Reference:
     runs: dict[str, list[Trace]] | None = None
     removed: dict[str, list[Trace]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    commit: str | None = None  # the commit it was read at (--baseline-ref), else None: the working tree
 
 
 def version_reference(spec: AgentCISpec, stored: StoredBaseline, wanted: set[str] | None = None) -> Reference:

@@ -158,6 +158,7 @@ def cmd_test(args: argparse.Namespace) -> int:
                 settings=Settings(fail_on=fail_on, workers=args.workers),
                 shard=shard,
                 judge=_judge_options(args),
+                baseline_ref=_base_ref(args),
             )
         )
     run = outcome.run
@@ -171,6 +172,18 @@ def cmd_test(args: argparse.Namespace) -> int:
         _warn(outcome.diff.warnings)
     write_report(render(args.format, run, outcome.diff), args.format, args.output)
     return exit_code(run)
+
+
+def _base_ref(args: argparse.Namespace):
+    """--baseline-ref REF, read through git, else through the GitHub API when GITHUB_TOKEN and GITHUB_REPOSITORY
+    are set (as in a workflow's run: step); None without the option."""
+    from .base_ref import BaseRef, GitHubAccess, check_ref
+
+    if not getattr(args, "baseline_ref", None):
+        return None
+    token, repository = os.environ.get("GITHUB_TOKEN", ""), os.environ.get("GITHUB_REPOSITORY", "")
+    api = os.environ.get("GITHUB_API_URL") or "https://api.github.com"
+    return BaseRef(check_ref(args.baseline_ref), GitHubAccess(repository, token, api) if token and repository else None)
 
 
 def _judge_options(args: argparse.Namespace):
@@ -355,6 +368,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from .engine.runner import Settings
     from .evaluate import compare_versions
 
+    if not args.baseline and not args.baseline_ref:
+        raise SpecError.at("--baseline", 0, "name the version compared from (--baseline V), or --baseline-ref REF")
+
     diff = compare_versions(
         args.spec,
         args.baseline,
@@ -362,6 +378,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         _judge_options(args),
         args.embedding_cache,
         Settings(fail_on=_fail_on(args), workers=args.workers),
+        _base_ref(args),
     )
     if args.format != "console":
         _warn(diff.warnings)
@@ -513,6 +530,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="saved baseline version to compare with (default: the newest whose precheck passed; 'none': no baseline)",
     )
     test.add_argument(
+        "--baseline-ref",
+        metavar="REF",
+        help="compare with the baseline as it is at this commit (e.g. origin/main, or the PR's base sha): the traces "
+        "at --traces' paths there, else its saved version (--baseline V, default the newest that passed); through "
+        "git, else the GitHub API (GITHUB_TOKEN, GITHUB_REPOSITORY)",
+    )
+    test.add_argument(
         "--baseline-traces",
         action="append",
         help="accepted traces to compare with instead of a saved version "
@@ -614,7 +638,12 @@ def build_parser() -> argparse.ArgumentParser:
         "diff", help="compare two baseline versions: correctness, path and cost per query and in total"
     )
     add_spec_argument(diff)
-    diff.add_argument("--baseline", required=True, help="the version compared from")
+    diff.add_argument("--baseline", help="the version compared from (with --baseline-ref: as saved at REF)")
+    diff.add_argument(
+        "--baseline-ref",
+        metavar="REF",
+        help="read the --baseline version (default: the newest that passed) as saved at this commit",
+    )
     diff.add_argument("--compare", required=True, help="the version compared to")
     add_evaluation_arguments(diff)
     add_fail_on_argument(diff)

@@ -205,6 +205,10 @@ class RunDiff(BaseModel):
         description="Per side ('before', 'after'), correctness checks skipped in queries that did not fail "
         "(no judge key or cached verdict, no embedding provider): reason → how many. Empty when all ran.",
     )
+    baseline_commit: str | None = Field(
+        None,
+        description="The commit the baseline side was read at (--baseline-ref, `baseline: base`); null: the working tree.",
+    )
     gates: list[GateResult] = Field(
         default_factory=list,
         description="`agentci diff`: the spec's `suite:` gates judged on the compared side against the baseline "
@@ -582,7 +586,9 @@ def diff_against(spec: AgentCISpec, reference: Reference, after: Side, evaluator
     else:
         runs = {key: [trace] for key, trace in chosen_variants(spec, reference.variants, after).items()}
     before = evaluate_side(spec, reference.label, runs, reference.variants, evaluator)
-    return diff_runs(before, after, reference.warnings, reference.removed)
+    diff = diff_runs(before, after, reference.warnings, reference.removed)
+    diff.baseline_commit = reference.commit
+    return diff
 
 
 def current_vs_baseline(

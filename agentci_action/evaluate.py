@@ -18,6 +18,7 @@ from .engine.results import RunResult, ShardInfo
 from .engine.runner import Settings
 
 if TYPE_CHECKING:
+    from .base_ref import BaseRef
     from .engine.checks.answer import Embedder
     from .engine.judge import LLMJudge
     from .engine.judge.embeddings import EmbeddingCache
@@ -56,6 +57,7 @@ class Evaluation:
     settings: Settings = Settings()
     shard: ShardInfo | None = None  # evaluate only this shard's queries (the baseline still guides path and cost)
     judge: JudgeOptions = JudgeOptions()
+    baseline_ref: BaseRef | None = None  # read the baseline at this commit (base_ref.py); `baseline` names a version
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,8 @@ def evaluate(request: Evaluation) -> Outcome:
 
     if request.baseline and request.baseline_traces:
         raise SpecError.at("baseline-traces", 0, "a baseline version and baseline traces exclude each other; give one")
+    if request.baseline_ref and request.baseline_traces:
+        raise SpecError.at("baseline-traces", 0, "a baseline ref and baseline traces exclude each other; give one")
     whole = load_spec(request.spec)  # once: the baseline's hash and matching need every query
     spec = select_tags(whole, request.tags) if request.tags else whole
     traces = load_traces(request.traces, request.trace_format, spec.pricing)
@@ -130,6 +134,15 @@ def evaluate(request: Evaluation) -> Outcome:
         notes = [
             f"baseline traces: {note}" for note in baseline.unmatched
         ]  # warned like --traces, never dropped silently
+    elif request.baseline_ref is not None:
+        from .base_ref import base_reference
+
+        reference, notes = base_reference(
+            whole, spec, request.traces, request.baseline, request.baseline_ref, request.trace_format
+        )
+        if reference is None:  # nothing at the base commit: the saved baseline of the working tree, as without it
+            reference = reference_for(whole, spec, request.baseline)
+            notes = [f"{notes[0]}; compared with {reference.label if reference else 'no baseline'} instead"]
     elif (request.baseline or "").lower() != NO_BASELINE:
         reference = reference_for(whole, spec, request.baseline)
     if reference is not None and request.shard is not None:
@@ -154,11 +167,12 @@ def evaluate(request: Evaluation) -> Outcome:
 
 def compare_versions(
     spec_path: str,
-    baseline: str,
+    baseline: str | None,
     compare: str,
     judge: JudgeOptions = JudgeOptions(),
     embedding_cache: str | None = None,
     settings: Settings = Settings(),
+    baseline_ref: BaseRef | None = None,
 ) -> RunDiff:
     """Saved version `compare` against saved version `baseline`, both evaluated with the current spec exactly as
     `agentci test --baseline` evaluates a run (same judge and verdict cache, embedder and settings); the suite's
@@ -166,13 +180,21 @@ def compare_versions(
     from .baselines import load_baseline, version_reference
     from .diff import diff_against, evaluate_side
     from .engine.gates import judge_gates
+    from .errors import InputError
     from .spec.loader import load_spec
 
     spec = load_spec(spec_path)
-    stored = [
-        load_baseline(spec, version, option) for version, option in ((baseline, "--baseline"), (compare, "--compare"))
-    ]
-    reference, compared = (version_reference(spec, found) for found in stored if found is not None)
+    stored = load_baseline(spec, compare, "--compare")
+    if baseline_ref is not None:  # version `baseline` (default: the newest that passed) as saved at the base commit
+        from .base_ref import base_reference
+
+        reference, notes = base_reference(spec, spec, [], baseline, baseline_ref)
+    else:
+        found = load_baseline(spec, baseline, "--baseline")
+        reference, notes = (version_reference(spec, found), []) if found else (None, ["no baseline version passed"])
+    if stored is None or reference is None:
+        raise InputError.at("--baseline-ref" if baseline_ref else "--baseline", 0, notes[0] if notes else "no version")
+    compared = version_reference(spec, stored)
     with evaluator_for(spec, judge, embedding_cache, settings) as evaluator:
         after = evaluate_side(spec, compare, compared.runs or {}, reference.variants, evaluator)
         diff = diff_against(spec, reference, after, evaluator)
