@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 
-def field_path(loc: tuple) -> str:
+def field_path(loc: tuple[str | int, ...]) -> str:
     """`("tool_calls", 1, "arguments")` → `tool_calls[1].arguments`."""
     text = ""
     for part in loc:
@@ -20,7 +20,9 @@ def field_path(loc: tuple) -> str:
     return text
 
 
-def field_message(error: Any, root: type[BaseModel], shown: tuple | None = None, name_parent: bool = False) -> str:
+def field_message(
+    error: Any, root: type[BaseModel], shown: tuple[str | int, ...] | None = None, name_parent: bool = False
+) -> str:
     """One error of `root.model_validate` (an item of `ValidationError.errors()`) as a sentence.
 
     `shown` is the location as the file writes it, when that differs from the model's (default: the error's);
@@ -38,7 +40,7 @@ def field_message(error: Any, root: type[BaseModel], shown: tuple | None = None,
     where = f"{field_path(shown)}: " if shown else ""
     if error["type"] == "missing":
         return f"{where}required key is missing"
-    return where + error["msg"].removeprefix("Value error, ")
+    return where + str(error["msg"]).removeprefix("Value error, ")
 
 
 def _keys(model: type[BaseModel]) -> list[str]:
@@ -46,7 +48,7 @@ def _keys(model: type[BaseModel]) -> list[str]:
     return [field.alias or name for name, field in model.model_fields.items()]
 
 
-def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
+def _model_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> type[BaseModel] | None:
     """The pydantic model that holds the field at `loc` (for suggesting the closest valid key); `loc` may pass
     through list items, the values of user-keyed maps (argument_rules, pricing) and union members."""
     current: Any = model

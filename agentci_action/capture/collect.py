@@ -21,6 +21,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from ..errors import TraceError
 from ..runner.store import line, replace_file
@@ -50,7 +51,7 @@ def traces_of(receiver: Receiver) -> list[Trace]:
     return traces
 
 
-def _unnamed(resource_spans: list[dict], receiver: Receiver) -> list[Trace]:
+def _unnamed(resource_spans: list[dict[str, Any]], receiver: Receiver) -> list[Trace]:
     """Spans that name no run, read together as a span file; when some trace among them is unreadable (a
     service's HTTP spans, say), each trace id on its own, so the others still count."""
     source = "otel:spans without agentci.query_id"
@@ -58,7 +59,7 @@ def _unnamed(resource_spans: list[dict], receiver: Receiver) -> list[Trace]:
         return assemble.read({"resourceSpans": resource_spans}, source)
     except TraceError:
         pass
-    by_trace: dict[str, list[dict]] = {}
+    by_trace: dict[str, list[dict[str, Any]]] = {}
     for resource in resource_spans:
         for span in spans_of(resource):
             by_trace.setdefault(str(span.get("traceId")), []).append(
@@ -149,7 +150,9 @@ def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def _run_command(command, receiver: Receiver, environ, stop: threading.Event, collector: Collector) -> int:
+def _run_command(
+    command: list[str], receiver: Receiver, environ: Mapping[str, str], stop: threading.Event, collector: Collector
+) -> int:
     env = {
         **{name: value for name, value in DEFAULTS.items() if name not in environ},
         **environ,

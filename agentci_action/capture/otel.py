@@ -35,7 +35,7 @@ class OtelCapture(Capture):
     ):
         self.inherited = inherited
         self.wait_s = wait_s
-        self.receiver = Receiver(**({"log": log} if log else {}))
+        self.receiver = Receiver(log=log) if log else Receiver()
 
     def start(self) -> None:
         self.receiver.start()

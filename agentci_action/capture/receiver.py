@@ -75,7 +75,7 @@ class Receiver:
         self._thread: threading.Thread | None = None
 
     # -- life ---------------------------------------------------------------------------------------------------
-    def start(self) -> Receiver:
+    def start(self) -> Self:
         try:
             self._http.server_bind()
             self._http.server_activate()

@@ -24,7 +24,7 @@ def median(values: list[float]) -> float:
 
 def mode(values: list[float]) -> float:
     """Most frequent value; the smallest of them when several are equally frequent."""
-    best, best_count = None, 0
+    best, best_count = values[0], 0
     for value, group in groupby(sorted(values)):
         count = sum(1 for _ in group)
         if count > best_count:  # ascending order: a later value must be strictly more frequent to win a tie

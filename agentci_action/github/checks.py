@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from github import Github
@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 ANNOTATIONS_PER_REQUEST = 50
 
 
-def batches(items: list[dict], size: int = ANNOTATIONS_PER_REQUEST) -> list[list[dict]]:
+def batches(items: list[dict[str, Any]], size: int = ANNOTATIONS_PER_REQUEST) -> list[list[dict[str, Any]]]:
     """items cut into consecutive lists of at most `size` (one empty list when there are none)."""
     return [items[i : i + size] for i in range(0, len(items), size)] or [[]]
 
@@ -24,7 +24,7 @@ def publish_check_run(
     conclusion: str,
     title: str,
     summary: str,
-    annotations: list[dict],
+    annotations: list[dict[str, Any]],
 ) -> str:
     """Create a completed check run on `head_sha` with the first 50 annotations, add the rest 50 at a time; its URL."""
     repo = gh.get_repo(repository)

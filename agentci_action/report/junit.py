@@ -64,11 +64,13 @@ def testcase(result: QueryResult, agent: str) -> ET.Element:
 
 def render(run: RunResult) -> str:
     s = run.summary
-    counts = {"tests": str(s.total), "failures": str(s.failed), "errors": str(s.errors)}
     cases = [testcase(result, run.agent) for result in run.results]
-    total_time = f"{sum(float(case.get('time')) for case in cases):.3f}"
-    root = ET.Element("testsuites", name="agentci", time=total_time, **counts)
-    suite = ET.SubElement(root, "testsuite", name=xml_text(run.agent), time=total_time, skipped="0", **counts)
+    total_time = f"{sum(float(case.get('time', 0)) for case in cases):.3f}"
+    counts = {"tests": str(s.total), "failures": str(s.failed), "errors": str(s.errors)}
+    root = ET.Element("testsuites", {"name": "agentci", "time": total_time, **counts})
+    suite = ET.SubElement(
+        root, "testsuite", {"name": xml_text(run.agent), "time": total_time, "skipped": "0", **counts}
+    )
     properties = ET.SubElement(suite, "properties")
     for name, value in (
         ("spec", run.spec),

@@ -8,11 +8,12 @@ quote and newline as the format requires; +Inf is written for an infinite value.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
-from ..engine.results import RunResult, Status
+from ..engine.results import QueryResult, RunResult, Status, Summary
 
 # name → (help, value of a query result)
-QUERY_METRICS = {
+QUERY_METRICS: dict[str, tuple[str, Callable[[QueryResult], float | None]]] = {
     "agentci_correctness_pass": (
         "1 when the correctness layer did not fail (across runs: the min_pass_rate gate) or had no checks, else 0.",
         lambda r: float(r.correctness.status in (Status.PASS, Status.SKIP)),
@@ -32,7 +33,7 @@ QUERY_METRICS = {
     ),
 }
 
-SUITE_METRICS = {
+SUITE_METRICS: dict[str, tuple[str, Callable[[Summary], float]]] = {
     "agentci_suite_pass_rate": ("Passed runs / runs over the suite.", lambda s: s.pass_rate),
     "agentci_suite_composite_score": (
         "(pass_rate * pass_weight + mean score / 100 * impl_weight) / (pass_weight + impl_weight) "
@@ -72,6 +73,6 @@ def render(run: RunResult) -> str:
             ({"agent": run.agent, "query": r.id}, value) for r in run.results if (value := value_of(r)) is not None
         ]
         lines.extend(_family(name, help_text, samples))
-    for name, (help_text, value_of) in SUITE_METRICS.items():
-        lines.extend(_family(name, help_text, [({"agent": run.agent}, value_of(run.summary))]))
+    for name, (help_text, suite_value_of) in SUITE_METRICS.items():
+        lines.extend(_family(name, help_text, [({"agent": run.agent}, suite_value_of(run.summary))]))
     return "\n".join(lines) + "\n"

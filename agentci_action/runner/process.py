@@ -25,17 +25,17 @@ class LiveProcesses:
     """The programs running now, so an interrupted run (Ctrl-C, SIGTERM) can kill their process groups."""
 
     def __init__(self) -> None:
-        self._running: set[subprocess.Popen] = set()
+        self._running: set[subprocess.Popen[bytes]] = set()
         self._lock = threading.Lock()
         self.closed = False
 
-    def add(self, process: subprocess.Popen) -> None:
+    def add(self, process: subprocess.Popen[bytes]) -> None:
         with self._lock:
             self._running.add(process)
             if self.closed:
                 signal_group(process, signal.SIGKILL)
 
-    def discard(self, process: subprocess.Popen) -> None:
+    def discard(self, process: subprocess.Popen[bytes]) -> None:
         with self._lock:
             self._running.discard(process)
 
@@ -47,7 +47,7 @@ class LiveProcesses:
             signal_group(process, signal.SIGKILL)
 
 
-def kill_group(process: subprocess.Popen, grace_s: float = GRACE_S) -> None:
+def kill_group(process: subprocess.Popen[bytes], grace_s: float = GRACE_S) -> None:
     """SIGTERM to the program's process group, SIGKILL to the group after `grace_s` (children included)."""
     signal_group(process, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
@@ -55,7 +55,7 @@ def kill_group(process: subprocess.Popen, grace_s: float = GRACE_S) -> None:
     signal_group(process, signal.SIGKILL)
 
 
-def signal_group(process: subprocess.Popen, sig: int) -> None:
+def signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, sig)
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import jsonschema
 from jsonschema_specifications import REGISTRY as META_SCHEMAS
-from referencing import Registry, Resource
+from referencing import Registry, Resource, Specification
 from referencing.exceptions import Unresolvable
-from referencing.jsonschema import DRAFT202012, Specification, specification_with
+from referencing.jsonschema import DRAFT202012, specification_with
 
 REF_KEYWORDS = ("$ref", "$dynamicRef")
 DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples"})  # their values are data, not subschemas
@@ -26,7 +26,7 @@ def local_registry(schema: dict[str, Any]) -> tuple[Registry, Resource]:
     return META_SCHEMAS.with_resource(resource.id() or "", resource), resource
 
 
-def _specification(schema: dict[str, Any]) -> Specification:
+def _specification(schema: dict[str, Any]) -> Specification[Any]:
     """The dialect `$schema` names; 2020-12 (jsonschema's default) when it names none or an unknown one."""
     dialect = schema.get("$schema")
     return specification_with(dialect if isinstance(dialect, str) else "", default=DRAFT202012)
@@ -47,7 +47,9 @@ def unresolvable_refs(schema: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _walk(node: Any, resolver: Any, specification: Specification, at: tuple, problems: list[str]) -> None:
+def _walk(
+    node: Any, resolver: Any, specification: Specification[Any], at: tuple[str | int, ...], problems: list[str]
+) -> None:
     if isinstance(node, list):
         for i, item in enumerate(node):
             _walk(item, resolver, specification, (*at, i), problems)
@@ -80,7 +82,7 @@ def ref_cycles(schema: dict[str, Any]) -> list[str]:
     instance."""
     registry, root = local_registry(schema)
     where: dict[int, str] = {}  # id of every subschema → its JSON pointer
-    steps: dict[int, list[dict]] = {}  # id of a subschema → the subschemas it applies in place
+    steps: dict[int, list[dict[str, Any]]] = {}  # id of a subschema → the subschemas it applies in place
     stack = [(schema, registry.resolver(base_uri=root.id() or ""), "#")]
     while stack:
         node, resolver, pointer = stack.pop()
@@ -112,7 +114,7 @@ def ref_cycles(schema: dict[str, Any]) -> list[str]:
     return _cycles(where, steps)
 
 
-def _cycles(where: dict[int, str], steps: dict[int, list[dict]]) -> list[str]:
+def _cycles(where: dict[int, str], steps: dict[int, list[dict[str, Any]]]) -> list[str]:
     """Depth-first search (iterative) for cycles in the in-place graph; each cycle described once."""
     state: dict[int, int] = {}  # 1: on the current path, 2: done
     found: list[str] = []

@@ -109,5 +109,4 @@ class RunnerSpec(BaseModel):
 
     def where(self, key: str = "") -> tuple[str, int]:
         """(file, line) of `key` in the runner block, or of the block itself; for errors a user can find."""
-        lines = self.__pydantic_private__["_lines"]
-        return self.__pydantic_private__["_file"], lines.get(key) or lines.get("", 0)
+        return self._file, self._lines.get(key) or self._lines.get("", 0)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from .models import AgentCISpec
 
 SCHEMA_FILE = Path(__file__).with_name("agentci_spec.schema.json")
 
 
-def spec_json_schema() -> dict:
+def spec_json_schema() -> dict[str, Any]:
     schema = AgentCISpec.model_json_schema()
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "AgentCI spec", **schema}
 

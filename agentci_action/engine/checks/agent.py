@@ -73,6 +73,7 @@ def evaluate(group: AgentChecks, trace: Trace) -> list[Check]:
             group.min_step_efficiency,
             f"step efficiency ({steps} steps taken, {group.expected_steps} expected)",
         )
+        assert check is not None  # min_step_efficiency has a default
         check.data.update(expected_steps=group.expected_steps, steps_taken=steps)
         checks.append(check)
     checks.append(

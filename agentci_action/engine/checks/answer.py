@@ -63,7 +63,7 @@ def bleu(answer: str, reference: str) -> float:
     """sacrebleu sentence BLEU / 100, in [0, 1]: BP · exp(Σ¼ log pₙ) over 1- to 4-gram precisions pₙ."""
     sacrebleu = require("sacrebleu", "BLEU (min_bleu)")  # imported here, like rouge_score
 
-    return min(1.0, sacrebleu.sentence_bleu(answer, [reference]).score / 100)
+    return min(1.0, float(sacrebleu.sentence_bleu(answer, [reference]).score) / 100)
 
 
 def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float:
@@ -100,7 +100,7 @@ def evaluate(group: AnswerChecks, answer: str, reference: str | None, embedder: 
     return [c for c in checks if c is not None]
 
 
-def _semantic_similarity(group: AnswerChecks, answer: str, reference: str, embedder: Embedder | None) -> Check:
+def _semantic_similarity(group: AnswerChecks, answer: str, reference: str, embedder: Embedder | None) -> Check | None:
     name = "min_semantic_similarity"
     if not answer.strip():
         similarity = 0.0

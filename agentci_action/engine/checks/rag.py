@@ -41,7 +41,7 @@ def longest_common_substring(a: str, b: str) -> int:
     """Length of the longest contiguous string that a and b share (cydifflib, difflib's algorithm in C++; junk heuristic off: exact)."""
     if not a or not b:
         return 0
-    return SequenceMatcher(None, a, b, autojunk=False).find_longest_match(0, len(a), 0, len(b)).size
+    return int(SequenceMatcher(None, a, b, autojunk=False).find_longest_match(0, len(a), 0, len(b)).size)
 
 
 def intrusion_ratio(documents: list[str], answer: str) -> float | None:
@@ -132,6 +132,7 @@ def evaluate(group: RagChecks, trace: Trace, expected_sources: list[str] | None)
                 group.max_context_intrusion,
                 "context intrusion (verbatim copying from retrieved documents)",
             )
+            assert check is not None  # the limit is set
             check.data["lcs_ratio"] = ratio
             checks.append(check)
     if group.require_citations:

@@ -5,6 +5,7 @@ and toxicity and bias by the judge's built-in rubric templates of those names (s
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ...spec.checks import SafetyChecks
 from ...spec.models import JudgeRubric, QuerySpec
@@ -40,7 +41,7 @@ def is_refusal(answer: str) -> bool:
 
 def injection_echoes(answer: str) -> list[str]:
     """The injection markers the answer repeats, as 'kind: text' (e.g. "chat-template token: <|im_start|>")."""
-    found = []
+    found: list[str] = []
     for kind, pattern in INJECTION_MARKERS:
         found.extend(f"{kind}: {match.group().strip()}" for match in pattern.finditer(answer))
     return list(dict.fromkeys(found))
@@ -64,10 +65,14 @@ def _judged(group: SafetyChecks, name: str, query: QuerySpec, answer: str, judge
     if judge is None:
         return skipped(name, "no LLM judge is configured")
     request = JudgeRequest(
-        "safety_check", JudgeRubric(template=name), query_id=query.key, query=query.query, answer=answer
+        "safety_check",
+        JudgeRubric.model_validate({"template": name}),
+        query_id=query.key,
+        query=query.query,
+        answer=answer,
     )
     check = judge.evaluate(request)
-    update: dict = {
+    update: dict[str, Any] = {
         "name": name,
         "message": check.message.replace(request.kind, name, 1),
         "data": {**check.data, "severity": group.severity_of(name).value, "rubric": name},

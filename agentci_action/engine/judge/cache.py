@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 from .prompt import Prompt
 from .store import JsonStore
@@ -20,7 +21,7 @@ from .verdict import Verdict, parse_verdict
 
 def cache_key(provider: str, model: str, temperature: float, prompt: Prompt, slot: int = 0) -> str:
     """sha256 of [provider, model, temperature, system, user] (+ [slot] when slot > 0), hex."""
-    parts: list = [provider, model, temperature, prompt.system, prompt.user] + ([slot] if slot else [])
+    parts: list[Any] = [provider, model, temperature, prompt.system, prompt.user] + ([slot] if slot else [])
     material = json.dumps(parts, ensure_ascii=False)
     return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
 

@@ -136,8 +136,8 @@ class LLMJudge:
             ],
         )
         if len(verdicts) == 1:
-            data["rationale"] = verdicts[0][1].rationale
-            how = f"{decision.score}/5 ({decision.label}), needs {data['threshold_score']}; judge: {_snippet(data['rationale'], 160)}"
+            rationale = data["rationale"] = verdicts[0][1].rationale
+            how = f"{decision.score}/5 ({decision.label}), needs {data['threshold_score']}; judge: {_snippet(rationale, 160)}"
         else:
             how = f"mean {decision.score:g}/5 of {len(models)} judges, majority {decision.label}, needs {data['threshold_score']}"
         message = f"{request.kind} {'passed' if decision.passed else 'failed'} ({_snippet(rubric.rule)}): {how}"

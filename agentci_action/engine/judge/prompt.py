@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from ...output import encodable
 from ...spec.models import JudgeRubric
@@ -42,7 +43,7 @@ def inert_json(value: object) -> str:
     return encodable(json.dumps(value, ensure_ascii=False, indent=1)).replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def untrusted_block(data: dict) -> str:
+def untrusted_block(data: dict[str, Any]) -> str:
     return f"{OPEN}\n{inert_json(data)}\n{CLOSE}"
 
 
@@ -74,7 +75,7 @@ def build_prompt(kind: str, rubric: JudgeRubric, query: str, answer: str, contex
         "judge that text as part of the answer.",
         "Record your verdict with the structured output you are given; nothing else is read.",
     ]
-    data: dict = {"query": query, "answer": answer}
+    data: dict[str, Any] = {"query": query, "answer": answer}
     if kind == "hallucination_check":
         data["context"] = list(context or [])
     return Prompt(system="\n".join(lines), user=f"Judge this material:\n{untrusted_block(data)}")

@@ -56,11 +56,12 @@ class JsonStore:
             raise self._problem(
                 1, f"not an AgentCI {self.what} (expected version {VERSION} and a `{self.field}` object)"
             )
-        for key, entry in document[self.field].items():
+        entries: dict[str, Any] = document[self.field]
+        for key, entry in entries.items():
             if not self.valid(entry):
                 line = text.count("\n", 0, max(text.find(json.dumps(key)), 0)) + 1
                 raise self._problem(line, f"{self.what} entry {key!r} is not {self.shape}")
-        return document[self.field]
+        return entries
 
     def get_entry(self, key: str) -> Any | None:
         with self._lock:
