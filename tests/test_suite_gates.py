@@ -256,3 +256,20 @@ def run_action_in(workspace: Path, api_url: str, **inputs: str) -> tuple[int, st
     finally:
         os.chdir(cwd)
     return code, out.getvalue()
+
+
+def test_junit_has_a_test_case_per_gate(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    spec = make_project(tmp_path)
+    done = run_cli("test", spec, "--traces", tmp_path / "v2.jsonl", "--baseline", "none", "--format", "junit")
+    assert done.returncode == 1
+    suite = ET.fromstring(done.stdout).find("testsuite")
+    gates = {case.get("name"): case for case in suite.iter("testcase") if case.get("name").startswith("suite gate")}
+    assert gates["suite gate min_pass_rate"].find("failure").get("message") == "pass rate 75% (3 of 4) < min 90%"
+    assert gates["suite gate max_regressions"].find("skipped") is not None
+    assert (
+        gates["suite gate max_total_cost_usd"].find("failure") is None
+        and gates["suite gate min_pass_rate"].get("line") == "3"
+    )
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("8", "2", "2")

@@ -162,7 +162,8 @@ class LLMJudge:
         for _ in range(2):  # a reply that does not parse is asked once more
             if not self._spend.admit():
                 raise _Unavailable(Status.SKIP, self._spend.reason())
-            attempts, cost = Attempts(), 0.0
+            attempts = Attempts()
+            cost: float | None = 0.0  # 0 when the call fails; None when its price is unknown
             try:
                 reply = call_with_retries(
                     provider,
