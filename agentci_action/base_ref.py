@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Protocol
 
-from .errors import InputError
+from .errors import InfraError, InputError
 from .spec.models import AgentCISpec
 
 if TYPE_CHECKING:
@@ -134,8 +134,13 @@ class ApiSnapshot:
         except GithubException as exc:
             if exc.status == 404:
                 return None
-            raise InputError.at(
-                "github-token", 0, f"GitHub answered {exc.status} reading {path!r} at {self.sha[:12]}"
+            raise InfraError(
+                f"GitHub answered {exc.status} reading {path!r} at the base commit {self.sha[:12]}"
+                + (" (the token needs contents: read)" if exc.status in (401, 403) else "")
+            ) from None
+        except Exception as exc:  # the network: the base cannot be read, so nothing can be compared with it
+            raise InfraError(
+                f"cannot reach GitHub to read the base commit {self.sha[:12]}: {type(exc).__name__}"
             ) from None
 
     def files(self, prefix: str) -> list[str]:
@@ -219,9 +224,16 @@ def fixed_prefix(pattern: str) -> str:
     return "/".join(parts)
 
 
-def copy_files(snapshot: Snapshot, prefixes: list[str], scratch: Path) -> int:
-    """Copy every file at or under `prefixes` at the snapshot into `scratch` (same repository paths); how many."""
-    wanted = sorted({path for prefix in dict.fromkeys(prefixes) for path in snapshot.files(prefix)})
+def copy_files(snapshot: Snapshot, prefixes: list[str], scratch: Path, suffix: str = "", depth: int = 0) -> int:
+    """Copy every file at or under `prefixes` at the snapshot into `scratch` (same repository paths), only those
+    ending in `suffix` and (with `depth`) at most that many directories below the prefix; how many."""
+
+    def kept(path: str, prefix: str) -> bool:
+        below = path[len(prefix) :].strip("/").count("/") if prefix else path.count("/")
+        return path.endswith(suffix) and (not depth or below < depth)
+
+    found = {path for prefix in dict.fromkeys(prefixes) for path in snapshot.files(prefix) if kept(path, prefix)}
+    wanted = sorted(found)
     if len(wanted) > MAX_FILES:
         raise InputError.at(
             "--baseline-ref", 0, f"more than {MAX_FILES:,} files to read at the base commit: name narrower paths"
@@ -280,7 +292,7 @@ def base_reference(
                 reference = version_reference(whole, StoredBaseline(baseline, Path(f"{short}:")), wanted)
                 return _at(reference, snapshot.sha), []
         baselines = repository_path(str(spec_path.parent / whole.baseline_dir), root, directory)
-        copy_files(snapshot, [baselines], scratch)
+        copy_files(snapshot, [baselines], scratch, ".json", depth=2)  # <dir>/V.json, <dir>/<agent>/V.json
         at_base = whole.model_copy()
         at_base._path = str(scratch / repository_path(str(spec_path), root, directory))
         stored = load_baseline(at_base, version)

@@ -270,3 +270,22 @@ def test_merge_group_uses_its_base_sha_and_other_events_fall_back_with_a_notice(
     assert "diff" not in results
     assert any("baseline: base needs a pull_request or merge_group event" in w for w in results["warnings"])
     assert "baseline: base needs a pull\\_request or merge\\_group event" in (root.parent / "summary.md").read_text()
+
+
+def test_github_failing_to_answer_is_an_infrastructure_error_naming_the_commit(repo, tmp_path):
+    root, base = repo["root"], repo["base"]
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{root}", str(shallow)], check=True)
+    with FakeGitHub() as github:
+        github.add_commit("octo/shop", base, repo["files"])
+        github.state.fail_status = 403
+        env = hermetic_environment(GITHUB_TOKEN=TOKEN, GITHUB_REPOSITORY="octo/shop", GITHUB_API_URL=github.url)
+        done = run_cli(
+            "test", "--spec", "agentci_spec.yaml", "--traces", "traces/", "--baseline-ref", base, cwd=shallow, env=env
+        )
+    assert done.returncode == 2
+    assert (
+        f"GitHub answered 403 reading 'traces' at the base commit {base[:12]} (the token needs contents: read)"
+        in done.stderr
+    )
+    assert "Traceback" not in done.stderr and TOKEN not in done.stderr
