@@ -184,7 +184,6 @@ def compare_versions(
     from .spec.loader import load_spec
 
     spec = load_spec(spec_path)
-    stored = load_baseline(spec, compare, "--compare")
     if baseline_ref is not None:  # version `baseline` (default: the newest that passed) as saved at the base commit
         from .base_ref import base_reference
 
@@ -192,6 +191,7 @@ def compare_versions(
     else:
         found = load_baseline(spec, baseline, "--baseline")
         reference, notes = (version_reference(spec, found), []) if found else (None, ["no baseline version passed"])
+    stored = load_baseline(spec, compare, "--compare")
     if stored is None or reference is None:
         raise InputError.at("--baseline-ref" if baseline_ref else "--baseline", 0, notes[0] if notes else "no version")
     compared = version_reference(spec, stored)
