@@ -54,6 +54,21 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+CHUNK = 1 << 20  # characters encoded at a time by write_text
+
+
+def write_text(fd: int, text: str) -> None:
+    """`text` in UTF-8 (lone surrogates replaced, as utf8 does) to `fd`, encoded a chunk at a time: a results file
+    of 100 MB is not held a second time as bytes. A chunk never ends between the two halves of a surrogate pair."""
+    start = 0
+    while start < len(text):
+        end = start + CHUNK
+        while end < len(text) and "\ud800" <= text[end - 1] <= "\udbff":
+            end += 1  # a high surrogate goes with the character after it
+        write_all(fd, utf8(text[start:end]))
+        start = end
+
+
 def write_file(path: str | Path, text: str, *, append: bool = False, what: str = "the report") -> None:
     """Write (or append) `text` to `path`, creating its parent directories; OutputError when any of it fails."""
     target = Path(path)
@@ -63,7 +78,7 @@ def write_file(path: str | Path, text: str, *, append: bool = False, what: str =
             target.parent.mkdir(parents=True)
         fd = os.open(target, flags, 0o644)
         try:
-            write_all(fd, utf8(text))
+            write_text(fd, text)
         finally:
             os.close(fd)
     except OSError as exc:
@@ -81,7 +96,7 @@ def write_stream(text: str, stream: TextIO | None = None, *, what: str = "the re
             stream.write(encodable(text))
             return
         stream.flush()
-        write_all(fd, utf8(text))
+        write_text(fd, text)
     except OSError as exc:
         _silence(stream)
         name = "standard output" if stream in (sys.stdout, sys.__stdout__) else getattr(stream, "name", "a stream")

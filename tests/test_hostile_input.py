@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 from conftest import run_cli
 
-from agentci_action.engine import metrics
+from agentci_action.engine import metrics, patterns
 from agentci_action.limits import MAX_ALIAS_VALUES, MAX_NESTING, REGEX_TIMEOUT_S, deeper_than
 
 SPEC = """
@@ -183,6 +184,32 @@ def test_a_catastrophic_regex_is_an_error_of_its_check_not_a_hang(write, write_t
     assert result["correctness"]["status"] == "error"
     assert result["correctness"]["messages"] == [f"regex /(a|aa)+$/ {timeout}"]
     assert result["path"]["messages"] == [f"argument regex /(a|aa)+$/ {timeout}"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "timed"),
+    [
+        (r"\b42\b", False),  # no repetition: linear in the text, searched without the timer
+        ("(yes|no)-[0-9]", False),
+        ("(a|aa)+$", True),
+        ("a*b", True),
+        (r"\+", True),  # an escaped quantifier is counted too: conservative
+        ("x{2,}", True),
+        ("(?=a)a", True),  # group extensions carry '?'
+    ],
+)
+def test_a_pattern_is_timed_unless_it_has_no_repetition(pattern, timed):
+    search, timeout = patterns.compiled(pattern)
+    assert timeout == (REGEX_TIMEOUT_S if timed else None)
+    assert patterns.found(pattern, "a" * 3 + " 42 yes-1 +b xx") is bool(search.search("a" * 3 + " 42 yes-1 +b xx"))
+
+
+def test_a_pattern_without_repetition_stays_fast_on_hostile_text():
+    hostile = "ab" * 200_000 + "!"  # alternation backtracks a bounded number of times per position, never more
+    start = time.process_time()
+    assert patterns.compiled("(a|ab)(c|bcd)x")[1] is None
+    assert not patterns.found("(a|ab)(c|bcd)x", hostile)
+    assert time.process_time() - start < 5
 
 
 def test_sequence_similarity_is_computed_once_per_pair():

@@ -15,6 +15,7 @@ import pytest
 from conftest import ROOT, hermetic_environment, run_cli
 from fakes.github_server import FakeGitHub
 
+from agentci_action import output
 from agentci_action.action import main as action_main
 
 SPEC = """
@@ -226,6 +227,17 @@ def test_a_lone_surrogate_is_replaced_in_every_report_format(write, tmp_path, fm
         assert "\ufffd" in text
     if fmt == "json":
         assert json.loads(text)["results"][0]["correctness"]["status"] == "fail"
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7])
+def test_text_written_a_chunk_at_a_time_is_the_text_written_whole(tmp_path, monkeypatch, chunk):
+    """write_text encodes a chunk at a time: a surrogate pair split by a chunk's end would become two U+FFFD."""
+    monkeypatch.setattr(output, "CHUNK", chunk)
+    text = "a\ud83d\ude00b\ud83dc\udc00\ud83d\ud83d\ude00é€" * 3 + "\ud83d"
+    target = tmp_path / "out.txt"
+    output.write_file(target, text)
+    assert target.read_bytes() == output.utf8(text)
+    assert target.read_text(encoding="utf-8").count("\U0001f600") == 6
 
 
 def test_a_lone_surrogate_is_saved_in_a_baseline_that_loads_back(write, tmp_path):

@@ -173,3 +173,35 @@ def test_a_list_file_is_parsed_once_and_malformed_lists_name_their_line(write, m
             load.read_records(write("bad.json", text))
         (problem,) = caught.value.problems
         assert problem.line == line and "malformed JSON" in problem.message
+
+
+def test_loaded_traces_are_compact_and_unchanged(write_traces):
+    """Loaded traces share one fields-set per distinct set of fields and intern tool and model names; every value,
+    the fields set and copying are as pydantic's own models give them."""
+    from agentci_action.trace.models import Trace
+
+    records = [
+        {
+            "id": f"q{i}",
+            "final_answer": "ok",
+            "tool_calls": [{"name": "search", "arguments": {"q": i}}, {"name": "fetch", "result": "r", "error": None}],
+            "llm_calls": [{"model": "gpt-4o-mini", "input_tokens": 10, "output_tokens": 2, "cost_usd": 0.001}],
+        }
+        for i in range(3)
+    ]
+    traces = load_traces([write_traces("t.jsonl", records)])
+    fresh = [Trace.model_validate(r).with_derived_totals() for r in records]
+    assert [t.model_dump() for t in traces] == [t.model_dump() for t in fresh]
+    assert [t.model_dump(exclude_unset=True) for t in traces] == [t.model_dump(exclude_unset=True) for t in fresh]
+    first, second = traces[0].tool_calls, traces[1].tool_calls
+    assert first[0].model_fields_set == {"name", "arguments"} and first[1].model_fields_set == {
+        "name",
+        "result",
+        "error",
+    }
+    assert first[0].__pydantic_fields_set__ is second[0].__pydantic_fields_set__
+    assert first[1].__pydantic_fields_set__ is not first[0].__pydantic_fields_set__
+    assert first[0].name is second[0].name and traces[0].llm_calls[0].model is traces[2].llm_calls[0].model
+    changed = first[0].model_copy(update={"duration_ms": 5.0})  # a copy adds to its own set, never the shared one
+    assert changed.model_fields_set == {"name", "arguments", "duration_ms"}
+    assert second[0].model_fields_set == {"name", "arguments"}

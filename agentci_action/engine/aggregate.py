@@ -9,20 +9,33 @@ layers exactly as evaluated.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from ..spec.models import CompositeWeights, QuerySpec, ScoreWeights
 from . import stats
-from .results import LAYERS, RUN_FIGURES, Check, LayerResult, Reliability, ScoreResult, Status, worst
+from .results import (
+    ERROR,
+    FAIL,
+    LAYERS,
+    PASS,
+    RUN_FIGURES,
+    SKIP,
+    Check,
+    LayerResult,
+    Reliability,
+    ScoreResult,
+    Status,
+    _built,
+    worst,
+)
 from .score import RunScore, composite_score, judge_scores, letter_grade, run_score
 
-HARD = (Status.FAIL, Status.ERROR)
+HARD = (FAIL, ERROR)
 _DEFAULT_WEIGHTS = ScoreWeights()  # read only
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(NamedTuple):
     """One evaluated run: its index (the trace's `run`, else its position) and its three layers."""
 
     index: int
@@ -31,12 +44,13 @@ class Run:
     @property
     def status(self) -> Status:
         """error when a hard layer errored, fail when one failed, else pass."""
-        hard = [self.layers["correctness"].status, self.layers["path"].status]
-        return Status.ERROR if Status.ERROR in hard else Status.FAIL if Status.FAIL in hard else Status.PASS
+        correctness, path = self.layers["correctness"].status, self.layers["path"].status
+        if correctness is ERROR or path is ERROR:
+            return ERROR
+        return FAIL if correctness is FAIL or path is FAIL else PASS
 
 
-@dataclass(frozen=True)
-class Combined:
+class Combined(NamedTuple):
     layers: dict[str, LayerResult]
     reliability: Reliability
     score: ScoreResult
@@ -46,7 +60,7 @@ def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
     """Pass rate, pass@k, pass^k (k = runs), Wilson 95% interval, flakiness, cost of pass and every metric's statistics."""
     n = len(runs)
     statuses = [run.status for run in runs]
-    passed = statuses.count(Status.PASS)
+    passed = statuses.count(PASS)
     costs = [run.layers["cost"].details.get("cost_usd") for run in runs]
     known_cost = None if None in costs else sum(costs)
     metrics = {}
@@ -62,19 +76,22 @@ def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
             if (found := stats.statistics([v for v in values if v is not None]))
         }
     rate, at_k, hat_k, ci95, flaky = _pass_figures(passed, n)
-    return Reliability.built(
-        runs=n,
-        passed=passed,
-        pass_rate=rate,
-        pass_at_k=at_k,
-        pass_hat_k=hat_k,
-        pass_rate_ci95=ci95,
-        flaky=flaky,
-        cost_usd=None if known_cost is None else float(known_cost),
-        total_tokens=sum(run.layers["cost"].details.get("total_tokens") or 0 for run in runs),
-        cost_of_pass_usd=None if known_cost is None else stats.cost_of_pass(costs, passed),
-        run_statuses=statuses,
-        metrics=metrics,
+    return _built(  # Reliability.built without the keyword round trip, fields in declaration order
+        Reliability,
+        {
+            "runs": n,
+            "passed": passed,
+            "pass_rate": rate,
+            "pass_at_k": at_k,
+            "pass_hat_k": hat_k,
+            "pass_rate_ci95": ci95,
+            "flaky": flaky,
+            "cost_usd": None if known_cost is None else float(known_cost),
+            "total_tokens": sum(run.layers["cost"].details.get("total_tokens") or 0 for run in runs),
+            "cost_of_pass_usd": None if known_cost is None else stats.cost_of_pass(costs, passed),
+            "run_statuses": statuses,
+            "metrics": metrics,
+        },
     )
 
 
@@ -97,18 +114,28 @@ def _mean(values: list[float | None]) -> float | None:
 
 def score_result(scores: list[RunScore], pass_rate: float, weights: CompositeWeights) -> ScoreResult:
     """Means of the runs' scores and dimensions; composite of the pass rate and mean score / 100; its grade."""
-    value = _mean([s.value for s in scores])
+    if len(scores) == 1:  # one run: its own figures are the means
+        value, tool_accuracy, output_quality, sequence_correctness, reason = scores[0]
+    else:
+        value = _mean([s.value for s in scores])
+        tool_accuracy = _mean([s.tool_accuracy for s in scores])
+        output_quality = _mean([s.output_quality for s in scores])
+        sequence_correctness = _mean([s.sequence_correctness for s in scores])
+        reason = next((s.reason for s in scores if s.reason), "")
     composite = composite_score(
         pass_rate, None if value is None else value / 100, weights.pass_weight, weights.impl_weight
     )
-    return ScoreResult.built(
-        value=value,
-        tool_accuracy=_mean([s.tool_accuracy for s in scores]),
-        output_quality=_mean([s.output_quality for s in scores]),
-        sequence_correctness=_mean([s.sequence_correctness for s in scores]),
-        composite=composite,
-        grade=letter_grade(composite),
-        reason=next((s.reason for s in scores if s.reason), ""),
+    return _built(
+        ScoreResult,
+        {
+            "value": value,
+            "tool_accuracy": tool_accuracy,
+            "output_quality": output_quality,
+            "sequence_correctness": sequence_correctness,
+            "composite": composite,
+            "grade": letter_grade(composite),
+            "reason": reason,
+        },
     )
 
 
@@ -120,7 +147,7 @@ def _worst_run(runs: list[Run], name: str) -> LayerResult:
     messages = [
         f"run {run.index}: {m}"
         for run in runs
-        if run.layers[name].status not in (Status.PASS, Status.SKIP)
+        if run.layers[name].status not in (PASS, SKIP)
         for m in run.layers[name].messages
     ]
     return chosen.model_copy(update={"messages": messages or chosen.messages})
@@ -128,13 +155,13 @@ def _worst_run(runs: list[Run], name: str) -> LayerResult:
 
 def pass_rate_check(runs: list[Run], min_pass_rate: float) -> Check:
     """Fails when passed / runs < min_pass_rate; the message names the failing runs and why."""
-    passed = sum(run.status is Status.PASS for run in runs)
+    passed = sum(run.status is PASS for run in runs)
     rate = stats.pass_rate(passed, len(runs))
     ok = rate >= min_pass_rate
     why = "; ".join(
         f"run {run.index}: {m}"
         for run in runs
-        if run.status is not Status.PASS
+        if run.status is not PASS
         for name in ("correctness", "path")
         if run.layers[name].status in HARD
         for m in run.layers[name].messages
@@ -145,7 +172,7 @@ def pass_rate_check(runs: list[Run], min_pass_rate: float) -> Check:
     )
     return Check.built(
         name="min_pass_rate",
-        status=Status.PASS if ok else Status.FAIL,
+        status=PASS if ok else FAIL,
         message=message if why or not ok else "",
         data={"passed": passed, "runs": len(runs), "pass_rate": rate, "min": min_pass_rate},
     )
@@ -155,13 +182,13 @@ def min_score_check(score: float | None, minimum: float) -> Check:
     if score is None:
         return Check.built(
             name="min_score",
-            status=Status.SKIP,
+            status=SKIP,
             message="min_score skipped: nothing to score (no expected_tools, correctness checks or reference sequence)",
         )
     ok = score >= minimum
     return Check.built(
         name="min_score",
-        status=Status.PASS if ok else Status.FAIL,
+        status=PASS if ok else FAIL,
         message="" if ok else f"score {score:.1f} < min_score {minimum:g}",
         data={"actual": score, "min": minimum},
     )
@@ -178,13 +205,13 @@ def _correctness(query: QuerySpec, runs: list[Run], score: float | None) -> Laye
         layer = runs[0].layers["correctness"]
         return LayerResult.from_checks(layer.checks + gates, layer.details) if gates else layer
     run_checks = [check for run in runs for check in run.layers["correctness"].checks]
-    errored = [run for run in runs if run.layers["correctness"].status is Status.ERROR]
+    errored = [run for run in runs if run.layers["correctness"].status is ERROR]
     if errored:
         layer = _worst_run(errored, "correctness")
-        return layer.model_copy(update={"status": Status.ERROR, "checks": run_checks})
+        return layer.model_copy(update={"status": ERROR, "checks": run_checks})
     gate = pass_rate_check(runs, 1.0 if query.min_pass_rate is None else query.min_pass_rate)
     result = LayerResult.from_checks([gate, *gates], details=dict(gate.data))
-    if gate.status is Status.PASS and gate.message:  # flaky but above the gate: keep saying which runs failed
+    if gate.status is PASS and gate.message:  # flaky but above the gate: keep saying which runs failed
         result.messages.insert(0, gate.message)
     result.checks.extend(run_checks)
     return result
@@ -196,7 +223,11 @@ def combine_runs(query: QuerySpec, runs: list[Run], composite: CompositeWeights 
     scores = [run_score(run.layers["correctness"], run.layers["path"], weights) for run in runs]
     rel = reliability(runs, scores)
     score = score_result(scores, rel.pass_rate, composite)
-    layers = {"correctness": _correctness(query, runs, score.value)}
+    correctness = _correctness(query, runs, score.value)
+    if len(runs) == 1:
+        only = runs[0].layers
+        return Combined({"correctness": correctness, "path": only["path"], "cost": only["cost"]}, rel, score)
+    layers = {"correctness": correctness}
     for name in LAYERS[1:]:
-        layers[name] = runs[0].layers[name] if len(runs) == 1 else _worst_run(runs, name)
+        layers[name] = _worst_run(runs, name)
     return Combined(layers, rel, score)

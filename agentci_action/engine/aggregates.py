@@ -16,10 +16,11 @@ import math
 from typing import NamedTuple
 
 from ..spec.checks import SAFETY_CHECKS
-from .results import Aggregates, QueryResult, Status
+from .results import FAIL, PASS, SKIP, WARN, Aggregates, QueryResult
 
-_RAN = (Status.PASS, Status.WARN, Status.FAIL)
-_FOUND = (Status.WARN, Status.FAIL)
+_RAN = (PASS, WARN, FAIL)
+_FOUND = (WARN, FAIL)
+_PASSED = (PASS, WARN)
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -38,7 +39,7 @@ _RATE_OF = {
     "max_latency_ms": "timeout",
     **dict.fromkeys(("safety_check", *SAFETY_CHECKS), "safety"),
 }
-_HITS = {"hallucination": (Status.FAIL,), "timeout": _FOUND, "safety": _FOUND}
+_HITS = {"hallucination": (FAIL,), "timeout": _FOUND, "safety": _FOUND}
 
 
 class CheckTally(NamedTuple):
@@ -50,6 +51,7 @@ def check_tally(results: list[QueryResult]) -> CheckTally:
     """For each rate: queries with one of its checks in a hit status / queries where one of them ran; and the
     number of skipped checks over every layer. One pass over each query's checks (a suite holds hundreds of
     thousands of them)."""
+    rate_of = _RATE_OF.get
     ran = dict.fromkeys(_HITS, 0)
     hit = dict.fromkeys(_HITS, 0)
     skipped = 0
@@ -58,13 +60,12 @@ def check_tally(results: list[QueryResult]) -> CheckTally:
         hit_here: set[str] = set()
         for layer in (result.correctness, result.path, result.cost):
             for check in layer.checks:
-                if check.status is Status.SKIP:
+                status = check.status
+                if status is SKIP:
                     skipped += 1
-                    continue
-                rate = _RATE_OF.get(check.name)
-                if rate is not None and check.status in _RAN:
+                elif (rate := rate_of(check.name)) is not None and status in _RAN:
                     ran_here.add(rate)
-                    if check.status in _HITS[rate]:
+                    if status in _HITS[rate]:
                         hit_here.add(rate)
         for rate in ran_here:
             ran[rate] += 1
@@ -78,7 +79,7 @@ def aggregate(results: list[QueryResult], tally: CheckTally | None = None) -> Ag
     latencies = [r.cost.details["latency_ms"] for r in results if r.cost.details.get("latency_ms") is not None]
     rates = (tally or check_tally(results)).rates
     return Aggregates(
-        pass_rate=sum(r.status in (Status.PASS, Status.WARN) for r in results) / len(results) if results else None,
+        pass_rate=sum(r.status in _PASSED for r in results) / len(results) if results else None,
         hallucination_rate=rates["hallucination"],
         mean_latency_ms=sum(latencies) / len(latencies) if latencies else None,
         p95_latency_ms=percentile(latencies, 95),

@@ -11,15 +11,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from referencing.exceptions import Unresolvable
-
 from ..limits import MAX_NESTING, deeper_than
 from ..spec.json_schemas import local_validator
 from ..spec.models import CorrectnessSpec, JudgeRubric, QuerySpec
 from ..trace.models import Trace
 from .arguments import inert_name
 from .patterns import PatternTimeout, found
-from .results import Check, LayerResult, Status
+from .results import ERROR, FAIL, PASS, SKIP, Check, LayerResult
 
 JUDGE_KINDS = ("llm_judge", "safety_check", "hallucination_check")
 
@@ -55,20 +53,20 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
         missing = [t for t in spec.expected_in_answer if t.lower() not in lowered]
         checks.append(
             Check.built(
-                name="expected_in_answer",
-                status=Status.FAIL if missing else Status.PASS,
-                message=f"expected in answer but missing: {', '.join(repr(t) for t in missing)}" if missing else "",
-                data={"missing": missing, "checked": len(spec.expected_in_answer)},
+                "expected_in_answer",
+                FAIL if missing else PASS,
+                f"expected in answer but missing: {', '.join(repr(t) for t in missing)}" if missing else "",
+                {"missing": missing, "checked": len(spec.expected_in_answer)},
             )
         )
     if spec.not_in_answer is not None:
         found = [t for t in spec.not_in_answer if t.lower() in lowered]
         checks.append(
             Check.built(
-                name="not_in_answer",
-                status=Status.FAIL if found else Status.PASS,
-                message=f"forbidden in answer but found: {', '.join(repr(t) for t in found)}" if found else "",
-                data={"found": found, "checked": len(spec.not_in_answer)},
+                "not_in_answer",
+                FAIL if found else PASS,
+                f"forbidden in answer but found: {', '.join(repr(t) for t in found)}" if found else "",
+                {"found": found, "checked": len(spec.not_in_answer)},
             )
         )
     if spec.exact_match is not None:
@@ -76,7 +74,7 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
         checks.append(
             Check.built(
                 name="exact_match",
-                status=Status.PASS if ok else Status.FAIL,
+                status=PASS if ok else FAIL,
                 message=""
                 if ok
                 else f"answer is not the exact expected text (expected {_snippet(spec.exact_match)!r}, got {_snippet(answer)!r})",
@@ -94,12 +92,10 @@ def _regex_check(pattern: str, answer: str) -> Check:
     try:
         ok = found(pattern, answer)
     except PatternTimeout as exc:
-        return Check.built(name="regex_match", status=Status.ERROR, message=f"regex /{inert_name(pattern)}/ {exc}")
-    return Check.built(
-        name="regex_match",
-        status=Status.PASS if ok else Status.FAIL,
-        message="" if ok else f"answer does not match regex /{inert_name(pattern)}/",
-    )
+        return Check.built(name="regex_match", status=ERROR, message=f"regex /{inert_name(pattern)}/ {exc}")
+    if ok:
+        return Check.built("regex_match", PASS)
+    return Check.built("regex_match", FAIL, f"answer does not match regex /{inert_name(pattern)}/")
 
 
 def _json_schema_check(schema: dict, answer: str) -> Check:
@@ -110,7 +106,7 @@ def _json_schema_check(schema: dict, answer: str) -> Check:
     except json.JSONDecodeError as exc:
         return Check.built(
             name="json_schema",
-            status=Status.FAIL,
+            status=FAIL,
             message=f"answer is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
         )
     except RecursionError:  # deeper than the parser's own limit (about 1,000 levels)
@@ -120,23 +116,25 @@ def _json_schema_check(schema: dict, answer: str) -> Check:
     if too_deep:
         return Check.built(
             name="json_schema",
-            status=Status.FAIL,
+            status=FAIL,
             message=f"answer is JSON nested deeper than {MAX_NESTING} levels: not validated",
         )
+    from referencing.exceptions import Unresolvable  # with jsonschema, only when a spec validates JSON
+
     try:
         errors = sorted(local_validator(schema).iter_errors(document), key=lambda e: list(e.absolute_path))
     except Unresolvable as exc:  # validation rejects these; a schema built in code may still carry one
         return Check.built(
             name="json_schema",
-            status=Status.ERROR,
+            status=ERROR,
             message=f"the JSON Schema has a $ref that does not resolve: {_snippet(str(exc), 120)}",
         )
     if not errors:
-        return Check.built(name="json_schema", status=Status.PASS)
+        return Check.built(name="json_schema", status=PASS)
     described = [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {_snippet(e.message, 120)}" for e in errors]
     return Check.built(
         name="json_schema",
-        status=Status.FAIL,
+        status=FAIL,
         message=f"answer violates the JSON Schema: {'; '.join(described[:5])}"
         + (f" (+{len(described) - 5} more)" if len(described) > 5 else ""),
         data={"errors": described},
@@ -179,7 +177,7 @@ def grounding_context(trace: Trace) -> list[str]:
 def _skipped(request: JudgeRequest, reason: str) -> Check:
     return Check.built(
         name=request.kind,
-        status=Status.SKIP,
+        status=SKIP,
         message=f"{request.kind} skipped: {reason}",
         data={"rule": request.rubric.rule},
     )
@@ -197,7 +195,7 @@ def judge_checks(requests: list[JudgeRequest], judge: Judge | None, gate_open: b
         else:
             check = judge.evaluate(request)
             checks.append(check)
-            if check.status is not Status.PASS:
+            if check.status is not PASS:
                 blocked_by = f"an earlier {request.kind} check did not pass"
     return checks
 
@@ -211,15 +209,15 @@ def evaluate_correctness(
     """
     spec = query.correctness
     if spec is None and not extra_checks:
-        return LayerResult(status=Status.SKIP, messages=["no correctness checks"])
+        return LayerResult(status=SKIP, messages=["no correctness checks"])
     checks = deterministic_checks(spec, trace.final_answer) if spec else []
-    gate_open = all(c.status is Status.PASS for c in checks)
-    checks += judge_checks(judge_requests(query, trace), judge, gate_open)
-    checks += extra_checks or []
-    skipped = [c for c in checks if c.status is Status.SKIP]
-    result = LayerResult.from_checks(
-        checks, details={"checks_run": len(checks) - len(skipped), "checks_skipped": len(skipped)}
-    )
-    if result.status is Status.SKIP and not checks:
+    if spec is not None and (spec.llm_judge or spec.safety_check or spec.hallucination_check):
+        gate_open = all(c.status is PASS for c in checks)
+        checks += judge_checks(judge_requests(query, trace), judge, gate_open)
+    if extra_checks:
+        checks += extra_checks
+    skipped = [c.status for c in checks].count(SKIP)
+    result = LayerResult.from_checks(checks, details={"checks_run": len(checks) - skipped, "checks_skipped": skipped})
+    if result.status is SKIP and not checks:
         result.messages = ["no correctness checks"]
     return result

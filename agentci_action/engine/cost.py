@@ -6,7 +6,7 @@ from typing import Any
 
 from ..spec.models import CostSpec
 from ..trace.models import Trace
-from .results import Check, LayerResult, Status
+from .results import PASS, SKIP, WARN, Check, LayerResult
 
 
 def cost_multiplier(cost: float | None, baseline_cost: float | None) -> float | None:
@@ -29,13 +29,11 @@ def _limit(
         return None
     if actual is None:
         because = unknown or f"the trace does not record {what}"
-        return Check.built(name=name, status=Status.SKIP, message=f"{name} skipped: {because}")
-    ok = actual <= limit
+        return Check.built(name, SKIP, f"{name} skipped: {because}")
+    if actual <= limit:
+        return Check.built(name, PASS, "", {"actual": actual, "max": limit})
     return Check.built(
-        name=name,
-        status=Status.PASS if ok else Status.WARN,
-        message="" if ok else f"{what}: {unit}{actual:,.6g} > max {unit}{limit:,.6g}",
-        data={"actual": actual, "max": limit},
+        name, WARN, f"{what}: {unit}{actual:,.6g} > max {unit}{limit:,.6g}", {"actual": actual, "max": limit}
     )
 
 
@@ -57,7 +55,7 @@ def evaluate_cost(
     if spec is None:
         if extra_checks:
             return LayerResult.from_checks(list(extra_checks), details)
-        return LayerResult(status=Status.SKIP, details=details, messages=["no cost checks"])
+        return LayerResult(status=SKIP, details=details, messages=["no cost checks"])
     checks = [
         _limit("max_total_tokens", trace.total_tokens, spec.max_total_tokens, "tokens"),
         _limit("max_llm_calls", trace.total_llm_calls, spec.max_llm_calls, "LLM calls"),
@@ -75,7 +73,7 @@ def evaluate_cost(
 def _multiplier_check(limit: float, trace: Trace, baseline: Trace | None, details: dict[str, Any]) -> Check:
     if baseline is None:
         return Check.built(
-            name="max_cost_multiplier", status=Status.SKIP, message="cost multiplier skipped: no baseline trace"
+            name="max_cost_multiplier", status=SKIP, message="cost multiplier skipped: no baseline trace"
         )
     multiplier = cost_multiplier(trace.total_cost_usd, baseline.total_cost_usd)
     if multiplier is None:
@@ -85,12 +83,12 @@ def _multiplier_check(limit: float, trace: Trace, baseline: Trace | None, detail
             reason = f"the cost is unknown ({unknown_cost_reason(trace)})"
         else:
             reason = f"the baseline cost is unknown ({unknown_cost_reason(baseline)})"
-        return Check.built(name="max_cost_multiplier", status=Status.SKIP, message=f"cost multiplier skipped: {reason}")
+        return Check.built(name="max_cost_multiplier", status=SKIP, message=f"cost multiplier skipped: {reason}")
     details["cost_multiplier"] = multiplier
     ok = multiplier <= limit
     return Check.built(
         name="max_cost_multiplier",
-        status=Status.PASS if ok else Status.WARN,
+        status=PASS if ok else WARN,
         message=""
         if ok
         else f"cost {multiplier:.2f}× the baseline (max {limit:g}×): ${trace.total_cost_usd:.4f} vs ${baseline.total_cost_usd:.4f}",

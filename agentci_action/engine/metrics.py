@@ -8,8 +8,10 @@ stays fast on traces with thousands of calls.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
+from itertools import compress, islice
+from operator import eq
 from typing import NamedTuple
 
 from rapidfuzz.distance import Indel, Levenshtein
@@ -125,7 +127,8 @@ class Loop(NamedTuple):
 def find_loops(sequence: list[str]) -> list[Loop]:
     """Runs of the same tool called two or more times in a row."""
     runs: list[list] = []  # [tool, start, count], extended while repeats are consecutive
-    for i in [i for i in range(1, len(sequence)) if sequence[i] == sequence[i - 1]]:
+    # the positions i ≥ 1 with P[i] == P[i − 1], found in C (most traces have few or none)
+    for i in compress(range(1, len(sequence)), map(eq, islice(sequence, 1, None), sequence)):
         if runs and runs[-1][1] + runs[-1][2] == i:
             runs[-1][2] += 1
         else:
@@ -155,11 +158,11 @@ def tool_key(name: str, normalize: bool = True) -> str:
     return normalize_tool_name(name) if normalize else name
 
 
-def _positions(used: list[str], keys: set[str], normalize: bool) -> dict[str, list[int]]:
+def _positions(used: list[str], keys: AbstractSet[str], normalize: bool) -> dict[str, list[int]]:
     """{key: 0-based positions of the calls whose tool has that key}, for the keys in `keys` only."""
-    key_of = {name: tool_key(name, normalize) for name in set(used)}  # normalise each distinct name once
+    key_of = {name: normalize_tool_name(name) for name in set(used)} if normalize else {name: name for name in used}
     found: dict[str, list[int]] = {}
-    if keys & set(key_of.values()):
+    if not keys.isdisjoint(key_of.values()):
         for position, name in enumerate(used):
             if key_of[name] in keys:
                 found.setdefault(key_of[name], []).append(position)
@@ -169,11 +172,18 @@ def _positions(used: list[str], keys: set[str], normalize: bool) -> dict[str, li
 def forbidden_calls(used: list[str], forbidden: list[str], normalize: bool = True) -> dict[str, list[int]]:
     """Each forbidden tool that was used, as the spec names it (once per tool, in spec order), with the
     0-based positions of its calls."""
-    spec_names = {}  # key → the first spec name with that key
-    for name in forbidden:
+    spec_names, keys = _spec_keys(tuple(forbidden), normalize)
+    positions = _positions(used, keys, normalize)
+    return {name: positions[key] for key, name in spec_names.items() if key in positions} if positions else {}
+
+
+@lru_cache(maxsize=1024)  # a suite's queries share a few deny-lists
+def _spec_keys(names: tuple[str, ...], normalize: bool) -> tuple[dict[str, str], frozenset[str]]:
+    """({key: the first spec name with that key}, the keys) of a deny-list. Read only."""
+    spec_names: dict[str, str] = {}
+    for name in names:
         spec_names.setdefault(tool_key(name, normalize), name)
-    positions = _positions(used, set(spec_names), normalize)
-    return {name: positions[key] for key, name in spec_names.items() if key in positions}
+    return spec_names, frozenset(spec_names)
 
 
 def forbidden_violations(used: list[str], forbidden: list[str], normalize: bool = True) -> list[str]:
@@ -190,13 +200,12 @@ def disallowed_calls(used: list[str], allowed: list[str], normalize: bool = True
     return dict(sorted(((used[calls[0]], calls) for calls in positions.values()), key=lambda item: item[1][0]))
 
 
-@dataclass(frozen=True)
-class MatchOutcome:
-    """Whether P matches R under a mode, and where it diverged."""
+class MatchOutcome(NamedTuple):
+    """Whether P matches R under a mode, and where it diverged (a tuple: one is made per run and reference)."""
 
     matched: bool
-    missing: list[str] = field(default_factory=list)  # reference tools not used
-    unexpected: list[str] = field(default_factory=list)  # used tools not in the reference
+    missing: list[str]  # reference tools not used
+    unexpected: list[str]  # used tools not in the reference
     first_divergence: tuple[int, str | None, str | None] | None = None  # (index, expected, actual)
 
 
@@ -207,6 +216,9 @@ def _first_divergence(predicted: list[str], reference: list[str]) -> tuple[int, 
         if expected != actual:
             return (i, expected, actual)
     return None
+
+
+_STRICT, _UNORDERED, _SUBSET, _SUPERSET = MatchMode.STRICT, MatchMode.UNORDERED, MatchMode.SUBSET, MatchMode.SUPERSET
 
 
 def _ordered_unique(items: list[str], keep: set[str]) -> list[str]:
@@ -224,22 +236,24 @@ def match(predicted: list[str], reference: list[str], mode: MatchMode) -> MatchO
     nowhere after the last matched call and the walk runs off the end: (len(P), R[j], None).
     """
     used, ref = set(predicted), set(reference)
-    missing = _ordered_unique(reference, ref - used)
-    unexpected = _ordered_unique(predicted, used - ref)
-    if mode is MatchMode.STRICT:
-        divergence = _first_divergence(predicted, reference)
-        return MatchOutcome(divergence is None, missing, unexpected, divergence)
-    if mode is MatchMode.UNORDERED:
-        return MatchOutcome(not missing and not unexpected, missing, unexpected)
-    if mode is MatchMode.SUBSET:
+    if mode is _SUBSET:  # each mode works out only the lists it reports
+        missing = _ordered_unique(reference, ref - used)
         return MatchOutcome(not missing, missing, [])
-    if mode is MatchMode.SUPERSET:
+    if mode is _SUPERSET:
+        unexpected = _ordered_unique(predicted, used - ref)
         return MatchOutcome(not unexpected, [], unexpected)
+    missing = _ordered_unique(reference, ref - used)
+    if mode is _STRICT:
+        divergence = _first_divergence(predicted, reference)
+        return MatchOutcome(divergence is None, missing, _ordered_unique(predicted, used - ref), divergence)
+    if mode is _UNORDERED:
+        unexpected = _ordered_unique(predicted, used - ref)
+        return MatchOutcome(not missing and not unexpected, missing, unexpected)
     # subsequence: walk P once, advancing through R
     j = 0
     for name in predicted:
         if j < len(reference) and name == reference[j]:
             j += 1
     if j == len(reference):
-        return MatchOutcome(True)
+        return MatchOutcome(True, [], [])
     return MatchOutcome(False, missing, [], (len(predicted), reference[j], None))

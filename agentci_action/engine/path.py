@@ -21,7 +21,7 @@ from . import metrics
 from .arguments import inert_name
 from .call_matching import CallMatch, match_calls
 from .patterns import PatternTimeout
-from .results import Check, LayerResult, Status
+from .results import ERROR, FAIL, PASS, SKIP, WARN, Check, LayerResult
 
 LISTED = 5  # items named in one part of a message before "(+N more)"
 
@@ -82,13 +82,9 @@ def _at_most(
     """Warn when actual > limit; `detail()` (the explanation) is built only for a warning."""
     if limit is None:
         return None
-    ok = actual <= limit
-    return Check.built(
-        name=name,
-        status=Status.PASS if ok else Status.WARN,
-        message="" if ok else f"{what}: {actual:g} > max {limit:g}{detail()}",
-        data={"actual": actual, "max": limit},
-    )
+    if actual <= limit:
+        return Check.built(name, PASS, "", {"actual": actual, "max": limit})
+    return Check.built(name, WARN, f"{what}: {actual:g} > max {limit:g}{detail()}", {"actual": actual, "max": limit})
 
 
 def _at_least(
@@ -97,13 +93,9 @@ def _at_least(
     """Warn when actual < limit; `detail()` (the explanation) is built only for a warning."""
     if limit is None:
         return None
-    ok = actual >= limit
-    return Check.built(
-        name=name,
-        status=Status.PASS if ok else Status.WARN,
-        message="" if ok else f"{what}: {actual:.2f} < min {limit:g}{detail()}",
-        data={"actual": actual, "min": limit},
-    )
+    if actual >= limit:
+        return Check.built(name, PASS, "", {"actual": actual, "min": limit})
+    return Check.built(name, WARN, f"{what}: {actual:.2f} < min {limit:g}{detail()}", {"actual": actual, "min": limit})
 
 
 def evaluate_path(
@@ -122,13 +114,14 @@ def evaluate_path(
     details: dict[str, Any] = {
         "tool_calls": len(used),
         "tools_used": tools_used,
-        "loops_detected": sum(loop.repeats for loop in loops),
+        "loops_detected": sum(loop.count for loop in loops) - len(loops),  # Σ repeats
         "loops": [{"tool": lp.tool, "start": lp.start, "count": lp.count} for lp in loops],
     }
     chosen = None
     if len(variants) == 1:
         chosen = 0
-        details.update(baseline_variant=0, baseline_variants=1)
+        details["baseline_variant"] = 0
+        details["baseline_variants"] = 1
     elif variants:
         ranking = spec or PathSpec()
         chosen, similarities = closest_variant(
@@ -138,7 +131,7 @@ def evaluate_path(
     if spec is None:
         if extra_checks:
             return LayerResult.from_checks(list(extra_checks), details)
-        return LayerResult(status=Status.SKIP, details=details, messages=["no path checks"])
+        return LayerResult(status=SKIP, details=details, messages=["no path checks"])
     checks: list[Check | None] = [*_tool_list_checks(spec, used, details)]
 
     checks.append(
@@ -157,13 +150,11 @@ def evaluate_path(
         precision = metrics.tool_precision(expected, used_set)
         missing = [t for t in dict.fromkeys(spec.expected_tools) if t not in used_set]
         extra = [t for t in tools_used if t not in expected]
-        details.update(
-            tool_recall=recall,
-            tool_precision=precision,
-            tool_f1=metrics.tool_f1(precision, recall),
-            missing_tools=missing,
-            unexpected_tools=extra,
-        )
+        details["tool_recall"] = recall
+        details["tool_precision"] = precision
+        details["tool_f1"] = metrics.tool_f1(precision, recall)
+        details["missing_tools"] = missing
+        details["unexpected_tools"] = extra
         checks.append(
             _at_least(
                 "min_tool_recall", recall, spec.min_tool_recall, "tool recall", lambda: f" (missing: {_names(missing)})"
@@ -208,13 +199,14 @@ def _tool_list_checks(spec: PathSpec, used: list[str], details: dict[str, Any]) 
     checks = []
     if spec.forbidden_tools:
         calls = metrics.forbidden_calls(used, spec.forbidden_tools, normalize)
-        details.update(forbidden_violations=list(calls), forbidden_calls=calls)
+        details["forbidden_violations"] = list(calls)
+        details["forbidden_calls"] = calls
         checks.append(
             Check.built(
-                name="forbidden_tools",
-                status=Status.FAIL if calls else Status.PASS,
-                message=f"forbidden tools used: {_calls_at(calls)}" if calls else "",
-                data={"violations": list(calls), "calls": calls},
+                "forbidden_tools",
+                FAIL if calls else PASS,
+                f"forbidden tools used: {_calls_at(calls)}" if calls else "",
+                {"violations": list(calls), "calls": calls},
             )
         )
     if spec.allowed_tools is not None:
@@ -223,7 +215,7 @@ def _tool_list_checks(spec: PathSpec, used: list[str], details: dict[str, Any]) 
         checks.append(
             Check.built(
                 name="allowed_tools",
-                status=Status.FAIL if calls else Status.PASS,
+                status=FAIL if calls else PASS,
                 message=f"tools not in allowed_tools: {_calls_at(calls)}" if calls else "",
                 data={"calls": calls},
             )
@@ -245,7 +237,7 @@ def _reference_checks(
         return [
             Check.built(
                 name="min_sequence_similarity",
-                status=Status.SKIP,
+                status=SKIP,
                 message="sequence similarity skipped: no baseline trace and no expected_tools to compare with",
             )
         ]
@@ -255,18 +247,16 @@ def _reference_checks(
     outcome = metrics.match(used, ref_tools, spec.match_mode)
     if metrics.sequence_similarity_is_approximate(used, ref_tools):
         details["sequence_similarity_approximate"] = True  # a lower bound from aligned blocks (limits.py)
-    details.update(
-        reference=source,
-        sequence_metric=metric,
-        sequence_similarity=similarity,
-        match_mode={
-            "mode": mode,
-            "matched": outcome.matched,
-            "missing": outcome.missing,
-            "unexpected": outcome.unexpected,
-            "first_divergence": _divergence_dict(outcome.first_divergence),
-        },
-    )
+    details["reference"] = source
+    details["sequence_metric"] = metric
+    details["sequence_similarity"] = similarity
+    details["match_mode"] = {
+        "mode": mode,
+        "matched": outcome.matched,
+        "missing": outcome.missing,
+        "unexpected": outcome.unexpected,
+        "first_divergence": None if outcome.first_divergence is None else _divergence_dict(outcome.first_divergence),
+    }
 
     def where() -> str:
         divergence = outcome.first_divergence or metrics.match(used, ref_tools, MatchMode.STRICT).first_divergence
@@ -280,11 +270,10 @@ def _reference_checks(
             f"sequence similarity ({metric}) against the {source}",
             where,
         ),
-        Check.built(
-            name="match_mode",
-            status=Status.PASS if outcome.matched else Status.WARN,
-            message="" if outcome.matched else f"match mode {mode!r} against the {source} failed: {_explain(outcome)}",
-            data={"mode": mode},
+        Check.built("match_mode", PASS, "", {"mode": mode})
+        if outcome.matched
+        else Check.built(
+            "match_mode", WARN, f"match mode {mode!r} against the {source} failed: {_explain(outcome)}", {"mode": mode}
         ),
     ]
 
@@ -294,9 +283,7 @@ def _inert_divergence(divergence: tuple[int, str | None, str | None]) -> tuple[i
     return index, None if expected is None else inert_name(expected), None if actual is None else inert_name(actual)
 
 
-def _divergence_dict(divergence: tuple[int, str | None, str | None] | None) -> dict | None:
-    if divergence is None:
-        return None
+def _divergence_dict(divergence: tuple[int, str | None, str | None]) -> dict:
     index, expected, actual = _inert_divergence(divergence)
     return {"index": index, "expected": expected, "actual": actual}
 
@@ -343,13 +330,13 @@ def _expected_calls_check(spec: PathSpec, trace: Trace, details: dict[str, Any])
         outcome = match_calls(steps, trace.tool_calls, spec.match_mode)
     except PatternTimeout as exc:
         return Check.built(
-            name="expected_tool_calls", status=Status.ERROR, message=f"argument regex /{inert_name(exc.pattern)}/ {exc}"
+            name="expected_tool_calls", status=ERROR, message=f"argument regex /{inert_name(exc.pattern)}/ {exc}"
         )
     labels = _Labels(steps, trace.tool_calls)
     details["expected_tool_calls"] = _call_match_details(outcome, spec.match_mode, labels)
     data = {"mode": spec.match_mode.value}
     if outcome.matched:
-        return Check.built(name="expected_tool_calls", status=Status.PASS, data=data)
+        return Check.built(name="expected_tool_calls", status=PASS, data=data)
     parts = []
     if outcome.first_divergence is not None:
         d = outcome.first_divergence
@@ -371,7 +358,7 @@ def _expected_calls_check(spec: PathSpec, trace: Trace, details: dict[str, Any])
             )
     return Check.built(
         name="expected_tool_calls",
-        status=Status.WARN,
+        status=WARN,
         message=f"expected_tool_calls not matched ({spec.match_mode.value}): {'; '.join(parts)}",
         data=data,
     )
@@ -412,7 +399,7 @@ def _handoff_checks(spec: PathSpec, trace: Trace, details: dict[str, Any]) -> li
         checks.append(
             Check.built(
                 name="expected_handoff",
-                status=Status.PASS if ok else Status.WARN,
+                status=PASS if ok else WARN,
                 message=""
                 if ok
                 else f"expected a handoff to {inert_name(spec.expected_handoff)}, got {_names(targets) or 'no handoff'}",
@@ -424,7 +411,7 @@ def _handoff_checks(spec: PathSpec, trace: Trace, details: dict[str, Any]) -> li
         checks.append(
             Check.built(
                 name="expected_handoffs_available",
-                status=Status.WARN if stray else Status.PASS,
+                status=WARN if stray else PASS,
                 message=f"handoff to an agent not in expected_handoffs_available: {_names(stray)}" if stray else "",
             )
         )

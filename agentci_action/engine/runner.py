@@ -25,7 +25,22 @@ from .cost import evaluate_cost
 from .gcpause import gc_paused
 from .path import evaluate_path
 from .process import evaluate_process
-from .results import Check, JudgeUsage, LayerResult, QueryResult, RunResult, ShardInfo, Status, Summary
+from .results import (
+    ERROR,
+    FAIL,
+    PASS,
+    SKIP,
+    WARN,
+    Check,
+    JudgeUsage,
+    LayerResult,
+    QueryResult,
+    RunResult,
+    ShardInfo,
+    Status,
+    Summary,
+    _built,
+)
 from .score import letter_grade, suite_composite_score
 from .shard import select_shard
 from .stats import cost_of_pass
@@ -171,23 +186,28 @@ def extra_runs_note(query: QuerySpec, traces: list[Trace]) -> str:
     )
 
 
+_SOFT_BLOCKING = (FAIL, WARN)  # what a path or cost layer named in fail-on blocks on
+
+
 def is_blocking(layers: dict[str, LayerResult], fail_on: frozenset[str]) -> bool:
     """Whether these layer results block under fail-on."""
-    if "correctness" in fail_on and any(layer.status is Status.FAIL for layer in layers.values()):
+    if "correctness" in fail_on and any(layer.status is FAIL for layer in layers.values()):
         return True
-    return any(name in fail_on and layers[name].status in (Status.FAIL, Status.WARN) for name in ("path", "cost"))
+    return ("path" in fail_on and layers["path"].status in _SOFT_BLOCKING) or (
+        "cost" in fail_on and layers["cost"].status in _SOFT_BLOCKING
+    )
 
 
 def query_status(layers: dict[str, LayerResult], blocking: bool) -> Status:
     """error > fail (a layer failed, or a warning blocks) > warn > pass."""
     statuses = [layer.status for layer in layers.values()]
-    if Status.ERROR in statuses:
-        return Status.ERROR
-    if blocking or Status.FAIL in statuses:
-        return Status.FAIL
-    if Status.WARN in statuses:
-        return Status.WARN
-    return Status.PASS
+    if ERROR in statuses:
+        return ERROR
+    if blocking or FAIL in statuses:
+        return FAIL
+    if WARN in statuses:
+        return WARN
+    return PASS
 
 
 def _with_process(query: QuerySpec, trace: Trace, path: LayerResult) -> LayerResult:
@@ -219,9 +239,9 @@ def _evaluate_run(
 
 def failed_run_layers(error: str) -> dict[str, LayerResult]:
     """Correctness errors with the runner's message; path and cost are skipped, having no trace to look at."""
-    skipped = Check.built("agent_run", Status.SKIP, "not evaluated: the agent run produced no trace")
+    skipped = Check.built("agent_run", SKIP, "not evaluated: the agent run produced no trace")
     return {
-        "correctness": LayerResult.from_checks([Check.built("agent_run", Status.ERROR, error)]),
+        "correctness": LayerResult.from_checks([Check.built("agent_run", ERROR, error)]),
         "path": LayerResult.from_checks([skipped]),
         "cost": LayerResult.from_checks([skipped]),
     }
@@ -240,21 +260,26 @@ def evaluate_query(
         Run(trace.run if trace.run is not None else i, _evaluate_run(query, trace, variants, judge, embedder))
         for i, trace in enumerate(traces)
     ]
-    combined = combine_runs(query, runs, composite)
-    blocking = is_blocking(combined.layers, settings.fail_on)
-    return QueryResult.built(
-        id=query.key,
-        query=query.query,
-        file=query.file,
-        line=query.line,
-        tags=list(query.tags),
-        status=query_status(combined.layers, blocking),
-        blocking=blocking,
-        trace_source=traces[0].source,
-        runs=len(traces),
-        reliability=combined.reliability,
-        score=combined.score,
-        **combined.layers,
+    layers, reliability, score = combine_runs(query, runs, composite)
+    blocking = is_blocking(layers, settings.fail_on)
+    return _built(  # QueryResult.built without the keyword round trip, fields in declaration order
+        QueryResult,
+        {
+            "id": query.key,
+            "query": query.query,
+            "file": query.file,
+            "line": query.line,
+            "tags": list(query.tags),
+            "status": query_status(layers, blocking),
+            "blocking": blocking,
+            "correctness": layers["correctness"],
+            "path": layers["path"],
+            "cost": layers["cost"],
+            "trace_source": traces[0].source,
+            "runs": len(traces),
+            "reliability": reliability,
+            "score": score,
+        },
     )
 
 
@@ -264,42 +289,35 @@ def summarize(
     """Counts by status; totals over every run; pass rate = passed runs / runs; the suite composite is the mean of
     the queries' composites (suite_composite_score)."""
     counts = Counter(r.status for r in results)
-    costs = [r.reliability.cost_usd for r in results]
-    runs = sum(r.reliability.runs for r in results)
-    runs_passed = sum(r.reliability.passed for r in results)
+    reliabilities = [r.reliability for r in results]
+    costs = [r.cost_usd for r in reliabilities]
+    runs = sum(r.runs for r in reliabilities)
+    runs_passed = sum(r.passed for r in reliabilities)
     rate = runs_passed / runs if runs else 0.0
     scores = [r.score.value for r in results if r.score.value is not None]
     mean_score = sum(scores) / len(scores) if scores else None
     suite_composite = suite_composite_score(results)
     known_cost = sum(c for c in costs if c is not None)
     tally = check_tally(results)
-    overall = (
-        Status.ERROR
-        if counts[Status.ERROR]
-        else Status.FAIL
-        if counts[Status.FAIL]
-        else Status.WARN
-        if counts[Status.WARN]
-        else Status.PASS
-    )
+    overall = ERROR if counts[ERROR] else FAIL if counts[FAIL] else WARN if counts[WARN] else PASS
     return Summary(
         status=overall,
         total=len(results),
-        passed=counts[Status.PASS] + counts[Status.WARN],
-        failed=counts[Status.FAIL],
-        warnings=counts[Status.WARN],
-        errors=counts[Status.ERROR],
+        passed=counts[PASS] + counts[WARN],
+        failed=counts[FAIL],
+        warnings=counts[WARN],
+        errors=counts[ERROR],
         skipped_checks=tally.skipped,
         cost_usd=known_cost,
         cost_unknown=sum(c is None for c in costs),
-        total_tokens=sum(r.reliability.total_tokens for r in results),
+        total_tokens=sum(r.total_tokens for r in reliabilities),
         fail_on=sorted(fail_on),
         aggregates=aggregate(results, tally),
         judge=JudgeUsage.total([c for r in results for c in r.correctness.checks]),
         runs=runs,
         runs_passed=runs_passed,
         pass_rate=rate,
-        flaky=sum(r.reliability.flaky for r in results),
+        flaky=sum(r.flaky for r in reliabilities),
         mean_score=mean_score,
         composite_score=suite_composite,
         grade=letter_grade(suite_composite),

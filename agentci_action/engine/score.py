@@ -11,18 +11,17 @@ no measurable dimension → no score. A forbidden tool short-circuits the score 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..spec.models import ScoreWeights
 from .correctness import JUDGE_KINDS
-from .results import LayerResult, MetricChange, QueryResult, RunResult, Status
+from .results import FAIL, PASS, LayerResult, MetricChange, QueryResult, RunResult
 
 JUDGE_SCALE = (1, 5)
 GRADES = ((0.95, "A"), (0.85, "B"), (0.75, "C"), (0.65, "D"))
 
 
-@dataclass(frozen=True)
-class RunScore:
+class RunScore(NamedTuple):
     """One run's score and the dimensions it came from (None: not measurable on this run)."""
 
     value: float | None
@@ -41,9 +40,9 @@ def normalise_judge_score(score: float) -> float:
 def judge_scores(correctness: LayerResult) -> list[float]:
     """The 1-5 scores of the run's judge checks (llm_judge, safety_check, hallucination_check) that produced one."""
     return [
-        c.data["score"]
+        score
         for c in correctness.checks
-        if c.name in JUDGE_KINDS and isinstance(c.data.get("score"), (int, float))
+        if c.name in JUDGE_KINDS and isinstance(score := c.data.get("score"), (int, float))
     ]
 
 
@@ -52,10 +51,9 @@ def output_quality(correctness: LayerResult) -> float | None:
     judged = judge_scores(correctness)
     if judged:
         return sum(normalise_judge_score(s) for s in judged) / len(judged)
-    ran = [c for c in correctness.checks if c.status in (Status.PASS, Status.FAIL)]
-    if not ran:
-        return None
-    return sum(c.status is Status.PASS for c in ran) / len(ran)
+    statuses = [c.status for c in correctness.checks]
+    passed, failed = statuses.count(PASS), statuses.count(FAIL)
+    return passed / (passed + failed) if passed or failed else None
 
 
 def weighted_score(dimensions: dict[str, float | None], weights: ScoreWeights) -> float | None:

@@ -17,7 +17,7 @@ from ..errors import Problem, TraceError
 from ..limits import MAX_NESTING, deeper_than
 from ..spec.models import ModelPrice
 from .adapters import convert
-from .models import Trace
+from .models import Trace, compact
 from .pricing import price_trace
 
 TRACE_SUFFIXES = (".json", ".jsonl", ".ndjson")
@@ -233,7 +233,7 @@ def load_traces(
                     if _too_deep(trace):
                         file, _, line = trace.source.rpartition(":")
                         raise TraceError.at(file, int(line) if line.isdigit() else 0, _TOO_DEEP)
-                traces.extend(price_trace(trace, pricing) for trace in converted)
+                traces.extend(compact(price_trace(trace, pricing)) for trace in converted)
         except TraceError as exc:
             problems.extend(exc.problems)
     if problems:

@@ -5,6 +5,7 @@ Totals missing from the file are derived from the calls (see `Trace.with_derived
 
 from __future__ import annotations
 
+from sys import intern
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
@@ -119,3 +120,27 @@ class Trace(_Strict):
             if durations:
                 updates["total_duration_ms"] = sum(durations)
         return self.model_copy(update=updates) if updates else self
+
+
+_set = object.__setattr__
+_FIELDS_SETS: dict[frozenset[str], set[str]] = {}  # one fields-set per distinct set of fields given, like sys.intern
+
+
+def compact(trace: Trace) -> Trace:
+    """`trace` kept in less memory, every value the same: its models share one fields-set per distinct set of
+    fields given (pydantic keeps a set per instance, after its __dict__ the biggest part of a tool call; nothing
+    assigns to a loaded trace's fields, which would add to the shared set), and tool and model names are interned
+    (a suite calls a few dozen tools; each call held its own copy of the name). Returns `trace` itself."""
+    models: list[BaseModel] = [trace, *trace.tool_calls, *trace.llm_calls, *trace.handoffs, *trace.retrieved_context]
+    for model in models:
+        fields = model.__pydantic_fields_set__
+        shared = _FIELDS_SETS.get(key := frozenset(fields))
+        if shared is None:
+            shared = _FIELDS_SETS[key] = set(fields)  # a copy of its own: the first model's set is not shared
+        _set(model, "__pydantic_fields_set__", shared)
+    for call in trace.tool_calls:
+        call.__dict__["name"] = intern(call.name)
+    for llm in trace.llm_calls:
+        if llm.model is not None:
+            llm.__dict__["model"] = intern(llm.model)
+    return trace

@@ -6,7 +6,7 @@ from pydantic import ValidationError
 
 from ...errors import Problem, TraceError
 from ...field_errors import field_message
-from ..models import Trace
+from ..models import Trace, compact
 
 NAME = "canonical"
 
@@ -38,7 +38,7 @@ def convert(records, file: str) -> list[Trace]:
             problems.append(Problem(file, record.line, f"expected a trace object, got {type(record.value).__name__}"))
             continue
         try:
-            trace = Trace.model_validate(record.value).with_derived_totals()
+            trace = compact(Trace.model_validate(record.value).with_derived_totals())  # before the next record
         except ValidationError as exc:
             for err in exc.errors():
                 problems.append(Problem(file, record.line_at(err["loc"]), field_message(err, Trace, name_parent=True)))
