@@ -7,7 +7,7 @@ baseline trace), then times: json.loads of the trace file; load_traces (parse + 
 canonical traces); run_spec (the three layers, no judge). Prints traces per second and the ratio
 of evaluation time to parse time (json.loads as Python runs it by default, and with the garbage
 collector paused as the engine runs): evaluation should cost no more than parsing does.
-Each step is timed `repeats` times, the rounds interleaved, and the best time kept: the machine's
+Each step is timed (CPU time) `repeats` times, the rounds interleaved, and the best time kept: the machine's
 other work only ever adds time, to whichever step it happens to overlap.
 """
 
@@ -105,9 +105,11 @@ def check_results(run, folder: str, queries: int, tools: int) -> str:
 
 
 def timed(fn):
-    start = time.perf_counter()
+    """(fn(), the CPU time it took in this process): on a shared machine the others' work stretches wall time
+    far more than CPU time, and every step timed here runs on this one thread."""
+    start = time.process_time()
     value = fn()
-    return value, time.perf_counter() - start
+    return value, time.process_time() - start
 
 
 def suite_arguments() -> argparse.Namespace:
