@@ -1,5 +1,6 @@
-# The action's image, in two stages: the dependencies are installed and pruned in the first, and only what runs
-# is copied into the second (no pip cache, tests, C headers or sources, type stubs or docs of any wheel).
+# The action's image: the dependencies are installed, pruned and byte-compiled in one stage; the base, stripped of
+# what only installs or documents software, gets them in another; the image is that stage flattened into one layer,
+# so nothing deleted from the base is still shipped underneath.
 #
 # BASE is the official image the release builds from, pinned by digest (Dependabot proposes new digests). A
 # machine that cannot reach a registry builds a stand-in locally (.ci/container-engine) and passes
@@ -9,25 +10,51 @@ ARG BASE=python:3.11-slim-bookworm@sha256:a36c24f9cbdf4fd0f52d67f0823eeac19c2028
 FROM ${BASE} AS deps
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 # Every package from requirements.lock (pyproject.toml's ranges with every extra, each at one version with its
-# hashes), in a layer that changes only when the lock does. scipy serves one function, the sparse assignment of
-# expected_tool_calls (scipy.sparse.csgraph, which loads scipy.linalg): its other subpackages, 60 MB, are
-# removed, and the final stage runs that assignment, so a scipy that needs one of them fails the build.
+# hashes), without their tests, C headers and sources, type stubs and scripts. Then bytecode only: each module is
+# compiled beside its source (-b) and the source removed, which halves the pure-Python packages and spares every
+# start the compilation (a traceback through a dependency names file and line, without the line's text).
 COPY requirements.lock /tmp/requirements.lock
 RUN pip install --require-hashes --no-deps --no-compile --target /deps -r /tmp/requirements.lock \
  && find /deps -depth -type d \( -name tests -o -name __pycache__ -o -name include \) -exec rm -rf {} + \
  && find /deps -type f \( -name '*.pyi' -o -name '*.pxd' -o -name '*.pyx' -o -name '*.c' -o -name '*.h' \
       -o -name '*_test.py' -o -name 'test_*.py' \) -delete \
  && rm -rf /deps/bin /deps/nltk/test \
- && cd /deps/scipy && rm -rf cluster constants datasets differentiate fft fftpack integrate interpolate io misc ndimage \
-      odr optimize signal spatial special stats \
- && python -m compileall -q -j 0 /deps
+ && python -m compileall -q -b -j 0 /deps \
+ && find /deps -name '*.py' -delete
 
-FROM ${BASE}
-ENV PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=/app:/deps
+FROM ${BASE} AS runtime
+# Nothing installs software or reads documentation at run time: pip, setuptools and wheel (and their bundled
+# wheels), the standard library's IDLE, Tk, 2to3, pydoc topics and test suite, manuals, docs and translations go;
+# so do Perl (only dpkg's scripts use it) and glibc's iconv converters (Python's codecs are its own). The rest of
+# the standard library, and our package, are byte-compiled once here (unchecked: the sources stay for tracebacks,
+# never read on import; the official image ships its standard library without bytecode).
+RUN set -eu; \
+    stdlib=$(python -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])'); \
+    for site in $(python -c 'import site; print(" ".join(site.getsitepackages()))') /usr/lib/python3/dist-packages; do \
+      rm -rf "$site"/pip "$site"/pip-* "$site"/setuptools "$site"/setuptools-* "$site"/pkg_resources \
+             "$site"/_distutils_hack "$site"/distutils-precedence.pth "$site"/wheel "$site"/wheel-*; \
+    done; \
+    rm -rf "$stdlib"/ensurepip "$stdlib"/idlelib "$stdlib"/tkinter "$stdlib"/turtledemo "$stdlib"/lib2to3 \
+           "$stdlib"/pydoc_data "$stdlib"/test /usr/share/python-wheels /usr/local/bin/pip* /usr/bin/pip* \
+           /usr/local/bin/idle* \
+           /usr/share/doc /usr/share/man /usr/share/info /usr/share/locale /var/cache/* /var/lib/apt/lists/* \
+           /usr/bin/perl* /usr/lib/*-linux-gnu/perl* /usr/share/perl* /usr/lib/*-linux-gnu/gconv; \
+    python -m compileall -q -j 0 --invalidation-mode unchecked-hash "$stdlib"
 COPY --from=deps /deps /deps
 COPY agentci_action /app/agentci_action
 COPY entrypoint.py /app/entrypoint.py
-RUN python -m compileall -q /app \
- && python -c "from agentci_action.engine.call_matching import assign; assert len(assign([0, 0, 1], [0, 1, 0], 2, 2, [1, 1])) == 2"
+ENV PYTHONPATH=/app:/deps
+# The assignment, JSON Schema, ROUGE, BLEU, numpy and the SDKs the judge and the comment use, run once: a pruned
+# file any of them needs fails the build here.
+RUN python -m compileall -q -j 0 --invalidation-mode unchecked-hash /app \
+ && python -c "import github, anthropic, openai, numpy; \
+from agentci_action.spec.json_schemas import local_validator; local_validator({'type': 'object'}).validate({}); \
+from agentci_action.engine.call_matching import assign; assert len(assign([0, 0, 1], [0, 1, 0], 2, 2, [1, 1])) == 2; \
+from agentci_action.engine.checks.answer import bleu, rouge_f1; assert rouge_f1('a b', 'a b')['rougeL'] == bleu('a b c d', 'a b c d') == 1"
 
+FROM scratch
+COPY --from=runtime / /
+# PYDANTIC_DISABLE_PLUGINS: no installed package is a pydantic plugin; looking for one read every package's metadata
+ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+    PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=/app:/deps PYDANTIC_DISABLE_PLUGINS=1
 ENTRYPOINT ["python", "/app/entrypoint.py"]

@@ -181,14 +181,15 @@ def test_matches_brute_force_on_random_cases(mode):
             assert outcome.first_divergence is None and not outcome.missing and not outcome.unexpected
 
 
-def test_the_engine_imports_without_numpy_or_scipy():
-    """Both are imported on the first expected_tool_calls match, not at start: a spec without it never pays for them."""
+def test_the_action_and_the_engine_import_without_numpy_or_jsonschema():
+    """numpy is imported on the first expected_tool_calls match and jsonschema on the first json_schema check, not
+    at start: a spec without them never pays for them (scipy is no dependency at all)."""
     import subprocess
     import sys
 
     code = (
-        "import sys, agentci_action.engine.runner, agentci_action.cli; "
-        "print(sorted(n for n in ('numpy', 'scipy') if n in sys.modules))"
+        "import sys, agentci_action.engine.runner, agentci_action.cli, agentci_action.action; "
+        "print(sorted(n for n in ('numpy', 'scipy', 'jsonschema', 'referencing') if n in sys.modules))"
     )
     assert (
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
@@ -230,7 +231,7 @@ def _perturbed_case(rng: random.Random):
 
 
 def _best_weight(steps, trace, ordered: bool) -> int:
-    """The test's own optimum: Σ step weights over a best pairing (a DP in order, scipy's assignment otherwise)."""
+    """The test's own optimum: Σ step weights over a best pairing (a DP in order, scipy's dense assignment otherwise)."""
     import numpy as np
     from scipy.optimize import linear_sum_assignment
 
@@ -255,7 +256,7 @@ def _best_weight(steps, trace, ordered: bool) -> int:
 @pytest.mark.parametrize("mode", list(MatchMode))
 def test_searches_from_the_diagonals_agree_with_exhaustive_ones_on_long_traces(mode, monkeypatch):
     """Every case twice: as shipped (diagonals, Myers' diff, assignment of what is left) and with no unpaired
-    step or call searched that way (the DP over the whole middle, LAPJV over the whole graph)."""
+    step or call searched that way (the DP over the whole middle, the assignment over the whole graph)."""
     from agentci_action.engine import call_matching
 
     rng = random.Random(20261123)
@@ -284,3 +285,49 @@ def test_an_expectation_is_compiled_once_for_the_same_steps():
     steps.append(step("cite"))
     assert len(compiled(steps).steps) == 3  # a changed list is compiled anew
     assert not match_calls(steps, calls(("search", {"q": "paris"}), "answer"), MatchMode.STRICT).matched
+
+
+# --- the assignment against scipy's --------------------------------------------------------------
+
+
+def _scipy_assignment(steps, calls, n, m, weights):
+    """The previous release's assignment: scipy's sparse LAPJV, a min-cost full matching on the compatible pairs
+    (cost 1) plus a stand-in call per step (cost 1 + w_i, "unpaired")."""
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+
+    if not steps:
+        return []
+    stand_ins = np.arange(n)
+    costs = np.concatenate([np.ones(len(steps)), 1.0 + np.array(weights, dtype=float)])
+    rows = np.concatenate([steps, stand_ins])
+    graph = csr_matrix((costs, (rows, np.concatenate([calls, m + stand_ins]))), shape=(n, m + n))
+    paired_rows, paired_cols = min_weight_full_bipartite_matching(graph)
+    return [(i, j) for i, j in zip(paired_rows.tolist(), paired_cols.tolist()) if j < m]
+
+
+def test_the_assignment_weighs_what_scipys_does_and_pairs_the_earlier_of_competing_steps():
+    """20,000 random graphs (up to 12 × 12, any density, required steps weighing more than optional ones) and a few
+    large ones: a one-to-one pairing of compatible pairs, of the weight scipy's min-cost matching finds. Among
+    pairings of equal weight ours pairs the heavier and then the earlier step (scipy's choice is LAPJV's)."""
+    from agentci_action.engine.call_matching import assign
+
+    rng = random.Random(20261125)
+    sizes = [(rng.randint(0, 12), rng.randint(0, 12), rng.random()) for _ in range(20000)]
+    sizes += [(500, 500, 0.02), (500, 250, 0.3), (300, 600, 1.0)]
+    for n, m, density in sizes:
+        edges = [(i, j) for i in range(n) for j in range(m) if rng.random() < density]
+        steps, calls = [i for i, _ in edges], [j for _, j in edges]
+        required = sum(rng.random() < 0.3 for _ in range(n)) + 1
+        weights = [rng.choice([1, required]) for _ in range(n)]
+        ours = assign(steps, calls, n, m, weights)
+        assert set(ours) <= set(edges) and ours == sorted(ours)
+        assert len({i for i, _ in ours}) == len({j for _, j in ours}) == len(ours)
+        weight = sum(weights[i] for i, _ in ours)
+        assert weight == sum(weights[i] for i, _ in _scipy_assignment(steps, calls, n, m, weights)), edges
+    # two steps of equal weight compete for one call: the earlier is paired, whichever way the input is ordered
+    assert assign([1, 0], [0, 0], 2, 1, [2, 2]) == [(0, 0)]
+    assert assign([0, 1], [0, 0], 2, 1, [1, 2]) == [(1, 0)]  # unless the later weighs more
+    # a paired step moves to make room for a later one (an augmenting path), and stays paired
+    assert assign([0, 0, 1], [0, 1, 0], 2, 2, [1, 1]) == [(0, 1), (1, 0)]

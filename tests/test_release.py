@@ -152,5 +152,26 @@ def test_actionlint_finds_nothing():
 def test_the_image_builds_from_a_base_pinned_by_digest():
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert re.fullmatch(r"python:3\.11-slim-bookworm@sha256:[0-9a-f]{64}", pinned_base())
-    assert re.findall(r"^FROM (\S+)", dockerfile, re.M) == ["${BASE}", "${BASE}"]  # both stages
+    # both stages that build from a base; the image is the second flattened (nothing pulled besides the pinned base)
+    assert re.findall(r"^FROM (\S+)", dockerfile, re.M) == ["${BASE}", "${BASE}", "scratch"]
     assert base_image() == "python:3.11-slim-bookworm" and f"ARG BASE={base_image()}\n" in local_dockerfile()
+
+
+def test_the_release_installs_the_wheel_beside_the_previous_openai_major_before_publishing():
+    """The release's test job runs every .ci/compat scenario (no arguments), and the publishing jobs need it; the
+    `previous` scenario installs the wheel with `openai<M`, M the lock's major, and fails unless pip chose M - 1."""
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())
+    test_steps = [step.get("run", "") for step in workflow["jobs"]["test"]["steps"]]
+    assert ".ci/compat" in test_steps  # all four scenarios: lean previous oldest newest
+    needs = {name: job.get("needs", []) for name, job in workflow["jobs"].items()}
+    needs = {name: [need] if isinstance(need, str) else need for name, need in needs.items()}
+
+    def after_test(name: str) -> bool:
+        return "test" in needs[name] or any(after_test(need) for need in needs[name])
+
+    assert all(after_test(name) for name in needs if name != "test")  # nothing is published unless it passed
+    compat = (ROOT / ".ci" / "compat").read_text()
+    assert '"${@:-lean previous oldest newest}"' in compat
+    assert '"$wheel[all]" "openai<$locked_openai"' in compat
+    locked = re.search(r"^openai==(\d+)\.", (ROOT / "requirements.lock").read_text(), re.M)
+    assert locked and int(locked.group(1)) >= 1

@@ -17,15 +17,16 @@ with the leading calls, and the trailing with the trailing, are paired directly.
 use Myers' diff when all steps weigh alike (the most pairs = the fewest unpaired; O((n + m)·D) for D unpaired),
 else a dynamic programme (a weighted longest common subsequence, one vectorised row at a time). Unordered
 modes keep that order-preserving pairing, plus an assignment of what it leaves, when every step still unpaired
-fits no call at all (no pairing can weigh more); else a minimum-cost bipartite matching of everything (scipy's
-sparse LAPJV). compatible(i, j) is computed only where asked, through indexes: the trace's calls by tool and
-by argument value, the steps (compiled once per expectation) by tool and by the value they expect.
+fits no call at all (no pairing can weigh more); else a maximum-weight pairing of everything (augmenting paths,
+heaviest steps first: where steps compete for too few calls, the heavier and then the earlier is paired).
+compatible(i, j) is computed only where asked, through indexes: the trace's calls by tool and by argument value,
+the steps (compiled once per expectation) by tool and by the value they expect.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -37,8 +38,8 @@ from .arguments import ArgumentMatcher, ArgumentMismatch, as_mapping, canonical
 if TYPE_CHECKING:
     import numpy as np
 
-# numpy and scipy are imported by the functions that use them, on the first search between the diagonals:
-# importing them took 0.4 s of every start, most of which never match calls.
+# numpy is imported by the functions that use it, on the first search between the diagonals: importing it (then
+# with scipy) took 0.4 s of every start, most of which never match calls.
 
 EXPLAINED_STEPS = 10  # missing steps whose closest call is examined for argument mismatches
 COMPILED_KEPT = 64  # expectations kept compiled: the queries evaluated last (a query's runs come together)
@@ -433,29 +434,73 @@ def pair(table: _Table, n: int, m: int) -> list[tuple[int, int]]:
 
 
 def assign(steps: list[int], calls: list[int], n: int, m: int, weights: list[int]) -> list[tuple[int, int]]:
-    """One-to-one pairing of maximum weight between n steps and m calls, given the compatible (step, call)
-    pairs as two lists.
+    """One-to-one pairing of maximum weight Σ w_i (over the paired steps) between n steps and m calls, given the
+    compatible (step, call) pairs as two lists; the pairs come back sorted.
 
-    A minimum-cost full matching on the sparse graph of compatible pairs (cost 1 each) plus one private
-    stand-in call per step (cost 1 + w_i, meaning "left unpaired"): the stand-ins make a full matching
-    always exist, and minimising the cost maximises Σ w_i over the steps paired with real calls. When no step
-    and no call has two compatible partners, the compatible pairs themselves are that pairing.
+    The sets of steps that can be paired at once form a matroid (a transversal one), so the greedy rule is exact:
+    steps are taken heaviest first (the earlier first among equals) and each joins when an augmenting path pairs
+    it. A path only moves paired steps to other calls, so a step once paired stays paired: where steps compete for
+    too few calls, the heavier and then the earlier are paired. When no step and no call has two compatible
+    partners, the compatible pairs themselves are that pairing.
     """
     if n == 0 or m == 0 or not steps:
         return []
     if len(set(steps)) == len(steps) and len(set(calls)) == len(calls):
-        return list(zip(steps, calls))
-    import numpy as np
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+        return sorted(zip(steps, calls))
+    partners: list[list[int]] = [[] for _ in range(n)]
+    for i, j in zip(steps, calls):
+        partners[i].append(j)
+    for found in partners:
+        found.sort()
+    search = _Augmenting(partners)
+    for root in sorted(range(n), key=lambda i: -weights[i]):
+        if partners[root]:
+            search.pair(root)
+    return sorted((i, j) for j, i in search.step_of.items())
 
-    stand_ins = np.arange(n)
-    costs = np.concatenate([np.ones(len(steps)), 1.0 + np.array(weights, dtype=float)])
-    graph = csr_matrix(
-        (costs, (np.concatenate([steps, stand_ins]), np.concatenate([calls, m + stand_ins]))), shape=(n, m + n)
-    )
-    rows, cols = min_weight_full_bipartite_matching(graph)
-    return [(i, j) for i, j in zip(rows.tolist(), cols.tolist()) if j < m]
+
+class _Augmenting:
+    """A pairing grown one step at a time by augmenting paths (Kuhn's algorithm). A paired call never becomes
+    free again, so each step's search for a free partner resumes where it last stopped."""
+
+    def __init__(self, partners: list[list[int]]) -> None:
+        self.partners = partners
+        self.step_of: dict[int, int] = {}  # call → its step
+        self.scanned = [0] * len(partners)  # partners[i][: scanned[i]] are paired calls
+        self.visited: set[int] = set()  # calls from which no path reaches a free call, since the pairing changed
+
+    def free_partner(self, step: int) -> int | None:
+        found, k = self.partners[step], self.scanned[step]
+        while k < len(found) and found[k] in self.step_of:
+            k += 1
+        self.scanned[step] = k
+        return found[k] if k < len(found) else None
+
+    def pair(self, root: int) -> bool:
+        """Pair `root` by an augmenting path, depth first: the step at hand takes its earliest free partner if it
+        has one, else the path goes on through its next partner not yet visited, whose step must then move to
+        another call. On success each step on the path takes the call the path left it by."""
+        path: list[int] = []  # the steps above the one at hand; path[k] was left by through[k]
+        through: list[int] = []
+        untried: list[Iterator[int]] = []
+        step = root
+        while (free := self.free_partner(step)) is None:
+            path.append(step)
+            untried.append(iter(self.partners[step]))
+            while path and (call := next((j for j in untried[-1] if j not in self.visited), None)) is None:
+                path.pop()
+                untried.pop()
+                if through:
+                    through.pop()
+            if not path:
+                return False
+            self.visited.add(call)
+            through.append(call)
+            step = self.step_of[call]
+        for s, j in zip([*path, step], [*through, free]):
+            self.step_of[j] = s
+        self.visited.clear()
+        return True
 
 
 def _first_divergence(

@@ -11,8 +11,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from referencing.exceptions import Unresolvable
-
 from ..limits import MAX_NESTING, deeper_than
 from ..spec.json_schemas import local_validator
 from ..spec.models import CorrectnessSpec, JudgeRubric, QuerySpec
@@ -121,6 +119,8 @@ def _json_schema_check(schema: dict, answer: str) -> Check:
             status=FAIL,
             message=f"answer is JSON nested deeper than {MAX_NESTING} levels: not validated",
         )
+    from referencing.exceptions import Unresolvable  # with jsonschema, only when a spec validates JSON
+
     try:
         errors = sorted(local_validator(schema).iter_errors(document), key=lambda e: list(e.absolute_path))
     except Unresolvable as exc:  # validation rejects these; a schema built in code may still carry one

@@ -7,13 +7,13 @@ the action download (or hang on) a URL, so validation and the run both use `loca
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-from jsonschema_specifications import REGISTRY as META_SCHEMAS
-from referencing import Registry, Resource, Specification
-from referencing.exceptions import Unresolvable
-from referencing.jsonschema import DRAFT202012, specification_with
+if TYPE_CHECKING:
+    from referencing import Registry, Resource, Specification
+
+# jsonschema and referencing are imported by the functions that use them: with the meta-schemas they took a fifth
+# of the action's start, and only specs with `json_schema` checks need them.
 
 REF_KEYWORDS = ("$ref", "$dynamicRef")
 DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples"})  # their values are data, not subschemas
@@ -22,18 +22,24 @@ DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples"})  # their val
 def local_registry(schema: dict[str, Any]) -> tuple[Registry, Resource]:
     """The meta-schemas plus the schema itself (under its `$id`, or ''). The registry's retrieve is
     referencing's default, which never fetches: any other URI is Unresolvable."""
+    from jsonschema_specifications import REGISTRY as META_SCHEMAS
+
     resource = _specification(schema).create_resource(schema)
     return META_SCHEMAS.with_resource(resource.id() or "", resource), resource
 
 
 def _specification(schema: dict[str, Any]) -> Specification[Any]:
     """The dialect `$schema` names; 2020-12 (jsonschema's default) when it names none or an unknown one."""
+    from referencing.jsonschema import DRAFT202012, specification_with
+
     dialect = schema.get("$schema")
     return specification_with(dialect if isinstance(dialect, str) else "", default=DRAFT202012)
 
 
 def local_validator(schema: dict[str, Any]) -> Any:
     """The validator class the schema's `$schema` names (default 2020-12), bound to `local_registry`."""
+    import jsonschema
+
     registry, _ = local_registry(schema)
     return jsonschema.validators.validator_for(schema)(schema, registry=registry)
 
@@ -50,6 +56,8 @@ def unresolvable_refs(schema: dict[str, Any]) -> list[str]:
 def _walk(
     node: Any, resolver: Any, specification: Specification[Any], at: tuple[str | int, ...], problems: list[str]
 ) -> None:
+    from referencing.exceptions import Unresolvable
+
     if isinstance(node, list):
         for i, item in enumerate(node):
             _walk(item, resolver, specification, (*at, i), problems)
@@ -80,6 +88,8 @@ def ref_cycles(schema: dict[str, Any]) -> list[str]:
     dependentSchemas) that lead back to themselves, as `{$ref: '#'}` or a → b → a do. A reference reached
     through `properties` or `items` is a recursive schema, not a cycle: each step goes one level into the
     instance."""
+    from referencing.exceptions import Unresolvable
+
     registry, root = local_registry(schema)
     where: dict[int, str] = {}  # id of every subschema → its JSON pointer
     steps: dict[int, list[dict[str, Any]]] = {}  # id of a subschema → the subschemas it applies in place
