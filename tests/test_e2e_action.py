@@ -16,12 +16,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import act_binary, base_image, local_dockerfile
+from conftest import action_workspace, run_act
 from fakes.github_server import BOT_LOGIN, FakeGitHub
 
-ROOT = Path(__file__).resolve().parent.parent
 E2E = Path(__file__).parent / "e2e"
-ACTION_FILES = ("action.yml", "Dockerfile", ".dockerignore", "requirements.lock", "entrypoint.py", "agentci_action")
 REPO = "octo/agent"
 HOSTILE = "::error file=x.py,line=1::pwned %0A @octocat <details> | `rm -rf` <!-- agentci-comment: agentci -->"
 EVIL_TOOL = "search\n::error file=x.py,line=2::pwned-by-tool-name"
@@ -56,16 +54,7 @@ def write_traces(workspace: Path, refund_answer: str) -> None:
 
 
 def make_workspace(path: Path) -> Path:
-    path.mkdir()
-    for name in ACTION_FILES:
-        source = ROOT / name
-        (
-            shutil.copytree(source, path / name, ignore=shutil.ignore_patterns("__pycache__"))
-            if source.is_dir()
-            else shutil.copy(source, path / name)
-        )
-    (path / "Dockerfile").write_text(local_dockerfile())
-    (path / ".github" / "workflows").mkdir(parents=True)
+    path = action_workspace(path)
     # A workflow name of its own: act names its containers after it, so no other run's container is ever reused.
     workflow = (
         (E2E / "workflow.yml").read_text().replace("name: agentci-e2e", f"name: agentci-e2e-{uuid.uuid4().hex[:12]}", 1)
@@ -93,35 +82,11 @@ def act(workspace: Path, api_url: str) -> tuple[int, str]:
             "base": {"sha": "b" * 40, "ref": "main", "repo": {"full_name": REPO}},
         },
     }
-    event_path = workspace.parent / "event.json"
-    event_path.write_text(json.dumps(event))
     for name in ("e2e-outputs.json", "e2e-outcome.txt", "agentci-results.json"):
         (workspace / name).unlink(missing_ok=True)
-    done = subprocess.run(
-        [
-            act_binary(),
-            "pull_request",
-            "-W",
-            ".github/workflows/agentci.yml",
-            "-P",
-            f"ubuntu-latest={base_image()}",
-            "--pull=false",
-            "--bind",
-            "--rm",
-            "-e",
-            str(event_path),
-            "--var",
-            f"API_URL={api_url}",
-            "-s",
-            "GITHUB_TOKEN=e2e-token",
-        ],
-        cwd=workspace,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )  # no first-run prompt
-    return done.returncode, done.stdout + done.stderr
+    return run_act(
+        workspace, "pull_request", event, variables={"API_URL": api_url}, secrets={"GITHUB_TOKEN": "e2e-token"}
+    )
 
 
 def annotation_lines(log: str) -> list[str]:

@@ -6,41 +6,16 @@ and commit, and the check run on that commit. Needs what tests/test_e2e_action.p
 from __future__ import annotations
 
 import json
-import subprocess
 
-from conftest import act_binary, base_image
+from conftest import run_act
 from fakes.github_server import FakeGitHub
 from test_e2e_action import E2E, REPO, git, make_workspace, write_traces
 
 
 def act(workspace, event_name: str, workflow: str, event: dict, api_url: str, token: str) -> tuple[int, str]:
-    event_path = workspace.parent / f"{event_name}.json"
-    event_path.write_text(json.dumps(event))
-    done = subprocess.run(
-        [
-            act_binary(),
-            event_name,
-            "-W",
-            f".github/workflows/{workflow}",
-            "-P",
-            f"ubuntu-latest={base_image()}",
-            "--pull=false",
-            "--bind",
-            "--rm",
-            "-e",
-            str(event_path),
-            "--var",
-            f"API_URL={api_url}",
-            "-s",
-            f"GITHUB_TOKEN={token}",
-        ],
-        cwd=workspace,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=900,
+    return run_act(
+        workspace, event_name, event, workflow=workflow, variables={"API_URL": api_url}, secrets={"GITHUB_TOKEN": token}
     )
-    return done.returncode, done.stdout + done.stderr
 
 
 def test_a_fork_pull_request_is_evaluated_then_published_by_the_trusted_workflow(container_engine, tmp_path):

@@ -9,34 +9,16 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import uuid
 from pathlib import Path
 
-from conftest import ROOT, act_binary, base_image, local_dockerfile
+from conftest import action_workspace, run_act
 
 E2E = Path(__file__).parent / "e2e" / "run"
-ACTION_FILES = (
-    "action.yml",
-    "Dockerfile",
-    ".dockerignore",
-    "requirements.lock",
-    "entrypoint.py",
-    "agentci_action",
-    "run",
-)
 
 
 def make_workspace(path: Path) -> Path:
-    path.mkdir()
-    for name in ACTION_FILES:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, path / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy(source, path / name)
-    (path / "Dockerfile").write_text(local_dockerfile())  # act passes no build arguments: BASE is the stand-in
-    (path / ".github" / "workflows").mkdir(parents=True)
+    path = action_workspace(path)
     workflow = (E2E / "workflow.yml").read_text()
     workflow = workflow.replace("name: agentci-run-e2e", f"name: agentci-run-e2e-{uuid.uuid4().hex[:12]}", 1)
     (path / ".github" / "workflows" / "agentci.yml").write_text(workflow)
@@ -47,32 +29,9 @@ def make_workspace(path: Path) -> Path:
 
 def test_the_run_action_then_the_docker_action(container_engine, tmp_path):
     workspace = make_workspace(tmp_path / "repo")
-    event = tmp_path / "event.json"
-    event.write_text(
-        json.dumps({"ref": "refs/heads/main", "before": "0" * 40, "repository": {"full_name": "octo/agent"}})
-    )
-    done = subprocess.run(
-        [
-            act_binary(),
-            "push",
-            "-W",
-            ".github/workflows/agentci.yml",
-            "-P",
-            f"ubuntu-latest={base_image()}",
-            "--pull=false",
-            "--bind",
-            "--rm",
-            "-e",
-            str(event),
-        ],
-        cwd=workspace,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
-    log = done.stdout + done.stderr
-    assert done.returncode == 0, log[-4000:]
+    event = {"ref": "refs/heads/main", "before": "0" * 40, "repository": {"full_name": "octo/agent"}}
+    code, log = run_act(workspace, "push", event, timeout_s=1200)
+    assert code == 0, log[-4000:]
     traces = {p.stem: json.loads(p.read_text()) for p in (workspace / "agent-traces").glob("*.jsonl")}
     assert sorted(traces) == ["order-status", "refund-policy"]
     assert traces["refund-policy"]["final_answer"] == "Refunds are accepted within 30 days. (token ***)"

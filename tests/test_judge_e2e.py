@@ -9,10 +9,9 @@ the same way.
 from __future__ import annotations
 
 import json
-import subprocess
 import uuid
 
-from conftest import act_binary, base_image
+from conftest import run_act
 from test_e2e_action import git, make_workspace
 from test_judge_action import SPEC
 
@@ -36,38 +35,14 @@ jobs:
 """
 
 
-def run_act(workspace) -> tuple[int, str]:
+def act(workspace) -> tuple[int, str]:
     git(workspace, "add", "-A")
     git(workspace, "commit", "-q", "--allow-empty", "-m", "run")
     event = {
         "number": 7,
         "pull_request": {"number": 7, "head": {"sha": git(workspace, "rev-parse", "HEAD")}, "base": {"sha": "b" * 40}},
     }
-    event_path = workspace.parent / "event.json"
-    event_path.write_text(json.dumps(event))
-    done = subprocess.run(
-        [
-            act_binary(),
-            "pull_request",
-            "-W",
-            ".github/workflows/agentci.yml",
-            "-P",
-            f"ubuntu-latest={base_image()}",
-            "--pull=false",
-            "--bind",
-            "--rm",
-            "-e",
-            str(event_path),
-            "-s",
-            f"ANTHROPIC_KEY={KEY}",
-        ],
-        cwd=workspace,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    return done.returncode, done.stdout + done.stderr
+    return run_act(workspace, "pull_request", event, secrets={"ANTHROPIC_KEY": KEY})
 
 
 def test_the_judge_in_the_container_asks_once_then_uses_its_cache(container_engine, tmp_path, llm):
@@ -81,14 +56,14 @@ def test_the_judge_in_the_container_asks_once_then_uses_its_cache(container_engi
     ]
     (workspace / "traces" / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
-    code, log = run_act(workspace)
+    code, log = act(workspace)
     assert code == 0, log[-3000:]
     assert llm.count == 1 and llm.received[0].headers["authorization"] == f"Bearer {KEY}"
     results = json.loads((workspace / "agentci-results.json").read_text())
     assert results["results"][0]["correctness"]["checks"][1]["status"] == "pass"
     assert results["summary"]["judge"]["requests"] == 1 and KEY not in log
 
-    code, log = run_act(workspace)
+    code, log = act(workspace)
     assert code == 0, log[-3000:]
     assert llm.count == 1  # the verdict came from .agentci/judge-cache.json
     assert json.loads((workspace / "agentci-results.json").read_text())["summary"]["judge"]["cache_hits"] == 1

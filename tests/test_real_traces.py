@@ -31,6 +31,57 @@ class Facts:
     answer: str = ""
 
 
+# Facts several recordings share (the same recorded run, written by different libraries).
+WEATHER_TOOLS = [
+    ("get_current_weather", {"location": "Seattle, WA"}, "50 degrees and raining", None),
+    ("get_current_weather", {"location": "San Francisco, CA"}, "70 degrees and sunny", None),
+]
+WEATHER_LLM = [("gpt-4o-mini-2024-07-18", 75, 51, 0, 0), ("gpt-4o-mini-2024-07-18", 99, 25, 0, 0)]
+WEATHER_ANSWER = (
+    "Today, the weather in Seattle is 50 degrees and raining, while in San Francisco, it's 70 degrees and sunny."
+)
+CAPITAL_PROMPT = "Use the registered tools and respond exactly as `Capital: <city>`."
+CAPITAL_TOOLS = [("country_source", {}, "Japan", None), ("capital_lookup", {"country": "Japan"}, "Tokyo", None)]
+CAPITAL_LLM = [
+    ("claude-sonnet-4-5-20250929", 628, 50, 0, 0),
+    ("claude-sonnet-4-5-20250929", 691, 53, 0, 0),
+    ("claude-sonnet-4-5-20250929", 757, 6, 0, 0),
+]
+HANDOFF_PROMPT = "Generate a random number then, hand off to agent2."
+HANDOFF_LLM = [("gpt-4o-2024-08-06", 0, 0, 0, 0), ("gpt-4o-2024-08-06", 89, 18, 0, 0)]
+HANDOFF_ANSWER = "The random number generated is 4, and it's been handed off to agent2."
+TOOL_ERROR_LLM = [("gpt-4o-2024-08-06", 244, 10, 0, 0), ("gpt-4o-2024-08-06", 283, 30, 0, 0)]
+TOOL_ERROR_ANSWER = (
+    "It seems there was an error when trying to call the tool. If you need help with something specific, feel "
+    "free to let me know!"
+)
+TOOL_ERROR_RESULT = "An error occurred while running the tool. Please try again."
+
+
+def weather(key: str, status: str | None, model: str = "gpt-4o-mini-2024-07-18") -> Facts:
+    llm = [(model, *call[1:]) for call in WEATHER_LLM]
+    return Facts(key=key, tools=WEATHER_TOOLS, llm=llm, status=status, answer=WEATHER_ANSWER)
+
+
+def capital(key: str, status: str | None) -> Facts:
+    return Facts(key=key, tools=CAPITAL_TOOLS, llm=CAPITAL_LLM, status=status, answer="Capital: Tokyo")
+
+
+def handoff(key: str, random_number, handoff_from: str | None = "agent1") -> Facts:
+    tools = [("random_number", {}, random_number, None)]
+    handoffs = [(handoff_from, "agent2")]
+    return Facts(key=key, tools=tools, llm=HANDOFF_LLM, handoffs=handoffs, status="completed", answer=HANDOFF_ANSWER)
+
+
+def guardrail_runs(suffix: str = "") -> list[Facts]:
+    """A run the input guardrail lets through, then one it trips before any model call."""
+    passed = [("gpt-4o-2024-08-06", 29, 9, 0, 0)]
+    return [
+        Facts(key=f"agents-guardrail-pass{suffix}", llm=passed, status="completed", answer="1 + 1 equals 2."),
+        Facts(key=f"agents-guardrail-tripped{suffix}", status="failed"),
+    ]
+
+
 FACTS = {
     "anthropic/anth_oi_parallel_tools.jsonl": [
         Facts(
@@ -40,135 +91,35 @@ FACTS = {
                 ("get_time", {"timezone": "America/New_York"}, None, None),
             ],
             llm=[("claude-sonnet-4-6", 721, 112, 0, 0)],
-            handoffs=[],
-            status=None,
             answer="Sure! Let me fetch the current weather and time in New York simultaneously!",
         ),
     ],
     "anthropic/anth_pai_cache.jsonl": [
         Facts(
             key="anth-pai-cache",
-            tools=[],
             llm=[
                 ("claude-sonnet-4-5-20250929", 1114, 406, 1111, 0),
                 ("claude-sonnet-4-5-20250929", 1532, 33, 1111, 418),
             ],
-            handoffs=[],
-            status=None,
             answer="Python is a beginner-friendly, versatile programming language widely used for web development, data science, machine learning, automation, and scientific computing.",
         ),
     ],
-    "anthropic/anth_pai_capital.jsonl": [
-        Facts(
-            key="anth-pai-capital",
-            tools=[("country_source", {}, "Japan", None), ("capital_lookup", {"country": "Japan"}, "Tokyo", None)],
-            llm=[
-                ("claude-sonnet-4-5-20250929", 628, 50, 0, 0),
-                ("claude-sonnet-4-5-20250929", 691, 53, 0, 0),
-                ("claude-sonnet-4-5-20250929", 757, 6, 0, 0),
-            ],
-            handoffs=[],
-            status=None,
-            answer="Capital: Tokyo",
-        ),
-    ],
-    "langgraph/lg_otelc_weather.jsonl": [
-        Facts(
-            key="lg-otelc-weather",
-            tools=[
-                ("get_current_weather", {"location": "Seattle, WA"}, "50 degrees and raining", None),
-                ("get_current_weather", {"location": "San Francisco, CA"}, "70 degrees and sunny", None),
-            ],
-            llm=[("gpt-4o-mini-2024-07-18", 75, 51, 0, 0), ("gpt-4o-mini-2024-07-18", 99, 25, 0, 0)],
-            handoffs=[],
-            status=None,
-            answer="Today, the weather in Seattle is 50 degrees and raining, while in San Francisco, it's 70 degrees and sunny.",
-        ),
-    ],
-    "langsmith/ls_otelc_weather.jsonl": [
-        Facts(
-            key="ls-otelc-weather",
-            tools=[
-                ("get_current_weather", {"location": "Seattle, WA"}, "50 degrees and raining", None),
-                ("get_current_weather", {"location": "San Francisco, CA"}, "70 degrees and sunny", None),
-            ],
-            llm=[("gpt-4o-mini", 75, 51, 0, 0), ("gpt-4o-mini", 99, 25, 0, 0)],
-            handoffs=[],
-            status="completed",
-            answer="Today, the weather in Seattle is 50 degrees and raining, while in San Francisco, it's 70 degrees and sunny.",
-        ),
-    ],
+    "anthropic/anth_pai_capital.jsonl": [capital("anth-pai-capital", None)],
+    "langgraph/lg_otelc_weather.jsonl": [weather("lg-otelc-weather", None)],
+    "langsmith/ls_otelc_weather.jsonl": [weather("ls-otelc-weather", "completed", model="gpt-4o-mini")],
     "openai-agents/agents_chat_completions.jsonl": [
-        Facts(
-            key="1+1?",
-            tools=[],
-            llm=[("gpt-4o", 11, 8, 0, 0)],
-            handoffs=[],
-            status="completed",
-            answer="1 + 1 = 2",
-        ),
+        Facts(key="1+1?", llm=[("gpt-4o", 11, 8, 0, 0)], status="completed", answer="1 + 1 = 2"),
     ],
-    "openai-agents/agents_guardrail.jsonl": [
-        Facts(
-            key="agents-guardrail-pass",
-            tools=[],
-            llm=[("gpt-4o-2024-08-06", 29, 9, 0, 0)],
-            handoffs=[],
-            status="completed",
-            answer="1 + 1 equals 2.",
-        ),
-        Facts(
-            key="agents-guardrail-tripped",
-            tools=[],
-            llm=[],
-            handoffs=[],
-            status="failed",
-            answer="",
-        ),
-    ],
-    "openai-agents/agents_guardrail_sdk033.jsonl": [
-        Facts(
-            key="agents-guardrail-pass-sdk033",
-            tools=[],
-            llm=[("gpt-4o-2024-08-06", 29, 9, 0, 0)],
-            handoffs=[],
-            status="completed",
-            answer="1 + 1 equals 2.",
-        ),
-        Facts(
-            key="agents-guardrail-tripped-sdk033",
-            tools=[],
-            llm=[],
-            handoffs=[],
-            status="failed",
-            answer="",
-        ),
-    ],
-    "openai-agents/agents_handoff.jsonl": [
-        Facts(
-            key="agents-handoff",
-            tools=[("random_number", {}, "4", None)],
-            llm=[("gpt-4o-2024-08-06", 0, 0, 0, 0), ("gpt-4o-2024-08-06", 89, 18, 0, 0)],
-            handoffs=[("agent1", "agent2")],
-            status="completed",
-            answer="The random number generated is 4, and it's been handed off to agent2.",
-        ),
-    ],
+    "openai-agents/agents_guardrail.jsonl": guardrail_runs(),
+    "openai-agents/agents_guardrail_sdk033.jsonl": guardrail_runs("-sdk033"),
+    "openai-agents/agents_handoff.jsonl": [handoff("agents-handoff", "4")],
     "openai-agents/agents_tool_exception.jsonl": [
         Facts(
             key="agents-tool-exception",
-            tools=[
-                (
-                    "tool",
-                    {},
-                    "An error occurred while running the tool. Please try again.",
-                    "Error running tool (non-fatal)",
-                )
-            ],
-            llm=[("gpt-4o-2024-08-06", 244, 10, 0, 0), ("gpt-4o-2024-08-06", 283, 30, 0, 0)],
-            handoffs=[],
+            tools=[("tool", {}, TOOL_ERROR_RESULT, "Error running tool (non-fatal)")],
+            llm=TOOL_ERROR_LLM,
             status="completed",
-            answer="It seems there was an error when trying to call the tool. If you need help with something specific, feel free to let me know!",
+            answer=TOOL_ERROR_ANSWER,
         ),
     ],
     "openai-chat/chat_agno_failing_tool.jsonl": [
@@ -183,34 +134,17 @@ FACTS = {
                 )
             ],
             llm=[("gpt-4o-mini-2024-07-18", 47, 17, 0, 0), ("gpt-4o-mini-2024-07-18", 81, 261, 0, 0)],
-            handoffs=[],
-            status=None,
             answer='I encountered an issue while trying to search for Python tutorials. However, I can provide a brief overview of where to find good Python tutorials:\n\n1. **Online Course Platforms**:\n   - **Coursera**: Offers courses from universities and organizations, often including hands-on projects.\n   - **edX**: Similar to Coursera, with many free courses available.\n\n2. **Interactive Learning Websites**:\n   - **Codecademy**: Provides interactive lessons for coding in Python.\n   - **freeCodeCamp**: A comprehensive platform with a full Python curriculum.\n\n3. **YouTube Channels**:\n   - **Corey Schafer**: Well-known for clear and concise Python tutorials.\n   - **Programming with Mosh**: Offers a variety of programming tutorials, including Python.\n\n4. **Official Documentation and Tutorials**:\n   - **Python.org**: The official Python website has an extensive range of tutorials and resources.\n\n5. **Books**:\n   - "Automate the Boring Stuff with Python" by Al Sweigart: Great for beginners.\n   - "Python Crash Course" by Eric Matthes: A fast-paced introduction to the language.\n\nIf you have a specific type of Python tutorial in mind or need information on a certain topic, let me know!',
         ),
     ],
     "openai-chat/chat_oi_cached_tokens.jsonl": [
         Facts(
             key="chat-oi-cached",
-            tools=[],
             llm=[("gpt-4o-mini-2024-07-18", 1370, 155, 1280, 0)],
-            handoffs=[],
-            status=None,
             answer="Upon the morning dew, the world doth wake,  \nAs sunlight spills its gold on leaves anew,  \nIn whispered tones where softest breezes break,  \nThe heart beats steady, swayed by nature's hue.\n\nBehold the skies, a canvas wide and clear,  \nEach cloud like dreams adrift in azure sea,  \nThe laughter of the brook, a song sincere,  \nInvites the soul to dance, to roam, to be.\n\nYet shadows creep as daylight starts to wane,  \nThe colors fade to twilight's gentle grace,  \nAnd in this transient beauty, we remain,  \nEmbracing every cherished time and place.\n\nFor life, though fleeting, gifts a storied stream,  \nIn every moment lies the heart's true dream.",
         ),
     ],
-    "openai-chat/chat_otelc_weather.jsonl": [
-        Facts(
-            key="chat-otelc-weather",
-            tools=[
-                ("get_current_weather", {"location": "Seattle, WA"}, "50 degrees and raining", None),
-                ("get_current_weather", {"location": "San Francisco, CA"}, "70 degrees and sunny", None),
-            ],
-            llm=[("gpt-4o-mini-2024-07-18", 75, 51, 0, 0), ("gpt-4o-mini-2024-07-18", 99, 25, 0, 0)],
-            handoffs=[],
-            status=None,
-            answer="Today, the weather in Seattle is 50 degrees and raining, while in San Francisco, it's 70 degrees and sunny.",
-        ),
-    ],
+    "openai-chat/chat_otelc_weather.jsonl": [weather("chat-otelc-weather", None)],
     "openai-responses/resp_af_multiple_tools.jsonl": [
         Facts(
             key="resp-af-multiple-tools",
@@ -219,36 +153,18 @@ FACTS = {
                 ("get_humidity", {"location": "San Francisco"}, "65%", None),
             ],
             llm=[("gpt-4o-mini-2024-07-18", 149, 48, 0, 0), ("gpt-4o-mini-2024-07-18", 197, 26, 0, 0)],
-            handoffs=[],
             status="completed",
             answer="The weather in San Francisco is as follows:\n- **Temperature:** 72°F\n- **Humidity:** 65%",
         ),
     ],
-    "openai-responses/resp_logfire_agents_handoff.jsonl": [
-        Facts(
-            key="Generate a random number then, hand off to agent2.",
-            tools=[("random_number", {}, "4", None)],
-            llm=[("gpt-4o-2024-08-06", 0, 0, 0, 0), ("gpt-4o-2024-08-06", 89, 18, 0, 0)],
-            handoffs=[(None, "agent2")],
-            status="completed",
-            answer="The random number generated is 4, and it's been handed off to agent2.",
-        ),
-    ],
+    "openai-responses/resp_logfire_agents_handoff.jsonl": [handoff(HANDOFF_PROMPT, "4", handoff_from=None)],
     "openai-responses/resp_logfire_tool_exception.jsonl": [
         Facts(
             key="resp-tool-exception",
-            tools=[
-                (
-                    "tool",
-                    {},
-                    "An error occurred while running the tool. Please try again. Error: Ouch, don't do that again!",
-                    None,
-                )
-            ],
-            llm=[("gpt-4o-2024-08-06", 244, 10, 0, 0), ("gpt-4o-2024-08-06", 283, 30, 0, 0)],
-            handoffs=[],
+            tools=[("tool", {}, f"{TOOL_ERROR_RESULT} Error: Ouch, don't do that again!", None)],
+            llm=TOOL_ERROR_LLM,
             status="completed",
-            answer="It seems there was an error when trying to call the tool. If you need help with something specific, feel free to let me know!",
+            answer=TOOL_ERROR_ANSWER,
         ),
     ],
     "openai-responses/resp_otelc_tool_call_only.jsonl": [
@@ -256,85 +172,15 @@ FACTS = {
             key="resp-otelc-tool-call",
             tools=[("get_current_weather", {"location": "Seattle, WA"}, None, None)],
             llm=[("gpt-4o-mini-2024-07-18", 72, 8, 0, 0)],
-            handoffs=[],
             status="completed",
-            answer="",
         ),
     ],
-    "openinference/oi_agents_handoff.jsonl": [
-        Facts(
-            key="Generate a random number then, hand off to agent2.",
-            tools=[("random_number", {}, 4, None)],
-            llm=[("gpt-4o-2024-08-06", 0, 0, 0, 0), ("gpt-4o-2024-08-06", 89, 18, 0, 0)],
-            handoffs=[("agent1", "agent2")],
-            status="completed",
-            answer="The random number generated is 4, and it's been handed off to agent2.",
-        ),
-    ],
-    "openinference/oi_anthropic_capital.jsonl": [
-        Facts(
-            key="Use the registered tools and respond exactly as `Capital: <city>`.",
-            tools=[("country_source", {}, "Japan", None), ("capital_lookup", {"country": "Japan"}, "Tokyo", None)],
-            llm=[
-                ("claude-sonnet-4-5-20250929", 628, 50, 0, 0),
-                ("claude-sonnet-4-5-20250929", 691, 53, 0, 0),
-                ("claude-sonnet-4-5-20250929", 757, 6, 0, 0),
-            ],
-            handoffs=[],
-            status="completed",
-            answer="Capital: Tokyo",
-        ),
-    ],
-    "openinference/oi_openai_weather.jsonl": [
-        Facts(
-            key="oi-openai-weather",
-            tools=[
-                ("get_current_weather", {"location": "Seattle, WA"}, "50 degrees and raining", None),
-                ("get_current_weather", {"location": "San Francisco, CA"}, "70 degrees and sunny", None),
-            ],
-            llm=[("gpt-4o-mini-2024-07-18", 75, 51, 0, 0), ("gpt-4o-mini-2024-07-18", 99, 25, 0, 0)],
-            handoffs=[],
-            status="completed",
-            answer="Today, the weather in Seattle is 50 degrees and raining, while in San Francisco, it's 70 degrees and sunny.",
-        ),
-    ],
-    "otel-genai/otel_agents_v2_handoff.jsonl": [
-        Facts(
-            key="Generate a random number then, hand off to agent2.",
-            tools=[("random_number", {}, "4", None)],
-            llm=[("gpt-4o-2024-08-06", 0, 0, 0, 0), ("gpt-4o-2024-08-06", 89, 18, 0, 0)],
-            handoffs=[("agent1", "agent2")],
-            status="completed",
-            answer="The random number generated is 4, and it's been handed off to agent2.",
-        ),
-    ],
-    "otel-genai/otel_openai_v2_weather.jsonl": [
-        Facts(
-            key="otel-openai-v2-weather",
-            tools=[
-                ("get_current_weather", {"location": "Seattle, WA"}, "50 degrees and raining", None),
-                ("get_current_weather", {"location": "San Francisco, CA"}, "70 degrees and sunny", None),
-            ],
-            llm=[("gpt-4o-mini-2024-07-18", 75, 51, 0, 0), ("gpt-4o-mini-2024-07-18", 99, 25, 0, 0)],
-            handoffs=[],
-            status="completed",
-            answer="Today, the weather in Seattle is 50 degrees and raining, while in San Francisco, it's 70 degrees and sunny.",
-        ),
-    ],
-    "otel-genai/otel_pydantic_ai_capital.jsonl": [
-        Facts(
-            key="Use the registered tools and respond exactly as `Capital: <city>`.",
-            tools=[("country_source", {}, "Japan", None), ("capital_lookup", {"country": "Japan"}, "Tokyo", None)],
-            llm=[
-                ("claude-sonnet-4-5-20250929", 628, 50, 0, 0),
-                ("claude-sonnet-4-5-20250929", 691, 53, 0, 0),
-                ("claude-sonnet-4-5-20250929", 757, 6, 0, 0),
-            ],
-            handoffs=[],
-            status="completed",
-            answer="Capital: Tokyo",
-        ),
-    ],
+    "openinference/oi_agents_handoff.jsonl": [handoff(HANDOFF_PROMPT, 4)],
+    "openinference/oi_anthropic_capital.jsonl": [capital(CAPITAL_PROMPT, "completed")],
+    "openinference/oi_openai_weather.jsonl": [weather("oi-openai-weather", "completed")],
+    "otel-genai/otel_agents_v2_handoff.jsonl": [handoff(HANDOFF_PROMPT, "4")],
+    "otel-genai/otel_openai_v2_weather.jsonl": [weather("otel-openai-v2-weather", "completed")],
+    "otel-genai/otel_pydantic_ai_capital.jsonl": [capital(CAPITAL_PROMPT, "completed")],
 }
 
 

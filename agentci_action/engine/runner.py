@@ -45,12 +45,13 @@ from .score import letter_grade, suite_composite_score
 from .shard import select_shard
 from .stats import cost_of_pass
 
-FAIL_ON_CHOICES = ("correctness", "path", "cost", "none")
+FAIL_ON_CHOICES = ("correctness", "path", "cost", "suite", "none")
+DEFAULT_FAIL_ON = frozenset({"correctness", "suite"})  # suite: the spec's `suite:` gates (engine/gates.py)
 MAX_VARIANTS = 5  # accepted golden traces per query
 
 
 def parse_fail_on(text: str | list[str] | None) -> frozenset[str]:
-    """'correctness,path' → {'correctness', 'path'}; 'none' → {} ; empty → the default {'correctness'}."""
+    """'correctness,path' → {'correctness', 'path'}; 'none' → {} ; empty → the default {'correctness', 'suite'}."""
     items = text.split(",") if isinstance(text, str) else list(text or [])
     names = {item.strip().lower() for item in items if item.strip()}
     unknown = names - set(FAIL_ON_CHOICES)
@@ -61,13 +62,13 @@ def parse_fail_on(text: str | list[str] | None) -> frozenset[str]:
     if "none" in names and len(names) > 1:
         raise ValueError("fail-on 'none' cannot be combined with other layers")
     if not names:
-        return frozenset({"correctness"})
+        return DEFAULT_FAIL_ON
     return frozenset(names - {"none"})
 
 
 @dataclass(frozen=True)
 class Settings:
-    fail_on: frozenset[str] = frozenset({"correctness"})
+    fail_on: frozenset[str] = DEFAULT_FAIL_ON
     workers: int = 4
 
 

@@ -2,9 +2,10 @@
 files as if the user had recorded them. Processes, the agent's output and the trace files stay in this package.
 
 Modules: jobs (what a run is given, how it fails) · process (a command, its timeout and process group) ·
-python_call (a callable, sync or async) · capture (the seam: where a run's trace comes from) · traces (records →
-one canonical trace) · store (atomic per-query JSON Lines, --resume) · secrets (masking) · progress (stderr) ·
-execute (workers, retries, the whole run).
+python_call (a function: in worker processes, or a caller's callable in-process) · worker (a worker process's
+side) · agents_sdk (an Agents SDK RunResult, read through the SDK's tracing) · capture (the seam: where a run's
+trace comes from) · traces (records → one canonical trace) · store (atomic per-query JSON Lines, --resume) ·
+secrets (masking) · progress (stderr) · execute (workers, retries, the whole run).
 """
 
 from __future__ import annotations

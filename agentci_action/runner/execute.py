@@ -22,6 +22,7 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait
 
 from ..errors import SpecError
 from ..output import OutputError, describe
+from ..report.text import one_line
 from ..spec.models import AgentCISpec, QuerySpec
 from ..spec.runner import RunnerSpec
 from ..trace.models import Trace
@@ -29,7 +30,7 @@ from .capture import Capture, capture_for
 from .jobs import InfraFailure, Job, RunFailure
 from .process import LiveProcesses, run_program
 from .progress import Progress
-from .python_call import call_agent, load_callable
+from .python_call import PythonWorkers, call_in_process
 from .secrets import Masker
 from .store import TraceStore
 from .traces import error_trace, trace_of_run
@@ -96,47 +97,47 @@ def run_agent(
     selected = spec.queries if queries is None else queries
     cwd = (Path(spec.path).resolve().parent / (runner.cwd or ".")).resolve()
     masker = Masker.for_environment(runner.env, environ)
-    start = _starter(runner, agent, cwd, environ)
-    try:
-        options.output.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"could not create the trace directory {options.output}: {describe(exc)}") from None
-    store = TraceStore(options.output, masker)
-    jobs, kept = _jobs(spec, selected, options, store)
-    progress = progress or Progress(len(jobs), masker)
-    capture = capture or capture_for(runner, options.capture, {**environ, **runner.env})
-    result = AgentRun(traces=[], files=[store.file(q.key) for q in selected], resumed=len(kept))
     live = LiveProcesses()
-    traces: dict[tuple[str, int], Trace] = dict(kept)
-    began = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="agentci-run-") as scratch, _python_env(runner, agent):
-        attempt = _attempt(
-            start, runner, spec, capture, Path(scratch), options.timeout_s or runner.timeout_s, live, cwd, environ
-        )
-        capture.start()
-        pool = ThreadPoolExecutor(max_workers=options.workers or runner.workers, thread_name_prefix="agentci-run")
+    with _started(runner, agent, cwd, environ, live) as start:
         try:
-            futures = {pool.submit(_run_one, job, attempt, runner, store, masker, live): job for job in jobs}
-            for future in as_completed(futures):
-                trace, infra = future.result()
-                job = futures[future]
-                traces[(job.query.key, job.run)] = trace
-                result.ran += 1
-                if trace.run_error is not None:
-                    result.errors.append(trace.run_error)
-                    result.infra += infra
-                    result.failed += not infra
-                progress.ran(trace.run_error, infra)
-        except BaseException:
-            live.kill_all()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        finally:
-            capture.stop()
-        pool.shutdown()
-    result.elapsed_s = time.monotonic() - began
-    result.traces = [traces[key] for key in sorted(traces, key=_order(selected))]
-    return result
+            options.output.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"could not create the trace directory {options.output}: {describe(exc)}") from None
+        store = TraceStore(options.output, masker)
+        jobs, kept = _jobs(spec, selected, options, store)
+        progress = progress or Progress(len(jobs), masker)
+        capture = capture or capture_for(runner, options.capture, {**environ, **runner.env})
+        result = AgentRun(traces=[], files=[store.file(q.key) for q in selected], resumed=len(kept))
+        traces: dict[tuple[str, int], Trace] = dict(kept)
+        began = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="agentci-run-") as scratch, _python_env(runner, start):
+            attempt = _attempt(
+                start, runner, spec, capture, Path(scratch), options.timeout_s or runner.timeout_s, live, cwd, environ
+            )
+            capture.start()
+            pool = ThreadPoolExecutor(max_workers=options.workers or runner.workers, thread_name_prefix="agentci-run")
+            try:
+                futures = {pool.submit(_run_one, job, attempt, runner, store, masker, live): job for job in jobs}
+                for future in as_completed(futures):
+                    trace, infra = future.result()
+                    job = futures[future]
+                    traces[(job.query.key, job.run)] = trace
+                    result.ran += 1
+                    if trace.run_error is not None:
+                        result.errors.append(trace.run_error)
+                        result.infra += infra
+                        result.failed += not infra
+                    progress.ran(trace.run_error, infra)
+            except BaseException:
+                live.kill_all()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            finally:
+                capture.stop()
+            pool.shutdown()
+        result.elapsed_s = time.monotonic() - began
+        result.traces = [traces[key] for key in sorted(traces, key=_order(selected))]
+        return result
 
 
 def _order(queries: list[QuerySpec]) -> Callable[[tuple[str, int]], tuple[int, int]]:
@@ -157,15 +158,30 @@ def _runner_of(spec: AgentCISpec, agent: Callable[..., Any] | None) -> RunnerSpe
     return spec.runner
 
 
-def _starter(runner: RunnerSpec, agent: Callable[..., Any] | None, cwd: Path, environ: Mapping[str, str]):
-    """The agent to run, checked before the first run: a program that exists, or a function that imports."""
+@contextmanager
+def _started(
+    runner: RunnerSpec, agent: Callable[..., Any] | None, cwd: Path, environ: Mapping[str, str], live: LiveProcesses
+) -> Iterator[Any]:
+    """The agent to run, checked before the first run: the caller's own callable, worker processes whose first one
+    imported the function (stopped when the run ends), or a program that exists."""
     if agent is not None:
-        return agent
-    if runner.python is not None:
+        yield agent
+    elif runner.python is not None:
+        workers = PythonWorkers(runner.python, cwd, {**environ, **runner.env}, live)
         try:
-            return load_callable(runner.python, cwd)
+            workers.check()
         except ValueError as exc:
-            raise SpecError.at(*runner.where("python"), f"runner.python: {exc}") from None
+            raise SpecError.at(*runner.where("python"), f"runner.python: {one_line(str(exc))}") from None
+        try:
+            yield workers
+        finally:
+            workers.close()
+    else:
+        yield _program(runner, cwd, environ)
+
+
+def _program(runner: RunnerSpec, cwd: Path, environ: Mapping[str, str]) -> list[str]:
+    """The command's argv, once its program is found."""
     if not cwd.is_dir():
         raise SpecError.at(*runner.where("cwd"), f"runner.cwd: directory {cwd} not found")
     program = runner.argv[0]
@@ -210,8 +226,10 @@ def _attempt(start, runner, spec, capture, scratch: Path, timeout_s: float, live
             finished = run_program(
                 start, job, cwd=cwd, environ=env, trace_file=trace_file, timeout_s=timeout_s, live=live
             )
+        elif isinstance(start, PythonWorkers):
+            finished = start.call(job, timeout_s, trace_file)
         else:
-            finished = call_agent(start, job, timeout_s, trace_file)
+            finished = call_in_process(start, job, timeout_s, trace_file)
         records = capture.records(job, finished)
         return trace_of_run(records, job, f"{job.label}", runner.trace_format, spec.pricing)
 
@@ -246,9 +264,10 @@ def _run_one(
 
 
 @contextmanager
-def _python_env(runner: RunnerSpec, agent: Callable[..., Any] | None) -> Iterator[None]:
-    """A callable runs in this process: the runner's `env:` is set in os.environ while it runs, then restored."""
-    if runner.command is not None or not runner.env:
+def _python_env(runner: RunnerSpec, start: Any) -> Iterator[None]:
+    """A callable of the caller's runs in this process: the runner's `env:` is set in os.environ while it runs, then
+    restored (a command or a `python:` runner's workers get it in their environment)."""
+    if not callable(start) or not runner.env:
         yield
         return
     saved = {key: os.environ.get(key) for key in runner.env}

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 OTEL_NEEDS_COMMAND = (
     "capture: otel needs `command:`: each run's spans are told apart by the OTEL_RESOURCE_ATTRIBUTES of its own "
-    "process, which an in-process `python:` callable cannot have (run it as `command: python -m ...`)"
+    "process, which a `python:` function (its worker serves run after run) cannot have (run it as `command: python -m ...`)"
 )
 PYTHON_TARGET = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
 

@@ -20,6 +20,7 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from tool_loop import tool_loop
 
 
 def get_weather(city: str) -> dict:
@@ -64,15 +65,11 @@ def chat_loop(question: str) -> str:
 
     client = OpenAI()
     messages = [{"role": "system", "content": "You answer weather questions."}, {"role": "user", "content": question}]
-    while True:
-        reply = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=SCHEMAS)
-        message = reply.choices[0].message
-        if not message.tool_calls:
-            return message.content or ""
-        messages.append(message.model_dump(exclude_none=True))
-        for call in message.tool_calls:
-            result = TOOLS[call.function.name](**json.loads(call.function.arguments))
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)})
+    return tool_loop(
+        lambda history: client.chat.completions.create(model="gpt-4o-mini", messages=history, tools=SCHEMAS),
+        messages,
+        TOOLS,
+    )
 
 
 def agents_sdk(question: str) -> str:

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 Verdict = dict[str, Any]
 # An agent's model for tool-calling tests: (messages, tools) -> the assistant message (content and/or tool_calls).
@@ -46,7 +46,56 @@ class Received:
     at: float
 
 
-class FakeLLMServer:
+class JSONHandler(BaseHTTPRequestHandler):
+    """A quiet HTTP/1.1 handler that answers JSON."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes: no 40 ms delayed-ACK stall
+
+    def log_message(self, *args: object) -> None:  # keep test output quiet
+        pass
+
+    def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
+            pass
+
+
+class LocalServer:
+    """An HTTP server on 127.0.0.1 serving in a daemon thread while used as a context manager; subclasses give
+    `_handler_class()` and set what it reads before calling this `__init__`."""
+
+    def __init__(self) -> None:
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._http.daemon_threads = True
+        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._http.shutdown()
+        self._http.server_close()
+
+    @property
+    def base(self) -> str:
+        host, port = self._http.server_address[:2]
+        return f"http://{host}:{port}"
+
+
+class FakeLLMServer(LocalServer):
     """Use as a context manager; `anthropic_url` and `openai_url` are the SDKs' base_url values."""
 
     def __init__(
@@ -63,24 +112,8 @@ class FakeLLMServer:
         self.received: list[Received] = []
         self._faults: deque[Fault] = deque()
         self._lock = threading.Lock()
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._http.daemon_threads = True
+        super().__init__()
         self._http.request_queue_size = 128
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
-
-    # -- control ----------------------------------------------------------------------------
-    def __enter__(self) -> FakeLLMServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._http.shutdown()
-        self._http.server_close()
-
-    @property
-    def base(self) -> str:
-        host, port = self._http.server_address[:2]
-        return f"http://{host}:{port}"
 
     @property
     def anthropic_url(self) -> str:
@@ -116,13 +149,7 @@ class FakeLLMServer:
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # headers and body go out as separate writes: no 40 ms delayed-ACK stall
-
-            def log_message(self, *args: object) -> None:  # keep test output quiet
-                pass
-
+        class Handler(JSONHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length)
@@ -170,19 +197,6 @@ class FakeLLMServer:
                         body, verdict, malformed=bool(fault and fault.kind == "malformed"), system=system, user=user
                     ),
                 )
-
-            def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    for name, value in (headers or {}).items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
-                    pass
 
         return Handler
 

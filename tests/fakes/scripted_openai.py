@@ -19,8 +19,9 @@ from .llm_server import FakeLLMServer
 class Turn:
     tool_calls: list[tuple[str, dict]] = field(default_factory=list)  # (tool name, arguments)
     content: str | None = None
-    prompt_tokens: int = 10
+    prompt_tokens: int = 10  # cached ones included, as OpenAI counts them
     completion_tokens: int = 5
+    cached_tokens: int = 0  # reported as usage.prompt_tokens_details.cached_tokens when not 0
 
 
 def scripted_turns(question: str, city: str, answer: str) -> list[Turn]:
@@ -84,5 +85,22 @@ class ScriptedOpenAIServer(FakeLLMServer):
                 "prompt_tokens": turn.prompt_tokens,
                 "completion_tokens": turn.completion_tokens,
                 "total_tokens": turn.prompt_tokens + turn.completion_tokens,
+                **({"prompt_tokens_details": {"cached_tokens": turn.cached_tokens}} if turn.cached_tokens else {}),
             },
         }
+
+
+PARIS_QUESTION = "What's the weather in Paris?"
+PARIS_ANSWER = "It is 21°C in Paris; the forecast is unavailable."
+# Two tools issued together (tests/agents/tool_loop.py: the second fails), then the answer; 64 cached tokens each.
+FAILING_TOOL_SCRIPT = {
+    PARIS_QUESTION: [
+        Turn(
+            tool_calls=[("get_weather", {"city": "Paris"}), ("get_forecast", {"city": "Paris", "days": 2})],
+            prompt_tokens=120,
+            completion_tokens=40,
+            cached_tokens=64,
+        ),
+        Turn(content=PARIS_ANSWER, prompt_tokens=200, completion_tokens=12, cached_tokens=64),
+    ]
+}

@@ -36,8 +36,18 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from .common import duration_ms, handoff_target, iso_time, query_key, resolve_agent, tool_output
-from .spans import Span, Tree, by_trace
+from ..models import Trace
+from .common import (
+    build_trace,
+    convert_each,
+    duration_ms,
+    handoff_target,
+    iso_time,
+    query_key,
+    resolve_agent,
+    tool_output,
+)
+from .spans import Span, Tree, by_trace, first_line
 
 
 @dataclass
@@ -156,6 +166,27 @@ def _message_tools(llm_spans: list[Span], tree: Tree, views: dict[str, SpanView]
     return found
 
 
+def _issued_alike(
+    span: Span, view: SpanView, llm_spans: list[Span], views: dict[str, SpanView], claimed: set[tuple[str, int]]
+) -> tuple[float, int]:
+    """(issuing call's start, position in its output) of a tool span that names no tool-call id: the first
+    unclaimed call of the same tool (and arguments, where both are known) issued by the latest model call that
+    started before it; else the span's own start. Parallel calls then keep the model's order, not the order
+    they happened to start in."""
+    start = span.start or 0.0
+    for llm in sorted((s for s in llm_spans if (s.start or 0.0) <= start), key=lambda s: s.start or 0.0, reverse=True):
+        for index, call in enumerate(views[llm.span_id].message_calls):
+            same = call["name"] == view.tool_name and (
+                view.arguments in (None, {}) or call.get("arguments") == view.arguments
+            )
+            if same and (llm.span_id, index) not in claimed:
+                claimed.add((llm.span_id, index))
+                return llm.start or 0.0, index
+        if views[llm.span_id].message_calls:
+            break  # the latest model call that issued tools is the one this span answers
+    return start, 0
+
+
 def from_spans(
     spans: list[Span], view_of, views: dict[str, SpanView] | None = None, content_switch: str = ""
 ) -> tuple[dict[str, Any], bool]:
@@ -175,6 +206,7 @@ def from_spans(
             issued.setdefault(call_id, (span.start or 0.0, index))
 
     tools, handoffs = [], []
+    claimed: set[tuple[str, int]] = set()  # (model-call span id, call index) already matched to a tool span
     for span in spans:
         view = views[span.span_id]
         if view.kind == "handoff" and view.handoff_to:
@@ -183,7 +215,7 @@ def from_spans(
             )
         if view.kind != "tool":
             continue
-        anchor, index = issued.get(view.call_id or "", (span.start or 0.0, 0))
+        anchor, index = issued.get(view.call_id or "") or _issued_alike(span, view, llm_spans, views, claimed)
         order = (anchor, index, span.position)
         target = handoff_target(view.tool_name)
         if target is not None:
@@ -305,6 +337,21 @@ def span_runs(spans: list[Span], view_of) -> list[tuple[list[Span], dict[str, Sp
     for members, _ in runs:
         members.sort(key=lambda s: (s.start if s.start is not None else float("inf"), s.position))
     return runs
+
+
+def traces_of_spans(
+    spans: list[Span], file: str, source_format: str, view_of, content_switch: str = "", keep=None
+) -> list[Trace]:
+    """One canonical trace per run of `spans` (see span_runs), each read with `view_of`; `keep(views)` may
+    leave a run out (by its span views)."""
+
+    def one(run: tuple[list[Span], dict[str, SpanView]]) -> Trace:
+        members, views = run
+        fields, inferred = from_spans(members, view_of, views, content_switch)
+        return build_trace(fields, file, first_line(members), source_format, inferred)
+
+    runs = [run for run in span_runs(spans, view_of) if keep is None or keep(run[1])]
+    return convert_each(runs, file, source_format, one, lambda run: first_line(run[0]))
 
 
 @dataclass

@@ -39,6 +39,17 @@ def maybe_json(value: Any) -> Any:
     return value
 
 
+def json_attribute(attributes: dict[str, Any], key: str) -> Any:
+    """A span attribute written as JSON text (MLflow, Langfuse), parsed; a value that is not JSON as it is."""
+    raw = attributes.get(key)
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
 def text_of(content: Any) -> str:
     """Plain text of a message content: a string, or the text parts of a list of content parts."""
     if content is None:

@@ -80,11 +80,40 @@ def _llm(completion: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
-def _calls(message: dict[str, Any]) -> list[dict[str, Any]]:
+def tool_calls_of(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """{id, name, arguments} of each tool call an assistant message issued, in order."""
     return [
         {"id": c.get("id"), "name": c["function"]["name"], "arguments": maybe_json(c["function"].get("arguments"))}
         for c in message.get("tool_calls") or []
     ]
+
+
+def message_fields(messages: list[dict[str, Any]], reply: dict[str, Any]) -> dict[str, Any]:
+    """SpanView fields of a model call recorded as its request `messages` and its assistant `reply`: the tool
+    calls it issued, the tool results its input carries (by call id), texts, whether content was recorded."""
+    issued = tool_calls_of(reply)
+    return {
+        "issued_calls": [c["id"] for c in issued if c["id"]],
+        "message_calls": issued,
+        "message_results": {
+            str(m["tool_call_id"]): m.get("content")
+            for m in messages
+            if m.get("role") == "tool" and m.get("tool_call_id")
+        },
+        "has_content": bool(messages or reply),
+        "continues": any(m.get("role") == "assistant" for m in messages) if messages else None,
+        "output_text": text_of(reply.get("content")),
+        "input_text": next((text_of(m.get("content")) for m in messages if m.get("role") == "user"), ""),
+    }
+
+
+def _turn(message: dict[str, Any], completion: dict[str, Any] | None) -> Turn:
+    return Turn(
+        text=text_of(message.get("content")),
+        tool_calls=tool_calls_of(message),
+        llm=_llm(completion),
+        agent=message.get("name"),
+    )
 
 
 def conversation(messages: list[dict[str, Any]], completions: list[dict[str, Any]]) -> tuple[list[Turn], dict, str]:
@@ -95,27 +124,11 @@ def conversation(messages: list[dict[str, Any]], completions: list[dict[str, Any
         if role == "user" and not query:
             query = text_of(message.get("content"))
         elif role == "assistant":
-            completion = completions[len(turns)] if len(turns) < len(completions) else None
-            turns.append(
-                Turn(
-                    text=text_of(message.get("content")),
-                    tool_calls=_calls(message),
-                    llm=_llm(completion),
-                    agent=message.get("name"),
-                )
-            )
+            turns.append(_turn(message, completions[len(turns)] if len(turns) < len(completions) else None))
         elif role == "tool":
             results[message.get("tool_call_id")] = tool_output(message.get("content"))
     for completion in completions[len(turns) :]:  # responses whose message was not appended to the list
-        message = ((completion.get("choices") or [{}])[0]).get("message") or {}
-        turns.append(
-            Turn(
-                text=text_of(message.get("content")),
-                tool_calls=_calls(message),
-                llm=_llm(completion),
-                agent=message.get("name"),
-            )
-        )
+        turns.append(_turn(((completion.get("choices") or [{}])[0]).get("message") or {}, completion))
     return turns, results, query
 
 

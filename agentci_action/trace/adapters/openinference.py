@@ -17,9 +17,11 @@ each span comes from `openinference.span.kind`:
   linked to the issuing call by `tool.id` (= the model's `tool_call.id`); error status = failed call. A TOOL
   span named `handoff to <agent>` without `tool.name` (openinference-instrumentation-openai-agents) is a
   handoff from `input.value` to `output.value`.
-- AGENT → an agent (`agent.name`, else the span name); RETRIEVER → `retrieval.documents.N.document.id` /
+- AGENT → an agent (`agent.name`, else `graph.node.id` as CrewAI's instrumentor sets the agent's role, else the
+  span name); RETRIEVER → `retrieval.documents.N.document.id` /
   `content` / `score`.
-- The root span's `output.value` is the final answer when it is plain text; else the last LLM output text
+- The root span's `output.value` is the final answer when it is plain text (or the `raw` text of CrewAI's
+  JSON CrewOutput); else the last LLM output text
   (marked inferred). Matching: `agentci.query_id` / `agentci.query` on any span (directly or inside the
   `metadata` JSON attribute), else the root span's `input.value`, else the first user message.
 - Task status (`metadata.status`, read by the agent checks): failed when a root span has error status,
@@ -32,9 +34,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .assemble import SpanView, from_spans, span_runs
-from .common import KEY_NAMES, build_trace, convert_each, known, maybe_json
-from .spans import Span, first_line, read_spans, spans_in
+from .assemble import SpanView, traces_of_spans
+from .common import KEY_NAMES, known, maybe_json
+from .spans import Span, read_spans, spans_in
 
 NAME = "openinference"
 KIND = "openinference.span.kind"
@@ -48,8 +50,7 @@ CONTENT_SWITCH = (
 
 
 def detect(records) -> bool:
-    spans = spans_in(records)
-    return bool(spans) and any(KIND in attrs for attrs in spans)
+    return any(KIND in attrs for attrs in spans_in(records))
 
 
 def _indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
@@ -106,9 +107,13 @@ def _int(attrs: dict[str, Any], name: str) -> int | None:
 
 
 def _plain_output(attrs: dict[str, Any]) -> str:
+    """A span's text output; of a JSON output, only the `raw` text of a CrewAI CrewOutput / TaskOutput."""
     value = attrs.get("output.value")
-    if not isinstance(value, str) or attrs.get("output.mime_type") == "application/json":
+    if not isinstance(value, str):
         return ""
+    if attrs.get("output.mime_type") == "application/json":
+        output = maybe_json(value)
+        return output["raw"] if isinstance(output, dict) and isinstance(output.get("raw"), str) else ""
     return value
 
 
@@ -166,7 +171,7 @@ def view(span: Span) -> SpanView:
         return SpanView(
             kind="agent",
             metadata=meta,
-            agent=str(attrs.get("agent.name") or span.name),
+            agent=str(attrs.get("agent.name") or attrs.get("graph.node.id") or span.name),
             output_text=_plain_output(attrs),
             input_text=str(attrs.get("input.value") or ""),
         )
@@ -184,9 +189,4 @@ def view(span: Span) -> SpanView:
 
 
 def convert(records, file: str) -> list:
-    def one(run):
-        spans, views = run
-        fields, inferred = from_spans(spans, view, views, CONTENT_SWITCH)
-        return build_trace(fields, file, first_line(spans), NAME, inferred)
-
-    return convert_each(span_runs(read_spans(records, file), view), file, NAME, one, lambda run: first_line(run[0]))
+    return traces_of_spans(read_spans(records, file), file, NAME, view, CONTENT_SWITCH)

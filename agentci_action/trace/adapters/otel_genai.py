@@ -13,7 +13,9 @@ Span roles come from `gen_ai.operation.name` (inferred from the attributes when 
   OpenLIT's span attribute) when an instrumentation records it on the span; the conventions define no
   span attribute for it, so it is usually absent.
 - execute_tool → a tool call: `gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.tool.call.arguments` /
-  `result` (JSON strings parsed); a span with error status is a failed tool call (status message).
+  `result` (JSON strings parsed); a span with error status is a failed tool call (status message). Google
+  ADK's `execute_tool (merged)` span (tool name `(merged tools)`: the joint response of parallel calls, each
+  of which has its own span) is not a call.
 - a handoff: `gen_ai.handoff.from_agent` → `gen_ai.handoff.to_agent` (the span the OpenTelemetry contrib
   openai-agents instrumentation writes for a handoff), whatever its operation; not also a tool call.
 - invoke_agent → an agent (`gen_ai.agent.name`), its output messages (Pydantic AI: `final_result`) the
@@ -36,11 +38,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .assemble import SpanView, from_spans, span_runs
-from .common import KEY_NAMES, build_trace, convert_each, known, maybe_json, text_of
-from .spans import Span, first_line, read_spans, spans_in
+from .assemble import SpanView, traces_of_spans
+from .common import KEY_NAMES, known, maybe_json, text_of
+from .spans import Span, read_spans, spans_in
 
 NAME = "otel-genai"
+ADK_MERGED_TOOLS = "(merged tools)"  # Google ADK's span for the joint response of parallel calls it traced one by one
 LLM_OPERATIONS = {"chat", "text_completion", "generate_content"}
 
 CONTENT_SWITCH = (
@@ -52,8 +55,7 @@ CONTENT_SWITCH = (
 
 
 def detect(records) -> bool:
-    spans = spans_in(records)
-    return bool(spans) and any(any(str(k).startswith("gen_ai.") for k in attrs) for attrs in spans)
+    return any(any(str(k).startswith("gen_ai.") for k in attrs) for attrs in spans_in(records))
 
 
 def _first(attrs: dict[str, Any], *names: str) -> Any:
@@ -241,7 +243,7 @@ def view(span: Span) -> SpanView:
             output_text=_assistant_text(out),
             input_text=_first_user(inputs),
         )
-    if operation == "execute_tool":
+    if operation == "execute_tool" and attrs.get("gen_ai.tool.name") != ADK_MERGED_TOOLS:
         return SpanView(
             kind="tool",
             metadata=meta,
@@ -264,9 +266,4 @@ def view(span: Span) -> SpanView:
 
 
 def convert(records, file: str) -> list:
-    def one(run):
-        spans, views = run
-        fields, inferred = from_spans(spans, view, views, CONTENT_SWITCH)
-        return build_trace(fields, file, first_line(spans), NAME, inferred)
-
-    return convert_each(span_runs(read_spans(records, file), view), file, NAME, one, lambda run: first_line(run[0]))
+    return traces_of_spans(read_spans(records, file), file, NAME, view, CONTENT_SWITCH)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -171,29 +172,6 @@ def _otlp_spans(document: dict, line: int, start_position: int) -> list[Span]:
     return spans
 
 
-def _sdk_span(raw: dict, line: int, position: int) -> Span:
-    context = raw.get("context") or {}
-    attributes = flatten(raw.get("attributes") or {})
-    events = [(e.get("name", ""), flatten(e.get("attributes") or {})) for e in raw.get("events") or []]
-    return Span(
-        trace_id=normalise_id(context.get("trace_id")) or "",
-        span_id=normalise_id(context.get("span_id")) or "",
-        parent_id=normalise_id(raw.get("parent_id")),
-        name=raw.get("name", ""),
-        start=parse_time(raw.get("start_time")),
-        end=parse_time(raw.get("end_time")),
-        attributes=attributes,
-        error=_error_of(raw.get("status") or {}, events, attributes),
-        line=line,
-        position=position,
-        events=events,
-        resource=flatten((raw.get("resource") or {}).get("attributes") or {}),
-        event_times=_first_times(
-            [(e.get("name", ""), parse_time(e.get("timestamp"))) for e in raw.get("events") or []]
-        ),
-    )
-
-
 def _hrtime(value: Any) -> float | None:
     """Seconds since the epoch of a JavaScript SDK time: [seconds, nanoseconds] (HrTime) or milliseconds."""
     if isinstance(value, list) and len(value) == 2:
@@ -201,27 +179,61 @@ def _hrtime(value: Any) -> float | None:
     return float(value) / 1000 if isinstance(value, (int, float)) and value else None
 
 
-def _js_span(raw: dict, line: int, position: int) -> Span:
-    """One span as the OpenTelemetry JavaScript SDK holds it (a ReadableSpan as JSON: `spanContext`,
-    `parentSpanId` or `parentSpanContext`, HrTime `startTime` / `endTime`, flat `attributes`)."""
-    context = raw["spanContext"]
-    parent = raw.get("parentSpanId") or (raw.get("parentSpanContext") or {}).get("spanId")
+@dataclass(frozen=True)
+class _Layout:
+    """Where one JSON layout of a single span keeps its ids and times, and how it writes a time."""
+
+    ids: tuple[str, str, str]  # dotted paths of the trace id, the span id and the parent span id
+    times: tuple[str, str, str]  # keys of the start, the end and an event's time
+    to_seconds: Any  # a time as written → seconds since the epoch, or None
+
+
+# The Python SDK's `span.to_json()`: `context.trace_id` / `span_id`, `parent_id`, ISO times.
+PYTHON_SDK = _Layout(
+    ("context.trace_id", "context.span_id", "parent_id"), ("start_time", "end_time", "timestamp"), parse_time
+)
+# The JavaScript SDK's ReadableSpan as JSON: `spanContext`, `parentSpanId` (or `parentSpanContext.spanId`), HrTime.
+JS_SDK = _Layout(
+    ("spanContext.traceId", "spanContext.spanId", "parentSpanId"), ("startTime", "endTime", "time"), _hrtime
+)
+# MLflow 3's trace data (`Trace.to_dict()["data"]["spans"]`): OTLP field names in snake_case, a flat attribute dict.
+MLFLOW = _Layout(
+    ("trace_id", "span_id", "parent_span_id"),
+    ("start_time_unix_nano", "end_time_unix_nano", "time_unix_nano"),
+    _nanos,
+)
+
+
+def _at(raw: dict, path: str) -> Any:
+    """The value at a dotted path ("context.span_id"), None where a step is missing."""
+    head, _, rest = path.partition(".")
+    value = raw.get(head)
+    return (value.get(rest) if isinstance(value, dict) else None) if rest else value
+
+
+def span_of(raw: dict, layout: _Layout, line: int, position: int) -> Span:
+    """One span saved as a JSON object (attributes a mapping, nested or flat), in the given layout."""
+    trace_id, span_id, parent_id = (_at(raw, path) for path in layout.ids)
+    if parent_id is None and layout is JS_SDK:
+        parent_id = _at(raw, "parentSpanContext.spanId")
+    start, end, event_time = layout.times
     attributes = flatten(raw.get("attributes") or {})
-    events = [(e.get("name", ""), flatten(e.get("attributes") or {})) for e in raw.get("events") or []]
+    raw_events = raw.get("events") or []
+    events = [(e.get("name", ""), flatten(e.get("attributes") or {})) for e in raw_events]
     return Span(
-        trace_id=normalise_id(context.get("traceId")) or "",
-        span_id=normalise_id(context.get("spanId")) or "",
-        parent_id=normalise_id(parent),
+        trace_id=normalise_id(trace_id) or "",
+        span_id=normalise_id(span_id) or "",
+        parent_id=normalise_id(parent_id),
         name=raw.get("name", ""),
-        start=_hrtime(raw.get("startTime")),
-        end=_hrtime(raw.get("endTime")),
+        start=layout.to_seconds(raw.get(start)),
+        end=layout.to_seconds(raw.get(end)),
         attributes=attributes,
         error=_error_of(raw.get("status") or {}, events, attributes),
         line=line,
         position=position,
         events=events,
         resource=flatten((raw.get("resource") or {}).get("attributes") or {}),
-        event_times=_first_times([(e.get("name", ""), _hrtime(e.get("time"))) for e in raw.get("events") or []]),
+        event_times=_first_times([(e.get("name", ""), layout.to_seconds(e.get(event_time))) for e in raw_events]),
     )
 
 
@@ -251,9 +263,9 @@ def read_spans(records, file: str) -> list[Span]:
             if is_otlp(record.value):
                 spans.extend(_otlp_spans(record.value, record.line, len(spans)))
             elif is_sdk_span(record.value):
-                spans.append(_sdk_span(record.value, record.line, len(spans)))
+                spans.append(span_of(record.value, PYTHON_SDK, record.line, len(spans)))
             elif is_js_span(record.value):
-                spans.append(_js_span(record.value, record.line, len(spans)))
+                spans.append(span_of(record.value, JS_SDK, record.line, len(spans)))
             else:
                 problems.append(
                     Problem(
@@ -269,16 +281,15 @@ def read_spans(records, file: str) -> list[Span]:
     return spans
 
 
-def spans_in(records) -> list[dict[str, Any]]:
-    """Attribute dicts of the spans in `records`, for cheap format detection (no validation)."""
-    found = []
+def spans_in(records) -> Iterator[dict[str, Any]]:
+    """Attribute dicts of the spans in `records`, one at a time, for cheap format detection (no validation): a
+    detector that finds its attribute early stops reading there."""
     for record in records:
         value = record.value
         if is_sdk_span(value) or is_js_span(value):
-            found.append(flatten(value.get("attributes") or {}))
+            yield flatten(value.get("attributes") or {})
         elif is_otlp(value):
-            found.extend({a.get("key"): True for a in raw.get("attributes", [])} for _, raw in _otlp_walk(value))
-    return found
+            yield from ({a.get("key"): True for a in raw.get("attributes", [])} for _, raw in _otlp_walk(value))
 
 
 def first_line(spans: list[Span]) -> int:

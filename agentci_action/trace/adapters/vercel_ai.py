@@ -31,9 +31,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .assemble import SpanView, from_spans, span_runs
-from .common import KEY_NAMES, build_trace, convert_each, known, maybe_json, text_of
-from .spans import Span, first_line, read_spans, spans_in
+from .assemble import SpanView, traces_of_spans
+from .common import KEY_NAMES, known, maybe_json, text_of
+from .spans import Span, read_spans, spans_in
 
 NAME = "vercel-ai"
 CALLS = ("ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject")
@@ -174,15 +174,7 @@ def _reattach(spans: list[Span]) -> None:
 def convert(records: list[Any], file: str) -> list[Any]:
     spans = read_spans(records, file)
     _reattach(spans)
-
-    def one(run: tuple[Any, Any]) -> Any:
-        members, views = run
-        fields, inferred = from_spans(members, view, views, CONTENT_SWITCH)
-        return build_trace(fields, file, first_line(members), NAME, inferred)
-
-    runs = [
-        run
-        for run in span_runs(spans, view)
-        if any(v.kind in ("llm", "tool") for v in run[1].values())  # an embeddings-only trace is no agent run
-    ]
-    return convert_each(runs, file, NAME, one, lambda run: first_line(run[0]))
+    # A run of embeddings only is no agent run.
+    return traces_of_spans(
+        spans, file, NAME, view, CONTENT_SWITCH, lambda views: any(v.kind in ("llm", "tool") for v in views.values())
+    )

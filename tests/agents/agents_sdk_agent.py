@@ -1,0 +1,45 @@
+"""A real OpenAI Agents SDK agent for a `python:` runner: a triage agent hands off to a weather agent with two tools,
+over Chat Completions at $OPENAI_BASE_URL (a local scripted server in the tests). `answer` returns the SDK's own
+`RunResult`, which AgentCI reads through the SDK's tracing.
+
+The SDK's default trace processor would upload traces to OpenAI: it is replaced by none at import, as a user with
+their own exporter would; AgentCI adds its collector when it calls the function.
+"""
+
+from __future__ import annotations
+
+from agents import Agent, Runner, function_tool, set_default_openai_api, set_trace_processors
+
+set_default_openai_api("chat_completions")
+set_trace_processors([])
+
+
+@function_tool
+def get_weather(city: str) -> dict:
+    """Current weather of a city."""
+    return {"city": city, "celsius": 21}
+
+
+@function_tool
+def to_fahrenheit(celsius: float) -> float:
+    """Convert Celsius to Fahrenheit."""
+    return round(celsius * 9 / 5 + 32, 1)
+
+
+WEATHER = Agent(
+    name="weather",
+    instructions="You answer weather questions.",
+    model="gpt-4o-mini",
+    tools=[get_weather, to_fahrenheit],
+)
+TRIAGE = Agent(
+    name="triage", instructions="Hand weather questions to the weather agent.", model="gpt-4o-mini", handoffs=[WEATHER]
+)
+
+
+def answer(query: str):
+    return Runner.run_sync(TRIAGE, query)
+
+
+async def answer_async(query: str):
+    return await Runner.run(TRIAGE, query)
