@@ -7,7 +7,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from ..engine.results import LAYERS, RUN_FIGURES, QueryResult, RunResult, Status
-from . import aggregates
+from . import aggregates, gates
 from .text import milliseconds, no_baseline_note, one_line, plural, unverified_note, usd
 
 if TYPE_CHECKING:
@@ -131,7 +131,8 @@ def render(run: RunResult) -> str:
     lines.extend(f"warning: {one_line(w, 200)}" for w in run.warnings)
     if run.results:
         lines.append(render_aggregates(run))
-    lines.append(render_total(run))
+    lines.append(render_total(run) + (f" · {gates.verdict(run.gates)}" if gates.failed(run.gates) else ""))
+    lines.extend(gates.console_lines(run.gates))
     for note in (unverified_note(run.unverified()), no_baseline_note(run.without_baseline())):
         if note:
             lines.append(one_line(note, 1500))
