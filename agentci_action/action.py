@@ -49,12 +49,14 @@ class ActionInputs(BaseModel):
     spec: str = SPEC_FILE
     traces: list[str] = Field(default_factory=list)
     baseline: str = Field(
-        "", description="A saved baseline version; '' = the newest whose precheck passed; 'none' = no baseline."
+        "",
+        description="A saved baseline version; '' = the newest whose precheck passed; 'none' = no baseline; "
+        "'base' = as it is at the pull request's (or merge group's) base commit.",
     )
     baseline_traces: list[str] = Field(default_factory=list, alias="baseline-traces")
     trace_format: str | None = Field(None, alias="trace-format")
     tags: list[str] = Field(default_factory=list)
-    fail_on: str = Field("correctness", alias="fail-on")
+    fail_on: str = Field("correctness,suite", alias="fail-on")
     comment_mode: str = Field("always", alias="comment-mode")
     comment_header: str = Field(markdown.DEFAULT_HEADER, alias="comment-header")
     annotations: bool = True
@@ -247,8 +249,14 @@ def judge_environment(inputs: ActionInputs, env: Mapping[str, str]) -> dict[str,
     return {**env, **{name: key for name, key in keys.items() if key}}
 
 
-def evaluate(inputs: ActionInputs, env: Mapping[str, str]) -> Outcome:
-    """The inputs as an Evaluation, run; or the shards' results merged."""
+BASE = "base"
+
+
+def evaluate(inputs: ActionInputs, env: Mapping[str, str], context: RunContext | None = None) -> Outcome:
+    """The inputs as an Evaluation, run; or the shards' results merged. `baseline: base` reads the baseline at the
+    event's base commit (git, else the contents API with github-token); an event without one falls back, with a
+    notice, to the newest saved version that passed."""
+    from .base_ref import BaseRef, GitHubAccess
     from .engine.runner import Settings, parse_fail_on
     from .errors import SpecError
     from .evaluate import Evaluation, JudgeOptions, merge, read_results
@@ -263,11 +271,23 @@ def evaluate(inputs: ActionInputs, env: Mapping[str, str]) -> Outcome:
         fail_on = parse_fail_on(inputs.fail_on)
     except ValueError as exc:
         raise SpecError.at("action inputs", 0, f"input 'fail-on': {exc}") from None
-    return run_evaluation(
+    base_ref, notes = None, []
+    if inputs.baseline == BASE:
+        if context is not None and context.base_sha:
+            access = GitHubAccess(context.repository, inputs.github_token, inputs.github_api_url)
+            base_ref = BaseRef(context.base_sha, access if context.repository else None)
+        else:
+            event = context.event_name if context else "this"
+            notes.append(
+                f"baseline: base needs a pull_request or merge_group event; the {event or 'local'} event has no base "
+                "commit, so the newest saved version whose precheck passed is the baseline"
+            )
+    outcome = run_evaluation(
         Evaluation(
             spec=inputs.spec,
             traces=inputs.traces,
-            baseline=inputs.baseline or None,
+            baseline=None if inputs.baseline == BASE else inputs.baseline or None,
+            baseline_ref=base_ref,
             baseline_traces=inputs.baseline_traces,
             trace_format=inputs.trace_format,
             tags=inputs.tags,
@@ -282,6 +302,8 @@ def evaluate(inputs: ActionInputs, env: Mapping[str, str]) -> Outcome:
             embedding_cache=inputs.embedding_cache,
         )
     )
+    outcome.run.warnings[:0] = notes
+    return outcome
 
 
 def refusal_hint(
@@ -459,7 +481,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
                 publisher.warning(notice)
                 inputs = inputs.model_copy(update={"spec": str(found)})
         context = resolve(env, load_event(env.get("GITHUB_EVENT_PATH")))
-        outcome = evaluate(inputs, env)
+        outcome = evaluate(inputs, env, context)
         run, diff = outcome.run, outcome.diff
     except AgentCIError as exc:
         problems = exc.problems if isinstance(exc, InputError) else [Problem("agentci", 0, str(exc))]

@@ -21,7 +21,7 @@ import os
 import re
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -550,6 +550,7 @@ class Reference:
     runs: dict[str, list[Trace]] | None = None
     removed: dict[str, list[Trace]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    commit: str | None = None  # the commit it was read at (--baseline-ref), else None: the working tree
 
 
 def version_reference(spec: AgentCISpec, stored: StoredBaseline, wanted: set[str] | None = None) -> Reference:
@@ -562,6 +563,15 @@ def version_reference(spec: AgentCISpec, stored: StoredBaseline, wanted: set[str
         runs,
         removed,
         compatibility_warnings(spec, stored, spec_hash(spec)) + notes,
+    )
+
+
+def only_queries(reference: Reference, keys: set[str]) -> Reference:
+    """`reference` for the queries in `keys` alone (a shard's): its variants and runs of other queries dropped."""
+    return replace(
+        reference,
+        variants={k: v for k, v in reference.variants.items() if k in keys},
+        runs=None if reference.runs is None else {k: v for k, v in reference.runs.items() if k in keys},
     )
 
 

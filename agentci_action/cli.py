@@ -32,12 +32,12 @@ FORMATS = ("console", "json", "github", "markdown", "junit", "prometheus")
 
 
 def exit_code(run: RunResult) -> int:
-    """2 when any query could not be evaluated, 1 when any query blocks, else 0."""
+    """2 when any query could not be evaluated, 1 when any query or suite gate blocks, else 0."""
     from .engine.results import Status
 
     if any(r.status is Status.ERROR for r in run.results):
         return EXIT_ERROR
-    if any(r.blocking for r in run.results):
+    if any(r.blocking for r in run.results) or any(g.blocking for g in run.gates):
         return EXIT_FAIL
     return EXIT_PASS
 
@@ -125,14 +125,20 @@ def _shard_option(text: str | None) -> ShardInfo | None:
         raise SpecError.at("--shard", 0, str(exc)) from None
 
 
-def cmd_test(args: argparse.Namespace) -> int:
-    from .engine.runner import Settings, parse_fail_on
-    from .evaluate import Evaluation, evaluate
+def _fail_on(args: argparse.Namespace) -> frozenset[str]:
+    from .engine.runner import parse_fail_on
 
     try:
-        fail_on = parse_fail_on(args.fail_on)
+        return parse_fail_on(args.fail_on)
     except ValueError as exc:
         raise SpecError.at("--fail-on", 0, str(exc)) from None
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    from .engine.runner import Settings
+    from .evaluate import Evaluation, evaluate
+
+    fail_on = _fail_on(args)
     shard = _shard_option(args.shard)
     if shard and not args.output:
         raise SpecError.at(
@@ -152,19 +158,32 @@ def cmd_test(args: argparse.Namespace) -> int:
                 settings=Settings(fail_on=fail_on, workers=args.workers),
                 shard=shard,
                 judge=_judge_options(args),
+                baseline_ref=_base_ref(args),
             )
         )
     run = outcome.run
     if shard:  # --output takes the shard results file; the report goes to standard output
         from .report import json
 
-        write_output(json.render(run), args.output)
+        write_output(json.render(run, outcome.diff), args.output)  # the merge judges the gates from its diff
         write_report(render(args.format, run), args.format, None)
         return exit_code(run)
     if outcome.diff and args.format not in ("console", "github", "markdown"):  # those show the diff and its warnings
         _warn(outcome.diff.warnings)
     write_report(render(args.format, run, outcome.diff), args.format, args.output)
     return exit_code(run)
+
+
+def _base_ref(args: argparse.Namespace):
+    """--baseline-ref REF, read through git, else through the GitHub API when GITHUB_TOKEN and GITHUB_REPOSITORY
+    are set (as in a workflow's run: step); None without the option."""
+    from .base_ref import BaseRef, GitHubAccess, check_ref
+
+    if not getattr(args, "baseline_ref", None):
+        return None
+    token, repository = os.environ.get("GITHUB_TOKEN", ""), os.environ.get("GITHUB_REPOSITORY", "")
+    api = os.environ.get("GITHUB_API_URL") or "https://api.github.com"
+    return BaseRef(check_ref(args.baseline_ref), GitHubAccess(repository, token, api) if token and repository else None)
 
 
 def _judge_options(args: argparse.Namespace):
@@ -349,18 +368,22 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from .engine.runner import Settings
     from .evaluate import compare_versions
 
+    if not args.baseline and not args.baseline_ref:
+        raise SpecError.at("--baseline", 0, "name the version compared from (--baseline V), or --baseline-ref REF")
+
     diff = compare_versions(
         args.spec,
         args.baseline,
         args.compare,
         _judge_options(args),
         args.embedding_cache,
-        Settings(workers=args.workers),
+        Settings(fail_on=_fail_on(args), workers=args.workers),
+        _base_ref(args),
     )
     if args.format != "console":
         _warn(diff.warnings)
     write_report(diff_renderer(args.format)(diff), args.format, args.output)
-    return EXIT_PASS
+    return EXIT_FAIL if any(g.blocking for g in diff.gates) else EXIT_PASS
 
 
 def diff_renderer(fmt: str):
@@ -457,6 +480,15 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_fail_on_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--fail-on",
+        default="correctness,suite",
+        help="what blocks (exit 1): correctness, path, cost, suite (the spec's suite: gates), or none "
+        "(default: correctness,suite)",
+    )
+
+
 def add_evaluation_arguments(parser: argparse.ArgumentParser) -> None:
     """How queries are evaluated, the same on `test` and `diff`: the judge, its workers, the embedding cache."""
     parser.add_argument("--workers", type=_positive, default=4, help="concurrent judge calls (default 4)")
@@ -498,6 +530,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="saved baseline version to compare with (default: the newest whose precheck passed; 'none': no baseline)",
     )
     test.add_argument(
+        "--baseline-ref",
+        metavar="REF",
+        help="compare with the baseline as it is at this commit (e.g. origin/main, or the PR's base sha): the traces "
+        "at --traces' paths there, else its saved version (--baseline V, default the newest that passed); through "
+        "git, else the GitHub API (GITHUB_TOKEN, GITHUB_REPOSITORY)",
+    )
+    test.add_argument(
         "--baseline-traces",
         action="append",
         help="accepted traces to compare with instead of a saved version "
@@ -510,11 +549,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="trace format (default: detected per file)",
     )
     test.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
-    test.add_argument(
-        "--fail-on",
-        default="correctness",
-        help="layers that block: correctness,path,cost or none (default: correctness)",
-    )
+    add_fail_on_argument(test)
     add_evaluation_arguments(test)
     test.add_argument(
         "--format",
@@ -603,9 +638,15 @@ def build_parser() -> argparse.ArgumentParser:
         "diff", help="compare two baseline versions: correctness, path and cost per query and in total"
     )
     add_spec_argument(diff)
-    diff.add_argument("--baseline", required=True, help="the version compared from")
+    diff.add_argument("--baseline", help="the version compared from (with --baseline-ref: as saved at REF)")
+    diff.add_argument(
+        "--baseline-ref",
+        metavar="REF",
+        help="read the --baseline version (default: the newest that passed) as saved at this commit",
+    )
     diff.add_argument("--compare", required=True, help="the version compared to")
     add_evaluation_arguments(diff)
+    add_fail_on_argument(diff)
     diff.add_argument("--format", choices=("console", "json", "markdown"), default="console")
     diff.add_argument("--output", help="write the diff to this file instead of standard output")
     diff.set_defaults(func=cmd_diff)

@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 from .engine import metrics
 from .engine.correctness import Judge
 from .engine.path import closest_variant
-from .engine.results import Aggregates, MetricChange, QueryResult, RunResult, Status
+from .engine.results import Aggregates, GateResult, MetricChange, QueryResult, RunResult, Status
 from .engine.runner import Settings, group_traces, run_spec
 from .engine.score import run_uplift
 from .spec.models import AgentCISpec, PathSpec
@@ -204,6 +204,15 @@ class RunDiff(BaseModel):
         default_factory=dict,
         description="Per side ('before', 'after'), correctness checks skipped in queries that did not fail "
         "(no judge key or cached verdict, no embedding provider): reason → how many. Empty when all ran.",
+    )
+    baseline_commit: str | None = Field(
+        None,
+        description="The commit the baseline side was read at (--baseline-ref, `baseline: base`); null: the working tree.",
+    )
+    gates: list[GateResult] = Field(
+        default_factory=list,
+        description="`agentci diff`: the spec's `suite:` gates judged on the compared side against the baseline "
+        "(in a results file they are the run's own `gates`).",
     )
 
     @property
@@ -524,6 +533,22 @@ def diff_runs(
     )
 
 
+def merge_diffs(shards: list[RunDiff]) -> RunDiff:
+    """The shards' diffs (each of its own queries, and every removed query) as one diff of their queries and totals,
+    for the suite's gates: uplift and suite aggregates are left empty (they need the baseline's whole run)."""
+    queries = list({q.id: q for shard in reversed(shards) for q in shard.queries}.values())
+    queries.sort(key=_order)
+    first = shards[0]
+    return RunDiff(
+        agent=first.agent,
+        before=first.before,
+        after=first.after,
+        total=_total(queries),
+        queries=queries,
+        warnings=list(dict.fromkeys(w for shard in shards for w in shard.warnings)),
+    )
+
+
 def suite_deltas(before: Aggregates, after: Aggregates) -> dict[str, Delta]:
     """Every suite aggregate, before → after (each side over the queries it evaluated)."""
     return {name: Delta.of(getattr(before, name), getattr(after, name)) for name in Aggregates.model_fields}
@@ -561,7 +586,9 @@ def diff_against(spec: AgentCISpec, reference: Reference, after: Side, evaluator
     else:
         runs = {key: [trace] for key, trace in chosen_variants(spec, reference.variants, after).items()}
     before = evaluate_side(spec, reference.label, runs, reference.variants, evaluator)
-    return diff_runs(before, after, reference.warnings, reference.removed)
+    diff = diff_runs(before, after, reference.warnings, reference.removed)
+    diff.baseline_commit = reference.commit
+    return diff
 
 
 def current_vs_baseline(

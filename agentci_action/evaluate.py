@@ -18,6 +18,7 @@ from .engine.results import RunResult, ShardInfo
 from .engine.runner import Settings
 
 if TYPE_CHECKING:
+    from .base_ref import BaseRef
     from .engine.checks.answer import Embedder
     from .engine.judge import LLMJudge
     from .engine.judge.embeddings import EmbeddingCache
@@ -56,6 +57,7 @@ class Evaluation:
     settings: Settings = Settings()
     shard: ShardInfo | None = None  # evaluate only this shard's queries (the baseline still guides path and cost)
     judge: JudgeOptions = JudgeOptions()
+    baseline_ref: BaseRef | None = None  # read the baseline at this commit (base_ref.py); `baseline` names a version
 
 
 @dataclass(frozen=True)
@@ -102,21 +104,26 @@ def evaluator_for(
 
 def evaluate(request: Evaluation) -> Outcome:
     """Load the spec and the traces (priced with the spec's pricing) and the baseline, run every layer,
-    then compare the run with the baseline.
+    then compare the run with the baseline and judge the suite's gates.
 
     Both the current run and the baseline are evaluated alike, judge included (the baseline's verdicts are
     usually cached since its save); the judge's verdict cache is saved even when the run fails, so verdicts
-    already paid for are kept.
+    already paid for are kept. A shard compares only its own queries (its results file carries that diff, for
+    the merge) and judges no suite gate: the merge judges them on the whole suite.
     """
-    from .baselines import Reference, reference_for
+    from .baselines import Reference, only_queries, reference_for
     from .diff import current_vs_baseline
+    from .engine.gates import with_gates
     from .engine.runner import group_traces, run_spec
+    from .engine.shard import select_shard
     from .errors import SpecError
     from .spec.loader import load_spec, select_tags
     from .trace.load import load_traces
 
     if request.baseline and request.baseline_traces:
         raise SpecError.at("baseline-traces", 0, "a baseline version and baseline traces exclude each other; give one")
+    if request.baseline_ref and request.baseline_traces:
+        raise SpecError.at("baseline-traces", 0, "a baseline ref and baseline traces exclude each other; give one")
     whole = load_spec(request.spec)  # once: the baseline's hash and matching need every query
     spec = select_tags(whole, request.tags) if request.tags else whole
     traces = load_traces(request.traces, request.trace_format, spec.pricing)
@@ -127,8 +134,19 @@ def evaluate(request: Evaluation) -> Outcome:
         notes = [
             f"baseline traces: {note}" for note in baseline.unmatched
         ]  # warned like --traces, never dropped silently
+    elif request.baseline_ref is not None:
+        from .base_ref import base_reference
+
+        reference, notes = base_reference(
+            whole, spec, request.traces, request.baseline, request.baseline_ref, request.trace_format
+        )
+        if reference is None:  # nothing at the base commit: the saved baseline of the working tree, as without it
+            reference = reference_for(whole, spec, request.baseline)
+            notes = [f"{notes[0]}; compared with {reference.label if reference else 'no baseline'} instead"]
     elif (request.baseline or "").lower() != NO_BASELINE:
         reference = reference_for(whole, spec, request.baseline)
+    if reference is not None and request.shard is not None:
+        reference = only_queries(reference, {q.key for q in select_shard(spec.queries, request.shard)})
     with evaluator_for(spec, request.judge, request.embedding_cache, request.settings) as evaluator:
         run = run_spec(
             spec,
@@ -140,33 +158,47 @@ def evaluate(request: Evaluation) -> Outcome:
             shard=request.shard,
         )
         run.warnings.extend(notes)
-        diff = current_vs_baseline(spec, run, traces, reference, evaluator) if reference and not request.shard else None
+        diff = current_vs_baseline(spec, run, traces, reference, evaluator) if reference else None
     run.warnings.extend(_judge_warnings(evaluator))
+    if request.shard is None:
+        with_gates(run, spec.suite, diff)
     return Outcome(run, diff)
 
 
 def compare_versions(
     spec_path: str,
-    baseline: str,
+    baseline: str | None,
     compare: str,
     judge: JudgeOptions = JudgeOptions(),
     embedding_cache: str | None = None,
     settings: Settings = Settings(),
+    baseline_ref: BaseRef | None = None,
 ) -> RunDiff:
     """Saved version `compare` against saved version `baseline`, both evaluated with the current spec exactly as
-    `agentci test --baseline` evaluates a run (same judge and verdict cache, embedder and settings)."""
+    `agentci test --baseline` evaluates a run (same judge and verdict cache, embedder and settings); the suite's
+    gates are judged on `compare` against `baseline`, as `test` judges them on a run."""
     from .baselines import load_baseline, version_reference
     from .diff import diff_against, evaluate_side
+    from .engine.gates import judge_gates
+    from .errors import InputError
     from .spec.loader import load_spec
 
     spec = load_spec(spec_path)
-    stored = [
-        load_baseline(spec, version, option) for version, option in ((baseline, "--baseline"), (compare, "--compare"))
-    ]
-    reference, compared = (version_reference(spec, found) for found in stored if found is not None)
+    if baseline_ref is not None:  # version `baseline` (default: the newest that passed) as saved at the base commit
+        from .base_ref import base_reference
+
+        reference, notes = base_reference(spec, spec, [], baseline, baseline_ref)
+    else:
+        found = load_baseline(spec, baseline, "--baseline")
+        reference, notes = (version_reference(spec, found), []) if found else (None, ["no baseline version passed"])
+    stored = load_baseline(spec, compare, "--compare")
+    if stored is None or reference is None:
+        raise InputError.at("--baseline-ref" if baseline_ref else "--baseline", 0, notes[0] if notes else "no version")
+    compared = version_reference(spec, stored)
     with evaluator_for(spec, judge, embedding_cache, settings) as evaluator:
         after = evaluate_side(spec, compare, compared.runs or {}, reference.variants, evaluator)
         diff = diff_against(spec, reference, after, evaluator)
+    diff.gates = judge_gates(spec.suite, after.run, diff)
     diff.warnings += [w for w in compared.warnings if w not in diff.warnings]
     diff.warnings += [w for w in _judge_warnings(evaluator) if w not in diff.warnings]
     return diff
@@ -192,32 +224,27 @@ def _embedder(
     return build_embedder(spec.judge_config, cache, environ), cache
 
 
-def read_shards(patterns: list[str]) -> dict[str, RunResult]:
-    """Shard results files matching the glob patterns, by file name; each must parse as results JSON."""
+def read_shards(patterns: list[str]) -> dict[str, Outcome]:
+    """Shard results files matching the glob patterns, by file name, each with the diff of its queries when it was
+    compared with a baseline; each must parse as results JSON."""
     import glob
 
-    from pydantic import ValidationError
-
-    from .errors import InputError, Problem
+    from .errors import InputError
 
     files = sorted({file for pattern in patterns for file in (glob.glob(pattern) or [pattern])})
     shards, problems = {}, []
     for file in files:
         try:
-            shards[file] = RunResult.model_validate_json(Path(file).read_bytes())
-        except OSError as exc:
-            problems.append(Problem(file, 0, f"cannot read shard results: {exc.strerror or exc}"))
-        except ValidationError as exc:
-            problems.append(Problem(file, 0, f"not an agentci results file: {exc.errors()[0]['msg']}"))
+            shards[file] = _read_document(file, "shard results")
+        except InputError as exc:
+            problems.extend(exc.problems)
     if problems:
         raise InputError(problems)
     return shards
 
 
-def read_results(path: str) -> Outcome:
-    """A results file written by an earlier run (the action's publish-only mode), with its diff when it has one.
-
-    The file may come from a fork's workflow: it is validated like any input, and a shard's file is refused."""
+def _read_document(path: str, what: str) -> Outcome:
+    """A results file's run and its diff (when it has one); InputError naming the file when it is not one."""
     import json
 
     from pydantic import ValidationError
@@ -229,18 +256,47 @@ def read_results(path: str) -> Outcome:
         run = RunResult.model_validate(document)
         diff = RunDiff.model_validate(document["diff"]) if isinstance(document, dict) and "diff" in document else None
     except OSError as exc:
-        raise InputError.at(path, 0, f"cannot read the results file: {exc.strerror or exc}") from None
+        raise InputError.at(path, 0, f"cannot read {what}: {exc.strerror or exc}") from None
     except ValueError as exc:  # JSON and pydantic errors alike
         why = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
         raise InputError.at(path, 0, f"not an agentci results file: {why}") from None
-    if run.shard is not None:
-        raise InputError.at(path, 0, "a shard results file: publish the merge job's results instead")
     return Outcome(run, diff)
 
 
+def read_results(path: str) -> Outcome:
+    """A results file written by an earlier run (the action's publish-only mode), with its diff when it has one.
+
+    The file may come from a fork's workflow: it is validated like any input, and a shard's file is refused."""
+    from .errors import InputError
+
+    outcome = _read_document(path, "the results file")
+    if outcome.run.shard is not None:
+        raise InputError.at(path, 0, "a shard results file: publish the merge job's results instead")
+    return outcome
+
+
 def merge(spec: str, shard_results: list[str], tags: list[str] | None = None) -> Outcome:
-    """The shards' results files (paths or globs) as one run of the spec (loaded with the shards' tags); no diff."""
+    """The shards' results files (paths or globs) as one run of the spec (loaded with the shards' tags), its suite
+    gates judged on the whole: the shards' diffs (each of its own queries) are combined for the gates that compare
+    with the baseline. No diff is published: its uplift and suite aggregates need the baseline's whole run."""
+    from .diff import merge_diffs
+    from .engine.gates import with_gates
     from .engine.merge import merge_shards
+    from .errors import InputError, Problem
     from .spec.loader import load_spec
 
-    return Outcome(merge_shards(load_spec(spec, tags=tags or None), read_shards(shard_results)))
+    loaded = load_spec(spec, tags=tags or None)
+    shards = read_shards(shard_results)
+    run = merge_shards(loaded, {file: shard.run for file, shard in shards.items()})
+    compared = {file: shard.diff.before if shard.diff else None for file, shard in shards.items()}
+    if len(set(compared.values())) > 1:
+        raise InputError(
+            [
+                Problem(
+                    file, 0, f"compared with {f'baseline {label}' if label else 'no baseline'}: the shards disagree"
+                )
+                for file, label in compared.items()
+            ]
+        )
+    diffs = [shard.diff for shard in shards.values() if shard.diff is not None]
+    return Outcome(with_gates(run, loaded.suite, merge_diffs(diffs) if diffs else None))

@@ -293,7 +293,7 @@ def test_summary_counts(write):
     )
     s = run.summary
     assert (s.status, s.total, s.passed, s.failed, s.warnings, s.errors) == (Status.FAIL, 2, 1, 1, 0, 0)
-    assert s.cost_usd == 0.25 and s.total_tokens == 10 and s.fail_on == ["correctness"]
+    assert s.cost_usd == 0.25 and s.total_tokens == 10 and s.fail_on == ["correctness", "suite"]
 
 
 def test_results_built_without_validation_are_the_validated_ones(write):

@@ -243,7 +243,11 @@ class JudgeUsage(BaseModel):
 
     @classmethod
     def total(cls, checks: list[Check]) -> JudgeUsage:
-        usages = [c.data["usage"] for c in checks if isinstance(c.data.get("usage"), dict)]
+        return cls.of([c.data["usage"] for c in checks if isinstance(c.data.get("usage"), dict)])
+
+    @classmethod
+    def of(cls, usages: list[dict]) -> JudgeUsage:
+        """Sums over the judge checks' `usage` dicts, in order."""
         return cls(
             requests=sum(u.get("requests", 0) for u in usages),
             cache_hits=sum(u.get("cache_hits", 0) for u in usages),
@@ -293,6 +297,19 @@ class ShardInfo(BaseModel):
     count: int = Field(..., ge=1)
 
 
+class GateResult(BaseModel):
+    """One `suite:` gate judged on the whole run: its figure against its limit, where the spec sets it."""
+
+    name: str = Field(..., description="The key under `suite:`, e.g. max_regressions.")
+    status: Status = Field(..., description="pass, fail, or skip (the figure is unknown; the reason is the message).")
+    actual: float | None = Field(None, description="The suite's figure; null when it could not be known.")
+    limit: float
+    blocking: bool = Field(False, description="True when it failed and fail-on names `suite`.")
+    message: str
+    file: str = ""
+    line: int = 0
+
+
 class RunResult(BaseModel):
     schema_version: str = SCHEMA_VERSION
     agentci_version: str = Field(__version__, description="The AgentCI release that evaluated the run.")
@@ -305,6 +322,10 @@ class RunResult(BaseModel):
     summary: Summary
     results: list[QueryResult]
     warnings: list[str] = Field(default_factory=list, description="Run-level notes, e.g. traces matching no query.")
+    gates: list[GateResult] = Field(
+        default_factory=list,
+        description="The spec's `suite:` gates, judged on the whole run (empty in a shard's file: the merge judges them).",
+    )
 
     def unverified(self) -> dict[str, int]:
         """Correctness checks skipped in queries whose correctness did not fail (no judge, no embedding provider):

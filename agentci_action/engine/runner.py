@@ -17,7 +17,7 @@ from ..errors import Problem, TraceError
 from ..spec.models import AgentCISpec, CompositeWeights, QuerySpec, spec_hash
 from ..trace.models import Trace
 from .aggregate import Run, combine_runs
-from .aggregates import aggregate, check_tally
+from .aggregates import CheckTally, TallyCounter, aggregate, check_tally
 from .checks import evaluate_checks, mask_layers
 from .checks.answer import Embedder
 from .correctness import Judge, asks_for_judge, evaluate_correctness
@@ -45,12 +45,13 @@ from .score import letter_grade, suite_composite_score
 from .shard import select_shard
 from .stats import cost_of_pass
 
-FAIL_ON_CHOICES = ("correctness", "path", "cost", "none")
+FAIL_ON_CHOICES = ("correctness", "path", "cost", "suite", "none")
+DEFAULT_FAIL_ON = frozenset({"correctness", "suite"})  # suite: the spec's `suite:` gates (engine/gates.py)
 MAX_VARIANTS = 5  # accepted golden traces per query
 
 
 def parse_fail_on(text: str | list[str] | None) -> frozenset[str]:
-    """'correctness,path' → {'correctness', 'path'}; 'none' → {} ; empty → the default {'correctness'}."""
+    """'correctness,path' → {'correctness', 'path'}; 'none' → {} ; empty → the default {'correctness', 'suite'}."""
     items = text.split(",") if isinstance(text, str) else list(text or [])
     names = {item.strip().lower() for item in items if item.strip()}
     unknown = names - set(FAIL_ON_CHOICES)
@@ -61,13 +62,13 @@ def parse_fail_on(text: str | list[str] | None) -> frozenset[str]:
     if "none" in names and len(names) > 1:
         raise ValueError("fail-on 'none' cannot be combined with other layers")
     if not names:
-        return frozenset({"correctness"})
+        return DEFAULT_FAIL_ON
     return frozenset(names - {"none"})
 
 
 @dataclass(frozen=True)
 class Settings:
-    fail_on: frozenset[str] = frozenset({"correctness"})
+    fail_on: frozenset[str] = DEFAULT_FAIL_ON
     workers: int = 4
 
 
@@ -283,10 +284,13 @@ def evaluate_query(
 
 
 def summarize(
-    results: list[QueryResult], fail_on: frozenset[str], composite: CompositeWeights = CompositeWeights()
+    results: list[QueryResult],
+    fail_on: frozenset[str],
+    composite: CompositeWeights = CompositeWeights(),
+    tally: CheckTally | None = None,
 ) -> Summary:
     """Counts by status; totals over every run; pass rate = passed runs / runs; the suite composite is the mean of
-    the queries' composites (suite_composite_score)."""
+    the queries' composites (suite_composite_score). `tally` is check_tally(results) when the caller has it."""
     counts = Counter(r.status for r in results)
     reliabilities = [r.reliability for r in results]
     costs = [r.cost_usd for r in reliabilities]
@@ -297,7 +301,7 @@ def summarize(
     mean_score = sum(scores) / len(scores) if scores else None
     suite_composite = suite_composite_score(results)
     known_cost = sum(c for c in costs if c is not None)
-    tally = check_tally(results)
+    tally = tally or check_tally(results)
     overall = ERROR if counts[ERROR] else FAIL if counts[FAIL] else WARN if counts[WARN] else PASS
     return Summary(
         status=overall,
@@ -312,7 +316,7 @@ def summarize(
         total_tokens=sum(r.total_tokens for r in reliabilities),
         fail_on=sorted(fail_on),
         aggregates=aggregate(results, tally),
-        judge=JudgeUsage.total([c for r in results for c in r.correctness.checks]),
+        judge=JudgeUsage.of(tally.judge_usages),
         runs=runs,
         runs_passed=runs_passed,
         pass_rate=rate,
@@ -367,15 +371,21 @@ def run_spec(
     ):
         with ThreadPoolExecutor(max_workers=settings.workers) as pool:
             results = list(pool.map(one, selected))
+        tally = check_tally(results)
     else:
+        counter = TallyCounter()
+        results = []
         with gc_paused():
-            results = [one(q) for q in selected]
+            for query in selected:
+                results.append(result := one(query))
+                counter.add(result)  # while its checks are in cache
+        tally = counter.tally()
     return RunResult(
         agent=spec.agent,
         spec=spec.path,
         spec_hash=spec_hash(spec),
         shard=shard,
-        summary=summarize(results, settings.fail_on, spec.composite),
+        summary=summarize(results, settings.fail_on, spec.composite, tally),
         results=results,
         warnings=matched.unmatched + matched.notes,
     )

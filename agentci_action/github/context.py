@@ -2,8 +2,8 @@
 annotate and link.
 
 For `pull_request`, GITHUB_SHA is the merge commit, so the head comes from the payload's `pull_request.head.sha`;
-for `push`, from `after`; for `merge_group`, from `merge_group.head_sha`. No base commit is resolved: the action
-compares with a saved baseline, never with a commit. `merge_group`, `workflow_dispatch` and `schedule` have no pull
+for `push`, from `after`; for `merge_group`, from `merge_group.head_sha`. The base commit (for `baseline: base`) is
+`pull_request.base.sha` or `merge_group.base_sha`; other events have none. `merge_group`, `workflow_dispatch` and `schedule` have no pull
 request: summary and outputs only. `workflow_run` (the action's publish-only mode) takes the pull request and
 head commit of the run that triggered it.
 """
@@ -30,6 +30,7 @@ class RunContext:
     server_url: str = "https://github.com"
     run_url: str | None = None
     head_label: str | None = None  # "owner:branch" of a workflow_run's pull request head, to find a fork's PR by
+    base_sha: str | None = None  # the commit the change is compared with: pull_request.base.sha, merge_group.base_sha
 
     @property
     def blob_url(self) -> str | None:
@@ -73,14 +74,25 @@ def resolve(env: Mapping[str, str], event: Mapping) -> RunContext:
             head_sha=head.get("sha") or sha,
             pr_number=pr.get("number") or event.get("number"),
             is_fork=bool(head_repo and head_repo != base_repo),
+            base_sha=_sha(base.get("sha")),
         )
     if name == "workflow_run":
         return _triggering_pull_request(common, event.get("workflow_run") or {}, sha)
     if name == "push":
         return RunContext(**common, head_sha=event.get("after") or sha)
     if name == "merge_group":
-        return RunContext(**common, head_sha=(event.get("merge_group") or {}).get("head_sha") or sha)
+        group = event.get("merge_group") or {}
+        return RunContext(**common, head_sha=group.get("head_sha") or sha, base_sha=_sha(group.get("base_sha")))
     return RunContext(**common, head_sha=sha)
+
+
+def _sha(value: object) -> str | None:
+    """A commit id from the payload, or None when it is not one."""
+    return (
+        value
+        if isinstance(value, str) and len(value) in (40, 64) and all(c in "0123456789abcdef" for c in value)
+        else None
+    )
 
 
 def _triggering_pull_request(common: dict, run: Mapping, sha: str) -> RunContext:

@@ -98,6 +98,17 @@ def annotations_for(run: RunResult, workspace: str | None = None) -> list[Annota
                     message=one_line("; ".join(messages), MAX_MESSAGE_CHARS),
                 )
             )
+    for gate in run.gates:  # on the gate's own line in the spec's `suite:` block
+        if gate.status is Status.FAIL or gate.status is Status.SKIP:
+            found.append(
+                Annotation(
+                    level="error" if gate.blocking else "warning" if gate.status is Status.FAIL else "notice",
+                    file=repo_path(gate.file or run.spec, workspace),
+                    line=gate.line or 1,
+                    title=f"AgentCI suite gate: {gate.name}",
+                    message=one_line(gate.message, MAX_MESSAGE_CHARS),
+                )
+            )
     note = unverified_note(run.unverified())
     if note:  # a skipped judge check is not a pass: say so where the reviewer looks
         found.append(

@@ -7,7 +7,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from ..engine.results import LAYERS, RUN_FIGURES, QueryResult, RunResult, Status
-from . import aggregates
+from . import aggregates, gates
 from .text import one_line, unverified_note
 
 if TYPE_CHECKING:
@@ -124,7 +124,8 @@ def render(run: RunResult) -> str:
     lines.extend(f"warning: {one_line(w, 200)}" for w in run.warnings)
     if run.results:
         lines.append(render_aggregates(run))
-    lines.append(render_total(run))
+    lines.append(render_total(run) + (f" · {gates.verdict(run.gates)}" if gates.failed(run.gates) else ""))
+    lines.extend(gates.console_lines(run.gates))
     note = unverified_note(run.unverified())
     if note:
         lines.append(one_line(note, 1500))

@@ -7,6 +7,7 @@ import textwrap
 from ..diff import ChangeKind, QueryDiff, RunDiff
 from ..engine.results import Status
 from . import diff_format as fmt
+from . import gates
 from .text import one_line
 
 WIDTH = 76  # characters inside the box
@@ -185,4 +186,5 @@ def render_diff(diff: RunDiff) -> str:
     lines.append(_rule("╚", "╝"))
     lines += [f"warning: {one_line(w, 300)}" for w in diff.warnings]
     lines += [f"not verified: {one_line(note, 1500)}" for note in fmt.unverified_notes(diff)]
+    lines += [one_line(line, 400) for line in gates.console_lines(diff.gates)]
     return "\n".join(lines) + "\n"

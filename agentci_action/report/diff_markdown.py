@@ -18,6 +18,7 @@ from decimal import Decimal
 from ..diff import ChangeKind, Delta, QueryDiff, RunDiff, change_size
 from ..engine.results import Status
 from . import diff_format as fmt
+from . import gates
 from .icons import ICONS
 from .text import code_block, fit, html_text, inline, utf8_size
 
@@ -102,6 +103,7 @@ def headline(diff: RunDiff) -> str:
         + per_run
         + "\n"
         + (f"\nSuite: {' · '.join(suite)}\n" if suite else "")
+        + (f"\n{gates.markdown_line(diff.gates)}" if diff.gates else "")
     )
 
 

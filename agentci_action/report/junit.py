@@ -5,7 +5,9 @@ Elements and attributes are those of the Surefire/Jenkins JUnit schema, plus `fi
 A failed query is a <failure> (type: the failing layers), a query that could not be evaluated an <error>.
 JUnit has no warnings: a query that passed with warnings is a passing test case whose <system-out> lists
 them as `warning: LAYER: message`. time is the query's mean latency in seconds over its runs.
-Suite properties carry the pass rate, composite score and grade. Untrusted text is escaped by the XML
+The spec's `suite:` gates follow, one test case each (classname agentci.<agent>.suite, at the gate's line): a
+<failure> when the gate failed, <skipped> when its figure is unknown. Suite properties carry the pass rate,
+composite score and grade. Untrusted text is escaped by the XML
 writer, and characters XML 1.0 cannot hold at all are replaced by U+FFFD.
 """
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from ..engine.results import LAYERS, QueryResult, RunResult, Status
+from ..engine.results import LAYERS, GateResult, QueryResult, RunResult, Status
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -62,14 +64,36 @@ def testcase(result: QueryResult, agent: str) -> ET.Element:
     return case
 
 
+def gate_case(gate: GateResult, agent: str) -> ET.Element:
+    case = ET.Element(
+        "testcase",
+        name=f"suite gate {gate.name}",
+        classname=xml_text(f"agentci.{agent}.suite"),
+        file=xml_text(gate.file),
+        line=str(gate.line),
+        time="0.000",
+    )
+    if gate.status is Status.FAIL:
+        ET.SubElement(case, "failure", message=xml_text(gate.message), type="suite")
+    elif gate.status is Status.SKIP:
+        ET.SubElement(case, "skipped", message=xml_text(gate.message))
+    return case
+
+
 def render(run: RunResult) -> str:
     s = run.summary
     cases = [testcase(result, run.agent) for result in run.results]
     total_time = f"{sum(float(case.get('time', 0)) for case in cases):.3f}"
-    counts = {"tests": str(s.total), "failures": str(s.failed), "errors": str(s.errors)}
+    failed_gates = sum(g.status is Status.FAIL for g in run.gates)
+    counts = {
+        "tests": str(s.total + len(run.gates)),
+        "failures": str(s.failed + failed_gates),
+        "errors": str(s.errors),
+    }
     root = ET.Element("testsuites", {"name": "agentci", "time": total_time, **counts})
+    skipped = str(sum(g.status is Status.SKIP for g in run.gates))
     suite = ET.SubElement(
-        root, "testsuite", {"name": xml_text(run.agent), "time": total_time, "skipped": "0", **counts}
+        root, "testsuite", {"name": xml_text(run.agent), "time": total_time, "skipped": skipped, **counts}
     )
     properties = ET.SubElement(suite, "properties")
     for name, value in (
@@ -81,5 +105,6 @@ def render(run: RunResult) -> str:
     ):
         ET.SubElement(properties, "property", name=f"agentci.{name}", value=xml_text(value))
     suite.extend(cases)
+    suite.extend(gate_case(gate, run.agent) for gate in run.gates)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..diff import RunDiff
 from ..engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
-from . import aggregates
+from . import aggregates, gates
 from .diff_markdown import LEFT_OUT
 from .diff_markdown import render_markdown as render_diff
 from .icons import ICONS
@@ -68,10 +68,14 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
     s = run.summary
     if s.status is Status.ERROR:
         verdict = f"{s.errors} of {s.total} {_plural(s.total, 'query', 'queries')} could not be evaluated"
+    elif s.status is Status.FAIL and not s.failed:  # every query passed; a suite gate did not
+        verdict = inline(gates.verdict(run.gates), 600)
     elif s.status is Status.FAIL:
         verdict = f"{s.failed} of {s.total} {_plural(s.total, 'query', 'queries')} failed"
         if not any(r.blocking for r in run.results):  # the job passes: say so where the reader looks first
             verdict += f" (not blocking: fail-on {', '.join(s.fail_on) or 'none'})"
+        if gates.failed(run.gates):
+            verdict += f"; {inline(gates.verdict(run.gates), 600)}"
     elif s.status is Status.WARN:
         verdict = f"all {s.total} passed, {s.warnings} with {_plural(s.warnings, 'warning', 'warnings')}"
     else:
@@ -93,9 +97,10 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
     if skipped_count and s.status in (Status.PASS, Status.WARN):
         verdict += f", {skipped_count} {_plural(skipped_count, 'check', 'checks')} not verified"
     skipped = f"\n{ICONS[Status.SKIP]} {inline(unverified_note(unverified), 1500)}\n" if unverified else ""
+    gate_line = gates.markdown_line(run.gates)
     return (
         f"## {ICONS[s.status]} {inline(title, 100)}: {verdict}\n\nAgent **{inline(run.agent, 100)}** · {counts}\n"
-        f"{skipped}{suite}"
+        f"{skipped}{suite}{f'{chr(10)}{gate_line}' if gate_line else ''}"
     )
 
 

@@ -45,7 +45,9 @@ def run_spec(
     **evaluation: Any,
 ) -> RunResult:
     """Evaluate `queries` against `traces`; without traces, run the agent first (`agent`, else the spec's runner).
-    Other keyword arguments are the engine's: baselines, judge, embedder, settings, shard."""
+    Other keyword arguments are the engine's: baselines, judge, embedder, settings, shard. Over the whole suite
+    (no `queries`, no shard) the spec's `suite:` gates are judged too; those comparing with a baseline run
+    (max_cost_multiplier, max_regressions) need `agentci_action.evaluate.evaluate` and are skipped here."""
     from ..engine.runner import run_spec as evaluate
 
     if traces is None:
@@ -55,4 +57,9 @@ def run_spec(
 
             selected = select_shard(selected, evaluation["shard"])
         traces = run_agent(spec, agent, queries=selected)
-    return evaluate(spec, traces, queries=queries, **evaluation)
+    run = evaluate(spec, traces, queries=queries, **evaluation)
+    if queries is None and evaluation.get("shard") is None:  # the whole suite: its gates (none that need a baseline)
+        from ..engine.gates import with_gates
+
+        with_gates(run, spec.suite)
+    return run

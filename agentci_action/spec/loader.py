@@ -246,6 +246,8 @@ def load_spec(path: str | Path, tags: list[str] | None = None) -> AgentCISpec:
     spec._path = str(path)
     if spec.runner is not None:
         _mark_runner(spec, composer.locations)
+    if spec.suite is not None:
+        spec.suite._file, spec.suite._lines = _block_lines("suite", composer.locations)
     return select_tags(spec, tags) if tags else spec
 
 
@@ -285,12 +287,17 @@ def _duplicate_ids(raw: dict, locations: dict[DocPath, Location]) -> list[Proble
 
 def _mark_runner(spec: AgentCISpec, locations: dict[DocPath, Location]) -> None:
     """Remember where the runner block and each of its keys are, for errors found when it runs."""
-    spec.runner._file = locations[("runner",)].file
-    spec.runner._lines = {
+    spec.runner._file, spec.runner._lines = _block_lines("runner", locations)
+
+
+def _block_lines(block: str, locations: dict[DocPath, Location]) -> tuple[str, dict[str, int]]:
+    """(file, {key: line}) of a top-level block and its keys; the block's own line under ''."""
+    lines = {
         (at[1] if len(at) == 2 else ""): where.line
         for at, where in locations.items()
-        if at[:1] == ("runner",) and len(at) <= 2
+        if at[:1] == (block,) and len(at) <= 2
     }
+    return locations[(block,)].file, lines
 
 
 def _assign_ids(queries: list[QuerySpec]) -> list[Problem]:

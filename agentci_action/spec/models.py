@@ -482,6 +482,12 @@ class JudgeConfig(_Strict):
         4, ge=1, le=10, description="Attempts per judge call on 429, 5xx, connection errors and timeouts."
     )
     max_output_tokens: int = Field(1024, ge=64, description="The verdict's token budget.")
+    max_cost_usd: float | None = Field(
+        None,
+        ge=0,
+        description="Spend cap of one run's judge calls in USD (cached verdicts cost nothing): once reached, no "
+        "further judge call starts and the checks left are reported unverified.",
+    )
 
     def provider_for(self, model: str) -> Provider:
         """`provider` for the main model; otherwise the name decides. Validation leaves one case unnamed:
@@ -519,6 +525,35 @@ class ModelPrice(_Strict):
     )
 
 
+class SuiteGates(_Strict):
+    """Limits on the whole suite, judged once every query is evaluated (on the merged run when sharded); a gate
+    that fails blocks when fail-on names `suite` (the default does)."""
+
+    min_pass_rate: float | None = Field(
+        None, ge=0.0, le=1.0, description="Queries that passed (warnings allowed) / queries must reach this."
+    )
+    max_total_cost_usd: float | None = Field(
+        None, ge=0, description="The agent's cost over every run of every query (summary.cost_usd) stays within."
+    )
+    max_cost_multiplier: float | None = Field(
+        None,
+        gt=0,
+        description="The suite's cost / the baseline's (the diff's totals: the sum over queries of the mean cost "
+        "per run) ≤ this; skipped without a baseline or when its cost is 0.",
+    )
+    max_regressions: int | None = Field(
+        None, ge=0, description="At most this many queries regressed against the baseline; skipped without one."
+    )
+
+    _file: str = PrivateAttr("")
+    _lines: dict[str, int] = PrivateAttr(default_factory=dict)
+
+    def where(self, key: str) -> tuple[str, int]:
+        """(spec file, line) of `key` in the `suite:` block, else of the block itself."""
+        lines = self.__pydantic_private__["_lines"]
+        return self.__pydantic_private__["_file"], lines.get(key) or lines.get("", 0)
+
+
 class AgentCISpec(_Strict):
     """Root of agentci_spec.yaml."""
 
@@ -536,6 +571,9 @@ class AgentCISpec(_Strict):
     )
     runner: RunnerSpec | None = Field(
         None, description="How to run the agent on a query (`agentci run`; `test` and `save` without --traces)."
+    )
+    suite: SuiteGates | None = Field(
+        None, description="Gates on the whole suite: pass rate, total cost, cost against the baseline, regressions."
     )
     queries: list[QuerySpec] = Field(..., min_length=1)
 
@@ -566,12 +604,17 @@ def spec_hash(spec: AgentCISpec) -> str:
     """'sha256:' + the first 16 hex digits of sha256 over the validated spec as sorted JSON (ids included).
 
     The spec as loaded: includes resolved, defaults merged, tags applied. Values equal to their default are
-    left out, so a new optional spec key in a later release leaves the hash alone. The `runner:` is left out too:
-    how the agent is run changes nothing that is evaluated, so adding one keeps every baseline's hash.
+    left out, so a new optional spec key in a later release leaves the hash alone. The `runner:`, the `suite:`
+    gates and the judge's spend cap are left out too: how the agent is run and what limits the whole run
+    change nothing a query is evaluated by, so adding one keeps every baseline's hash.
     """
 
     def compute() -> str:
-        dumped = spec.model_dump(mode="json", exclude_defaults=True, exclude={"runner"})
+        dumped = spec.model_dump(
+            mode="json",
+            exclude_defaults=True,
+            exclude={"runner": True, "suite": True, "judge_config": {"max_cost_usd"}},
+        )
         canonical = json.dumps(dumped, sort_keys=True, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:16]
 

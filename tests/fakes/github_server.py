@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import jsonschema
 from referencing import Registry, Resource
@@ -57,7 +57,7 @@ class OpenAPI:
             SPEC_URI, Resource.from_contents(self.doc, default_specification=DRAFT202012)
         )
         self.routes = [
-            (re.compile("^" + re.sub(r"\{[^}]+\}", "([^/]+)", template) + "$"), template)
+            (re.compile("^" + re.sub(r"\{[^}]+\}", _parameter, template) + "$"), template)
             for template in self.doc["paths"]
         ]
 
@@ -122,6 +122,14 @@ class OpenAPI:
         return self._validate(content["schema"], body)
 
 
+def _parameter(match: re.Match) -> str:
+    """A path parameter's pattern: one segment, except a file `{path}`, which spans several."""
+    return "(.+)" if match.group(0) == "{path}" else "([^/]+)"
+
+
+CONTENTS_LIMIT = 1_000_000  # bytes the contents API inlines; a larger file reads "encoding: none" (then git blobs)
+
+
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -135,6 +143,7 @@ class State:
     comments: dict[tuple[str, str, int], list[dict]] = field(default_factory=dict)
     check_runs: list[dict] = field(default_factory=list)
     pulls: dict[tuple[str, str], list[dict]] = field(default_factory=dict)  # (owner, repo) → pull requests
+    files: dict[tuple[str, str, str], dict[str, bytes]] = field(default_factory=dict)  # (owner, repo, commit) → tree
     requests: list[tuple[str, str]] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
     next_id: int = 1000
@@ -205,6 +214,81 @@ class FakeGitHub:
         owner_name, repo_name = repository.split("/")
         self.state.pulls.setdefault((owner_name, repo_name), []).append(pull)
         return pull
+
+    def add_commit(self, repository: str, sha: str, files: dict[str, bytes]) -> None:
+        """A commit of `repository` holding `files` (repository path → content), read by the contents API."""
+        owner, repo = repository.split("/")
+        self.state.files[(owner, repo, sha)] = dict(files)
+
+    def _entry(self, owner: str, repo: str, sha: str, path: str, data: bytes | None) -> dict:
+        """A contents API entry for a file (`data`) or a directory (None); a file inlines its base64 content up to
+        CONTENTS_LIMIT bytes, as GitHub does."""
+        import hashlib
+
+        base = f"{self.url}/repos/{owner}/{repo}"
+        blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() if data is not None else "0" * 40
+        entry = {
+            "type": "dir" if data is None else "file",
+            "size": 0 if data is None else len(data),
+            "name": path.rsplit("/", 1)[-1],
+            "path": path,
+            "sha": blob,
+            "url": f"{base}/contents/{path}?ref={sha}",
+            "git_url": f"{base}/git/blobs/{blob}",
+            "html_url": f"https://github.test/{owner}/{repo}/blob/{sha}/{path}",
+            "download_url": None,
+            "_links": {"git": f"{base}/git/blobs/{blob}", "html": None, "self": f"{base}/contents/{path}"},
+        }
+        return entry
+
+    def _contents(self, owner: str, repo: str, path: str, ref: str | None):
+        import base64
+
+        tree = self.state.files.get((owner, repo, ref or ""))
+        if tree is None:
+            return self._error(404, "No commit found for the ref")
+        path = path.strip("/")
+        if path in tree:
+            data = tree[path]
+            inline = len(data) <= CONTENTS_LIMIT
+            entry = self._entry(owner, repo, ref, path, data)
+            entry.update(
+                encoding="base64" if inline else "none", content=base64.b64encode(data).decode() if inline else ""
+            )
+            return 200, entry, {}
+        children: dict[str, bytes | None] = {}
+        for name, data in tree.items():
+            if name.startswith(path + "/") or not path:
+                rest = name[len(path) + 1 :] if path else name
+                head, _, tail = rest.partition("/")
+                child = f"{path}/{head}" if path else head
+                children[child] = None if tail else data
+        if not children:
+            return self._error(404, "Not Found")
+        return 200, [self._entry(owner, repo, ref, child, data) for child, data in sorted(children.items())], {}
+
+    def _blob(self, owner: str, repo: str, blob: str):
+        import base64
+
+        for (o, r, _), tree in self.state.files.items():
+            for data in tree.values() if (o, r) == (owner, repo) else ():
+                entry = self._entry(owner, repo, "", "x", data)
+                if entry["sha"] == blob:
+                    content = base64.encodebytes(data).decode()
+                    url = f"{self.url}/repos/{owner}/{repo}/git/blobs/{blob}"
+                    return (
+                        200,
+                        {
+                            "sha": blob,
+                            "node_id": f"B_{blob[:8]}",
+                            "size": len(data),
+                            "url": url,
+                            "content": content,
+                            "encoding": "base64",
+                        },
+                        {},
+                    )
+        return self._error(404, "Not Found")
 
     def comments(self, repository: str, number: int) -> list[dict]:
         owner, repo = repository.split("/")
@@ -389,6 +473,10 @@ class FakeGitHub:
                 if state in ("all", p["state"]) and head in (None, p["head"]["label"])
             ]
             return self._page(pulls, query, f"{self.url}/repos/{owner}/{repo}/pulls")
+        if template == "/repos/{owner}/{repo}/contents/{path}":
+            return self._contents(owner, repo, unquote(args[2]), (query.get("ref") or [None])[0])
+        if template == "/repos/{owner}/{repo}/git/blobs/{file_sha}":
+            return self._blob(owner, repo, args[2])
         if template == "/repos/{owner}/{repo}/check-runs":
             return 201, self._public(self._check_run(owner, repo, body)), {}
         if template == "/repos/{owner}/{repo}/check-runs/{check_run_id}":

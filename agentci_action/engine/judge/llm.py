@@ -4,7 +4,8 @@ For each model it asks (one, or an ensemble's on a sampled share of checks): the
 first; then the provider, with retries on transient failures; a reply that does not match the
 verdict schema is asked once more. Outcomes:
   pass / fail            the verdict (or ensemble vote) against the rubric's threshold
-  skip                   no key for a provider and no cached verdict (judge-mode auto)
+  skip                   no key for a provider and no cached verdict (judge-mode auto), or the spend cap
+                         (judge_config.max_cost_usd) was reached before this check's call could start
   error "[INFRA] ..."    retries exhausted, a provider refused the call, or no key under judge-mode required
   error "[JUDGE] ..."    the verdict did not parse twice
 """
@@ -12,6 +13,7 @@ verdict schema is asked once more. Outcomes:
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -80,6 +82,10 @@ class LLMJudge:
     pricing: Mapping[str, ModelPrice] = field(default_factory=dict)  # the spec's `pricing:`, before the bundled table
     _clients: dict[tuple[str, str | None], Provider] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _spend: SpendCap = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._spend = SpendCap(self.config.max_cost_usd)
 
     def models_for(self, request: JudgeRequest) -> list[str]:
         """The ensemble's models for a check in the --sample-ensemble share (whether or not the ensemble is
@@ -92,7 +98,8 @@ class LLMJudge:
         return [self.config.model]
 
     def warnings(self) -> list[str]:
-        """Run-level notes about how the judge was asked to run: sampling with no ensemble to sample."""
+        """Run-level notes about how the judge was asked to run: sampling with no ensemble to sample. (A spend cap
+        reached is said by the checks it left unjudged, counted as one reason of the unverified ones.)"""
         if self.sample_ensemble is not None and not (self.config.ensemble and self.config.ensemble.models):
             return [
                 f"--sample-ensemble {self.sample_ensemble:g} has no effect: judge_config.ensemble lists no models, "
@@ -153,7 +160,10 @@ class LLMJudge:
                 raise _Unavailable(Status.ERROR, f"[INFRA] {kind} could not run (judge-mode required): {reason}")
             raise _Unavailable(Status.SKIP, f"{kind} skipped: {reason}")
         for _ in range(2):  # a reply that does not parse is asked once more
+            if not self._spend.admit():
+                raise _Unavailable(Status.SKIP, self._spend.reason())
             attempts = Attempts()
+            cost: float | None = 0.0  # 0 when the call fails; None when its price is unknown
             try:
                 reply = call_with_retries(
                     provider,
@@ -162,6 +172,13 @@ class LLMJudge:
                     self.config.max_attempts,
                     attempts,
                 )
+                call = LLMCall(
+                    model=model,
+                    provider=provider_name,
+                    input_tokens=reply.input_tokens,
+                    output_tokens=reply.output_tokens,
+                )
+                cost = price_call(call, dict(self.pricing))[0]
             except Exception as exc:
                 usage.requests += attempts.count
                 why = _snippet(self._redacted(_describe(exc)), 240)  # redact first: a cut could leave part of a key
@@ -169,11 +186,10 @@ class LLMJudge:
                     Status.ERROR,
                     f"[INFRA] {kind} got no verdict from {provider_name} ({model}) after {attempts.count} attempt(s): {why}",
                 ) from None
+            finally:
+                self._spend.settle(cost, model)
             usage.requests += attempts.count
-            call = LLMCall(
-                model=model, provider=provider_name, input_tokens=reply.input_tokens, output_tokens=reply.output_tokens
-            )
-            usage.add_reply(reply.input_tokens, reply.output_tokens, price_call(call, dict(self.pricing))[0])
+            usage.add_reply(reply.input_tokens, reply.output_tokens, cost)
             if reply.verdict is not None:
                 self.cache.put(key, model, reply.verdict)
                 return reply.verdict, False
@@ -206,6 +222,64 @@ class LLMJudge:
                     key, base_url, self.config.timeout_s, self.config.max_output_tokens
                 )
             return self._clients[name, base_url]
+
+
+class SpendCap:
+    """The judge's spend in one run against judge_config.max_cost_usd (None: no cap). Thread-safe.
+
+    A call starts only while the spend so far, plus the calls in flight and itself each at the dearest call seen
+    so far, stays within the cap (with none seen yet, one call at a time): so with concurrent workers the calls
+    stop where one worker's would, at the first call that brings the spend to the cap. A call whose price is
+    unknown ends the spending: the cap can no longer be checked. Cached verdicts cost nothing and never wait.
+    """
+
+    def __init__(self, cap: float | None):
+        self.cap = cap
+        self.spent = 0.0
+        self._in_flight, self._dearest = 0, 0.0
+        self._unpriced: str | None = None
+        self._changed = threading.Condition()
+
+    def _reached(self) -> bool:
+        return self.cap is not None and (
+            self._unpriced is not None or self.spent >= self.cap or math.isclose(self.spent, self.cap, rel_tol=1e-9)
+        )
+
+    def admit(self) -> bool:
+        """Whether a call may start now; waits while calls in flight might bring the spend to the cap."""
+        if self.cap is None:
+            return True
+        with self._changed:
+            while True:
+                if self._reached():
+                    return False
+                committed = self.spent + (self._in_flight + 1) * self._dearest
+                if not self._in_flight or (self._dearest and committed <= self.cap * (1 + 1e-9)):
+                    self._in_flight += 1
+                    return True
+                self._changed.wait()
+
+    def settle(self, cost: float | None, model: str) -> None:
+        """A call admitted by admit() ended, costing `cost` (0 when it failed; None when its price is unknown)."""
+        if self.cap is None:
+            return
+        with self._changed:
+            self._in_flight -= 1
+            if cost is None:
+                self._unpriced = self._unpriced or model
+            else:
+                self.spent += cost
+                self._dearest = max(self._dearest, cost)
+            self._changed.notify_all()
+
+    def reason(self) -> str:
+        """Why a check was left unjudged: the same words for every such check, so reports count them as one reason."""
+        if self._unpriced is not None:
+            return (
+                f"not judged: the judge spend cap ${self.cap:g} cannot be checked, {self._unpriced} has no known "
+                "price (add it under `pricing:`)"
+            )
+        return f"not judged: judge spend cap ${self.cap:g} reached"
 
 
 def _describe(exc: BaseException) -> str:

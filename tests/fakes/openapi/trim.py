@@ -20,6 +20,8 @@ OPERATIONS = {
     "/repos/{owner}/{repo}/check-runs": ["post"],
     "/repos/{owner}/{repo}/check-runs/{check_run_id}": ["patch"],
     "/repos/{owner}/{repo}/pulls": ["get"],  # publish-only mode: a fork PR found by its head
+    "/repos/{owner}/{repo}/contents/{path}": ["get"],  # baseline: base, in a checkout without the base commit
+    "/repos/{owner}/{repo}/git/blobs/{file_sha}": ["get"],  # ... for a file over the contents API's 1 MB
 }
 PROSE = {"description", "summary", "examples", "example", "externalDocs", "x-github"}
 OUT = Path(__file__).with_name("api.github.com.trimmed.json")
