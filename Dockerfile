@@ -9,8 +9,12 @@ ARG BASE=python:3.11-slim-bookworm@sha256:a36c24f9cbdf4fd0f52d67f0823eeac19c2028
 
 FROM ${BASE} AS deps
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+# strip and readelf, for this stage only
+RUN apt-get update -q && apt-get install -y -q --no-install-recommends binutils
 # Every package from requirements.lock (pyproject.toml's ranges with every extra, each at one version with its
-# hashes), without their tests, C headers and sources, type stubs and scripts. Then bytecode only: each module is
+# hashes), without their tests, C headers and sources, type stubs and scripts; the extension modules that carry
+# symbols lose those not needed to link (not the ones auditwheel patched to find bundled libraries: stripping a
+# patched file can break it, and the bundled libraries stay as built). Then bytecode only: each module is
 # compiled beside its source (-b) and the source removed, which halves the pure-Python packages and spares every
 # start the compilation (a traceback through a dependency names file and line, without the line's text).
 COPY requirements.lock /tmp/requirements.lock
@@ -19,6 +23,8 @@ RUN pip install --require-hashes --no-deps --no-compile --target /deps -r /tmp/r
  && find /deps -type f \( -name '*.pyi' -o -name '*.pxd' -o -name '*.pyx' -o -name '*.c' -o -name '*.h' \
       -o -name '*_test.py' -o -name 'test_*.py' \) -delete \
  && rm -rf /deps/bin /deps/nltk/test \
+ && find /deps -name '*.so*' -not -path '*.libs/*' -exec sh -c \
+      'readelf -d "$1" | grep -q "R[UN]*PATH" || strip --strip-unneeded "$1"' _ {} \; \
  && python -m compileall -q -b -j 0 /deps \
  && find /deps -name '*.py' -delete
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import io
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -98,6 +101,27 @@ def test_a_function_that_overruns_is_killed_with_what_it_started_and_the_other_r
     assert threading.active_count() == threads  # no thread left behind in this process
 
 
+def test_sigterm_kills_the_workers_and_what_they_started_and_keeps_finished_traces(tmp_path):
+    spec = spec_for(tmp_path, ["a", "hang"], "python: hanging:answer\n  workers: 2\n  timeout_s: 60\n")
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agentci_action", "run", "--spec", str(spec), "--output", str(out)],
+        env=hermetic_environment(),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while not ((out / "a.jsonl").exists() and (tmp_path / "pids").exists()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(10) == 2
+    assert sorted(p.name for p in out.iterdir()) == ["a.jsonl"]
+    worker, child = map(int, (tmp_path / "pids").read_text().split())
+    time.sleep(0.3)
+    assert not _alive(worker) and not _alive(child) and worker_processes("hanging:answer") == []
+    assert "Traceback" not in process.stderr.read()
+
+
 def test_workers_import_the_module_once_and_serve_many_runs(tmp_path):
     spec = spec_for(tmp_path, ["a", "b", "c"], "python: hanging:answer\n  workers: 1\n")
     _, output = run(spec, hermetic_environment(), runs=3)
@@ -159,7 +183,8 @@ def openai_server():
         yield server
 
 
-def check_agents_sdk_trace(trace: dict) -> None:
+def check_agents_sdk_trace(trace: dict, model: str = "gpt-4o-mini") -> None:
+    """Chat Completions' generation spans name the model asked for; a Responses call's span, the model that answered."""
     assert trace["final_answer"] == ANSWER
     assert [(c["name"], c["arguments"], c["result"], c.get("agent")) for c in trace["tool_calls"]] == [
         ("get_weather", {"city": "Paris"}, "{'city': 'Paris', 'celsius': 21}", "weather"),  # the SDK records str()
@@ -167,20 +192,23 @@ def check_agents_sdk_trace(trace: dict) -> None:
     ]
     assert trace["handoffs"] == [{"from": "triage", "to": "weather"}]
     assert [(c["model"], c["input_tokens"], c["output_tokens"]) for c in trace["llm_calls"]] == [
-        ("gpt-4o-mini", 31, 7),
-        ("gpt-4o-mini", 52, 11),
-        ("gpt-4o-mini", 68, 9),
-        ("gpt-4o-mini", 83, 10),
+        (model, 31, 7),
+        (model, 52, 11),
+        (model, 68, 9),
+        (model, 83, 10),
     ]
     assert trace["metadata"]["status"] == "completed"
 
 
-@pytest.mark.parametrize("function", ["answer", "answer_async"])
-def test_a_python_runner_may_return_an_agents_sdk_run_result(tmp_path, openai_server, function):
+@pytest.mark.parametrize(
+    "function, api",
+    [("answer", "chat_completions"), ("answer_async", "chat_completions"), ("answer", "responses")],
+)
+def test_a_python_runner_may_return_an_agents_sdk_run_result(tmp_path, openai_server, function, api):
     spec = tmp_path / "spec.yaml"
     spec.write_text(
         f"agent: weather\nrunner:\n  python: agents_sdk_agent:{function}\n  cwd: {ROOT / 'tests' / 'agents'}\n"
-        f"  env: {{OPENAI_BASE_URL: '{openai_server.openai_url}', OPENAI_API_KEY: sk-test-agents}}\n"
+        f"  env: {{OPENAI_BASE_URL: '{openai_server.openai_url}', OPENAI_API_KEY: sk-test-agents, AGENT_OPENAI_API: {api}}}\n"
         f'queries:\n  - id: paris\n    query: "{QUESTION}"\n'
     )
     outcome, output = run(spec, hermetic_environment(), runs=2)
@@ -188,7 +216,21 @@ def test_a_python_runner_may_return_an_agents_sdk_run_result(tmp_path, openai_se
     traces = lines(output / "paris.jsonl")
     assert [t["run"] for t in traces] == [0, 1]
     for trace in traces:
-        check_agents_sdk_trace(trace)
+        check_agents_sdk_trace(trace, "gpt-4o-mini" if api == "chat_completions" else openai_server.model)
+
+
+def test_a_run_result_whose_run_the_sdk_did_not_trace_is_an_error_that_says_so(tmp_path, openai_server):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        f"agent: weather\nrunner:\n  python: agents_sdk_agent:answer\n  cwd: {ROOT / 'tests' / 'agents'}\n"
+        f"  env: {{OPENAI_BASE_URL: '{openai_server.openai_url}', OPENAI_API_KEY: sk-test-agents, "
+        f"OPENAI_AGENTS_DISABLE_TRACING: '1'}}\n"
+        f'queries:\n  - id: paris\n    query: "{QUESTION}"\n'
+    )
+    outcome, output = run(spec, hermetic_environment())
+    assert outcome.failed == 1
+    error = lines(output / "paris.jsonl")[0]["metadata"]["agentci_error"]
+    assert error.startswith("query 'paris' run 0: returned an Agents SDK RunResult, but the SDK recorded no trace")
 
 
 def test_a_callable_given_to_the_api_may_return_an_agents_sdk_run_result(tmp_path, openai_server, monkeypatch):

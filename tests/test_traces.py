@@ -205,3 +205,16 @@ def test_loaded_traces_are_compact_and_unchanged(write_traces):
     changed = first[0].model_copy(update={"duration_ms": 5.0})  # a copy adds to its own set, never the shared one
     assert changed.model_fields_set == {"name", "arguments", "duration_ms"}
     assert second[0].model_fields_set == {"name", "arguments"}
+
+
+def test_tool_names_follow_the_calls_they_were_read_from():
+    from agentci_action.trace.models import ToolCall, Trace
+
+    trace = Trace(id="q", tool_calls=[ToolCall(name="search"), ToolCall(name="fetch")])
+    names = trace.tool_names
+    names.append("mutated")  # a fresh list each time: the kept names are not the caller's to change
+    assert trace.tool_names == ["search", "fetch"]
+    replaced = trace.model_copy(update={"tool_calls": [ToolCall(name="shell")]})
+    assert replaced.tool_names == ["shell"] and trace.tool_names == ["search", "fetch"]
+    trace.tool_calls.append(ToolCall(name="answer"))
+    assert trace.tool_names == ["search", "fetch", "answer"]

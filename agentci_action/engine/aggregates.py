@@ -13,7 +13,7 @@ Each rate counts queries (a query's layer is its worst run) and is None (N/A) wh
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..spec.checks import SAFETY_CHECKS
 from .results import FAIL, PASS, SKIP, WARN, Aggregates, QueryResult
@@ -45,33 +45,53 @@ _HITS = {"hallucination": (FAIL,), "timeout": _FOUND, "safety": _FOUND}
 class CheckTally(NamedTuple):
     rates: dict[str, float | None]
     skipped: int
+    judge_usages: list[dict[str, Any]]  # every judge check's `usage`, in order
 
 
-def check_tally(results: list[QueryResult]) -> CheckTally:
-    """For each rate: queries with one of its checks in a hit status / queries where one of them ran; and the
-    number of skipped checks over every layer. One pass over each query's checks (a suite holds hundreds of
-    thousands of them)."""
-    rate_of = _RATE_OF.get
-    ran = dict.fromkeys(_HITS, 0)
-    hit = dict.fromkeys(_HITS, 0)
-    skipped = 0
-    for result in results:
+class TallyCounter:
+    """check_tally one query result at a time: run_spec adds each result as it is made, while its checks are still
+    in the processor's cache (read again after the whole suite, they cost several times as much)."""
+
+    def __init__(self) -> None:
+        self.ran = dict.fromkeys(_HITS, 0)
+        self.hit = dict.fromkeys(_HITS, 0)
+        self.skipped = 0
+        self.judge_usages: list[dict[str, Any]] = []
+
+    def add(self, result: QueryResult) -> None:
+        rate_of = _RATE_OF.get
         ran_here: set[str] = set()
         hit_here: set[str] = set()
+        for check in result.correctness.checks:  # the judge's usage is only ever on correctness checks
+            if isinstance(usage := check.data.get("usage"), dict):
+                self.judge_usages.append(usage)
         for layer in (result.correctness, result.path, result.cost):
             for check in layer.checks:
                 status = check.status
                 if status is SKIP:
-                    skipped += 1
+                    self.skipped += 1
                 elif (rate := rate_of(check.name)) is not None and status in _RAN:
                     ran_here.add(rate)
                     if status in _HITS[rate]:
                         hit_here.add(rate)
         for rate in ran_here:
-            ran[rate] += 1
+            self.ran[rate] += 1
         for rate in hit_here:
-            hit[rate] += 1
-    return CheckTally({rate: hit[rate] / ran[rate] if ran[rate] else None for rate in _HITS}, skipped)
+            self.hit[rate] += 1
+
+    def tally(self) -> CheckTally:
+        rates = {rate: self.hit[rate] / self.ran[rate] if self.ran[rate] else None for rate in _HITS}
+        return CheckTally(rates, self.skipped, self.judge_usages)
+
+
+def check_tally(results: list[QueryResult]) -> CheckTally:
+    """For each rate: queries with one of its checks in a hit status / queries where one of them ran; the
+    number of skipped checks over every layer; the judge checks' usage. One pass over each query's checks (a suite
+    holds hundreds of thousands of them)."""
+    counter = TallyCounter()
+    for result in results:
+        counter.add(result)
+    return counter.tally()
 
 
 def aggregate(results: list[QueryResult], tally: CheckTally | None = None) -> Aggregates:

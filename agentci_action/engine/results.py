@@ -243,7 +243,11 @@ class JudgeUsage(BaseModel):
 
     @classmethod
     def total(cls, checks: list[Check]) -> JudgeUsage:
-        usages = [c.data["usage"] for c in checks if isinstance(c.data.get("usage"), dict)]
+        return cls.of([c.data["usage"] for c in checks if isinstance(c.data.get("usage"), dict)])
+
+    @classmethod
+    def of(cls, usages: list[dict]) -> JudgeUsage:
+        """Sums over the judge checks' `usage` dicts, in order."""
         return cls(
             requests=sum(u.get("requests", 0) for u in usages),
             cache_hits=sum(u.get("cache_hits", 0) for u in usages),

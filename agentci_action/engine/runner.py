@@ -17,7 +17,7 @@ from ..errors import Problem, TraceError
 from ..spec.models import AgentCISpec, CompositeWeights, QuerySpec, spec_hash
 from ..trace.models import Trace
 from .aggregate import Run, combine_runs
-from .aggregates import aggregate, check_tally
+from .aggregates import CheckTally, TallyCounter, aggregate, check_tally
 from .checks import evaluate_checks, mask_layers
 from .checks.answer import Embedder
 from .correctness import Judge, asks_for_judge, evaluate_correctness
@@ -284,10 +284,13 @@ def evaluate_query(
 
 
 def summarize(
-    results: list[QueryResult], fail_on: frozenset[str], composite: CompositeWeights = CompositeWeights()
+    results: list[QueryResult],
+    fail_on: frozenset[str],
+    composite: CompositeWeights = CompositeWeights(),
+    tally: CheckTally | None = None,
 ) -> Summary:
     """Counts by status; totals over every run; pass rate = passed runs / runs; the suite composite is the mean of
-    the queries' composites (suite_composite_score)."""
+    the queries' composites (suite_composite_score). `tally` is check_tally(results) when the caller has it."""
     counts = Counter(r.status for r in results)
     reliabilities = [r.reliability for r in results]
     costs = [r.cost_usd for r in reliabilities]
@@ -298,7 +301,7 @@ def summarize(
     mean_score = sum(scores) / len(scores) if scores else None
     suite_composite = suite_composite_score(results)
     known_cost = sum(c for c in costs if c is not None)
-    tally = check_tally(results)
+    tally = tally or check_tally(results)
     overall = ERROR if counts[ERROR] else FAIL if counts[FAIL] else WARN if counts[WARN] else PASS
     return Summary(
         status=overall,
@@ -313,7 +316,7 @@ def summarize(
         total_tokens=sum(r.total_tokens for r in reliabilities),
         fail_on=sorted(fail_on),
         aggregates=aggregate(results, tally),
-        judge=JudgeUsage.total([c for r in results for c in r.correctness.checks]),
+        judge=JudgeUsage.of(tally.judge_usages),
         runs=runs,
         runs_passed=runs_passed,
         pass_rate=rate,
@@ -368,15 +371,21 @@ def run_spec(
     ):
         with ThreadPoolExecutor(max_workers=settings.workers) as pool:
             results = list(pool.map(one, selected))
+        tally = check_tally(results)
     else:
+        counter = TallyCounter()
+        results = []
         with gc_paused():
-            results = [one(q) for q in selected]
+            for query in selected:
+                results.append(result := one(query))
+                counter.add(result)  # while its checks are in cache
+        tally = counter.tally()
     return RunResult(
         agent=spec.agent,
         spec=spec.path,
         spec_hash=spec_hash(spec),
         shard=shard,
-        summary=summarize(results, settings.fail_on, spec.composite),
+        summary=summarize(results, settings.fail_on, spec.composite, tally),
         results=results,
         warnings=matched.unmatched + matched.notes,
     )

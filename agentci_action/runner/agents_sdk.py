@@ -70,17 +70,16 @@ class SpanCollector:
         with self._lock:
             return set(self._traces)
 
-    def claim(self, trace_id: str | None, since: set[str]) -> list[dict[str, Any]]:
-        """The records of `trace_id`, else of the one trace begun since `mark()` returned `since`; [] when none."""
+    def claim(self, trace_id: str | None, since: set[str]) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        """(head, spans) of `trace_id`, else of the one trace begun since `mark()` returned `since`; None when none."""
         with self._lock:
             if trace_id is None:
                 new = [key for key in self._traces if key not in since]
                 trace_id = new[0] if len(new) == 1 else None
             entry = self._traces.pop(trace_id, None) if trace_id else None
         if not entry or not entry["spans"]:
-            return []
-        spans: list[dict[str, Any]] = entry["spans"]
-        return ([entry["head"]] if entry["head"] else []) + spans
+            return None
+        return entry["head"] or {"object": "trace", "id": trace_id}, entry["spans"]
 
 
 _COLLECTOR = SpanCollector()
@@ -104,13 +103,16 @@ def is_run_result(value: Any) -> bool:
     return type(value).__name__ in ("RunResult", "RunResultStreaming") and hasattr(value, "raw_responses")
 
 
-def records_of_run(result: Any, since: set[str] | None = None) -> list[dict[str, Any]]:
-    """The SDK's trace of the run that returned `result`, as export records; NoTrace when it recorded none."""
+def records_of_run(result: Any, query_id: str, since: set[str] | None = None) -> list[dict[str, Any]]:
+    """The SDK's trace of the run that returned `result` for query `query_id`, as export records (its head's
+    metadata names the query: a Responses API run's spans carry no input to match it by); NoTrace when the SDK
+    recorded none."""
     trace_id = getattr(getattr(result, "_trace_state", None), "trace_id", None)
-    records = _COLLECTOR.claim(trace_id, since or set())
-    if not records:
-        raise NoTrace(
-            "returned an Agents SDK RunResult, but the SDK recorded no trace of that run: turn its tracing on "
-            "(unset OPENAI_AGENTS_DISABLE_TRACING, no RunConfig(tracing_disabled=True)), or return a trace"
-        )
-    return records
+    claimed = _COLLECTOR.claim(trace_id, since or set())
+    if claimed:
+        head, spans = claimed
+        return [{**head, "metadata": {**(head.get("metadata") or {}), "agentci.query_id": query_id}}, *spans]
+    raise NoTrace(
+        "returned an Agents SDK RunResult, but the SDK recorded no trace of that run: turn its tracing on "
+        "(unset OPENAI_AGENTS_DISABLE_TRACING, no RunConfig(tracing_disabled=True)), or return a trace"
+    )

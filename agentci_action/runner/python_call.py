@@ -164,7 +164,9 @@ def call_in_process(function: Callable[..., Any], job: Job, timeout_s: float, tr
             result = function(job.query.query, **kwargs)
             if inspect.isawaitable(result):
                 result = asyncio.run(_bounded(result, timeout_s))
-            outcome["value"] = agents_sdk.records_of_run(result, since) if agents_sdk.is_run_result(result) else result
+            if agents_sdk.is_run_result(result):
+                result = agents_sdk.records_of_run(result, job.query.key, since)
+            outcome["value"] = result
         except BaseException as exc:  # reported as the run's failure; a KeyboardInterrupt reaches the main thread
             outcome["error"] = exc
 

@@ -71,15 +71,15 @@ def failure(exc: BaseException) -> dict[str, Any]:
     return {"failure": text, "infra": type(exc).__name__ in TRANSIENT_ERRORS or isinstance(exc, TimeoutError)}
 
 
-def as_json(value: Any, since: set[str]) -> Any:
+def as_json(value: Any, query_id: str, since: set[str]) -> Any:
     """A return value as JSON: an Agents SDK RunResult as its trace's records, pydantic models dumped, the rest as is.
     ValueError for a RunResult whose trace the SDK did not record."""
     if "agents" in sys.modules and agents_sdk().is_run_result(value):
-        return agents_sdk().records_of_run(value, since)
+        return agents_sdk().records_of_run(value, query_id, since)
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json", by_alias=True, exclude_none=True)
     if isinstance(value, list):
-        return [as_json(item, since) for item in value]
+        return [as_json(item, query_id, since) for item in value]
     return value
 
 
@@ -110,7 +110,7 @@ def call(function: Any, job: dict[str, Any]) -> dict[str, Any]:
     except BaseException as exc:  # reported as the run's failure, SystemExit included
         return failure(exc)
     try:
-        return {"value": as_json(value, since)}
+        return {"value": as_json(value, job["values"]["id"], since)}
     except ValueError as exc:
         return {"failure": str(exc), "infra": False}
 

@@ -79,6 +79,8 @@ class Trace(_Strict):
     )
 
     _source: str = PrivateAttr("")  # "file:line" the trace was read from, for messages
+    # (the tool_calls list they were read from, the names in order): see tool_names
+    _tool_names: tuple[list[ToolCall], tuple[str, ...]] | None = PrivateAttr(None)
 
     @property
     def source(self) -> str:
@@ -98,7 +100,16 @@ class Trace(_Strict):
 
     @property
     def tool_names(self) -> list[str]:
-        return [call.name for call in self.tool_calls]
+        """The tool calls' names in order, as a fresh list. They are read from the calls once per list of calls and
+        kept in one tuple: reading them off 20 scattered models, for the run and again for its baseline, cost a
+        query more than the rest of its path layer (a list of calls changed in place is not noticed: traces are
+        data, replaced with model_copy, never edited)."""
+        calls = self.tool_calls
+        private = self.__pydantic_private__
+        known = private.get("_tool_names")
+        if known is None or known[0] is not calls or len(known[1]) != len(calls):
+            known = private["_tool_names"] = (calls, tuple([call.name for call in calls]))
+        return list(known[1])
 
     def with_derived_totals(self) -> Trace:
         """Fill absent totals from the calls.
@@ -140,6 +151,7 @@ def compact(trace: Trace) -> Trace:
         _set(model, "__pydantic_fields_set__", shared)
     for call in trace.tool_calls:
         call.__dict__["name"] = intern(call.name)
+    trace.tool_names  # noqa: B018 (kept beside the calls now, while they are in cache)
     for llm in trace.llm_calls:
         if llm.model is not None:
             llm.__dict__["model"] = intern(llm.model)

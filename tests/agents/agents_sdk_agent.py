@@ -1,5 +1,5 @@
 """A real OpenAI Agents SDK agent for a `python:` runner: a triage agent hands off to a weather agent with two tools,
-over Chat Completions at $OPENAI_BASE_URL (a local scripted server in the tests). `answer` returns the SDK's own
+over Chat Completions (or the Responses API: AGENT_OPENAI_API=responses) at $OPENAI_BASE_URL (a local scripted server in the tests). `answer` returns the SDK's own
 `RunResult`, which AgentCI reads through the SDK's tracing.
 
 The SDK's default trace processor would upload traces to OpenAI: it is replaced by none at import, as a user with
@@ -8,9 +8,11 @@ their own exporter would; AgentCI adds its collector when it calls the function.
 
 from __future__ import annotations
 
+import os
+
 from agents import Agent, Runner, function_tool, set_default_openai_api, set_trace_processors
 
-set_default_openai_api("chat_completions")
+set_default_openai_api(os.environ.get("AGENT_OPENAI_API", "chat_completions"))  # or "responses", the SDK's default
 set_trace_processors([])
 
 

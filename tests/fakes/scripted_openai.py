@@ -33,8 +33,16 @@ def scripted_turns(question: str, city: str, answer: str) -> list[Turn]:
     ]
 
 
+def _text(content) -> str:
+    """A message's text: a string, or the text parts of a list (Responses `input_text`)."""
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
+
+
 class ScriptedOpenAIServer(FakeLLMServer):
-    """`openai_url` is the SDK's base_url; `script` maps the first user message to its turns."""
+    """`openai_url` is the SDK's base_url; `script` maps the first user message to its turns, played over Chat
+    Completions (`/v1/chat/completions`) or the Responses API (`/v1/responses`)."""
 
     def __init__(self, script: dict[str, list[Turn]], model: str = "gpt-4o-mini-2024-07-18"):
         self.script = script
@@ -49,15 +57,20 @@ class ScriptedOpenAIServer(FakeLLMServer):
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 body = json.loads(raw or b"{}")
-                if self.path != "/v1/chat/completions":
+                if self.path not in ("/v1/chat/completions", "/v1/responses"):
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
-                messages = body.get("messages") or []
-                question = next((m["content"] for m in messages if m.get("role") == "user"), "")
+                chat = self.path == "/v1/chat/completions"
+                messages = body.get("messages") if chat else body.get("input")
+                if isinstance(messages, str):
+                    messages = [{"role": "user", "content": messages}]
+                question = next((_text(m["content"]) for m in messages or [] if m.get("role") == "user"), "")
                 turns = server.script.get(question)
                 if turns is None:
                     return self._send(400, {"error": {"message": f"no script for {question!r}"}})
-                index = sum(m.get("role") == "assistant" for m in messages)
-                self._send(200, server.reply(turns[min(index, len(turns) - 1)], index, body.get("model")))
+                # turns so far: assistant messages (Chat Completions); function calls and assistant messages (Responses)
+                index = sum(m.get("role") == "assistant" or m.get("type") == "function_call" for m in messages or [])
+                turn = turns[min(index, len(turns) - 1)]
+                self._send(200, (server.reply if chat else server.response)(turn, index, body.get("model")))
 
         return Handler
 
@@ -86,6 +99,48 @@ class ScriptedOpenAIServer(FakeLLMServer):
                 "completion_tokens": turn.completion_tokens,
                 "total_tokens": turn.prompt_tokens + turn.completion_tokens,
                 **({"prompt_tokens_details": {"cached_tokens": turn.cached_tokens}} if turn.cached_tokens else {}),
+            },
+        }
+
+    def response(self, turn: Turn, index: int, requested: str | None) -> dict:
+        """The turn as a Responses API Response: function_call items, or one assistant message."""
+        output: list[dict] = [
+            {
+                "type": "function_call",
+                "id": f"fc_{index}_{position}",
+                "call_id": f"call_{index}_{position}",
+                "name": name,
+                "arguments": json.dumps(arguments),
+                "status": "completed",
+            }
+            for position, (name, arguments) in enumerate(turn.tool_calls)
+        ]
+        if turn.content is not None:
+            output.append(
+                {
+                    "type": "message",
+                    "id": f"msg_{index}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": turn.content, "annotations": []}],
+                }
+            )
+        return {
+            "id": f"resp_scripted_{index}",
+            "object": "response",
+            "created_at": int(time.time()),
+            "model": self.model,
+            "status": "completed",
+            "output": output,
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "usage": {
+                "input_tokens": turn.prompt_tokens,
+                "input_tokens_details": {"cached_tokens": turn.cached_tokens},
+                "output_tokens": turn.completion_tokens,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": turn.prompt_tokens + turn.completion_tokens,
             },
         }
 
