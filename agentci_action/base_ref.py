@@ -36,6 +36,7 @@ REF_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/@{}~^-]{0,254}$")  # a comm
 MAX_FILES = 10_000  # files copied from the base commit
 MAX_BYTES = 512 * 1024 * 1024  # bytes copied from the base commit
 GLOB_CHARACTERS = frozenset("*?[")
+CONTENTS_DIRECTORY_LIMIT = 1000  # entries the contents API lists of one directory
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,12 @@ class ApiSnapshot:
             path = pending.pop()
             listing = self._contents(path)
             entries = listing if isinstance(listing, list) else [] if listing is None else [listing]
+            if len(entries) >= CONTENTS_DIRECTORY_LIMIT:  # GitHub cuts a listing there, silently
+                raise InfraError(
+                    f"{path!r} holds {CONTENTS_DIRECTORY_LIMIT:,} or more entries at the base commit "
+                    f"{self.sha[:12]}, more than GitHub's contents API lists: fetch the base commit into the "
+                    "checkout (actions/checkout with fetch-depth: 0, or git fetch --depth=1 origin SHA)"
+                )
             for entry in entries:
                 if not safe_path(entry.path) or not _under(entry.path, prefix):
                     continue  # an answer naming a path outside what was asked is never followed

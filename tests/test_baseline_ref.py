@@ -289,3 +289,18 @@ def test_github_failing_to_answer_is_an_infrastructure_error_naming_the_commit(r
         in done.stderr
     )
     assert "Traceback" not in done.stderr and TOKEN not in done.stderr
+
+
+def test_a_directory_longer_than_the_contents_api_lists_is_an_error_not_a_silent_cut(repo, tmp_path):
+    root, base = repo["root"], repo["base"]
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{root}", str(shallow)], check=True)
+    many = {f"traces/extra-{i:04d}.jsonl": b"" for i in range(1000)}
+    with FakeGitHub() as github:
+        github.add_commit("octo/shop", base, {**repo["files"], **many})
+        env = hermetic_environment(GITHUB_TOKEN=TOKEN, GITHUB_REPOSITORY="octo/shop", GITHUB_API_URL=github.url)
+        done = run_cli(
+            "test", "--spec", "agentci_spec.yaml", "--traces", "traces/", "--baseline-ref", base, cwd=shallow, env=env
+        )
+    assert done.returncode == 2
+    assert "more than GitHub's contents API lists: fetch the base commit" in done.stderr

@@ -53,6 +53,7 @@ def test_mlflow_traces_of_a_real_agent(tmp_path, traced_tools):
             "OPENAI_BASE_URL": model.openai_url,
             "OPENAI_API_KEY": "sk-test",
             "MLFLOW_TRACKING_URI": tracking.base,
+            "MLFLOW_DISABLE_TELEMETRY": "true",  # MLflow's usage reports would leave the machine
         }
         flags = ["--traced-tools"] if traced_tools else []
         command = [

@@ -28,7 +28,10 @@ def main() -> None:
 
 def run(out) -> None:
     exporter = ConsoleSpanExporter(out=out, formatter=lambda span: span.to_json(indent=None) + "\n")
-    langfuse = Langfuse(public_key="pk-lf-local", secret_key="sk-lf-local", span_exporter=exporter)
+    # No Langfuse server here: a closed local port, so nothing the client might send leaves the machine.
+    langfuse = Langfuse(
+        public_key="pk-lf-local", secret_key="sk-lf-local", base_url="http://127.0.0.1:9", span_exporter=exporter
+    )
     from langfuse.openai import OpenAI  # the drop-in client that records each call as a generation
 
     client = OpenAI()

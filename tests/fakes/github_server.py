@@ -127,6 +127,7 @@ def _parameter(match: re.Match) -> str:
     return "(.+)" if match.group(0) == "{path}" else "([^/]+)"
 
 
+DIRECTORY_LIMIT = 1000  # entries the contents API lists of one directory
 CONTENTS_LIMIT = 1_000_000  # bytes the contents API inlines; a larger file reads "encoding: none" (then git blobs)
 
 
@@ -265,7 +266,8 @@ class FakeGitHub:
                 children[child] = None if tail else data
         if not children:
             return self._error(404, "Not Found")
-        return 200, [self._entry(owner, repo, ref, child, data) for child, data in sorted(children.items())], {}
+        listed = sorted(children.items())[:DIRECTORY_LIMIT]  # GitHub cuts a long listing, silently
+        return 200, [self._entry(owner, repo, ref, child, data) for child, data in listed], {}
 
     def _blob(self, owner: str, repo: str, blob: str):
         import base64
