@@ -74,19 +74,25 @@ def rows(source: Any, metrics: tuple[Metric, ...], changed_only: bool = False) -
     return found
 
 
-# Change kinds as a reader says them, and their plurals.
+# Change kinds as a reader says them (a query's label), and counted: (one, many).
 KIND_LABELS = {kind: kind.value.replace("_", " ") for kind in ChangeKind}
-_KIND_PLURALS = {
-    ChangeKind.REGRESSION: "regressions",
-    ChangeKind.REMOVED_QUERY: "removed queries",
-    ChangeKind.NEW_QUERY: "new queries",
-    ChangeKind.MODEL_CHANGED: "models changed",
+_KIND_COUNTED = {
+    ChangeKind.REGRESSION: ("regression", "regressions"),
+    ChangeKind.REMOVED_QUERY: ("removed query", "removed queries"),
+    ChangeKind.NEW_QUERY: ("new query", "new queries"),
+    ChangeKind.FIXED: ("fixed", "fixed"),
+    ChangeKind.MODEL_CHANGED: ("model change", "model changes"),
+    ChangeKind.TOOLS_CHANGED: ("tool change", "tool changes"),
+    ChangeKind.ROUTING_CHANGED: ("routing change", "routing changes"),
+    ChangeKind.OUTPUT_CHANGED: ("output change", "output changes"),
+    ChangeKind.COST_CHANGED: ("cost change", "cost changes"),
 }
 
 
 def kind_count(kind: ChangeKind, count: int) -> str:
-    """'1 regression', '2 regressions', '3 tools changed'."""
-    return f"{count} {KIND_LABELS[kind] if count == 1 else _KIND_PLURALS.get(kind, KIND_LABELS[kind])}"
+    """'1 regression', '2 regressions', '1 tool change', '3 tool changes' (each a query with that change)."""
+    one, many = _KIND_COUNTED[kind]
+    return f"{count} {one if count == 1 else many}"
 
 
 def value(amount: float | None, unit: Unit) -> str:

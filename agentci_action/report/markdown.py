@@ -100,12 +100,18 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
     skipped = f"\n{ICONS[Status.SKIP]} {inline(unverified_note(unverified), 1500)}\n" if unverified else ""
     no_baseline = no_baseline_note(run.without_baseline())
     if no_baseline:
-        skipped += f"\n{ICONS[Status.SKIP]} {inline(no_baseline.capitalize()[:1] + no_baseline[1:], 1500)}\n"
+        skipped += f"\n{ICONS[Status.SKIP]} {_with_commands(no_baseline[:1].upper() + no_baseline[1:])}\n"
     gate_line = gates.markdown_line(run.gates)
     return (
         f"## {ICONS[s.status]} {inline(title, 100)}: {verdict}\n\nAgent **{inline(run.agent, 100)}** · {counts}\n"
         f"{skipped}{suite}{f'{chr(10)}{gate_line}' if gate_line else ''}"
     )
+
+
+def _with_commands(note: str) -> str:
+    """A note of ours whose `backticked` parts are commands: those as code spans (the split leaves no backtick in
+    them), the rest escaped as inline text."""
+    return "".join(f"`{part}`" if i % 2 else inline(part, 1500) for i, part in enumerate(note.split("`")))
 
 
 def _plural(n: float, one: str, many: str) -> str:
