@@ -302,7 +302,7 @@ def save_baseline(
 # --- load and list -------------------------------------------------------------------------------
 
 
-def _line_of(document: yaml.Node | None, loc: tuple) -> int:
+def _line_of(document: yaml.Node | None, loc: tuple[str | int, ...]) -> int:
     """The line of the value at `loc` (keys and list indexes) in a composed JSON document; 0 if unknown."""
     if document is None:
         return 0

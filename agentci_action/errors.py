@@ -6,6 +6,7 @@ Exit codes: 0 pass, 1 a blocking layer failed, 2 input or infrastructure error.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Self
 
 EXIT_PASS = 0
 EXIT_FAIL = 1
@@ -42,7 +43,7 @@ class InputError(AgentCIError):
         super().__init__("\n".join(str(p) for p in self.problems))
 
     @classmethod
-    def at(cls, file: str, line: int, message: str) -> InputError:
+    def at(cls, file: str, line: int, message: str) -> Self:
         return cls(Problem(str(file), line, message))
 
 

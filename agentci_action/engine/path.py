@@ -278,7 +278,7 @@ def _inert_divergence(divergence: tuple[int, str | None, str | None]) -> tuple[i
     return index, None if expected is None else inert_name(expected), None if actual is None else inert_name(actual)
 
 
-def _divergence_dict(divergence: tuple[int, str | None, str | None]) -> dict:
+def _divergence_dict(divergence: tuple[int, str | None, str | None]) -> dict[str, Any]:
     index, expected, actual = _inert_divergence(divergence)
     return {"index": index, "expected": expected, "actual": actual}
 

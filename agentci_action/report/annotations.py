@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..engine.results import LAYERS, QueryResult, RunResult, Status
 from .console import render_with_diff
@@ -127,7 +128,7 @@ def cap(
     annotations: list[Annotation],
     max_errors: int = MAX_ERRORS_PER_STEP,
     max_warnings: int = MAX_WARNINGS_PER_STEP,
-    own: list[Annotation] = (),
+    own: Sequence[Annotation] = (),
 ) -> tuple[list[Annotation], Annotation | None]:
     """(the first `max_errors` errors and `max_warnings` warnings, a notice counting the rest or None).
 
@@ -155,7 +156,7 @@ def cap(
     )
 
 
-def workflow_commands(found: list[Annotation], own: list[Annotation] = ()) -> list[str]:
+def workflow_commands(found: list[Annotation], own: Sequence[Annotation] = ()) -> list[str]:
     """The capped annotation lines to print for one step, the action's `own` first."""
     shown, notice = cap(found, own=own)
     return [workflow_command(a) for a in shown + ([notice] if notice else [])]
@@ -173,7 +174,7 @@ def github_log(run: RunResult, diff: RunDiff | None = None, workspace: str | Non
     return stop_commands(render_with_diff(run, diff).splitlines()) + workflow_commands(annotations_for(run, workspace))
 
 
-def check_run_annotation(annotation: Annotation) -> dict:
+def check_run_annotation(annotation: Annotation) -> dict[str, Any]:
     """The check-runs API shape of one annotation."""
     return {
         "path": annotation.file,

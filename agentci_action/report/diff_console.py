@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from ..diff import ChangeKind, QueryDiff, RunDiff
+from ..diff import ChangeKind, CostDiff, Delta, PathDiff, QueryDiff, RunDiff, TotalDiff
 from ..engine.results import Status
 from . import diff_format as fmt
 from . import gates
@@ -13,7 +13,7 @@ from .text import one_line
 WIDTH = 76  # characters inside the box
 ANSWER_LIMIT = 300  # characters of an answer shown (the JSON has it in full)
 MAX_UNCHANGED_LINES = 6  # lines naming the unchanged queries (the JSON lists every one)
-HEADS = {
+HEADS: dict[ChangeKind | None, str] = {  # None: a query without changes
     ChangeKind.REGRESSION: "✗ REGRESSION",
     ChangeKind.REMOVED_QUERY: "- REMOVED",
     ChangeKind.NEW_QUERY: "+ NEW",
@@ -34,7 +34,10 @@ def _status(status: Status | None) -> str:
 
 
 def _metric_lines(
-    source, metrics: tuple[fmt.Metric, ...], query: QueryDiff | None = None, changed_only: bool = False
+    source: PathDiff | CostDiff | TotalDiff | dict[str, Delta],
+    metrics: tuple[fmt.Metric, ...],
+    query: QueryDiff | None = None,
+    changed_only: bool = False,
 ) -> list[str]:
     lines = []
     for metric, delta in fmt.rows(source, metrics, changed_only):

@@ -24,7 +24,7 @@ from .text import code_block, fit, html_text, inline, utf8_size
 
 MAX_CHART_QUERIES = 15
 MAX_QUERIES = 100  # changed queries listed in the table and the details; the JSON has all of them
-KIND_ICONS = {
+KIND_ICONS: dict[ChangeKind | None, str] = {  # None: a query without changes
     ChangeKind.REGRESSION: "🔴",
     ChangeKind.REMOVED_QUERY: "➖",
     ChangeKind.NEW_QUERY: "🆕",
@@ -194,8 +194,11 @@ def details_block(query: QueryDiff) -> str:
     if query.path.tools_removed:
         notes.append("Tools removed: " + ", ".join(inline(t, 80) for t in query.path.tools_removed))
     if query.has(ChangeKind.ROUTING_CHANGED):
-        route = lambda targets: " → ".join(inline(t, 80) for t in targets) or "none"  # noqa: E731
-        notes.append(f"Routing: {route(query.path.handoffs_before)} ⇒ {route(query.path.handoffs_after)}")
+        before, after = (
+            " → ".join(inline(t, 80) for t in targets) or "none"
+            for targets in (query.path.handoffs_before, query.path.handoffs_after)
+        )
+        notes.append(f"Routing: {before} ⇒ {after}")
     lines.append("".join(f"\n{note}\n" for note in notes))
     if query.why:
         head = "Why it fails now" if query.has(ChangeKind.REGRESSION) else "Why it failed before"

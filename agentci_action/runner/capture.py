@@ -112,7 +112,8 @@ def records_of_output(stdout: str) -> list[Record]:
 
 def _all_json(text: str) -> list[Record] | None:
     """Every top-level value when the text is nothing but JSON values, else None."""
-    values, pos, line = [], 0, 1
+    values: list[Record] = []
+    pos, line = 0, 1
     while True:
         while pos < len(text) and text[pos] in " \t\r\n":
             line += text[pos] == "\n"
