@@ -70,8 +70,9 @@ def project(tmp_path, llm, write, write_traces):
     return tmp_path
 
 
-def diff_json(project, *extra: str, env=None) -> tuple[dict, str]:
-    done = run_cli(
+def diff_v1_v2(project, *extra: str, env=None):
+    """`agentci diff --baseline v1 --compare v2` of the project, with `extra` options."""
+    return run_cli(
         "diff",
         "--spec",
         project / "agentci_spec.yaml",
@@ -79,11 +80,13 @@ def diff_json(project, *extra: str, env=None) -> tuple[dict, str]:
         "v1",
         "--compare",
         "v2",
-        "--format",
-        "json",
         *extra,
-        env=env if env is not None else hermetic_environment(),
+        env=env,
     )
+
+
+def diff_json(project, *extra: str, env=None) -> tuple[dict, str]:
+    done = diff_v1_v2(project, "--format", "json", *extra, env=env)
     assert done.returncode == 0, done.stderr
     assert KEY not in done.stdout + done.stderr
     return json.loads(done.stdout), done.stderr
@@ -103,36 +106,14 @@ def test_the_diff_says_what_went_unverified(project, llm):
     assert data["unverified"]["before"] and data["unverified"]["after"]
     reason = next(iter(data["unverified"]["before"]))
     assert "ANTHROPIC_API_KEY" in reason
-    console = run_cli(
-        "diff",
-        "--spec",
-        project / "agentci_spec.yaml",
-        "--baseline",
-        "v1",
-        "--compare",
-        "v2",
-        "--judge-cache",
-        project / "empty-cache.json",
-    )
+    console = diff_v1_v2(project, "--judge-cache", project / "empty-cache.json")
     assert "not verified: v1: 1 correctness check skipped, not passed" in console.stdout
 
 
 def test_judge_mode_off_and_required_apply_to_the_diff(project, llm):
     data, _ = diff_json(project, "--judge-mode", "off")
     assert next(q for q in data["queries"] if q["id"] == "price")["correctness"] == {"before": "skip", "after": "skip"}
-    required = run_cli(
-        "diff",
-        "--spec",
-        project / "agentci_spec.yaml",
-        "--baseline",
-        "v1",
-        "--compare",
-        "v2",
-        "--judge-mode",
-        "required",
-        "--judge-cache",
-        project / "empty-cache.json",
-    )
+    required = diff_v1_v2(project, "--judge-mode", "required", "--judge-cache", project / "empty-cache.json")
     assert required.returncode == 0 and "error" in required.stdout.lower()
 
 
