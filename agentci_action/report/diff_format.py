@@ -8,6 +8,7 @@ absolute change instead of a percentage.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from enum import Enum
@@ -233,10 +234,17 @@ def word_diff(before: str, after: str) -> str | None:
     chunks = word_chunks(before, after)
     if chunks is None:
         return None
+    return marked(chunks, str, lambda text: f"[-{text}-]", lambda text: f"{{+{text}+}}")
+
+
+def marked(
+    chunks: list[list[str]], kept: Callable[[str], str], removed: Callable[[str], str], added: Callable[[str], str]
+) -> str:
+    """word_chunks joined: each kept, removed and added run of words through its own markup (an empty side none)."""
     return "".join(
-        chunk[0]
+        kept(chunk[0])
         if len(chunk) == 1
-        else (f"[-{chunk[0]}-]" if chunk[0] else "") + (f"{{+{chunk[1]}+}}" if chunk[1] else "")
+        else (removed(chunk[0]) if chunk[0] else "") + (added(chunk[1]) if chunk[1] else "")
         for chunk in chunks
     )
 

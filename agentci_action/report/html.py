@@ -187,12 +187,7 @@ def _word_diff(before: str, after: str) -> str:
     chunks = fmt.word_chunks(before[:ANSWER_LIMIT], after[:ANSWER_LIMIT])
     if not chunks:
         return ""
-    body = "".join(
-        esc(chunk[0])
-        if len(chunk) == 1
-        else (f"<del>{esc(chunk[0])}</del>" if chunk[0] else "") + (f"<ins>{esc(chunk[1])}</ins>" if chunk[1] else "")
-        for chunk in chunks
-    )
+    body = fmt.marked(chunks, esc, lambda text: f"<del>{esc(text)}</del>", lambda text: f"<ins>{esc(text)}</ins>")
     return f"<div><h4>Word diff (<del>removed</del> <ins>added</ins>)</h4><pre>{body}</pre></div>"
 
 
