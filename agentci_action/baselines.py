@@ -30,11 +30,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .engine.correctness import Judge
-from .engine.gcpause import gc_paused
 from .engine.results import LAYERS, Status
 from .engine.runner import MAX_VARIANTS, Observe, Settings, group_traces, match_traces, run_spec
 from .errors import InputError, Problem
 from .field_errors import field_message
+from .gcpause import gc_paused
 from .limits import MAX_VERSION_LENGTH
 from .output import describe, utf8, write_all
 from .report.json import dumps

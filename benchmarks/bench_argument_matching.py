@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable
 
 from agentci_action.engine.call_matching import match_calls
-from agentci_action.engine.gcpause import gc_paused
 from agentci_action.engine.path import evaluate_path
+from agentci_action.gcpause import gc_paused
 from agentci_action.spec.models import ExpectedToolCall, MatchMode, PathSpec
 from agentci_action.trace.models import Trace
 

@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentci_action.engine.gcpause import gc_paused
 from agentci_action.engine.runner import group_traces, run_spec
+from agentci_action.gcpause import gc_paused
 from agentci_action.spec.models import AgentCISpec, QuerySpec
 from agentci_action.trace.load import load_traces
 

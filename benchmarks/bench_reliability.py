@@ -19,11 +19,11 @@ from pathlib import Path
 
 from bench_engine import timed  # benchmarks/ is on the path when a benchmark runs as a script
 
-from agentci_action.engine.gcpause import gc_paused
 from agentci_action.engine.merge import merge_shards
 from agentci_action.engine.results import RunResult
 from agentci_action.engine.runner import run_spec
 from agentci_action.engine.shard import parse_shard
+from agentci_action.gcpause import gc_paused
 from agentci_action.spec.models import AgentCISpec, QuerySpec
 from agentci_action.trace.load import load_traces
 

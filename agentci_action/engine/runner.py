@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..errors import Problem, TraceError
+from ..gcpause import gc_paused
 from ..spec.models import AgentCISpec, CompositeWeights, QuerySpec, spec_hash
 from ..trace.models import Trace
 from .aggregate import Run, combine_runs
@@ -24,7 +25,6 @@ from .checks.answer import Embedder
 from .checks.leakage import Finding, redact
 from .correctness import Judge, asks_for_judge, evaluate_correctness
 from .cost import evaluate_cost
-from .gcpause import gc_paused
 from .path import evaluate_path
 from .process import evaluate_process
 from .results import (

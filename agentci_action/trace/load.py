@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..engine.gcpause import gc_paused
 from ..errors import Problem, TraceError
+from ..gcpause import gc_paused
 from ..limits import MAX_NESTING, deeper_than
 from ..spec.models import ModelPrice
 from .adapters import convert
