@@ -28,7 +28,9 @@ from .github.comment import COMMENT_MODES
 from .github.context import RunContext, load_event, resolve
 from .output import OutputError, encodable, write_file, write_stream
 from .redaction import redact, secret_parts
-from .report import annotations, markdown
+from .report import annotations as report_annotations
+from .report import markdown
+from .report.text import inline
 from .spec.names import SPEC_FILE, default_spec
 
 TRUE, FALSE = ("true", "True", "TRUE"), ("false", "False", "FALSE")
@@ -78,12 +80,12 @@ class ActionInputs(BaseModel):
 
     @field_validator("traces", "baseline_traces", "tags", "merge", mode="before")
     @classmethod
-    def _list(cls, value):
+    def _list(cls, value: object) -> object:
         return _split(value) if isinstance(value, str) else value
 
     @field_validator("annotations", "check_run", "html_report", mode="before")
     @classmethod
-    def _boolean(cls, value):
+    def _boolean(cls, value: object) -> object:
         """YAML 1.2 core booleans, as the Actions toolkit's getBooleanInput accepts."""
         if isinstance(value, str):
             if value.strip() in TRUE:
@@ -108,12 +110,12 @@ class ActionInputs(BaseModel):
 
     @field_validator("trace_format", "judge_cache", "embedding_cache", "results", mode="before")
     @classmethod
-    def _optional(cls, value):
+    def _optional(cls, value: object) -> object:
         return value or None
 
     @field_validator("shard", mode="before")
     @classmethod
-    def _shard(cls, value):
+    def _shard(cls, value: object) -> object:
         from .engine.shard import parse_shard
 
         return parse_shard(value) if isinstance(value, str) else value
@@ -167,14 +169,14 @@ class Publisher:
 
     def __init__(self, env: Mapping[str, str], out: TextIO):
         self.env, self.out = env, out
-        self.own: list[annotations.Annotation] = []
+        self.own: list[report_annotations.Annotation] = []
         self.inputs = [env.get(f"INPUT_{name.upper()}", "") for name in SECRET_INPUTS]
         self.secrets = self.inputs + [env.get(name, "") for name in SECRET_VARIABLES]
 
     def mask_secrets(self) -> None:
         """Ask the runner to mask every line of every secret input (its `::add-mask::` is one line)."""
         for part in secret_parts(self.inputs):
-            write_stream(f"::add-mask::{annotations.escape_data(part)}\n", self.out, what="the log")
+            write_stream(f"::add-mask::{report_annotations.escape_data(part)}\n", self.out, what="the log")
 
     def outgoing(self, text: str) -> str:
         """`text` as it may leave the action: secrets redacted, lone surrogates replaced (output.encodable)."""
@@ -184,21 +186,21 @@ class Publisher:
         write_stream(self.outgoing(text) + "\n", self.out, what="the log")
 
     def warning(self, message: str) -> None:
-        self.own.append(annotations.Annotation("warning", "", 0, "AgentCI", message))
+        self.own.append(report_annotations.Annotation("warning", "", 0, "AgentCI", message))
 
     def error(self, problem: Problem) -> None:
-        file = annotations.repo_path(problem.file, self.env.get("GITHUB_WORKSPACE")) if problem.line else ""
-        self.own.append(annotations.Annotation("error", file, problem.line, "AgentCI", str(problem)))
+        file = report_annotations.repo_path(problem.file, self.env.get("GITHUB_WORKSPACE")) if problem.line else ""
+        self.own.append(report_annotations.Annotation("error", file, problem.line, "AgentCI", str(problem)))
 
-    def annotate(self, found: list[annotations.Annotation]) -> None:
+    def annotate(self, found: list[report_annotations.Annotation]) -> None:
         """Print the held-back annotations first, then `found`, within GitHub's per-step cap."""
-        for command in annotations.workflow_commands(found, own=self.own):
+        for command in report_annotations.workflow_commands(found, own=self.own):
             self.line(command)
         self.own = []
 
     def untrusted(self, lines: list[str]) -> None:
         """Agent text in the log, between stop-commands markers so none of it runs as a workflow command."""
-        for text in annotations.stop_commands(lines):
+        for text in report_annotations.stop_commands(lines):
             self.line(text)
 
     def summary(self, markdown_text: str) -> None:
@@ -414,7 +416,7 @@ def publish_check_run(
     context: RunContext,
     run: RunResult,
     links: markdown.Links,
-    found: list[annotations.Annotation],
+    found: list[report_annotations.Annotation],
     conclusion: str,
     publisher: Publisher,
 ) -> bool:
@@ -439,7 +441,7 @@ def publish_check_run(
             ),
             annotations=[
                 {key: publisher.outgoing(value) if isinstance(value, str) else value for key, value in item.items()}
-                for item in map(annotations.check_run_annotation, found)
+                for item in map(report_annotations.check_run_annotation, found)
             ],
         )
     except GithubException as exc:  # GitHub's refusal must not lose the annotations: they go to the log instead
@@ -468,7 +470,7 @@ def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int
     except Exception as exc:
         publisher.untrusted(traceback.format_exc().splitlines())
         publisher.own.append(
-            annotations.Annotation(
+            report_annotations.Annotation(
                 "error", "", 0, "AgentCI", f"internal error ({type(exc).__name__}); please report it with the log above"
             )
         )
@@ -513,7 +515,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         for problem in problems:
             publisher.error(problem)
         publisher.summary(
-            "## 💥 AgentCI could not evaluate\n\n" + "".join(f"- {markdown.inline(str(p), 1000)}\n" for p in problems)
+            "## 💥 AgentCI could not evaluate\n\n" + "".join(f"- {inline(str(p), 1000)}\n" for p in problems)
         )
         publisher.outputs(outputs_for(None, "", ""))
         publisher.annotate([])
@@ -540,19 +542,21 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         f" · shard {inputs.shard.index}/{inputs.shard.count}" if inputs.shard else ""
     )
     publisher.summary(markdown.render_summary(run, title, links, diff=diff))
-    comment_url, found = "", []
+    comment_url, found_annotations = "", []
     if inputs.shard is None:  # a shard job leaves the annotations, check run and comment to the merge job
         comment_url = publish_comment(inputs, context, run, diff, links, publisher)
-        found = annotations.annotations_for(run, workspace)
+        found_annotations = report_annotations.annotations_for(run, workspace)
         on_check_run = bool(
             inputs.check_run
             and context.head_sha
             and inputs.github_token
-            and publish_check_run(inputs, context, run, links, found, check_conclusion(status, run), publisher)
+            and publish_check_run(
+                inputs, context, run, links, found_annotations, check_conclusion(status, run), publisher
+            )
         )
         if on_check_run or not inputs.annotations:
-            found = []
+            found_annotations = []
     publisher.outputs(outputs_for(run, inputs.results_path, comment_url, html_path))
-    publisher.annotate(found)  # last, so the action's own warnings above are counted in GitHub's cap
+    publisher.annotate(found_annotations)  # last, so the action's own warnings above are counted in GitHub's cap
     # publish-only: the evaluating workflow already failed the pull request; this job fails only when it cannot work
     return EXIT_PASS if inputs.results and status == EXIT_FAIL else status

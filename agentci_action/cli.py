@@ -24,8 +24,12 @@ from .spec.names import SPEC_FILE, default_spec
 from .trace.formats import FORMATS as TRACE_FORMATS
 
 if TYPE_CHECKING:  # each command imports what it needs, so `agentci --help` and `validate` start fast
+    from collections.abc import Callable
+
+    from .base_ref import BaseRef
     from .diff import RunDiff
     from .engine.results import RunResult, ShardInfo
+    from .evaluate import JudgeOptions
     from .runner.execute import AgentRun, RunOptions
 
 FORMATS = ("console", "json", "github", "markdown", "html", "junit", "prometheus")
@@ -86,14 +90,17 @@ def add_spec_argument(parser: argparse.ArgumentParser, help: str = "the spec YAM
 def resolve_spec(args: argparse.Namespace) -> str:
     """The spec path given as SPEC or --spec (the same when both), else the default file in the working directory.
     `merge`'s positional arguments are shard files: a first one ending in .yaml or .yml is the spec."""
-    positional, option = args.spec_path, args.spec_option
+    positional: str | None = args.spec_path
+    option: str | None = args.spec_option
     shards = getattr(args, "shards", None)
     if shards and positional is None and shards[0].endswith((".yaml", ".yml")):
         positional = shards.pop(0)
     if positional and option and Path(positional) != Path(option):
         raise SpecError.at(positional, 0, f"the spec is named twice, as {positional} and --spec {option}: give one")
-    if positional or option:
-        return positional or option
+    if positional:
+        return positional
+    if option:
+        return option
     path, notice = default_spec(Path())
     if path is None:
         raise SpecError.at(
@@ -178,7 +185,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     return exit_code(run)
 
 
-def _base_ref(args: argparse.Namespace):
+def _base_ref(args: argparse.Namespace) -> BaseRef | None:
     """--baseline-ref REF, read through git, else through the GitHub API when GITHUB_TOKEN and GITHUB_REPOSITORY
     are set (as in a workflow's run: step); None without the option."""
     from .base_ref import BaseRef, GitHubAccess, check_ref
@@ -190,7 +197,7 @@ def _base_ref(args: argparse.Namespace):
     return BaseRef(check_ref(args.baseline_ref), GitHubAccess(repository, token, api) if token and repository else None)
 
 
-def _judge_options(args: argparse.Namespace):
+def _judge_options(args: argparse.Namespace) -> JudgeOptions:
     """The judge as --judge-mode, --judge-cache and --sample-ensemble ask (keys from the environment)."""
     from .evaluate import JudgeOptions
 
@@ -230,8 +237,9 @@ def run_the_agent(spec_path: str, tags: list[str], shard: ShardInfo | None, opti
 def traces_to_evaluate(args: argparse.Namespace, stack: ExitStack, shard: ShardInfo | None = None) -> list[str]:
     """--traces as given; without them the spec's runner runs the agent first, into --record DIR (else a temporary
     directory), and those traces are evaluated. A spec without a runner needs --traces."""
-    if args.traces:
-        return args.traces
+    traces: list[str] | None = args.traces  # append: None when not given
+    if traces:
+        return traces
     import tempfile
 
     from .runner import RunOptions
@@ -694,7 +702,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if hasattr(args, "spec_option"):
             args.spec = resolve_spec(args)
-        return args.func(args)
+        command: Callable[[argparse.Namespace], int] = args.func
+        return command(args)
     except AgentCIError as exc:
         for line in str(exc).splitlines():
             print(f"error: {line}", file=sys.stderr)

@@ -26,6 +26,7 @@ group, the largest cost-and-latency change first.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -274,17 +275,19 @@ class _Figures:
     @property
     def tools(self) -> list[str]:
         """The most frequent route (the first seen among equals): the one shown and compared by LCS."""
-        return list(most_frequent(self.routes) or ())
+        route: tuple[str, ...] | None = most_frequent(self.routes)
+        return list(route or ())
 
     @property
     def handoff_targets(self) -> list[str]:
-        return list(most_frequent(self.handoffs) or ())
+        targets: tuple[str, ...] | None = most_frequent(self.handoffs)
+        return list(targets or ())
 
 
 _NOTHING = _Figures(None, None, [], None, None, None, None, [], None, None, None, None, [])
 
 
-def same_distribution(before: list, after: list) -> bool:
+def same_distribution(before: Sequence[Hashable], after: Sequence[Hashable]) -> bool:
     """Whether each value is as frequent in `before` as in `after` (counts scaled by the run counts)."""
     counts_b, counts_a = Counter(before), Counter(after)
     return set(counts_b) == set(counts_a) and all(
@@ -336,7 +339,8 @@ def _unevaluated(runs: list[Trace]) -> _Figures:
     """A query no longer in the spec (nothing to evaluate it by): its runs' routes and mean totals."""
 
     def mean(values: list[float | None]) -> float | None:
-        return None if any(v is None for v in values) else sum(values) / len(values)
+        known = [v for v in values if v is not None]
+        return sum(known) / len(values) if len(known) == len(values) else None
 
     return _Figures(
         None,
@@ -450,7 +454,7 @@ def change_size(query: QueryDiff) -> float:
     return size
 
 
-def _order(query: QueryDiff) -> tuple:
+def _order(query: QueryDiff) -> tuple[int, float, str]:
     rank = min((_RANK[k] for k in query.kinds), default=len(_RANK))
     return rank, -change_size(query), query.id
 
@@ -463,13 +467,13 @@ def _sum(values: list[float | None]) -> float | None:
 def _total(queries: list[QueryDiff]) -> TotalDiff:
     """Each side's totals: Σ over its queries of their per-run means."""
 
-    def delta(pick) -> Delta:
+    def delta(pick: Callable[[QueryDiff], Delta]) -> Delta:
         return Delta.of(
             _sum([pick(q).before for q in queries if q.runs.before is not None]),
             _sum([pick(q).after for q in queries if q.runs.after is not None]),
         )
 
-    def count(when: str, ok) -> int:
+    def count(when: str, ok: Callable[[Status | None], bool]) -> int:
         return sum(ok(getattr(q.status, when)) for q in queries if getattr(q.runs, when) is not None)
 
     def passed(status: Status | None) -> bool:

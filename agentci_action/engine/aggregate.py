@@ -9,6 +9,7 @@ layers exactly as evaluated.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -36,9 +37,9 @@ _DEFAULT_WEIGHTS = ScoreWeights()  # read only
 
 
 class Run(NamedTuple):
-    """One evaluated run: its index (the trace's `run`, else its position) and its three layers."""
+    """One evaluated run: its number (the trace's `run`, else its position) and its three layers."""
 
-    index: int
+    number: int
     layers: dict[str, LayerResult]
 
     @property
@@ -61,8 +62,9 @@ def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
     n = len(runs)
     statuses = [run.status for run in runs]
     passed = statuses.count(PASS)
-    costs = [run.layers["cost"].details.get("cost_usd") for run in runs]
-    known_cost = None if None in costs else sum(costs)
+    costs: list[float | None] = [run.layers["cost"].details.get("cost_usd") for run in runs]
+    known_costs = [cost for cost in costs if cost is not None]
+    known_cost = sum(known_costs) if len(known_costs) == n else None
     metrics = {}
     if n > 1:  # one run's figures are its layers' details: statistics of a single value would only copy them
         series = {
@@ -88,7 +90,7 @@ def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
             "flaky": flaky,
             "cost_usd": None if known_cost is None else float(known_cost),
             "total_tokens": sum(run.layers["cost"].details.get("total_tokens") or 0 for run in runs),
-            "cost_of_pass_usd": None if known_cost is None else stats.cost_of_pass(costs, passed),
+            "cost_of_pass_usd": None if known_cost is None else stats.cost_of_pass(known_costs, passed),
             "run_statuses": statuses,
             "metrics": metrics,
         },
@@ -107,7 +109,7 @@ def _pass_figures(passed: int, runs: int) -> tuple[float, float, float, tuple[fl
     )
 
 
-def _mean(values: list[float | None]) -> float | None:
+def _mean(values: Sequence[float | None]) -> float | None:
     known = [v for v in values if v is not None]
     return sum(known) / len(known) if known else None
 
@@ -145,7 +147,7 @@ def _worst_run(runs: list[Run], name: str) -> LayerResult:
     status = worst([layer.status for layer in layers])
     chosen = next(layer for layer in layers if layer.status is status)
     messages = [
-        f"run {run.index}: {m}"
+        f"run {run.number}: {m}"
         for run in runs
         if run.layers[name].status not in (PASS, SKIP)
         for m in run.layers[name].messages
@@ -159,7 +161,7 @@ def pass_rate_check(runs: list[Run], min_pass_rate: float) -> Check:
     rate = stats.pass_rate(passed, len(runs))
     ok = rate >= min_pass_rate
     why = "; ".join(
-        f"run {run.index}: {m}"
+        f"run {run.number}: {m}"
         for run in runs
         if run.status is not PASS
         for name in ("correctness", "path")

@@ -70,7 +70,7 @@ _IGNORE, _SUBSET, _EXACT = (
 )  # read once: Enum lookups are slow
 
 
-def same_json(a: Any, b: Any) -> bool:
+def same_json(a: object, b: object) -> bool:
     """JSON equality: 1 equals 1.0, but true is not 1 and "1" is not 1; objects and arrays compared deeply."""
     if type(a) is type(b) and type(a) in _SCALARS:
         return a == b
@@ -130,6 +130,8 @@ class ArgumentMatcher:
     """
 
     __slots__ = ("_tests", "accepts_anything", "call", "constrained", "equal", "exact", "ruled")
+    equal: dict[str, Any]
+    ruled: list[tuple[str, ArgumentRule, Any]]
 
     def __init__(self, call: ExpectedToolCall):
         self.call = call

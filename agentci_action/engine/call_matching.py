@@ -91,7 +91,10 @@ class Expectation:
 
     def __init__(self, steps: list[ExpectedToolCall]):
         self.steps = steps
-        self.tools = [(step.name,) if step.any_of is None else tuple(dict.fromkeys(step.any_of)) for step in steps]
+        # a step names exactly one of `name` and `any_of` (the spec model checks it)
+        self.tools: list[tuple[str, ...]] = [
+            (step.name,) if step.name is not None else tuple(dict.fromkeys(step.any_of or ())) for step in steps
+        ]
         self.matchers = [ArgumentMatcher(step) for step in steps]
         optional = [step.optional for step in steps]
         required = sum(optional) + 1
@@ -169,7 +172,7 @@ class _Table:
         """How many steps in a row, from the first (or the last), are compatible with the call in the same
         position from that end; with `weight`, only steps of that weight count."""
         e = self.expectation
-        columns = [
+        columns: list[Sequence[Any]] = [
             e.tools,
             e.matchers,
             e.weights if weight is not None else [None] * len(e.steps),
@@ -419,8 +422,8 @@ def pair(table: _Table, n: int, m: int) -> list[tuple[int, int]]:
     operations = _fewest_unpaired_alignment(table, n, m)
     if operations is not None:
         pairs = [(i, j) for i, j in operations if i is not None and j is not None]
-        lone_calls = [j for i, j in operations if i is None]
-        hopeful = [(i, found) for i, j in operations if j is None and (found := table.candidates(i))]
+        lone_calls = [j for i, j in operations if i is None and j is not None]
+        hopeful = [(i, found) for i, j in operations if j is None and i is not None and (found := table.candidates(i))]
         weights = table.expectation.weights
         inner = assign(
             *_edges([found for _, found in hopeful], lone_calls),
@@ -492,7 +495,7 @@ class _Augmenting:
                 untried.pop()
                 if through:
                     through.pop()
-            if not path:
+            if call is None:  # the path ran out: no augmenting path from root
                 return False
             self.visited.add(call)
             through.append(call)
@@ -511,7 +514,7 @@ def _first_divergence(
         if i is not None and j is None and not steps[i].optional:
             here = next((jj for _, jj in operations[k + 1 :] if jj is not None), None)
             return Divergence(index=total_calls if here is None else here, step=i, call=here)
-        if i is None and not calls_are_extras:
+        if i is None and j is not None and not calls_are_extras:
             wanted = next((ii for ii, _ in operations[k + 1 :] if ii is not None), None)
             return Divergence(index=j, step=wanted, call=j)
     return None
@@ -542,7 +545,7 @@ def _strangers(table: _Table, n: int, m: int) -> list[int]:
     operations = _fewest_unpaired_alignment(table, n, m)
     if operations is None:
         return table.unexplained([j for j in range(m) if not (j < n and table.compatible(j, j))])
-    return table.unexplained([j for i, j in operations if i is None])
+    return table.unexplained([j for i, j in operations if i is None and j is not None])
 
 
 def match_calls(steps: list[ExpectedToolCall], calls: list[ToolCall], mode: MatchMode) -> CallMatch:
@@ -551,18 +554,28 @@ def match_calls(steps: list[ExpectedToolCall], calls: list[ToolCall], mode: Matc
     n, m = len(steps), len(calls)
     ordered = mode in (MatchMode.STRICT, MatchMode.SUBSEQUENCE)
     operations: Operations = []
+    pairs: list[tuple[int, int]]
+    unexpected: list[int]
     if ordered:
         operations = align(table, n, m)
         all_paired = len(operations) == n == m  # each operation pairs, or leaves one step or one call unpaired
-        pairs = operations if all_paired else [(i, j) for i, j in operations if i is not None and j is not None]
-        unexpected = [j for i, j in operations if i is None] if mode is MatchMode.STRICT and len(pairs) < m else []
+        pairs = (
+            operations  # type: ignore[assignment]  # all paired: no operation holds a None
+            if all_paired
+            else [(i, j) for i, j in operations if i is not None and j is not None]
+        )
+        unexpected = (
+            [j for i, j in operations if i is None and j is not None]
+            if mode is MatchMode.STRICT and len(pairs) < m
+            else []
+        )
     elif mode is MatchMode.SUPERSET:
         pairs, unexpected = [], _strangers(table, n, m)
     else:
         pairs = sorted(pair(table, n, m))
         lone_calls = [] if len(pairs) == m else sorted(set(range(m)) - {j for _, j in pairs})
         unexpected = table.unexplained(lone_calls) if mode is MatchMode.UNORDERED else []
-    missing = []
+    missing: list[int] = []
     if mode is not MatchMode.SUPERSET and len(pairs) < n:
         paired = {i for i, _ in pairs}
         missing = [i for i, step in enumerate(steps) if not step.optional and i not in paired]

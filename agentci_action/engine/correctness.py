@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol, TypedDict
 
 from ..limits import MAX_NESTING, deeper_than
 from ..spec.json_schemas import local_validator
@@ -32,6 +32,14 @@ class JudgeRequest:
     query: str
     answer: str
     context: list[str] = field(default_factory=list)  # grounding: retrieved documents and tool results
+
+
+class _Asked(TypedDict):
+    """The fields of a JudgeRequest that every judge check of one run shares."""
+
+    query_id: str
+    query: str
+    answer: str
 
 
 class Judge(Protocol):
@@ -98,7 +106,7 @@ def _regex_check(pattern: str, answer: str) -> Check:
     return Check.built("regex_match", FAIL, f"answer does not match regex /{inert_name(pattern)}/")
 
 
-def _json_schema_check(schema: dict, answer: str) -> Check:
+def _json_schema_check(schema: dict[str, Any], answer: str) -> Check:
     """The answer parsed as JSON and validated; an answer nested deeper than MAX_NESTING levels fails unvalidated
     (the agent controls its answer: validation recurses once per level, and must not crash the run)."""
     try:
@@ -154,7 +162,7 @@ def judge_requests(query: QuerySpec, trace: Trace) -> list[JudgeRequest]:
     spec = query.correctness
     if spec is None:
         return []
-    common = {"query_id": query.key, "query": query.query, "answer": trace.final_answer}
+    common: _Asked = {"query_id": query.key, "query": query.query, "answer": trace.final_answer}
     requests = [JudgeRequest("llm_judge", rubric, **common) for rubric in spec.llm_judge or []]
     if spec.safety_check:
         requests.append(JudgeRequest("safety_check", spec.safety_check, **common))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..errors import InputError, Problem
 from ..spec.models import AgentCISpec, spec_hash
-from .results import RunResult
+from .results import RunResult, ShardInfo
 from .runner import summarize
 
 
@@ -19,6 +19,7 @@ def check_shards(spec: AgentCISpec, shards: dict[str, RunResult]) -> None:
         raise InputError(Problem(spec.path, 0, "no shard results files to merge"))
     problems = []
     expected_hash = spec_hash(spec)
+    shard_of: dict[str, ShardInfo] = {}  # file → its shard, for the files that are shards of this spec
     for file, run in shards.items():
         if run.shard is None:
             problems.append(
@@ -33,27 +34,26 @@ def check_shards(spec: AgentCISpec, shards: dict[str, RunResult]) -> None:
                     "every shard and the merge must use the same spec and tags",
                 )
             )
+        else:
+            shard_of[file] = run.shard
     if problems:
         raise InputError(problems)
-    counts = {run.shard.count for run in shards.values()}
+    counts = {shard.count for shard in shard_of.values()}
     if len(counts) > 1:
         raise InputError(
             [
-                Problem(file, 0, f"shard {run.shard.index}/{run.shard.count}: the shards disagree on the shard count")
-                for file, run in shards.items()
+                Problem(file, 0, f"shard {shard.index}/{shard.count}: the shards disagree on the shard count")
+                for file, shard in shard_of.items()
             ]
         )
     count = counts.pop()
     seen: dict[int, str] = {}
     owner: dict[str, str] = {}
     for file, run in shards.items():
-        if run.shard.index in seen:
-            problems.append(
-                Problem(
-                    file, 0, f"overlapping shards: shard {run.shard.index}/{count} is also in {seen[run.shard.index]}"
-                )
-            )
-        seen.setdefault(run.shard.index, file)
+        index = shard_of[file].index
+        if index in seen:
+            problems.append(Problem(file, 0, f"overlapping shards: shard {index}/{count} is also in {seen[index]}"))
+        seen.setdefault(index, file)
         for result in run.results:
             if result.id in owner:
                 problems.append(

@@ -8,6 +8,7 @@ stays fast on traces with thousands of calls.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from itertools import compress, islice
@@ -20,6 +21,7 @@ from ..limits import MAX_SEQUENCE_CELLS
 from ..spec.models import MatchMode, SequenceMetric
 
 CACHED_FROM_CELLS = 1_000_000  # pairs smaller than this are computed afresh: faster than hashing them
+Similarity = Callable[[list[str], list[str]], float]
 
 
 def tool_recall(expected: set[str], used: set[str]) -> float:
@@ -71,11 +73,15 @@ def _blocks(predicted: list[str], reference: list[str]) -> list[tuple[list[str],
     the blocks' exact metrics together cost |P|·|R| / k ≤ MAX_SEQUENCE_CELLS cells. Common subsequences (edit
     scripts) of the blocks joined are one of the whole lists: the result bounds the exact metric from below."""
     k = -(-len(predicted) * len(reference) // MAX_SEQUENCE_CELLS)
-    cut = lambda items, i: items[len(items) * i // k : len(items) * (i + 1) // k]  # noqa: E731
-    return [(cut(predicted, i), cut(reference, i)) for i in range(k)]
+    return [(_cut(predicted, i, k), _cut(reference, i, k)) for i in range(k)]
 
 
-def _pairwise(exact, bound):
+def _cut(items: list[str], i: int, k: int) -> list[str]:
+    """The i-th of k aligned blocks of `items`."""
+    return items[len(items) * i // k : len(items) * (i + 1) // k]
+
+
+def _pairwise(exact: Similarity, bound: Similarity) -> Similarity:
     """`exact` computed once per pair of lists (a path check, the closest variant and the diff ask for the same
     pair: on 100,000-call traces each costs seconds), and `bound` instead past MAX_SEQUENCE_CELLS |P|·|R| (the
     bit-parallel exact metric costs |P|·|R|/64 steps: minutes for a million calls on each side)."""
@@ -117,7 +123,7 @@ class Loop(NamedTuple):
 
     tool: str
     start: int
-    count: int
+    count: int  # type: ignore[assignment]  # shadows tuple.count on purpose: the results JSON calls it count
 
     @property
     def repeats(self) -> int:
@@ -126,14 +132,14 @@ class Loop(NamedTuple):
 
 def find_loops(sequence: list[str]) -> list[Loop]:
     """Runs of the same tool called two or more times in a row."""
-    runs: list[list] = []  # [tool, start, count], extended while repeats are consecutive
+    runs: list[list[int]] = []  # [start, count], extended while repeats are consecutive
     # the positions i ≥ 1 with P[i] == P[i − 1], found in C (most traces have few or none)
     for i in compress(range(1, len(sequence)), map(eq, islice(sequence, 1, None), sequence)):
-        if runs and runs[-1][1] + runs[-1][2] == i:
-            runs[-1][2] += 1
+        if runs and runs[-1][0] + runs[-1][1] == i:
+            runs[-1][1] += 1
         else:
-            runs.append([sequence[i], i - 1, 2])
-    return [Loop(*run) for run in runs]
+            runs.append([i - 1, 2])
+    return [Loop(sequence[start], start, count) for start, count in runs]
 
 
 def loop_count(sequence: list[str]) -> int:

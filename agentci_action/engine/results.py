@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import Any, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,6 +38,7 @@ def worst(statuses: list[Status], default: Status = Status.SKIP) -> Status:
 
 
 _set = object.__setattr__
+_Model = TypeVar("_Model", bound=BaseModel)
 _FIELDS: dict[type[BaseModel], tuple[tuple[str, ...], set[str]]] = {}
 
 
@@ -48,7 +49,7 @@ def _fields(cls: type[BaseModel]) -> tuple[tuple[str, ...], set[str]]:
     return found
 
 
-def _built(cls: type[BaseModel], values: dict[str, Any]) -> Any:
+def _built(cls: type[_Model], values: dict[str, Any]) -> _Model:
     """An instance of `cls` holding `values` (every field, each already of its type) without validation:
     what pydantic's model_construct does, minus its per-field loop, for models without aliases, extra keys,
     private attributes or post-init. The engine builds tens of results per trace; validating data it made
@@ -67,7 +68,7 @@ class _EngineMade(BaseModel):
     """A result model the engine fills from values it computed, each already of its field's type."""
 
     @classmethod
-    def built(cls, **fields: Any) -> Any:
+    def built(cls, **fields: Any) -> Self:
         """cls(...) for fields the engine made and knows valid (every field given, each of its type), unvalidated.
         Fields are kept in declaration order, the order they are written in."""
         return _built(cls, {name: fields[name] for name in (_FIELDS.get(cls) or _fields(cls))[0]})
@@ -214,7 +215,8 @@ class QueryResult(_EngineMade):
     )
 
     def layer(self, name: str) -> LayerResult:
-        return getattr(self, name)
+        layer: LayerResult = getattr(self, name)
+        return layer
 
     def figure(self, name: str) -> float | None:
         """A figure of RUN_FIGURES: its mean over the runs, or the single run's own value; None when not measured."""
@@ -257,7 +259,7 @@ class JudgeUsage(BaseModel):
         return cls.of([c.data["usage"] for c in checks if isinstance(c.data.get("usage"), dict)])
 
     @classmethod
-    def of(cls, usages: list[dict]) -> JudgeUsage:
+    def of(cls, usages: list[dict[str, Any]]) -> JudgeUsage:
         """Sums over the judge checks' `usage` dicts, in order."""
         return cls(
             requests=sum(u.get("requests", 0) for u in usages),

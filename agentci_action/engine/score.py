@@ -11,6 +11,7 @@ no measurable dimension → no score. A forbidden tool short-circuits the score 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 from ..spec.models import ScoreWeights
@@ -61,7 +62,9 @@ def weighted_score(dimensions: dict[str, float | None], weights: ScoreWeights) -
 
     {tool_accuracy 1.0, output_quality 0.9, sequence_correctness 1.0} at 30/50/20 → 95.0.
     """
-    pairs = [(getattr(weights, name), value) for name, value in dimensions.items() if value is not None]
+    pairs: list[tuple[float, float]] = [
+        (getattr(weights, name), value) for name, value in dimensions.items() if value is not None
+    ]
     total = sum(w for w, _ in pairs)
     if total == 0:
         return None
@@ -73,12 +76,15 @@ def run_score(correctness: LayerResult, path: LayerResult, weights: ScoreWeights
     violations = path.details.get("forbidden_violations")
     if violations:
         return RunScore(0.0, reason=f"forbidden tool used: {', '.join(violations)} (score short-circuited to 0)")
+    tool_accuracy: float | None = path.details.get("tool_recall")
+    quality = output_quality(correctness)
+    sequence_correctness: float | None = path.details.get("sequence_similarity")
     dimensions = {
-        "tool_accuracy": path.details.get("tool_recall"),
-        "output_quality": output_quality(correctness),
-        "sequence_correctness": path.details.get("sequence_similarity"),
+        "tool_accuracy": tool_accuracy,
+        "output_quality": quality,
+        "sequence_correctness": sequence_correctness,
     }
-    return RunScore(weighted_score(dimensions, weights), **dimensions)
+    return RunScore(weighted_score(dimensions, weights), tool_accuracy, quality, sequence_correctness)
 
 
 def composite_score(
@@ -121,12 +127,12 @@ def uplift(current: float | None, baseline: float | None) -> float | None:
 
 def run_uplift(current: RunResult, baseline: RunResult) -> dict[str, MetricChange]:
     """Composite score, pass rate and total cost of `current` against `baseline`, each with its uplift."""
-    figures = {
+    figures: dict[str, Callable[[RunResult], float | None]] = {
         "composite_score": lambda run: run.summary.composite_score,
         "pass_rate": lambda run: run.summary.pass_rate,
         "cost_usd": lambda run: None if run.summary.cost_unknown else run.summary.cost_usd,
     }
-    changes = {}
+    changes: dict[str, MetricChange] = {}
     for name, figure in figures.items():
         now, before = figure(current), figure(baseline)
         changes[name] = MetricChange(current=now, baseline=before, uplift=uplift(now, before))
