@@ -6,7 +6,7 @@ import hashlib
 import re
 from collections.abc import Callable
 from enum import Enum
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
@@ -14,7 +14,12 @@ from .checks import Checks
 from .rubric_templates import RUBRIC_TEMPLATES
 from .runner import RunnerSpec
 
-SPEC_VERSION = 1
+if TYPE_CHECKING:
+    from pydantic import GetJsonSchemaHandler
+    from pydantic.json_schema import JsonSchemaValue
+    from pydantic_core import CoreSchema
+
+SPEC_VERSION: Final = 1
 T = TypeVar("T")
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
@@ -23,6 +28,14 @@ def no_names() -> list[str]:
     """An empty list: the default of a list field. Not `default_factory=list`: for that pydantic reads list's signature
     from its text form with tokenize's regular expressions, 1.5 ms of `agentci validate`."""
     return []
+
+
+def private_attributes(model: BaseModel) -> dict[str, Any]:
+    """The model's private attributes (`_file`, `_line`, ...), read from their dict: pydantic's __getattr__ is slow,
+    and some are read per query."""
+    private = model.__pydantic_private__
+    assert private is not None, f"{type(model).__name__} declares no private attributes"
+    return private
 
 
 class _Strict(BaseModel):
@@ -47,7 +60,7 @@ class MatchMode(str, Enum):
         return MATCH_MODE_ALIASES.get(value) if isinstance(value, str) else None
 
     @classmethod
-    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
         schema = handler(core_schema)
         schema = handler.resolve_ref_schema(schema)
         schema["enum"] = [*schema["enum"], *MATCH_MODE_ALIASES]
@@ -121,7 +134,10 @@ class ExpectedToolCall(_Strict):
 
         for key, value in arguments.items():
             _inline_rule(key, value)
-        return json.loads(json.dumps(arguments, default=lambda v: v.isoformat() if hasattr(v, "isoformat") else str(v)))
+        as_json: dict[str, Any] = json.loads(
+            json.dumps(arguments, default=lambda v: v.isoformat() if hasattr(v, "isoformat") else str(v))
+        )
+        return as_json
 
     @model_validator(mode="after")
     def _consistent(self) -> ExpectedToolCall:
@@ -413,14 +429,15 @@ class QuerySpec(QueryDefaults):
             raise ValueError("query must not be empty")
         return text
 
-    # The private attributes are read from their dict: pydantic's __getattr__ is slow, and they are read per query.
     @property
     def file(self) -> str:
-        return self.__pydantic_private__["_file"]
+        file: str = private_attributes(self)["_file"]
+        return file
 
     @property
     def line(self) -> int:
-        return self.__pydantic_private__["_line"]
+        line: int = private_attributes(self)["_line"]
+        return line
 
     @property
     def key(self) -> str:
@@ -557,8 +574,9 @@ class SuiteGates(_Strict):
 
     def where(self, key: str) -> tuple[str, int]:
         """(spec file, line) of `key` in the `suite:` block, else of the block itself."""
-        lines = self.__pydantic_private__["_lines"]
-        return self.__pydantic_private__["_file"], lines.get(key) or lines.get("", 0)
+        private = private_attributes(self)
+        lines: dict[str, int] = private["_lines"]
+        return private["_file"], lines.get(key) or lines.get("", 0)
 
 
 class AgentCISpec(_Strict):
@@ -585,23 +603,24 @@ class AgentCISpec(_Strict):
     queries: list[QuerySpec] = Field(..., min_length=1)
 
     _path: str = PrivateAttr("")
-    _memo: dict[str, tuple[tuple[int, ...], tuple, Any]] = PrivateAttr(default_factory=dict)
+    _memo: dict[str, tuple[tuple[int, ...], tuple[object, ...], Any]] = PrivateAttr(default_factory=dict)
 
     @property
     def path(self) -> str:
         return self._path
 
-    def memoised(self, name: str, inputs: tuple, compute: Callable[[], T]) -> T:
+    def memoised(self, name: str, inputs: tuple[object, ...], compute: Callable[[], T]) -> T:
         """compute(), worked out once for this spec object and its queries list, and for the objects in `inputs`
         (by identity; a list also by length): what depends only on the spec (its hash) or on the spec and one trace
         list (the traces by query) is not redone when the same spec is evaluated again, e.g. once per query in a
         pytest suite. A spec is data: change one with model_copy (a new object), not in place."""
         guarded = (self, self.queries, *inputs)
         key = tuple(id(item) for item in guarded) + tuple(len(item) for item in guarded if isinstance(item, list))
-        memo = self.__pydantic_private__["_memo"]  # not self._memo: pydantic's __getattr__ is slow
+        memo = private_attributes(self)["_memo"]
         found = memo.get(name)
         if found is not None and found[0] == key:
-            return found[2]
+            known: T = found[2]
+            return known
         value = compute()
         memo[name] = (key, guarded, value)  # holding the objects keeps their ids from being reused
         return value
