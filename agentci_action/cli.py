@@ -112,7 +112,10 @@ def resolve_spec(args: argparse.Namespace) -> str:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .spec.loader import load_spec
+    from .gcpause import gc_paused
+
+    with gc_paused():  # the spec's models: objects that live until exit (gcpause.py)
+        from .spec.loader import load_spec
 
     try:
         spec = load_spec(args.spec)

@@ -4,7 +4,6 @@ holds it. Spec, trace and baseline errors are worded the same way."""
 
 from __future__ import annotations
 
-import difflib
 import types
 import typing
 from typing import Any
@@ -31,6 +30,8 @@ def field_message(
     loc = tuple(error["loc"])
     shown = loc if shown is None else tuple(shown)
     if error["type"] == "extra_forbidden":
+        import difflib  # only to word this error: `agentci validate` of a valid spec needs none of it
+
         holder = _model_at(root, loc[:-1])
         valid = _keys(holder) if holder else []
         guess = difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.6)

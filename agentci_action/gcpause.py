@@ -5,6 +5,10 @@ burst triggers full collections that find nothing to free (traces and results ho
 Pausing the collector made loading and evaluation 2-4× faster (benchmarks/bench_engine.py).
 On resuming, the objects that survived the pause are frozen (moved out of the collector's scan)
 rather than all scanned at once; reference counting still frees them when they are dropped.
+
+The CLI imports a command's modules under it too: their modules, classes and pydantic validators live until
+exit, and frozen they are not scanned again by later collections nor by the last one at exit (25 ms of the
+0.18 s `agentci validate` took).
 """
 
 from __future__ import annotations

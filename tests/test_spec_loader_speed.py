@@ -4,6 +4,7 @@ do not import the engine."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 
@@ -131,6 +132,54 @@ def test_light_commands_import_neither_the_engine_nor_the_adapters(argv):
     )
     out = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.splitlines()[-1] == "MODULES []", out.stdout
+
+
+# What `agentci validate` of a valid spec may import beyond the standard library: the spec's own modules, PyYAML and
+# pydantic with its dependencies. A new import here is start-up time on every validate (the goal: 0.15 s in all).
+VALIDATE_MODULES = {
+    "agentci_action",
+    "agentci_action._version",
+    "agentci_action.cli",
+    "agentci_action.errors",
+    "agentci_action.field_errors",
+    "agentci_action.gcpause",
+    "agentci_action.limits",
+    "agentci_action.output",
+    "agentci_action.spec",
+    "agentci_action.spec.checks",
+    "agentci_action.spec.loader",
+    "agentci_action.spec.models",
+    "agentci_action.spec.names",
+    "agentci_action.spec.rubric_templates",
+    "agentci_action.spec.runner",
+    "agentci_action.trace",
+    "agentci_action.trace.formats",
+}
+VALIDATE_PACKAGES = {"yaml", "pydantic", "pydantic_core", "annotated_types", "typing_extensions", "typing_inspection"}
+CYTHON_AND_SYSCONFIG = ("_cython_", "cython_runtime", "_sysconfigdata_")  # PyYAML's C loader's runtime; sysconfig
+# Standard-library modules that only some specs need: difflib words an unknown key, json reads tool arguments.
+VALIDATE_SPARES = {"difflib", "json"}
+
+
+def test_validate_imports_only_the_spec_modules_and_freezes_them(write):
+    spec = write("s.yaml", "agent: demo\nqueries:\n  - id: a\n    query: a\n    tags: [smoke]\n")
+    probe = (
+        "import gc, sys\nbefore = set(sys.modules)\n"
+        "from agentci_action.cli import main\nassert main(sys.argv[1:]) == 0\n"
+        "print(repr([sorted(set(sys.modules) - before), gc.isenabled(), gc.get_freeze_count()]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, "validate", str(spec)], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    imported, collecting, frozen = ast.literal_eval(out.stdout.splitlines()[-1])
+    ours = {m for m in imported if m.split(".")[0] == "agentci_action"}
+    assert ours == VALIDATE_MODULES
+    others = {m.split(".")[0] for m in imported} - {"agentci_action"} - set(sys.stdlib_module_names)
+    others = {m for m in others if not m.startswith(CYTHON_AND_SYSCONFIG)}
+    assert others == VALIDATE_PACKAGES
+    assert not VALIDATE_SPARES & set(imported)
+    # the imports' objects are frozen out of every later collection (and the last one, at exit); collection is back on
+    assert collecting and frozen > 10_000
 
 
 def test_the_cli_lists_every_adapter_in_detection_order():

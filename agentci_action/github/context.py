@@ -14,8 +14,12 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..errors import InputError
+
+if TYPE_CHECKING:  # PyGithub is imported only when a pull request is looked up
+    from github import Github
 
 PR_EVENTS = ("pull_request", "pull_request_target")
 
@@ -40,7 +44,16 @@ class RunContext:
         )
 
 
-def load_event(path: str | None) -> dict:
+class _Common(TypedDict):
+    """The RunContext fields every event shares, taken from GITHUB_* variables."""
+
+    event_name: str
+    repository: str
+    server_url: str
+    run_url: str | None
+
+
+def load_event(path: str | None) -> dict[str, Any]:
     """The event payload at GITHUB_EVENT_PATH ({} when there is none, as for a local run)."""
     if not path or not Path(path).is_file():
         return {}
@@ -51,13 +64,13 @@ def load_event(path: str | None) -> dict:
     return payload if isinstance(payload, dict) else {}
 
 
-def resolve(env: Mapping[str, str], event: Mapping) -> RunContext:
+def resolve(env: Mapping[str, str], event: Mapping[str, Any]) -> RunContext:
     """The run context from GITHUB_* variables and the event payload."""
     name = env.get("GITHUB_EVENT_NAME", "")
     repository = env.get("GITHUB_REPOSITORY", "")
     server = env.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
     run_id = env.get("GITHUB_RUN_ID")
-    common = {
+    common: _Common = {
         "event_name": name,
         "repository": repository,
         "server_url": server,
@@ -95,7 +108,7 @@ def _sha(value: object) -> str | None:
     )
 
 
-def _triggering_pull_request(common: dict, run: Mapping, sha: str) -> RunContext:
+def _triggering_pull_request(common: _Common, run: Mapping[str, Any], sha: str) -> RunContext:
     """A `workflow_run` event (publish-only mode): the run that triggered it, and its pull request when that run's
     event was a pull request. GitHub lists the pull request in `pull_requests` only for a branch of this
     repository, and only with its head commit; for a fork the list is empty and `find_pull_request` looks it up
@@ -115,7 +128,7 @@ def _triggering_pull_request(common: dict, run: Mapping, sha: str) -> RunContext
     )
 
 
-def find_pull_request(gh, context: RunContext) -> RunContext:
+def find_pull_request(gh: Github, context: RunContext) -> RunContext:
     """The context with the open pull request whose head is `head_label` at `head_sha` (a fork's, which the
     workflow_run event does not list); unchanged when there is none, or more than one."""
     if context.pr_number is not None or not context.head_label:

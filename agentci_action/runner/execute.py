@@ -37,6 +37,9 @@ from .traces import error_trace, trace_of_run
 
 MAX_BACKOFF_S = 60.0
 
+# What runs the agent: the caller's own callable, the `python:` runner's worker processes, or the command's argv.
+Agent = Callable[..., Any] | PythonWorkers | list[str]
+
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -165,7 +168,7 @@ def _runner_of(spec: AgentCISpec, agent: Callable[..., Any] | None) -> RunnerSpe
 @contextmanager
 def _started(
     runner: RunnerSpec, agent: Callable[..., Any] | None, cwd: Path, environ: Mapping[str, str], live: LiveProcesses
-) -> Iterator[Any]:
+) -> Iterator[Agent]:
     """The agent to run, checked before the first run: the caller's own callable, worker processes whose first one
     imported the function (stopped when the run ends), or a program that exists."""
     if agent is not None:
@@ -219,7 +222,17 @@ def _jobs(
     return jobs, kept
 
 
-def _attempt(start, runner, spec, capture, scratch: Path, timeout_s: float, live, cwd: Path, environ):
+def _attempt(
+    start: Agent,
+    runner: RunnerSpec,
+    spec: AgentCISpec,
+    capture: Capture,
+    scratch: Path,
+    timeout_s: float,
+    live: LiveProcesses,
+    cwd: Path,
+    environ: Mapping[str, str],
+) -> Callable[[Job], Trace]:
     """One attempt of one job → its trace; raises RunFailure / InfraFailure."""
     counter = itertools.count()
 
@@ -241,7 +254,12 @@ def _attempt(start, runner, spec, capture, scratch: Path, timeout_s: float, live
 
 
 def _run_one(
-    job: Job, attempt, runner: RunnerSpec, store: TraceStore, masker: Masker, live: LiveProcesses
+    job: Job,
+    attempt: Callable[[Job], Trace],
+    runner: RunnerSpec,
+    store: TraceStore,
+    masker: Masker,
+    live: LiveProcesses,
 ) -> tuple[Trace, bool]:
     """The job's trace (or error record, masked), written to the store before returning; and whether it failed
     for infrastructure reasons. A run cut short by an interruption is not recorded: --resume runs it again."""
@@ -268,7 +286,7 @@ def _run_one(
 
 
 @contextmanager
-def _python_env(runner: RunnerSpec, start: Any) -> Iterator[None]:
+def _python_env(runner: RunnerSpec, start: Agent) -> Iterator[None]:
     """A callable of the caller's runs in this process: the runner's `env:` is set in os.environ while it runs, then
     restored (a command or a `python:` runner's workers get it in their environment)."""
     if not callable(start) or not runner.env:

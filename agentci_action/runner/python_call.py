@@ -56,14 +56,14 @@ class PythonWorkers:
     ):
         self.target, self.cwd, self.environ, self.live = target, cwd, dict(environ), live
         self.start_timeout_s = start_timeout_s
-        self._idle: list[subprocess.Popen] = []
+        self._idle: list[subprocess.Popen[bytes]] = []
         self._lock = threading.Lock()
 
     def check(self) -> None:
         """Start the first worker now: ValueError when the module does not import or has no such function."""
         self._idle.append(self._start())
 
-    def _start(self) -> subprocess.Popen:
+    def _start(self) -> subprocess.Popen[bytes]:
         process = subprocess.Popen(
             [sys.executable, str(WORKER), self.target, str(self.cwd)],
             cwd=self.cwd,
@@ -85,7 +85,7 @@ class PythonWorkers:
             raise ValueError(answer["import_error"] if answer else f"its worker process died ({_status(process)})")
         return process
 
-    def _answer(self, process: subprocess.Popen, timeout_s: float) -> dict[str, Any] | None:
+    def _answer(self, process: subprocess.Popen[bytes], timeout_s: float) -> dict[str, Any] | None:
         """The worker's next answer; None when it died or `timeout_s` passed first (a timeout kills nothing here)."""
         assert process.stdout is not None
         ready, _, _ = select.select([process.stdout], [], [], timeout_s)
@@ -126,7 +126,7 @@ class PythonWorkers:
         _raise(answer)
         return Finished(trace_file, value=answer["value"])
 
-    def _stop(self, process: subprocess.Popen) -> None:
+    def _stop(self, process: subprocess.Popen[bytes]) -> None:
         kill_group(process, grace_s=0)
         process.wait()
         for stream in (process.stdin, process.stdout):
@@ -147,7 +147,7 @@ class PythonWorkers:
             self._stop(process)
 
 
-def _status(process: subprocess.Popen) -> str:
+def _status(process: subprocess.Popen[bytes]) -> str:
     code = process.returncode
     return f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
 

@@ -72,7 +72,7 @@ class CheckGroup(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     CHECKS: ClassVar[tuple[str, ...]] = ()
-    severity: dict[str, Severity]
+    severity: dict[Any, Severity]  # each group's keys are its own check names (a Literal), checked by pydantic
 
     def severity_of(self, check: str) -> Severity:
         return self.severity.get(check, CHECK_INFO[check].severity)
@@ -80,9 +80,6 @@ class CheckGroup(BaseModel):
 
 def _severity_map() -> Any:
     return Field(default_factory=dict, description="Per-check override of the default severity: {check: fail | warn}.")
-
-
-_UNIT = {"ge": 0.0, "le": 1.0}
 
 
 AnswerCheck = Literal[
@@ -100,15 +97,15 @@ class AnswerChecks(CheckGroup):
         None, description="answer.strip().lower() == reference.strip().lower(). correctness, fail."
     )
     min_rouge_1: float | None = Field(
-        None, **_UNIT, description="ROUGE-1 F1 (rouge-score, Porter stemmer) ≥ this. correctness, fail."
+        None, ge=0.0, le=1.0, description="ROUGE-1 F1 (rouge-score, Porter stemmer) ≥ this. correctness, fail."
     )
-    min_rouge_2: float | None = Field(None, **_UNIT, description="ROUGE-2 F1 ≥ this. correctness, fail.")
-    min_rouge_l: float | None = Field(None, **_UNIT, description="ROUGE-L F1 ≥ this. correctness, fail.")
+    min_rouge_2: float | None = Field(None, ge=0.0, le=1.0, description="ROUGE-2 F1 ≥ this. correctness, fail.")
+    min_rouge_l: float | None = Field(None, ge=0.0, le=1.0, description="ROUGE-L F1 ≥ this. correctness, fail.")
     min_bleu: float | None = Field(
-        None, **_UNIT, description="sacrebleu sentence BLEU / 100 ≥ this. correctness, fail."
+        None, ge=0.0, le=1.0, description="sacrebleu sentence BLEU / 100 ≥ this. correctness, fail."
     )
     min_semantic_similarity: float | None = Field(
-        None, **_UNIT, description="Cosine of the embeddings, clamped to [0, 1], ≥ this. correctness, fail."
+        None, ge=0.0, le=1.0, description="Cosine of the embeddings, clamped to [0, 1], ≥ this. correctness, fail."
     )
 
 
@@ -123,10 +120,10 @@ class RagChecks(CheckGroup):
 
     k: int = Field(5, ge=1, description="How many of the top retrieved documents recall@k and precision@k look at.")
     min_recall_at_k: float | None = Field(
-        None, **_UNIT, description="Expected sources in the top k / expected sources ≥ this. path, warn."
+        None, ge=0.0, le=1.0, description="Expected sources in the top k / expected sources ≥ this. path, warn."
     )
     min_precision_at_k: float | None = Field(
-        None, **_UNIT, description="Relevant documents in the top k / min(k, retrieved) ≥ this. path, warn."
+        None, ge=0.0, le=1.0, description="Relevant documents in the top k / min(k, retrieved) ≥ this. path, warn."
     )
     max_context_intrusion: float | None = Field(
         None,
@@ -179,10 +176,10 @@ class AgentChecks(CheckGroup):
         description="Step efficiency = min(expected_steps / tool calls, 1) ≥ min_step_efficiency. path, warn.",
     )
     min_step_efficiency: float = Field(
-        1.0, **_UNIT, description="The threshold for expected_steps (default 1: no more steps than expected)."
+        1.0, ge=0.0, le=1.0, description="The threshold for expected_steps (default 1: no more steps than expected)."
     )
     min_tool_success_rate: float | None = Field(
-        None, **_UNIT, description="Tool calls without error / tool calls ≥ this. path, warn."
+        None, ge=0.0, le=1.0, description="Tool calls without error / tool calls ≥ this. path, warn."
     )
     error_recovery: bool | None = Field(
         None, description="When a tool call failed, the task still completed. path, warn."

@@ -22,7 +22,7 @@ from ..gcpause import gc_paused
 from ..limits import MAX_ALIAS_VALUES, MAX_NESTING
 from .models import AgentCISpec, QuerySpec
 
-DocPath = tuple  # a path into the document: keys and list indexes
+DocPath = tuple[str | int, ...]  # a path into the document: keys and list indexes
 NOT_A_FILE = "not a regular file (a directory, FIFO or device); name a YAML file"
 
 
@@ -263,8 +263,8 @@ def _load_spec(path: Path, tags: list[str] | None) -> AgentCISpec:
 
     spec.queries = queries
     spec._path = str(path)
-    if spec.runner is not None:
-        _mark_runner(spec, composer.locations)
+    if spec.runner is not None:  # where the block and its keys are, for errors found when the agent runs
+        spec.runner._file, spec.runner._lines = _block_lines("runner", composer.locations)
     if spec.suite is not None:
         spec.suite._file, spec.suite._lines = _block_lines("suite", composer.locations)
     return select_tags(spec, tags) if tags else spec
@@ -285,7 +285,7 @@ def select_tags(spec: AgentCISpec, tags: list[str]) -> AgentCISpec:
     return spec.model_copy(update={"queries": selected})
 
 
-def _duplicate_ids(raw: dict, locations: dict[DocPath, Location]) -> list[Problem]:
+def _duplicate_ids(raw: dict[str, Any], locations: dict[DocPath, Location]) -> list[Problem]:
     """Every explicit query id used twice, read from the raw document so that it is listed with every other
     problem in one pass (not only once the spec is otherwise valid)."""
     queries = raw.get("queries")
@@ -302,15 +302,10 @@ def _duplicate_ids(raw: dict, locations: dict[DocPath, Location]) -> list[Proble
     return problems
 
 
-def _mark_runner(spec: AgentCISpec, locations: dict[DocPath, Location]) -> None:
-    """Remember where the runner block and each of its keys are, for errors found when it runs."""
-    spec.runner._file, spec.runner._lines = _block_lines("runner", locations)
-
-
 def _block_lines(block: str, locations: dict[DocPath, Location]) -> tuple[str, dict[str, int]]:
     """(file, {key: line}) of a top-level block and its keys; the block's own line under ''."""
     lines = {
-        (at[1] if len(at) == 2 else ""): line
+        (str(at[1]) if len(at) == 2 else ""): line
         for at, (_, line) in locations.items()
         if at[:1] == (block,) and len(at) <= 2
     }

@@ -8,7 +8,7 @@ else canonical when the file looks canonical but has bad records (reported each 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ...errors import TraceError
 from ..formats import ADAPTER_MODULES, FORMATS
@@ -19,11 +19,22 @@ if TYPE_CHECKING:
     from ..load import Record
     from ..models import Trace
 
+
+class Adapter(Protocol):
+    """What an adapter module provides (see above)."""
+
+    NAME: str
+
+    def detect(self, records: list[Record]) -> bool: ...
+
+    def convert(self, records: list[Record], file: str) -> list[Trace]: ...
+
+
 # In detection order (see ..formats): most specific first, canonical last.
-ADAPTERS = [import_module(f".{module}", __name__) for module in ADAPTER_MODULES.values()]
+ADAPTERS: list[Adapter] = [import_module(f".{module}", __name__) for module in ADAPTER_MODULES.values()]
 
 
-def _accepts(adapter, records: list[Record]) -> bool:
+def _accepts(adapter: Adapter, records: list[Record]) -> bool:
     """The adapter's `detect`; a record shaped too differently for it to look at is simply not its format."""
     try:
         return bool(adapter.detect(records))
@@ -31,7 +42,7 @@ def _accepts(adapter, records: list[Record]) -> bool:
         return False
 
 
-def _convert_with(adapter, records: list[Record], file: str) -> list[Trace]:
+def _convert_with(adapter: Adapter, records: list[Record], file: str) -> list[Trace]:
     """Run one adapter; a shape it did not expect anywhere is an error at the file's first record, never a crash."""
     first = records[0].line if records else 0  # read before converting: an adapter may consume the records
     try:

@@ -20,10 +20,14 @@ is the conversation the program sent (`{"role", "content"}`, content a string or
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .assemble import Turn, from_turns
+from .assemble import ToolResults, Turn, from_turns
 from .common import build_trace, convert_each, maybe_json, record_key, text_of
+
+if TYPE_CHECKING:
+    from ..load import Record
+    from ..models import Trace
 
 NAME = "anthropic"
 BLOCK_TYPES = {"tool_use", "tool_result", "thinking", "redacted_thinking"}
@@ -35,7 +39,7 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
     return [b for b in content or [] if isinstance(b, dict)]
 
 
-def detect(records) -> bool:
+def detect(records: list[Record]) -> bool:
     def anthropic(value: Any) -> bool:
         if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
             return False
@@ -52,7 +56,9 @@ def detect(records) -> bool:
 
 def anthropic_usage(response: dict[str, Any] | None) -> dict[str, Any] | None:
     """LLMCall fields of a Message: input = input_tokens + cache_creation_input_tokens + cache_read_input_tokens."""
-    usage = (response or {}).get("usage")
+    if response is None:
+        return None
+    usage = response.get("usage")
     if not isinstance(usage, dict):
         return None
     cache_read = int(usage.get("cache_read_input_tokens") or 0)
@@ -85,7 +91,7 @@ def _turn(content: Any, response: dict[str, Any] | None) -> Turn:
 
 def _search_results(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Retrieved documents of the `search_result` blocks among `blocks` and inside their tool results."""
-    found = []
+    found: list[dict[str, Any]] = []
     for block in blocks:
         if block.get("type") == "search_result":
             found.append({"id": block.get("source"), "text": text_of(block.get("content")), "score": None})
@@ -100,11 +106,14 @@ def _result(block: dict[str, Any]) -> tuple[Any, str | None]:
     return result, (text_of(content) or "tool error") if block.get("is_error") else None
 
 
-def convert(records, file: str) -> list:
-    def one(record):
+def convert(records: list[Record], file: str) -> list[Trace]:
+    def one(record: Record) -> Trace:
         value = record.value
         responses = [r for r in value.get("responses") or [] if isinstance(r, dict)]
-        turns, results, query, documents = [], {}, "", []
+        turns: list[Turn] = []
+        results: ToolResults = {}
+        query = ""
+        documents: list[dict[str, Any]] = []
         for message in value["messages"]:
             if message.get("role") == "assistant":
                 turns.append(

@@ -33,6 +33,7 @@ result is linked to its call by id.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +76,17 @@ class SpanView:
     metadata: dict[str, Any] = field(default_factory=dict)  # agentci.* keys and other per-span facts
 
 
+# How an adapter reads one span, and (traces_of_spans' `keep`) whether a run, by its span views, is kept.
+ViewOf = Callable[[Span], SpanView]
+Keep = Callable[[dict[str, SpanView]], bool]
+# A handoff {from, to}: the agents' names (`from` unknown when the handing agent is not recorded).
+Handoff = dict[str, str | None]
+# Where a tool call sorts: (its model call's start, its position in that call's output, its span's position).
+Order = tuple[float, int, int]
+# A conversation's tool results: tool-call id (None when the record gives none) → (result, error).
+ToolResults = dict[str | None, tuple[Any, str | None]]
+
+
 def _agent_of(span: Span, tree: Tree, views: dict[str, SpanView]) -> str | None:
     for candidate in (span, *tree.ancestors(span)):
         view = views[candidate.span_id]
@@ -83,14 +95,14 @@ def _agent_of(span: Span, tree: Tree, views: dict[str, SpanView]) -> str | None:
     return None
 
 
-def _handoffs_between_agents(tree: Tree, views: dict[str, SpanView]) -> list[tuple[float, dict]]:
+def _handoffs_between_agents(tree: Tree, views: dict[str, SpanView]) -> list[tuple[float, Handoff]]:
     """A switch between consecutive agent spans with no agent ancestor counts as a handoff."""
     top = [
         s
         for s in tree.spans
         if views[s.span_id].kind == "agent" and not any(views[a.span_id].kind == "agent" for a in tree.ancestors(s))
     ]
-    found = []
+    found: list[tuple[float, Handoff]] = []
     for before, after in itertools.pairwise(top):
         if views[before.span_id].agent != views[after.span_id].agent:
             found.append((after.start or 0.0, {"from": views[before.span_id].agent, "to": views[after.span_id].agent}))
@@ -120,7 +132,7 @@ def _one_per_call(spans: list[Span], tree: Tree, views: dict[str, SpanView]) -> 
             continue
         outer = [a for a in tree.ancestors(span) if views[a.span_id].kind == "llm"]
         groups.setdefault((outer[-1] if outer else span).span_id, []).append(span)
-    kept = []
+    kept: list[Span] = []
     for members in groups.values():
         chosen = next((s for s in members if _carries_usage(views[s.span_id])), members[0])
         view, others = views[chosen.span_id], [views[s.span_id] for s in members if s is not chosen]
@@ -141,13 +153,13 @@ def _one_per_call(spans: list[Span], tree: Tree, views: dict[str, SpanView]) -> 
     return kept
 
 
-def _message_tools(llm_spans: list[Span], tree: Tree, views: dict[str, SpanView]) -> list[tuple[tuple, dict]]:
+def _message_tools(llm_spans: list[Span], tree: Tree, views: dict[str, SpanView]) -> list[tuple[Order, dict[str, Any]]]:
     """(order, ToolCall fields) of the calls the model calls issued in their messages, each result taken from
     a later call's tool message with the same id."""
     results: dict[str, Any] = {}
     for span in llm_spans:
         results.update(views[span.span_id].message_results)
-    found = []
+    found: list[tuple[Order, dict[str, Any]]] = []
     for span in llm_spans:
         for index, call in enumerate(views[span.span_id].message_calls):
             result, error = tool_output(results[call["id"]]) if call.get("id") in results else (None, None)
@@ -188,7 +200,7 @@ def _issued_alike(
 
 
 def from_spans(
-    spans: list[Span], view_of, views: dict[str, SpanView] | None = None, content_switch: str = ""
+    spans: list[Span], view_of: ViewOf, views: dict[str, SpanView] | None = None, content_switch: str = ""
 ) -> tuple[dict[str, Any], bool]:
     """(Trace fields, whether the final answer was inferred) for one run's spans, sorted by start.
 
@@ -205,7 +217,8 @@ def from_spans(
         for index, call_id in enumerate(views[span.span_id].issued_calls):
             issued.setdefault(call_id, (span.start or 0.0, index))
 
-    tools, handoffs = [], []
+    tools: list[tuple[Order, dict[str, Any]]] = []
+    handoffs: list[tuple[float, Handoff]] = []
     claimed: set[tuple[str, int]] = set()  # (model-call span id, call index) already matched to a tool span
     for span in spans:
         view = views[span.span_id]
@@ -244,7 +257,7 @@ def from_spans(
     if not handoffs:
         handoffs = _handoffs_between_agents(tree, views)
     # Explicit handoff spans and transfer tools of one switch describe the same event: keep it once.
-    unique = []
+    unique: list[Handoff] = []
     for _, handoff in sorted(handoffs, key=lambda item: item[0]):
         if not unique or unique[-1] != handoff:
             unique.append(handoff)
@@ -303,7 +316,7 @@ def _run_key(group: list[Span], views: dict[str, SpanView]) -> tuple[str | None,
     return key.get("id"), key.get("run")
 
 
-def span_runs(spans: list[Span], view_of) -> list[tuple[list[Span], dict[str, SpanView]]]:
+def span_runs(spans: list[Span], view_of: ViewOf) -> list[tuple[list[Span], dict[str, SpanView]]]:
     """Spans grouped into runs, each with its views (span id → SpanView), runs in order of first appearance.
 
     A trace (trace id) is a run, except:
@@ -314,7 +327,8 @@ def span_runs(spans: list[Span], view_of) -> list[tuple[list[Span], dict[str, Sp
       new conversation (its recorded input holds no earlier assistant turn).
     """
     runs: list[tuple[list[Span], dict[str, SpanView]]] = []
-    open_runs: dict[tuple[str, str | None], int] = {}  # (query id, run index or None for bare calls) → runs index
+    # (query id, run index or None for bare calls) → runs index; a run without a query id is never looked up
+    open_runs: dict[tuple[str | None, str | None], int] = {}
     for group in by_trace(spans):
         views = {span.span_id: view_of(span) for span in group}
         query_id, run = _run_key(group, views)
@@ -340,7 +354,12 @@ def span_runs(spans: list[Span], view_of) -> list[tuple[list[Span], dict[str, Sp
 
 
 def traces_of_spans(
-    spans: list[Span], file: str, source_format: str, view_of, content_switch: str = "", keep=None
+    spans: list[Span],
+    file: str,
+    source_format: str,
+    view_of: ViewOf,
+    content_switch: str = "",
+    keep: Keep | None = None,
 ) -> list[Trace]:
     """One canonical trace per run of `spans` (see span_runs), each read with `view_of`; `keep(views)` may
     leave a run out (by its span views)."""
@@ -365,14 +384,15 @@ class Turn:
     documents: list[dict[str, Any]] = field(default_factory=list)  # retrieval results the turn received
 
 
-def from_turns(turns: list[Turn], results: dict[str, tuple[Any, str | None]], query: str) -> dict[str, Any]:
+def from_turns(turns: list[Turn], results: ToolResults, query: str) -> dict[str, Any]:
     """Trace fields for a conversation; `results` maps tool-call id → (result, error).
 
     Every turn is one LLM call; a turn without usage counts with 0 tokens and no model, so its cost
     stays unknown and the notes say why.
     """
     agents = list(dict.fromkeys(t.agent for t in turns if t.agent))
-    tools, handoffs = [], []
+    tools: list[dict[str, Any]] = []
+    handoffs: list[Handoff] = []
     for turn in turns:
         for call in turn.tool_calls:
             target = handoff_target(call["name"])

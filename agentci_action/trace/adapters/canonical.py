@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import ValidationError
 
 from ...errors import Problem, TraceError
 from ...field_errors import field_message
 from ..models import Trace, compact
+
+if TYPE_CHECKING:
+    from ..load import Record
 
 NAME = "canonical"
 
@@ -15,11 +20,11 @@ FIELDS = frozenset(Trace.model_fields)
 MARKERS = frozenset({"id", "query", "final_answer", "tool_calls"})
 
 
-def detect(records) -> bool:
+def detect(records: list[Record]) -> bool:
     return all(isinstance(r.value, dict) and ("id" in r.value or "query" in r.value) for r in records)
 
 
-def looks_canonical(records) -> bool:
+def looks_canonical(records: list[Record]) -> bool:
     """A canonical file with bad records, which `detect` refuses: some object has id, query, final_answer or
     tool_calls, and most keys of the file's objects are canonical field names. Converting it then reports
     each bad record at its own line instead of calling the whole file an unknown format."""
@@ -28,12 +33,14 @@ def looks_canonical(records) -> bool:
     return any(MARKERS & value.keys() for value in objects) and 2 * sum(key in FIELDS for key in keys) > len(keys)
 
 
-def convert(records, file: str) -> list[Trace]:
-    """One Trace per record. The list of records is consumed: each record is let go once its trace is built, so
-    a file's traces are never held twice, as parsed JSON and as models, at once."""
-    traces, problems = [], []
-    for index, record in enumerate(records):
-        records[index] = None
+def convert(records: list[Record], file: str) -> list[Trace]:
+    """One Trace per record. The list of records is consumed (emptied): each record is let go once its trace is
+    built, so a file's traces are never held twice, as parsed JSON and as models, at once."""
+    traces: list[Trace] = []
+    problems: list[Problem] = []
+    records.reverse()  # popped from the end, in file order
+    while records:
+        record = records.pop()
         if not isinstance(record.value, dict):
             problems.append(Problem(file, record.line, f"expected a trace object, got {type(record.value).__name__}"))
             continue

@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import ValidationError
 
 from ...errors import Problem, TraceError
 from ..models import Trace
+
+if TYPE_CHECKING:
+    from ..load import Record
 
 HANDOFF_PREFIX = "transfer_to_"
 QUERY_ID_KEYS = ("agentci.query_id", "agentci_query_id", "query_id")
@@ -175,9 +179,36 @@ def shape_problem(file: str, line: int, source_format: str, exc: Exception) -> P
 SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError)
 
 
-def convert_each(items, file: str, source_format: str, convert_one, line_of=lambda record: record.line) -> list[Trace]:
-    """Apply `convert_one(item) -> Trace` to every record (or span group), collecting every item's problems."""
-    traces, problems = [], []
+Item = TypeVar("Item")
+
+
+def _record_line(record: Record) -> int:
+    return record.line
+
+
+@overload
+def convert_each(
+    items: Iterable[Record], file: str, source_format: str, convert_one: Callable[[Record], Trace]
+) -> list[Trace]: ...
+@overload
+def convert_each(
+    items: Iterable[Item],
+    file: str,
+    source_format: str,
+    convert_one: Callable[[Item], Trace],
+    line_of: Callable[[Item], int],
+) -> list[Trace]: ...
+def convert_each(
+    items: Iterable[Any],
+    file: str,
+    source_format: str,
+    convert_one: Callable[[Any], Trace],
+    line_of: Callable[[Any], int] = _record_line,
+) -> list[Trace]:
+    """Apply `convert_one(item) -> Trace` to every record (or span group, whose first line `line_of` gives),
+    collecting every item's problems."""
+    traces: list[Trace] = []
+    problems: list[Problem] = []
     for item in items:
         try:
             traces.append(convert_one(item))

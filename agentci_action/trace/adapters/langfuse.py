@@ -21,19 +21,23 @@ Task status: failed when the root span failed. Dropped: events, scores, prompts,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .assemble import SpanView, traces_of_spans
 from .common import json_attribute, known
 from .openai_chat import message_fields, openai_usage
 from .spans import Span, read_spans, spans_in
 
+if TYPE_CHECKING:
+    from ..load import Record
+    from ..models import Trace
+
 NAME = "langfuse"
 TYPE = "langfuse.observation.type"
 TRACE_METADATA = "langfuse.trace.metadata."
 
 
-def detect(records: list[Any]) -> bool:
+def detect(records: list[Record]) -> bool:
     return any(TYPE in attrs for attrs in spans_in(records))
 
 
@@ -80,5 +84,5 @@ def view(span: Span) -> SpanView:
     return SpanView(metadata=metadata, output_text=text, input_text=_first_text(inputs))
 
 
-def convert(records: list[Any], file: str) -> list[Any]:
+def convert(records: list[Record], file: str) -> list[Trace]:
     return traces_of_spans(read_spans(records, file), file, NAME, view)

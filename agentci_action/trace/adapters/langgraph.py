@@ -19,10 +19,14 @@ form), or a file that is just the list of messages.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .assemble import Turn, from_turns
+from .assemble import ToolResults, Turn, from_turns
 from .common import build_trace, convert_each, maybe_json, record_key, text_of
+
+if TYPE_CHECKING:
+    from ..load import Record
+    from ..models import Trace
 
 NAME = "langgraph"
 CLASS_TYPES = {
@@ -54,11 +58,11 @@ def _messages(value: Any) -> list[dict[str, Any]] | None:
     items = value.get("messages") if isinstance(value, dict) else None
     if not isinstance(items, list) or not items:
         return None
-    found = [lc_message(m) for m in items]
-    return found if all(found) else None
+    found = [message for m in items if (message := lc_message(m))]
+    return found if len(found) == len(items) else None
 
 
-def detect(records) -> bool:
+def detect(records: list[Record]) -> bool:
     if records and all(lc_message(r.value) for r in records):
         return True
     return bool(records) and all(_messages(r.value) for r in records)
@@ -66,7 +70,7 @@ def detect(records) -> bool:
 
 def lc_documents(items: Any) -> list[dict[str, Any]]:
     """Retrieved documents {id, text, score} of a list of LangChain Documents, plain or serialized (`lc` form)."""
-    found = []
+    found: list[dict[str, Any]] = []
     for item in items if isinstance(items, list) else []:
         if isinstance(item, dict) and item.get("lc") and isinstance(item.get("kwargs"), dict):
             item = item["kwargs"]
@@ -117,16 +121,16 @@ def tool_result(message: dict[str, Any]) -> tuple[Any, str | None]:
     return result, (text_of(content) or "tool error") if message.get("status") == "error" else None
 
 
-def convert(records, file: str) -> list:
+def convert(records: list[Record], file: str) -> list[Trace]:
     if records and all(lc_message(r.value) for r in records):
         records = [type(records[0])({"messages": [r.value for r in records]}, records[0].line)]
 
-    def one(record):
+    def one(record: Record) -> Trace:
         messages = _messages(record.value)
         if messages is None:
             raise ValueError("expected `messages`: a list of LangChain messages")
         turns = [ai_turn(m) for m in messages if m["type"] == "ai"]
-        results = {m.get("tool_call_id"): tool_result(m) for m in messages if m["type"] == "tool"}
+        results: ToolResults = {m.get("tool_call_id"): tool_result(m) for m in messages if m["type"] == "tool"}
         query = next((text_of(m.get("content")) for m in messages if m["type"] == "human"), "")
         documents = lc_documents(record.value.get("documents")) + [
             doc for m in messages if m["type"] == "tool" for doc in lc_documents(m.get("artifact"))

@@ -26,20 +26,24 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import Problem, TraceError
-from .assemble import SpanView, from_spans
+from .assemble import SpanView, ViewOf, from_spans
 from .common import build_trace, convert_each, duration_ms, known, maybe_json, parse_time, text_of
 from .langgraph import lc_documents, lc_message, lc_usage, tool_result
 from .spans import Span, Tree, by_trace, first_line
+
+if TYPE_CHECKING:
+    from ..load import Record
+    from ..models import Trace
 
 NAME = "langsmith"
 RUN_TYPES = {"llm", "chain", "tool", "retriever", "prompt", "parser", "embedding"}
 STATUSES = {"success": "completed", "error": "failed"}
 
 
-def detect(records) -> bool:
+def detect(records: list[Record]) -> bool:
     return bool(records) and all(
         isinstance(r.value, dict) and r.value.get("run_type") in RUN_TYPES and "id" in r.value for r in records
     )
@@ -56,8 +60,9 @@ def _generation_message(run: dict[str, Any]) -> dict[str, Any]:
 
 
 def _first_human(inputs: dict[str, Any]) -> str:
-    if isinstance(inputs.get("input"), str):
-        return inputs["input"]
+    text = inputs.get("input")
+    if isinstance(text, str):
+        return text
     messages = inputs.get("messages") or []
     if messages and isinstance(messages[0], list):  # chat model runs take a batch of message lists
         messages = messages[0]
@@ -91,7 +96,7 @@ def _llm(run: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _view(agent_names: set[str]):
+def _view(agent_names: set[str]) -> ViewOf:
     def view(span: Span) -> SpanView:
         run = span.attributes
         kind = run.get("run_type")
@@ -120,7 +125,8 @@ def _view(agent_names: set[str]):
             )
         if kind == "retriever":
             return SpanView(kind="retrieval", metadata=meta, documents=lc_documents(outputs.get("documents")))
-        answer = outputs.get("output") if isinstance(outputs.get("output"), str) else ""
+        output = outputs.get("output")
+        answer = output if isinstance(output, str) else ""
         if kind == "chain" and run.get("name") in agent_names:
             return SpanView(
                 kind="agent", metadata=meta, agent=run["name"], output_text=answer, input_text=_first_human(inputs)
@@ -157,7 +163,7 @@ def _error(run: dict[str, Any]) -> str | None:
     return run.get("error") or (tool_result(output)[1] if output else None)
 
 
-def convert(records, file: str) -> list:
+def convert(records: list[Record], file: str) -> list[Trace]:
     problems = [
         Problem(file, r.line, "expected a LangSmith run with `id` and `run_type`")
         for r in records
@@ -182,9 +188,9 @@ def convert(records, file: str) -> list:
         for n, r in enumerate(ordered)
     ]
 
-    def one(group: list[Span]):
+    def one(group: list[Span]) -> Trace:
         names = {
-            m.get("name")
+            m["name"]
             for s in group
             if s.attributes.get("run_type") == "llm"
             for m in [_generation_message(s.attributes)]

@@ -22,11 +22,15 @@ first user message. Dropped: calls that are not chat completions (embeddings, im
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .assemble import from_turns
 from .common import build_trace, convert_each, duration_ms, query_key
 from .openai_chat import conversation
+
+if TYPE_CHECKING:
+    from ..load import Record
+    from ..models import Trace
 
 NAME = "litellm"
 CHAT_CALLS = ("completion", "acompletion")
@@ -36,7 +40,7 @@ def _is_payload(value: Any) -> bool:
     return isinstance(value, dict) and "litellm_call_id" in value and "call_type" in value
 
 
-def detect(records: list[Any]) -> bool:
+def detect(records: list[Record]) -> bool:
     return bool(records) and all(_is_payload(r.value) for r in records)
 
 
@@ -49,11 +53,11 @@ def _continues(payload: dict[str, Any]) -> bool:
     return any(isinstance(m, dict) and m.get("role") == "assistant" for m in payload.get("messages") or [])
 
 
-def runs(records: list[Any]) -> list[list[Any]]:
+def runs(records: list[Record]) -> list[list[Record]]:
     """Chat-completion records grouped into runs (see the module's docstring), in order of first appearance."""
     shared = Counter(record.value.get("trace_id") for record in records)
-    grouped: list[list[Any]] = []
-    by_trace: dict[str, list[Any]] = {}
+    grouped: list[list[Record]] = []
+    by_trace: dict[str, list[Record]] = {}
     for record in records:
         payload = record.value
         if payload.get("call_type") not in CHAT_CALLS:
@@ -82,7 +86,7 @@ def _llm(payload: dict[str, Any], llm: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _convert_run(run: list[Any], file: str) -> Any:
+def _convert_run(run: list[Record], file: str) -> Trace:
     payloads = [record.value for record in run]
     answered = [p for p in payloads if p.get("status") != "failure" and p.get("response")]
     turns, results, query = conversation(payloads[-1].get("messages") or [], [p["response"] for p in answered])
@@ -105,5 +109,5 @@ def _convert_run(run: list[Any], file: str) -> Any:
     return build_trace(fields, file, run[0].line, NAME, inferred_answer=False)
 
 
-def convert(records: list[Any], file: str) -> list[Any]:
+def convert(records: list[Record], file: str) -> list[Trace]:
     return convert_each(runs(records), file, NAME, lambda run: _convert_run(run, file), lambda run: run[0].line)

@@ -20,12 +20,16 @@ Dropped: assessments, tags, previews, chat-tool schemas.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .assemble import SpanView, from_spans
 from .common import build_trace, convert_each, json_attribute, known
 from .openai_chat import message_fields
 from .spans import MLFLOW, Span, span_of
+
+if TYPE_CHECKING:
+    from ..load import Record
+    from ..models import Trace
 
 NAME = "mlflow"
 LLM_TYPES = ("CHAT_MODEL", "LLM")
@@ -40,7 +44,7 @@ def _is_trace(value: Any) -> bool:
     )
 
 
-def detect(records: list[Any]) -> bool:
+def detect(records: list[Record]) -> bool:
     return bool(records) and all(_is_trace(r.value) for r in records)
 
 
@@ -109,7 +113,7 @@ def view(span: Span) -> SpanView:
     return SpanView(output_text=outputs if isinstance(outputs, str) else "", input_text=_first_text(inputs))
 
 
-def _convert_one(record: Any, file: str) -> Any:
+def _convert_one(record: Record, file: str) -> Trace:
     info = record.value["info"]
     spans = [span_of(raw, MLFLOW, record.line, index) for index, raw in enumerate(record.value["data"]["spans"])]
     spans.sort(key=lambda s: (s.start if s.start is not None else float("inf"), s.position))
@@ -122,5 +126,5 @@ def _convert_one(record: Any, file: str) -> Any:
     return build_trace(fields, file, record.line, NAME, inferred)
 
 
-def convert(records: list[Any], file: str) -> list[Any]:
+def convert(records: list[Record], file: str) -> list[Trace]:
     return convert_each(records, file, NAME, lambda record: _convert_one(record, file))

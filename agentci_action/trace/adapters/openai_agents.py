@@ -30,14 +30,18 @@ first model call. Dropped: transcription, speech and MCP listing spans, custom s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import Problem, TraceError
-from .assemble import SpanView, from_spans
+from .assemble import SpanView, ViewOf, from_spans
 from .common import build_trace, convert_each, maybe_json, parse_time, query_key, text_of
 from .openai_chat import openai_usage, unix_time
 from .openai_responses import file_search_documents
 from .spans import Span, by_trace, first_line
+
+if TYPE_CHECKING:
+    from ..load import Record
+    from ..models import Trace
 
 NAME = "openai-agents"
 CONTENT_SWITCH = (
@@ -48,16 +52,18 @@ CONTENT_SWITCH = (
 RUN_SPANS = ("task", "turn")
 
 
-def _items(records) -> list[tuple[dict[str, Any], int]]:
-    found = []
+def _items(records: list[Record]) -> list[tuple[Any, int]]:
+    """(item, line) of every exported trace or span: a record's `data` batch, else the record itself."""
+    found: list[tuple[Any, int]] = []
     for record in records:
         value = record.value
-        batch = value.get("data") if isinstance(value, dict) and isinstance(value.get("data"), list) else [value]
+        data = value.get("data") if isinstance(value, dict) else None
+        batch = data if isinstance(data, list) else [value]
         found.extend((item, record.line) for item in batch)
     return found
 
 
-def detect(records) -> bool:
+def detect(records: list[Record]) -> bool:
     items = _items(records)
     return bool(items) and all(isinstance(i, dict) and i.get("object") in ("trace", "trace.span") for i, _ in items)
 
@@ -132,7 +138,7 @@ def _link_functions(spans: list[Span]) -> dict[str, str]:
     return links
 
 
-def _view(links: dict[str, str]):
+def _view(links: dict[str, str]) -> ViewOf:
     def view(span: Span) -> SpanView:
         data = span.attributes
         kind = data.get("type")
@@ -190,7 +196,7 @@ def _span(item: dict[str, Any], line: int, position: int) -> Span:
     )
 
 
-def convert(records, file: str) -> list:
+def convert(records: list[Record], file: str) -> list[Trace]:
     items = _items(records)
     problems = [
         Problem(file, line, 'expected an exported trace or span ({"object": "trace" | "trace.span", ...})')
@@ -199,11 +205,13 @@ def convert(records, file: str) -> list:
     ]
     if problems:
         raise TraceError(problems)
-    heads = {i.get("id"): (i, line) for i, line in items if i["object"] == "trace"}
+    heads: dict[str | None, tuple[dict[str, Any], int]] = {
+        i.get("id"): (i, line) for i, line in items if i["object"] == "trace"
+    }
     spans = [_span(i, line, n) for n, (i, line) in enumerate(items) if i["object"] == "trace.span"]
 
-    def one(group: list[Span]):
-        head, head_line = heads.get(group[0].trace_id, ({}, None))
+    def one(group: list[Span]) -> Trace:
+        head, head_line = heads.get(group[0].trace_id) or ({}, None)
         fields, inferred = from_spans(group, _view(_link_functions(group)), content_switch=CONTENT_SWITCH)
         final = [
             s

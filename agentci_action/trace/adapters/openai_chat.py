@@ -23,10 +23,14 @@ file that is just the list of messages (one run). Messages are the dicts the SDK
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .assemble import Turn, from_turns
+from .assemble import ToolResults, Turn, from_turns
 from .common import build_trace, convert_each, maybe_json, record_key, text_of, tool_output
+
+if TYPE_CHECKING:
+    from ..load import Record
+    from ..models import Trace
 
 NAME = "openai-chat"
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
@@ -36,7 +40,7 @@ def _is_message(value: Any) -> bool:
     return isinstance(value, dict) and value.get("role") in ROLES
 
 
-def detect(records) -> bool:
+def detect(records: list[Record]) -> bool:
     if records and all(_is_message(r.value) for r in records):
         return True
     return bool(records) and all(
@@ -69,7 +73,9 @@ def unix_time(seconds: Any) -> str | None:
 
 
 def _llm(completion: dict[str, Any] | None) -> dict[str, Any] | None:
-    usage = openai_usage((completion or {}).get("usage"))
+    if completion is None:
+        return None
+    usage = openai_usage(completion.get("usage"))
     if usage is None:
         return None
     return {
@@ -116,9 +122,13 @@ def _turn(message: dict[str, Any], completion: dict[str, Any] | None) -> Turn:
     )
 
 
-def conversation(messages: list[dict[str, Any]], completions: list[dict[str, Any]]) -> tuple[list[Turn], dict, str]:
+def conversation(
+    messages: list[dict[str, Any]], completions: list[dict[str, Any]]
+) -> tuple[list[Turn], ToolResults, str]:
     """(assistant turns, tool results by call id, first user text) of a Chat Completions message list."""
-    turns, results, query = [], {}, ""
+    turns: list[Turn] = []
+    results: ToolResults = {}
+    query = ""
     for message in messages:
         role = message.get("role")
         if role == "user" and not query:
@@ -132,11 +142,11 @@ def conversation(messages: list[dict[str, Any]], completions: list[dict[str, Any
     return turns, results, query
 
 
-def convert(records, file: str) -> list:
+def convert(records: list[Record], file: str) -> list[Trace]:
     if records and all(_is_message(r.value) for r in records):
         records = [type(records[0])({"messages": [r.value for r in records]}, records[0].line)]
 
-    def one(record):
+    def one(record: Record) -> Trace:
         value = record.value
         turns, results, query = conversation(value["messages"], value.get("completions") or [])
         fields = {**from_turns(turns, results, query), **record_key(value)}

@@ -18,16 +18,20 @@ A record is one run: `{"id"?, "query"?, "input": str | [items], "responses": [Re
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .assemble import Turn, from_turns
+from .assemble import ToolResults, Turn, from_turns
 from .common import build_trace, convert_each, maybe_json, record_key, text_of, tool_output
 from .openai_chat import openai_usage, unix_time
+
+if TYPE_CHECKING:
+    from ..load import Record
+    from ..models import Trace
 
 NAME = "openai-responses"
 
 
-def detect(records) -> bool:
+def detect(records: list[Record]) -> bool:
     return bool(records) and all(
         isinstance(r.value, dict)
         and isinstance(r.value.get("responses"), list)
@@ -81,11 +85,11 @@ def _user_text(inputs: Any) -> str:
     return ""
 
 
-def convert(records, file: str) -> list:
-    def one(record):
+def convert(records: list[Record], file: str) -> list[Trace]:
+    def one(record: Record) -> Trace:
         value = record.value
         inputs = value.get("input")
-        results = {
+        results: ToolResults = {
             i.get("call_id"): tool_output(i.get("output"))
             for i in (inputs if isinstance(inputs, list) else [])
             if isinstance(i, dict) and i.get("type") == "function_call_output"

@@ -32,11 +32,15 @@ Dropped: EMBEDDING, RERANKER, GUARDRAIL, EVALUATOR and PROMPT spans; token count
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .assemble import SpanView, traces_of_spans
 from .common import KEY_NAMES, known, maybe_json
 from .spans import Span, read_spans, spans_in
+
+if TYPE_CHECKING:
+    from ..load import Record
+    from ..models import Trace
 
 NAME = "openinference"
 KIND = "openinference.span.kind"
@@ -49,7 +53,7 @@ CONTENT_SWITCH = (
 )
 
 
-def detect(records) -> bool:
+def detect(records: list[Record]) -> bool:
     return any(KIND in attrs for attrs in spans_in(records))
 
 
@@ -188,5 +192,5 @@ def view(span: Span) -> SpanView:
     return SpanView(metadata=meta, output_text=_plain_output(attrs), input_text=str(attrs.get("input.value") or ""))
 
 
-def convert(records, file: str) -> list:
+def convert(records: list[Record], file: str) -> list[Trace]:
     return traces_of_spans(read_spans(records, file), file, NAME, view, CONTENT_SWITCH)

@@ -36,11 +36,15 @@ timing (only the root span's wall time is kept as the total duration), usage rec
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .assemble import SpanView, traces_of_spans
 from .common import KEY_NAMES, known, maybe_json, text_of
 from .spans import Span, read_spans, spans_in
+
+if TYPE_CHECKING:
+    from ..load import Record
+    from ..models import Trace
 
 NAME = "otel-genai"
 ADK_MERGED_TOOLS = "(merged tools)"  # Google ADK's span for the joint response of parallel calls it traced one by one
@@ -54,7 +58,7 @@ CONTENT_SWITCH = (
 )
 
 
-def detect(records) -> bool:
+def detect(records: list[Record]) -> bool:
     return any(any(str(k).startswith("gen_ai.") for k in attrs) for attrs in spans_in(records))
 
 
@@ -89,7 +93,9 @@ def _call(call_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
     }
 
 
-def _message(role: str, content: Any, calls: list[dict], results: dict[str, Any] | None = None) -> dict[str, Any]:
+def _message(
+    role: str, content: Any, calls: list[dict[str, Any]], results: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """{role, text, calls: [{id, name, arguments}] issued, results: {call id: tool result} answered}."""
     return {"role": role, "text": text_of(content), "calls": calls, "results": results or {}}
 
@@ -265,5 +271,5 @@ def view(span: Span) -> SpanView:
     return SpanView(metadata=meta)
 
 
-def convert(records, file: str) -> list:
+def convert(records: list[Record], file: str) -> list[Trace]:
     return traces_of_spans(read_spans(records, file), file, NAME, view, CONTENT_SWITCH)

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import Problem, TraceError
 from .common import SHAPE_ERRORS, duration_ms, parse_time, shape_problem
+
+if TYPE_CHECKING:
+    from ..load import Record
 
 ERROR_STATUSES = {2, "2", "STATUS_CODE_ERROR", "ERROR", "StatusCode.ERROR"}
 
@@ -47,7 +50,7 @@ class Span:
         return duration_ms(self.start, self.event_times.get(event))
 
 
-def _get(obj: dict, camel: str, snake: str, default: Any = None) -> Any:
+def _get(obj: dict[str, Any], camel: str, snake: str, default: Any = None) -> Any:
     return obj.get(camel, obj.get(snake, default))
 
 
@@ -87,7 +90,7 @@ def any_value(value: Any) -> Any:
     return None
 
 
-def key_values(items: list[dict]) -> dict[str, Any]:
+def key_values(items: list[dict[str, Any]]) -> dict[str, Any]:
     """An OTLP attribute list [{key, value}] as a dict."""
     return {item["key"]: any_value(item.get("value")) for item in items or []}
 
@@ -117,7 +120,9 @@ def _first_times(events: list[tuple[str, Any]]) -> dict[str, float]:
     return times
 
 
-def _error_of(status: dict, events: list[tuple[str, dict]], attributes: dict) -> str | None:
+def _error_of(
+    status: dict[str, Any], events: list[tuple[str, dict[str, Any]]], attributes: dict[str, Any]
+) -> str | None:
     code = _get(status, "code", "status_code")
     if code not in ERROR_STATUSES:
         return None
@@ -127,7 +132,7 @@ def _error_of(status: dict, events: list[tuple[str, dict]], attributes: dict) ->
     return str(status.get("message") or status.get("description") or attributes.get("error.type") or "error")
 
 
-def _otlp_walk(document: dict):
+def _otlp_walk(document: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
     """(resource, raw span) for every span of an OTLP document, in file order: `scopeSpans`, or the older
     `instrumentationLibrarySpans` (OTLP before 0.15), in camelCase or snake_case. Reading and detection both
     walk with this, so a file detection accepts is a file the reader reads."""
@@ -143,8 +148,8 @@ def _otlp_walk(document: dict):
                 yield resource, raw
 
 
-def _otlp_spans(document: dict, line: int, start_position: int) -> list[Span]:
-    spans = []
+def _otlp_spans(document: dict[str, Any], line: int, start_position: int) -> list[Span]:
+    spans: list[Span] = []
     for resource, raw in _otlp_walk(document):
         attributes = key_values(raw.get("attributes", []))
         raw_events = raw.get("events", [])
@@ -185,7 +190,7 @@ class _Layout:
 
     ids: tuple[str, str, str]  # dotted paths of the trace id, the span id and the parent span id
     times: tuple[str, str, str]  # keys of the start, the end and an event's time
-    to_seconds: Any  # a time as written → seconds since the epoch, or None
+    to_seconds: Callable[[Any], float | None]  # a time as written → seconds since the epoch, or None
 
 
 # The Python SDK's `span.to_json()`: `context.trace_id` / `span_id`, `parent_id`, ISO times.
@@ -204,14 +209,14 @@ MLFLOW = _Layout(
 )
 
 
-def _at(raw: dict, path: str) -> Any:
+def _at(raw: dict[str, Any], path: str) -> Any:
     """The value at a dotted path ("context.span_id"), None where a step is missing."""
     head, _, rest = path.partition(".")
     value = raw.get(head)
     return (value.get(rest) if isinstance(value, dict) else None) if rest else value
 
 
-def span_of(raw: dict, layout: _Layout, line: int, position: int) -> Span:
+def span_of(raw: dict[str, Any], layout: _Layout, line: int, position: int) -> Span:
     """One span saved as a JSON object (attributes a mapping, nested or flat), in the given layout."""
     trace_id, span_id, parent_id = (_at(raw, path) for path in layout.ids)
     if parent_id is None and layout is JS_SDK:
@@ -254,10 +259,10 @@ def is_sdk_span(value: Any) -> bool:
     )
 
 
-def read_spans(records, file: str) -> list[Span]:
+def read_spans(records: list[Record], file: str) -> list[Span]:
     """Every span of a file's records. Raises TraceError naming the line of any record that is not spans."""
     spans: list[Span] = []
-    problems = []
+    problems: list[Problem] = []
     for record in records:
         try:
             if is_otlp(record.value):
@@ -281,7 +286,7 @@ def read_spans(records, file: str) -> list[Span]:
     return spans
 
 
-def spans_in(records) -> Iterator[dict[str, Any]]:
+def spans_in(records: list[Record]) -> Iterator[dict[str, Any]]:
     """Attribute dicts of the spans in `records`, one at a time, for cheap format detection (no validation): a
     detector that finds its attribute early stops reading there."""
     for record in records:
@@ -318,7 +323,7 @@ class Tree:
     def parent(self, span: Span) -> Span | None:
         return self.by_id.get(span.parent_id) if span.parent_id else None
 
-    def ancestors(self, span: Span):
+    def ancestors(self, span: Span) -> Iterator[Span]:
         seen = {span.span_id}
         current = self.parent(span)
         while current is not None and current.span_id not in seen:  # a cycle in a broken file ends the walk

@@ -29,11 +29,15 @@ beyond the grouping repair, provider metadata.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .assemble import SpanView, traces_of_spans
 from .common import KEY_NAMES, known, maybe_json, text_of
 from .spans import Span, read_spans, spans_in
+
+if TYPE_CHECKING:
+    from ..load import Record
+    from ..models import Trace
 
 NAME = "vercel-ai"
 CALLS = ("ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject")
@@ -42,7 +46,7 @@ METADATA = "ai.telemetry.metadata."
 CONTENT_SWITCH = "set experimental_telemetry: {isEnabled: true, recordInputs: true, recordOutputs: true}"
 
 
-def detect(records: list[Any]) -> bool:
+def detect(records: list[Record]) -> bool:
     return any("ai.operationId" in attrs for attrs in spans_in(records))
 
 
@@ -171,7 +175,7 @@ def _reattach(spans: list[Span]) -> None:
                 break
 
 
-def convert(records: list[Any], file: str) -> list[Any]:
+def convert(records: list[Record], file: str) -> list[Trace]:
     spans = read_spans(records, file)
     _reattach(spans)
     # A run of embeddings only is no agent run.
