@@ -24,7 +24,8 @@ TRACE_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
 
 _DECODER = json.JSONDecoder()
-_BLANK = " \t\r\n"
+_BLANKS = re.compile(r"[ \t\r\n]*")  # JSON's insignificant white space
+_BLANKS_AND_COMMAS = re.compile(r"[ \t\r\n,]*")
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class Record:
     text: str = ""
     offset: int = 0
 
-    def line_at(self, loc: tuple) -> int:
+    def line_at(self, loc: tuple[str | int, ...]) -> int:
         """The line of the deepest key or item of `loc` (a pydantic error location) present in the record's
         JSON text; the record's own line when the text is unknown or nothing of `loc` is found."""
         if not self.text:
@@ -45,13 +46,13 @@ class Record:
         return self.line + self.text.count("\n", self.offset, _locate(self.text, self.offset, loc))
 
 
-def _blank_end(text: str, pos: int, also: str = "") -> int:
-    while pos < len(text) and text[pos] in _BLANK + also:
-        pos += 1
-    return pos
+def _blank_end(text: str, pos: int, commas: bool = False) -> int:
+    """The offset of the first character at or after `pos` that is not JSON white space (nor a comma, with `commas`)."""
+    match = (_BLANKS_AND_COMMAS if commas else _BLANKS).match(text, pos)
+    return match.end() if match else pos  # never None: the patterns match the empty string
 
 
-def _locate(text: str, pos: int, loc: tuple) -> int:
+def _locate(text: str, pos: int, loc: tuple[str | int, ...]) -> int:
     """Offset of the deepest part of `loc` found, walking the (valid) JSON value that starts at `pos`:
     a str part is an object key (the last occurrence, as json.loads keeps), an int part an array index."""
     found = pos
@@ -64,7 +65,7 @@ def _locate(text: str, pos: int, loc: tuple) -> int:
                 value_at = _blank_end(text, _blank_end(text, after) + 1)
                 if key == part:
                     hit = (pos, value_at)
-                pos = _blank_end(text, _DECODER.raw_decode(text, value_at)[1], ",")
+                pos = _blank_end(text, _DECODER.raw_decode(text, value_at)[1], commas=True)
             if hit is None:
                 return found
             found, pos = hit
@@ -73,7 +74,7 @@ def _locate(text: str, pos: int, loc: tuple) -> int:
             for _ in range(part):
                 if text.startswith("]", pos):
                     return found
-                pos = _blank_end(text, _DECODER.raw_decode(text, pos)[1], ",")
+                pos = _blank_end(text, _DECODER.raw_decode(text, pos)[1], commas=True)
             if text.startswith("]", pos):
                 return found
             found = pos
@@ -113,9 +114,6 @@ class _LineCounter:
         self.line += self.text.count("\n", self.offset, offset)
         self.offset = offset
         return self.line
-
-
-_WHITESPACE = re.compile(r"[ \t\r\n]*")  # JSON's insignificant white space
 
 
 def read_records(path: Path) -> list[Record]:
@@ -168,7 +166,7 @@ def _values(path: Path, text: str) -> list[Record]:
     """The file's top-level values one after another (JSON Lines, or one document)."""
     lines = _LineCounter(text)
     values: list[Record] = []
-    pos, end = _WHITESPACE.match(text).end(), len(text)
+    pos, end = _blank_end(text, 0), len(text)
     json_lines = path.suffix.lower() in JSON_LINES_SUFFIXES
     while pos < end:
         start = lines.at(pos)
@@ -184,7 +182,7 @@ def _values(path: Path, text: str) -> list[Record]:
         except RecursionError:  # deeper than the parser's own limit (about 1,000 levels)
             raise TraceError.at(str(path), start, _TOO_DEEP) from None
         values.append(Record(value, start, text, pos))
-        pos = _WHITESPACE.match(text, next_pos).end()
+        pos = _blank_end(text, next_pos)
     return values
 
 
@@ -194,12 +192,12 @@ def _array_items(text: str) -> list[Record] | None:
     None when the text is anything else (an object, JSON Lines, an array followed by more values) or is
     malformed: read_records then reads it value by value, and names the error's line.
     """
-    pos = _WHITESPACE.match(text).end()
+    pos = _blank_end(text, 0)
     if not text.startswith("[", pos):
         return None
     lines = _LineCounter(text)
     items: list[Record] = []
-    pos = _WHITESPACE.match(text, pos + 1).end()
+    pos = _blank_end(text, pos + 1)
     if not text.startswith("]", pos):
         while True:
             try:
@@ -207,23 +205,23 @@ def _array_items(text: str) -> list[Record] | None:
             except (json.JSONDecodeError, RecursionError):
                 return None
             items.append(Record(value, lines.at(pos), text, pos))
-            pos = _WHITESPACE.match(text, next_pos).end()
+            pos = _blank_end(text, next_pos)
             if text.startswith("]", pos):
                 break
             if not text.startswith(",", pos):
                 return None
-            pos = _WHITESPACE.match(text, pos + 1).end()
-    return items if _WHITESPACE.match(text, pos + 1).end() == len(text) else None
+            pos = _blank_end(text, pos + 1)
+    return items if _blank_end(text, pos + 1) == len(text) else None
 
 
 def load_traces(
     patterns: list[str], trace_format: str | None = None, pricing: dict[str, ModelPrice] | None = None
-) -> list:
+) -> list[Trace]:
     """Load, convert and price every trace named by `patterns`. Raises TraceError listing every problem.
 
     `trace_format` names an adapter (None or "auto": detect per file); `pricing` is the spec's `pricing:`.
     """
-    traces = []
+    traces: list[Trace] = []
     problems: list[Problem] = []
     for path in resolve_paths(patterns):
         try:

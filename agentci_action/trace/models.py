@@ -84,7 +84,10 @@ class Trace(_Strict):
 
     @property
     def source(self) -> str:
-        return self.__pydantic_private__["_source"]  # not self._source: pydantic's __getattr__ is slow, read per query
+        private = self.__pydantic_private__  # not self._source: pydantic's __getattr__ is slow, read per query
+        assert private is not None  # pydantic sets it on every instance of a model with private attributes
+        source: str = private["_source"]
+        return source
 
     @model_validator(mode="after")
     def _needs_a_key(self) -> Trace:
@@ -106,7 +109,8 @@ class Trace(_Strict):
         data, replaced with model_copy, never edited)."""
         calls = self.tool_calls
         private = self.__pydantic_private__
-        known = private.get("_tool_names")
+        assert private is not None  # as in source
+        known: tuple[list[ToolCall], tuple[str, ...]] | None = private.get("_tool_names")
         if known is None or known[0] is not calls or len(known[1]) != len(calls):
             known = private["_tool_names"] = (calls, tuple([call.name for call in calls]))
         return list(known[1])
@@ -127,7 +131,8 @@ class Trace(_Strict):
         if self.total_cost_usd is None and all(c.cost_usd is not None for c in self.llm_calls):
             updates["total_cost_usd"] = sum(c.cost_usd or 0.0 for c in self.llm_calls)
         if self.total_duration_ms is None:
-            durations = [c.duration_ms for c in [*self.llm_calls, *self.tool_calls] if c.duration_ms is not None]
+            calls: list[LLMCall | ToolCall] = [*self.llm_calls, *self.tool_calls]
+            durations = [c.duration_ms for c in calls if c.duration_ms is not None]
             if durations:
                 updates["total_duration_ms"] = sum(durations)
         return self.model_copy(update=updates) if updates else self
