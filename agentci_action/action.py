@@ -526,7 +526,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         context = locate_pull_request(inputs, context, publisher)
     workspace = env.get("GITHUB_WORKSPACE") or os.getcwd()
     try:
-        write_file(inputs.results_path, json_report.render(run, diff), what="the results file")
+        write_file(inputs.results_path, json_report.chunks(run, diff), what="the results file")
     except OutputError as exc:
         publisher.error(Problem("agentci", 0, str(exc)))
         status = max(status, EXIT_ERROR)

@@ -24,7 +24,7 @@ from .spec.names import SPEC_FILE, default_spec
 from .trace.formats import FORMATS as TRACE_FORMATS
 
 if TYPE_CHECKING:  # each command imports what it needs, so `agentci --help` and `validate` start fast
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from .base_ref import BaseRef
     from .diff import RunDiff
@@ -46,7 +46,7 @@ def exit_code(run: RunResult) -> int:
     return EXIT_PASS
 
 
-def render(fmt: str, run: RunResult, diff: RunDiff | None = None) -> str:
+def render(fmt: str, run: RunResult, diff: RunDiff | None = None) -> str | Iterator[str]:
     """The report in `fmt`. console, markdown (the job summary) and html (one self-contained page) include the diff
     against the baseline;
     github is the step log the action prints: the console report inside stop-commands, then the annotations."""
@@ -61,15 +61,15 @@ def render(fmt: str, run: RunResult, diff: RunDiff | None = None) -> str:
     if fmt == "console":
         return console.render_with_diff(run, diff)
     if fmt == "json":
-        return json.render(run, diff)
+        return json.chunks(run, diff)  # written a query at a time: a results file is never held whole
     return {"junit": junit.render, "prometheus": prometheus.render}[fmt](run)
 
 
-def write_report(report: str, fmt: str, output: str | None) -> None:
+def write_report(report: str | Iterator[str], fmt: str, output: str | None) -> None:
     """write_output, except that a console report for standard output under GitHub Actions goes between
     stop-commands markers: the runner reads `::command` lines from the log even after leading spaces, and the
     report holds untrusted text (queries, answers, tool names)."""
-    if fmt == "console" and not output and os.environ.get("GITHUB_ACTIONS") == "true":
+    if isinstance(report, str) and fmt == "console" and not output and os.environ.get("GITHUB_ACTIONS") == "true":
         from .report.annotations import stop_commands
 
         report = "\n".join(stop_commands(report.splitlines())) + "\n"
@@ -179,7 +179,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     if shard:  # --output takes the shard results file; the report goes to standard output
         from .report import json
 
-        write_output(json.render(run, outcome.diff), args.output)  # the merge judges the gates from its diff
+        write_output(json.chunks(run, outcome.diff), args.output)  # the merge judges the gates from its diff
         write_report(render(args.format, run), args.format, None)
         return exit_code(run)
     if outcome.diff and args.format not in ("console", "github", "markdown", "html"):  # those show the diff, warnings
@@ -445,7 +445,7 @@ def _seconds(text: str) -> float:
     return value
 
 
-def write_output(text: str, output: str | None) -> None:
+def write_output(text: str | Iterator[str], output: str | None) -> None:
     """`text` to the file `output`, else to standard output; a failed write is an OutputError (exit 2)."""
     if output:
         write_file(output, text)

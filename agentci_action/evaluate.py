@@ -226,6 +226,7 @@ def evaluate(request: Evaluation) -> Outcome:
             settings=request.settings,
             shard=request.shard,
             on_result=evaluator.observe("current run", len(evaluated)) if evaluator.observe else None,
+            release_traces=reference is None,  # only the diff against a baseline reads them again
         )
         run.warnings.extend(notes)
         diff = current_vs_baseline(spec, run, traces, reference, evaluator) if reference else None

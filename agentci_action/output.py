@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
@@ -69,8 +70,9 @@ def write_text(fd: int, text: str) -> None:
         start = end
 
 
-def write_file(path: str | Path, text: str, *, append: bool = False, what: str = "the report") -> None:
-    """Write (or append) `text` to `path`, creating its parent directories; OutputError when any of it fails."""
+def write_file(path: str | Path, text: str | Iterable[str], *, append: bool = False, what: str = "the report") -> None:
+    """Write (or append) `text`, or its pieces in turn, to `path`, creating its parent directories; OutputError when
+    any of it fails."""
     target = Path(path)
     flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
     try:
@@ -78,29 +80,39 @@ def write_file(path: str | Path, text: str, *, append: bool = False, what: str =
             target.parent.mkdir(parents=True)
         fd = os.open(target, flags, 0o644)
         try:
-            write_text(fd, text)
+            for piece in pieces(text):
+                write_text(fd, piece)
         finally:
             os.close(fd)
     except OSError as exc:
         raise OutputError(f"could not write {what} to {path}: {describe(exc)}") from None
 
 
-def write_stream(text: str, stream: TextIO | None = None, *, what: str = "the report") -> None:
-    """Write `text` to `stream` (default standard output) whole; OutputError when the write fails (a full disk, a
-    file-size limit, a closed pipe), after which standard output is silenced so nothing more fails at exit."""
+def write_stream(text: str | Iterable[str], stream: TextIO | None = None, *, what: str = "the report") -> None:
+    """Write `text`, or its pieces in turn, to `stream` (default standard output) whole; OutputError when the write
+    fails (a full disk, a file-size limit, a closed pipe), after which standard output is silenced so nothing more
+    fails at exit."""
     stream = stream or sys.stdout
     try:
         try:
             fd = stream.fileno()
         except (AttributeError, ValueError, io.UnsupportedOperation):  # io.StringIO, a captured stream
-            stream.write(encodable(text))
+            for piece in pieces(text):
+                stream.write(encodable(piece))
             return
         stream.flush()
-        write_text(fd, text)
+        for piece in pieces(text):
+            write_text(fd, piece)
     except OSError as exc:
         _silence(stream)
         name = "standard output" if stream in (sys.stdout, sys.__stdout__) else getattr(stream, "name", "a stream")
         raise OutputError(f"could not write {what} to {name}: {describe(exc)}") from None
+
+
+def pieces(text: str | Iterable[str]) -> Iterable[str]:
+    """A text given whole or in pieces (a report rendered a piece at a time), as pieces. A piece never ends between
+    the two halves of a surrogate pair (each is a whole JSON value, or a report whole)."""
+    return (text,) if isinstance(text, str) else text
 
 
 def _silence(stream: TextIO) -> None:

@@ -356,6 +356,7 @@ def run_spec(
     settings: Settings = Settings(),
     shard: ShardInfo | None = None,
     on_result: OnResult | None = None,
+    release_traces: bool = False,
 ) -> RunResult:
     """Evaluate `queries` (default: all of the spec's, or this shard's of them) against `traces`.
 
@@ -363,21 +364,28 @@ def run_spec(
     With a judge and a query that asks for one, queries run on `settings.workers` threads (judge calls wait on
     the network); otherwise on this thread with the garbage collector paused (pure CPU work).
     `on_result` is called with each query's result as it is evaluated (on the worker's thread), e.g. for progress.
+    With `release_traces` (a caller that needs the traces no more: no diff against a baseline to make), `traces` is
+    emptied and each query's traces are dropped once it is evaluated, so the run's traces and its results are not
+    both held whole: the results of 10k queries × 5 runs take the memory their traces leave.
     """
     selected = queries if queries is not None else spec.queries
     if shard is not None:
         selected = select_shard(selected, shard)
-    # the traces by query are indexed once per spec and trace list: a pytest suite evaluates one query per call
-    index = spec.memoised("traces_by_query", (traces,), lambda: group_traces(spec.queries, traces))
+    if release_traces:
+        index = group_traces(spec.queries, traces)
+        traces.clear()
+    else:  # indexed once per spec and trace list: a pytest suite evaluates one query per call
+        index = spec.memoised("traces_by_query", (traces,), lambda: group_traces(spec.queries, traces))
     require_traces(selected, index.by_query)
     matched = Matched({q.key: index.by_query[q.key] for q in selected}, list(index.unmatched), list(index.notes))
+    del index  # matched holds the selected queries' traces alone
     baselines = baselines or {}
     check_variant_counts(selected, baselines)
 
     def one(query: QuerySpec) -> QueryResult:
         result = evaluate_query(
             query,
-            matched.by_query[query.key],
+            matched.by_query.pop(query.key) if release_traces else matched.by_query[query.key],
             baselines.get(query.key) or [],
             judge,
             settings,

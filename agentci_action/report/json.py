@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
@@ -27,13 +28,29 @@ def dumps(value: BaseModel | Any) -> str:
         return json.dumps(data, indent=2, ensure_ascii=False)
 
 
+def chunks(run: RunResult, diff: RunDiff | None = None) -> Iterator[str]:
+    """render(run, diff) a piece at a time: the run's fields, then each query's result as it is serialised. A
+    results file of 10k queries is never held whole (as text, nor as the data pydantic builds it from), and the
+    text is the same as one dumps of the run: each result is dumped alone and indented to its place."""
+    head = dumps(run.model_copy(update={"results": []}))
+    if diff is not None:  # the diff is the last top-level field; the run's own fields stay as they were
+        head = head.removesuffix("\n}") + ',\n  "diff": ' + dumps(diff).replace("\n", "\n  ") + "\n}"
+    if not run.results:
+        yield head + "\n"
+        return
+    before, after = head.split(_EMPTY_RESULTS, 1)
+    yield before + '\n  "results": ['
+    for index, result in enumerate(run.results):
+        yield ("\n    " if index == 0 else ",\n    ") + dumps(result).replace("\n", "\n    ")
+    yield "\n  ]" + after + "\n"
+
+
+_EMPTY_RESULTS = '\n  "results": []'  # top-level keys alone are indented two spaces; a string holds no raw newline
+
+
 def render(run: RunResult, diff: RunDiff | None = None) -> str:
     """The results JSON; with a diff against the baseline, it is the top-level `diff` field (agentci.diff/v1)."""
-    text = dumps(run)
-    if diff is None:
-        return text + "\n"
-    nested = dumps(diff).replace("\n", "\n  ")
-    return text.removesuffix("\n}") + f',\n  "diff": {nested}\n}}\n'  # the run's own fields stay as they were
+    return "".join(chunks(run, diff))
 
 
 def render_diff(diff: RunDiff) -> str:
