@@ -124,7 +124,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(problem, file=sys.stderr)
         print(f"{args.spec}: invalid ({len(exc.problems)} problem{'s' * (len(exc.problems) != 1)})", file=sys.stderr)
         return EXIT_FAIL
-    say(f"{args.spec}: valid · agent {spec.agent!r} · {len(spec.queries)} queries")
+    count = len(spec.queries)
+    say(f"{args.spec}: valid · agent {spec.agent!r} · {count} {'query' if count == 1 else 'queries'}")
     return EXIT_PASS
 
 
@@ -336,9 +337,10 @@ def cmd_save(args: argparse.Namespace) -> int:
         from .report.text import unverified_note
 
         print(f"warning: {unverified_note(baseline.metadata.unverified_checks)}", file=sys.stderr)
-    say(
-        f"saved baseline {baseline.version}: {len(baseline.queries)} queries, {baseline.trace_count} traces, {precheck} → {path}"
-    )
+    from .report.text import plural
+
+    counts = f"{plural(len(baseline.queries), 'query', 'queries')}, {plural(baseline.trace_count, 'trace')}"
+    say(f"saved baseline {baseline.version}: {counts}, {precheck} → {path}")
     return EXIT_PASS
 
 

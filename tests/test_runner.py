@@ -294,14 +294,12 @@ def test_cli_exit_codes_selection_and_summary(tmp_path, environ):
     out = tmp_path / "out"
     result = run_cli("run", "--spec", spec, "--output", out, "--tags", "ok", env=environ)
     assert result.returncode == 0 and sorted(p.name for p in out.iterdir()) == ["ok.jsonl"]
-    assert (
-        "agentci run: 1 runs in " in result.stderr and "0 failed · 0 infra errors · agent tokens 120" in result.stderr
-    )
+    assert "agentci run: 1 run in " in result.stderr and "0 failed · 0 infra errors · agent tokens 120" in result.stderr
     result = run_cli("run", "--spec", spec, "--output", out, "--tags", "ok,crash", env=environ)
     assert result.returncode == 1 and "error: query 'crash' run 0: exit code 3" in result.stderr
     result = run_cli("run", "--spec", spec, "--output", out, env=environ)
     assert result.returncode == 2 and "error: [INFRA] query 'ratelimit' run 0" in result.stderr
-    assert "1 failed · 1 infra errors" in result.stderr
+    assert "1 failed · 1 infra error ·" in result.stderr
     for i in (1, 2):
         run_cli("run", "--spec", spec, "--output", tmp_path / f"s{i}", "--shard", f"{i}/2", env=environ)
     shards = [sorted(p.name for p in (tmp_path / f"s{i}").iterdir()) for i in (1, 2)]

@@ -169,8 +169,9 @@ def pass_rate_check(runs: list[Run], min_pass_rate: float) -> Check:
         for m in run.layers[name].messages
     )
     verdict = "at least" if ok else "below"
-    message = f"{passed} of {len(runs)} runs passed ({rate:.0%}), {verdict} min_pass_rate {min_pass_rate:.0%}" + (
-        f": {why}" if why else ""
+    message = (
+        f"{passed} of {len(runs)} run{'s' * (len(runs) != 1)} passed ({rate:.0%}), {verdict} min_pass_rate {min_pass_rate:.0%}"
+        + (f": {why}" if why else "")
     )
     return Check.built(
         name="min_pass_rate",

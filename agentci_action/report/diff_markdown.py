@@ -20,7 +20,7 @@ from ..engine.results import Status
 from . import diff_format as fmt
 from . import gates
 from .icons import ICONS
-from .text import code_block, fit, html_text, inline, utf8_size
+from .text import code_block, fit, html_text, inline, plural, utf8_size
 
 MAX_CHART_QUERIES = 15
 MAX_QUERIES = 100  # changed queries listed in the table and the details; the JSON has all of them
@@ -276,7 +276,7 @@ def render_markdown(diff: RunDiff, budget: int | None = None) -> str:
         warnings, used = fit(warnings, used + 1, budget)
         kept, used = fit(unchanged_line, used, budget)
         if unchanged_line and not kept:
-            kept, used = fit([f"Unchanged: {len(unchanged)} queries\n\n"], used, budget)
+            kept, used = fit([f"Unchanged: {plural(len(unchanged), 'query', 'queries')}\n\n"], used, budget)
         unchanged_line = kept
         charts, used = fit(charts, used, budget)
         blocks, used = fit(blocks, used, budget)

@@ -74,11 +74,13 @@ class AgentRun:
         real = [t for t in self.traces if t.run_error is None]
         tokens = sum(t.total_tokens or 0 for t in real)
         unknown = sum(t.total_cost_usd is None for t in real)
-        cost = f"${sum(t.total_cost_usd or 0.0 for t in real):.4f}" + (f" ({unknown} runs unpriced)" if unknown else "")
+        cost = f"${sum(t.total_cost_usd or 0.0 for t in real):.4f}" + (
+            f" ({plural(unknown, 'run')} unpriced)" if unknown else ""
+        )
         resumed = f" ({self.resumed} kept from before)" if self.resumed else ""
         return (
-            f"agentci run: {self.ran} runs in {self.elapsed_s:.1f} s{resumed} · {self.failed} failed · "
-            f"{self.infra} infra errors · agent tokens {tokens:,} · agent cost {cost} → {output}"
+            f"agentci run: {plural(self.ran, 'run')} in {self.elapsed_s:.1f} s{resumed} · {self.failed} failed · "
+            f"{plural(self.infra, 'infra error')} · agent tokens {tokens:,} · agent cost {cost} → {output}"
         )
 
 
