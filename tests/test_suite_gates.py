@@ -273,3 +273,33 @@ def test_junit_has_a_test_case_per_gate(tmp_path):
         and gates["suite gate min_pass_rate"].get("line") == "3"
     )
     assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("8", "2", "2")
+
+
+def test_prometheus_has_each_gates_verdict_figure_and_limit(tmp_path):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    spec = make_project(tmp_path)
+    save_v1(spec)
+    done = run_cli("test", spec, "--traces", tmp_path / "v2.jsonl", "--format", "prometheus")
+    assert done.returncode == 1
+    families = {f.name: f for f in text_string_to_metric_families(done.stdout)}
+
+    def by_gate(name: str) -> dict[str, float]:
+        return {s.labels["gate"]: s.value for s in families[name].samples}
+
+    assert by_gate("agentci_gate_pass") == {g: float(e[0] == "pass") for g, e in EXPECTED.items()}
+    assert by_gate("agentci_gate_value") == {g: e[1] for g, e in EXPECTED.items()}
+    assert by_gate("agentci_gate_limit") == {g: e[2] for g, e in EXPECTED.items()}
+    without_baseline = run_cli(
+        "test", spec, "--traces", tmp_path / "v2.jsonl", "--baseline", "none", "--format", "prometheus"
+    )
+    skipped = {f.name: f for f in text_string_to_metric_families(without_baseline.stdout)}
+    assert "max_regressions" not in {s.labels["gate"] for s in skipped["agentci_gate_pass"].samples}  # unknown
+    assert "max_regressions" in {s.labels["gate"] for s in skipped["agentci_gate_limit"].samples}
+
+
+def test_a_spec_without_gates_has_no_gate_metrics(write, write_traces):
+    spec = write("s.yaml", "agent: a\nqueries:\n  - id: q\n    query: q\n")
+    traces = write_traces("t.jsonl", [{"id": "q", "final_answer": "x"}])
+    done = run_cli("test", spec, "--traces", traces, "--format", "prometheus")
+    assert done.returncode == 0 and "agentci_suite_pass_rate" in done.stdout and "agentci_gate" not in done.stdout

@@ -1,4 +1,5 @@
-"""Prometheus text exposition (format 0.0.4): per-query gauges labelled {agent, query}, then suite gauges.
+"""Prometheus text exposition (format 0.0.4): per-query gauges labelled {agent, query}, then suite gauges, then
+the spec's `suite:` gates labelled {agent, gate} when it sets any.
 
 Per-query values are means over the query's runs (the value itself for one run); a metric the run did
 not measure (e.g. recall without expected_tools) has no sample. Label values escape backslash, double
@@ -10,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ..engine.results import QueryResult, RunResult, Status, Summary
+from ..engine.results import GateResult, QueryResult, RunResult, Status, Summary
 
 # name → (help, value of a query result)
 QUERY_METRICS: dict[str, tuple[str, Callable[[QueryResult], float | None]]] = {
@@ -45,6 +46,17 @@ SUITE_METRICS: dict[str, tuple[str, Callable[[Summary], float]]] = {
 }
 
 
+# name → (help, value of a gate); a gate whose figure was unknown (it skipped) has no pass or value sample
+GATE_METRICS: dict[str, tuple[str, Callable[[GateResult], float | None]]] = {
+    "agentci_gate_pass": (
+        "1 when the suite gate held, 0 when it failed; no sample when its figure was unknown.",
+        lambda g: None if g.status is Status.SKIP else float(g.status is Status.PASS),
+    ),
+    "agentci_gate_value": ("The suite's figure the gate judged (e.g. the pass rate).", lambda g: g.actual),
+    "agentci_gate_limit": ("The gate's limit in the spec.", lambda g: g.limit),
+}
+
+
 def escape_label(value: str) -> str:
     """Backslash → \\\\, double quote → \\", newline → \\n (the exposition format's only escapes)."""
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
@@ -75,4 +87,9 @@ def render(run: RunResult) -> str:
         lines.extend(_family(name, help_text, samples))
     for name, (help_text, suite_value_of) in SUITE_METRICS.items():
         lines.extend(_family(name, help_text, [({"agent": run.agent}, suite_value_of(run.summary))]))
+    for name, (help_text, gate_value_of) in GATE_METRICS.items() if run.gates else ():
+        samples = [
+            ({"agent": run.agent, "gate": g.name}, value) for g in run.gates if (value := gate_value_of(g)) is not None
+        ]
+        lines.extend(_family(name, help_text, samples))
     return "\n".join(lines) + "\n"
