@@ -478,8 +478,9 @@ def list_headers(spec: AgentCISpec) -> list[StoredHeader]:
 def traces_by_query(
     spec: AgentCISpec, baseline: Baseline
 ) -> tuple[dict[str, list[Trace]], list[str], dict[str, list[Trace]]]:
-    """(the baseline's runs keyed by the spec's query ids, matched by id else query text; notes on the rest;
-    the rest by their saved key: queries since removed from the spec).
+    """(the baseline's runs keyed by the spec's query ids, matched by id else query text; notes on runs matching
+    no query that are not a removed query's; the queries since removed from the spec, by their saved key, which the
+    diff lists as removed).
 
     Calls saved without a cost (an older file, say) are priced with the spec's `pricing`, as trace files are.
     """
@@ -487,7 +488,8 @@ def traces_by_query(
     matched = group_traces(spec.queries, [t for runs in priced.values() for t in runs])
     kept = {id(t) for runs in matched.by_query.values() for t in runs}
     removed = {key: runs for key, runs in priced.items() if not any(id(t) in kept for t in runs)}
-    notes = [f"baseline {baseline.version}: {note}" for note in matched.unmatched]
+    stray = [t for key, runs in priced.items() if key not in removed for t in runs if id(t) not in kept]
+    notes = [f"baseline {baseline.version}: {note}" for note in group_traces(spec.queries, stray).unmatched]
     return {key: runs for key, runs in matched.by_query.items() if runs}, notes, removed
 
 
