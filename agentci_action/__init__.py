@@ -49,6 +49,7 @@ def judge_for(
     cache: str | Path | None = None,
     *,
     sample_ensemble: float | None = None,
+    max_cost_usd: float | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> LLMJudge | None:
     """The spec's LLM judge as `agentci test` builds it, for `run_spec(..., judge=...)`; None for mode "off".
@@ -56,6 +57,7 @@ def judge_for(
     Keys come from `environ` (default: os.environ); verdicts are read from `cache` (default: the
     .agentci/judge-cache.json beside the spec), so cached verdicts need no key. Verdicts fetched anew stay
     in memory until `judge.cache.save()`. Without a key or a cached verdict a judge check is `skip`.
+    `max_cost_usd` caps the judge's spend beside the spec's judge_config.max_cost_usd (the lower cap holds).
     """
     from .evaluate import JudgeOptions
     from .evaluate import judge_for as build
@@ -66,6 +68,7 @@ def judge_for(
             mode=mode,
             cache=str(cache) if cache is not None else None,
             sample_ensemble=sample_ensemble,
+            max_cost_usd=max_cost_usd,
             environ=os.environ if environ is None else environ,
         ),
     )

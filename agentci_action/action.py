@@ -71,6 +71,7 @@ class ActionInputs(BaseModel):
     judge_mode: Literal["auto", "required", "off"] = Field("auto", alias="judge-mode")
     judge_cache: str | None = Field(None, alias="judge-cache")
     sample_ensemble: float | None = Field(None, ge=0.0, le=1.0, alias="sample-ensemble")
+    judge_max_cost_usd: float | None = Field(None, ge=0.0, allow_inf_nan=False, alias="judge-max-cost-usd")
     anthropic_api_key: str = Field("", alias="anthropic-api-key", repr=False)
     openai_api_key: str = Field("", alias="openai-api-key", repr=False)
     shard: ShardInfo | None = None
@@ -307,6 +308,7 @@ def evaluate(inputs: ActionInputs, env: Mapping[str, str], context: RunContext |
                 mode=inputs.judge_mode,
                 cache=inputs.judge_cache,
                 sample_ensemble=inputs.sample_ensemble,
+                max_cost_usd=inputs.judge_max_cost_usd,
                 environ=judge_environment(inputs, env),
             ),
             shard=inputs.shard,

@@ -202,13 +202,15 @@ def _base_ref(args: argparse.Namespace) -> BaseRef | None:
 
 
 def _judge_options(args: argparse.Namespace) -> JudgeOptions:
-    """The judge as --judge-mode, --judge-cache and --sample-ensemble ask (keys from the environment)."""
+    """The judge as --judge-mode, --judge-cache, --judge-max-cost-usd and --sample-ensemble ask (keys from the
+    environment)."""
     from .evaluate import JudgeOptions
 
     return JudgeOptions(
         mode=args.judge_mode,
         cache=args.judge_cache,
         sample_ensemble=getattr(args, "sample_ensemble", None),
+        max_cost_usd=args.judge_max_cost_usd,
         environ=os.environ,
     )
 
@@ -437,6 +439,16 @@ def _positive(text: str) -> int:
     return int(text)
 
 
+def _dollars(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected an amount of US dollars, 0 or more, got {text!r}")
+    return value
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -504,6 +516,14 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--judge-cache",
         help="verdict cache to read and update (default: .agentci/judge-cache.json beside the spec); commit it",
+    )
+    parser.add_argument(
+        "--judge-max-cost-usd",
+        type=_dollars,
+        default=None,
+        metavar="USD",
+        help="no judge call starts once the judge has spent this much in the run (with judge_config.max_cost_usd "
+        "too, the lower cap holds); the checks left are reported as not verified",
     )
 
 

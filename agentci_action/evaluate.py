@@ -37,6 +37,7 @@ class JudgeOptions:
     sample_ensemble: float | None = (
         None  # a share of checks for the ensemble; None: judge_config.ensemble.enabled decides
     )
+    max_cost_usd: float | None = None  # a spend cap beside judge_config.max_cost_usd: the lower one holds
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
 
 
@@ -82,6 +83,7 @@ def judge_for(spec: AgentCISpec, options: JudgeOptions) -> LLMJudge | None:
         options.environ,
         mode=options.mode,
         sample_ensemble=options.sample_ensemble,
+        max_cost_usd=options.max_cost_usd,
         cache_path=options.cache or Path(spec.path).parent / ".agentci" / "judge-cache.json",
         pricing=spec.pricing,
     )

@@ -84,3 +84,13 @@ def test_without_a_key_the_judge_check_is_skipped_and_required_mode_exits_2(work
 def test_bad_judge_inputs_are_input_errors(workspace):
     code, log = run_action(action_env(workspace, sample_ensemble="2", judge_mode="sometimes"))
     assert code == 2 and "sample-ensemble" in log and "judge-mode" in log
+
+
+def test_the_judge_max_cost_usd_input_caps_the_judges_spend(workspace, llm):
+    code, _ = run_action(action_env(workspace, anthropic_api_key=KEY, judge_max_cost_usd="0"))
+    results = json.loads((workspace / "out" / "agentci-results.json").read_text())
+    check = results["results"][0]["correctness"]["checks"][1]
+    assert code == 0 and llm.count == 0
+    assert (check["status"], check["message"]) == ("skip", "not judged: judge spend cap $0 reached")
+    code, log = run_action(action_env(workspace, judge_max_cost_usd="-0.5"))
+    assert code == 2 and "judge-max-cost-usd" in log

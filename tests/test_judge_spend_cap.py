@@ -115,3 +115,48 @@ def test_the_cli_says_the_cap_once_and_keeps_what_was_judged(tmp_path):
     )
     # no key now: the verdict paid for is cached, the rest skip for want of a key
     assert sum(r["correctness"]["status"] == "pass" for r in as_json["results"]) == 1
+
+
+@pytest.mark.parametrize(
+    "spec_cap, option, calls",
+    [(None, "0.000001", 1), (1000.0, "0.000001", 1), (0.000001, "1000", 1), (None, "0", 0)],
+    ids=["option alone", "option lower than the spec", "spec lower than the option", "zero: no call"],
+)
+def test_a_cap_given_on_the_command_line_holds_beside_the_specs_the_lower_one(tmp_path, spec_cap, option, calls):
+    with FakeLLMServer() as server:
+        spec = tmp_path / "agentci_spec.yaml"
+        traces = tmp_path / "traces.jsonl"
+        traces.write_text(
+            "".join(json.dumps({"id": f"q{i:02d}", "final_answer": "It is answered."}) + "\n" for i in range(QUERIES))
+        )
+        spec.write_text(spec_text("claude-haiku-4-5", server.anthropic_url, spec_cap))
+        env = hermetic_environment(ANTHROPIC_API_KEY=KEY)
+        done = run_cli("test", spec, "--traces", traces, "--judge-max-cost-usd", option, "--format", "json", env=env)
+        assert server.count == calls
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)["results"]
+    skipped = {r["correctness"]["checks"][0]["message"] for r in results if r["correctness"]["status"] == "skip"}
+    lower = min(float(option), math.inf if spec_cap is None else spec_cap)
+    assert skipped == {f"not judged: judge spend cap ${lower:g} reached"} and len(results) == QUERIES
+
+
+def test_a_cap_option_that_is_no_amount_is_a_usage_error(tmp_path):
+    spec = tmp_path / "agentci_spec.yaml"
+    spec.write_text(spec_text("claude-haiku-4-5", "http://127.0.0.1:9", None))
+    for bad in ("-1", "lots", "inf"):
+        done = run_cli("test", spec, "--traces", spec, "--judge-max-cost-usd", bad)
+        assert done.returncode == 2 and "--judge-max-cost-usd: expected an amount of US dollars" in done.stderr
+
+
+def test_the_python_api_takes_a_cap_too(tmp_path):
+    import agentci_action
+
+    with FakeLLMServer() as server:
+        path = tmp_path / "agentci_spec.yaml"
+        path.write_text(spec_text("claude-haiku-4-5", server.anthropic_url, None))
+        spec = load_spec(path)
+        judge = agentci_action.judge_for(spec, max_cost_usd=0.000001, environ={"ANTHROPIC_API_KEY": KEY})
+        traces = [Trace(id=f"q{i:02d}", final_answer="It is answered.") for i in range(QUERIES)]
+        run = run_spec(spec, traces, judge=judge)
+        assert server.count == 1
+    assert run.unverified() == {"not judged: judge spend cap $1e-06 reached": QUERIES - 1}

@@ -24,13 +24,15 @@ def build_judge(
     cache_path: str | Path | None = None,
     mode: Literal["auto", "required", "off"] = "auto",
     sample_ensemble: float | None = None,
+    max_cost_usd: float | None = None,
     pricing: Mapping[str, ModelPrice] | None = None,
 ) -> LLMJudge | None:
     """A judge for the spec (judge_config's defaults when it has none), or None when mode is off.
 
     `sample_ensemble` F runs judge_config.ensemble's models on a fixed, hash-chosen share F of the checks
     (enabled or not); None leaves it to `ensemble.enabled` (every check or none). The judge's own calls
-    are priced like the agent's: the spec's `pricing:` first, then the bundled table.
+    are priced like the agent's: the spec's `pricing:` first, then the bundled table. `max_cost_usd` caps the
+    judge's spend in the run beside judge_config.max_cost_usd: the lower cap holds.
     """
     if mode == "off":
         return None
@@ -42,6 +44,7 @@ def build_judge(
         cache=VerdictCache(cache_path),
         mode=mode,
         sample_ensemble=sample_ensemble,
+        max_cost_usd=max_cost_usd,
         pricing=pricing or {},
     )
 

@@ -75,6 +75,7 @@ class LLMJudge:
     cache: VerdictCache = field(default_factory=VerdictCache)
     mode: JudgeMode = "auto"
     sample_ensemble: float | None = None  # None: the ensemble judges every check if enabled, none if not
+    max_cost_usd: float | None = None  # a cap given outside the spec (--judge-max-cost-usd): the lower one holds
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     base_urls: Mapping[str, str | None] = field(
         default_factory=dict
@@ -85,7 +86,8 @@ class LLMJudge:
     _spend: SpendCap = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._spend = SpendCap(self.config.max_cost_usd)
+        caps = [cap for cap in (self.config.max_cost_usd, self.max_cost_usd) if cap is not None]
+        self._spend = SpendCap(min(caps, default=None))
 
     def models_for(self, request: JudgeRequest) -> list[str]:
         """The ensemble's models for a check in the --sample-ensemble share (whether or not the ensemble is
