@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # each command imports what it needs, so `agentci --help` and
     from .base_ref import BaseRef
     from .diff import RunDiff
     from .engine.results import RunResult, ShardInfo
-    from .evaluate import JudgeOptions
+    from .evaluate import JudgeOptions, Outcome
     from .runner.execute import AgentRun, RunOptions
 
 FORMATS = ("console", "json", "github", "markdown", "html", "junit", "prometheus")
@@ -183,10 +183,16 @@ def cmd_test(args: argparse.Namespace) -> int:
         write_output(json.chunks(run, outcome.diff), args.output)  # the merge judges the gates from its diff
         write_report(render(args.format, run), args.format, None)
         return exit_code(run)
-    if outcome.diff and args.format not in ("console", "github", "markdown", "html"):  # those show the diff, warnings
+    return report_outcome(outcome, args)
+
+
+def report_outcome(outcome: Outcome, args: argparse.Namespace) -> int:
+    """The run and its diff against the baseline as --format asks, to --output; the run's exit code. A format that
+    does not show the diff's warnings (json, junit, prometheus) has them said on standard error."""
+    if outcome.diff and args.format not in ("console", "github", "markdown", "html"):
         _warn(outcome.diff.warnings)
-    write_report(render(args.format, run, outcome.diff), args.format, args.output)
-    return exit_code(run)
+    write_report(render(args.format, outcome.run, outcome.diff), args.format, args.output)
+    return exit_code(outcome.run)
 
 
 def _base_ref(args: argparse.Namespace) -> BaseRef | None:
@@ -258,9 +264,7 @@ def traces_to_evaluate(args: argparse.Namespace, stack: ExitStack, shard: ShardI
 def cmd_merge(args: argparse.Namespace) -> int:
     from .evaluate import merge
 
-    run = merge(args.spec, args.shards, _split(args.tags)).run
-    write_report(render(args.format, run), args.format, args.output)
-    return exit_code(run)
+    return report_outcome(merge(args.spec, args.shards, _split(args.tags)), args)
 
 
 def cmd_queries(args: argparse.Namespace) -> int:

@@ -352,8 +352,9 @@ def read_results(path: str) -> Outcome:
 
 def merge(spec: str, shard_results: list[str], tags: list[str] | None = None) -> Outcome:
     """The shards' results files (paths or globs) as one run of the spec (loaded with the shards' tags), its suite
-    gates judged on the whole: the shards' diffs (each of its own queries) are combined for the gates that compare
-    with the baseline. No diff is published: its uplift and suite aggregates need the baseline's whole run."""
+    gates judged on the whole, and the shards' diffs (each of its own queries) combined into the diff of the whole
+    (merge_diffs): every query's changes and the totals, as an unsharded run shows them; the scores' uplift and the
+    suite aggregates are left out (they need the baseline's whole run, which no shard evaluates)."""
     from .diff import merge_diffs
     from .engine.gates import with_gates
     from .engine.merge import merge_shards
@@ -374,4 +375,5 @@ def merge(spec: str, shard_results: list[str], tags: list[str] | None = None) ->
             ]
         )
     diffs = [shard.diff for shard in shards.values() if shard.diff is not None]
-    return Outcome(with_gates(run, loaded.suite, merge_diffs(diffs) if diffs else None))
+    merged = merge_diffs(diffs) if diffs else None
+    return Outcome(with_gates(run, loaded.suite, merged), merged)

@@ -303,3 +303,45 @@ def test_a_spec_without_gates_has_no_gate_metrics(write, write_traces):
     traces = write_traces("t.jsonl", [{"id": "q", "final_answer": "x"}])
     done = run_cli("test", spec, "--traces", traces, "--format", "prometheus")
     assert done.returncode == 0 and "agentci_suite_pass_rate" in done.stdout and "agentci_gate" not in done.stdout
+
+
+def test_merged_shards_show_the_diff_the_unsharded_run_shows(tmp_path):
+    """Each shard's results file carries the diff of its queries; the merge shows them as one diff, the same
+    queries and totals as `test` on the whole suite (the scores' uplift and suite aggregates need the baseline's
+    whole run, which no shard evaluates: left out)."""
+    spec = make_project(tmp_path)
+    save_v1(spec)
+    whole = run_cli("test", spec, "--traces", tmp_path / "v2.jsonl", "--baseline", "v1", "--format", "json")
+    shards = []
+    for index in (1, 2):
+        out = tmp_path / f"shard-{index}.json"
+        run_cli(
+            "test",
+            spec,
+            "--traces",
+            tmp_path / "v2.jsonl",
+            "--baseline",
+            "v1",
+            "--shard",
+            f"{index}/2",
+            "--output",
+            out,
+        )
+        shards.append(out)
+    merged = run_cli("merge", spec, *shards, "--format", "json")
+    assert merged.returncode == whole.returncode == 1, merged.stderr
+
+    def compared(document: dict) -> dict:
+        diff = document["diff"]
+        return {"queries": diff["queries"], "total": {k: v for k, v in diff["total"].items() if k != "suite"}}
+
+    assert compared(json.loads(merged.stdout)) == compared(json.loads(whole.stdout))
+    kinds = {q["id"]: q["kinds"] for q in json.loads(merged.stdout)["diff"]["queries"]}
+    assert "regression" in kinds["price"] and kinds["size"] == []  # V2: price regresses; size is unchanged
+    console = run_cli("merge", spec, *shards).stdout
+    assert "AgentCI diff · shop · v1 → current" in console and "REGRESSION  price" in console
+    with FakeGitHub() as github:
+        code, _ = run_action_in(tmp_path, github.url, INPUT_MERGE=",".join(str(s) for s in shards))
+        [comment] = github.comments("octo/agent", 3)
+    assert code == 1 and "AgentCI diff" in comment["body"] and "v1 → current" in comment["body"]
+    assert "price" in comment["body"][comment["body"].index("AgentCI diff") :]
