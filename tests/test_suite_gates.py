@@ -73,6 +73,18 @@ def save_v1(spec: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
+def v2_in_two_shards(spec: Path) -> list[Path]:
+    """v2's traces tested against v1 in two shards (`test --shard I/2`): the shard results files."""
+    shards = []
+    for index in (1, 2):
+        out = spec.parent / f"shard-{index}.json"
+        args = ("--traces", spec.parent / "v2.jsonl", "--baseline", "v1", "--shard", f"{index}/2", "--output", out)
+        done = run_cli("test", spec, *args)
+        assert done.returncode in (0, 1), done.stderr
+        shards.append(out)
+    return shards
+
+
 def gates_of(document: dict) -> dict[str, tuple]:
     return {g["name"]: (g["status"], g["actual"], g["limit"], g["blocking"], g["line"]) for g in document["gates"]}
 
@@ -149,24 +161,8 @@ def test_test_diff_merge_the_action_and_the_python_api_judge_the_gates_alike(tmp
     diff_console = run_cli("diff", spec, "--baseline", "v1", "--compare", "v2").stdout
     assert "suite gate ✗ max_regressions: 1 regression against v1 > max 0" in diff_console
 
-    shards = []
-    for index in (1, 2):
-        out = tmp_path / f"shard-{index}.json"
-        shard = run_cli(
-            "test",
-            spec,
-            "--traces",
-            tmp_path / "v2.jsonl",
-            "--baseline",
-            "v1",
-            "--shard",
-            f"{index}/2",
-            "--output",
-            out,
-        )
-        assert shard.returncode in (0, 1), shard.stderr
-        assert json.loads(out.read_text())["gates"] == []  # a shard judges no gate of the whole
-        shards.append(out)
+    shards = v2_in_two_shards(spec)
+    assert all(json.loads(s.read_text())["gates"] == [] for s in shards)  # a shard judges no gate of the whole
     merged = run_cli("merge", spec, *shards, "--format", "json")
     assert merged.returncode == 1, merged.stderr
     assert gates_of(json.loads(merged.stdout)) == EXPECTED
@@ -312,22 +308,7 @@ def test_merged_shards_show_the_diff_the_unsharded_run_shows(tmp_path):
     spec = make_project(tmp_path)
     save_v1(spec)
     whole = run_cli("test", spec, "--traces", tmp_path / "v2.jsonl", "--baseline", "v1", "--format", "json")
-    shards = []
-    for index in (1, 2):
-        out = tmp_path / f"shard-{index}.json"
-        run_cli(
-            "test",
-            spec,
-            "--traces",
-            tmp_path / "v2.jsonl",
-            "--baseline",
-            "v1",
-            "--shard",
-            f"{index}/2",
-            "--output",
-            out,
-        )
-        shards.append(out)
+    shards = v2_in_two_shards(spec)
     merged = run_cli("merge", spec, *shards, "--format", "json")
     assert merged.returncode == whole.returncode == 1, merged.stderr
 
