@@ -43,7 +43,7 @@ def query(
     return QueryResult(
         id=qid,
         query=text,
-        file="agentci.yaml",
+        file="agentci_spec.yaml",
         line=line,
         status=Status(status),
         blocking=status == "fail" if blocking is None else blocking,
@@ -61,7 +61,7 @@ def run(*results: QueryResult, agent: str = "support-bot", warnings: list[str] |
     return RunResult(
         agentci_version="2.0.0",  # fixed, so a release does not rewrite the golden files
         agent=agent,
-        spec="agentci.yaml",
+        spec="agentci_spec.yaml",
         results=list(results),
         warnings=warnings or [],
         summary=Summary(
@@ -72,7 +72,7 @@ def run(*results: QueryResult, agent: str = "support-bot", warnings: list[str] |
             warnings=counts[Status.WARN],
             errors=counts[Status.ERROR],
             cost_usd=sum(r.cost.details.get("cost_usd") or 0 for r in results),
-            fail_on=["correctness"],
+            fail_on=["correctness", "suite"],
             aggregates=aggregate(list(results)),
         ),
     )

@@ -42,7 +42,7 @@ def test_hostile_agent_text_cannot_become_a_command():
         properties = match.group(2) or ""
         assert "::" not in properties  # the data part starts at the first '::'
     hostile = next(line for line in lines if "prompt-injection" in line)
-    assert hostile.startswith("::error file=agentci.yaml,line=27,title=AgentCI correctness%3A prompt-injection::")
+    assert hostile.startswith("::error file=agentci_spec.yaml,line=27,title=AgentCI correctness%3A prompt-injection::")
     assert "%250A" in hostile  # the literal %0A of the answer is escaped, not decoded by the runner
 
 
@@ -106,12 +106,12 @@ def test_skipped_correctness_checks_get_one_notice_on_the_spec_that_survives_the
     warnings = [query(f"w{i}", i + 1, "warn", path=layer("warn", "recall low")) for i in range(12)]
     found = annotations_for(run(query("judged", 40, "pass", correctness=skipped), *warnings))
     notices = [a for a in found if a.level == "notice"]
-    assert [(a.file, a.line, a.title) for a in notices] == [("agentci.yaml", 1, "AgentCI: not verified")]
+    assert [(a.file, a.line, a.title) for a in notices] == [("agentci_spec.yaml", 1, "AgentCI: not verified")]
     assert notices[0].message == "1 correctness check skipped, not passed: llm_judge skipped: no key⏎::error::x"
     lines = workflow_commands(found)
     assert sum(line.startswith("::warning ") for line in lines) == 10
     assert any(
-        line.startswith("::notice file=agentci.yaml,line=1,title=AgentCI%3A not verified::1 correctness")
+        line.startswith("::notice file=agentci_spec.yaml,line=1,title=AgentCI%3A not verified::1 correctness")
         for line in lines
     )
     assert all(COMMAND.match(line) for line in lines)
