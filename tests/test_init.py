@@ -29,6 +29,16 @@ def test_init_writes_a_working_starter(tmp_path):
     assert step["env"]["ANTHROPIC_API_KEY"] == "${{ secrets.ANTHROPIC_API_KEY }}"
 
 
+def test_test_without_traces_after_init_points_at_the_recorded_ones(tmp_path):
+    """The starter has no runner: `agentci test` alone cannot run the agent, and says which --traces to pass."""
+    assert run_cli("init", tmp_path).returncode == 0
+    alone = run_cli("test", cwd=tmp_path)
+    assert alone.returncode == 2 and "pass recorded traces with --traces (e.g. --traces traces/)" in alone.stderr
+    (tmp_path / "traces" / "example.jsonl").unlink()
+    (tmp_path / "traces").rmdir()
+    assert "--traces (e.g." not in run_cli("test", cwd=tmp_path).stderr  # no folder there, no example
+
+
 def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path):
     (tmp_path / "agentci_spec.yaml").write_text("mine\n")
     result = run_cli("init", tmp_path)

@@ -158,11 +158,13 @@ def _runner_of(spec: AgentCISpec, agent: Callable[..., Any] | None) -> RunnerSpe
     if agent is not None:
         return spec.runner or RunnerSpec(python="agent:given")  # the callable replaces the spec's own agent
     if spec.runner is None:
+        recorded = Path(spec.path).parent / "traces"  # where `agentci init` writes its example trace
+        example = f" (e.g. --traces {recorded}/)" if recorded.is_dir() else ""
         raise SpecError.at(
             spec.path,
             0,
             "the spec has no `runner:`, so AgentCI cannot run the agent: add one (e.g. `runner: {command: python agent.py}`) "
-            "or pass recorded traces with --traces",
+            f"or pass recorded traces with --traces{example}",
         )
     return spec.runner
 
