@@ -489,7 +489,8 @@ def traces_by_query(
     kept = {id(t) for runs in matched.by_query.values() for t in runs}
     removed = {key: runs for key, runs in priced.items() if not any(id(t) in kept for t in runs)}
     stray = [t for key, runs in priced.items() if key not in removed for t in runs if id(t) not in kept]
-    notes = [f"baseline {baseline.version}: {note}" for note in group_traces(spec.queries, stray).unmatched]
+    unmatched = group_traces(spec.queries, stray).unmatched if stray else []  # words their notes; rarely any
+    notes = [f"baseline {baseline.version}: {note}" for note in unmatched]
     return {key: runs for key, runs in matched.by_query.items() if runs}, notes, removed
 
 

@@ -10,6 +10,7 @@ Exit codes: 0 pass (warnings allowed) · 1 a blocking layer failed (`validate`: 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shlex
 import sys
@@ -124,7 +125,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(problem, file=sys.stderr)
         print(f"{args.spec}: invalid ({len(exc.problems)} problem{'s' * (len(exc.problems) != 1)})", file=sys.stderr)
         return EXIT_FAIL
-    count = len(spec.queries)
+    count = len(spec.queries)  # report.text.plural's wording, without importing the reports into validate
     say(f"{args.spec}: valid · agent {spec.agent!r} · {count} {'query' if count == 1 else 'queries'}")
     return EXIT_PASS
 
@@ -427,14 +428,19 @@ def render_diff(fmt: str, run: RunResult, diff: RunDiff) -> str:
     ](diff)
 
 
-def _fraction(text: str) -> float:
+def _number(text: str, fits: Callable[[float], bool], expected: str) -> float:
+    """`text` as a number that `fits` (NaN and text that is no number never do), else a usage error."""
     try:
         value = float(text)
     except ValueError:
-        value = -1.0
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a fraction between 0 and 1, got {text!r}")
+        value = math.nan
+    if not fits(value):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
     return value
+
+
+def _fraction(text: str) -> float:
+    return _number(text, lambda v: 0.0 <= v <= 1.0, "a fraction between 0 and 1")
 
 
 def _positive(text: str) -> int:
@@ -444,23 +450,11 @@ def _positive(text: str) -> int:
 
 
 def _dollars(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected an amount of US dollars, 0 or more, got {text!r}")
-    return value
+    return _number(text, lambda v: 0 <= v < math.inf, "an amount of US dollars, 0 or more")
 
 
 def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
-    return value
+    return _number(text, lambda v: 0 < v < math.inf, "a number of seconds above 0")
 
 
 def write_output(text: str | Iterator[str], output: str | None) -> None:
