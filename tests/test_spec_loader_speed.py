@@ -150,6 +150,7 @@ VALIDATE_MODULES = {
     "agentci_action.spec.loader",
     "agentci_action.spec.models",
     "agentci_action.spec.names",
+    "agentci_action.spec.pattern_syntax",
     "agentci_action.spec.rubric_templates",
     "agentci_action.spec.runner",
     "agentci_action.trace",
@@ -162,7 +163,20 @@ VALIDATE_SPARES = {"difflib", "json"}
 
 
 def test_validate_imports_only_the_spec_modules_and_freezes_them(write):
-    spec = write("s.yaml", "agent: demo\nqueries:\n  - id: a\n    query: a\n    tags: [smoke]\n")
+    """Not `regex` either: re's verdict on these patterns is regex's (spec/pattern_syntax.py)."""
+    spec = write(
+        "s.yaml",
+        """
+        agent: demo
+        queries:
+          - id: a
+            query: a
+            tags: [smoke]
+            correctness: {regex_match: '(?i)\\b42\\b'}
+            path:
+              expected_tool_calls: [{name: search, argument_rules: {q: {regex: '^[a-z]{2,8}$'}}}]
+        """,
+    )
     probe = (
         "import gc, sys\nbefore = set(sys.modules)\n"
         "from agentci_action.cli import main\nassert main(sys.argv[1:]) == 0\n"

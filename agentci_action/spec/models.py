@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from .checks import Checks
+from .pattern_syntax import needs_regex_check
 from .rubric_templates import RUBRIC_TEMPLATES
 from .runner import RunnerSpec
 
@@ -210,14 +211,20 @@ def _inline_rule(key: str, value: Any) -> ArgumentRule | None:
 
 def _compiled(pattern: str | None) -> str | None:
     """The pattern itself, once it is known to compile in Python's syntax and in the `regex` package that runs it
-    (engine/patterns.py: re's syntax with a time bound)."""
-    if pattern is not None:
+    (engine/patterns.py: re's syntax with a time bound). re's error wins when both reject it; regex is imported
+    only for a pattern on whose validity the two may differ (pattern_syntax.py)."""
+    if pattern is None:
+        return None
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"regex does not compile: {exc}") from None
+    if needs_regex_check(pattern):
         import regex
 
         try:
-            re.compile(pattern)
             regex.compile(pattern)
-        except (re.error, regex.error) as exc:
+        except regex.error as exc:
             raise ValueError(f"regex does not compile: {exc}") from None
     return pattern
 
