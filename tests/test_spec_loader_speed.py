@@ -158,8 +158,9 @@ VALIDATE_MODULES = {
 }
 VALIDATE_PACKAGES = {"yaml", "pydantic", "pydantic_core", "annotated_types", "typing_extensions", "typing_inspection"}
 CYTHON_AND_SYSCONFIG = ("_cython_", "cython_runtime", "_sysconfigdata_")  # PyYAML's C loader's runtime; sysconfig
-# Standard-library modules that only some specs need: difflib words an unknown key, json reads tool arguments.
-VALIDATE_SPARES = {"difflib", "json"}
+# Modules that only some specs need: difflib words an unknown key, json reads tool arguments,
+# pickle copies a YAML set, regex checks a pattern outside spec/pattern_syntax.py.
+VALIDATE_SPARES = {"difflib", "json", "pickle", "regex"}
 
 
 def test_validate_imports_only_the_spec_modules_and_freezes_them(write):
@@ -244,3 +245,10 @@ def test_validate_builds_the_spec_without_pydantic_plugins_and_leaves_them_to_la
     assert seen("validate", str(spec), PYDANTIC_DISABLE_PLUGINS="probe") == (set(), "probe")  # by name, as it was
     models, _ = seen("test", "--spec", str(spec), "--traces", str(traces), "--baseline", "none", "--format", "json")
     assert {"AgentCISpec", "UserModel"} <= models
+
+
+def test_a_yaml_set_which_marshal_cannot_copy_is_copied_by_pickle_and_reported(write):
+    spec = write("s.yaml", "agent: demo\nqueries:\n  - id: a\n    query: a\n    tags: !!set {smoke}\n")
+    with pytest.raises(loader.SpecError) as caught:
+        load_spec(spec)
+    assert [str(p) for p in caught.value.problems] == [f"{spec}:5: queries[0].tags: Input should be a valid list"]
