@@ -83,8 +83,8 @@ def _at_most(
     if limit is None:
         return None
     if actual <= limit:
-        return Check.built(name, PASS, "", {"actual": actual, "max": limit})
-    return Check.built(name, WARN, f"{what}: {actual:g} > max {limit:g}{detail()}", {"actual": actual, "max": limit})
+        return Check(name, PASS, "", {"actual": actual, "max": limit})
+    return Check(name, WARN, f"{what}: {actual:g} > max {limit:g}{detail()}", {"actual": actual, "max": limit})
 
 
 def _at_least(
@@ -94,8 +94,8 @@ def _at_least(
     if limit is None:
         return None
     if actual >= limit:
-        return Check.built(name, PASS, "", {"actual": actual, "min": limit})
-    return Check.built(name, WARN, f"{what}: {actual:.2f} < min {limit:g}{detail()}", {"actual": actual, "min": limit})
+        return Check(name, PASS, "", {"actual": actual, "min": limit})
+    return Check(name, WARN, f"{what}: {actual:.2f} < min {limit:g}{detail()}", {"actual": actual, "min": limit})
 
 
 def evaluate_path(
@@ -202,7 +202,7 @@ def _tool_list_checks(spec: PathSpec, used: list[str], details: dict[str, Any]) 
         details["forbidden_violations"] = list(calls)
         details["forbidden_calls"] = calls
         checks.append(
-            Check.built(
+            Check(
                 "forbidden_tools",
                 FAIL if calls else PASS,
                 f"forbidden tools used: {_calls_at(calls)}" if calls else "",
@@ -213,7 +213,7 @@ def _tool_list_checks(spec: PathSpec, used: list[str], details: dict[str, Any]) 
         calls = metrics.disallowed_calls(used, spec.allowed_tools, normalize)
         details["disallowed_calls"] = calls
         checks.append(
-            Check.built(
+            Check(
                 name="allowed_tools",
                 status=FAIL if calls else PASS,
                 message=f"tools not in allowed_tools: {_calls_at(calls)}" if calls else "",
@@ -235,7 +235,7 @@ def _reference_checks(
         if spec.min_sequence_similarity is None:
             return []
         # said once per run, not per query (RunResult.without_baseline): no message here
-        return [Check.built(name="min_sequence_similarity", status=SKIP, data={"reason": NO_BASELINE})]
+        return [Check(name="min_sequence_similarity", status=SKIP, data={"reason": NO_BASELINE})]
     ref_tools, source = reference
     mode, metric = spec.match_mode.value, spec.sequence_metric.value
     similarity = metrics.sequence_similarity(used, ref_tools, spec.sequence_metric)
@@ -265,9 +265,9 @@ def _reference_checks(
             f"sequence similarity ({metric}) against the {source}",
             where,
         ),
-        Check.built("match_mode", PASS, "", {"mode": mode})
+        Check("match_mode", PASS, "", {"mode": mode})
         if outcome.matched
-        else Check.built(
+        else Check(
             "match_mode", WARN, f"match mode {mode!r} against the {source} failed: {_explain(outcome)}", {"mode": mode}
         ),
     ]
@@ -324,14 +324,14 @@ def _expected_calls_check(spec: PathSpec, trace: Trace, details: dict[str, Any])
     try:
         outcome = match_calls(steps, trace.tool_calls, spec.match_mode)
     except PatternTimeout as exc:
-        return Check.built(
+        return Check(
             name="expected_tool_calls", status=ERROR, message=f"argument regex /{inert_name(exc.pattern)}/ {exc}"
         )
     labels = _Labels(steps, trace.tool_calls)
     details["expected_tool_calls"] = _call_match_details(outcome, spec.match_mode, labels)
     data = {"mode": spec.match_mode.value}
     if outcome.matched:
-        return Check.built(name="expected_tool_calls", status=PASS, data=data)
+        return Check(name="expected_tool_calls", status=PASS, data=data)
     parts = []
     if outcome.first_divergence is not None:
         d = outcome.first_divergence
@@ -351,7 +351,7 @@ def _expected_calls_check(spec: PathSpec, trace: Trace, details: dict[str, Any])
                 f"arguments of {labels.call(near.call)} at step {near.call} vs expected_tool_calls[{near.step}]: "
                 + _listed([str(m) for m in near.mismatches])
             )
-    return Check.built(
+    return Check(
         name="expected_tool_calls",
         status=WARN,
         message=f"expected_tool_calls not matched ({spec.match_mode.value}): {'; '.join(parts)}",
@@ -392,7 +392,7 @@ def _handoff_checks(spec: PathSpec, trace: Trace, details: dict[str, Any]) -> li
     if spec.expected_handoff is not None:
         ok = spec.expected_handoff in targets
         checks.append(
-            Check.built(
+            Check(
                 name="expected_handoff",
                 status=PASS if ok else WARN,
                 message=""
@@ -404,7 +404,7 @@ def _handoff_checks(spec: PathSpec, trace: Trace, details: dict[str, Any]) -> li
         allowed = set(spec.expected_handoffs_available)
         stray = list(dict.fromkeys(t for t in targets if t not in allowed))
         checks.append(
-            Check.built(
+            Check(
                 name="expected_handoffs_available",
                 status=WARN if stray else PASS,
                 message=f"handoff to an agent not in expected_handoffs_available: {_names(stray)}" if stray else "",

@@ -41,7 +41,6 @@ from .results import (
     ShardInfo,
     Status,
     Summary,
-    _built,
 )
 from .score import letter_grade, suite_composite_score
 from .shard import select_shard
@@ -252,9 +251,9 @@ def _evaluate_run(
 
 def failed_run_layers(error: str) -> dict[str, LayerResult]:
     """Correctness errors with the runner's message; path and cost are skipped, having no trace to look at."""
-    skipped = Check.built("agent_run", SKIP, "not evaluated: the agent run produced no trace")
+    skipped = Check("agent_run", SKIP, "not evaluated: the agent run produced no trace")
     return {
-        "correctness": LayerResult.from_checks([Check.built("agent_run", ERROR, error)]),
+        "correctness": LayerResult.from_checks([Check("agent_run", ERROR, error)]),
         "path": LayerResult.from_checks([skipped]),
         "cost": LayerResult.from_checks([skipped]),
     }
@@ -277,26 +276,23 @@ def evaluate_query(
     answer = most_frequent([trace.final_answer.strip() for trace in traces]) or ""
     layers, reliability, score = combine_runs(query, runs, composite)
     blocking = is_blocking(layers, settings.fail_on)
-    return _built(  # QueryResult.built without the keyword round trip, fields in declaration order
-        QueryResult,
-        {
-            "id": query.key,
-            "query": query.query,
-            "file": query.file,
-            "line": query.line,
-            "tags": list(query.tags),
-            "status": query_status(layers, blocking),
-            "blocking": blocking,
-            "correctness": layers["correctness"],
-            "path": layers["path"],
-            "cost": layers["cost"],
-            "trace_source": traces[0].source,
-            "runs": len(traces),
-            "reliability": reliability,
-            "score": score,
-            "answer": redact(answer, leaks) if leaks else answer,
-            "tools": list(most_frequent([tuple(trace.tool_names) for trace in traces]) or ()),
-        },
+    return QueryResult(
+        id=query.key,
+        query=query.query,
+        file=query.file,
+        line=query.line,
+        tags=list(query.tags),
+        status=query_status(layers, blocking),
+        blocking=blocking,
+        correctness=layers["correctness"],
+        path=layers["path"],
+        cost=layers["cost"],
+        trace_source=traces[0].source,
+        runs=len(traces),
+        reliability=reliability,
+        score=score,
+        answer=redact(answer, leaks) if leaks else answer,
+        tools=list(most_frequent([tuple(trace.tool_names) for trace in traces]) or ()),
     )
 
 
