@@ -77,6 +77,23 @@ def test_forbidden_names_are_case_and_separator_insensitive_and_counted_once():
     assert metrics.forbidden_violations(["websearch2"], ["web_search"]) == []
 
 
+def test_a_deny_list_remembering_allowed_names_still_catches_every_forbidden_call():
+    """forbidden_calls remembers, per deny-list, the names it saw allowed, and answers from that memo when a trace
+    calls nothing else: a forbidden call after thousands of clean traces, under any spelling, is still found."""
+    rng = random.Random(7)
+    clean = ["search", "fetch", "Summarize", "grade"]
+    deny = ["Delete-File", "shell"]
+    for _ in range(2000):
+        assert metrics.forbidden_calls(rng.choices(clean, k=20), deny) == {}
+    assert metrics.forbidden_calls(["search", "delete_file", "fetch", "DeleteFile"], deny) == {"Delete-File": [1, 3]}
+    assert metrics.forbidden_calls(["Shell"], deny, normalize=False) == {}  # exact names: Shell is not shell
+    assert metrics.forbidden_calls(["Shell"], deny) == {"shell": [0]}  # nor does that memo leak into this list
+    many = [f"tool_{i}" for i in range(metrics.MAX_ALLOWED_SEEN + 10)]
+    assert metrics.forbidden_calls(many, ["other"]) == {} and metrics.forbidden_calls([*many, "other"], ["other"]) == {
+        "other": [len(many)]
+    }
+
+
 @pytest.mark.parametrize(
     ("mode", "predicted", "reference", "matched"),
     [

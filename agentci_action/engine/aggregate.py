@@ -61,7 +61,8 @@ def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
     n = len(runs)
     statuses = [run.status for run in runs]
     passed = statuses.count(PASS)
-    costs: list[float | None] = [run.layers["cost"].details.get("cost_usd") for run in runs]
+    cost_details = [run.layers["cost"].details for run in runs]
+    costs: list[float | None] = [details.get("cost_usd") for details in cost_details]
     known_costs = [cost for cost in costs if cost is not None]
     known_cost = sum(known_costs) if len(known_costs) == n else None
     metrics = {}
@@ -86,7 +87,7 @@ def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
         pass_rate_ci95=ci95,
         flaky=flaky,
         cost_usd=None if known_cost is None else float(known_cost),
-        total_tokens=sum(run.layers["cost"].details.get("total_tokens") or 0 for run in runs),
+        total_tokens=sum([details.get("total_tokens") or 0 for details in cost_details]),
         cost_of_pass_usd=None if known_cost is None else stats.cost_of_pass(known_costs, passed),
         run_statuses=statuses,
         metrics=metrics,

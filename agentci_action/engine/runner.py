@@ -196,7 +196,7 @@ _SOFT_BLOCKING = (FAIL, WARN)  # what a path or cost layer named in fail-on bloc
 
 def is_blocking(layers: dict[str, LayerResult], fail_on: frozenset[str]) -> bool:
     """Whether these layer results block under fail-on."""
-    if "correctness" in fail_on and any(layer.status is FAIL for layer in layers.values()):
+    if "correctness" in fail_on and FAIL in [layer.status for layer in layers.values()]:
         return True
     return ("path" in fail_on and layers["path"].status in _SOFT_BLOCKING) or (
         "cost" in fail_on and layers["cost"].status in _SOFT_BLOCKING
@@ -292,7 +292,7 @@ def evaluate_query(
         reliability=reliability,
         score=score,
         answer=redact(answer, leaks) if leaks else answer,
-        tools=list(most_frequent([tuple(trace.tool_names) for trace in traces]) or ()),
+        tools=list(most_frequent([trace.tool_sequence for trace in traces]) or ()),
     )
 
 

@@ -62,13 +62,15 @@ def weighted_score(dimensions: dict[str, float | None], weights: ScoreWeights) -
 
     {tool_accuracy 1.0, output_quality 0.9, sequence_correctness 1.0} at 30/50/20 → 95.0.
     """
-    pairs: list[tuple[float, float]] = [
-        (getattr(weights, name), value) for name, value in dimensions.items() if value is not None
-    ]
-    total = sum(w for w, _ in pairs)
+    total = weighted = 0.0
+    for name, value in dimensions.items():
+        if value is not None:
+            weight: float = getattr(weights, name)
+            total += weight
+            weighted += weight * value
     if total == 0:
         return None
-    return 100 * sum(w * v for w, v in pairs) / total
+    return 100 * weighted / total
 
 
 def run_score(correctness: LayerResult, path: LayerResult, weights: ScoreWeights) -> RunScore:
