@@ -70,6 +70,26 @@ def test_loops_reference_example_with_positions():
     assert metrics.loop_count(["a", "b", "a"]) == 0
 
 
+def test_loops_against_a_run_length_oracle():
+    """find_loops equals the runs of itertools.groupby longer than one, on random sequences with long runs."""
+    from itertools import groupby
+
+    rng = random.Random(3)
+    for _ in range(500):
+        sequence = [rng.choice("aab") for _ in range(rng.randrange(0, 30))]
+        expected, start = [], 0
+        for tool, group in groupby(sequence):
+            count = len(list(group))
+            if count > 1:
+                expected.append((tool, start, count))
+            start += count
+        found = metrics.find_loops(sequence)
+        assert found == expected and all(type(loop) is metrics.Loop for loop in found)
+        assert [(loop.tool, loop.start, loop.count, loop.repeats) for loop in found] == [
+            (*loop, loop[2] - 1) for loop in expected
+        ]
+
+
 def test_forbidden_names_are_case_and_separator_insensitive_and_counted_once():
     used = ["EditFile", "edit-file", "read_file", "edit_file"]
     assert metrics.forbidden_violations(used, ["edit_file", "bash"]) == ["edit_file"]

@@ -91,8 +91,10 @@ def content_notes(traces: list[Trace]) -> list[str]:
     notes: dict[str, str] = {}
     for trace in traces:
         switch = trace.metadata.get("content_missing")
+        if not switch:
+            continue
         file = trace.source.rpartition(":")[0] or trace.source
-        if switch and file not in notes:
+        if file not in notes:
             notes[file] = (
                 f"{file}: the spans record no message content (no prompt, answer or tool call), so answer and "
                 f"path checks see nothing: {switch}"
@@ -175,8 +177,10 @@ def require_traces(queries: list[QuerySpec], by_query: dict[str, list[Trace]]) -
 def unasked_runs(query: QuerySpec, traces: list[Trace]) -> bool:
     """More traces than the runs the spec asks for (1 without `runs:`) that their `run` indices do not tell
     apart as intended repeats (an index missing or repeated): the mark of a file appended to by reruns."""
+    if len(traces) <= (query.runs or 1):
+        return False
     indexes = [t.run for t in traces]
-    return len(traces) > (query.runs or 1) and (None in indexes or len(set(indexes)) < len(indexes))
+    return None in indexes or len(set(indexes)) < len(indexes)
 
 
 def extra_runs_note(query: QuerySpec, traces: list[Trace]) -> str:
