@@ -371,9 +371,10 @@ def run_spec(
     selected = queries if queries is not None else spec.queries
     if shard is not None:
         selected = select_shard(selected, shard)
-    if release_traces:
+    if queries is None or release_traces:  # the whole suite, once: the spec is not made to hold on to the traces
         index = group_traces(spec.queries, traces)
-        traces.clear()
+        if release_traces:
+            traces.clear()
     else:  # indexed once per spec and trace list: a pytest suite evaluates one query per call
         index = spec.memoised("traces_by_query", (traces,), lambda: group_traces(spec.queries, traces))
     require_traces(selected, index.by_query)
