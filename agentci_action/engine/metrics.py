@@ -113,9 +113,10 @@ _edit = _pairwise(
 
 def sequence_similarity(predicted: Sequence[str], reference: Sequence[str], metric: SequenceMetric) -> float:
     """The chosen sequence metric: lcs_similarity or edit_similarity."""
-    if metric is SequenceMetric.EDIT_DISTANCE:
-        return edit_similarity(predicted, reference)
-    return lcs_similarity(predicted, reference)
+    return (_edit if metric is _EDIT_DISTANCE else _lcs)(predicted, reference)
+
+
+_EDIT_DISTANCE = SequenceMetric.EDIT_DISTANCE
 
 
 class Loop(NamedTuple):

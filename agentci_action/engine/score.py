@@ -20,6 +20,7 @@ from .results import FAIL, PASS, LayerResult, MetricChange, QueryResult, RunResu
 
 JUDGE_SCALE = (1, 5)
 GRADES = ((0.95, "A"), (0.85, "B"), (0.75, "C"), (0.65, "D"))
+_JUDGE_KINDS = frozenset(JUDGE_KINDS)
 
 
 class RunScore(NamedTuple):
@@ -43,7 +44,7 @@ def judge_scores(correctness: LayerResult) -> list[float]:
     return [
         score
         for c in correctness.checks
-        if c.name in JUDGE_KINDS and isinstance(score := c.data.get("score"), (int, float))
+        if c.name in _JUDGE_KINDS and isinstance(score := c.data.get("score"), (int, float))
     ]
 
 
@@ -114,7 +115,10 @@ def suite_composite_score(results: list[QueryResult]) -> float:
 
 def letter_grade(score: float) -> str:
     """A ≥ 0.95, B ≥ 0.85, C ≥ 0.75, D ≥ 0.65, else F. 0.925 → B."""
-    return next((grade for threshold, grade in GRADES if score >= threshold), "F")
+    for threshold, grade in GRADES:  # a loop, not next() over a generator: graded once per query
+        if score >= threshold:
+            return grade
+    return "F"
 
 
 def uplift(current: float | None, baseline: float | None) -> float | None:
