@@ -351,3 +351,41 @@ queries:
     assert list(result.model_dump()) == [f.name for f in dataclasses.fields(QueryResult)]  # in declaration order
     assert result == QueryResult.model_validate(result.model_dump())
     assert result.tags == ["smoke"] and result.tags is not spec.queries[0].tags
+
+
+def test_queries_without_a_checks_block_share_an_empty_one_nothing_fills(write):
+    """A query without `checks:` is given the shared NO_CHECKS instead of a fresh empty set of checks: a suite mixing
+    such queries with ones whose checks find a leak, fail and pass must leave it empty."""
+    from agentci_action.engine.checks import NO_CHECKS
+
+    spec = load_spec(
+        write(
+            "mixed.yaml",
+            """
+agent: a
+queries:
+  - id: plain
+    query: P?
+    correctness: {expected_in_answer: [x]}
+  - id: checked
+    query: C?
+    checks:
+      safety: {no_pii_leakage: true}
+      validity: {max_length: 5}
+  - id: plain-too
+    query: Q?
+    path: {max_tool_calls: 0}
+""",
+        )
+    )
+    traces = [
+        Trace.model_validate({"id": "plain", "final_answer": "x"}),
+        Trace.model_validate({"id": "checked", "final_answer": "mail me at jane.doe@example.com"}),
+        Trace.model_validate({"id": "plain-too", "final_answer": "y", "tool_calls": [{"name": "t"}]}),
+    ]
+    run = run_spec(spec, traces)
+    checked = run.results[1]
+    assert [c.status for c in checked.correctness.checks] == [Status.WARN, Status.FAIL]  # the leak warns
+    assert "jane.doe@example.com" not in checked.model_dump_json()
+    assert run.results[0].correctness.checks[0].status is Status.PASS and run.results[2].path.status is Status.WARN
+    assert NO_CHECKS.by_layer == {"correctness": [], "path": [], "cost": []} and NO_CHECKS.leaks == []

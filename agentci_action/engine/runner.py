@@ -20,7 +20,7 @@ from ..spec.models import AgentCISpec, CompositeWeights, QuerySpec, spec_hash
 from ..trace.models import Trace
 from .aggregate import Run, combine_runs
 from .aggregates import CheckTally, TallyCounter, aggregate, check_tally
-from .checks import evaluate_checks, mask_layers
+from .checks import NO_CHECKS, evaluate_checks, mask_layers
 from .checks.answer import Embedder
 from .checks.leakage import Finding, redact
 from .correctness import Judge, asks_for_judge, evaluate_correctness
@@ -110,28 +110,33 @@ def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
     """
     universe = all_queries or queries
     by_id = {q.key: q for q in universe}
-    by_text: dict[str, QuerySpec] = {}
-    for q in universe:
-        by_text.setdefault(q.query, q)
-    grouped: dict[str, list[Trace]] = {q.key: [] for q in queries}
-    every: dict[str, list[Trace]] = {q.key: [] for q in universe}
+    by_text: dict[str, QuerySpec] | None = None  # made when a trace first needs it: most are matched by id
+    every: dict[str, list[Trace]] = {key: [] for key in by_id}
     unmatched = []
     for trace in traces:
         query = by_id.get(trace.id) if trace.id else None
         if query is None and trace.query is not None:
+            if by_text is None:
+                by_text = {}
+                for q in universe:
+                    by_text.setdefault(q.query, q)
             query = by_text.get(trace.query)
         if query is None:
             label = f"id {trace.id!r}" if trace.id else f"query {trace.query!r}"
             unmatched.append(f"{trace.source}: trace with {label} matches no query in the spec")
             continue
         every[query.key].append(trace)
-        if query.key in grouped:
-            grouped[query.key].append(trace)
-    for runs in grouped.values():
-        runs.sort(key=lambda t: t.run if t.run is not None else -1)
     # Over every query of the spec, like `unmatched`: each shard then warns alike and merged shards equal the run.
-    extra = [extra_runs_note(q, every[q.key]) for q in universe if unasked_runs(q, every[q.key])]
+    extra = [extra_runs_note(q, runs) for q in universe if unasked_runs(q, runs := every[q.key])]
+    grouped = every if universe is queries else {q.key: list(every[q.key]) for q in queries}
+    for runs in grouped.values():
+        if len(runs) > 1:
+            runs.sort(key=_run_order)
     return Matched(grouped, unmatched, content_notes(traces) + extra)
+
+
+def _run_order(trace: Trace) -> int:
+    return trace.run if trace.run is not None else -1
 
 
 def check_variant_counts(queries: list[QuerySpec], baselines: dict[str, list[Trace]]) -> None:
@@ -241,14 +246,16 @@ def _evaluate_run(
     A run `agentci run` got no trace from is an error, with nothing else evaluated."""
     if trace.run_error is not None:
         return failed_run_layers(trace.run_error)
-    extra = evaluate_checks(query, trace, judge, embedder)
+    extra = evaluate_checks(query, trace, judge, embedder) if query.checks is not None else NO_CHECKS
     path = evaluate_path(query.path, trace, variants, extra.by_layer["path"])
     baseline = variants[path.details["baseline_variant"]] if variants else None
     layers = {
         "correctness": evaluate_correctness(query, trace, judge, extra.by_layer["correctness"]),
-        "path": _with_process(query, trace, path),
+        "path": _with_process(query, trace, path) if query.process is not None else path,
         "cost": evaluate_cost(query.cost, trace, baseline, extra.by_layer["cost"]),
     }
+    if not extra.leaks:
+        return layers
     leaks.extend(extra.leaks)
     return mask_layers(layers, extra.leaks)
 
