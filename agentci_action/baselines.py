@@ -499,7 +499,7 @@ def reference_variants(runs: list[Trace]) -> list[Trace]:
     order, at most MAX_VARIANTS (runs repeating a route add no variant; a sixth distinct route is left out)."""
     seen: dict[tuple[str, ...], Trace] = {}
     for trace in runs:
-        seen.setdefault(tuple(trace.tool_names), trace)
+        seen.setdefault(trace.tool_sequence, trace)
     return list(seen.values())[:MAX_VARIANTS]
 
 

@@ -300,7 +300,7 @@ def _figures(result: QueryResult, runs: list[Trace]) -> _Figures:
     return _Figures(
         status=result.status,
         correctness=result.correctness.status,
-        routes=[tuple(t.tool_names) for t in runs],
+        routes=[t.tool_sequence for t in runs],
         tool_calls=result.figure("tool_calls"),
         precision=result.figure("tool_precision"),
         recall=result.figure("tool_recall"),
@@ -345,7 +345,7 @@ def _unevaluated(runs: list[Trace]) -> _Figures:
     return _Figures(
         None,
         None,
-        [tuple(t.tool_names) for t in runs],
+        [t.tool_sequence for t in runs],
         mean([len(t.tool_calls) for t in runs]),
         None,
         None,

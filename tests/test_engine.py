@@ -1,6 +1,9 @@
 """The three layers and the runner: statuses, messages that say what diverged, gating, fail-on, matching."""
 
+import dataclasses
+
 import pytest
+from pydantic import ValidationError
 
 from agentci_action.engine.correctness import (
     JudgeRequest,
@@ -298,17 +301,22 @@ def test_summary_counts(write):
     assert s.cost_usd == 0.25 and s.total_tokens == 10 and s.fail_on == ["correctness", "suite"]
 
 
-def test_results_built_without_validation_are_the_validated_ones(write):
-    """Check.built, LayerResult.from_checks and QueryResult.built skip pydantic's validation: what they build must be
-    equal, field for field and byte for byte, to the validated model, and stay an ordinary model (copy, assign, dump)."""
+def test_results_made_without_validation_read_back_equal_through_pydantic(write):
+    """A query's results are dataclasses the engine makes unvalidated: pydantic must write them as the results JSON
+    and read that JSON back into equal objects (statuses as Status members), refusing what is not a result."""
     data = {"actual": 3, "max": 2.5}
-    built = Check.built(name="max_loops", status=Status.WARN, message="loops: 3 > max 2.5", data=data)
-    validated = Check(name="max_loops", status=Status.WARN, message="loops: 3 > max 2.5", data=data)
-    assert built == validated and built.model_dump_json() == validated.model_dump_json()
-    assert Check.built(name="x", status=Status.PASS) == Check(name="x", status=Status.PASS)
-    layer = LayerResult.from_checks(
-        [built, Check.built(name="y", status=Status.SKIP, message="skipped")], {"tool_calls": 4}
+    built = Check(name="max_loops", status=Status.WARN, message="loops: 3 > max 2.5", data=data)
+    validated = Check.model_validate_json(built.model_dump_json())
+    assert (
+        built == validated
+        and validated.status is Status.WARN
+        and built.model_dump_json()
+        == ('{"name":"max_loops","status":"warn","message":"loops: 3 > max 2.5","data":{"actual":3,"max":2.5}}')
     )
+    assert Check(name="x", status=Status.PASS) == Check(name="x", status=Status.PASS)
+    with pytest.raises(ValidationError, match="status"):
+        Check.model_validate({"name": "x", "status": "fine"})
+    layer = LayerResult.from_checks([built, Check(name="y", status=Status.SKIP, message="skipped")], {"tool_calls": 4})
     assert layer.status is Status.WARN and layer.messages == ["loops: 3 > max 2.5", "skipped"]
     assert layer.model_dump_json() == LayerResult.model_validate(layer.model_dump()).model_dump_json()
     layer.messages = ["reassigned"]  # assignment records the field as set, as on a validated model
@@ -340,6 +348,44 @@ queries:
     run = run_spec(spec, [trace])
     assert run.model_dump_json() == RunResult.model_validate_json(run.model_dump_json()).model_dump_json()
     result = run.results[0]
-    assert list(result.model_dump()) == list(QueryResult.model_fields)  # written in declaration order
+    assert list(result.model_dump()) == [f.name for f in dataclasses.fields(QueryResult)]  # in declaration order
     assert result == QueryResult.model_validate(result.model_dump())
     assert result.tags == ["smoke"] and result.tags is not spec.queries[0].tags
+
+
+def test_queries_without_a_checks_block_share_an_empty_one_nothing_fills(write):
+    """A query without `checks:` is given the shared NO_CHECKS instead of a fresh empty set of checks: a suite mixing
+    such queries with ones whose checks find a leak, fail and pass must leave it empty."""
+    from agentci_action.engine.checks import NO_CHECKS
+
+    spec = load_spec(
+        write(
+            "mixed.yaml",
+            """
+agent: a
+queries:
+  - id: plain
+    query: P?
+    correctness: {expected_in_answer: [x]}
+  - id: checked
+    query: C?
+    checks:
+      safety: {no_pii_leakage: true}
+      validity: {max_length: 5}
+  - id: plain-too
+    query: Q?
+    path: {max_tool_calls: 0}
+""",
+        )
+    )
+    traces = [
+        Trace.model_validate({"id": "plain", "final_answer": "x"}),
+        Trace.model_validate({"id": "checked", "final_answer": "mail me at jane.doe@example.com"}),
+        Trace.model_validate({"id": "plain-too", "final_answer": "y", "tool_calls": [{"name": "t"}]}),
+    ]
+    run = run_spec(spec, traces)
+    checked = run.results[1]
+    assert [c.status for c in checked.correctness.checks] == [Status.WARN, Status.FAIL]  # the leak warns
+    assert "jane.doe@example.com" not in checked.model_dump_json()
+    assert run.results[0].correctness.checks[0].status is Status.PASS and run.results[2].path.status is Status.WARN
+    assert NO_CHECKS.by_layer == {"correctness": [], "path": [], "cost": []} and NO_CHECKS.leaks == []

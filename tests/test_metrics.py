@@ -70,11 +70,48 @@ def test_loops_reference_example_with_positions():
     assert metrics.loop_count(["a", "b", "a"]) == 0
 
 
+def test_loops_against_a_run_length_oracle():
+    """find_loops equals the runs of itertools.groupby longer than one, on random sequences with long runs."""
+    from itertools import groupby
+
+    rng = random.Random(3)
+    for _ in range(500):
+        sequence = [rng.choice("aab") for _ in range(rng.randrange(0, 30))]
+        expected, start = [], 0
+        for tool, group in groupby(sequence):
+            count = len(list(group))
+            if count > 1:
+                expected.append((tool, start, count))
+            start += count
+        found = metrics.find_loops(sequence)
+        assert found == expected and all(type(loop) is metrics.Loop for loop in found)
+        assert [(loop.tool, loop.start, loop.count, loop.repeats) for loop in found] == [
+            (*loop, loop[2] - 1) for loop in expected
+        ]
+
+
 def test_forbidden_names_are_case_and_separator_insensitive_and_counted_once():
     used = ["EditFile", "edit-file", "read_file", "edit_file"]
     assert metrics.forbidden_violations(used, ["edit_file", "bash"]) == ["edit_file"]
     assert metrics.forbidden_violations(["Web Search"], ["web_search"]) == ["web_search"]
     assert metrics.forbidden_violations(["websearch2"], ["web_search"]) == []
+
+
+def test_a_deny_list_remembering_allowed_names_still_catches_every_forbidden_call():
+    """forbidden_calls remembers, per deny-list, the names it saw allowed, and answers from that memo when a trace
+    calls nothing else: a forbidden call after thousands of clean traces, under any spelling, is still found."""
+    rng = random.Random(7)
+    clean = ["search", "fetch", "Summarize", "grade"]
+    deny = ["Delete-File", "shell"]
+    for _ in range(2000):
+        assert metrics.forbidden_calls(rng.choices(clean, k=20), deny) == {}
+    assert metrics.forbidden_calls(["search", "delete_file", "fetch", "DeleteFile"], deny) == {"Delete-File": [1, 3]}
+    assert metrics.forbidden_calls(["Shell"], deny, normalize=False) == {}  # exact names: Shell is not shell
+    assert metrics.forbidden_calls(["Shell"], deny) == {"shell": [0]}  # nor does that memo leak into this list
+    many = [f"tool_{i}" for i in range(metrics.MAX_ALLOWED_SEEN + 10)]
+    assert metrics.forbidden_calls(many, ["other"]) == {} and metrics.forbidden_calls([*many, "other"], ["other"]) == {
+        "other": [len(many)]
+    }
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,8 @@ what run_spec keeps between calls (the spec's hash, the traces by query) is neve
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from conftest import ROOT
 
@@ -31,6 +33,18 @@ def _spec_and_traces(write, write_traces, answer="4"):
         write("s.yaml", "agent: demo\nqueries:\n  - id: a\n    query: a\n    correctness: {exact_match: '4'}\n")
     )
     return spec, load_traces([str(write_traces("t.jsonl", [{"id": "a", "final_answer": answer}]))])
+
+
+def test_only_a_query_at_a_time_keeps_the_trace_list_indexed(write, write_traces):
+    """The whole suite is evaluated once: the spec must not keep that trace list (and every trace in it) alive
+    after the caller drops it, which also made the next run free the last one's traces. Evaluating one query per
+    call keeps the list's index, and the list, for the calls to come."""
+    spec, traces = _spec_and_traces(write, write_traces)
+    held = sys.getrefcount(traces)
+    run_spec(spec, traces)
+    assert sys.getrefcount(traces) == held
+    run_spec(spec, traces, queries=spec.queries)
+    assert sys.getrefcount(traces) > held
 
 
 def test_another_trace_list_is_indexed_anew(write, write_traces):

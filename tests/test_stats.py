@@ -151,3 +151,19 @@ def test_progress_rate_and_strategic_drift():
     assert strategic_drift(["search", "browse", "generate", "browse"], {"search", "generate"}) == 0.5
     assert strategic_drift([], {"search"}) == 0.0
     assert strategic_drift(["x"], set()) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("items", "expected"),
+    [
+        ([], None),
+        (["a"], "a"),
+        (["a", "a"], "a"),
+        (["a", "b"], "a"),  # a tie: the first seen
+        (["b", "a", "a"], "a"),
+        (["b", "a", "b", "a"], "b"),
+        ([("x", "y"), ("z",), ("z",)], ("z",)),
+    ],
+)
+def test_the_most_frequent_item_is_the_first_seen_among_equals(items, expected):
+    assert stats.most_frequent(items) == expected

@@ -59,18 +59,18 @@ class TallyCounter:
         self.judge_usages: list[dict[str, Any]] = []
 
     def add(self, result: QueryResult) -> None:
-        rate_of = _RATE_OF.get
         ran_here: set[str] = set()
         hit_here: set[str] = set()
         for check in result.correctness.checks:  # the judge's usage is only ever on correctness checks
-            if isinstance(usage := check.data.get("usage"), dict):
+            if "usage" in check.data and isinstance(usage := check.data["usage"], dict):
                 self.judge_usages.append(usage)
         for layer in (result.correctness, result.path, result.cost):
             for check in layer.checks:
                 status = check.status
                 if status is SKIP:
                     self.skipped += 1
-                elif (rate := rate_of(check.name)) is not None and status in _RAN:
+                elif check.name in _RATE_OF and status in _RAN:  # most checks feed no rate
+                    rate = _RATE_OF[check.name]
                     ran_here.add(rate)
                     if status in _HITS[rate]:
                         hit_here.add(rate)

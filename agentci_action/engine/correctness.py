@@ -60,7 +60,7 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
     if spec.expected_in_answer is not None:
         missing = [t for t in spec.expected_in_answer if t.lower() not in lowered]
         checks.append(
-            Check.built(
+            Check(
                 "expected_in_answer",
                 FAIL if missing else PASS,
                 f"expected in answer but missing: {', '.join(repr(t) for t in missing)}" if missing else "",
@@ -70,7 +70,7 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
     if spec.not_in_answer is not None:
         found = [t for t in spec.not_in_answer if t.lower() in lowered]
         checks.append(
-            Check.built(
+            Check(
                 "not_in_answer",
                 FAIL if found else PASS,
                 f"forbidden in answer but found: {', '.join(repr(t) for t in found)}" if found else "",
@@ -80,7 +80,7 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
     if spec.exact_match is not None:
         ok = answer.strip() == spec.exact_match.strip()
         checks.append(
-            Check.built(
+            Check(
                 name="exact_match",
                 status=PASS if ok else FAIL,
                 message=""
@@ -100,10 +100,10 @@ def _regex_check(pattern: str, answer: str) -> Check:
     try:
         ok = found(pattern, answer)
     except PatternTimeout as exc:
-        return Check.built(name="regex_match", status=ERROR, message=f"regex /{inert_name(pattern)}/ {exc}")
+        return Check(name="regex_match", status=ERROR, message=f"regex /{inert_name(pattern)}/ {exc}")
     if ok:
-        return Check.built("regex_match", PASS)
-    return Check.built("regex_match", FAIL, f"answer does not match regex /{inert_name(pattern)}/")
+        return Check("regex_match", PASS)
+    return Check("regex_match", FAIL, f"answer does not match regex /{inert_name(pattern)}/")
 
 
 def _json_schema_check(schema: dict[str, Any], answer: str) -> Check:
@@ -112,7 +112,7 @@ def _json_schema_check(schema: dict[str, Any], answer: str) -> Check:
     try:
         document = json.loads(answer)
     except json.JSONDecodeError as exc:
-        return Check.built(
+        return Check(
             name="json_schema",
             status=FAIL,
             message=f"answer is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
@@ -122,7 +122,7 @@ def _json_schema_check(schema: dict[str, Any], answer: str) -> Check:
     else:
         too_deep = deeper_than(document)
     if too_deep:
-        return Check.built(
+        return Check(
             name="json_schema",
             status=FAIL,
             message=f"answer is JSON nested deeper than {MAX_NESTING} levels: not validated",
@@ -132,15 +132,15 @@ def _json_schema_check(schema: dict[str, Any], answer: str) -> Check:
     try:
         errors = sorted(local_validator(schema).iter_errors(document), key=lambda e: list(e.absolute_path))
     except Unresolvable as exc:  # validation rejects these; a schema built in code may still carry one
-        return Check.built(
+        return Check(
             name="json_schema",
             status=ERROR,
             message=f"the JSON Schema has a $ref that does not resolve: {_snippet(str(exc), 120)}",
         )
     if not errors:
-        return Check.built(name="json_schema", status=PASS)
+        return Check(name="json_schema", status=PASS)
     described = [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {_snippet(e.message, 120)}" for e in errors]
-    return Check.built(
+    return Check(
         name="json_schema",
         status=FAIL,
         message=f"answer violates the JSON Schema: {'; '.join(described[:5])}"
@@ -183,7 +183,7 @@ def grounding_context(trace: Trace) -> list[str]:
 
 
 def _skipped(request: JudgeRequest, reason: str) -> Check:
-    return Check.built(
+    return Check(
         name=request.kind,
         status=SKIP,
         message=f"{request.kind} skipped: {reason}",

@@ -29,12 +29,10 @@ def _limit(
         return None
     if actual is None:
         because = unknown or f"the trace does not record {what}"
-        return Check.built(name, SKIP, f"{name} skipped: {because}")
+        return Check(name, SKIP, f"{name} skipped: {because}")
     if actual <= limit:
-        return Check.built(name, PASS, "", {"actual": actual, "max": limit})
-    return Check.built(
-        name, WARN, f"{what}: {unit}{actual:,.6g} > max {unit}{limit:,.6g}", {"actual": actual, "max": limit}
-    )
+        return Check(name, PASS, "", {"actual": actual, "max": limit})
+    return Check(name, WARN, f"{what}: {unit}{actual:,.6g} > max {unit}{limit:,.6g}", {"actual": actual, "max": limit})
 
 
 def evaluate_cost(
@@ -72,7 +70,7 @@ def evaluate_cost(
 
 def _multiplier_check(limit: float, trace: Trace, baseline: Trace | None, details: dict[str, Any]) -> Check:
     if baseline is None:  # said once per run, not per query (RunResult.without_baseline): no message here
-        return Check.built(name="max_cost_multiplier", status=SKIP, data={"reason": NO_BASELINE})
+        return Check(name="max_cost_multiplier", status=SKIP, data={"reason": NO_BASELINE})
     multiplier = cost_multiplier(trace.total_cost_usd, baseline.total_cost_usd)
     if multiplier is None:
         if baseline.total_cost_usd == 0:
@@ -81,10 +79,10 @@ def _multiplier_check(limit: float, trace: Trace, baseline: Trace | None, detail
             reason = f"the cost is unknown ({unknown_cost_reason(trace)})"
         else:
             reason = f"the baseline cost is unknown ({unknown_cost_reason(baseline)})"
-        return Check.built(name="max_cost_multiplier", status=SKIP, message=f"cost multiplier skipped: {reason}")
+        return Check(name="max_cost_multiplier", status=SKIP, message=f"cost multiplier skipped: {reason}")
     details["cost_multiplier"] = multiplier
     ok = multiplier <= limit
-    return Check.built(
+    return Check(
         name="max_cost_multiplier",
         status=PASS if ok else WARN,
         message=""

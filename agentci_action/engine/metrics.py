@@ -8,7 +8,7 @@ stays fast on traces with thousands of calls.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from itertools import compress, islice
@@ -21,7 +21,7 @@ from ..limits import MAX_SEQUENCE_CELLS
 from ..spec.models import MatchMode, SequenceMetric
 
 CACHED_FROM_CELLS = 1_000_000  # pairs smaller than this are computed afresh: faster than hashing them
-Similarity = Callable[[list[str], list[str]], float]
+Similarity = Callable[[Sequence[str], Sequence[str]], float]
 
 
 def tool_recall(expected: set[str], used: set[str]) -> float:
@@ -48,7 +48,7 @@ def tool_f1(precision: float, recall: float) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def lcs_similarity(predicted: list[str], reference: list[str]) -> float:
+def lcs_similarity(predicted: Sequence[str], reference: Sequence[str]) -> float:
     """2·|LCS(P, R)| / (|P| + |R|); 1.0 when both are empty, 0.0 when exactly one is.
 
     [search, rerank, generate] vs [search, generate] → 2·2 / 5 = 0.80. Past MAX_SEQUENCE_CELLS (|P|·|R|), a lower
@@ -57,18 +57,18 @@ def lcs_similarity(predicted: list[str], reference: list[str]) -> float:
     return _lcs(predicted, reference)
 
 
-def edit_similarity(predicted: list[str], reference: list[str]) -> float:
+def edit_similarity(predicted: Sequence[str], reference: Sequence[str]) -> float:
     """1 − ED(P, R) / max(|P|, |R|) with ED the Levenshtein distance; 1.0 when both are empty. Past
     MAX_SEQUENCE_CELLS, a lower bound: 1 − Σ ED(P_i, R_i) / max(|P|, |R|) over k aligned blocks."""
     return _edit(predicted, reference)
 
 
-def sequence_similarity_is_approximate(predicted: list[str], reference: list[str]) -> bool:
+def sequence_similarity_is_approximate(predicted: Sequence[str], reference: Sequence[str]) -> bool:
     """Whether the sequence metrics of this pair are the block-wise lower bound, not the exact value."""
     return len(predicted) * len(reference) > MAX_SEQUENCE_CELLS
 
 
-def _blocks(predicted: list[str], reference: list[str]) -> list[tuple[list[str], list[str]]]:
+def _blocks(predicted: Sequence[str], reference: Sequence[str]) -> list[tuple[Sequence[str], Sequence[str]]]:
     """P and R cut into k aligned blocks (block i: the i-th k-th of each), k = ⌈|P|·|R| / MAX_SEQUENCE_CELLS⌉, so
     the blocks' exact metrics together cost |P|·|R| / k ≤ MAX_SEQUENCE_CELLS cells. Common subsequences (edit
     scripts) of the blocks joined are one of the whole lists: the result bounds the exact metric from below."""
@@ -76,7 +76,7 @@ def _blocks(predicted: list[str], reference: list[str]) -> list[tuple[list[str],
     return [(_cut(predicted, i, k), _cut(reference, i, k)) for i in range(k)]
 
 
-def _cut(items: list[str], i: int, k: int) -> list[str]:
+def _cut(items: Sequence[str], i: int, k: int) -> Sequence[str]:
     """The i-th of k aligned blocks of `items`."""
     return items[len(items) * i // k : len(items) * (i + 1) // k]
 
@@ -87,7 +87,7 @@ def _pairwise(exact: Similarity, bound: Similarity) -> Similarity:
     bit-parallel exact metric costs |P|·|R|/64 steps: minutes for a million calls on each side)."""
     known: dict[tuple[int, int, int, int], float] = {}
 
-    def similarity(predicted: list[str], reference: list[str]) -> float:
+    def similarity(predicted: Sequence[str], reference: Sequence[str]) -> float:
         cells = len(predicted) * len(reference)
         if cells <= CACHED_FROM_CELLS:  # cheaper than the key
             return exact(predicted, reference)
@@ -111,11 +111,12 @@ _edit = _pairwise(
 )
 
 
-def sequence_similarity(predicted: list[str], reference: list[str], metric: SequenceMetric) -> float:
+def sequence_similarity(predicted: Sequence[str], reference: Sequence[str], metric: SequenceMetric) -> float:
     """The chosen sequence metric: lcs_similarity or edit_similarity."""
-    if metric is SequenceMetric.EDIT_DISTANCE:
-        return edit_similarity(predicted, reference)
-    return lcs_similarity(predicted, reference)
+    return (_edit if metric is _EDIT_DISTANCE else _lcs)(predicted, reference)
+
+
+_EDIT_DISTANCE = SequenceMetric.EDIT_DISTANCE
 
 
 class Loop(NamedTuple):
@@ -130,19 +131,26 @@ class Loop(NamedTuple):
         return self.count - 1
 
 
-def find_loops(sequence: list[str]) -> list[Loop]:
+def find_loops(sequence: Sequence[str]) -> list[Loop]:
     """Runs of the same tool called two or more times in a row."""
-    runs: list[list[int]] = []  # [start, count], extended while repeats are consecutive
-    # the positions i ≥ 1 with P[i] == P[i − 1], found in C (most traces have few or none)
+    loops: list[Loop] = []
+    previous = -2
+    # the positions i ≥ 1 with P[i] == P[i − 1], found in C (most traces have few or none); each Loop made as
+    # Loop._make does, without the Python-level __new__ of a NamedTuple (a third of the time here)
     for i in compress(range(1, len(sequence)), map(eq, islice(sequence, 1, None), sequence)):
-        if runs and runs[-1][0] + runs[-1][1] == i:
-            runs[-1][1] += 1
+        if i == previous + 1:  # the run goes on
+            tool, start, count = loops[-1]
+            loops[-1] = _new_tuple(Loop, (tool, start, count + 1))
         else:
-            runs.append([i - 1, 2])
-    return [Loop(sequence[start], start, count) for start, count in runs]
+            loops.append(_new_tuple(Loop, (sequence[i - 1], i - 1, 2)))
+        previous = i
+    return loops
 
 
-def loop_count(sequence: list[str]) -> int:
+_new_tuple = tuple.__new__
+
+
+def loop_count(sequence: Sequence[str]) -> int:
     """Number of i ≥ 1 with P[i] == P[i−1]. [search, search, grade, grade, grade] → 3."""
     return sum(loop.repeats for loop in find_loops(sequence))
 
@@ -164,7 +172,7 @@ def tool_key(name: str, normalize: bool = True) -> str:
     return normalize_tool_name(name) if normalize else name
 
 
-def _positions(used: list[str], keys: AbstractSet[str], normalize: bool) -> dict[str, list[int]]:
+def _positions(used: Sequence[str], keys: AbstractSet[str], normalize: bool) -> dict[str, list[int]]:
     """{key: 0-based positions of the calls whose tool has that key}, for the keys in `keys` only."""
     key_of = {name: normalize_tool_name(name) for name in set(used)} if normalize else {name: name for name in used}
     found: dict[str, list[int]] = {}
@@ -175,29 +183,42 @@ def _positions(used: list[str], keys: AbstractSet[str], normalize: bool) -> dict
     return found
 
 
-def forbidden_calls(used: list[str], forbidden: list[str], normalize: bool = True) -> dict[str, list[int]]:
+def forbidden_calls(used: Sequence[str], forbidden: Sequence[str], normalize: bool = True) -> dict[str, list[int]]:
     """Each forbidden tool that was used, as the spec names it (once per tool, in spec order), with the
     0-based positions of its calls."""
-    spec_names, keys = _spec_keys(tuple(forbidden), normalize)
-    positions = _positions(used, keys, normalize)
-    return {name: positions[key] for key, name in spec_names.items() if key in positions} if positions else {}
+    deny = _deny_list(tuple(forbidden), normalize)
+    if deny.allowed.issuperset(used):  # the common case: every tool called was seen allowed by this list before
+        return {}
+    positions = _positions(used, deny.keys, normalize)
+    if not positions and len(deny.allowed) < MAX_ALLOWED_SEEN:
+        deny.allowed.update(used)
+    return {name: positions[key] for key, name in deny.spec_names.items() if key in positions} if positions else {}
+
+
+MAX_ALLOWED_SEEN = 4096  # tool names remembered as allowed, per deny-list
+
+
+class _DenyList(NamedTuple):
+    spec_names: dict[str, str]  # key → the first spec name with that key
+    keys: frozenset[str]
+    allowed: set[str]  # tool names (as called) seen not to be on the list: a memo forbidden_calls grows
 
 
 @lru_cache(maxsize=1024)  # a suite's queries share a few deny-lists
-def _spec_keys(names: tuple[str, ...], normalize: bool) -> tuple[dict[str, str], frozenset[str]]:
-    """({key: the first spec name with that key}, the keys) of a deny-list. Read only."""
+def _deny_list(names: tuple[str, ...], normalize: bool) -> _DenyList:
+    """A deny-list keyed for matching, and its memo of allowed names. Read only but for that memo."""
     spec_names: dict[str, str] = {}
     for name in names:
         spec_names.setdefault(tool_key(name, normalize), name)
-    return spec_names, frozenset(spec_names)
+    return _DenyList(spec_names, frozenset(spec_names), set())
 
 
-def forbidden_violations(used: list[str], forbidden: list[str], normalize: bool = True) -> list[str]:
+def forbidden_violations(used: Sequence[str], forbidden: Sequence[str], normalize: bool = True) -> list[str]:
     """The forbidden tools (as the spec names them) that were used, each once, in spec order."""
     return list(forbidden_calls(used, forbidden, normalize))
 
 
-def disallowed_calls(used: list[str], allowed: list[str], normalize: bool = True) -> dict[str, list[int]]:
+def disallowed_calls(used: Sequence[str], allowed: Sequence[str], normalize: bool = True) -> dict[str, list[int]]:
     """Each tool called that is not on the allow-list, as the trace first names it (in order of first use),
     with the 0-based positions of its calls."""
     allowed_keys = {tool_key(name, normalize) for name in allowed}
@@ -215,7 +236,7 @@ class MatchOutcome(NamedTuple):
     first_divergence: tuple[int, str | None, str | None] | None = None  # (index, expected, actual)
 
 
-def _first_divergence(predicted: list[str], reference: list[str]) -> tuple[int, str | None, str | None] | None:
+def _first_divergence(predicted: Sequence[str], reference: Sequence[str]) -> tuple[int, str | None, str | None] | None:
     for i in range(max(len(predicted), len(reference))):
         expected = reference[i] if i < len(reference) else None
         actual = predicted[i] if i < len(predicted) else None
@@ -227,11 +248,11 @@ def _first_divergence(predicted: list[str], reference: list[str]) -> tuple[int, 
 _STRICT, _UNORDERED, _SUBSET, _SUPERSET = MatchMode.STRICT, MatchMode.UNORDERED, MatchMode.SUBSET, MatchMode.SUPERSET
 
 
-def _ordered_unique(items: list[str], keep: set[str]) -> list[str]:
+def _ordered_unique(items: Sequence[str], keep: set[str]) -> list[str]:
     return list(dict.fromkeys(x for x in items if x in keep)) if keep else []
 
 
-def match(predicted: list[str], reference: list[str], mode: MatchMode) -> MatchOutcome:
+def match(predicted: Sequence[str], reference: Sequence[str], mode: MatchMode) -> MatchOutcome:
     """Compare P with R.
 
     strict: P == R · unordered: set(P) == set(R) · subset: set(R) ⊆ set(P) ·
@@ -241,13 +262,13 @@ def match(predicted: list[str], reference: list[str], mode: MatchMode) -> MatchO
     P[i] ≠ R[i]. subsequence: a greedy walk matches R's first j tools as early as possible, so R[j] occurs
     nowhere after the last matched call and the walk runs off the end: (len(P), R[j], None).
     """
-    used, ref = set(predicted), set(reference)
     if mode is _SUBSET:  # each mode works out only the lists it reports
-        missing = _ordered_unique(reference, ref - used)
+        missing = _ordered_unique(reference, set(reference).difference(predicted))
         return MatchOutcome(not missing, missing, [])
     if mode is _SUPERSET:
-        unexpected = _ordered_unique(predicted, used - ref)
+        unexpected = _ordered_unique(predicted, set(predicted).difference(reference))
         return MatchOutcome(not unexpected, [], unexpected)
+    used, ref = set(predicted), set(reference)
     missing = _ordered_unique(reference, ref - used)
     if mode is _STRICT:
         divergence = _first_divergence(predicted, reference)

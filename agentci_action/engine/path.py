@@ -11,7 +11,7 @@ calls are named by their index in the spec ("expected_tool_calls[1]"), and untru
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,7 @@ from .results import ERROR, FAIL, NO_BASELINE, PASS, SKIP, WARN, Check, LayerRes
 LISTED = 5  # items named in one part of a message before "(+N more)"
 
 
-def _listed(items: list[str], total: int | None = None) -> str:
+def _listed(items: Sequence[str], total: int | None = None) -> str:
     """Items already made inert, comma-separated, at most LISTED of them; `total` counts them when only the
     first LISTED were labelled (default: len(items))."""
     total = len(items) if total is None else total
@@ -49,7 +49,7 @@ def _calls_at(found: dict[str, list[int]]) -> str:
 
 
 def closest_variant(
-    used: list[str], variants: list[list[str]], mode: MatchMode, metric: SequenceMetric
+    used: Sequence[str], variants: Sequence[Sequence[str]], mode: MatchMode, metric: SequenceMetric
 ) -> tuple[int, list[float]]:
     """(index of the closest variant, each variant's sequence similarity to `used`).
 
@@ -62,13 +62,13 @@ def closest_variant(
     return max(range(len(variants)), key=scores.__getitem__), similarities
 
 
-def reference_sequence(spec: PathSpec, variants: list[Trace], chosen: int | None) -> tuple[list[str], str] | None:
+def reference_sequence(spec: PathSpec, variants: list[Trace], chosen: int | None) -> tuple[Sequence[str], str] | None:
     """(R, where R came from): the chosen baseline variant's tools, else expected_tools, else None."""
     if chosen is not None:
         label = "baseline" if len(variants) == 1 else f"baseline[{chosen}] (closest of {len(variants)} variants)"
-        return variants[chosen].tool_names, label
+        return variants[chosen].tool_sequence, label
     if spec.expected_tools is not None:
-        return list(spec.expected_tools), "expected_tools"
+        return spec.expected_tools, "expected_tools"
     return None
 
 
@@ -76,26 +76,18 @@ def _no_detail() -> str:
     return ""
 
 
-def _at_most(
-    name: str, actual: float, limit: float | None, what: str, detail: Callable[[], str] = _no_detail
-) -> Check | None:
+def _at_most(name: str, actual: float, limit: float, what: str, detail: Callable[[], str] = _no_detail) -> Check:
     """Warn when actual > limit; `detail()` (the explanation) is built only for a warning."""
-    if limit is None:
-        return None
     if actual <= limit:
-        return Check.built(name, PASS, "", {"actual": actual, "max": limit})
-    return Check.built(name, WARN, f"{what}: {actual:g} > max {limit:g}{detail()}", {"actual": actual, "max": limit})
+        return Check(name, PASS, "", {"actual": actual, "max": limit})
+    return Check(name, WARN, f"{what}: {actual:g} > max {limit:g}{detail()}", {"actual": actual, "max": limit})
 
 
-def _at_least(
-    name: str, actual: float, limit: float | None, what: str, detail: Callable[[], str] = _no_detail
-) -> Check | None:
+def _at_least(name: str, actual: float, limit: float, what: str, detail: Callable[[], str] = _no_detail) -> Check:
     """Warn when actual < limit; `detail()` (the explanation) is built only for a warning."""
-    if limit is None:
-        return None
     if actual >= limit:
-        return Check.built(name, PASS, "", {"actual": actual, "min": limit})
-    return Check.built(name, WARN, f"{what}: {actual:.2f} < min {limit:g}{detail()}", {"actual": actual, "min": limit})
+        return Check(name, PASS, "", {"actual": actual, "min": limit})
+    return Check(name, WARN, f"{what}: {actual:.2f} < min {limit:g}{detail()}", {"actual": actual, "min": limit})
 
 
 def evaluate_path(
@@ -107,70 +99,52 @@ def evaluate_path(
     `variants` are the query's accepted baseline traces; the closest one is the reference (details:
     `baseline_variant`, its index, and `variant_similarities`).
     """
-    used = trace.tool_names
-    variants = variants or []
+    used = trace.tool_sequence
     loops = metrics.find_loops(used)
     tools_used = list(dict.fromkeys(used))  # distinct tools, in order of first use
     details: dict[str, Any] = {
         "tool_calls": len(used),
         "tools_used": tools_used,
-        "loops_detected": sum(loop.count for loop in loops) - len(loops),  # Σ repeats
+        "loops_detected": sum([loop.count for loop in loops]) - len(loops),  # Σ repeats
         "loops": [{"tool": lp.tool, "start": lp.start, "count": lp.count} for lp in loops],
     }
     chosen = None
-    if len(variants) == 1:
-        chosen = 0
-        details["baseline_variant"] = 0
-        details["baseline_variants"] = 1
-    elif variants:
-        ranking = spec or PathSpec()
-        chosen, similarities = closest_variant(
-            used, [v.tool_names for v in variants], ranking.match_mode, ranking.sequence_metric
-        )
-        details.update(baseline_variant=chosen, baseline_variants=len(variants), variant_similarities=similarities)
+    if variants:
+        if len(variants) == 1:
+            chosen = 0
+            details["baseline_variant"] = 0
+            details["baseline_variants"] = 1
+        else:
+            ranking = spec or PathSpec()
+            chosen, similarities = closest_variant(
+                used, [v.tool_sequence for v in variants], ranking.match_mode, ranking.sequence_metric
+            )
+            details.update(baseline_variant=chosen, baseline_variants=len(variants), variant_similarities=similarities)
     if spec is None:
         if extra_checks:
             return LayerResult.from_checks(list(extra_checks), details)
-        return LayerResult(status=SKIP, details=details, messages=["no path checks"])
-    checks: list[Check | None] = [*_tool_list_checks(spec, used, details)]
+        return LayerResult(SKIP, details, ["no path checks"])
+    checks = _tool_list_checks(spec, used, details) if spec.forbidden_tools or spec.allowed_tools is not None else []
 
-    checks.append(
-        _at_most(
-            "max_tool_calls",
-            len(used),
-            spec.max_tool_calls,
-            "tool calls",
-            lambda: f" ({', '.join(f'{inert_name(tool)} ×{n}' for tool, n in Counter(used).most_common(LISTED))})",
+    if spec.max_tool_calls is not None:
+        checks.append(
+            _at_most(
+                "max_tool_calls",
+                len(used),
+                spec.max_tool_calls,
+                "tool calls",
+                lambda: f" ({', '.join(f'{inert_name(tool)} ×{n}' for tool, n in Counter(used).most_common(LISTED))})",
+            )
         )
-    )
 
     if spec.expected_tools is not None:
-        expected, used_set = set(spec.expected_tools), set(tools_used)
-        recall = metrics.tool_recall(expected, used_set)
-        precision = metrics.tool_precision(expected, used_set)
-        missing = [t for t in dict.fromkeys(spec.expected_tools) if t not in used_set]
-        extra = [t for t in tools_used if t not in expected]
-        details["tool_recall"] = recall
-        details["tool_precision"] = precision
-        details["tool_f1"] = metrics.tool_f1(precision, recall)
-        details["missing_tools"] = missing
-        details["unexpected_tools"] = extra
-        checks.append(
-            _at_least(
-                "min_tool_recall", recall, spec.min_tool_recall, "tool recall", lambda: f" (missing: {_names(missing)})"
-            )
-        )
-        checks.append(
-            _at_least(
-                "min_tool_precision",
-                precision,
-                spec.min_tool_precision,
-                "tool precision",
-                lambda: f" (unexpected: {_names(extra)})" if extra else "",
-            )
-        )
+        _expected_tools_checks(spec, spec.expected_tools, tools_used, details, checks)
 
-    checks.extend(_reference_checks(spec, used, reference_sequence(spec, variants, chosen), details))
+    if (reference := reference_sequence(spec, variants or [], chosen)) is not None:
+        _reference_checks(spec, used, *reference, details, checks)
+    elif spec.min_sequence_similarity is not None:
+        # said once per run, not per query (RunResult.without_baseline): no message here
+        checks.append(Check("min_sequence_similarity", SKIP, "", {"reason": NO_BASELINE}))
 
     if spec.expected_tool_calls is not None:
         checks.append(_expected_calls_check(spec, trace, details))
@@ -188,12 +162,13 @@ def evaluate_path(
             )
         )
 
-    checks.extend(_handoff_checks(spec, trace, details))
-    checks.extend(extra_checks or [])
-    return LayerResult.from_checks([c for c in checks if c is not None], details)
+    _handoff_checks(spec, trace, details, checks)
+    if extra_checks:
+        checks += extra_checks
+    return LayerResult.from_checks(checks, details)
 
 
-def _tool_list_checks(spec: PathSpec, used: list[str], details: dict[str, Any]) -> list[Check]:
+def _tool_list_checks(spec: PathSpec, used: Sequence[str], details: dict[str, Any]) -> list[Check]:
     """forbidden_tools (deny-list) and allowed_tools (allow-list): any violation fails hard."""
     normalize = spec.tool_name_normalization
     checks = []
@@ -202,7 +177,7 @@ def _tool_list_checks(spec: PathSpec, used: list[str], details: dict[str, Any]) 
         details["forbidden_violations"] = list(calls)
         details["forbidden_calls"] = calls
         checks.append(
-            Check.built(
+            Check(
                 "forbidden_tools",
                 FAIL if calls else PASS,
                 f"forbidden tools used: {_calls_at(calls)}" if calls else "",
@@ -213,7 +188,7 @@ def _tool_list_checks(spec: PathSpec, used: list[str], details: dict[str, Any]) 
         calls = metrics.disallowed_calls(used, spec.allowed_tools, normalize)
         details["disallowed_calls"] = calls
         checks.append(
-            Check.built(
+            Check(
                 name="allowed_tools",
                 status=FAIL if calls else PASS,
                 message=f"tools not in allowed_tools: {_calls_at(calls)}" if calls else "",
@@ -223,23 +198,55 @@ def _tool_list_checks(spec: PathSpec, used: list[str], details: dict[str, Any]) 
     return checks
 
 
+def _expected_tools_checks(
+    spec: PathSpec, expected_tools: list[str], tools_used: list[str], details: dict[str, Any], checks: list[Check]
+) -> None:
+    """Tool recall, precision and F1 against expected_tools (as sets), with their thresholds' checks."""
+    expected, used_set = set(expected_tools), set(tools_used)
+    recall = metrics.tool_recall(expected, used_set)
+    precision = metrics.tool_precision(expected, used_set)
+    missing = [t for t in dict.fromkeys(expected_tools) if t not in used_set] if recall < 1 else []
+    extra = [t for t in tools_used if t not in expected]
+    details["tool_recall"] = recall
+    details["tool_precision"] = precision
+    details["tool_f1"] = metrics.tool_f1(precision, recall)
+    details["missing_tools"] = missing
+    details["unexpected_tools"] = extra
+    if spec.min_tool_recall is not None:
+        checks.append(
+            _at_least(
+                "min_tool_recall", recall, spec.min_tool_recall, "tool recall", lambda: f" (missing: {_names(missing)})"
+            )
+        )
+    if spec.min_tool_precision is not None:
+        checks.append(
+            _at_least(
+                "min_tool_precision",
+                precision,
+                spec.min_tool_precision,
+                "tool precision",
+                lambda: f" (unexpected: {_names(extra)})" if extra else "",
+            )
+        )
+
+
 def _divergence_text(index: int, expected: str | None, actual: str | None) -> str:
     return f"first difference at step {index}: expected {expected or '(end)'}, got {actual or '(end)'}"
 
 
 def _reference_checks(
-    spec: PathSpec, used: list[str], reference: tuple[list[str], str] | None, details: dict[str, Any]
-) -> list[Check | None]:
-    """Sequence similarity and the match mode against the reference sequence."""
-    if reference is None:
-        if spec.min_sequence_similarity is None:
-            return []
-        # said once per run, not per query (RunResult.without_baseline): no message here
-        return [Check.built(name="min_sequence_similarity", status=SKIP, data={"reason": NO_BASELINE})]
-    ref_tools, source = reference
-    mode, metric = spec.match_mode.value, spec.sequence_metric.value
-    similarity = metrics.sequence_similarity(used, ref_tools, spec.sequence_metric)
-    outcome = metrics.match(used, ref_tools, spec.match_mode)
+    spec: PathSpec,
+    used: Sequence[str],
+    ref_tools: Sequence[str],
+    source: str,
+    details: dict[str, Any],
+    checks: list[Check],
+) -> None:
+    """Sequence similarity and the match mode against the reference sequence R (`ref_tools`, from `source`)."""
+    match_mode, sequence_metric = spec.match_mode, spec.sequence_metric
+    mode, metric = _VALUES[match_mode], _VALUES[sequence_metric]
+    similarity = metrics.sequence_similarity(used, ref_tools, sequence_metric)
+    outcome = metrics.match(used, ref_tools, match_mode)
     if metrics.sequence_similarity_is_approximate(used, ref_tools):
         details["sequence_similarity_approximate"] = True  # a lower bound from aligned blocks (limits.py)
     details["reference"] = source
@@ -257,20 +264,26 @@ def _reference_checks(
         divergence = outcome.first_divergence or metrics.match(used, ref_tools, MatchMode.STRICT).first_divergence
         return f" ({_divergence_text(*_inert_divergence(divergence))})" if divergence else ""
 
-    return [
-        _at_least(
-            "min_sequence_similarity",
-            similarity,
-            spec.min_sequence_similarity,
-            f"sequence similarity ({metric}) against the {source}",
-            where,
-        ),
-        Check.built("match_mode", PASS, "", {"mode": mode})
+    if spec.min_sequence_similarity is not None:
+        checks.append(
+            _at_least(
+                "min_sequence_similarity",
+                similarity,
+                spec.min_sequence_similarity,
+                f"sequence similarity ({metric}) against the {source}",
+                where,
+            )
+        )
+    checks.append(
+        Check("match_mode", PASS, "", {"mode": mode})
         if outcome.matched
-        else Check.built(
+        else Check(
             "match_mode", WARN, f"match mode {mode!r} against the {source} failed: {_explain(outcome)}", {"mode": mode}
-        ),
-    ]
+        )
+    )
+
+
+_VALUES = {member: member.value for enum in (MatchMode, SequenceMetric) for member in enum}  # read per query
 
 
 def _inert_divergence(divergence: tuple[int, str | None, str | None]) -> tuple[int, str | None, str | None]:
@@ -324,14 +337,14 @@ def _expected_calls_check(spec: PathSpec, trace: Trace, details: dict[str, Any])
     try:
         outcome = match_calls(steps, trace.tool_calls, spec.match_mode)
     except PatternTimeout as exc:
-        return Check.built(
+        return Check(
             name="expected_tool_calls", status=ERROR, message=f"argument regex /{inert_name(exc.pattern)}/ {exc}"
         )
     labels = _Labels(steps, trace.tool_calls)
     details["expected_tool_calls"] = _call_match_details(outcome, spec.match_mode, labels)
     data = {"mode": spec.match_mode.value}
     if outcome.matched:
-        return Check.built(name="expected_tool_calls", status=PASS, data=data)
+        return Check(name="expected_tool_calls", status=PASS, data=data)
     parts = []
     if outcome.first_divergence is not None:
         d = outcome.first_divergence
@@ -351,7 +364,7 @@ def _expected_calls_check(spec: PathSpec, trace: Trace, details: dict[str, Any])
                 f"arguments of {labels.call(near.call)} at step {near.call} vs expected_tool_calls[{near.step}]: "
                 + _listed([str(m) for m in near.mismatches])
             )
-    return Check.built(
+    return Check(
         name="expected_tool_calls",
         status=WARN,
         message=f"expected_tool_calls not matched ({spec.match_mode.value}): {'; '.join(parts)}",
@@ -385,14 +398,13 @@ def _call_match_details(outcome: CallMatch, mode: MatchMode, labels: _Labels) ->
     }
 
 
-def _handoff_checks(spec: PathSpec, trace: Trace, details: dict[str, Any]) -> list[Check]:
-    targets = [h.to for h in trace.handoffs]
+def _handoff_checks(spec: PathSpec, trace: Trace, details: dict[str, Any], checks: list[Check]) -> None:
+    targets = [h.to for h in trace.handoffs] if trace.handoffs else []
     details["handoffs"] = targets
-    checks = []
     if spec.expected_handoff is not None:
         ok = spec.expected_handoff in targets
         checks.append(
-            Check.built(
+            Check(
                 name="expected_handoff",
                 status=PASS if ok else WARN,
                 message=""
@@ -404,15 +416,19 @@ def _handoff_checks(spec: PathSpec, trace: Trace, details: dict[str, Any]) -> li
         allowed = set(spec.expected_handoffs_available)
         stray = list(dict.fromkeys(t for t in targets if t not in allowed))
         checks.append(
-            Check.built(
+            Check(
                 name="expected_handoffs_available",
                 status=WARN if stray else PASS,
                 message=f"handoff to an agent not in expected_handoffs_available: {_names(stray)}" if stray else "",
             )
         )
-    limit = _at_most(
-        "max_handoff_count", len(targets), spec.max_handoff_count, "handoffs", lambda: f" (to {_names(targets)})"
-    )
-    if limit is not None:
-        checks.append(limit)
-    return checks
+    if spec.max_handoff_count is not None:
+        checks.append(
+            _at_most(
+                "max_handoff_count",
+                len(targets),
+                spec.max_handoff_count,
+                "handoffs",
+                lambda: f" (to {_names(targets)})",
+            )
+        )

@@ -53,7 +53,7 @@ def evaluate_process(spec: ProcessSpec | None, trace: Trace) -> tuple[dict[str, 
         if spec.min_progress_rate is not None:
             ok = rate >= spec.min_progress_rate
             checks.append(
-                Check.built(
+                Check(
                     name="min_progress_rate",
                     status=Status.PASS if ok else Status.WARN,
                     message="" if ok else f"progress rate: {rate:.2f} < min {spec.min_progress_rate:g}",
@@ -65,7 +65,7 @@ def evaluate_process(spec: ProcessSpec | None, trace: Trace) -> tuple[dict[str, 
         if spec.max_strategic_drift is not None:
             ok = drift <= spec.max_strategic_drift
             checks.append(
-                Check.built(
+                Check(
                     name="max_strategic_drift",
                     status=Status.PASS if ok else Status.WARN,
                     message="" if ok else f"strategic drift: {drift:.2f} > max {spec.max_strategic_drift:g}",

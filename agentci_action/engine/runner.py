@@ -20,7 +20,7 @@ from ..spec.models import AgentCISpec, CompositeWeights, QuerySpec, spec_hash
 from ..trace.models import Trace
 from .aggregate import Run, combine_runs
 from .aggregates import CheckTally, TallyCounter, aggregate, check_tally
-from .checks import evaluate_checks, mask_layers
+from .checks import NO_CHECKS, evaluate_checks, mask_layers
 from .checks.answer import Embedder
 from .checks.leakage import Finding, redact
 from .correctness import Judge, asks_for_judge, evaluate_correctness
@@ -41,7 +41,6 @@ from .results import (
     ShardInfo,
     Status,
     Summary,
-    _built,
 )
 from .score import letter_grade, suite_composite_score
 from .shard import select_shard
@@ -92,8 +91,10 @@ def content_notes(traces: list[Trace]) -> list[str]:
     notes: dict[str, str] = {}
     for trace in traces:
         switch = trace.metadata.get("content_missing")
+        if not switch:
+            continue
         file = trace.source.rpartition(":")[0] or trace.source
-        if switch and file not in notes:
+        if file not in notes:
             notes[file] = (
                 f"{file}: the spans record no message content (no prompt, answer or tool call), so answer and "
                 f"path checks see nothing: {switch}"
@@ -109,28 +110,33 @@ def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
     """
     universe = all_queries or queries
     by_id = {q.key: q for q in universe}
-    by_text: dict[str, QuerySpec] = {}
-    for q in universe:
-        by_text.setdefault(q.query, q)
-    grouped: dict[str, list[Trace]] = {q.key: [] for q in queries}
-    every: dict[str, list[Trace]] = {q.key: [] for q in universe}
+    by_text: dict[str, QuerySpec] | None = None  # made when a trace first needs it: most are matched by id
+    every: dict[str, list[Trace]] = {key: [] for key in by_id}
     unmatched = []
     for trace in traces:
         query = by_id.get(trace.id) if trace.id else None
         if query is None and trace.query is not None:
+            if by_text is None:
+                by_text = {}
+                for q in universe:
+                    by_text.setdefault(q.query, q)
             query = by_text.get(trace.query)
         if query is None:
             label = f"id {trace.id!r}" if trace.id else f"query {trace.query!r}"
             unmatched.append(f"{trace.source}: trace with {label} matches no query in the spec")
             continue
         every[query.key].append(trace)
-        if query.key in grouped:
-            grouped[query.key].append(trace)
-    for runs in grouped.values():
-        runs.sort(key=lambda t: t.run if t.run is not None else -1)
     # Over every query of the spec, like `unmatched`: each shard then warns alike and merged shards equal the run.
-    extra = [extra_runs_note(q, every[q.key]) for q in universe if unasked_runs(q, every[q.key])]
+    extra = [extra_runs_note(q, runs) for q in universe if unasked_runs(q, runs := every[q.key])]
+    grouped = every if universe is queries else {q.key: list(every[q.key]) for q in queries}
+    for runs in grouped.values():
+        if len(runs) > 1:
+            runs.sort(key=_run_order)
     return Matched(grouped, unmatched, content_notes(traces) + extra)
+
+
+def _run_order(trace: Trace) -> int:
+    return trace.run if trace.run is not None else -1
 
 
 def check_variant_counts(queries: list[QuerySpec], baselines: dict[str, list[Trace]]) -> None:
@@ -176,8 +182,10 @@ def require_traces(queries: list[QuerySpec], by_query: dict[str, list[Trace]]) -
 def unasked_runs(query: QuerySpec, traces: list[Trace]) -> bool:
     """More traces than the runs the spec asks for (1 without `runs:`) that their `run` indices do not tell
     apart as intended repeats (an index missing or repeated): the mark of a file appended to by reruns."""
+    if len(traces) <= (query.runs or 1):
+        return False
     indexes = [t.run for t in traces]
-    return len(traces) > (query.runs or 1) and (None in indexes or len(set(indexes)) < len(indexes))
+    return None in indexes or len(set(indexes)) < len(indexes)
 
 
 def extra_runs_note(query: QuerySpec, traces: list[Trace]) -> str:
@@ -197,7 +205,7 @@ _SOFT_BLOCKING = (FAIL, WARN)  # what a path or cost layer named in fail-on bloc
 
 def is_blocking(layers: dict[str, LayerResult], fail_on: frozenset[str]) -> bool:
     """Whether these layer results block under fail-on."""
-    if "correctness" in fail_on and any(layer.status is FAIL for layer in layers.values()):
+    if "correctness" in fail_on and FAIL in [layer.status for layer in layers.values()]:
         return True
     return ("path" in fail_on and layers["path"].status in _SOFT_BLOCKING) or (
         "cost" in fail_on and layers["cost"].status in _SOFT_BLOCKING
@@ -238,23 +246,25 @@ def _evaluate_run(
     A run `agentci run` got no trace from is an error, with nothing else evaluated."""
     if trace.run_error is not None:
         return failed_run_layers(trace.run_error)
-    extra = evaluate_checks(query, trace, judge, embedder)
+    extra = evaluate_checks(query, trace, judge, embedder) if query.checks is not None else NO_CHECKS
     path = evaluate_path(query.path, trace, variants, extra.by_layer["path"])
     baseline = variants[path.details["baseline_variant"]] if variants else None
     layers = {
         "correctness": evaluate_correctness(query, trace, judge, extra.by_layer["correctness"]),
-        "path": _with_process(query, trace, path),
+        "path": _with_process(query, trace, path) if query.process is not None else path,
         "cost": evaluate_cost(query.cost, trace, baseline, extra.by_layer["cost"]),
     }
+    if not extra.leaks:
+        return layers
     leaks.extend(extra.leaks)
     return mask_layers(layers, extra.leaks)
 
 
 def failed_run_layers(error: str) -> dict[str, LayerResult]:
     """Correctness errors with the runner's message; path and cost are skipped, having no trace to look at."""
-    skipped = Check.built("agent_run", SKIP, "not evaluated: the agent run produced no trace")
+    skipped = Check("agent_run", SKIP, "not evaluated: the agent run produced no trace")
     return {
-        "correctness": LayerResult.from_checks([Check.built("agent_run", ERROR, error)]),
+        "correctness": LayerResult.from_checks([Check("agent_run", ERROR, error)]),
         "path": LayerResult.from_checks([skipped]),
         "cost": LayerResult.from_checks([skipped]),
     }
@@ -277,26 +287,23 @@ def evaluate_query(
     answer = most_frequent([trace.final_answer.strip() for trace in traces]) or ""
     layers, reliability, score = combine_runs(query, runs, composite)
     blocking = is_blocking(layers, settings.fail_on)
-    return _built(  # QueryResult.built without the keyword round trip, fields in declaration order
-        QueryResult,
-        {
-            "id": query.key,
-            "query": query.query,
-            "file": query.file,
-            "line": query.line,
-            "tags": list(query.tags),
-            "status": query_status(layers, blocking),
-            "blocking": blocking,
-            "correctness": layers["correctness"],
-            "path": layers["path"],
-            "cost": layers["cost"],
-            "trace_source": traces[0].source,
-            "runs": len(traces),
-            "reliability": reliability,
-            "score": score,
-            "answer": redact(answer, leaks) if leaks else answer,
-            "tools": list(most_frequent([tuple(trace.tool_names) for trace in traces]) or ()),
-        },
+    return QueryResult(
+        id=query.key,
+        query=query.query,
+        file=query.file,
+        line=query.line,
+        tags=list(query.tags),
+        status=query_status(layers, blocking),
+        blocking=blocking,
+        correctness=layers["correctness"],
+        path=layers["path"],
+        cost=layers["cost"],
+        trace_source=traces[0].source,
+        runs=len(traces),
+        reliability=reliability,
+        score=score,
+        answer=redact(answer, leaks) if leaks else answer,
+        tools=list(most_frequent([trace.tool_sequence for trace in traces]) or ()),
     )
 
 
@@ -371,9 +378,10 @@ def run_spec(
     selected = queries if queries is not None else spec.queries
     if shard is not None:
         selected = select_shard(selected, shard)
-    if release_traces:
+    if queries is None or release_traces:  # the whole suite, once: the spec is not made to hold on to the traces
         index = group_traces(spec.queries, traces)
-        traces.clear()
+        if release_traces:
+            traces.clear()
     else:  # indexed once per spec and trace list: a pytest suite evaluates one query per call
         index = spec.memoised("traces_by_query", (traces,), lambda: group_traces(spec.queries, traces))
     require_traces(selected, index.by_query)

@@ -20,6 +20,7 @@ from .results import FAIL, PASS, LayerResult, MetricChange, QueryResult, RunResu
 
 JUDGE_SCALE = (1, 5)
 GRADES = ((0.95, "A"), (0.85, "B"), (0.75, "C"), (0.65, "D"))
+_JUDGE_KINDS = frozenset(JUDGE_KINDS)
 
 
 class RunScore(NamedTuple):
@@ -43,7 +44,7 @@ def judge_scores(correctness: LayerResult) -> list[float]:
     return [
         score
         for c in correctness.checks
-        if c.name in JUDGE_KINDS and isinstance(score := c.data.get("score"), (int, float))
+        if c.name in _JUDGE_KINDS and isinstance(score := c.data.get("score"), (int, float))
     ]
 
 
@@ -62,13 +63,15 @@ def weighted_score(dimensions: dict[str, float | None], weights: ScoreWeights) -
 
     {tool_accuracy 1.0, output_quality 0.9, sequence_correctness 1.0} at 30/50/20 → 95.0.
     """
-    pairs: list[tuple[float, float]] = [
-        (getattr(weights, name), value) for name, value in dimensions.items() if value is not None
-    ]
-    total = sum(w for w, _ in pairs)
+    total = weighted = 0.0
+    for name, value in dimensions.items():
+        if value is not None:
+            weight: float = getattr(weights, name)
+            total += weight
+            weighted += weight * value
     if total == 0:
         return None
-    return 100 * sum(w * v for w, v in pairs) / total
+    return 100 * weighted / total
 
 
 def run_score(correctness: LayerResult, path: LayerResult, weights: ScoreWeights) -> RunScore:
@@ -112,7 +115,10 @@ def suite_composite_score(results: list[QueryResult]) -> float:
 
 def letter_grade(score: float) -> str:
     """A ≥ 0.95, B ≥ 0.85, C ≥ 0.75, D ≥ 0.65, else F. 0.925 → B."""
-    return next((grade for threshold, grade in GRADES if score >= threshold), "F")
+    for threshold, grade in GRADES:  # a loop, not next() over a generator: graded once per query
+        if score >= threshold:
+            return grade
+    return "F"
 
 
 def uplift(current: float | None, baseline: float | None) -> float | None:

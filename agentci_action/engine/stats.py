@@ -21,7 +21,9 @@ Z_95 = 1.959963984540054  # the standard normal quantile for a two-sided 95% int
 
 def most_frequent(items: list[T]) -> T | None:
     """The item seen most often, the first seen among equals; None for no items."""
-    return Counter(items).most_common(1)[0][0] if items else None
+    if len(items) < 3:  # the common single run, and two runs (the same item, or a tie the first wins)
+        return items[0] if items else None
+    return Counter(items).most_common(1)[0][0]
 
 
 def median(values: list[float]) -> float:

@@ -103,9 +103,14 @@ class Trace(_Strict):
 
     @property
     def tool_names(self) -> list[str]:
-        """The tool calls' names in order, as a fresh list. They are read from the calls once per list of calls and
-        kept in one tuple: reading them off 20 scattered models, for the run and again for its baseline, cost a
-        query more than the rest of its path layer (a list of calls changed in place is not noticed: traces are
+        """The tool calls' names in order, as a fresh list (tool_sequence, copied)."""
+        return list(self.tool_sequence)
+
+    @property
+    def tool_sequence(self) -> tuple[str, ...]:
+        """The tool calls' names in order. They are read from the calls once per list of calls and kept in one
+        tuple, returned itself: reading them off 20 scattered models, for the run and again for its baseline, cost
+        a query more than the rest of its path layer (a list of calls changed in place is not noticed: traces are
         data, replaced with model_copy, never edited)."""
         calls = self.tool_calls
         private = self.__pydantic_private__
@@ -113,7 +118,7 @@ class Trace(_Strict):
         known: tuple[list[ToolCall], tuple[str, ...]] | None = private.get("_tool_names")
         if known is None or known[0] is not calls or len(known[1]) != len(calls):
             known = private["_tool_names"] = (calls, tuple([call.name for call in calls]))
-        return list(known[1])
+        return known[1]
 
     def with_derived_totals(self) -> Trace:
         """Fill absent totals from the calls.
@@ -156,7 +161,7 @@ def compact(trace: Trace) -> Trace:
         _set(model, "__pydantic_fields_set__", shared)
     for call in trace.tool_calls:
         call.__dict__["name"] = intern(call.name)
-    trace.tool_names  # noqa: B018 (kept beside the calls now, while they are in cache)
+    trace.tool_sequence  # noqa: B018 (kept beside the calls now, while they are in cache)
     for llm in trace.llm_calls:
         if llm.model is not None:
             llm.__dict__["model"] = intern(llm.model)

@@ -27,6 +27,10 @@ class QueryChecks:
     leaks: list[Finding] = field(default_factory=list)
 
 
+# What a query without a `checks:` block adds (most queries): one shared, never-filled instance. Read only.
+NO_CHECKS = QueryChecks()
+
+
 def evaluate_checks(
     query: QuerySpec, trace: Trace, judge: Judge | None = None, embedder: Embedder | None = None
 ) -> QueryChecks:
