@@ -10,7 +10,7 @@ import sys
 
 import pytest
 import yaml
-from conftest import ROOT, run_cli
+from conftest import ROOT, hermetic_environment, run_cli
 
 from agentci_action.spec import loader
 from agentci_action.spec.loader import load_spec
@@ -150,6 +150,7 @@ VALIDATE_MODULES = {
     "agentci_action.spec.loader",
     "agentci_action.spec.models",
     "agentci_action.spec.names",
+    "agentci_action.spec.pattern_syntax",
     "agentci_action.spec.rubric_templates",
     "agentci_action.spec.runner",
     "agentci_action.trace",
@@ -157,12 +158,26 @@ VALIDATE_MODULES = {
 }
 VALIDATE_PACKAGES = {"yaml", "pydantic", "pydantic_core", "annotated_types", "typing_extensions", "typing_inspection"}
 CYTHON_AND_SYSCONFIG = ("_cython_", "cython_runtime", "_sysconfigdata_")  # PyYAML's C loader's runtime; sysconfig
-# Standard-library modules that only some specs need: difflib words an unknown key, json reads tool arguments.
-VALIDATE_SPARES = {"difflib", "json"}
+# Modules that only some specs need: difflib words an unknown key, json reads tool arguments,
+# pickle copies a YAML set, regex checks a pattern outside spec/pattern_syntax.py.
+VALIDATE_SPARES = {"difflib", "json", "pickle", "regex"}
 
 
 def test_validate_imports_only_the_spec_modules_and_freezes_them(write):
-    spec = write("s.yaml", "agent: demo\nqueries:\n  - id: a\n    query: a\n    tags: [smoke]\n")
+    """Not `regex` either: re's verdict on these patterns is regex's (spec/pattern_syntax.py)."""
+    spec = write(
+        "s.yaml",
+        """
+        agent: demo
+        queries:
+          - id: a
+            query: a
+            tags: [smoke]
+            correctness: {regex_match: '(?i)\\b42\\b'}
+            path:
+              expected_tool_calls: [{name: search, argument_rules: {q: {regex: '^[a-z]{2,8}$'}}}]
+        """,
+    )
     probe = (
         "import gc, sys\nbefore = set(sys.modules)\n"
         "from agentci_action.cli import main\nassert main(sys.argv[1:]) == 0\n"
@@ -188,3 +203,52 @@ def test_the_cli_lists_every_adapter_in_detection_order():
 
     assert [adapter.NAME for adapter in ADAPTERS] == FORMATS
     assert all(name in run_cli("test", "--help").stdout for name in FORMATS)
+
+
+def test_validate_builds_the_spec_without_pydantic_plugins_and_leaves_them_to_later_models(write, tmp_path):
+    """A pydantic plugin installed beside AgentCI (a distribution with a `pydantic` entry point, as logfire's is)
+    sees no spec model in validate, the variable that turns plugins off is as it was afterwards, and a model the
+    same process builds later (a user's) gets the plugin; `agentci test` keeps plugins for every model."""
+    site = tmp_path / "site"
+    (site / "probe_plugin-1.0.dist-info").mkdir(parents=True)
+    (site / "probe_plugin-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: probe-plugin\nVersion: 1.0\n"
+    )
+    (site / "probe_plugin-1.0.dist-info" / "entry_points.txt").write_text("[pydantic]\nprobe = probe_plugin:plugin\n")
+    (site / "probe_plugin.py").write_text(
+        "import sys\n"
+        "class Plugin:\n"
+        "    def new_schema_validator(self, schema, schema_type, path, kind, config, settings):\n"
+        "        print('PLUGIN SEES', path.name, file=sys.stderr)\n"
+        "        return None, None, None\n"
+        "plugin = Plugin()\n"
+    )
+    spec = write("s.yaml", "agent: demo\nqueries:\n  - id: a\n    query: a\n")
+    traces = write("t.jsonl", '{"id": "a", "final_answer": "x"}\n')
+    probe = (
+        "import os, sys\nfrom agentci_action.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "print('VARIABLE', os.environ.get('PYDANTIC_DISABLE_PLUGINS'), file=sys.stderr)\n"
+        "from pydantic import BaseModel\nclass UserModel(BaseModel):\n    x: int = 0\n"
+        "sys.exit(code)\n"
+    )
+
+    def seen(*argv: str, **variables: str) -> tuple[set[str], str]:
+        env = {**hermetic_environment(**variables), "PYTHONPATH": str(site)}
+        done = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, cwd=ROOT, env=env)
+        assert done.returncode == 0, done.stderr
+        lines = done.stderr.splitlines()
+        variable = next(line.removeprefix("VARIABLE ") for line in lines if line.startswith("VARIABLE "))
+        return {line.removeprefix("PLUGIN SEES ") for line in lines if line.startswith("PLUGIN SEES ")}, variable
+
+    assert seen("validate", str(spec)) == ({"UserModel"}, "None")
+    assert seen("validate", str(spec), PYDANTIC_DISABLE_PLUGINS="probe") == (set(), "probe")  # by name, as it was
+    models, _ = seen("test", "--spec", str(spec), "--traces", str(traces), "--baseline", "none", "--format", "json")
+    assert {"AgentCISpec", "UserModel"} <= models
+
+
+def test_a_yaml_set_which_marshal_cannot_copy_is_copied_by_pickle_and_reported(write):
+    spec = write("s.yaml", "agent: demo\nqueries:\n  - id: a\n    query: a\n    tags: !!set {smoke}\n")
+    with pytest.raises(loader.SpecError) as caught:
+        load_spec(spec)
+    assert [str(p) for p in caught.value.problems] == [f"{spec}:5: queries[0].tags: Input should be a valid list"]

@@ -2,10 +2,9 @@
 
 Every check has a default layer and a default severity (CHECK_INFO); a failing check takes its severity
 (`fail` or `warn`) as its status, and `severity: {check: fail|warn}` in its group overrides the default.
-Pattern heuristics default to `warn`: they are diagnostics, not proof.
+Pattern heuristics default to `warn`: they are diagnostics, not proof. (No `from __future__ import annotations`:
+models.py says why.)
 """
-
-from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
@@ -68,9 +67,10 @@ SAFETY_CHECKS: tuple[str, ...] = get_args(SafetyCheck)
 
 
 class CheckGroup(BaseModel):
-    """A group of checks; its `severity` map overrides the default severity of any of its checks."""
+    """A group of checks; its `severity` map overrides the default severity of any of its checks. Validated only
+    inside `Checks`, so its own validator is deferred (models.py's _Part)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     CHECKS: ClassVar[tuple[str, ...]] = ()
     severity: dict[Any, Severity]  # each group's keys are its own check names (a Literal), checked by pydantic
 
@@ -186,7 +186,7 @@ class AgentChecks(CheckGroup):
     )
 
     @model_validator(mode="after")
-    def _threshold_needs_steps(self) -> AgentChecks:
+    def _threshold_needs_steps(self) -> "AgentChecks":
         if "min_step_efficiency" in self.model_fields_set and self.expected_steps is None:
             raise ValueError("min_step_efficiency needs expected_steps")
         return self

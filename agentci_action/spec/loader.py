@@ -8,7 +8,6 @@ lists are replaced), derive missing ids from the query text, and check ids are u
 from __future__ import annotations
 
 import marshal
-import pickle
 import re
 from pathlib import Path
 from typing import Any
@@ -192,6 +191,8 @@ def compacted(data: Any) -> Any:
     try:
         return marshal.loads(marshal.dumps(data))
     except ValueError:
+        import pickle  # imported where used: validate of a spec without a set needs none of it
+
         return pickle.loads(pickle.dumps(data))
 
 

@@ -1,6 +1,8 @@
-"""The AgentCI spec as pydantic models. Unknown keys are errors, so a typo never disables a check silently."""
+"""The AgentCI spec as pydantic models. Unknown keys are errors, so a typo never disables a check silently.
 
-from __future__ import annotations
+No `from __future__ import annotations` here (nor in checks.py and runner.py): pydantic would compile and evaluate
+the text of every field's annotation, about 3 ms of each `agentci validate`. Forward references are quoted.
+"""
 
 import hashlib
 import re
@@ -11,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from .checks import Checks
+from .pattern_syntax import needs_regex_check
 from .rubric_templates import RUBRIC_TEMPLATES
 from .runner import RunnerSpec
 
@@ -42,6 +45,15 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class _Part(_Strict):
+    """A block validated as part of the one model that holds it (a rubric, an expected call, the judge's
+    configuration...): the holder's validator carries its schema, so its own validator is built only if it is ever
+    validated alone (defer_build), not on every start. A model two others hold stays a _Strict: deferred, its schema
+    would be generated for each holder."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
 class MatchMode(str, Enum):
     """How the used tool sequence P is compared with the reference sequence R.
 
@@ -56,11 +68,13 @@ class MatchMode(str, Enum):
     SUBSEQUENCE = "subsequence"  # R appears in P in order, extras allowed (EvalView)
 
     @classmethod
-    def _missing_(cls, value: object) -> MatchMode | None:
+    def _missing_(cls, value: object) -> "MatchMode | None":
         return MATCH_MODE_ALIASES.get(value) if isinstance(value, str) else None
 
     @classmethod
-    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+    def __get_pydantic_json_schema__(
+        cls, core_schema: "CoreSchema", handler: "GetJsonSchemaHandler"
+    ) -> "JsonSchemaValue":
         schema = handler(core_schema)
         schema = handler.resolve_ref_schema(schema)
         schema["enum"] = [*schema["enum"], *MATCH_MODE_ALIASES]
@@ -83,7 +97,7 @@ class ArgumentMatch(str, Enum):
     IGNORE = "ignore"  # arguments are not checked
 
 
-class ArgumentRule(_Strict):
+class ArgumentRule(_Part):
     """A per-key rule used instead of equality: one of `regex` or `tolerance`."""
 
     regex: str | None = Field(
@@ -99,13 +113,13 @@ class ArgumentRule(_Strict):
         return _compiled(pattern)
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> ArgumentRule:
+    def _exactly_one(self) -> "ArgumentRule":
         if (self.regex is None) == (self.tolerance is None):
             raise ValueError("an argument rule takes exactly one of `regex` or `tolerance`")
         return self
 
 
-class ExpectedToolCall(_Strict):
+class ExpectedToolCall(_Part):
     """One step of `expected_tool_calls`: a tool (or one of several), optionally with its arguments."""
 
     name: str | None = Field(None, min_length=1, description="The tool called at this step.")
@@ -140,7 +154,7 @@ class ExpectedToolCall(_Strict):
         return as_json
 
     @model_validator(mode="after")
-    def _consistent(self) -> ExpectedToolCall:
+    def _consistent(self) -> "ExpectedToolCall":
         if (self.name is None) == (self.any_of is None):
             raise ValueError("an expected tool call takes exactly one of `name` or `any_of`")
         self._move_inline_rules()
@@ -197,26 +211,32 @@ def _inline_rule(key: str, value: Any) -> ArgumentRule | None:
 
 def _compiled(pattern: str | None) -> str | None:
     """The pattern itself, once it is known to compile in Python's syntax and in the `regex` package that runs it
-    (engine/patterns.py: re's syntax with a time bound)."""
-    if pattern is not None:
+    (engine/patterns.py: re's syntax with a time bound). re's error wins when both reject it; regex is imported
+    only for a pattern on whose validity the two may differ (pattern_syntax.py)."""
+    if pattern is None:
+        return None
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"regex does not compile: {exc}") from None
+    if needs_regex_check(pattern):
         import regex
 
         try:
-            re.compile(pattern)
             regex.compile(pattern)
-        except (re.error, regex.error) as exc:
+        except regex.error as exc:
             raise ValueError(f"regex does not compile: {exc}") from None
     return pattern
 
 
-class FewShotExample(_Strict):
+class FewShotExample(_Part):
     input: str | None = Field(None, description="The query of the example.")
     output: str = Field(..., description="The answer being judged in the example.")
     score: int = Field(..., ge=1, le=5, description="The score (1-5) this answer deserves.")
     rationale: str | None = None
 
 
-class JudgeRubric(_Strict):
+class JudgeRubric(_Part):
     """A rubric for an LLM judge; passes when score ≥ int(threshold × 5 + 0.5), clamped to 1..5.
 
     `template` names a built-in rubric (polite_refusal, factual_grounded, actionable_steps, toxicity, bias) whose
@@ -338,7 +358,7 @@ class ScoreWeights(_Strict):
     )
 
     @model_validator(mode="after")
-    def _some_weight(self) -> ScoreWeights:
+    def _some_weight(self) -> "ScoreWeights":
         if self.tool_accuracy + self.output_quality + self.sequence_correctness <= 0:
             raise ValueError("at least one score weight must be positive")
         return self
@@ -351,13 +371,13 @@ class CompositeWeights(_Strict):
     impl_weight: float = Field(0.5, ge=0)
 
     @model_validator(mode="after")
-    def _some_weight(self) -> CompositeWeights:
+    def _some_weight(self) -> "CompositeWeights":
         if self.pass_weight + self.impl_weight <= 0:
             raise ValueError("at least one composite weight must be positive")
         return self
 
 
-class WeightedStep(_Strict):
+class WeightedStep(_Part):
     tool: str = Field(..., min_length=1)
     weight: float = Field(1.0, gt=0)
 
@@ -445,7 +465,7 @@ class QuerySpec(QueryDefaults):
         return self.id or ""
 
 
-class EnsembleConfig(_Strict):
+class EnsembleConfig(_Part):
     enabled: bool = Field(
         False,
         description="Judge every check with `models`; when false they judge only the share --sample-ensemble picks.",
@@ -456,7 +476,7 @@ class EnsembleConfig(_Strict):
     strategy: Literal["majority_vote"] = "majority_vote"
 
     @model_validator(mode="after")
-    def _enough_models(self) -> EnsembleConfig:
+    def _enough_models(self) -> "EnsembleConfig":
         if (self.enabled or self.models) and len(self.models) < 2:
             raise ValueError("an ensemble needs at least two models (list none to leave it unused)")
         return self
@@ -476,7 +496,7 @@ def provider_of(model: str) -> Provider | None:
     return None
 
 
-class JudgeConfig(_Strict):
+class JudgeConfig(_Part):
     """How the LLM judge is called. Keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY, never from the spec."""
 
     model: str = Field(DEFAULT_JUDGE_MODEL, min_length=1, description="Judge model; its name selects the provider.")
@@ -521,7 +541,7 @@ class JudgeConfig(_Strict):
         return provider_of(model) or "openai"
 
     @model_validator(mode="after")
-    def _providers_known(self) -> JudgeConfig:
+    def _providers_known(self) -> "JudgeConfig":
         models = [self.model] + (
             self.ensemble.models if self.ensemble else []
         )  # disabled ones too: --sample-ensemble runs them
@@ -536,7 +556,7 @@ class JudgeConfig(_Strict):
         return self
 
 
-class ModelPrice(_Strict):
+class ModelPrice(_Part):
     """Prices of one model in USD per million tokens; overrides or extends the bundled price table."""
 
     input: float = Field(..., ge=0, description="USD per million uncached input tokens.")
@@ -549,7 +569,7 @@ class ModelPrice(_Strict):
     )
 
 
-class SuiteGates(_Strict):
+class SuiteGates(_Part):
     """Limits on the whole suite, judged once every query is evaluated (on the merged run when sharded); a gate
     that fails blocks when fail-on names `suite` (the default does)."""
 

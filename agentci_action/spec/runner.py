@@ -1,6 +1,7 @@
-"""The spec's `runner:` block: how AgentCI runs the agent on one query (see docs/running-the-agent.md)."""
+"""The spec's `runner:` block: how AgentCI runs the agent on one query (see docs/running-the-agent.md).
 
-from __future__ import annotations
+(No `from __future__ import annotations`: models.py says why.)
+"""
 
 import shlex
 from typing import Any, Literal
@@ -17,7 +18,7 @@ PYTHON_TARGET = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
 class RunnerSpec(BaseModel):
     """Exactly one of `command` (a program run once per query and run) or `python` (a callable run in-process)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # validated inside the spec (models.py's _Part)
 
     command: str | list[str] | None = Field(
         None,
@@ -93,7 +94,7 @@ class RunnerSpec(BaseModel):
         return name
 
     @model_validator(mode="after")
-    def _one_kind(self) -> RunnerSpec:
+    def _one_kind(self) -> "RunnerSpec":
         if (self.command is None) == (self.python is None):
             raise ValueError("a runner takes exactly one of `command` (a program) or `python` (module:function)")
         if self.capture == "otel" and self.python is not None:
