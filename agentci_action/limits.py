@@ -16,6 +16,9 @@ REGEX_TIMEOUT_S = 1.0  # CPU time one spec regex may take on one agent text befo
 # calls on each side. Past it, a lower bound from aligned blocks (engine/metrics.py), flagged in the path details.
 MAX_SEQUENCE_CELLS = 10**10
 MAX_ALIAS_VALUES = 100_000  # values a spec's YAML aliases may expand to (nested aliases grow exponentially)
+# Items a spec regex may hold once its repeat counts are multiplied out ({m} and {m,n} repeat their atom m times; the
+# `regex` package builds each copy in memory: `a{4294967294}` took 2.7 GB before failing). Past it, a spec error.
+MAX_REGEX_ITEMS = 100_000
 MAX_VERSION_LENGTH = 100  # characters of a baseline version name: a file name of at most 105 bytes with ".json"
 
 

@@ -11,7 +11,7 @@ from conftest import run_cli
 from pydantic import ValidationError
 
 from agentci_action.spec.models import ArgumentRule, CorrectnessSpec
-from agentci_action.spec.pattern_syntax import MAX_PLAIN_LENGTH, needs_regex_check
+from agentci_action.spec.pattern_syntax import MAX_PLAIN_LENGTH, expanded_items, needs_regex_check
 
 # Pieces of patterns: mostly the plain syntax, in and out of place, beside what lies just outside it.
 PIECES = [
@@ -101,14 +101,13 @@ def test_where_the_two_may_differ_regex_decides(pattern):
 
 
 def both_compilers_verdict(pattern: str) -> str | None:
-    """What validate said before it skipped regex: re's error, else regex's, else None."""
+    """What validate said before it skipped regex: re's error, else regex's, else None (re's ValueError for
+    (?a)(?u) is now worded like the others)."""
     try:
         re.compile(pattern)
         regex.compile(pattern)
-    except (re.error, regex.error) as exc:
+    except (re.error, regex.error, ValueError) as exc:
         return f"regex does not compile: {exc}"
-    except ValueError as exc:  # re's for (?a)(?u), which pydantic words as it is
-        return str(exc)
     return None
 
 
@@ -161,3 +160,37 @@ def test_validate_names_the_line_of_a_pattern_only_regex_rejects(write):
     assert f"{spec}:5: queries[0].correctness.regex_match: regex does not compile: unknown property at position 8" in (
         done.stderr
     )
+
+
+@pytest.mark.parametrize(
+    ("pattern", "items"),
+    [
+        ("abc", 3),
+        ("a{999}", 999),
+        ("a{1,100000}", 1),  # regex repeats the minimum only
+        ("(a{999}){999}", 999_000),  # the group counts one more than what it holds
+        (r"\{99999999}", 10),  # escaped: a literal brace
+        ("[{9999999}]", 1),  # inside a set: literals
+        ("[]{]{5}x", 6),  # a first ] in a set is a literal; the count repeats the set
+        ("a{4294967294}", 4_294_967_294),
+    ],
+)
+def test_expanded_items_multiply_counts_out(pattern, items):
+    assert expanded_items(pattern) == items
+
+
+def test_a_regex_too_large_once_expanded_is_refused_before_regex_builds_it():
+    """Refused from its counts alone, without the `regex` package building it (which took 2.7 GB); a pattern at the
+    bound, or a large range, is accepted."""
+    import resource
+
+    from agentci_action.limits import MAX_REGEX_ITEMS
+    from agentci_action.spec.models import CorrectnessSpec
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for pattern in ("a{4294967294}", "(?:(x{1000}){1000}){1000}", f"a{{{MAX_REGEX_ITEMS + 1}}}"):
+        with pytest.raises(ValidationError, match="regex is too large once its repeat counts are expanded"):
+            CorrectnessSpec.model_validate({"regex_match": pattern})
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100_000  # kB: nothing was expanded
+    for pattern in (f"a{{{MAX_REGEX_ITEMS}}}", "a{1,4294967294}", "(ab|cd){2,}"):
+        assert CorrectnessSpec.model_validate({"regex_match": pattern}).regex_match == pattern

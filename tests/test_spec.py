@@ -47,6 +47,22 @@ INVALID = [
         "regex does not compile",
     ),
     (
+        "agent: demo\nqueries:\n  - query: q\n    correctness:\n      regex_match: 'a{4294967294}'\n",
+        5,
+        "regex is too large once its repeat counts are expanded (4,294,967,294 items, at most 100,000)",
+    ),
+    (
+        "agent: demo\nqueries:\n  - query: q\n    path:\n      expected_tool_calls:\n        - tool: t\n"
+        "          arguments: {q: {regex: '(x{999}){999}'}}\n",
+        7,
+        "regex is too large once its repeat counts are expanded (999,000 items",
+    ),
+    (
+        "agent: demo\nqueries:\n  - query: q\n    correctness:\n      regex_match: '(?a)(?u)x'\n",
+        5,
+        "regex does not compile: ASCII and UNICODE flags are incompatible",
+    ),
+    (
         "agent: demo\nqueries:\n  - query: q\n    correctness:\n      json_schema: {type: objekt}\n",
         5,
         "invalid JSON Schema",

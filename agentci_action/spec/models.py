@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
+from ..limits import MAX_REGEX_ITEMS
 from .checks import Checks
-from .pattern_syntax import needs_regex_check
+from .pattern_syntax import expanded_items, needs_regex_check
 from .rubric_templates import RUBRIC_TEMPLATES
 from .runner import RunnerSpec
 
@@ -217,8 +218,13 @@ def _compiled(pattern: str | None) -> str | None:
         return None
     try:
         re.compile(pattern)
-    except re.error as exc:
+    except (re.error, ValueError) as exc:  # ValueError: incompatible flags, e.g. (?a)(?u)
         raise ValueError(f"regex does not compile: {exc}") from None
+    if (items := expanded_items(pattern)) > MAX_REGEX_ITEMS:
+        raise ValueError(
+            f"regex is too large once its repeat counts are expanded ({items:,} items, at most "
+            f"{MAX_REGEX_ITEMS:,}): the engine builds every repeat of {{m}} and {{m,n}} in memory; use smaller counts"
+        )
     if needs_regex_check(pattern):
         import regex
 

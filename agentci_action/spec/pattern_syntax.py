@@ -38,3 +38,52 @@ MAX_PLAIN_LENGTH = 1000
 def needs_regex_check(pattern: str) -> bool:
     """False when re's verdict on `pattern` is also regex's (PLAIN_SYNTAX); True when only regex can tell."""
     return len(pattern) > MAX_PLAIN_LENGTH or re.fullmatch(PLAIN_SYNTAX, pattern) is None
+
+
+_COUNT = re.compile(r"\{(\d+)(?:,\d*)?\}")
+
+
+def expanded_items(pattern: str) -> int:
+    """About how many items `pattern` holds once the `regex` package repeats its counts: each literal, escape, set
+    or group counts 1 plus what it holds, and an atom followed by {m}, {m,} or {m,n} counts m times (its minimum,
+    which regex copies). "(a{999}){999}" → 998,001; "a{1,100000}" → 1. Read on a pattern re compiles."""
+    sizes = [0]  # the size of each open group, the outermost level first
+    last = 0  # the size of the atom just read: what a count repeats
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "(":
+            sizes.append(0)
+            i += 1
+            continue
+        if char == ")":
+            last = sizes.pop() + 1
+        elif char == "{" and (count := _COUNT.match(pattern, i)):
+            times = int(count.group(1))
+            sizes[-1] += last * (times - 1)  # the atom was counted once already
+            last *= times
+            i = count.end()
+            continue
+        elif char == "\\":
+            last = 1
+            i += 1
+        elif char == "[":
+            last = 1
+            i = _set_end(pattern, i)
+        else:
+            last = 1
+        sizes[-1] += last
+        i += 1
+    return sum(sizes)
+
+
+def _set_end(pattern: str, start: int) -> int:
+    """The index of the `]` closing the set opened at `start` (a first `]`, after an optional `^`, is a literal)."""
+    i = start + 1
+    if pattern.startswith("^", i):
+        i += 1
+    if pattern.startswith("]", i):
+        i += 1
+    while i < len(pattern) and pattern[i] != "]":
+        i += 2 if pattern[i] == "\\" else 1
+    return i
