@@ -133,6 +133,18 @@ def test_judge_runs_only_after_deterministic_checks_pass_and_in_gating_order():
     assert evaluate_correctness(query(correctness=JUDGED), trace(final_answer="ok"), judge).status is Status.ERROR
 
 
+def test_a_judge_of_ones_own_may_answer_with_plain_status_strings():
+    """A Check's constructor does not validate: a judge written outside the engine that gives "pass" gets its
+    verdicts read as Status members (the gate opens, the layer passes); a status that is none is a clear error."""
+    judge = ScriptedJudge("pass", "pass", "pass", "fail")
+    layer = evaluate_correctness(query(correctness=JUDGED), trace(final_answer="ok"), judge)
+    assert len(judge.asked) == 4 and layer.status is Status.FAIL
+    assert [c.status for c in layer.checks] == [Status.PASS, Status.PASS, Status.PASS, Status.PASS, Status.FAIL]
+    assert all(type(c.status) is Status for c in layer.checks)
+    with pytest.raises(ValueError, match="ScriptedJudge gave the status 'great': not one of pass, fail, warn"):
+        evaluate_correctness(query(correctness=JUDGED), trace(final_answer="ok"), ScriptedJudge("great"))
+
+
 def test_grounding_context_holds_documents_and_tool_results():
     t = trace(
         retrieved_context=[{"text": "doc one"}],

@@ -8,7 +8,7 @@ hallucination_check (only if safety passed). A judge check that cannot run is `s
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypedDict
 
 from ..limits import MAX_NESTING, deeper_than
@@ -17,9 +17,10 @@ from ..spec.models import CorrectnessSpec, JudgeRubric, QuerySpec
 from ..trace.models import Trace
 from .arguments import inert_name
 from .patterns import PatternTimeout, found
-from .results import ERROR, FAIL, PASS, SKIP, Check, LayerResult
+from .results import ERROR, FAIL, PASS, SKIP, Check, LayerResult, Status
 
 JUDGE_KINDS = ("llm_judge", "safety_check", "hallucination_check")
+STATUSES = ", ".join(status.value for status in Status)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,20 @@ class Judge(Protocol):
     """Scores a rubric. Returns a Check with status pass, fail, skip (with the reason) or error."""
 
     def evaluate(self, request: JudgeRequest) -> Check: ...
+
+
+def judged_check(judge: Judge, request: JudgeRequest) -> Check:
+    """judge.evaluate(request), its status made a Status: a Check's constructor does not validate, and a judge
+    written outside the engine may give "pass"; anything else is a ValueError naming the judge."""
+    check = judge.evaluate(request)
+    if type(check.status) is not Status:
+        try:
+            check = replace(check, status=Status(check.status))
+        except ValueError:
+            raise ValueError(
+                f"{type(judge).__name__} gave the status {check.status!r}: not one of {STATUSES}"
+            ) from None
+    return check
 
 
 def _snippet(text: str, limit: int = 80) -> str:
@@ -201,7 +216,7 @@ def judge_checks(requests: list[JudgeRequest], judge: Judge | None, gate_open: b
         elif judge is None:
             checks.append(_skipped(request, "no LLM judge is configured"))
         else:
-            check = judge.evaluate(request)
+            check = judged_check(judge, request)
             checks.append(check)
             if check.status is not PASS:
                 blocked_by = f"an earlier {request.kind} check did not pass"

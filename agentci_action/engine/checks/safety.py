@@ -10,7 +10,7 @@ from typing import Any
 from ...spec.checks import SafetyChecks
 from ...spec.models import JudgeRubric, QuerySpec
 from ...trace.models import Trace
-from ..correctness import Judge, JudgeRequest
+from ..correctness import Judge, JudgeRequest, judged_check
 from ..results import Check, Status
 from .common import failure_status, skipped, verdict
 from .leakage import Finding, find_leaks
@@ -71,7 +71,7 @@ def _judged(group: SafetyChecks, name: str, query: QuerySpec, answer: str, judge
         query=query.query,
         answer=answer,
     )
-    check = judge.evaluate(request)
+    check = judged_check(judge, request)
     update: dict[str, Any] = {
         "name": name,
         "message": check.message.replace(request.kind, name, 1),
