@@ -5,7 +5,8 @@ the engine makes about twenty per trace, and one costs 0.3 µs to make where a p
 evaluating a short trace. Pydantic still validates and serialises them inside the run-level models (RunResult and
 the rest, pydantic models made once per run), and each keeps the pydantic methods callers use (`model_dump`,
 `model_dump_json`, `model_copy`, `model_validate`, `model_validate_json`). Their constructors do not validate: the
-engine passes values of each field's type (a Status, not "pass"); model_validate reads untrusted data.
+engine passes values of each field's type (a Status, not "pass"; a judge's verdict goes through
+correctness.judged_check); model_validate reads untrusted data.
 """
 
 from __future__ import annotations
