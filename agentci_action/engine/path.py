@@ -124,7 +124,7 @@ def evaluate_path(
         if extra_checks:
             return LayerResult.from_checks(list(extra_checks), details)
         return LayerResult(SKIP, details, ["no path checks"])
-    checks = _tool_list_checks(spec, used, details) if spec.forbidden_tools or spec.allowed_tools is not None else []
+    checks = _tool_list_checks(spec, used, details)
 
     if spec.max_tool_calls is not None:
         checks.append(
@@ -399,7 +399,7 @@ def _call_match_details(outcome: CallMatch, mode: MatchMode, labels: _Labels) ->
 
 
 def _handoff_checks(spec: PathSpec, trace: Trace, details: dict[str, Any], checks: list[Check]) -> None:
-    targets = [h.to for h in trace.handoffs] if trace.handoffs else []
+    targets = [h.to for h in trace.handoffs]
     details["handoffs"] = targets
     if spec.expected_handoff is not None:
         ok = spec.expected_handoff in targets

@@ -20,7 +20,7 @@ from ..spec.models import AgentCISpec, CompositeWeights, QuerySpec, spec_hash
 from ..trace.models import Trace
 from .aggregate import Run, combine_runs
 from .aggregates import CheckTally, TallyCounter, aggregate, check_tally
-from .checks import NO_CHECKS, evaluate_checks, mask_layers
+from .checks import evaluate_checks, mask_layers
 from .checks.answer import Embedder
 from .checks.leakage import Finding, redact
 from .correctness import Judge, asks_for_judge, evaluate_correctness
@@ -246,16 +246,14 @@ def _evaluate_run(
     A run `agentci run` got no trace from is an error, with nothing else evaluated."""
     if trace.run_error is not None:
         return failed_run_layers(trace.run_error)
-    extra = evaluate_checks(query, trace, judge, embedder) if query.checks is not None else NO_CHECKS
+    extra = evaluate_checks(query, trace, judge, embedder)
     path = evaluate_path(query.path, trace, variants, extra.by_layer["path"])
     baseline = variants[path.details["baseline_variant"]] if variants else None
     layers = {
         "correctness": evaluate_correctness(query, trace, judge, extra.by_layer["correctness"]),
-        "path": _with_process(query, trace, path) if query.process is not None else path,
+        "path": _with_process(query, trace, path),
         "cost": evaluate_cost(query.cost, trace, baseline, extra.by_layer["cost"]),
     }
-    if not extra.leaks:
-        return layers
     leaks.extend(extra.leaks)
     return mask_layers(layers, extra.leaks)
 

@@ -27,7 +27,7 @@ class QueryChecks:
     leaks: list[Finding] = field(default_factory=list)
 
 
-# What a query without a `checks:` block adds (most queries): one shared, never-filled instance. Read only.
+# What evaluate_checks gives a query without a `checks:` block (most queries): one shared instance, never filled.
 NO_CHECKS = QueryChecks()
 
 
@@ -35,9 +35,9 @@ def evaluate_checks(
     query: QuerySpec, trace: Trace, judge: Judge | None = None, embedder: Embedder | None = None
 ) -> QueryChecks:
     groups = query.checks
+    if groups is None:  # most queries
+        return NO_CHECKS
     result = QueryChecks()
-    if groups is None:
-        return result
     checks: list[Check] = []
     if groups.answer:
         checks += answer.evaluate(groups.answer, trace.final_answer, query.reference_answer, embedder)
