@@ -59,11 +59,16 @@ class Combined(NamedTuple):
 def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
     """Pass rate, pass@k, pass^k (k = runs), Wilson 95% interval, flakiness, cost of pass and every metric's statistics."""
     n = len(runs)
-    statuses = [run.status for run in runs]
+    statuses: list[Status] = []
+    known_costs: list[float] = []
+    total_tokens = 0
+    for run in runs:  # one loop, not a comprehension per figure: most queries have one run
+        statuses.append(run.status)
+        cost = run.layers["cost"].details
+        if (usd := cost.get("cost_usd")) is not None:
+            known_costs.append(usd)
+        total_tokens += cost.get("total_tokens") or 0
     passed = statuses.count(PASS)
-    cost_details = [run.layers["cost"].details for run in runs]
-    costs: list[float | None] = [details.get("cost_usd") for details in cost_details]
-    known_costs = [cost for cost in costs if cost is not None]
     known_cost = sum(known_costs) if len(known_costs) == n else None
     metrics = {}
     if n > 1:  # one run's figures are its layers' details: statistics of a single value would only copy them
@@ -87,7 +92,7 @@ def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
         ci95,  # pass_rate_ci95
         flaky,
         None if known_cost is None else float(known_cost),  # cost_usd
-        sum([details.get("total_tokens") or 0 for details in cost_details]),  # total_tokens
+        total_tokens,
         None if known_cost is None else stats.cost_of_pass(known_costs, passed),  # cost_of_pass_usd
         statuses,  # run_statuses
         metrics,

@@ -54,7 +54,7 @@ def evaluate_cost(
         if extra_checks:
             return LayerResult.from_checks(list(extra_checks), details)
         return LayerResult(status=SKIP, details=details, messages=["no cost checks"])
-    checks = [
+    checks = [  # None for each limit the spec does not set
         _limit("max_total_tokens", trace.total_tokens, spec.max_total_tokens, "tokens"),
         _limit("max_llm_calls", trace.total_llm_calls, spec.max_llm_calls, "LLM calls"),
         _limit("max_latency_ms", trace.total_duration_ms, spec.max_latency_ms, "latency (ms)"),
@@ -64,8 +64,9 @@ def evaluate_cost(
     ]
     if spec.max_cost_multiplier is not None:
         checks.append(_multiplier_check(spec.max_cost_multiplier, trace, baseline, details))
-    checks.extend(extra_checks or [])
-    return LayerResult.from_checks([c for c in checks if c is not None], details)
+    if extra_checks:
+        checks += extra_checks
+    return LayerResult.from_checks(list(filter(None, checks)), details)
 
 
 def _multiplier_check(limit: float, trace: Trace, baseline: Trace | None, details: dict[str, Any]) -> Check:

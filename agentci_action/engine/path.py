@@ -102,11 +102,17 @@ def evaluate_path(
     used = trace.tool_sequence
     loops = metrics.find_loops(used)
     tools_used = list(dict.fromkeys(used))  # distinct tools, in order of first use
+    repeats = 0
+    loop_details = []
+    for loop in loops:  # one loop for both figures
+        tool, start, count = loop
+        repeats += count - 1
+        loop_details.append({"tool": tool, "start": start, "count": count})
     details: dict[str, Any] = {
         "tool_calls": len(used),
         "tools_used": tools_used,
-        "loops_detected": sum([loop.count for loop in loops]) - len(loops),  # Σ repeats
-        "loops": [{"tool": lp.tool, "start": lp.start, "count": lp.count} for lp in loops],
+        "loops_detected": repeats,  # Σ (count − 1)
+        "loops": loop_details,
     }
     chosen = None
     if variants:
@@ -399,7 +405,7 @@ def _call_match_details(outcome: CallMatch, mode: MatchMode, labels: _Labels) ->
 
 
 def _handoff_checks(spec: PathSpec, trace: Trace, details: dict[str, Any], checks: list[Check]) -> None:
-    targets = [h.to for h in trace.handoffs]
+    targets = [h.to for h in trace.handoffs] if trace.handoffs else []  # most traces hand off to no one
     details["handoffs"] = targets
     if spec.expected_handoff is not None:
         ok = spec.expected_handoff in targets

@@ -104,13 +104,17 @@ class LayerResult(ResultData):
     def from_checks(cls, checks: list[Check], details: dict[str, Any] | None = None) -> LayerResult:
         """Status = worst check status, pass when the rest are skipped (skip when there are none or all are);
         messages = every non-pass check's message. `checks` and `details` become the layer's own."""
-        present = {c.status for c in checks}
+        present: set[Status] = set()
+        messages: list[str] = []
+        for check in checks:  # one loop, not a set and a list comprehension: a layer has a few checks, made per run
+            present.add(check_status := check.status)
+            if check_status is not PASS and check.message:
+                messages.append(check.message)
         for status in _LAYER_STATUS_ORDER:
             if status in present:
                 break
         else:
             status = SKIP
-        messages = [c.message for c in checks if c.message and c.status is not PASS]  # most pass, without a message
         return cls(status, {} if details is None else details, messages, checks)
 
 

@@ -203,18 +203,16 @@ def extra_runs_note(query: QuerySpec, traces: list[Trace]) -> str:
 _SOFT_BLOCKING = (FAIL, WARN)  # what a path or cost layer named in fail-on blocks on
 
 
-def is_blocking(layers: dict[str, LayerResult], fail_on: frozenset[str]) -> bool:
-    """Whether these layer results block under fail-on."""
-    if "correctness" in fail_on and FAIL in [layer.status for layer in layers.values()]:
+def is_blocking(statuses: list[Status], fail_on: frozenset[str]) -> bool:
+    """Whether a query whose layers have these statuses (correctness, path, cost) blocks under fail-on."""
+    if "correctness" in fail_on and FAIL in statuses:
         return True
-    return ("path" in fail_on and layers["path"].status in _SOFT_BLOCKING) or (
-        "cost" in fail_on and layers["cost"].status in _SOFT_BLOCKING
-    )
+    _, path, cost = statuses
+    return ("path" in fail_on and path in _SOFT_BLOCKING) or ("cost" in fail_on and cost in _SOFT_BLOCKING)
 
 
-def query_status(layers: dict[str, LayerResult], blocking: bool) -> Status:
-    """error > fail (a layer failed, or a warning blocks) > warn > pass."""
-    statuses = [layer.status for layer in layers.values()]
+def query_status(statuses: list[Status], blocking: bool) -> Status:
+    """From its layers' statuses: error > fail (a layer failed, or a warning blocks) > warn > pass."""
     if ERROR in statuses:
         return ERROR
     if blocking or FAIL in statuses:
@@ -278,20 +276,26 @@ def evaluate_query(
     embedder: Embedder | None = None,
 ) -> QueryResult:
     leaks: list[Finding] = []  # values a safety check found leaked, in any run
-    runs = [
-        Run(trace.run if trace.run is not None else i, _evaluate_run(query, trace, variants, judge, embedder, leaks))
-        for i, trace in enumerate(traces)
-    ]
-    answer = most_frequent([trace.final_answer.strip() for trace in traces]) or ""
+    runs: list[Run] = []
+    answers: list[str] = []
+    sequences: list[tuple[str, ...]] = []
+    for i, trace in enumerate(traces):  # one loop, not a comprehension per list: most queries have one run
+        runs.append(
+            Run(i if trace.run is None else trace.run, _evaluate_run(query, trace, variants, judge, embedder, leaks))
+        )
+        answers.append(trace.final_answer.strip())
+        sequences.append(trace.tool_sequence)
+    answer = most_frequent(answers) or ""
     layers, reliability, score = combine_runs(query, runs, composite)
-    blocking = is_blocking(layers, settings.fail_on)
+    statuses = [layer.status for layer in layers.values()]  # correctness, path, cost
+    blocking = is_blocking(statuses, settings.fail_on)
     return QueryResult(
         id=query.key,
         query=query.query,
         file=query.file,
         line=query.line,
         tags=list(query.tags),
-        status=query_status(layers, blocking),
+        status=query_status(statuses, blocking),
         blocking=blocking,
         correctness=layers["correctness"],
         path=layers["path"],
@@ -301,7 +305,7 @@ def evaluate_query(
         reliability=reliability,
         score=score,
         answer=redact(answer, leaks) if leaks else answer,
-        tools=list(most_frequent([trace.tool_sequence for trace in traces]) or ()),
+        tools=list(route) if (route := most_frequent(sequences)) else [],
     )
 
 
