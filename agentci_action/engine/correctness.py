@@ -72,24 +72,24 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
     """Every deterministic check the spec asks for, each reporting every failing term."""
     checks: list[Check] = []
     lowered = answer.lower()
-    if spec.expected_in_answer is not None:
-        missing = [t for t in spec.expected_in_answer if t.lower() not in lowered]
+    if (expected := spec.expected_in_answer) is not None:
+        missing = [t for t in expected if t.lower() not in lowered]
         checks.append(
             Check(
                 "expected_in_answer",
                 FAIL if missing else PASS,
                 f"expected in answer but missing: {', '.join(repr(t) for t in missing)}" if missing else "",
-                {"missing": missing, "checked": len(spec.expected_in_answer)},
+                {"missing": missing, "checked": len(expected)},
             )
         )
-    if spec.not_in_answer is not None:
-        found = [t for t in spec.not_in_answer if t.lower() in lowered]
+    if (forbidden := spec.not_in_answer) is not None:
+        found = [t for t in forbidden if t.lower() in lowered]
         checks.append(
             Check(
                 "not_in_answer",
                 FAIL if found else PASS,
                 f"forbidden in answer but found: {', '.join(repr(t) for t in found)}" if found else "",
-                {"found": found, "checked": len(spec.not_in_answer)},
+                {"found": found, "checked": len(forbidden)},
             )
         )
     if spec.exact_match is not None:
@@ -103,8 +103,8 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
                 else f"answer is not the exact expected text (expected {_snippet(spec.exact_match)!r}, got {_snippet(answer)!r})",
             )
         )
-    if spec.regex_match is not None:
-        checks.append(_regex_check(spec.regex_match, answer))
+    if (pattern := spec.regex_match) is not None:
+        checks.append(_regex_check(pattern, answer))
     if spec.json_schema is not None:
         checks.append(_json_schema_check(spec.json_schema, answer))
     return checks

@@ -40,13 +40,14 @@ def evaluate_cost(
 ) -> LayerResult:
     """Actual figures are always reported; checks run for each limit the spec sets, then `extra_checks` (this layer's
     checks from the query's `checks:` block, e.g. performance)."""
-    details: dict[str, Any] = {
-        "cost_usd": trace.total_cost_usd,
-        "total_tokens": trace.total_tokens,
-        "llm_calls": trace.total_llm_calls,
-        "latency_ms": trace.total_duration_ms,
-    }
-    if trace.total_cost_usd is None:
+    cost, tokens, llm_calls, latency = (
+        trace.total_cost_usd,
+        trace.total_tokens,
+        trace.total_llm_calls,
+        trace.total_duration_ms,
+    )
+    details: dict[str, Any] = {"cost_usd": cost, "total_tokens": tokens, "llm_calls": llm_calls, "latency_ms": latency}
+    if cost is None:
         details["cost_unknown_reason"] = unknown_cost_reason(trace)
     if baseline is not None:
         details["baseline_cost_usd"] = baseline.total_cost_usd
@@ -55,12 +56,10 @@ def evaluate_cost(
             return LayerResult.from_checks(list(extra_checks), details)
         return LayerResult(status=SKIP, details=details, messages=["no cost checks"])
     checks = [  # None for each limit the spec does not set
-        _limit("max_total_tokens", trace.total_tokens, spec.max_total_tokens, "tokens"),
-        _limit("max_llm_calls", trace.total_llm_calls, spec.max_llm_calls, "LLM calls"),
-        _limit("max_latency_ms", trace.total_duration_ms, spec.max_latency_ms, "latency (ms)"),
-        _limit(
-            "max_cost_usd", trace.total_cost_usd, spec.max_cost_usd, "cost", "$", details.get("cost_unknown_reason", "")
-        ),
+        _limit("max_total_tokens", tokens, spec.max_total_tokens, "tokens"),
+        _limit("max_llm_calls", llm_calls, spec.max_llm_calls, "LLM calls"),
+        _limit("max_latency_ms", latency, spec.max_latency_ms, "latency (ms)"),
+        _limit("max_cost_usd", cost, spec.max_cost_usd, "cost", "$", details.get("cost_unknown_reason", "")),
     ]
     if spec.max_cost_multiplier is not None:
         checks.append(_multiplier_check(spec.max_cost_multiplier, trace, baseline, details))

@@ -11,8 +11,6 @@ import re
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
-from itertools import compress, islice
-from operator import eq
 from typing import NamedTuple
 
 from rapidfuzz.distance import Indel, Levenshtein
@@ -54,13 +52,13 @@ def lcs_similarity(predicted: Sequence[str], reference: Sequence[str]) -> float:
     [search, rerank, generate] vs [search, generate] → 2·2 / 5 = 0.80. Past MAX_SEQUENCE_CELLS (|P|·|R|), a lower
     bound (_pairwise): P and R cut into k aligned blocks, 2·Σ|LCS(P_i, R_i)| / (|P| + |R|).
     """
-    return _lcs(predicted, reference)
+    return sequence_similarity(predicted, reference, SequenceMetric.LCS)
 
 
 def edit_similarity(predicted: Sequence[str], reference: Sequence[str]) -> float:
     """1 − ED(P, R) / max(|P|, |R|) with ED the Levenshtein distance; 1.0 when both are empty. Past
     MAX_SEQUENCE_CELLS, a lower bound: 1 − Σ ED(P_i, R_i) / max(|P|, |R|) over k aligned blocks."""
-    return _edit(predicted, reference)
+    return sequence_similarity(predicted, reference, _EDIT_DISTANCE)
 
 
 def sequence_similarity_is_approximate(predicted: Sequence[str], reference: Sequence[str]) -> bool:
@@ -82,15 +80,14 @@ def _cut(items: Sequence[str], i: int, k: int) -> Sequence[str]:
 
 
 def _pairwise(exact: Similarity, bound: Similarity) -> Similarity:
-    """`exact` computed once per pair of lists (a path check, the closest variant and the diff ask for the same
-    pair: on 100,000-call traces each costs seconds), and `bound` instead past MAX_SEQUENCE_CELLS |P|·|R| (the
-    bit-parallel exact metric costs |P|·|R|/64 steps: minutes for a million calls on each side)."""
+    """For pairs past CACHED_FROM_CELLS: `exact` computed once per pair of lists (a path check, the closest variant
+    and the diff ask for the same pair: on 100,000-call traces each costs seconds), and `bound` instead past
+    MAX_SEQUENCE_CELLS |P|·|R| (the bit-parallel exact metric costs |P|·|R|/64 steps: minutes for a million calls on
+    each side)."""
     known: dict[tuple[int, int, int, int], float] = {}
 
     def similarity(predicted: Sequence[str], reference: Sequence[str]) -> float:
         cells = len(predicted) * len(reference)
-        if cells <= CACHED_FROM_CELLS:  # cheaper than the key
-            return exact(predicted, reference)
         key = (hash(tuple(predicted)), len(predicted), hash(tuple(reference)), len(reference))
         if key not in known:
             if len(known) >= 256:
@@ -113,7 +110,11 @@ _edit = _pairwise(
 
 def sequence_similarity(predicted: Sequence[str], reference: Sequence[str], metric: SequenceMetric) -> float:
     """The chosen sequence metric: lcs_similarity or edit_similarity."""
-    return (_edit if metric is _EDIT_DISTANCE else _lcs)(predicted, reference)
+    edit = metric is _EDIT_DISTANCE
+    if len(predicted) * len(reference) <= CACHED_FROM_CELLS:  # computed afresh: cheaper than the memo's key
+        similarity: float = (Levenshtein if edit else Indel).normalized_similarity(predicted, reference)
+        return similarity
+    return (_edit if edit else _lcs)(predicted, reference)
 
 
 _EDIT_DISTANCE = SequenceMetric.EDIT_DISTANCE
@@ -134,16 +135,14 @@ class Loop(NamedTuple):
 def find_loops(sequence: Sequence[str]) -> list[Loop]:
     """Runs of the same tool called two or more times in a row."""
     loops: list[Loop] = []
-    previous = -2
-    # the positions i ≥ 1 with P[i] == P[i − 1], found in C (most traces have few or none); each Loop made as
-    # Loop._make does, without the Python-level __new__ of a NamedTuple (a third of the time here)
-    for i in compress(range(1, len(sequence)), map(eq, islice(sequence, 1, None), sequence)):
-        if i == previous + 1:  # the run goes on
-            tool, start, count = loops[-1]
-            loops[-1] = _new_tuple(Loop, (tool, start, count + 1))
-        else:
-            loops.append(_new_tuple(Loop, (sequence[i - 1], i - 1, 2)))
-        previous = i
+    tool, start = None, 0  # the run being scanned: its tool and where it started
+    for i, name in enumerate(sequence):
+        if name != tool:
+            if i - start > 1:  # each Loop made as Loop._make does, without the Python-level __new__ of a NamedTuple
+                loops.append(_new_tuple(Loop, (tool, start, i - start)))
+            tool, start = name, i
+    if len(sequence) - start > 1:
+        loops.append(_new_tuple(Loop, (tool, start, len(sequence) - start)))
     return loops
 
 

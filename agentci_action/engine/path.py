@@ -132,19 +132,19 @@ def evaluate_path(
         return LayerResult(SKIP, details, ["no path checks"])
     checks = _tool_list_checks(spec, used, details)
 
-    if spec.max_tool_calls is not None:
+    if (max_tool_calls := spec.max_tool_calls) is not None:
         checks.append(
             _at_most(
                 "max_tool_calls",
                 len(used),
-                spec.max_tool_calls,
+                max_tool_calls,
                 "tool calls",
                 lambda: f" ({', '.join(f'{inert_name(tool)} ×{n}' for tool, n in Counter(used).most_common(LISTED))})",
             )
         )
 
-    if spec.expected_tools is not None:
-        _expected_tools_checks(spec, spec.expected_tools, tools_used, details, checks)
+    if (expected_tools := spec.expected_tools) is not None:
+        _expected_tools_checks(spec, expected_tools, tools_used, details, checks)
 
     if (reference := reference_sequence(spec, variants or [], chosen)) is not None:
         _reference_checks(spec, used, *reference, details, checks)
@@ -155,12 +155,12 @@ def evaluate_path(
     if spec.expected_tool_calls is not None:
         checks.append(_expected_calls_check(spec, trace, details))
 
-    if spec.max_loops is not None:
+    if (max_loops := spec.max_loops) is not None:
         checks.append(
             _at_most(
                 "max_loops",
-                details["loops_detected"],
-                spec.max_loops,
+                repeats,
+                max_loops,
                 "loops",
                 lambda: (
                     f" ({'; '.join(f'{inert_name(lp.tool)} ×{lp.count} at steps {lp.start}-{lp.start + lp.count - 1}' for lp in loops)})"
@@ -178,8 +178,8 @@ def _tool_list_checks(spec: PathSpec, used: Sequence[str], details: dict[str, An
     """forbidden_tools (deny-list) and allowed_tools (allow-list): any violation fails hard."""
     normalize = spec.tool_name_normalization
     checks = []
-    if spec.forbidden_tools:
-        calls = metrics.forbidden_calls(used, spec.forbidden_tools, normalize)
+    if forbidden := spec.forbidden_tools:
+        calls = metrics.forbidden_calls(used, forbidden, normalize)
         details["forbidden_violations"] = list(calls)
         details["forbidden_calls"] = calls
         checks.append(
@@ -218,11 +218,9 @@ def _expected_tools_checks(
     details["tool_f1"] = metrics.tool_f1(precision, recall)
     details["missing_tools"] = missing
     details["unexpected_tools"] = extra
-    if spec.min_tool_recall is not None:
+    if (min_recall := spec.min_tool_recall) is not None:
         checks.append(
-            _at_least(
-                "min_tool_recall", recall, spec.min_tool_recall, "tool recall", lambda: f" (missing: {_names(missing)})"
-            )
+            _at_least("min_tool_recall", recall, min_recall, "tool recall", lambda: f" (missing: {_names(missing)})")
         )
     if spec.min_tool_precision is not None:
         checks.append(
@@ -270,12 +268,12 @@ def _reference_checks(
         divergence = outcome.first_divergence or metrics.match(used, ref_tools, MatchMode.STRICT).first_divergence
         return f" ({_divergence_text(*_inert_divergence(divergence))})" if divergence else ""
 
-    if spec.min_sequence_similarity is not None:
+    if (min_similarity := spec.min_sequence_similarity) is not None:
         checks.append(
             _at_least(
                 "min_sequence_similarity",
                 similarity,
-                spec.min_sequence_similarity,
+                min_similarity,
                 f"sequence similarity ({metric}) against the {source}",
                 where,
             )

@@ -109,23 +109,23 @@ def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
     of `all_queries` that is not in `queries` (filtered out by tags) is ignored.
     """
     universe = all_queries or queries
-    by_id = {q.key: q for q in universe}
+    every: dict[str, list[Trace]] = {q.key: [] for q in universe}  # each query's traces, by its key (its id)
     by_text: dict[str, QuerySpec] | None = None  # made when a trace first needs it: most are matched by id
-    every: dict[str, list[Trace]] = {key: [] for key in by_id}
     unmatched = []
     for trace in traces:
-        query = by_id.get(trace.id) if trace.id else None
-        if query is None and trace.query is not None:
+        runs = every.get(trace_id) if (trace_id := trace.id) else None
+        if runs is None and trace.query is not None:
             if by_text is None:
                 by_text = {}
                 for q in universe:
                     by_text.setdefault(q.query, q)
             query = by_text.get(trace.query)
-        if query is None:
+            runs = None if query is None else every[query.key]
+        if runs is None:
             label = f"id {trace.id!r}" if trace.id else f"query {trace.query!r}"
             unmatched.append(f"{trace.source}: trace with {label} matches no query in the spec")
             continue
-        every[query.key].append(trace)
+        runs.append(trace)
     # Over every query of the spec, like `unmatched`: each shard then warns alike and merged shards equal the run.
     extra = [extra_runs_note(q, runs) for q in universe if unasked_runs(q, runs := every[q.key])]
     grouped = every if universe is queries else {q.key: list(every[q.key]) for q in queries}
@@ -387,16 +387,17 @@ def run_spec(
     else:  # indexed once per spec and trace list: a pytest suite evaluates one query per call
         index = spec.memoised("traces_by_query", (traces,), lambda: group_traces(spec.queries, traces))
     require_traces(selected, index.by_query)
-    matched = Matched({q.key: index.by_query[q.key] for q in selected}, list(index.unmatched), list(index.notes))
+    matched = Matched({(key := q.key): index.by_query[key] for q in selected}, list(index.unmatched), list(index.notes))
     del index  # matched holds the selected queries' traces alone
     baselines = baselines or {}
     check_variant_counts(selected, baselines)
 
     def one(query: QuerySpec) -> QueryResult:
+        key = query.key
         result = evaluate_query(
             query,
-            matched.by_query.pop(query.key) if release_traces else matched.by_query[query.key],
-            baselines.get(query.key) or [],
+            matched.by_query.pop(key) if release_traces else matched.by_query[key],
+            baselines.get(key) or [],
             judge,
             settings,
             spec.composite,
