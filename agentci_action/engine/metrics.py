@@ -135,14 +135,14 @@ class Loop(NamedTuple):
 def find_loops(sequence: Sequence[str]) -> list[Loop]:
     """Runs of the same tool called two or more times in a row."""
     loops: list[Loop] = []
-    tool, start = None, 0  # the run being scanned: its tool and where it started
+    previous = None  # the tool of the call before
     for i, name in enumerate(sequence):
-        if name != tool:
-            if i - start > 1:  # each Loop made as Loop._make does, without the Python-level __new__ of a NamedTuple
-                loops.append(_new_tuple(Loop, (tool, start, i - start)))
-            tool, start = name, i
-    if len(sequence) - start > 1:
-        loops.append(_new_tuple(Loop, (tool, start, len(sequence) - start)))
+        if name == previous:  # a repeat, rarer than a change: only a repeat does more than this test
+            if loops and (last := loops[-1]).start + last.count == i:  # the last loop goes on
+                loops[-1] = _new_tuple(Loop, (name, last.start, last.count + 1))
+            else:  # each Loop made as Loop._make does, without the Python-level __new__ of a NamedTuple
+                loops.append(_new_tuple(Loop, (name, i - 1, 2)))
+        previous = name
     return loops
 
 
@@ -182,11 +182,14 @@ def _positions(used: Sequence[str], keys: AbstractSet[str], normalize: bool) -> 
     return found
 
 
-def forbidden_calls(used: Sequence[str], forbidden: Sequence[str], normalize: bool = True) -> dict[str, list[int]]:
+def forbidden_calls(
+    used: Sequence[str], forbidden: Sequence[str], normalize: bool = True, distinct: AbstractSet[str] | None = None
+) -> dict[str, list[int]]:
     """Each forbidden tool that was used, as the spec names it (once per tool, in spec order), with the
-    0-based positions of its calls."""
+    0-based positions of its calls. `distinct`: set(used), when the caller has it."""
     deny = _deny_list(tuple(forbidden), normalize)
-    if deny.allowed.issuperset(used):  # the common case: every tool called was seen allowed by this list before
+    # the common case: every tool called was seen allowed by this list before (each tool tested once, not each call)
+    if deny.allowed.issuperset(used if distinct is None else distinct):
         return {}
     positions = _positions(used, deny.keys, normalize)
     if not positions and len(deny.allowed) < MAX_ALLOWED_SEEN:
@@ -248,11 +251,16 @@ _STRICT, _UNORDERED, _SUBSET, _SUPERSET = MatchMode.STRICT, MatchMode.UNORDERED,
 
 
 def _ordered_unique(items: Sequence[str], keep: set[str]) -> list[str]:
-    return list(dict.fromkeys(x for x in items if x in keep)) if keep else []
+    """The items in `keep` (a subset of them), each once, in order of first occurrence."""
+    if len(keep) < 2:  # nothing to order: a failed match usually misses (or adds) one tool
+        return list(keep)
+    return list(dict.fromkeys(x for x in items if x in keep))
 
 
-def match(predicted: Sequence[str], reference: Sequence[str], mode: MatchMode) -> MatchOutcome:
-    """Compare P with R.
+def match(
+    predicted: Sequence[str], reference: Sequence[str], mode: MatchMode, distinct: set[str] | None = None
+) -> MatchOutcome:
+    """Compare P with R; `distinct` is set(P), when the caller has it.
 
     strict: P == R · unordered: set(P) == set(R) · subset: set(R) ⊆ set(P) ·
     superset: set(P) ⊆ set(R) · subsequence: R is a subsequence of P (in order, extras allowed).
@@ -261,25 +269,31 @@ def match(predicted: Sequence[str], reference: Sequence[str], mode: MatchMode) -
     P[i] ≠ R[i]. subsequence: a greedy walk matches R's first j tools as early as possible, so R[j] occurs
     nowhere after the last matched call and the walk runs off the end: (len(P), R[j], None).
     """
-    if mode is _SUBSET:  # each mode works out only the lists it reports
-        missing = _ordered_unique(reference, set(reference).difference(predicted))
-        return MatchOutcome(not missing, missing, [])
+    # Each mode works out only the lists it reports. Each outcome is made as MatchOutcome._make does, without the
+    # Python-level __new__ of a NamedTuple: one is made per run, and that __new__ cost more than the subset test.
+    used = set(predicted) if distinct is None else distinct
+    if mode is _SUBSET:
+        if used.issuperset(reference):  # the common case: no list to build
+            return _new_tuple(MatchOutcome, (True, [], [], None))
+        return _new_tuple(MatchOutcome, (False, _ordered_unique(reference, set(reference) - used), [], None))
     if mode is _SUPERSET:
-        unexpected = _ordered_unique(predicted, set(predicted).difference(reference))
-        return MatchOutcome(not unexpected, [], unexpected)
-    used, ref = set(predicted), set(reference)
+        unexpected = _ordered_unique(predicted, used.difference(reference))
+        return _new_tuple(MatchOutcome, (not unexpected, [], unexpected, None))
+    ref = set(reference)
     missing = _ordered_unique(reference, ref - used)
     if mode is _STRICT:
         divergence = _first_divergence(predicted, reference)
-        return MatchOutcome(divergence is None, missing, _ordered_unique(predicted, used - ref), divergence)
+        return _new_tuple(
+            MatchOutcome, (divergence is None, missing, _ordered_unique(predicted, used - ref), divergence)
+        )
     if mode is _UNORDERED:
         unexpected = _ordered_unique(predicted, used - ref)
-        return MatchOutcome(not missing and not unexpected, missing, unexpected)
+        return _new_tuple(MatchOutcome, (not missing and not unexpected, missing, unexpected, None))
     # subsequence: walk P once, advancing through R
     j = 0
     for name in predicted:
         if j < len(reference) and name == reference[j]:
             j += 1
     if j == len(reference):
-        return MatchOutcome(True, [], [])
-    return MatchOutcome(False, missing, [], (len(predicted), reference[j], None))
+        return _new_tuple(MatchOutcome, (True, [], [], None))
+    return _new_tuple(MatchOutcome, (False, missing, [], (len(predicted), reference[j], None)))

@@ -62,32 +62,35 @@ def closest_variant(
     return max(range(len(variants)), key=scores.__getitem__), similarities
 
 
-def reference_sequence(spec: PathSpec, variants: list[Trace], chosen: int | None) -> tuple[Sequence[str], str] | None:
-    """(R, where R came from): the chosen baseline variant's tools, else expected_tools, else None."""
-    if chosen is not None:
-        label = "baseline" if len(variants) == 1 else f"baseline[{chosen}] (closest of {len(variants)} variants)"
-        return variants[chosen].tool_sequence, label
-    if spec.expected_tools is not None:
-        return spec.expected_tools, "expected_tools"
-    return None
-
-
-def _no_detail() -> str:
-    return ""
-
-
-def _at_most(name: str, actual: float, limit: float, what: str, detail: Callable[[], str] = _no_detail) -> Check:
-    """Warn when actual > limit; `detail()` (the explanation) is built only for a warning."""
+def _at_most(
+    name: str, actual: float, limit: float, what: str, explain: Callable[..., str] | None = None, *about: Any
+) -> Check:
+    """Warn when actual > limit; `explain(*about)` (the explanation) is called only for a warning."""
     if actual <= limit:
         return Check(name, PASS, "", {"actual": actual, "max": limit})
-    return Check(name, WARN, f"{what}: {actual:g} > max {limit:g}{detail()}", {"actual": actual, "max": limit})
+    detail = explain(*about) if explain else ""
+    return Check(name, WARN, f"{what}: {actual:g} > max {limit:g}{detail}", {"actual": actual, "max": limit})
 
 
-def _at_least(name: str, actual: float, limit: float, what: str, detail: Callable[[], str] = _no_detail) -> Check:
-    """Warn when actual < limit; `detail()` (the explanation) is built only for a warning."""
+def _at_least(
+    name: str, actual: float, limit: float, what: str, explain: Callable[..., str] | None = None, *about: Any
+) -> Check:
+    """Warn when actual < limit; `explain(*about)` (the explanation) is called only for a warning."""
     if actual >= limit:
         return Check(name, PASS, "", {"actual": actual, "min": limit})
-    return Check(name, WARN, f"{what}: {actual:.2f} < min {limit:g}{detail()}", {"actual": actual, "min": limit})
+    detail = explain(*about) if explain else ""
+    return Check(name, WARN, f"{what}: {actual:.2f} < min {limit:g}{detail}", {"actual": actual, "min": limit})
+
+
+def _most_called(used: Sequence[str]) -> str:
+    """' (search ×3, fetch ×2)': the most called tools."""
+    return f" ({', '.join(f'{inert_name(tool)} ×{n}' for tool, n in Counter(used).most_common(LISTED))})"
+
+
+def _loops_text(loops: list[metrics.Loop]) -> str:
+    """' (search ×2 at steps 0-1; grade ×3 at steps 2-4)'."""
+    runs = (f"{inert_name(tool)} ×{count} at steps {start}-{start + count - 1}" for tool, start, count in loops)
+    return f" ({'; '.join(runs)})"
 
 
 def evaluate_path(
@@ -130,24 +133,22 @@ def evaluate_path(
         if extra_checks:
             return LayerResult.from_checks(list(extra_checks), details)
         return LayerResult(SKIP, details, ["no path checks"])
-    checks = _tool_list_checks(spec, used, details)
+    used_set = set(tools_used)  # the tools as a set, for recall, precision, the deny-list and the match mode
+    checks = _tool_list_checks(spec, used, used_set, details)
 
     if (max_tool_calls := spec.max_tool_calls) is not None:
-        checks.append(
-            _at_most(
-                "max_tool_calls",
-                len(used),
-                max_tool_calls,
-                "tool calls",
-                lambda: f" ({', '.join(f'{inert_name(tool)} ×{n}' for tool, n in Counter(used).most_common(LISTED))})",
-            )
-        )
+        checks.append(_at_most("max_tool_calls", len(used), max_tool_calls, "tool calls", _most_called, used))
 
     if (expected_tools := spec.expected_tools) is not None:
-        _expected_tools_checks(spec, expected_tools, tools_used, details, checks)
+        _expected_tools_checks(spec, expected_tools, tools_used, used_set, details, checks)
 
-    if (reference := reference_sequence(spec, variants or [], chosen)) is not None:
-        _reference_checks(spec, used, *reference, details, checks)
+    # R: the chosen baseline variant's tools, else expected_tools
+    if chosen is not None:
+        assert variants is not None  # chosen is one of them
+        source = "baseline" if len(variants) == 1 else f"baseline[{chosen}] (closest of {len(variants)} variants)"
+        _reference_checks(spec, used, used_set, variants[chosen].tool_sequence, source, details, checks)
+    elif expected_tools is not None:
+        _reference_checks(spec, used, used_set, expected_tools, "expected_tools", details, checks)
     elif spec.min_sequence_similarity is not None:
         # said once per run, not per query (RunResult.without_baseline): no message here
         checks.append(Check("min_sequence_similarity", SKIP, "", {"reason": NO_BASELINE}))
@@ -156,17 +157,7 @@ def evaluate_path(
         checks.append(_expected_calls_check(spec, trace, details))
 
     if (max_loops := spec.max_loops) is not None:
-        checks.append(
-            _at_most(
-                "max_loops",
-                repeats,
-                max_loops,
-                "loops",
-                lambda: (
-                    f" ({'; '.join(f'{inert_name(lp.tool)} ×{lp.count} at steps {lp.start}-{lp.start + lp.count - 1}' for lp in loops)})"
-                ),
-            )
-        )
+        checks.append(_at_most("max_loops", repeats, max_loops, "loops", _loops_text, loops))
 
     _handoff_checks(spec, trace, details, checks)
     if extra_checks:
@@ -174,20 +165,20 @@ def evaluate_path(
     return LayerResult.from_checks(checks, details)
 
 
-def _tool_list_checks(spec: PathSpec, used: Sequence[str], details: dict[str, Any]) -> list[Check]:
+def _tool_list_checks(spec: PathSpec, used: Sequence[str], used_set: set[str], details: dict[str, Any]) -> list[Check]:
     """forbidden_tools (deny-list) and allowed_tools (allow-list): any violation fails hard."""
     normalize = spec.tool_name_normalization
     checks = []
     if forbidden := spec.forbidden_tools:
-        calls = metrics.forbidden_calls(used, forbidden, normalize)
-        details["forbidden_violations"] = list(calls)
+        calls = metrics.forbidden_calls(used, forbidden, normalize, used_set)
+        details["forbidden_violations"] = violations = list(calls)
         details["forbidden_calls"] = calls
         checks.append(
             Check(
                 "forbidden_tools",
                 FAIL if calls else PASS,
                 f"forbidden tools used: {_calls_at(calls)}" if calls else "",
-                {"violations": list(calls), "calls": calls},
+                {"violations": violations, "calls": calls},
             )
         )
     if spec.allowed_tools is not None:
@@ -205,33 +196,35 @@ def _tool_list_checks(spec: PathSpec, used: Sequence[str], details: dict[str, An
 
 
 def _expected_tools_checks(
-    spec: PathSpec, expected_tools: list[str], tools_used: list[str], details: dict[str, Any], checks: list[Check]
+    spec: PathSpec,
+    expected_tools: list[str],
+    tools_used: list[str],
+    used_set: set[str],
+    details: dict[str, Any],
+    checks: list[Check],
 ) -> None:
     """Tool recall, precision and F1 against expected_tools (as sets), with their thresholds' checks."""
-    expected, used_set = set(expected_tools), set(tools_used)
+    expected = set(expected_tools)
     recall = metrics.tool_recall(expected, used_set)
     precision = metrics.tool_precision(expected, used_set)
     missing = [t for t in dict.fromkeys(expected_tools) if t not in used_set] if recall < 1 else []
-    extra = [t for t in tools_used if t not in expected]
+    extra = [t for t in tools_used if t not in expected] if precision < 1 else []
     details["tool_recall"] = recall
     details["tool_precision"] = precision
     details["tool_f1"] = metrics.tool_f1(precision, recall)
     details["missing_tools"] = missing
     details["unexpected_tools"] = extra
     if (min_recall := spec.min_tool_recall) is not None:
+        checks.append(_at_least("min_tool_recall", recall, min_recall, "tool recall", _listed_as, "missing", missing))
+    if (min_precision := spec.min_tool_precision) is not None:
         checks.append(
-            _at_least("min_tool_recall", recall, min_recall, "tool recall", lambda: f" (missing: {_names(missing)})")
+            _at_least("min_tool_precision", precision, min_precision, "tool precision", _listed_as, "unexpected", extra)
         )
-    if spec.min_tool_precision is not None:
-        checks.append(
-            _at_least(
-                "min_tool_precision",
-                precision,
-                spec.min_tool_precision,
-                "tool precision",
-                lambda: f" (unexpected: {_names(extra)})" if extra else "",
-            )
-        )
+
+
+def _listed_as(label: str, names: list[str]) -> str:
+    """' (missing: a, b)', or nothing without names."""
+    return f" ({label}: {_names(names)})" if names else ""
 
 
 def _divergence_text(index: int, expected: str | None, actual: str | None) -> str:
@@ -241,6 +234,7 @@ def _divergence_text(index: int, expected: str | None, actual: str | None) -> st
 def _reference_checks(
     spec: PathSpec,
     used: Sequence[str],
+    used_set: set[str],
     ref_tools: Sequence[str],
     source: str,
     details: dict[str, Any],
@@ -250,7 +244,7 @@ def _reference_checks(
     match_mode, sequence_metric = spec.match_mode, spec.sequence_metric
     mode, metric = _VALUES[match_mode], _VALUES[sequence_metric]
     similarity = metrics.sequence_similarity(used, ref_tools, sequence_metric)
-    outcome = metrics.match(used, ref_tools, match_mode)
+    outcome = metrics.match(used, ref_tools, match_mode, used_set)
     if metrics.sequence_similarity_is_approximate(used, ref_tools):
         details["sequence_similarity_approximate"] = True  # a lower bound from aligned blocks (limits.py)
     details["reference"] = source
@@ -263,20 +257,10 @@ def _reference_checks(
         "unexpected": outcome.unexpected,
         "first_divergence": None if outcome.first_divergence is None else _divergence_dict(outcome.first_divergence),
     }
-
-    def where() -> str:
-        divergence = outcome.first_divergence or metrics.match(used, ref_tools, MatchMode.STRICT).first_divergence
-        return f" ({_divergence_text(*_inert_divergence(divergence))})" if divergence else ""
-
     if (min_similarity := spec.min_sequence_similarity) is not None:
+        what = f"sequence similarity ({metric}) against the {source}"
         checks.append(
-            _at_least(
-                "min_sequence_similarity",
-                similarity,
-                min_similarity,
-                f"sequence similarity ({metric}) against the {source}",
-                where,
-            )
+            _at_least("min_sequence_similarity", similarity, min_similarity, what, _where, outcome, used, ref_tools)
         )
     checks.append(
         Check("match_mode", PASS, "", {"mode": mode})
@@ -285,6 +269,13 @@ def _reference_checks(
             "match_mode", WARN, f"match mode {mode!r} against the {source} failed: {_explain(outcome)}", {"mode": mode}
         )
     )
+
+
+def _where(outcome: metrics.MatchOutcome, used: Sequence[str], ref_tools: Sequence[str]) -> str:
+    """' (first difference at step i: …)': where the match mode found P and R diverge, else where they differ in
+    order; nothing when they are equal."""
+    divergence = outcome.first_divergence or metrics.match(used, ref_tools, MatchMode.STRICT).first_divergence
+    return f" ({_divergence_text(*_inert_divergence(divergence))})" if divergence else ""
 
 
 _VALUES = {member: member.value for enum in (MatchMode, SequenceMetric) for member in enum}  # read per query
