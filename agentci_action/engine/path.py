@@ -62,24 +62,18 @@ def closest_variant(
     return max(range(len(variants)), key=scores.__getitem__), similarities
 
 
-def _at_most(
-    name: str, actual: float, limit: float, what: str, explain: Callable[..., str] | None = None, *about: Any
-) -> Check:
+def _at_most(name: str, actual: float, limit: float, what: str, explain: Callable[..., str], *about: Any) -> Check:
     """Warn when actual > limit; `explain(*about)` (the explanation) is called only for a warning."""
     if actual <= limit:
         return Check(name, PASS, "", {"actual": actual, "max": limit})
-    detail = explain(*about) if explain else ""
-    return Check(name, WARN, f"{what}: {actual:g} > max {limit:g}{detail}", {"actual": actual, "max": limit})
+    return Check(name, WARN, f"{what}: {actual:g} > max {limit:g}{explain(*about)}", {"actual": actual, "max": limit})
 
 
-def _at_least(
-    name: str, actual: float, limit: float, what: str, explain: Callable[..., str] | None = None, *about: Any
-) -> Check:
+def _at_least(name: str, actual: float, limit: float, what: str, explain: Callable[..., str], *about: Any) -> Check:
     """Warn when actual < limit; `explain(*about)` (the explanation) is called only for a warning."""
     if actual >= limit:
         return Check(name, PASS, "", {"actual": actual, "min": limit})
-    detail = explain(*about) if explain else ""
-    return Check(name, WARN, f"{what}: {actual:.2f} < min {limit:g}{detail}", {"actual": actual, "min": limit})
+    return Check(name, WARN, f"{what}: {actual:.2f} < min {limit:g}{explain(*about)}", {"actual": actual, "min": limit})
 
 
 def _most_called(used: Sequence[str]) -> str:
@@ -422,13 +416,10 @@ def _handoff_checks(spec: PathSpec, trace: Trace, details: dict[str, Any], check
                 message=f"handoff to an agent not in expected_handoffs_available: {_names(stray)}" if stray else "",
             )
         )
-    if spec.max_handoff_count is not None:
-        checks.append(
-            _at_most(
-                "max_handoff_count",
-                len(targets),
-                spec.max_handoff_count,
-                "handoffs",
-                lambda: f" (to {_names(targets)})",
-            )
-        )
+    if (max_handoffs := spec.max_handoff_count) is not None:
+        checks.append(_at_most("max_handoff_count", len(targets), max_handoffs, "handoffs", _handed_to, targets))
+
+
+def _handed_to(targets: list[str]) -> str:
+    """' (to billing, refunds)'."""
+    return f" (to {_names(targets)})"
