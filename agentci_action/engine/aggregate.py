@@ -10,8 +10,8 @@ layers exactly as evaluated.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple
 
 from ..spec.models import CompositeWeights, QuerySpec, ScoreWeights
 from . import stats
@@ -35,7 +35,12 @@ HARD = (FAIL, ERROR)
 _DEFAULT_WEIGHTS = ScoreWeights()  # read only
 
 
-class Run(NamedTuple):
+# Run and Combined are slotted dataclasses, not NamedTuples (whose __new__ is Python code): made per run and per
+# query, at half the cost.
+
+
+@dataclass(slots=True)
+class Run:
     """One evaluated run: its number (the trace's `run`, else its position) and its three layers."""
 
     number: int
@@ -50,7 +55,8 @@ class Run(NamedTuple):
         return FAIL if correctness is FAIL or path is FAIL else PASS
 
 
-class Combined(NamedTuple):
+@dataclass(slots=True)
+class Combined:
     layers: dict[str, LayerResult]
     reliability: Reliability
     score: ScoreResult
@@ -119,7 +125,9 @@ def _mean(values: Sequence[float | None]) -> float | None:
 def score_result(scores: list[RunScore], pass_rate: float, weights: CompositeWeights) -> ScoreResult:
     """Means of the runs' scores and dimensions; composite of the pass rate and mean score / 100; its grade."""
     if len(scores) == 1:  # one run: its own figures are the means
-        value, tool_accuracy, output_quality, sequence_correctness, reason = scores[0]
+        only = scores[0]
+        value, tool_accuracy, output_quality = only.value, only.tool_accuracy, only.output_quality
+        sequence_correctness, reason = only.sequence_correctness, only.reason
     else:
         value = _mean([s.value for s in scores])
         tool_accuracy = _mean([s.tool_accuracy for s in scores])
@@ -130,12 +138,12 @@ def score_result(scores: list[RunScore], pass_rate: float, weights: CompositeWei
         pass_rate, None if value is None else value / 100, weights.pass_weight, weights.impl_weight
     )
     return ScoreResult(
+        composite,
+        letter_grade(composite),  # grade
         value=value,
         tool_accuracy=tool_accuracy,
         output_quality=output_quality,
         sequence_correctness=sequence_correctness,
-        composite=composite,
-        grade=letter_grade(composite),
         reason=reason,
     )
 
@@ -222,7 +230,10 @@ def _correctness(query: QuerySpec, runs: list[Run], score: float | None) -> Laye
 def combine_runs(query: QuerySpec, runs: list[Run], composite: CompositeWeights = CompositeWeights()) -> Combined:
     """The query's layers, reliability and score over its runs (see the module docstring)."""
     weights = query.weights or _DEFAULT_WEIGHTS
-    scores = [run_score(run.layers["correctness"], run.layers["path"], weights) for run in runs]
+    scores = []
+    for run in runs:  # a loop, not a comprehension (a function call of its own): most queries have one run
+        layers = run.layers
+        scores.append(run_score(layers["correctness"], layers["path"], weights))
     rel = reliability(runs, scores)
     score = score_result(scores, rel.pass_rate, composite)
     correctness = _correctness(query, runs, score.value)

@@ -59,25 +59,24 @@ class TallyCounter:
         self.judge_usages: list[dict[str, Any]] = []
 
     def add(self, result: QueryResult) -> None:
-        ran_here: set[str] = set()
-        hit_here: set[str] = set()
-        for check in result.correctness.checks:  # the judge's usage is only ever on correctness checks
+        correctness = result.correctness
+        for check in correctness.checks:  # the judge's usage is only ever on correctness checks
             if "usage" in check.data and isinstance(usage := check.data["usage"], dict):
                 self.judge_usages.append(usage)
-        for layer in (result.correctness, result.path, result.cost):
+        hits: dict[str, bool] = {}  # rate → whether one of its checks hit, for each rate one of whose checks ran here
+        for layer in (correctness, result.path, result.cost):
             for check in layer.checks:
-                status = check.status
-                if status is SKIP:
-                    self.skipped += 1
-                elif check.name in _RATE_OF and status in _RAN:  # most checks feed no rate
-                    rate = _RATE_OF[check.name]
-                    ran_here.add(rate)
-                    if status in _HITS[rate]:
-                        hit_here.add(rate)
-        for rate in ran_here:
+                if check.name in _RATE_OF or check.status is SKIP:  # most checks pass and feed no rate
+                    status = check.status
+                    if status is SKIP:
+                        self.skipped += 1
+                    elif status in _RAN:
+                        rate = _RATE_OF[check.name]
+                        hits[rate] = hits.get(rate, False) or status in _HITS[rate]
+        for rate, hit in hits.items():
             self.ran[rate] += 1
-        for rate in hit_here:
-            self.hit[rate] += 1
+            if hit:
+                self.hit[rate] += 1
 
     def tally(self) -> CheckTally:
         rates = {rate: self.hit[rate] / self.ran[rate] if self.ran[rate] else None for rate in _HITS}

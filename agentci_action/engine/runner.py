@@ -9,7 +9,6 @@ failing hard (severity fail) in any layer, e.g. a forbidden tool; `path` and `co
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -109,7 +108,8 @@ def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
     of `all_queries` that is not in `queries` (filtered out by tags) is ignored.
     """
     universe = all_queries or queries
-    every: dict[str, list[Trace]] = {q.key: [] for q in universe}  # each query's traces, by its key (its id)
+    keys = [q.key for q in universe]  # read once: a property of a pydantic model, slow to read
+    every: dict[str, list[Trace]] = {key: [] for key in keys}  # each query's traces, by its key (its id)
     by_text: dict[str, QuerySpec] | None = None  # made when a trace first needs it: most are matched by id
     unmatched = []
     for trace in traces:
@@ -127,7 +127,11 @@ def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: lis
             continue
         runs.append(trace)
     # Over every query of the spec, like `unmatched`: each shard then warns alike and merged shards equal the run.
-    extra = [extra_runs_note(q, runs) for q in universe if unasked_runs(q, runs := every[q.key])]
+    extra = [
+        extra_runs_note(q, runs)
+        for q, key in zip(universe, keys)
+        if len(runs := every[key]) > 1 and unasked_runs(q, runs)  # most queries have one trace: no call
+    ]
     grouped = every if universe is queries else {q.key: list(every[q.key]) for q in queries}
     for runs in grouped.values():
         if len(runs) > 1:
@@ -286,24 +290,26 @@ def evaluate_query(
         answers.append(trace.final_answer.strip())
         sequences.append(trace.tool_sequence)
     answer = most_frequent(answers) or ""
-    layers, reliability, score = combine_runs(query, runs, composite)
-    statuses = [layer.status for layer in layers.values()]  # correctness, path, cost
+    combined = combine_runs(query, runs, composite)
+    layers = combined.layers
+    correctness, path, cost = layers["correctness"], layers["path"], layers["cost"]
+    statuses = [correctness.status, path.status, cost.status]
     blocking = is_blocking(statuses, settings.fail_on)
-    return QueryResult(
-        id=query.key,
-        query=query.query,
-        file=query.file,
-        line=query.line,
+    return QueryResult(  # the fields without a default by position (see QueryResult)
+        query.key,  # id
+        query.query,
+        query.file,
+        query.line,
+        query_status(statuses, blocking),  # status
+        correctness,
+        path,
+        cost,
+        combined.reliability,
+        combined.score,
         tags=list(query.tags),
-        status=query_status(statuses, blocking),
         blocking=blocking,
-        correctness=layers["correctness"],
-        path=layers["path"],
-        cost=layers["cost"],
         trace_source=traces[0].source,
         runs=len(traces),
-        reliability=reliability,
-        score=score,
         answer=redact(answer, leaks) if leaks else answer,
         tools=list(route) if (route := most_frequent(sequences)) else [],
     )
@@ -317,16 +323,25 @@ def summarize(
 ) -> Summary:
     """Counts by status; totals over every run; pass rate = passed runs / runs; the suite composite is the mean of
     the queries' composites (suite_composite_score). `tally` is check_tally(results) when the caller has it."""
-    counts = Counter(r.status for r in results)
-    reliabilities = [r.reliability for r in results]
-    costs = [r.cost_usd for r in reliabilities]
-    runs = sum(r.runs for r in reliabilities)
-    runs_passed = sum(r.passed for r in reliabilities)
-    rate = runs_passed / runs if runs else 0.0
-    scores = [r.score.value for r in results if r.score.value is not None]
-    mean_score = sum(scores) / len(scores) if scores else None
+    counts = dict.fromkeys(Status, 0)
+    runs = runs_passed = total_tokens = flaky = cost_unknown = 0
+    known_costs: list[float] = []
+    scores: list[float] = []
+    for result in results:  # one pass, not one per figure: a suite has thousands of queries
+        counts[result.status] += 1
+        reliability = result.reliability
+        runs += reliability.runs
+        runs_passed += reliability.passed
+        total_tokens += reliability.total_tokens
+        flaky += reliability.flaky
+        if (cost := reliability.cost_usd) is None:
+            cost_unknown += 1
+        else:
+            known_costs.append(cost)
+        if (score := result.score.value) is not None:
+            scores.append(score)
+    known_cost = sum(known_costs)  # sum(), as elsewhere: the same floating-point rounding
     suite_composite = suite_composite_score(results)
-    known_cost = sum(c for c in costs if c is not None)
     tally = tally or check_tally(results)
     overall = ERROR if counts[ERROR] else FAIL if counts[FAIL] else WARN if counts[WARN] else PASS
     return Summary(
@@ -338,19 +353,19 @@ def summarize(
         errors=counts[ERROR],
         skipped_checks=tally.skipped,
         cost_usd=known_cost,
-        cost_unknown=sum(c is None for c in costs),
-        total_tokens=sum(r.total_tokens for r in reliabilities),
+        cost_unknown=cost_unknown,
+        total_tokens=total_tokens,
         fail_on=sorted(fail_on),
         aggregates=aggregate(results, tally),
         judge=JudgeUsage.of(tally.judge_usages),
         runs=runs,
         runs_passed=runs_passed,
-        pass_rate=rate,
-        flaky=sum(r.flaky for r in reliabilities),
-        mean_score=mean_score,
+        pass_rate=runs_passed / runs if runs else 0.0,
+        flaky=flaky,
+        mean_score=sum(scores) / len(scores) if scores else None,
         composite_score=suite_composite,
         grade=letter_grade(suite_composite),
-        cost_of_pass_usd=None if None in costs or not runs else cost_of_pass([known_cost], runs_passed),
+        cost_of_pass_usd=None if cost_unknown or not runs else cost_of_pass([known_cost], runs_passed),
     )
 
 
@@ -387,20 +402,21 @@ def run_spec(
     else:  # indexed once per spec and trace list: a pytest suite evaluates one query per call
         index = spec.memoised("traces_by_query", (traces,), lambda: group_traces(spec.queries, traces))
     require_traces(selected, index.by_query)
-    matched = Matched({(key := q.key): index.by_query[key] for q in selected}, list(index.unmatched), list(index.notes))
+    keys = [q.key for q in selected]  # read once: a property of a pydantic model, slow to read
+    matched = Matched({key: index.by_query[key] for key in keys}, list(index.unmatched), list(index.notes))
     del index  # matched holds the selected queries' traces alone
     baselines = baselines or {}
     check_variant_counts(selected, baselines)
+    composite = spec.composite  # read once, as the keys
 
-    def one(query: QuerySpec) -> QueryResult:
-        key = query.key
+    def one(query: QuerySpec, key: str) -> QueryResult:
         result = evaluate_query(
             query,
             matched.by_query.pop(key) if release_traces else matched.by_query[key],
             baselines.get(key) or [],
             judge,
             settings,
-            spec.composite,
+            composite,
             embedder,
         )
         if on_result is not None:
@@ -411,14 +427,14 @@ def run_spec(
         (judge is not None and any(asks_for_judge(q) for q in selected)) or embedder is not None
     ):
         with ThreadPoolExecutor(max_workers=settings.workers) as pool:
-            results = list(pool.map(one, selected))
+            results = list(pool.map(one, selected, keys))
         tally = check_tally(results)
     else:
         counter = TallyCounter()
         results = []
         with gc_paused():
-            for query in selected:
-                results.append(result := one(query))
+            for query, key in zip(selected, keys):
+                results.append(result := one(query, key))
                 counter.add(result)  # while its checks are in cache
         tally = counter.tally()
     return RunResult(
@@ -426,7 +442,7 @@ def run_spec(
         spec=spec.path,
         spec_hash=spec_hash(spec),
         shard=shard,
-        summary=summarize(results, settings.fail_on, spec.composite, tally),
+        summary=summarize(results, settings.fail_on, composite, tally),
         results=results,
         warnings=matched.unmatched + matched.notes,
     )

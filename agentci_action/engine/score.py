@@ -12,7 +12,7 @@ no measurable dimension → no score. A forbidden tool short-circuits the score 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from ..spec.models import ScoreWeights
 from .correctness import JUDGE_KINDS
@@ -23,8 +23,10 @@ GRADES = ((0.95, "A"), (0.85, "B"), (0.75, "C"), (0.65, "D"))
 _JUDGE_KINDS = frozenset(JUDGE_KINDS)
 
 
-class RunScore(NamedTuple):
-    """One run's score and the dimensions it came from (None: not measurable on this run)."""
+@dataclass(slots=True)
+class RunScore:
+    """One run's score and the dimensions it came from (None: not measurable on this run). A slotted dataclass, not
+    a NamedTuple, whose __new__ is Python code: one is made per run, at half the cost."""
 
     value: float | None
     tool_accuracy: float | None = None
@@ -50,11 +52,18 @@ def judge_scores(correctness: LayerResult) -> list[float]:
 
 def output_quality(correctness: LayerResult) -> float | None:
     """Mean normalised judge score of the checks that carry one; else passed / run deterministic checks; else None."""
-    judged = judge_scores(correctness)
-    if judged:
-        return sum(normalise_judge_score(s) for s in judged) / len(judged)
-    statuses = [c.status for c in correctness.checks]
-    passed, failed = statuses.count(PASS), statuses.count(FAIL)
+    passed = failed = 0
+    judged = False
+    for check in correctness.checks:  # one loop, not a list per figure: made per run, most without a judge
+        status = check.status
+        if status is PASS:
+            passed += 1
+        elif status is FAIL:
+            failed += 1
+        if check.name in _JUDGE_KINDS:
+            judged = True
+    if judged and (scores := judge_scores(correctness)):
+        return sum(normalise_judge_score(s) for s in scores) / len(scores)
     return passed / (passed + failed) if passed or failed else None
 
 
