@@ -239,6 +239,8 @@ def combine_runs(query: QuerySpec, runs: list[Run], composite: CompositeWeights 
     correctness = _correctness(query, runs, score.value)
     if len(runs) == 1:
         only = runs[0].layers
+        if correctness is only["correctness"]:  # no min_score gate: the run's layers as they are, not a copy
+            return Combined(only, rel, score)
         return Combined({"correctness": correctness, "path": only["path"], "cost": only["cost"]}, rel, score)
     layers = {"correctness": correctness}
     for name in LAYERS[1:]:

@@ -145,6 +145,8 @@ def _run_order(trace: Trace) -> int:
 
 def check_variant_counts(queries: list[QuerySpec], baselines: dict[str, list[Trace]]) -> None:
     """Raises TraceError for a query whose baseline holds more than MAX_VARIANTS accepted traces."""
+    if all(len(variants) <= MAX_VARIANTS for variants in baselines.values()):
+        return  # most often told without reading each query's key (a property of a pydantic model, slow to read)
     problems = [
         Problem(
             query.file,
