@@ -56,8 +56,10 @@ def closest_variant(
     Closest: the variant `used` matches under `mode`, then the highest similarity, then the earliest.
     """
     similarities = [metrics.sequence_similarity(used, variant, metric) for variant in variants]
+    distinct = set(used)  # set(P), made once for every variant's match
     scores = [
-        (metrics.match(used, variant, mode).matched, similarity) for variant, similarity in zip(variants, similarities)
+        (metrics.match(used, variant, mode, distinct).matched, similarity)
+        for variant, similarity in zip(variants, similarities)
     ]
     return max(range(len(variants)), key=scores.__getitem__), similarities
 
