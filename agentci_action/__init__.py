@@ -3,7 +3,8 @@
 The Python API: `load_spec(path, tags=None)`, `load_traces(patterns)`,
 `judge_for(spec, mode="auto", cache=None)`,
 `run_spec(spec, traces=None, agent=None, queries=None, baselines=None, judge=None, settings=Settings())` (without
-traces it runs the agent first) and `run_agent(spec, agent=None, runs=None, output=None) -> traces`.
+traces it runs the agent first), `run_agent(spec, agent=None, runs=None, output=None) -> traces`, and
+`evaluate(Evaluation(...)) -> Outcome`, the whole evaluation `agentci test` runs (baseline diff and suite gates).
 """
 
 from __future__ import annotations
@@ -13,22 +14,26 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._version import __version__
+from agentci_action._version import __version__
 
 if TYPE_CHECKING:
-    from .engine.judge import LLMJudge
-    from .engine.runner import Settings
-    from .runner.api import run_agent, run_spec
-    from .spec.loader import load_spec
-    from .spec.models import AgentCISpec
-    from .trace.load import load_traces
+    from agentci_action.engine.evaluate_spec import Settings
+    from agentci_action.engine.judge import LLMJudge
+    from agentci_action.pipeline.evaluation import Evaluation, Outcome, evaluate
+    from agentci_action.pipeline.python_api import run_agent, run_spec
+    from agentci_action.spec.loader import load_spec
+    from agentci_action.spec.models import AgentCISpec
+    from agentci_action.trace.load import load_traces
 
 _LAZY = {
-    "Settings": "engine.runner",
-    "run_spec": "runner.api",
-    "run_agent": "runner.api",
-    "load_spec": "spec.loader",
-    "load_traces": "trace.load",
+    "Settings": "agentci_action.engine.evaluate_spec",
+    "Evaluation": "agentci_action.pipeline.evaluation",
+    "Outcome": "agentci_action.pipeline.evaluation",
+    "evaluate": "agentci_action.pipeline.evaluation",
+    "run_spec": "agentci_action.pipeline.python_api",
+    "run_agent": "agentci_action.pipeline.python_api",
+    "load_spec": "agentci_action.spec.loader",
+    "load_traces": "agentci_action.trace.load",
 }
 
 
@@ -38,7 +43,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    value = getattr(importlib.import_module(_LAZY[name]), name)
     globals()[name] = value
     return value
 
@@ -59,8 +64,8 @@ def judge_for(
     in memory until `judge.cache.save()`. Without a key or a cached verdict a judge check is `skip`.
     `max_cost_usd` caps the judge's spend beside the spec's judge_config.max_cost_usd (the lower cap holds).
     """
-    from .evaluate import JudgeOptions
-    from .evaluate import judge_for as build
+    from agentci_action.pipeline.evaluation import JudgeOptions
+    from agentci_action.pipeline.evaluation import judge_for as build
 
     return build(
         spec,
@@ -74,4 +79,15 @@ def judge_for(
     )
 
 
-__all__ = ["Settings", "__version__", "judge_for", "load_spec", "load_traces", "run_agent", "run_spec"]
+__all__ = [
+    "Evaluation",
+    "Outcome",
+    "Settings",
+    "__version__",
+    "evaluate",
+    "judge_for",
+    "load_spec",
+    "load_traces",
+    "run_agent",
+    "run_spec",
+]

@@ -1,5 +1,5 @@
 import sys
 
-from .cli import main
+from agentci_action.cli.main import main
 
 sys.exit(main())

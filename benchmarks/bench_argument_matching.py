@@ -22,11 +22,11 @@ import random
 import time
 from collections.abc import Callable
 
+from agentci_action._util.gcpause import gc_paused
 from agentci_action.engine.call_matching import match_calls
 from agentci_action.engine.path import evaluate_path
-from agentci_action.gcpause import gc_paused
 from agentci_action.spec.models import ExpectedToolCall, MatchMode, PathSpec
-from agentci_action.trace.models import Trace
+from agentci_action.trace.canonical import Trace
 
 TOOLS = ["search", "rerank", "fetch_page", "summarize", "grade", "generate", "calculator", "sql_query"]
 MODES = [MatchMode.STRICT, MatchMode.SUBSEQUENCE, MatchMode.SUBSET, MatchMode.UNORDERED, MatchMode.SUPERSET]

@@ -150,7 +150,7 @@ def breakdown(image: str) -> dict[str, int]:
 # Seconds of import (each module's own time, -X importtime) per distribution, every feature's modules loaded.
 IMPORTS = """
 import importlib.metadata as m, json, subprocess, sys
-modules = "agentci_action.action, github, anthropic, openai, rouge_score.rouge_scorer, sacrebleu, numpy"
+modules = "agentci_action.github.action, github, anthropic, openai, rouge_score.rouge_scorer, sacrebleu, numpy"
 log = subprocess.run([sys.executable, "-X", "importtime", "-c", "import " + modules], capture_output=True, text=True)
 owner = {top: names[0] for top, names in m.packages_distributions().items()}
 owner["agentci_action"] = "agentci-action"
@@ -200,8 +200,8 @@ def main() -> None:
     median = statistics.median
     for image in images:
         size, where = image_bytes(image), parts(image)
-        lazy = import_seconds(image, "agentci_action.action", args.runs)
-        eager = import_seconds(image, "agentci_action.action, github, anthropic, openai", args.runs)
+        lazy = import_seconds(image, "agentci_action.github.action", args.runs)
+        eager = import_seconds(image, "agentci_action.github.action, github, anthropic, openai", args.runs)
         print(
             f"image {image}: {size / 1e6:.0f} MB; its files: {where['all'] / 1e6:.0f} MB, of them the dependencies "
             f"{where['/deps'] / 1e6:.0f} MB, agentci_action {where['/app'] / 1e6:.1f} MB, the rest (Python, the "

@@ -4,7 +4,7 @@
 
 Generates a suite (every query with correctness, path and cost checks, a 50-call trace and a
 baseline trace), then times: json.loads of the trace file; load_traces (parse + validation into
-canonical traces); run_spec (the three layers, no judge). Prints traces per second and the ratio
+canonical traces); evaluate_spec (the three layers, no judge). Prints traces per second and the ratio
 of evaluation time to parse time (json.loads as Python runs it by default, and with the garbage
 collector paused as the engine runs): evaluation should cost no more than parsing does.
 Each step is timed (CPU time) `repeats` times, the rounds interleaved, and the best time kept: the machine's
@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentci_action.engine.runner import group_traces, run_spec
-from agentci_action.gcpause import gc_paused
+from agentci_action._util.gcpause import gc_paused
+from agentci_action.engine.evaluate_spec import evaluate_spec, group_traces
 from agentci_action.spec.models import AgentCISpec, QuerySpec
 from agentci_action.trace.load import load_traces
 
@@ -144,7 +144,7 @@ def main() -> None:
             parse_paused_s = min(parse_paused_s, seconds)
             traces, seconds = timed(lambda: load_traces([str(current)]))
             load_s = min(load_s, seconds)
-            run, seconds = timed(lambda traces=traces: run_spec(spec, traces, baselines=baselines))
+            run, seconds = timed(lambda traces=traces: evaluate_spec(spec, traces, baselines=baselines))
             eval_s = min(eval_s, seconds)
         verdict = check_results(run, tmp, args.queries, args.tools)
     n = args.queries

@@ -9,7 +9,7 @@ forbidden terms, a regex, expected and forbidden tools, a tool-call budget, a ba
 forbidden `shell` call planted in every 10th trace. Each tool gets the same checks in its own terms
 (EvalView: contains, not_contains, regex_patterns, expected tools, the baseline's tool sequence, forbidden
 tools, min_score 0 so that only hard failures fail) and must flag exactly the planted failures. Timed: AgentCI's
-`run_spec` (three layers, the summary) and EvalView's `Evaluator(skip_llm_judge=True).evaluate` over every
+`evaluate_spec` (three layers, the summary) and EvalView's `Evaluator(skip_llm_judge=True).evaluate` over every
 query, each on traces already read into its own models, GC as each runs by default (AgentCI pauses it, EvalView
 does not), and json.loads of the same traces for scale; the best of `repeats` interleaved rounds.
 """
@@ -26,10 +26,10 @@ from bench_engine import make_query, make_trace, timed  # benchmarks/ is on the 
 from evalview.core.types import ExecutionMetrics, ExecutionTrace, StepMetrics, StepTrace, TestCase, TokenUsage
 from evalview.evaluators.evaluator import Evaluator
 
+from agentci_action.engine.evaluate_spec import evaluate_spec
 from agentci_action.engine.results import Status
-from agentci_action.engine.runner import run_spec
 from agentci_action.spec.models import AgentCISpec
-from agentci_action.trace.models import Trace
+from agentci_action.trace.canonical import Trace
 
 PLANTED_EVERY = 10  # every 10th trace calls the forbidden tool
 
@@ -119,7 +119,7 @@ def main() -> None:
     best = {"parse": float("inf"), "agentci": float("inf"), "evalview": float("inf")}
     for _ in range(args.repeats):
         best["parse"] = min(best["parse"], timed(lambda: [json.loads(line) for line in lines])[1])
-        run, seconds = timed(lambda: run_spec(spec, traces, baselines=baselines))
+        run, seconds = timed(lambda: evaluate_spec(spec, traces, baselines=baselines))
         best["agentci"] = min(best["agentci"], seconds)
         results, seconds = timed(lambda: run_evalview(evaluator, cases, ev_traces))
         best["evalview"] = min(best["evalview"], seconds)
@@ -132,7 +132,7 @@ def main() -> None:
     n = args.queries
     print(f"suite: {n:,} queries × {args.tools} tool calls; both flag exactly the {len(planted)} planted failures")
     print(f"json.loads of the traces   {best['parse']:7.3f} s")
-    for name, label in (("agentci", "AgentCI run_spec"), ("evalview", "EvalView 0.8.1 evaluate")):
+    for name, label in (("agentci", "AgentCI evaluate_spec"), ("evalview", "EvalView 0.8.1 evaluate")):
         print(
             f"{label:26} {best[name]:7.3f} s  {n / best[name]:9,.0f} traces/s  {best[name] / best['parse']:6.2f}× parse"
         )

@@ -32,7 +32,7 @@ def evaluate(queries: int, tools: int, rounds: int) -> None:
     sys.path.insert(0, str(HERE))
     from bench_engine import make_query, make_trace
 
-    from agentci_action.engine.runner import group_traces, run_spec
+    from agentci_action.engine.evaluate_spec import evaluate_spec, group_traces
     from agentci_action.spec.models import AgentCISpec
     from agentci_action.trace.load import load_traces
 
@@ -46,7 +46,7 @@ def evaluate(queries: int, tools: int, rounds: int) -> None:
         baselines = group_traces(spec.queries, load_traces([str(baseline)])).by_query
         traces = load_traces([str(current)])
         for _ in range(1 + rounds):
-            run_spec(spec, traces, baselines=baselines)
+            evaluate_spec(spec, traces, baselines=baselines)
 
 
 def instructions(queries: int, tools: int, rounds: int) -> int:

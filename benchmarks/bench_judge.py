@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agentci_action.engine.evaluate_spec import Settings, evaluate_spec
 from agentci_action.engine.judge import build_judge
-from agentci_action.engine.runner import Settings, run_spec
 from agentci_action.spec.models import AgentCISpec, JudgeConfig, QuerySpec
-from agentci_action.trace.models import Trace
+from agentci_action.trace.canonical import Trace
 from tests.fakes.llm_server import FakeLLMServer
 
 
@@ -42,7 +42,7 @@ def timed_run(spec, traces, server: FakeLLMServer, cache: Path, workers: int) ->
     )
     server.reset()
     start = time.perf_counter()
-    result = run_spec(spec, traces, judge=judge, settings=Settings(workers=workers))
+    result = evaluate_spec(spec, traces, judge=judge, settings=Settings(workers=workers))
     elapsed = time.perf_counter() - start
     judge.cache.save()
     return elapsed, server.count, result

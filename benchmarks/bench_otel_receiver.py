@@ -35,10 +35,10 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agentci_action.capture.assemble import run_trace
-from agentci_action.capture.collect import write
-from agentci_action.capture.environment import run_environment
-from agentci_action.capture.receiver import Receiver
+from agentci_action.run.capture.collect import write
+from agentci_action.run.capture.environment import run_environment
+from agentci_action.run.capture.receiver import Receiver
+from agentci_action.run.capture.run_traces import run_trace
 
 BATCH = 512
 RUNS_IN_FLIGHT = 200

@@ -1,4 +1,4 @@
-"""The pytest pattern (one test per golden query: `run_spec(SPEC, TRACES, queries=[q])`) at two suite sizes.
+"""The pytest pattern (one test per golden query: `evaluate_spec(SPEC, TRACES, queries=[q])`) at two suite sizes.
 
     python benchmarks/bench_pytest_pattern.py [--small 100] [--large 5000] [--tests 200] [--tools 20] [--repeats 3]
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bench_engine import make_query, make_trace  # benchmarks/ is on the path when a benchmark runs as a script
 
-from agentci_action.engine.runner import run_spec
+from agentci_action.engine.evaluate_spec import evaluate_spec
 from agentci_action.spec.models import AgentCISpec
 from agentci_action.trace.load import load_traces
 
@@ -34,12 +34,12 @@ def suite(size: int, tools: int, folder: str) -> tuple[AgentCISpec, list]:
 
 
 def per_test(spec: AgentCISpec, traces: list, tests: int) -> float:
-    """Seconds per `run_spec(spec, traces, queries=[q])` over `tests` queries spread across the suite."""
+    """Seconds per `evaluate_spec(spec, traces, queries=[q])` over `tests` queries spread across the suite."""
     step = max(1, len(spec.queries) // tests)
     chosen = spec.queries[::step][:tests]
     start = time.perf_counter()
     for query in chosen:
-        (result,) = run_spec(spec, traces, queries=[query]).results
+        (result,) = evaluate_spec(spec, traces, queries=[query]).results
         assert result.id == query.key
     return (time.perf_counter() - start) / len(chosen)
 

@@ -4,7 +4,7 @@
 
 Generates a suite of `queries` queries, each run `runs` times (a trace per run, some runs failing), then
 times: json.loads of the trace file (Python's default GC, and paused as the engine runs); load_traces;
-run_spec, which evaluates every run and aggregates each query's runs (pass rate, pass@k, Wilson interval,
+evaluate_spec, which evaluates every run and aggregates each query's runs (pass rate, pass@k, Wilson interval,
 statistics of every metric, score); the `shards` shard runs one after another plus merge_shards, against
 the unsharded run. The merged results must equal the unsharded ones exactly (as JSON).
 """
@@ -19,11 +19,11 @@ from pathlib import Path
 
 from bench_engine import timed  # benchmarks/ is on the path when a benchmark runs as a script
 
+from agentci_action._util.gcpause import gc_paused
+from agentci_action.engine.evaluate_spec import evaluate_spec
 from agentci_action.engine.merge import merge_shards
 from agentci_action.engine.results import RunResult
-from agentci_action.engine.runner import run_spec
 from agentci_action.engine.shard import parse_shard
-from agentci_action.gcpause import gc_paused
 from agentci_action.spec.models import AgentCISpec, QuerySpec
 from agentci_action.trace.load import load_traces
 
@@ -93,12 +93,12 @@ def main() -> None:
         with gc_paused():
             _, parse_paused_s = timed(lambda: [json.loads(line) for line in path.read_text().splitlines()])
         traces, load_s = timed(lambda: load_traces([str(path)]))
-    whole, eval_s = timed(lambda: run_spec(spec, traces))
+    whole, eval_s = timed(lambda: evaluate_spec(spec, traces))
 
     def sharded() -> RunResult:
         shards = {
             f"shard-{i}.json": RunResult.model_validate_json(
-                run_spec(spec, traces, shard=parse_shard(f"{i}/{args.shards}")).model_dump_json()
+                evaluate_spec(spec, traces, shard=parse_shard(f"{i}/{args.shards}")).model_dump_json()
             )
             for i in range(1, args.shards + 1)
         }

@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentci_action.progress import Progress
-from agentci_action.runner import RunOptions, run_agent
+from agentci_action._util.progress import Progress
+from agentci_action.run import RunOptions, run_agent
 from agentci_action.spec.loader import load_spec
 
 AGENT = """

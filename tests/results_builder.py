@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agentci_action.engine.aggregates import aggregate
 from agentci_action.engine.results import LayerResult, QueryResult, Reliability, RunResult, ScoreResult, Status, Summary
 from agentci_action.engine.stats import wilson_interval
+from agentci_action.engine.suite_figures import aggregate
 
 HOSTILE = "::error file=x::pwned %0A@octocat <details>|`tick`| <!-- agentci-comment: agentci --> #1"
 

@@ -12,8 +12,10 @@ import pytest
 import yaml
 from fakes.github_server import BOT_LOGIN, FakeGitHub
 
-from agentci_action.action import ActionInputs, main, outputs_for, read_inputs
-from agentci_action.errors import InputError
+from agentci_action._util.errors import InputError
+from agentci_action.github.action import main
+from agentci_action.github.inputs import ActionInputs, read_inputs
+from agentci_action.github.publisher import outputs_for
 
 ROOT = Path(__file__).resolve().parent.parent
 E2E = Path(__file__).parent / "e2e"
@@ -356,12 +358,12 @@ def test_the_action_docs_document_every_input_and_output():
 
 
 def test_an_internal_error_exits_2_not_1(workspace, github, monkeypatch, capsys):
-    import agentci_action.engine.runner as runner
+    import agentci_action.engine.evaluate_spec as runner
 
     def broken(*args, **kwargs):
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(runner, "run_spec", broken)
+    monkeypatch.setattr(runner, "evaluate_spec", broken)
     traces(workspace, "x")
     code, log = run_action(environment(workspace, github.url))
     assert code == 2 and "::error title=AgentCI::internal error (RuntimeError)" in log
@@ -383,7 +385,7 @@ def test_the_init_template_uses_only_real_inputs():
 
 def save_version(workspace: Path, version: str, refund_answer: str, force: bool = False) -> None:
     """A baseline version under the spec's baseline_dir, saved by the real CLI code path."""
-    from agentci_action.baselines import save_baseline
+    from agentci_action.compare.baselines import save_baseline
     from agentci_action.spec.loader import load_spec
     from agentci_action.trace.load import load_traces
 

@@ -3,9 +3,9 @@
 import pytest
 from results_builder import query
 
-from agentci_action.diff import suite_deltas
-from agentci_action.engine.aggregates import aggregate, check_tally, percentile
+from agentci_action.compare.diff import suite_deltas
 from agentci_action.engine.results import Aggregates, Check, LayerResult, QueryResult, Status
+from agentci_action.engine.suite_figures import aggregate, check_tally, percentile
 
 
 def layer(*checks: tuple[str, Status], **details) -> LayerResult:

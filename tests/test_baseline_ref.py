@@ -15,7 +15,7 @@ import pytest
 from conftest import hermetic_environment, run_cli
 from fakes.github_server import FakeGitHub
 
-from agentci_action.action import main as action_main
+from agentci_action.github.action import main as action_main
 
 SPEC = """\
 agent: shop

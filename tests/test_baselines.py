@@ -10,7 +10,7 @@ import time
 import pytest
 from conftest import ROOT, run_cli
 
-from agentci_action.baselines import (
+from agentci_action.compare.baselines import (
     BaselineError,
     PrecheckFailed,
     list_headers,
@@ -20,10 +20,10 @@ from agentci_action.baselines import (
     spec_hash,
     write_atomic,
 )
-from agentci_action.engine.runner import run_spec
+from agentci_action.engine.evaluate_spec import evaluate_spec
 from agentci_action.spec.loader import load_spec
+from agentci_action.trace.canonical import Trace
 from agentci_action.trace.load import load_traces
-from agentci_action.trace.models import Trace
 
 SPEC = """
 agent: demo
@@ -145,7 +145,7 @@ def test_a_failure_during_the_write_leaves_the_old_file_and_no_temporary(tmp_pat
 KILLED_WRITER = """
 import sys
 from pathlib import Path
-from agentci_action.baselines import write_atomic
+from agentci_action.compare.baselines import write_atomic
 target, texts = Path(sys.argv[1]), [("A" * 4_000_000) + "\\n", ("B" * 4_000_000) + "\\n"]
 print("ready", flush=True)
 i = 0
@@ -364,8 +364,8 @@ def test_a_version_saved_with_ten_runs_is_the_reference_of_every_later_test(writ
 
 
 def test_a_version_offers_at_most_five_distinct_routes_as_variants(write):
-    from agentci_action.baselines import reference_variants
-    from agentci_action.engine.runner import MAX_VARIANTS
+    from agentci_action.compare.baselines import reference_variants
+    from agentci_action.engine.evaluate_spec import MAX_VARIANTS
 
     runs = traces(repeated_runs([["a"], ["a"], ["b"], ["c"], ["a"], ["d"], ["e"], ["f"], ["g"], ["b"]]))
     variants = reference_variants(runs)
@@ -426,7 +426,7 @@ def test_the_precheck_judges_repeated_runs_by_min_pass_rate(tmp_path):
         update={"baseline_dir": str(tmp_path)}
     )
     runs = load_traces([str(ROOT / "examples/repeated-runs/traces")])
-    assert not any(r.blocking for r in run_spec(spec, runs).results)
+    assert not any(r.blocking for r in evaluate_spec(spec, runs).results)
     _, baseline, failures = save_baseline(spec, runs, "v1")
     assert failures == [] and baseline.metadata.precheck_passed and baseline.trace_count == 20
     strict = spec.model_copy(update={"queries": [q.model_copy(update={"min_pass_rate": 1.0}) for q in spec.queries]})

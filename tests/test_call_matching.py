@@ -7,7 +7,7 @@ import pytest
 
 from agentci_action.engine.call_matching import Divergence, match_calls
 from agentci_action.spec.models import ExpectedToolCall, MatchMode
-from agentci_action.trace.models import ToolCall
+from agentci_action.trace.canonical import ToolCall
 
 ORDERED = (MatchMode.STRICT, MatchMode.SUBSEQUENCE)
 
@@ -188,7 +188,7 @@ def test_the_action_and_the_engine_import_without_numpy_or_jsonschema():
     import sys
 
     code = (
-        "import sys, agentci_action.engine.runner, agentci_action.cli, agentci_action.action; "
+        "import sys, agentci_action.engine.evaluate_spec, agentci_action.cli.main, agentci_action.github.action; "
         "print(sorted(n for n in ('numpy', 'scipy', 'jsonschema', 'referencing') if n in sys.modules))"
     )
     assert (

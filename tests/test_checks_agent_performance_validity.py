@@ -4,8 +4,8 @@ import pytest
 
 from agentci_action.engine.checks import agent, performance, validity
 from agentci_action.engine.results import Status
-from agentci_action.spec.checks import AgentChecks, PerformanceChecks, ValidityChecks
-from agentci_action.trace.models import LLMCall, Trace
+from agentci_action.spec.check_models import AgentChecks, PerformanceChecks, ValidityChecks
+from agentci_action.trace.canonical import LLMCall, Trace
 
 
 def trace(**fields) -> Trace:

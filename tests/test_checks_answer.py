@@ -6,6 +6,7 @@ import json
 import pytest
 from fakes.llm_server import FakeLLMServer
 
+from agentci_action._util.errors import InputError
 from agentci_action.engine.checks.answer import (
     NoEmbedder,
     bleu,
@@ -17,8 +18,7 @@ from agentci_action.engine.checks.answer import (
 from agentci_action.engine.judge.embeddings import EmbeddingCache, OpenAIEmbedder, build_embedder
 from agentci_action.engine.judge.providers import OpenAIProvider, RetryPolicy
 from agentci_action.engine.results import Status
-from agentci_action.errors import InputError
-from agentci_action.spec.checks import AnswerChecks
+from agentci_action.spec.check_models import AnswerChecks
 from agentci_action.spec.models import JudgeConfig
 
 REFERENCE = "the cat sat on the mat"

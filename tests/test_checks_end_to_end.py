@@ -220,7 +220,7 @@ def test_the_docs_example_of_checks_is_a_valid_query():
     import yaml
     from conftest import ROOT
 
-    from agentci_action.spec.checks import CHECK_INFO
+    from agentci_action.spec.check_models import CHECK_INFO
     from agentci_action.spec.models import QuerySpec
 
     section = (ROOT / "docs" / "checks.md").read_text(encoding="utf-8")
@@ -256,13 +256,13 @@ def every_report(run) -> dict[str, str]:
 
 
 def test_no_report_shows_a_leaked_value(write):
-    from agentci_action.engine.runner import run_spec
+    from agentci_action.engine.evaluate_spec import evaluate_spec
     from agentci_action.spec.loader import load_spec
-    from agentci_action.trace.models import Trace
+    from agentci_action.trace.canonical import Trace
 
     spec = load_spec(write("s.yaml", SPEC))
     traces = [Trace.model_validate(t).with_derived_totals() for t in TRACES]
-    run = run_spec(spec, traces)
+    run = evaluate_spec(spec, traces)
     reports = every_report(run)
     for name, text in reports.items():
         for secret in (SECRET_KEY, CARD, EMAIL):

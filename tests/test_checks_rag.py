@@ -16,8 +16,8 @@ from agentci_action.engine.checks.rag import (
     recall_at_k,
 )
 from agentci_action.engine.results import Status
-from agentci_action.spec.checks import RagChecks
-from agentci_action.trace.models import Trace
+from agentci_action.spec.check_models import RagChecks
+from agentci_action.trace.canonical import Trace
 
 RETRIEVED = ["a", "x", "b", "y", "z", "c"]
 

@@ -7,9 +7,9 @@ from agentci_action.engine.checks.leakage import find_leaks, luhn_valid, mask, r
 from agentci_action.engine.checks.safety import evaluate, injection_echoes, is_refusal
 from agentci_action.engine.correctness import JudgeRequest
 from agentci_action.engine.results import Check, Status
-from agentci_action.spec.checks import SafetyChecks
+from agentci_action.spec.check_models import SafetyChecks
 from agentci_action.spec.models import JudgeRubric, QuerySpec
-from agentci_action.trace.models import Trace
+from agentci_action.trace.canonical import Trace
 
 GH_TOKEN = "ghp_" + "A1b2C3d4" * 5
 LEAKY = (

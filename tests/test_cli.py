@@ -9,8 +9,8 @@ import pytest
 from conftest import ROOT, hermetic_environment, run_cli
 
 import agentci_action
-from agentci_action.action import main as action_main
 from agentci_action.engine.results import RunResult
+from agentci_action.github.action import main as action_main
 from agentci_action.report.markdown import render_summary
 
 EXAMPLE = ROOT / "examples" / "rag"

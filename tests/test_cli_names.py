@@ -8,8 +8,8 @@ import pytest
 from conftest import ROOT, run_cli
 
 from agentci_action import __version__
-from agentci_action.action import main as action_main
-from agentci_action.init import FILES
+from agentci_action.cli.cmd_init import FILES
+from agentci_action.github.action import main as action_main
 from agentci_action.spec.names import DEPRECATED_SPEC_FILE, SPEC_FILE
 
 SPEC = "agent: demo\nqueries:\n  - id: math\n    query: 'What is 2+2?'\n    correctness: {expected_in_answer: ['4']}\n"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agentci_action.errors import InputError
+from agentci_action._util.errors import InputError
 from agentci_action.github.context import load_event, resolve
 
 ENV = {

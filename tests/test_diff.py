@@ -6,13 +6,13 @@ import re
 import pytest
 from conftest import GOLDEN, ROOT, check_golden, run_cli
 
-from agentci_action.diff import ChangeKind, Delta, Side, diff_runs, evaluate_side
+from agentci_action.compare.diff import ChangeKind, Delta, Side, diff_runs, evaluate_side
 from agentci_action.engine import metrics
-from agentci_action.engine.runner import group_traces
+from agentci_action.engine.evaluate_spec import group_traces
 from agentci_action.report import diff_console, diff_markdown
 from agentci_action.report.json import render_diff
 from agentci_action.spec.loader import load_spec
-from agentci_action.trace.models import Trace
+from agentci_action.trace.canonical import Trace
 
 RAG_SPEC = "examples/rag/agentci_spec.yaml"
 
@@ -223,7 +223,7 @@ def test_console_box_lines_have_one_width():
 
 def _rag_diff():
     """As `agentci diff --baseline v1-broken --compare v2-fixed` computes it (verdicts from the example's cache)."""
-    from agentci_action.evaluate import compare_versions
+    from agentci_action.pipeline.evaluation import compare_versions
 
     return compare_versions(str(ROOT / RAG_SPEC), "v1-broken", "v2-fixed").diff
 
@@ -267,7 +267,7 @@ VARIANT_SPEC = "agent: demo\nqueries:\n  - {id: q, query: q, correctness: {expec
 def test_the_diff_compares_with_the_variant_the_path_layer_chose(write, write_traces):
     """Variants [s, a] ($0.01) and [s, f, a] ($0.02); the current run takes [s, f, a] for $0.03: the path layer
     picks variant 1, and so do the per-query figures and the uplift."""
-    from agentci_action.evaluate import Evaluation, evaluate
+    from agentci_action.pipeline.evaluation import Evaluation, evaluate
 
     spec = write("spec.yaml", VARIANT_SPEC)
     variants = write_traces(
@@ -296,9 +296,9 @@ def test_the_diff_compares_with_the_variant_the_path_layer_chose(write, write_tr
 )
 def test_a_run_diffed_against_itself_shows_no_change_and_no_uplift(spec_file, version, tmp_path):
     """Both sides are evaluated alike: the same traces give the same composite, pass rate and cost."""
-    from agentci_action.baselines import load_baseline, save_baseline, version_reference
-    from agentci_action.diff import diff_against
-    from agentci_action.evaluate import Evaluation, evaluate
+    from agentci_action.compare.baselines import load_baseline, save_baseline, version_reference
+    from agentci_action.compare.diff import diff_against
+    from agentci_action.pipeline.evaluation import Evaluation, evaluate
     from agentci_action.trace.load import load_traces
 
     spec = load_spec(ROOT / spec_file)
@@ -375,7 +375,7 @@ def test_a_newly_used_forbidden_tool_is_a_regression_and_the_json_results_carry_
 
 
 def diff_from_json(data: dict):
-    from agentci_action.diff import RunDiff
+    from agentci_action.compare.diff import RunDiff
 
     return RunDiff.model_validate(data)
 

@@ -5,6 +5,7 @@ import dataclasses
 import pytest
 from pydantic import ValidationError
 
+from agentci_action._util.errors import TraceError
 from agentci_action.engine.correctness import (
     JudgeRequest,
     deterministic_checks,
@@ -12,13 +13,13 @@ from agentci_action.engine.correctness import (
     grounding_context,
 )
 from agentci_action.engine.cost import evaluate_cost
+from agentci_action.engine.evaluate_spec import Settings, evaluate_spec
 from agentci_action.engine.path import evaluate_path
 from agentci_action.engine.results import Check, LayerResult, QueryResult, RunResult, Status
-from agentci_action.engine.runner import Settings, parse_fail_on, run_spec
-from agentci_action.errors import TraceError
+from agentci_action.pipeline.blocking import parse_fail_on
 from agentci_action.spec.loader import load_spec
 from agentci_action.spec.models import CorrectnessSpec, CostSpec, PathSpec, QuerySpec
-from agentci_action.trace.models import Trace
+from agentci_action.trace.canonical import Trace
 
 
 def trace(**fields) -> Trace:
@@ -269,31 +270,33 @@ def test_fail_on_decides_what_blocks(write):
         trace(id="answer", final_answer="4", tool_calls=calls("a", "b"), llm_calls=[{}, {}]),
         trace(id=None, query="Second question"),
     ]
-    default = run_spec(spec, traces)
+    default = evaluate_spec(spec, traces)
     assert [r.status for r in default.results] == [Status.WARN, Status.PASS] and not any(
         r.blocking for r in default.results
     )
-    assert run_spec(spec, traces, settings=Settings(fail_on=parse_fail_on("path"))).results[0].blocking
-    assert run_spec(spec, traces, settings=Settings(fail_on=parse_fail_on("cost"))).results[0].status is Status.FAIL
+    assert evaluate_spec(spec, traces, settings=Settings(fail_on=parse_fail_on("path"))).results[0].blocking
+    assert (
+        evaluate_spec(spec, traces, settings=Settings(fail_on=parse_fail_on("cost"))).results[0].status is Status.FAIL
+    )
     forbidden = [trace(id="answer", final_answer="4", tool_calls=calls("Shell")), traces[1]]
-    assert run_spec(spec, forbidden).results[0].blocking
-    assert not run_spec(spec, forbidden, settings=Settings(fail_on=parse_fail_on("none"))).results[0].blocking
+    assert evaluate_spec(spec, forbidden).results[0].blocking
+    assert not evaluate_spec(spec, forbidden, settings=Settings(fail_on=parse_fail_on("none"))).results[0].blocking
     with pytest.raises(ValueError, match="unknown fail-on"):
         parse_fail_on("correctness,speed")
 
 
 def test_matching_by_id_then_text_and_missing_or_unknown_traces(write):
     spec = load_spec(write("s.yaml", SPEC))
-    run = run_spec(
+    run = evaluate_spec(
         spec, [trace(id="answer", final_answer="4"), trace(id=None, query="Second question"), trace(id="stray")]
     )
     assert [r.id for r in run.results] == ["answer", "second-question"]
     assert len(run.warnings) == 1 and run.warnings[0].endswith("trace with id 'stray' matches no query in the spec")
     with pytest.raises(TraceError) as caught:
-        run_spec(spec, [trace(id="answer")])
+        evaluate_spec(spec, [trace(id="answer")])
     (problem,) = caught.value.problems
     assert problem.line == 8 and "no trace for query 'second-question'" in problem.message
-    smoke_only = run_spec(
+    smoke_only = evaluate_spec(
         spec, [trace(id=None, query="Second question")], queries=[q for q in spec.queries if "smoke" in q.tags]
     )
     assert smoke_only.summary.total == 1
@@ -301,7 +304,7 @@ def test_matching_by_id_then_text_and_missing_or_unknown_traces(write):
 
 def test_summary_counts(write):
     spec = load_spec(write("s.yaml", SPEC))
-    run = run_spec(
+    run = evaluate_spec(
         spec,
         [
             trace(id="answer", final_answer="5", llm_calls=[{"cost_usd": 0.25, "input_tokens": 10}]),
@@ -357,7 +360,7 @@ queries:
             "llm_calls": [{"input_tokens": 20, "output_tokens": 5}],
         }
     )
-    run = run_spec(spec, [trace])
+    run = evaluate_spec(spec, [trace])
     assert run.model_dump_json() == RunResult.model_validate_json(run.model_dump_json()).model_dump_json()
     result = run.results[0]
     assert list(result.model_dump()) == [f.name for f in dataclasses.fields(QueryResult)]  # in declaration order
@@ -395,7 +398,7 @@ queries:
         Trace.model_validate({"id": "checked", "final_answer": "mail me at jane.doe@example.com"}),
         Trace.model_validate({"id": "plain-too", "final_answer": "y", "tool_calls": [{"name": "t"}]}),
     ]
-    run = run_spec(spec, traces)
+    run = evaluate_spec(spec, traces)
     checked = run.results[1]
     assert [c.status for c in checked.correctness.checks] == [Status.WARN, Status.FAIL]  # the leak warns
     assert "jane.doe@example.com" not in checked.model_dump_json()

@@ -9,11 +9,11 @@ import pytest
 from conftest import run_cli
 from prometheus_client.parser import text_string_to_metric_families
 
+from agentci_action.engine.evaluate_spec import evaluate_spec
 from agentci_action.engine.results import Check, Status
-from agentci_action.engine.runner import run_spec
 from agentci_action.report import junit, prometheus
 from agentci_action.spec.loader import load_spec
-from agentci_action.trace.models import Trace
+from agentci_action.trace.canonical import Trace
 
 SPEC = """
 agent: 'demo "agent" \\ one'
@@ -48,7 +48,7 @@ def traces():
 
 
 def run(write):
-    return run_spec(load_spec(write("s.yaml", SPEC)), traces())
+    return evaluate_spec(load_spec(write("s.yaml", SPEC)), traces())
 
 
 # The JUnit structure test-report tools accept (Surefire/Jenkins schema, plus xunit1's file and line): element →
@@ -138,7 +138,7 @@ def test_junit_keeps_untrusted_text_inert(write):
         )
     )
     trace = Trace.model_validate({"id": "q", "final_answer": "a </failure><x> \x00 \x1b b"})
-    text = junit.render(run_spec(spec, [trace]))
+    text = junit.render(evaluate_spec(spec, [trace]))
     root = ET.fromstring(text.encode())  # well-formed despite markup and control characters
     assert_junit_structure(root)
     failure = root.find("testsuite/testcase/failure")
@@ -223,7 +223,7 @@ def test_junit_error_for_a_query_that_could_not_be_evaluated(write):
         )
     )
     root = ET.fromstring(
-        junit.render(run_spec(spec, [Trace.model_validate({"id": "q"})], judge=UnavailableJudge())).encode()
+        junit.render(evaluate_spec(spec, [Trace.model_validate({"id": "q"})], judge=UnavailableJudge())).encode()
     )
     assert_junit_structure(root)
     assert root[0].get("errors") == "1"

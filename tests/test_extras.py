@@ -10,8 +10,8 @@ import sys
 import pytest
 from conftest import ROOT, hermetic_environment
 
-from agentci_action.errors import InfraError
-from agentci_action.extras import EXTRA_OF, require
+from agentci_action._util.errors import InfraError
+from agentci_action._util.extras import EXTRA_OF, require
 
 SPEC = """\
 agent: demo
@@ -33,7 +33,7 @@ def agentci_without(module: str, tmp_path, spec: str, **env: str) -> subprocess.
     (tmp_path / "s.yaml").write_text(spec)
     (tmp_path / "t.jsonl").write_text('{"id": "q", "final_answer": "The answer is 4."}\n')
     code = (
-        f"import sys; sys.modules[{module!r}] = None; from agentci_action.cli import main; "
+        f"import sys; sys.modules[{module!r}] = None; from agentci_action.cli.main import main; "
         "sys.exit(main(['test', '--spec', 's.yaml', '--traces', 't.jsonl']))"
     )
     return subprocess.run(

@@ -4,12 +4,12 @@ import textwrap
 
 import pytest
 
+from agentci_action._util.errors import SpecError, TraceError
+from agentci_action.engine.evaluate_spec import MAX_VARIANTS, evaluate_spec
 from agentci_action.engine.path import evaluate_path
-from agentci_action.engine.runner import MAX_VARIANTS, run_spec
-from agentci_action.errors import SpecError, TraceError
 from agentci_action.spec.loader import load_spec
 from agentci_action.spec.models import PathSpec
-from agentci_action.trace.models import Trace
+from agentci_action.trace.canonical import Trace
 
 SPEC = """\
 agent: weather-agent
@@ -49,7 +49,9 @@ def test_path_compares_with_the_closest_variant_and_says_which(spec):
         make_trace("kb_lookup", "rerank", "answer"),
         make_trace("search", "rerank", "answer"),
     ]
-    result = run_spec(spec, [make_trace("kb_lookup", "rerank", "answer")], baselines={"weather": variants}).results[0]
+    result = evaluate_spec(
+        spec, [make_trace("kb_lookup", "rerank", "answer")], baselines={"weather": variants}
+    ).results[0]
     path = result.path
     assert path.details["baseline_variant"] == 1
     assert path.details["baseline_variants"] == 3
@@ -60,7 +62,7 @@ def test_path_compares_with_the_closest_variant_and_says_which(spec):
 
 def test_a_route_matching_no_variant_is_explained_against_the_closest(spec):
     variants = [make_trace("search", "answer"), make_trace("kb_lookup", "rerank", "answer")]
-    result = run_spec(spec, [make_trace("kb_lookup", "answer")], baselines={"weather": variants}).results[0]
+    result = evaluate_spec(spec, [make_trace("kb_lookup", "answer")], baselines={"weather": variants}).results[0]
     assert result.path.details["baseline_variant"] == 1  # 0.8 similar, against 0.5 for variant 0
     assert result.path.messages == [
         "sequence similarity (lcs) against the baseline[1] (closest of 2 variants): 0.80 < min 0.9 "
@@ -81,7 +83,7 @@ def test_mode_match_outranks_similarity_when_choosing_a_variant():
 
 def test_cost_is_compared_with_the_variant_path_chose(spec):
     variants = [make_trace("search", "answer", cost=0.01), make_trace("kb_lookup", "rerank", "answer", cost=0.04)]
-    result = run_spec(
+    result = evaluate_spec(
         spec, [make_trace("kb_lookup", "rerank", "answer", cost=0.05)], baselines={"weather": variants}
     ).results[0]
     assert result.cost.details["baseline_cost_usd"] == 0.04
@@ -90,7 +92,7 @@ def test_cost_is_compared_with_the_variant_path_chose(spec):
 
 
 def test_a_single_baseline_is_still_called_the_baseline(spec):
-    result = run_spec(
+    result = evaluate_spec(
         spec, [make_trace("search", "answer")], baselines={"weather": [make_trace("search", "answer")]}
     ).results[0]
     assert result.path.details["reference"] == "baseline"
@@ -98,7 +100,7 @@ def test_a_single_baseline_is_still_called_the_baseline(spec):
 
 
 def test_no_baseline_leaves_no_variant(spec):
-    result = run_spec(spec, [make_trace("search", "answer")]).results[0]
+    result = evaluate_spec(spec, [make_trace("search", "answer")]).results[0]
     assert "baseline_variant" not in result.path.details
     skipped = result.cost.checks[0]
     assert (skipped.status.value, skipped.message, skipped.data) == ("skip", "", {"reason": "no baseline trace"})
@@ -107,14 +109,14 @@ def test_no_baseline_leaves_no_variant(spec):
 def test_more_than_five_variants_is_an_input_error_naming_the_query(spec):
     variants = [make_trace("search", "answer") for _ in range(MAX_VARIANTS + 1)]
     with pytest.raises(TraceError) as caught:
-        run_spec(spec, [make_trace("search", "answer")], baselines={"weather": variants})
+        evaluate_spec(spec, [make_trace("search", "answer")], baselines={"weather": variants})
     (problem,) = caught.value.problems
     assert (problem.file.endswith("agentci_spec.yaml"), problem.line) == (True, 3)
     assert "has 6 baseline traces (variants); at most 5 are accepted" in problem.message
 
 
 def test_expected_calls_and_allow_list_run_from_the_yaml(spec):
-    result = run_spec(spec, [make_trace("kb_lookup", "shell", "answer", q="rome")]).results[0]
+    result = evaluate_spec(spec, [make_trace("kb_lookup", "shell", "answer", q="rome")]).results[0]
     assert result.path.status.value == "fail"
     assert result.path.messages == [
         "tools not in allowed_tools: shell at step 1",

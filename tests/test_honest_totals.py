@@ -8,9 +8,9 @@ import json
 import pytest
 from conftest import ROOT, hermetic_environment, run_cli
 
-from agentci_action.engine.runner import Settings, run_spec
+from agentci_action.engine.evaluate_spec import Settings, evaluate_spec
 from agentci_action.spec.loader import load_spec
-from agentci_action.trace.models import Trace
+from agentci_action.trace.canonical import Trace
 
 
 def test_the_suite_composite_counts_every_query_once(write):
@@ -23,7 +23,7 @@ def test_the_suite_composite_counts_every_query_once(write):
         Trace.model_validate({"id": q.key, "final_answer": "nope", "tool_calls": [{"name": "search"}]})
         for q in spec.queries
     ]
-    summary = run_spec(spec, traces).summary
+    summary = evaluate_spec(spec, traces).summary
     assert (summary.passed, summary.total) == (16, 18)
     # 14 unscored passes count 1, two passes scored 0 count (1 + 0) / 2, two failures scored 0 count 0
     assert summary.composite_score == pytest.approx((14 + 1) / 18)
@@ -94,13 +94,13 @@ def test_a_correctness_warning_never_blocks_a_path_or_cost_warning_blocks_when_i
     traces = write_traces(
         "t.jsonl", [{"id": "q", "final_answer": "mail me at a@example.com", "tool_calls": [{"name": "search"}]}]
     )
-    run = run_spec(load_spec(spec), [Trace.model_validate(json.loads(traces.read_text()))])
+    run = evaluate_spec(load_spec(spec), [Trace.model_validate(json.loads(traces.read_text()))])
     (result,) = run.results
     assert (result.correctness.status, result.path.status) == ("warn", "warn")
     done = run_cli("test", "--spec", spec, "--traces", traces, "--fail-on", fail_on)
     assert done.returncode == (1 if blocks else 0), done.stdout
     layers = frozenset(fail_on.split(",")) - {"none"}
-    evaluated = run_spec(
+    evaluated = evaluate_spec(
         load_spec(spec), [Trace.model_validate(json.loads(traces.read_text()))], settings=Settings(layers)
     )
     assert evaluated.results[0].blocking is blocks

@@ -15,8 +15,8 @@ import pytest
 from conftest import ROOT, hermetic_environment, run_cli
 from fakes.github_server import FakeGitHub
 
-from agentci_action import output
-from agentci_action.action import main as action_main
+from agentci_action._util import output
+from agentci_action.github.action import main as action_main
 
 SPEC = """
 agent: demo
@@ -31,7 +31,7 @@ GOOD = [{"id": "math", "final_answer": "4", "tool_calls": [{"name": "calc"}]}]
 # Every save process imports everything, then waits for "go" on stdin, so all of them reach the write at once.
 RACER = """
 import sys
-from agentci_action.cli import main
+from agentci_action.cli.main import main
 print("ready", flush=True)
 sys.stdin.readline()
 sys.exit(main(sys.argv[1:]))

@@ -8,8 +8,8 @@ import json
 
 from fakes.github_server import FakeGitHub
 
-from agentci_action.action import main as action_main
-from agentci_action.redaction import redact, secret_parts
+from agentci_action._util.redaction import redact, secret_parts
+from agentci_action.github.action import main as action_main
 
 SPEC = """
 agent: demo

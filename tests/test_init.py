@@ -72,8 +72,8 @@ def test_a_file_in_the_way_of_one_target_writes_none_of_them(tmp_path):
 
 
 def test_a_write_failing_midway_leaves_nothing_behind(tmp_path, monkeypatch):
-    from agentci_action import init
-    from agentci_action.errors import InputError
+    from agentci_action._util.errors import InputError
+    from agentci_action.cli import cmd_init as init
 
     monkeypatch.setattr(
         init, "FILES", {**init.FILES, "agentci.yml": "deep/" + "n" * 300 + ".yml"}

@@ -67,7 +67,7 @@ def test_the_readme_install_line_builds_a_working_package_from_a_tagged_clone(tm
     version = subprocess.run([*agentci, "--version"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert version.returncode == 0 and __version__ in version.stdout, version.stderr
     (entry_points,) = Path(site).glob("agentci_action-*.dist-info/entry_points.txt")
-    assert "agentci = agentci_action.cli:main" in entry_points.read_text()
+    assert "agentci = agentci_action.cli.main:main" in entry_points.read_text()
 
     project = tmp_path / "project"
     project.mkdir()

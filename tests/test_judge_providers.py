@@ -10,16 +10,16 @@ import pytest
 from fakes.llm_server import FakeLLMServer, always
 
 from agentci_action.engine.correctness import JudgeRequest
+from agentci_action.engine.evaluate_spec import Settings, evaluate_spec
 from agentci_action.engine.judge import LLMJudge, build_judge
 from agentci_action.engine.judge.cache import VerdictCache
 from agentci_action.engine.judge.llm import in_sample
 from agentci_action.engine.judge.prompt import CLOSE, OPEN
 from agentci_action.engine.judge.providers import RetryPolicy
 from agentci_action.engine.results import Status
-from agentci_action.engine.runner import Settings, run_spec
 from agentci_action.spec.loader import load_spec
 from agentci_action.spec.models import AgentCISpec, JudgeConfig, JudgeRubric, ModelPrice, QuerySpec
-from agentci_action.trace.models import Trace
+from agentci_action.trace.canonical import Trace
 
 CLAUDE, GPT = "claude-haiku-4-5", "gpt-4o-mini"
 SECRET = "sk-test-never-print-me-123"
@@ -348,7 +348,7 @@ def run(tmp_path, llm, answer="To reset, open Settings.", **judge_config):
         Trace(id="plain", final_answer="4"),
     ]
     judge = make_judge(llm, **judge_config)
-    return run_spec(spec, traces, judge=judge)
+    return evaluate_spec(spec, traces, judge=judge)
 
 
 def test_judge_checks_run_in_gating_order_and_ground_on_the_trace(llm, tmp_path):
@@ -406,7 +406,7 @@ def test_judge_calls_for_different_queries_run_on_the_workers(tmp_path):
     traces = [Trace(id=f"q{i}", final_answer=f"a{i}") for i in range(8)]
     with FakeLLMServer(delay=0.3) as slow:
         started = time.perf_counter()
-        result = run_spec(spec, traces, judge=make_judge(slow), settings=Settings(workers=4))
+        result = evaluate_spec(spec, traces, judge=make_judge(slow), settings=Settings(workers=4))
         elapsed = time.perf_counter() - started
     assert result.summary.status is Status.PASS and slow.count == 8
     assert elapsed < 8 * 0.3 / 2  # serial would take 2.4 s; four workers need about 0.6 s

@@ -11,12 +11,12 @@ import pytest
 from conftest import hermetic_environment, run_cli
 from fakes.llm_server import FakeLLMServer
 
+from agentci_action.engine.evaluate_spec import Settings, evaluate_spec
 from agentci_action.engine.judge.providers import RetryPolicy
 from agentci_action.engine.results import Status
-from agentci_action.engine.runner import Settings, run_spec
-from agentci_action.evaluate import JudgeOptions, judge_for
+from agentci_action.pipeline.evaluation import JudgeOptions, judge_for
 from agentci_action.spec.loader import load_spec
-from agentci_action.trace.models import Trace
+from agentci_action.trace.canonical import Trace
 
 KEY = "sk-test-spend-cap-never-print"
 QUERIES = 20
@@ -44,7 +44,7 @@ def evaluate(tmp_path, server: FakeLLMServer, model: str, cap: float | None, wor
     judge = judge_for(spec, JudgeOptions(cache=str(tmp_path / f"cache-{cap}.json"), environ={key: KEY}))
     judge.retry = RetryPolicy(initial_wait=0.01, max_wait=0.05)
     traces = [Trace(id=f"q{i:02d}", final_answer="It is answered.") for i in range(QUERIES)]
-    run = run_spec(spec, traces, judge=judge, settings=Settings(workers=workers))
+    run = evaluate_spec(spec, traces, judge=judge, settings=Settings(workers=workers))
     return run, judge
 
 
@@ -157,6 +157,6 @@ def test_the_python_api_takes_a_cap_too(tmp_path):
         spec = load_spec(path)
         judge = agentci_action.judge_for(spec, max_cost_usd=0.000001, environ={"ANTHROPIC_API_KEY": KEY})
         traces = [Trace(id=f"q{i:02d}", final_answer="It is answered.") for i in range(QUERIES)]
-        run = run_spec(spec, traces, judge=judge)
+        run = evaluate_spec(spec, traces, judge=judge)
         assert server.count == 1
     assert run.unverified() == {"not judged: judge spend cap $1e-06 reached": QUERIES - 1}

@@ -205,8 +205,8 @@ def _large_suite_with_renamed_queries(tmp_path: Path):
     """300 queries with long ids; 20 renamed since the baseline (20 removed, 20 new, 20 warnings); all costs moved."""
     import json
 
-    from agentci_action.baselines import save_baseline
-    from agentci_action.evaluate import Evaluation, evaluate
+    from agentci_action.compare.baselines import save_baseline
+    from agentci_action.pipeline.evaluation import Evaluation, evaluate
     from agentci_action.spec.loader import load_spec
     from agentci_action.trace.load import load_traces
 

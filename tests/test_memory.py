@@ -10,13 +10,13 @@ from typing import ClassVar
 import pytest
 from conftest import ROOT
 
-from agentci_action import output
-from agentci_action.cli import main
-from agentci_action.engine.runner import run_spec
-from agentci_action.evaluate import Evaluation, evaluate
+from agentci_action._util import output
+from agentci_action.cli.main import main
+from agentci_action.engine.evaluate_spec import evaluate_spec
+from agentci_action.pipeline.evaluation import Evaluation, evaluate
 from agentci_action.report import json as results_json
 from agentci_action.spec.loader import load_spec
-from agentci_action.trace.models import Trace
+from agentci_action.trace.canonical import Trace
 
 EXAMPLES = ["rag", "support-router", "dev-agent", "repeated-runs"]  # three with a baseline diff, one without
 
@@ -85,7 +85,7 @@ def test_a_run_that_releases_its_traces_drops_each_querys_runs_once_it_is_evalua
     ]
     kept_traces = None if release else traces
     Counted.dropped, dropped_at_each_result = 0, []
-    run = run_spec(
+    run = evaluate_spec(
         spec, traces, release_traces=release, on_result=lambda result: dropped_at_each_result.append(Counted.dropped)
     )
     assert len(run.results) == len(spec.queries)
@@ -102,6 +102,6 @@ def test_releasing_the_traces_changes_no_result():
     spec = load_spec(folder / "agentci_spec.yaml")
     from agentci_action.trace.load import load_traces
 
-    kept = run_spec(spec, load_traces([str(folder / "traces")]))
-    released = run_spec(spec, load_traces([str(folder / "traces")]), release_traces=True)
+    kept = evaluate_spec(spec, load_traces([str(folder / "traces")]))
+    released = evaluate_spec(spec, load_traces([str(folder / "traces")]), release_traces=True)
     assert results_json.render(released) == results_json.render(kept)

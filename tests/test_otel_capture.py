@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentci_action.capture.collect import collect
+from agentci_action.run.capture.collect import collect
 from agentci_action.trace.load import load_traces
 from tests.fakes.scripted_openai import ScriptedOpenAIServer, scripted_turns
 

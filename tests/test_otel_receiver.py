@@ -21,10 +21,10 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agentci_action.capture import otlp
-from agentci_action.capture.assemble import run_trace
-from agentci_action.capture.environment import resource_attributes, run_environment, unusable_settings
-from agentci_action.capture.receiver import Receiver
+from agentci_action.run.capture import otlp
+from agentci_action.run.capture.environment import resource_attributes, run_environment, unusable_settings
+from agentci_action.run.capture.receiver import Receiver
+from agentci_action.run.capture.run_traces import run_trace
 
 PROTOBUF = {"content-type": "application/x-protobuf"}
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agentci_action.runner import RunOptions, run_agent
+from agentci_action.run import RunOptions, run_agent
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.load import load_traces
 from tests.fakes.scripted_openai import ScriptedOpenAIServer
@@ -151,7 +151,7 @@ def test_hostile_clients_are_answered_and_the_runs_are_unaffected(tmp_path, capf
     queries = [{"id": f"order-{n}", "query": f"Where is my order {1000 + n}?"} for n in range(6)]
     runner = {"command": [sys.executable, str(ORDER_AGENT)], "capture": "otel", "workers": 3, "retries": 0}
     spec = load_spec(write_spec(tmp_path, runner, queries))
-    from agentci_action.capture.otel import OtelCapture
+    from agentci_action.run.capture.otel import OtelCapture
 
     capture = OtelCapture(clean_environment())
     stop, answers = threading.Event(), []

@@ -9,7 +9,7 @@ import yaml
 from agentci_action.engine.path import evaluate_path
 from agentci_action.engine.results import Status
 from agentci_action.spec.models import MatchMode, PathSpec
-from agentci_action.trace.models import Trace
+from agentci_action.trace.canonical import Trace
 
 
 def trace(*tools, **kwargs) -> Trace:

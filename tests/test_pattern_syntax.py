@@ -184,7 +184,7 @@ def test_a_regex_too_large_once_expanded_is_refused_before_regex_builds_it():
     bound, or a large range, is accepted."""
     import resource
 
-    from agentci_action.limits import MAX_REGEX_ITEMS
+    from agentci_action._util.limits import MAX_REGEX_ITEMS
     from agentci_action.spec.models import CorrectnessSpec
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

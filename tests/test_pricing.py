@@ -8,12 +8,12 @@ import socket
 import pytest
 from conftest import run_cli
 
+from agentci_action._util.errors import SpecError
 from agentci_action.engine.cost import evaluate_cost
-from agentci_action.errors import SpecError
 from agentci_action.spec.loader import load_spec
 from agentci_action.spec.models import CostSpec, ModelPrice
+from agentci_action.trace.canonical import LLMCall, Trace
 from agentci_action.trace.load import load_traces
-from agentci_action.trace.models import LLMCall, Trace
 from agentci_action.trace.pricing import price_call, price_trace, spec_price, table_price
 
 MAY_2026 = "2026-05-01T10:00:00Z"

@@ -1,4 +1,4 @@
-"""Progress on stderr (agentci_action/progress.py) for the agent's runs and for judge calls: the line itself, then the
+"""Progress on stderr (agentci_action/_util/progress.py) for the agent's runs and for judge calls: the line itself, then the
 real commands under a real terminal (a pty: a live line rewritten in place) and with a pipe (CI: plain lines), against
 a slow local judge server. A deterministic suite prints no progress at all."""
 
@@ -16,7 +16,7 @@ import pytest
 from conftest import ROOT, hermetic_environment, run_cli
 from fakes.llm_server import FakeLLMServer
 
-from agentci_action.progress import CLEAR, Progress, duration
+from agentci_action._util.progress import CLEAR, Progress, duration
 
 KEY = "sk-ant-progress-test-never-print-me"
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from agentci_action.engine.runner import run_spec
-from agentci_action.errors import TraceError
+from agentci_action._util.errors import TraceError
+from agentci_action.engine.evaluate_spec import evaluate_spec
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.load import load_traces
 
@@ -218,7 +218,7 @@ def _spec(write, body: str):
 
 
 def _run(spec, traces):
-    return run_spec(spec, traces)
+    return evaluate_spec(spec, traces)
 
 
 @pytest.mark.parametrize("name", ["otel-genai/otel_openai_v2_weather.jsonl", "openinference/oi_openai_weather.jsonl"])
@@ -317,7 +317,7 @@ def test_openinference_agents_handoff_span_is_a_handoff_not_a_tool(real_traces):
 def test_a_tripped_guardrail_fails_the_task_in_the_current_and_the_older_agents_sdk(real_traces, name):
     """SDK 0.24 puts the tripwire's error on a custom `turn` span under the `task` span; 0.3 on the root agent."""
     from agentci_action.engine.checks import agent
-    from agentci_action.spec.checks import AgentChecks
+    from agentci_action.spec.check_models import AgentChecks
 
     passed, tripped = load_traces([str(real_traces / name)])
     group = AgentChecks(task_completion=True)

@@ -6,13 +6,13 @@ import math
 import pytest
 from conftest import run_cli
 
+from agentci_action._util.errors import SpecError, TraceError
+from agentci_action.engine.evaluate_spec import Settings, evaluate_spec
 from agentci_action.engine.results import RunResult, Status
-from agentci_action.engine.runner import Settings, run_spec
 from agentci_action.engine.score import run_uplift
-from agentci_action.errors import SpecError, TraceError
 from agentci_action.report import json as json_report
 from agentci_action.spec.loader import load_spec
-from agentci_action.trace.models import Trace
+from agentci_action.trace.canonical import Trace
 
 SPEC = """
 agent: demo
@@ -54,7 +54,7 @@ def test_pass_rate_gate_statistics_and_flakiness(write):
     traces = runs("capital", ["Paris", "Lyon", "Paris", "Paris"]) + runs(
         "strict", ["ok", "ok", "ok", "ok"], ("search", "generate")
     )
-    run = run_spec(spec, list(reversed(traces)))  # order of the file does not matter: runs sort by `run`
+    run = evaluate_spec(spec, list(reversed(traces)))  # order of the file does not matter: runs sort by `run`
     capital, strict = run.results
     rel = capital.reliability
     assert (rel.runs, rel.passed, rel.pass_rate, rel.pass_at_k, rel.pass_hat_k, rel.flaky) == (
@@ -90,7 +90,7 @@ def test_pass_rate_gate_statistics_and_flakiness(write):
 def test_below_min_pass_rate_and_min_score_fail_correctness(write):
     spec = load_spec(write("s.yaml", SPEC))
     traces = runs("capital", ["Paris", "Lyon", "Lyon", "Paris"]) + runs("strict", ["ok"] * 4, ("search",))
-    capital, strict = run_spec(spec, traces).results
+    capital, strict = evaluate_spec(spec, traces).results
     assert capital.correctness.status is Status.FAIL and capital.blocking
     assert capital.correctness.messages[0].startswith(
         "2 of 4 runs passed (50%), below min_pass_rate 75%: run 1: expected in answer"
@@ -103,7 +103,7 @@ def test_below_min_pass_rate_and_min_score_fail_correctness(write):
 def test_fewer_traces_than_runs_is_an_error_naming_the_query(write, write_traces):
     spec_path = write("s.yaml", SPEC)
     with pytest.raises(TraceError, match=r"s\.yaml:6: query 'capital' expects runs: 4 but has 2 traces"):
-        run_spec(load_spec(spec_path), runs("capital", ["Paris"] * 2) + runs("strict", ["ok"] * 4))
+        evaluate_spec(load_spec(spec_path), runs("capital", ["Paris"] * 2) + runs("strict", ["ok"] * 4))
     traces = write_traces(
         "t.jsonl", [t.model_dump(exclude_none=True) for t in runs("capital", ["Paris"]) + runs("strict", ["ok"] * 4)]
     )
@@ -118,7 +118,7 @@ def test_forbidden_tool_in_one_run_fails_that_run_and_zeroes_its_score(write):
         + runs("capital", ["Paris"], ("search", "shell"))[:1]
         + runs("strict", ["ok"] * 4, ("search", "generate"))
     )
-    capital = run_spec(spec, traces).results[0]
+    capital = evaluate_spec(spec, traces).results[0]
     assert capital.path.status is Status.FAIL and capital.blocking
     assert capital.reliability.run_statuses.count(Status.FAIL) == 1
     assert capital.score.reason == "forbidden tool used: shell (score short-circuited to 0)"
@@ -127,7 +127,7 @@ def test_forbidden_tool_in_one_run_fails_that_run_and_zeroes_its_score(write):
 
 def test_no_passing_run_gives_infinite_cost_of_pass_written_as_the_string_Infinity(write):
     spec = load_spec(write("s.yaml", SPEC))
-    run = run_spec(spec, runs("capital", ["Lyon"] * 4) + runs("strict", ["no"] * 4, ("search", "generate")))
+    run = evaluate_spec(spec, runs("capital", ["Lyon"] * 4) + runs("strict", ["no"] * 4, ("search", "generate")))
     assert run.results[0].reliability.cost_of_pass_usd == math.inf and run.summary.cost_of_pass_usd == math.inf
     text = json_report.render(run)
     data = json.loads(text)
@@ -143,14 +143,14 @@ def test_unknown_cost_makes_cost_of_pass_unknown_not_infinite(write):
             {"id": "capital", "final_answer": "Paris", "llm_calls": [{"input_tokens": 5}]}
         ).with_derived_totals()
     ]
-    run = run_spec(spec, unknown + runs("strict", ["ok"]))
+    run = evaluate_spec(spec, unknown + runs("strict", ["ok"]))
     assert run.results[0].reliability.cost_of_pass_usd is None and run.summary.cost_of_pass_usd is None
     assert json.loads(json_report.render(run))["results"][0]["reliability"]["cost_of_pass_usd"] is None
 
 
 def test_a_single_run_keeps_its_layers_and_a_default_gate_of_every_run(write):
     spec = load_spec(write("s.yaml", SPEC.replace("  runs: 4\n  min_pass_rate: 0.75\n", "  runs: 1\n")))
-    run = run_spec(spec, runs("capital", ["Lyon", "Paris"]) + runs("strict", ["ok"], ("search", "generate")))
+    run = evaluate_spec(spec, runs("capital", ["Lyon", "Paris"]) + runs("strict", ["ok"], ("search", "generate")))
     assert run.results[0].correctness.status is Status.FAIL  # default min_pass_rate 1.0: one failing run of two fails
     single = run.results[1]
     assert [c.name for c in single.correctness.checks] == ["expected_in_answer", "min_score"]
@@ -177,7 +177,7 @@ def test_process_metrics_from_the_spec(write):
     trace = Trace.model_validate(
         {"id": "p", "tool_calls": [{"name": n} for n in ("search", "browse", "generate", "browse")]}
     )
-    path = run_spec(spec, [trace]).results[0].path
+    path = evaluate_spec(spec, [trace]).results[0].path
     assert path.details["progress_rate"] == 0.25 and path.details["strategic_drift"] == 0.5
     assert path.status is Status.WARN
     assert path.messages == ["progress rate: 0.25 < min 0.5", "strategic drift: 0.50 > max 0.2"]
@@ -206,12 +206,12 @@ def test_spec_rejects_bad_reliability_settings(write):
 
 def test_uplift_of_a_run_against_the_baseline_run(write):
     spec = load_spec(write("s.yaml", SPEC))
-    baseline = run_spec(
+    baseline = evaluate_spec(
         spec,
         runs("capital", ["Paris", "Lyon", "Lyon", "Paris"], cost=0.02)
         + runs("strict", ["ok"] * 4, ("search", "generate"), 0.02),
     )
-    current = run_spec(
+    current = evaluate_spec(
         spec, runs("capital", ["Paris"] * 4, cost=0.01) + runs("strict", ["ok"] * 4, ("search", "generate"), 0.01)
     )
     changes = run_uplift(current, baseline)
@@ -232,7 +232,7 @@ def test_min_score_is_skipped_with_the_reason_when_nothing_can_be_scored(write):
         """,
         )
     )
-    result = run_spec(spec, [Trace.model_validate({"id": "q"})]).results[0]
+    result = evaluate_spec(spec, [Trace.model_validate({"id": "q"})]).results[0]
     assert result.score.value is None and result.score.composite == 1.0
     assert (
         result.correctness.status is Status.SKIP
@@ -255,7 +255,7 @@ def test_weights_from_defaults_apply_to_every_query_and_a_query_may_override_the
         """,
         )
     )
-    a, b = run_spec(spec, runs("a", ["x"]) + runs("b", ["x"])).results  # recall 0.5, output quality 1.0
+    a, b = evaluate_spec(spec, runs("a", ["x"]) + runs("b", ["x"])).results  # recall 0.5, output quality 1.0
     assert a.score.value == 50.0
     assert b.score.value == 75.0  # deep-merged: tool_accuracy 1 from defaults, output_quality 1 from the query
 
@@ -265,7 +265,7 @@ def test_composite_weights_from_the_spec(write):
         write("s.yaml", SPEC.replace("agent: demo\n", "agent: demo\ncomposite: {pass_weight: 3, impl_weight: 1}\n"))
     )
     traces = runs("capital", ["Paris", "Lyon", "Paris", "Paris"]) + runs("strict", ["ok"] * 4, ("search", "generate"))
-    run = run_spec(spec, traces)
+    run = evaluate_spec(spec, traces)
     assert run.results[0].score.composite == pytest.approx((3 * 0.75 + 0.875) / 4)
     assert run.summary.composite_score == pytest.approx((3 * 0.875 + 0.9375) / 4)
     with pytest.raises(SpecError, match="at least one composite weight must be positive"):
@@ -280,13 +280,13 @@ def test_summary_and_comment_show_runs_pass_rate_and_flakiness(write):
     from agentci_action.report import markdown
 
     spec = load_spec(write("s.yaml", SPEC))
-    run = run_spec(
+    run = evaluate_spec(
         spec, runs("capital", ["Paris", "Lyon", "Paris", "Paris"]) + runs("strict", ["ok"] * 4, ("search", "generate"))
     )
     text = markdown.render_summary(run)
     assert "\n\n8 runs · pass rate 88% · 1 flaky · composite 0.91 (grade B)\n" in text
     assert "| ✅ pass · 3/4 runs · flaky |" in text and "| ✅ pass · 4/4 runs |" in text
-    single = run_spec(
+    single = evaluate_spec(
         load_spec(write("one.yaml", SPEC.replace("runs: 4", "runs: 1"))),
         runs("capital", ["Paris"]) + runs("strict", ["ok"]),
     )
@@ -321,7 +321,7 @@ def test_judge_scores_feed_output_quality_and_their_statistics(write):
         )
     )
     traces = [Trace.model_validate({"id": "q", "run": i, "final_answer": "a"}) for i in range(3)]
-    run = run_spec(spec, traces, judge=ScoringJudge(3, 5, 5), settings=Settings(workers=1))
+    run = evaluate_spec(spec, traces, judge=ScoringJudge(3, 5, 5), settings=Settings(workers=1))
     result = run.results[0]
     assert (run.summary.judge.requests, run.summary.judge.input_tokens) == (3, 300)  # every run's judge call counted
     judged = result.reliability.metrics["judge_score"]
@@ -337,14 +337,14 @@ def test_judge_scores_feed_output_quality_and_their_statistics(write):
 
 
 def test_the_diff_carries_the_uplift_of_the_whole_run(write):
-    from agentci_action.diff import Side, diff_runs
+    from agentci_action.compare.diff import Side, diff_runs
 
     spec = load_spec(write("s.yaml", SPEC))
     before_traces = runs("capital", ["Paris", "Lyon", "Lyon", "Paris"], cost=0.02) + runs(
         "strict", ["ok"] * 4, ("search", "generate"), 0.02
     )
     after_traces = runs("capital", ["Paris"] * 4, cost=0.01) + runs("strict", ["ok"] * 4, ("search", "generate"), 0.01)
-    before, after = run_spec(spec, before_traces), run_spec(spec, after_traces)
+    before, after = evaluate_spec(spec, before_traces), evaluate_spec(spec, after_traces)
     diff = diff_runs(Side("v1", before, {}), Side("current", after, {}))
     assert diff.uplift == run_uplift(after, before)
     assert diff.uplift["pass_rate"].uplift == pytest.approx(1 / 3) and diff.uplift["cost_usd"].uplift == pytest.approx(
@@ -368,7 +368,7 @@ def test_every_runs_checks_stay_in_the_layer_so_judge_usage_and_skips_count_for_
         )
     )
     traces = [Trace.model_validate({"id": "q", "run": i, "final_answer": "a"}) for i in range(2)]
-    run = run_spec(spec, traces)  # no judge: each run's judge check is skipped, with the reason
+    run = evaluate_spec(spec, traces)  # no judge: each run's judge check is skipped, with the reason
     layer = run.results[0].correctness
     assert [c.name for c in layer.checks] == [
         "min_pass_rate",
@@ -384,7 +384,7 @@ def test_every_runs_checks_stay_in_the_layer_so_judge_usage_and_skips_count_for_
 def test_reliability_and_score_are_built_with_their_field_types_as_validation_would_give(run_count):
     """The engine builds Reliability and ScoreResult unvalidated: what it writes must equal the validated model's
     JSON, even for an integer cost (a priced trace with no LLM calls totals 0, an int)."""
-    from agentci_action.engine.aggregate import Run, combine_runs
+    from agentci_action.engine.repeated_runs import Run, combine_runs
     from agentci_action.engine.results import LayerResult, Reliability, ScoreResult
     from agentci_action.spec.models import QuerySpec
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from conftest import hermetic_environment, run_cli
 
-from agentci_action.errors import SpecError
-from agentci_action.progress import Progress
-from agentci_action.runner import RunOptions, run_agent
-from agentci_action.runner.secrets import Masker
+from agentci_action._util.errors import SpecError
+from agentci_action._util.progress import Progress
+from agentci_action.run import RunOptions, run_agent
+from agentci_action.run.secrets import Masker
 from agentci_action.spec.loader import load_spec
 
 # A configurable agent: reads the query on stdin and behaves as the query's id says.

@@ -19,8 +19,8 @@ from fakes.scripted_openai import ScriptedOpenAIServer, Turn
 from test_runner import _alive, lines
 
 from agentci_action import load_spec
-from agentci_action.progress import Progress
-from agentci_action.runner import RunOptions, run_agent
+from agentci_action._util.progress import Progress
+from agentci_action.run import RunOptions, run_agent
 
 HANGING = """
 import os, subprocess, time
@@ -69,11 +69,7 @@ def worker_processes(marker: str) -> list[int]:
                 argv = (proc / "cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if (
-                any(a.endswith(b"runner/worker.py") for a in argv)
-                and marker.encode() in argv
-                and _alive(int(proc.name))
-            ):
+            if any(a.endswith(b"run/worker.py") for a in argv) and marker.encode() in argv and _alive(int(proc.name)):
                 found.append(int(proc.name))
     return found
 
@@ -140,8 +136,8 @@ def test_a_worker_that_dies_is_an_error_for_its_run_and_is_replaced(tmp_path):
 
 
 def test_a_module_that_hangs_while_importing_is_a_clear_error_and_its_worker_is_killed(tmp_path):
-    from agentci_action.runner.process import LiveProcesses
-    from agentci_action.runner.python_call import PythonWorkers
+    from agentci_action.run.process import LiveProcesses
+    from agentci_action.run.python_call import PythonWorkers
 
     (tmp_path / "slow_import.py").write_text("import time\ntime.sleep(300)\n")
     live = LiveProcesses()

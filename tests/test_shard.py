@@ -10,11 +10,11 @@ import pytest
 import yaml
 from conftest import run_cli
 
+from agentci_action._util.errors import InputError
+from agentci_action.engine.evaluate_spec import evaluate_spec
 from agentci_action.engine.merge import merge_shards
 from agentci_action.engine.results import RunResult
-from agentci_action.engine.runner import run_spec
 from agentci_action.engine.shard import parse_shard, select_shard, shard_of
-from agentci_action.errors import InputError
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.load import load_traces
 
@@ -90,12 +90,12 @@ def test_parse_shard_rejects_nonsense():
 def test_merged_shards_equal_the_unsharded_run_exactly(tmp_path, count):
     spec_path, trace_path = suite(tmp_path)
     spec, traces = load_spec(spec_path), load_traces([str(trace_path)])
-    whole = run_spec(spec, traces)
+    whole = evaluate_spec(spec, traces)
     assert whole.summary.total == 400 and whole.summary.failed and whole.summary.warnings and whole.summary.flaky
     assert len(whole.warnings) == 1
     shards = {
         f"shard-{i}.json": RunResult.model_validate_json(
-            run_spec(spec, traces, shard=parse_shard(f"{i}/{count}")).model_dump_json()
+            evaluate_spec(spec, traces, shard=parse_shard(f"{i}/{count}")).model_dump_json()
         )
         for i in range(1, count + 1)
     }
@@ -194,10 +194,11 @@ def test_merge_refuses_missing_overlapping_foreign_and_non_shard_results(tmp_pat
 def test_merge_refuses_shards_run_with_different_fail_on(tmp_path):
     spec_path, trace_path = suite(tmp_path, queries=30)
     spec, traces = load_spec(spec_path), load_traces([str(trace_path)])
-    from agentci_action.engine.runner import Settings, parse_fail_on
+    from agentci_action.engine.evaluate_spec import Settings
+    from agentci_action.pipeline.blocking import parse_fail_on
 
-    one = run_spec(spec, traces, shard=parse_shard("1/2"))
-    two = run_spec(spec, traces, shard=parse_shard("2/2"), settings=Settings(fail_on=parse_fail_on("path")))
+    one = evaluate_spec(spec, traces, shard=parse_shard("1/2"))
+    two = evaluate_spec(spec, traces, shard=parse_shard("2/2"), settings=Settings(fail_on=parse_fail_on("path")))
     with pytest.raises(InputError, match="different fail-on settings"):
         merge_shards(spec, {"a.json": one, "b.json": two})
 

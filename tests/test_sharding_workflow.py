@@ -9,7 +9,7 @@ import shutil
 import yaml
 from conftest import ROOT, run_cli
 
-from agentci_action.action import main
+from agentci_action.github.action import main
 
 
 def workflow() -> dict:

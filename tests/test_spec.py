@@ -5,7 +5,7 @@ import json
 import pytest
 from conftest import ROOT, run_cli
 
-from agentci_action.errors import SpecError
+from agentci_action._util.errors import SpecError
 from agentci_action.spec.loader import deep_merge, load_spec, slugify
 from agentci_action.spec.models import MatchMode
 from agentci_action.spec.schema import SCHEMA_FILE, render_schema

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from agentci_action.engine import stats
-from agentci_action.engine.process import progress_rate, strategic_drift
+from agentci_action.engine.process_metrics import progress_rate, strategic_drift
 from agentci_action.engine.results import Check, LayerResult, Status
 from agentci_action.engine.score import (
     composite_score,

@@ -12,10 +12,10 @@ import pytest
 from conftest import run_cli
 from fakes.github_server import FakeGitHub
 
-from agentci_action.action import main as action_main
+from agentci_action._util.errors import SpecError
 from agentci_action.engine.results import Status
-from agentci_action.errors import SpecError
-from agentci_action.evaluate import Evaluation, evaluate
+from agentci_action.github.action import main as action_main
+from agentci_action.pipeline.evaluation import Evaluation, evaluate
 from agentci_action.spec.loader import load_spec
 
 SPEC = """\

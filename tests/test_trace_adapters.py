@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from agentci_action.engine.runner import run_spec
-from agentci_action.errors import TraceError
+from agentci_action._util.errors import TraceError
+from agentci_action.engine.evaluate_spec import evaluate_spec
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.adapters import FORMATS
 from agentci_action.trace.load import load_traces
@@ -248,7 +248,7 @@ def _layers(fmt: str, spec) -> dict:
     traces = [
         t for t in load_traces([str(FIXTURES / FILES[fmt])], pricing=spec.pricing) if t.id == "refund-damaged-order"
     ]
-    (result,) = run_spec(spec, traces).results
+    (result,) = evaluate_spec(spec, traces).results
     return {name: result.layer(name).model_dump() for name in ("correctness", "path", "cost")}
 
 
@@ -574,7 +574,7 @@ FAIL_THE_TASK = {
 def test_the_task_status_reaches_task_completion_and_error_recovery(tmp_path, fmt):
     """The fixture's run completed despite its failing tool; failing the run's root makes both checks fail."""
     from agentci_action.engine.checks import agent
-    from agentci_action.spec.checks import AgentChecks
+    from agentci_action.spec.check_models import AgentChecks
 
     group = AgentChecks(task_completion=True, error_recovery=True)
     completed = {c.name: c.status.value for c in agent.evaluate(group, refund_trace(fmt))}
@@ -597,7 +597,7 @@ def test_the_task_status_reaches_task_completion_and_error_recovery(tmp_path, fm
 
 def test_time_to_first_token_is_read_where_the_format_records_it(tmp_path):
     from agentci_action.engine.checks import performance
-    from agentci_action.spec.checks import PerformanceChecks
+    from agentci_action.spec.check_models import PerformanceChecks
 
     runs = [json.loads(line) for line in (FIXTURES / FILES["langsmith"]).read_text().splitlines()]
     first_llm = min((r for r in runs if r["run_type"] == "llm"), key=lambda r: r["start_time"])

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from agentci_action.errors import TraceError
+from agentci_action._util.errors import TraceError
 from agentci_action.trace.load import load_traces
 
 
@@ -178,7 +178,7 @@ def test_a_list_file_is_parsed_once_and_malformed_lists_name_their_line(write, m
 def test_loaded_traces_are_compact_and_unchanged(write_traces):
     """Loaded traces share one fields-set per distinct set of fields and intern tool and model names; every value,
     the fields set and copying are as pydantic's own models give them."""
-    from agentci_action.trace.models import Trace
+    from agentci_action.trace.canonical import Trace
 
     records = [
         {
@@ -208,7 +208,7 @@ def test_loaded_traces_are_compact_and_unchanged(write_traces):
 
 
 def test_tool_names_follow_the_calls_they_were_read_from():
-    from agentci_action.trace.models import ToolCall, Trace
+    from agentci_action.trace.canonical import ToolCall, Trace
 
     trace = Trace(id="q", tool_calls=[ToolCall(name="search"), ToolCall(name="fetch")])
     names = trace.tool_names

@@ -5,7 +5,7 @@ import re
 import yaml
 from conftest import ROOT
 
-from agentci_action.init import FILES
+from agentci_action.cli.cmd_init import FILES
 
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
 

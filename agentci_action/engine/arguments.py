@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ..report.text import one_line
-from ..spec.models import ArgumentMatch, ArgumentRule, ExpectedToolCall
-from .patterns import found
+from agentci_action._util.text import one_line
+from agentci_action.engine.patterns import found
+from agentci_action.spec.models import ArgumentMatch, ArgumentRule, ExpectedToolCall
 
 ABSENT = "(absent)"
 NOT_AN_OBJECT = "(arguments)"

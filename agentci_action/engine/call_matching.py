@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from ..spec.models import ExpectedToolCall, MatchMode
-from ..trace.models import ToolCall
-from .arguments import ArgumentMatcher, ArgumentMismatch, as_mapping, canonical
+from agentci_action.engine.arguments import ArgumentMatcher, ArgumentMismatch, as_mapping, canonical
+from agentci_action.spec.models import ExpectedToolCall, MatchMode
+from agentci_action.trace.canonical import ToolCall
 
 if TYPE_CHECKING:
     import numpy as np

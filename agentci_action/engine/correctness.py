@@ -11,13 +11,13 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypedDict
 
-from ..limits import MAX_NESTING, deeper_than
-from ..spec.json_schemas import local_validator
-from ..spec.models import CorrectnessSpec, JudgeRubric, QuerySpec
-from ..trace.models import Trace
-from .arguments import inert_name
-from .patterns import PatternTimeout, found
-from .results import ERROR, FAIL, PASS, SKIP, Check, LayerResult, Status
+from agentci_action._util.limits import MAX_NESTING, deeper_than
+from agentci_action.engine.arguments import inert_name
+from agentci_action.engine.patterns import PatternTimeout, found
+from agentci_action.engine.results import ERROR, FAIL, PASS, SKIP, Check, LayerResult, Status
+from agentci_action.spec.json_schemas import local_validator
+from agentci_action.spec.models import CorrectnessSpec, JudgeRubric, QuerySpec
+from agentci_action.trace.canonical import Trace
 
 JUDGE_KINDS = ("llm_judge", "safety_check", "hallucination_check")
 STATUSES = ", ".join(status.value for status in Status)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..spec.models import CostSpec
-from ..trace.models import Trace
-from .results import NO_BASELINE, PASS, SKIP, WARN, Check, LayerResult
+from agentci_action.engine.results import NO_BASELINE, PASS, SKIP, WARN, Check, LayerResult
+from agentci_action.spec.models import CostSpec
+from agentci_action.trace.canonical import Trace
 
 
 def cost_multiplier(cost: float | None, baseline_cost: float | None) -> float | None:

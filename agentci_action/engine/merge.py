@@ -7,10 +7,10 @@ the spec does and recomputes the summary from them, so the merged run equals the
 
 from __future__ import annotations
 
-from ..errors import InputError, Problem
-from ..spec.models import AgentCISpec, spec_hash
-from .results import RunResult, ShardInfo
-from .runner import summarize
+from agentci_action._util.errors import InputError, Problem
+from agentci_action.engine.evaluate_spec import summarize
+from agentci_action.engine.results import RunResult, ShardInfo
+from agentci_action.spec.models import AgentCISpec, spec_hash
 
 
 def check_shards(spec: AgentCISpec, shards: dict[str, RunResult]) -> None:

@@ -15,8 +15,8 @@ from typing import NamedTuple
 
 from rapidfuzz.distance import Indel, Levenshtein
 
-from ..limits import MAX_SEQUENCE_CELLS
-from ..spec.models import MatchMode, SequenceMetric
+from agentci_action._util.limits import MAX_SEQUENCE_CELLS
+from agentci_action.spec.models import MatchMode, SequenceMetric
 
 CACHED_FROM_CELLS = 1_000_000  # pairs smaller than this are computed afresh: faster than hashing them
 Similarity = Callable[[Sequence[str], Sequence[str]], float]

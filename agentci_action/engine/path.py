@@ -15,13 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..spec.models import ExpectedToolCall, MatchMode, PathSpec, SequenceMetric
-from ..trace.models import ToolCall, Trace
-from . import metrics
-from .arguments import inert_name
-from .call_matching import CallMatch, match_calls
-from .patterns import PatternTimeout
-from .results import ERROR, FAIL, NO_BASELINE, PASS, SKIP, WARN, Check, LayerResult
+from agentci_action.engine import metrics
+from agentci_action.engine.arguments import inert_name
+from agentci_action.engine.call_matching import CallMatch, match_calls
+from agentci_action.engine.patterns import PatternTimeout
+from agentci_action.engine.results import ERROR, FAIL, NO_BASELINE, PASS, SKIP, WARN, Check, LayerResult
+from agentci_action.spec.models import ExpectedToolCall, MatchMode, PathSpec, SequenceMetric
+from agentci_action.trace.canonical import ToolCall, Trace
 
 LISTED = 5  # items named in one part of a message before "(+N more)"
 
@@ -247,7 +247,7 @@ def _reference_checks(
     similarity = metrics.sequence_similarity(used, ref_tools, sequence_metric)
     outcome = metrics.match(used, ref_tools, match_mode, used_set)
     if metrics.sequence_similarity_is_approximate(used, ref_tools):
-        details["sequence_similarity_approximate"] = True  # a lower bound from aligned blocks (limits.py)
+        details["sequence_similarity_approximate"] = True  # a lower bound from aligned blocks (_util/limits.py)
     details["reference"] = source
     details["sequence_metric"] = metric
     details["sequence_similarity"] = similarity

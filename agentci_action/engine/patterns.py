@@ -8,7 +8,7 @@ from functools import lru_cache
 
 import regex
 
-from ..limits import REGEX_TIMEOUT_S
+from agentci_action._util.limits import REGEX_TIMEOUT_S
 
 _REPETITION = frozenset("*+?{")  # quantifiers, lazy/possessive marks and group extensions such as (?=…)
 

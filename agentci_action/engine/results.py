@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from .._version import __version__
+from agentci_action._version import __version__
 
 SCHEMA_VERSION = "agentci.results/v1"
 # Why a check comparing with the baseline skipped on a first run (sequence similarity without expected_tools, cost
@@ -237,7 +237,7 @@ class QueryResult(ResultData):
 
 
 class Aggregates(BaseModel):
-    """Suite-wide rates (0-1) and latencies (ms); None (N/A) when no query gives the figure. See engine/aggregates.py."""
+    """Suite-wide rates (0-1) and latencies (ms); None (N/A) when no query gives the figure. See engine/suite_figures.py."""
 
     pass_rate: float | None = Field(None, description="Queries that passed (warnings allowed) / queries.")
     hallucination_rate: float | None = Field(

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..spec.models import ScoreWeights
-from .correctness import JUDGE_KINDS
-from .results import FAIL, PASS, LayerResult, MetricChange, QueryResult, RunResult
+from agentci_action.engine.correctness import JUDGE_KINDS
+from agentci_action.engine.results import FAIL, PASS, LayerResult, MetricChange, QueryResult, RunResult
+from agentci_action.spec.models import ScoreWeights
 
 JUDGE_SCALE = (1, 5)
 GRADES = ((0.95, "A"), (0.85, "B"), (0.75, "C"), (0.65, "D"))

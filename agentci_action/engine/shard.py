@@ -9,8 +9,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-from ..spec.models import QuerySpec
-from .results import ShardInfo
+from agentci_action.engine.results import ShardInfo
+from agentci_action.spec.models import QuerySpec
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 

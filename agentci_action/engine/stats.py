@@ -12,7 +12,7 @@ from functools import lru_cache
 from itertools import groupby
 from typing import TypeVar
 
-from .results import MetricStats
+from agentci_action.engine.results import MetricStats
 
 T = TypeVar("T")
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..extras import require
-from ..report.markdown import digest_of
+from agentci_action._util.extras import require
+from agentci_action.report.markdown import digest_of
 
 if TYPE_CHECKING:  # PyGithub is imported only when a comment is actually posted
     from github import Github

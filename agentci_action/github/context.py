@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from ..errors import InputError
+from agentci_action._util.errors import InputError
 
 if TYPE_CHECKING:  # PyGithub is imported only when a pull request is looked up
     from github import Github

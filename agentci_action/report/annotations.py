@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..engine.results import LAYERS, QueryResult, RunResult, Status
-from .console import render_with_diff
-from .text import one_line, unverified_note
+from agentci_action._util.text import one_line, unverified_note
+from agentci_action.engine.results import LAYERS, QueryResult, RunResult, Status
+from agentci_action.report.console import render_with_diff
 
 if TYPE_CHECKING:
-    from ..diff import RunDiff
+    from agentci_action.compare.diff import RunDiff
 
 MAX_ERRORS_PER_STEP = 10
 MAX_WARNINGS_PER_STEP = 10

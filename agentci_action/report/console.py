@@ -6,12 +6,12 @@ import math
 import textwrap
 from typing import TYPE_CHECKING
 
-from ..engine.results import LAYERS, RUN_FIGURES, QueryResult, RunResult, Status
-from . import aggregates, gates
-from .text import milliseconds, no_baseline_note, one_line, plural, unverified_note, usd
+from agentci_action._util.text import milliseconds, no_baseline_note, one_line, plural, unverified_note, usd
+from agentci_action.engine.results import LAYERS, RUN_FIGURES, QueryResult, RunResult, Status
+from agentci_action.report import gate_phrases, suite_phrases
 
 if TYPE_CHECKING:
-    from ..diff import RunDiff
+    from agentci_action.compare.diff import RunDiff
 
 MESSAGE_WIDTH = 110  # characters of a message per line
 MESSAGE_LIMIT = 1200  # characters of a message shown at all
@@ -105,7 +105,7 @@ def render_total(run: RunResult) -> str:
 
 def render_aggregates(run: RunResult) -> str:
     """The suite's aggregates on one line, e.g. "suite: pass rate 75% · mean latency 1,200 ms · p95 latency 2,000 ms"."""
-    return "suite: " + " · ".join(aggregates.phrases(run.summary.aggregates))
+    return "suite: " + " · ".join(suite_phrases.phrases(run.summary.aggregates))
 
 
 def render_judge(run: RunResult) -> str | None:
@@ -131,8 +131,10 @@ def render(run: RunResult) -> str:
     lines.extend(f"warning: {one_line(w, 200)}" for w in run.warnings)
     if run.results:
         lines.append(render_aggregates(run))
-    lines.append(render_total(run) + (f" · {gates.verdict(run.gates)}" if gates.failed(run.gates) else ""))
-    lines.extend(gates.console_lines(run.gates))
+    lines.append(
+        render_total(run) + (f" · {gate_phrases.verdict(run.gates)}" if gate_phrases.failed(run.gates) else "")
+    )
+    lines.extend(gate_phrases.console_lines(run.gates))
     for note in (unverified_note(run.unverified()), no_baseline_note(run.without_baseline())):
         if note:
             lines.append(one_line(note, 1500))
@@ -144,6 +146,6 @@ def render(run: RunResult) -> str:
 
 def render_with_diff(run: RunResult, diff: RunDiff | None = None) -> str:
     """The console report, then the diff against the baseline when there is one."""
-    from .diff_console import render_diff
+    from agentci_action.report.diff_console import render_diff
 
     return render(run) + ("\n" + render_diff(diff) if diff else "")

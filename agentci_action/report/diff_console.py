@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import textwrap
 
-from ..diff import ChangeKind, CostDiff, Delta, PathDiff, QueryDiff, RunDiff, TotalDiff
-from ..engine.results import Status
-from . import diff_format as fmt
-from . import gates
-from .text import one_line
+from agentci_action._util.text import one_line
+from agentci_action.compare.diff import ChangeKind, CostDiff, Delta, PathDiff, QueryDiff, RunDiff, TotalDiff
+from agentci_action.engine.results import Status
+from agentci_action.report import diff_format as fmt
+from agentci_action.report import gate_phrases
 
 WIDTH = 76  # characters inside the box
 ANSWER_LIMIT = 300  # characters of an answer shown (the JSON has it in full)
@@ -196,5 +196,5 @@ def render_diff(diff: RunDiff) -> str:
     lines.append(_rule("╚", "╝"))
     lines += [f"warning: {one_line(w, 300)}" for w in diff.warnings]
     lines += [f"not verified: {one_line(note, 1500)}" for note in fmt.unverified_notes(diff)]
-    lines += [one_line(line, 400) for line in gates.console_lines(diff.gates)]
+    lines += [one_line(line, 400) for line in gate_phrases.console_lines(diff.gates)]
     return "\n".join(lines) + "\n"

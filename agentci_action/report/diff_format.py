@@ -14,8 +14,8 @@ from difflib import SequenceMatcher
 from enum import Enum
 from typing import Any
 
-from ..diff import COST_TOLERANCE, LATENCY_TOLERANCE, ChangeKind, Delta, QueryDiff, RunDiff
-from .text import milliseconds, plural, unverified_note, usd
+from agentci_action._util.text import milliseconds, plural, unverified_note, usd
+from agentci_action.compare.diff import COST_TOLERANCE, LATENCY_TOLERANCE, ChangeKind, Delta, QueryDiff, RunDiff
 
 
 class Unit(str, Enum):

@@ -15,12 +15,12 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from ..diff import ChangeKind, Delta, QueryDiff, RunDiff, change_size
-from ..engine.results import Status
-from . import diff_format as fmt
-from . import gates
-from .icons import ICONS
-from .text import code_block, fit, html_text, inline, plural, utf8_size
+from agentci_action._util.text import code_block, fit, html_text, inline, plural, utf8_size
+from agentci_action.compare.diff import ChangeKind, Delta, QueryDiff, RunDiff, change_size
+from agentci_action.engine.results import Status
+from agentci_action.report import diff_format as fmt
+from agentci_action.report import gate_phrases
+from agentci_action.report.icons import ICONS
 
 MAX_CHART_QUERIES = 15
 MAX_QUERIES = 100  # changed queries listed in the table and the details; the JSON has all of them
@@ -103,7 +103,7 @@ def headline(diff: RunDiff) -> str:
         + per_run
         + "\n"
         + (f"\nSuite: {' · '.join(suite)}\n" if suite else "")
-        + (f"\n{gates.markdown_line(diff.gates)}" if diff.gates else "")
+        + (f"\n{gate_phrases.markdown_line(diff.gates)}" if diff.gates else "")
     )
 
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 import html
 from itertools import groupby
 
-from ..diff import ChangeKind, QueryDiff, RunDiff
-from ..engine.results import LAYERS, SEVERITY, QueryResult, RunResult, Status
-from . import console
-from . import diff_format as fmt
-from .diff_markdown import charted
-from .text import no_baseline_note, plural, unverified_note
+from agentci_action._util.text import no_baseline_note, plural, unverified_note
+from agentci_action.compare.diff import ChangeKind, QueryDiff, RunDiff
+from agentci_action.engine.results import LAYERS, SEVERITY, QueryResult, RunResult, Status
+from agentci_action.report import console
+from agentci_action.report import diff_format as fmt
+from agentci_action.report.diff_markdown import charted
 
 ANSWER_LIMIT = 20_000  # characters of an answer shown; the results JSON has it in full
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'"

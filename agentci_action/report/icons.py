@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ..engine.results import Status
+from agentci_action.engine.results import Status
 
 ICONS = {Status.PASS: "✅", Status.WARN: "⚠️", Status.FAIL: "❌", Status.ERROR: "💥", Status.SKIP: "⏭️"}

@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import PydanticSerializationError
 
-from ..diff import RunDiff
-from ..engine.results import ResultData, RunResult
+from agentci_action.compare.diff import RunDiff
+from agentci_action.engine.results import ResultData, RunResult
 
 _ANY = TypeAdapter(Any)
 
@@ -18,7 +18,7 @@ _ANY = TypeAdapter(Any)
 def dumps(value: BaseModel | ResultData | Any) -> str:
     """Indented JSON of a model (or a query's result) or of plain JSON data, by pydantic's compiled serialiser. A string it cannot
     encode (a lone surrogate, which trace JSON may hold) takes json.dumps instead, with the same layout; the
-    output boundary (output.py) then replaces the surrogate."""
+    output boundary (_util/output.py) then replaces the surrogate."""
     try:
         if isinstance(value, (BaseModel, ResultData)):
             return value.model_dump_json(indent=2)

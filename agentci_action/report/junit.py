@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from ..engine.results import LAYERS, GateResult, QueryResult, RunResult, Status
+from agentci_action.engine.results import LAYERS, GateResult, QueryResult, RunResult, Status
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 

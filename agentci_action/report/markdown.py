@@ -13,13 +13,13 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from ..diff import RunDiff
-from ..engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
-from . import aggregates, gates
-from .diff_markdown import LEFT_OUT
-from .diff_markdown import render_markdown as render_diff
-from .icons import ICONS
-from .text import fit, html_text, inline, no_baseline_note, unverified_note, usd, utf8_size
+from agentci_action._util.text import fit, html_text, inline, no_baseline_note, unverified_note, usd, utf8_size
+from agentci_action.compare.diff import RunDiff
+from agentci_action.engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
+from agentci_action.report import gate_phrases, suite_phrases
+from agentci_action.report.diff_markdown import LEFT_OUT
+from agentci_action.report.diff_markdown import render_markdown as render_diff
+from agentci_action.report.icons import ICONS
 
 SUMMARY_BUDGET = 1_000_000  # GitHub's limit is 1 MiB per step
 COMMENT_BUDGET = 60_000  # GitHub's limit is 65,536 characters
@@ -70,13 +70,13 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
     if s.status is Status.ERROR:
         verdict = f"{s.errors} of {s.total} {_plural(s.total, 'query', 'queries')} could not be evaluated"
     elif s.status is Status.FAIL and not s.failed:  # every query passed; a suite gate did not
-        verdict = inline(gates.verdict(run.gates), 600)
+        verdict = inline(gate_phrases.verdict(run.gates), 600)
     elif s.status is Status.FAIL:
         verdict = f"{s.failed} of {s.total} {_plural(s.total, 'query', 'queries')} failed"
         if not any(r.blocking for r in run.results):  # the job passes: say so where the reader looks first
             verdict += f" (not blocking: fail-on {', '.join(s.fail_on) or 'none'})"
-        if gates.failed(run.gates):
-            verdict += f"; {inline(gates.verdict(run.gates), 600)}"
+        if gate_phrases.failed(run.gates):
+            verdict += f"; {inline(gate_phrases.verdict(run.gates), 600)}"
     elif s.status is Status.WARN:
         verdict = f"all {s.total} passed, {s.warnings} with {_plural(s.warnings, 'a warning', 'warnings')}"
     else:
@@ -91,7 +91,7 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
             f"\n\n{s.runs} runs · pass rate {s.pass_rate:.0%} · {s.flaky} flaky · "
             f"composite {s.composite_score:.2f} (grade {s.grade})"
         )
-    figures = aggregates.phrases(s.aggregates)
+    figures = suite_phrases.phrases(s.aggregates)
     suite = f"\nSuite: {' · '.join(figures)}\n" if figures else ""
     unverified = run.unverified()
     skipped_count = sum(unverified.values())
@@ -101,7 +101,7 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
     no_baseline = no_baseline_note(run.without_baseline())
     if no_baseline:
         skipped += f"\n{ICONS[Status.SKIP]} {_with_commands(no_baseline[:1].upper() + no_baseline[1:])}\n"
-    gate_line = gates.markdown_line(run.gates)
+    gate_line = gate_phrases.markdown_line(run.gates)
     return (
         f"## {ICONS[s.status]} {inline(title, 100)}: {verdict}\n\nAgent **{inline(run.agent, 100)}** · {counts}\n"
         f"{skipped}{suite}{f'{chr(10)}{gate_line}' if gate_line else ''}"

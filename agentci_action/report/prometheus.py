@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ..engine.results import GateResult, QueryResult, RunResult, Status, Summary
+from agentci_action.engine.results import GateResult, QueryResult, RunResult, Status, Summary
 
 # name → (help, value of a query result)
 QUERY_METRICS: dict[str, tuple[str, Callable[[QueryResult], float | None]]] = {

@@ -15,11 +15,11 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from ..errors import Problem, SpecError
-from ..field_errors import field_message
-from ..gcpause import gc_paused
-from ..limits import MAX_ALIAS_VALUES, MAX_NESTING
-from .models import AgentCISpec, QuerySpec
+from agentci_action._util.errors import Problem, SpecError
+from agentci_action._util.field_errors import field_message
+from agentci_action._util.gcpause import gc_paused
+from agentci_action._util.limits import MAX_ALIAS_VALUES, MAX_NESTING
+from agentci_action.spec.models import AgentCISpec, QuerySpec
 
 DocPath = tuple[str | int, ...]  # a path into the document: keys and list indexes
 NOT_A_FILE = "not a regular file (a directory, FIFO or device); name a YAML file"

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from ..limits import MAX_REGEX_ITEMS
-from .checks import Checks
-from .pattern_syntax import expanded_items, needs_regex_check
-from .rubric_templates import RUBRIC_TEMPLATES
-from .runner import RunnerSpec
+from agentci_action._util.limits import MAX_REGEX_ITEMS
+from agentci_action.spec.check_models import Checks
+from agentci_action.spec.pattern_syntax import expanded_items, needs_regex_check
+from agentci_action.spec.rubric_templates import RUBRIC_TEMPLATES
+from agentci_action.spec.runner_config import RunnerSpec
 
 if TYPE_CHECKING:
     from pydantic import GetJsonSchemaHandler
@@ -294,7 +294,7 @@ class CorrectnessSpec(_Strict):
         if schema is not None:
             import jsonschema  # only for specs with a json_schema check: a third of the spec's import time
 
-            from .json_schemas import ref_cycles, unresolvable_refs
+            from agentci_action.spec.json_schemas import ref_cycles, unresolvable_refs
 
             try:
                 jsonschema.validators.validator_for(schema).check_schema(schema)

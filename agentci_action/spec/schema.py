@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .models import AgentCISpec
+from agentci_action.spec.models import AgentCISpec
 
 SCHEMA_FILE = Path(__file__).with_name("agentci_spec.schema.json")
 

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import Problem, TraceError
-from ..gcpause import gc_paused
-from ..limits import MAX_NESTING, deeper_than
-from ..spec.models import ModelPrice
-from .adapters import convert
-from .models import Trace, compact
-from .pricing import price_trace
+from agentci_action._util.errors import Problem, TraceError
+from agentci_action._util.gcpause import gc_paused
+from agentci_action._util.limits import MAX_NESTING, deeper_than
+from agentci_action.spec.models import ModelPrice
+from agentci_action.trace.adapters import convert
+from agentci_action.trace.canonical import Trace, compact
+from agentci_action.trace.pricing import price_trace
 
 TRACE_SUFFIXES = (".json", ".jsonl", ".ndjson")
 

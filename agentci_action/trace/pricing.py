@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 
 from genai_prices import Usage, calc_price
 
-from ..spec.models import ModelPrice
-from .models import LLMCall, Trace
+from agentci_action.spec.models import ModelPrice
+from agentci_action.trace.canonical import LLMCall, Trace
 
 PER_MILLION = 1_000_000
 TOKEN_COUNTS = frozenset({"input_tokens", "output_tokens"})

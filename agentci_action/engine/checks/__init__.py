@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...spec.checks import CHECK_INFO
-from ...spec.models import QuerySpec
-from ...trace.models import Trace
-from ..correctness import Judge
-from ..results import Check, LayerResult
-from . import agent, answer, performance, rag, safety, validity
-from .answer import Embedder
-from .leakage import Finding, redact_data
+from agentci_action.engine.checks import agent, answer, performance, rag, safety, validity
+from agentci_action.engine.checks.answer import Embedder
+from agentci_action.engine.checks.leakage import Finding, redact_data
+from agentci_action.engine.correctness import Judge
+from agentci_action.engine.results import Check, LayerResult
+from agentci_action.spec.check_models import CHECK_INFO
+from agentci_action.spec.models import QuerySpec
+from agentci_action.trace.canonical import Trace
 
 
 @dataclass

@@ -7,10 +7,10 @@ no value means the status is unknown and the checks that need it are skipped (N/
 
 from __future__ import annotations
 
-from ...spec.checks import AgentChecks
-from ...trace.models import Trace
-from ..results import Check
-from .common import at_least, skipped, verdict
+from agentci_action.engine.checks._measured import at_least, skipped, verdict
+from agentci_action.engine.results import Check
+from agentci_action.spec.check_models import AgentChecks
+from agentci_action.trace.canonical import Trace
 
 COMPLETED = frozenset({"completed", "complete", "success", "succeeded", "done", "ok"})
 NO_STATUS = "the trace has no metadata.status"

@@ -10,10 +10,10 @@ import math
 from collections.abc import Sequence
 from typing import Protocol
 
-from ...extras import require
-from ...spec.checks import AnswerChecks
-from ..results import Check, Status
-from .common import at_least, skipped, verdict
+from agentci_action._util.extras import require
+from agentci_action.engine.checks._measured import at_least, skipped, verdict
+from agentci_action.engine.results import Check, Status
+from agentci_action.spec.check_models import AnswerChecks
 
 ROUGE_KEYS = {"min_rouge_1": "rouge1", "min_rouge_2": "rouge2", "min_rouge_l": "rougeL"}
 

@@ -5,10 +5,10 @@ Only calls that report `duration_ms` count towards token latency and throughput;
 
 from __future__ import annotations
 
-from ...spec.checks import PerformanceChecks
-from ...trace.models import LLMCall, Trace
-from ..results import Check
-from .common import at_least, at_most
+from agentci_action.engine.checks._measured import at_least, at_most
+from agentci_action.engine.results import Check
+from agentci_action.spec.check_models import PerformanceChecks
+from agentci_action.trace.canonical import LLMCall, Trace
 
 NO_TIMING = "no LLM call in the trace reports duration_ms"
 

@@ -10,10 +10,10 @@ import re
 
 from cydifflib import SequenceMatcher
 
-from ...spec.checks import RagChecks
-from ...trace.models import Trace
-from ..results import Check
-from .common import at_least, at_most, skipped, verdict
+from agentci_action.engine.checks._measured import at_least, at_most, skipped, verdict
+from agentci_action.engine.results import Check
+from agentci_action.spec.check_models import RagChecks
+from agentci_action.trace.canonical import Trace
 
 
 def recall_at_k(expected: list[str] | None, retrieved: list[str | None], k: int) -> float | None:

@@ -7,13 +7,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ...spec.checks import SafetyChecks
-from ...spec.models import JudgeRubric, QuerySpec
-from ...trace.models import Trace
-from ..correctness import Judge, JudgeRequest, judged_check
-from ..results import Check, Status
-from .common import failure_status, skipped, verdict
-from .leakage import Finding, find_leaks
+from agentci_action.engine.checks._measured import failure_status, skipped, verdict
+from agentci_action.engine.checks.leakage import Finding, find_leaks
+from agentci_action.engine.correctness import Judge, JudgeRequest, judged_check
+from agentci_action.engine.results import Check, Status
+from agentci_action.spec.check_models import SafetyChecks
+from agentci_action.spec.models import JudgeRubric, QuerySpec
+from agentci_action.trace.canonical import Trace
 
 REFUSAL = re.compile(
     r"\b(?:i can't|i cannot|i can not|i(?:'m| am) not able|i(?:'m| am) unable|i (?:don't|do not) have|i (?:won't|will not)"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from ...spec.checks import ValidityChecks
-from ..results import Check
-from .common import at_least, at_most, verdict
+from agentci_action.engine.checks._measured import at_least, at_most, verdict
+from agentci_action.engine.results import Check
+from agentci_action.spec.check_models import ValidityChecks
 
 # Bounded repeats keep matching linear on hostile answers (thousands of "<!--" never closed: 8x faster measured).
 HTML_TAG = re.compile(r"<!--.{0,2000}?-->|</?[A-Za-z][A-Za-z0-9-]{0,30}(?:\s[^<>]{0,1000})?/?>", re.DOTALL)

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from ...spec.models import JudgeConfig, ModelPrice
-from .cache import VerdictCache
-from .llm import LLMJudge, keys_from_environment
+from agentci_action.engine.judge.cache import VerdictCache
+from agentci_action.engine.judge.llm import LLMJudge, keys_from_environment
+from agentci_action.spec.models import JudgeConfig, ModelPrice
 
 JUDGE_MODES = ("auto", "required", "off")
 

@@ -13,10 +13,10 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from ...spec.models import JudgeConfig
-from ..checks.answer import Embedder, EmbeddingError, NoEmbedder
-from .providers import Attempts, OpenAIProvider, RetryPolicy, call_with_retries
-from .store import JsonStore
+from agentci_action.engine.checks.answer import Embedder, EmbeddingError, NoEmbedder
+from agentci_action.engine.judge.json_store import JsonStore
+from agentci_action.engine.judge.providers import Attempts, OpenAIProvider, RetryPolicy, call_with_retries
+from agentci_action.spec.models import JudgeConfig
 
 PROVIDER = "openai"
 

@@ -19,16 +19,23 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-from ...redaction import redact
-from ...spec.models import JudgeConfig, ModelPrice
-from ...trace.models import LLMCall
-from ...trace.pricing import price_call
-from ..correctness import JudgeRequest, _snippet
-from ..results import Check, Status
-from .cache import VerdictCache, cache_key
-from .prompt import Prompt, build_prompt
-from .providers import KEY_VARIABLES, PROVIDERS, Attempts, Provider, RetryPolicy, call_with_retries
-from .verdict import Verdict, decide, threshold_score
+from agentci_action._util.redaction import redact
+from agentci_action.engine.correctness import JudgeRequest, _snippet
+from agentci_action.engine.judge.cache import VerdictCache, cache_key
+from agentci_action.engine.judge.prompt import Prompt, build_prompt
+from agentci_action.engine.judge.providers import (
+    KEY_VARIABLES,
+    PROVIDERS,
+    Attempts,
+    Provider,
+    RetryPolicy,
+    call_with_retries,
+)
+from agentci_action.engine.judge.verdict import Verdict, decide, threshold_score
+from agentci_action.engine.results import Check, Status
+from agentci_action.spec.models import JudgeConfig, ModelPrice
+from agentci_action.trace.canonical import LLMCall
+from agentci_action.trace.pricing import price_call
 
 JudgeMode = Literal["auto", "required"]
 

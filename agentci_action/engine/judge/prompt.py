@@ -15,9 +15,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ...output import encodable
-from ...spec.models import JudgeRubric
-from .verdict import threshold_score
+from agentci_action._util.output import encodable
+from agentci_action.engine.judge.verdict import threshold_score
+from agentci_action.spec.models import JudgeRubric
 
 OPEN, CLOSE = "<untrusted_data>", "</untrusted_data>"
 

@@ -16,9 +16,9 @@ from typing import Any, Protocol, TypeVar
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from ...extras import require
-from .prompt import Prompt
-from .verdict import VERDICT_SCHEMA, Verdict, parse_verdict
+from agentci_action._util.extras import require
+from agentci_action.engine.judge.prompt import Prompt
+from agentci_action.engine.judge.verdict import VERDICT_SCHEMA, Verdict, parse_verdict
 
 VERDICT_TOOL = "record_verdict"
 KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}

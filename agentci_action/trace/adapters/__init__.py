@@ -10,14 +10,14 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Protocol
 
-from ...errors import TraceError
-from ..formats import ADAPTER_MODULES, FORMATS
-from . import canonical
-from .common import SHAPE_ERRORS, shape_problem
+from agentci_action._util.errors import TraceError
+from agentci_action.spec.trace_formats import ADAPTER_MODULES, FORMATS
+from agentci_action.trace.adapters import canonical_json
+from agentci_action.trace.adapters._conventions import SHAPE_ERRORS, shape_problem
 
 if TYPE_CHECKING:
-    from ..load import Record
-    from ..models import Trace
+    from agentci_action.trace.canonical import Trace
+    from agentci_action.trace.load import Record
 
 
 class Adapter(Protocol):
@@ -30,7 +30,7 @@ class Adapter(Protocol):
     def convert(self, records: list[Record], file: str) -> list[Trace]: ...
 
 
-# In detection order (see ..formats): most specific first, canonical last.
+# In detection order (see spec/trace_formats.py): most specific first, canonical last.
 ADAPTERS: list[Adapter] = [import_module(f".{module}", __name__) for module in ADAPTER_MODULES.values()]
 
 
@@ -61,8 +61,8 @@ def convert(records: list[Record], file: str, trace_format: str | None = None) -
     for adapter in ADAPTERS:
         if _accepts(adapter, records):
             return _convert_with(adapter, records, file)
-    if canonical.looks_canonical(records):
-        return _convert_with(canonical, records, file)
+    if canonical_json.looks_canonical(records):
+        return _convert_with(canonical_json, records, file)
     first = records[0].line if records else 0
     raise TraceError.at(
         file, first, f"unrecognised trace format; known: {', '.join(FORMATS)} (set trace-format to choose)"

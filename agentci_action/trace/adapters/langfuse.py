@@ -23,14 +23,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .assemble import SpanView, traces_of_spans
-from .common import json_attribute, known
-from .openai_chat import message_fields, openai_usage
-from .spans import Span, read_spans, spans_in
+from agentci_action.trace.adapters._assembly import SpanView, traces_of_spans
+from agentci_action.trace.adapters._conventions import json_attribute, known
+from agentci_action.trace.adapters.openai_chat import message_fields, openai_usage
+from agentci_action.trace.adapters.spans import Span, read_spans, spans_in
 
 if TYPE_CHECKING:
-    from ..load import Record
-    from ..models import Trace
+    from agentci_action.trace.canonical import Trace
+    from agentci_action.trace.load import Record
 
 NAME = "langfuse"
 TYPE = "langfuse.observation.type"

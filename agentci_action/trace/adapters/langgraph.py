@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .assemble import ToolResults, Turn, from_turns
-from .common import build_trace, convert_each, maybe_json, record_key, text_of
+from agentci_action.trace.adapters._assembly import ToolResults, Turn, from_turns
+from agentci_action.trace.adapters._conventions import build_trace, convert_each, maybe_json, record_key, text_of
 
 if TYPE_CHECKING:
-    from ..load import Record
-    from ..models import Trace
+    from agentci_action.trace.canonical import Trace
+    from agentci_action.trace.load import Record
 
 NAME = "langgraph"
 CLASS_TYPES = {

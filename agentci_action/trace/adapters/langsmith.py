@@ -28,15 +28,23 @@ import ast
 import re
 from typing import TYPE_CHECKING, Any
 
-from ...errors import Problem, TraceError
-from .assemble import SpanView, ViewOf, from_spans
-from .common import build_trace, convert_each, duration_ms, known, maybe_json, parse_time, text_of
-from .langgraph import lc_documents, lc_message, lc_usage, tool_result
-from .spans import Span, Tree, by_trace, first_line
+from agentci_action._util.errors import Problem, TraceError
+from agentci_action.trace.adapters._assembly import SpanView, ViewOf, from_spans
+from agentci_action.trace.adapters._conventions import (
+    build_trace,
+    convert_each,
+    duration_ms,
+    known,
+    maybe_json,
+    parse_time,
+    text_of,
+)
+from agentci_action.trace.adapters.langgraph import lc_documents, lc_message, lc_usage, tool_result
+from agentci_action.trace.adapters.spans import Span, Tree, by_trace, first_line
 
 if TYPE_CHECKING:
-    from ..load import Record
-    from ..models import Trace
+    from agentci_action.trace.canonical import Trace
+    from agentci_action.trace.load import Record
 
 NAME = "langsmith"
 RUN_TYPES = {"llm", "chain", "tool", "retriever", "prompt", "parser", "embedding"}

@@ -24,13 +24,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from .assemble import from_turns
-from .common import build_trace, convert_each, duration_ms, query_key
-from .openai_chat import conversation
+from agentci_action.trace.adapters._assembly import from_turns
+from agentci_action.trace.adapters._conventions import build_trace, convert_each, duration_ms, query_key
+from agentci_action.trace.adapters.openai_chat import conversation
 
 if TYPE_CHECKING:
-    from ..load import Record
-    from ..models import Trace
+    from agentci_action.trace.canonical import Trace
+    from agentci_action.trace.load import Record
 
 NAME = "litellm"
 CHAT_CALLS = ("completion", "acompletion")

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .assemble import SpanView, from_spans
-from .common import build_trace, convert_each, json_attribute, known
-from .openai_chat import message_fields
-from .spans import MLFLOW, Span, span_of
+from agentci_action.trace.adapters._assembly import SpanView, from_spans
+from agentci_action.trace.adapters._conventions import build_trace, convert_each, json_attribute, known
+from agentci_action.trace.adapters.openai_chat import message_fields
+from agentci_action.trace.adapters.spans import MLFLOW, Span, span_of
 
 if TYPE_CHECKING:
-    from ..load import Record
-    from ..models import Trace
+    from agentci_action.trace.canonical import Trace
+    from agentci_action.trace.load import Record
 
 NAME = "mlflow"
 LLM_TYPES = ("CHAT_MODEL", "LLM")

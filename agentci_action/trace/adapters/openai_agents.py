@@ -32,16 +32,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...errors import Problem, TraceError
-from .assemble import SpanView, ViewOf, from_spans
-from .common import build_trace, convert_each, maybe_json, parse_time, query_key, text_of
-from .openai_chat import openai_usage, unix_time
-from .openai_responses import file_search_documents
-from .spans import Span, by_trace, first_line
+from agentci_action._util.errors import Problem, TraceError
+from agentci_action.trace.adapters._assembly import SpanView, ViewOf, from_spans
+from agentci_action.trace.adapters._conventions import (
+    build_trace,
+    convert_each,
+    maybe_json,
+    parse_time,
+    query_key,
+    text_of,
+)
+from agentci_action.trace.adapters.openai_chat import openai_usage, unix_time
+from agentci_action.trace.adapters.openai_responses import file_search_documents
+from agentci_action.trace.adapters.spans import Span, by_trace, first_line
 
 if TYPE_CHECKING:
-    from ..load import Record
-    from ..models import Trace
+    from agentci_action.trace.canonical import Trace
+    from agentci_action.trace.load import Record
 
 NAME = "openai-agents"
 CONTENT_SWITCH = (

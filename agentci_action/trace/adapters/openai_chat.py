@@ -25,12 +25,19 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from .assemble import ToolResults, Turn, from_turns
-from .common import build_trace, convert_each, maybe_json, record_key, text_of, tool_output
+from agentci_action.trace.adapters._assembly import ToolResults, Turn, from_turns
+from agentci_action.trace.adapters._conventions import (
+    build_trace,
+    convert_each,
+    maybe_json,
+    record_key,
+    text_of,
+    tool_output,
+)
 
 if TYPE_CHECKING:
-    from ..load import Record
-    from ..models import Trace
+    from agentci_action.trace.canonical import Trace
+    from agentci_action.trace.load import Record
 
 NAME = "openai-chat"
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}

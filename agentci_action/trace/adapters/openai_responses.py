@@ -20,13 +20,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .assemble import ToolResults, Turn, from_turns
-from .common import build_trace, convert_each, maybe_json, record_key, text_of, tool_output
-from .openai_chat import openai_usage, unix_time
+from agentci_action.trace.adapters._assembly import ToolResults, Turn, from_turns
+from agentci_action.trace.adapters._conventions import (
+    build_trace,
+    convert_each,
+    maybe_json,
+    record_key,
+    text_of,
+    tool_output,
+)
+from agentci_action.trace.adapters.openai_chat import openai_usage, unix_time
 
 if TYPE_CHECKING:
-    from ..load import Record
-    from ..models import Trace
+    from agentci_action.trace.canonical import Trace
+    from agentci_action.trace.load import Record
 
 NAME = "openai-responses"
 

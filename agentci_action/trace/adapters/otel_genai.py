@@ -38,13 +38,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from .assemble import SpanView, traces_of_spans
-from .common import KEY_NAMES, known, maybe_json, text_of
-from .spans import Span, read_spans, spans_in
+from agentci_action.trace.adapters._assembly import SpanView, traces_of_spans
+from agentci_action.trace.adapters._conventions import KEY_NAMES, known, maybe_json, text_of
+from agentci_action.trace.adapters.spans import Span, read_spans, spans_in
 
 if TYPE_CHECKING:
-    from ..load import Record
-    from ..models import Trace
+    from agentci_action.trace.canonical import Trace
+    from agentci_action.trace.load import Record
 
 NAME = "otel-genai"
 ADK_MERGED_TOOLS = "(merged tools)"  # Google ADK's span for the joint response of parallel calls it traced one by one

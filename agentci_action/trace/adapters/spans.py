@@ -20,11 +20,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ...errors import Problem, TraceError
-from .common import SHAPE_ERRORS, duration_ms, parse_time, shape_problem
+from agentci_action._util.errors import Problem, TraceError
+from agentci_action.trace.adapters._conventions import SHAPE_ERRORS, duration_ms, parse_time, shape_problem
 
 if TYPE_CHECKING:
-    from ..load import Record
+    from agentci_action.trace.load import Record
 
 ERROR_STATUSES = {2, "2", "STATUS_CODE_ERROR", "ERROR", "StatusCode.ERROR"}
 

@@ -1,0 +1,75 @@
+"""What the commands write: a report in the --format asked for, to --output or standard output, and their own lines."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from agentci_action._util.output import write_file, write_stream
+
+if TYPE_CHECKING:  # annotations only: each command imports the stages it needs when it runs
+    from agentci_action.compare.diff import RunDiff
+    from agentci_action.engine.results import RunResult
+    from agentci_action.pipeline.evaluation import Outcome
+
+
+def render(fmt: str, run: RunResult, diff: RunDiff | None = None) -> str | Iterator[str]:
+    """The report in `fmt`. console, markdown (the job summary) and html (one self-contained page) include the diff
+    against the baseline;
+    github is the step log the action prints: the console report inside stop-commands, then the annotations."""
+    from agentci_action.report import annotations, console, html, json, junit, markdown, prometheus
+
+    if fmt == "github":
+        return "\n".join(annotations.github_log(run, diff, os.environ.get("GITHUB_WORKSPACE") or os.getcwd())) + "\n"
+    if fmt == "markdown":
+        return markdown.render_summary(run, diff=diff)
+    if fmt == "html":
+        return html.render_html(run, diff)
+    if fmt == "console":
+        return console.render_with_diff(run, diff)
+    if fmt == "json":
+        return json.chunks(run, diff)  # written a query at a time: a results file is never held whole
+    return {"junit": junit.render, "prometheus": prometheus.render}[fmt](run)
+
+
+def write_report(report: str | Iterator[str], fmt: str, output: str | None) -> None:
+    """write_output, except that a console report for standard output under GitHub Actions goes between
+    stop-commands markers: the runner reads `::command` lines from the log even after leading spaces, and the
+    report holds untrusted text (queries, answers, tool names)."""
+    if isinstance(report, str) and fmt == "console" and not output and os.environ.get("GITHUB_ACTIONS") == "true":
+        from agentci_action.report.annotations import stop_commands
+
+        report = "\n".join(stop_commands(report.splitlines())) + "\n"
+    write_output(report, output)
+
+
+def report_outcome(outcome: Outcome, args: argparse.Namespace) -> int:
+    """The run and its diff against the baseline as --format asks, to --output; the run's exit code. A format that
+    does not show the diff's warnings (json, junit, prometheus) has them said on standard error."""
+    from agentci_action.pipeline.blocking import exit_code
+
+    if outcome.diff and args.format not in ("console", "github", "markdown", "html"):
+        warn(outcome.diff.warnings)
+    write_report(render(args.format, outcome.run, outcome.diff), args.format, args.output)
+    return exit_code(outcome.run)
+
+
+def warn(notes: list[str]) -> None:
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
+
+
+def write_output(text: str | Iterator[str], output: str | None) -> None:
+    """`text` to the file `output`, else to standard output; a failed write is an OutputError (exit 2)."""
+    if output:
+        write_file(output, text)
+    else:
+        write_stream(text)
+
+
+def say(text: str) -> None:
+    """One line of the command's own output on standard output."""
+    write_stream(text + "\n", what="the output")

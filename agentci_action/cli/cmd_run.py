@@ -1,0 +1,79 @@
+"""`agentci run`: run the agent (the spec's `runner:`) on the selected queries and write their traces; `test` and
+`save` run it the same way when given no --traces."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentci_action._util.errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS
+from agentci_action.cli._arguments import add_spec_argument, positive, seconds, shard_option, split_list
+
+if TYPE_CHECKING:  # annotations only: each command imports the stages it needs when it runs
+    from agentci_action.engine.results import ShardInfo
+    from agentci_action.run.execute import AgentRun, RunOptions
+
+import argparse
+
+
+def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("run", help="run the agent (the spec's runner:) on the queries and write their traces")
+    add_spec_argument(parser, "the spec YAML, with a `runner:`")
+    parser.add_argument("--output", required=True, help="directory for the traces: <query id>.jsonl, one line per run")
+    parser.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
+    parser.add_argument("--shard", help="only shard INDEX/COUNT of the queries, as `test --shard` selects them")
+    parser.add_argument("--runs", type=positive, help="runs per query (default: each query's `runs`, else 1)")
+    parser.add_argument("--workers", type=positive, help="runs at the same time (default: runner.workers)")
+    parser.add_argument("--timeout", type=seconds, help="seconds per run (default: runner.timeout_s)")
+    parser.add_argument(
+        "--resume", action="store_true", help="keep the runs already in --output that gave a trace; run the rest"
+    )
+    parser.add_argument(
+        "--capture",
+        choices=("output", "otel"),
+        help="where each run's trace comes from (default: runner.capture): the agent's output, or the OpenTelemetry "
+        "spans it exports (received on 127.0.0.1; docs/otel-capture.md)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the agent on the selected queries and write their traces: 0 every run gave a trace, 1 the agent
+    failed on some (crashed, printed no trace), 2 some failed for infrastructure reasons after their retries."""
+    from agentci_action.run import RunOptions
+
+    options = RunOptions(Path(args.output), args.runs, args.workers, args.timeout, args.resume, args.capture)
+    outcome = run_the_agent(args.spec, split_list(args.tags), shard_option(args.shard), options)
+    return EXIT_ERROR if outcome.infra else EXIT_FAIL if outcome.failed else EXIT_PASS
+
+
+def run_the_agent(spec_path: str, tags: list[str], shard: ShardInfo | None, options: RunOptions) -> AgentRun:
+    """The spec's runner on the selected queries (tags, then shard), progress and summary on stderr."""
+    from agentci_action.engine.shard import select_shard
+    from agentci_action.run import run_agent
+    from agentci_action.run.execute import terminate_on_sigterm
+    from agentci_action.spec.loader import load_spec
+
+    spec = load_spec(spec_path, tags=tags or None)
+    queries = select_shard(spec.queries, shard) if shard else spec.queries
+    with terminate_on_sigterm():
+        outcome = run_agent(spec, options, queries=queries)
+    print(outcome.summary(options.output), file=sys.stderr)
+    return outcome
+
+
+def traces_to_evaluate(args: argparse.Namespace, stack: ExitStack, shard: ShardInfo | None = None) -> list[str]:
+    """--traces as given; without them the spec's runner runs the agent first, into --record DIR (else a temporary
+    directory), and those traces are evaluated. A spec without a runner needs --traces."""
+    traces: list[str] | None = args.traces  # append: None when not given
+    if traces:
+        return traces
+    import tempfile
+
+    from agentci_action.run import RunOptions
+
+    record = args.record or stack.enter_context(tempfile.TemporaryDirectory(prefix="agentci-traces-"))
+    run_the_agent(args.spec, split_list(getattr(args, "tags", None)), shard, RunOptions(Path(record)))
+    return [record]

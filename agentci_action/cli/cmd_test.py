@@ -1,0 +1,117 @@
+"""`agentci test`: evaluate traces against a spec (the whole suite or one shard), against the baseline; without
+--traces the spec's runner runs the agent first. The engine is imported when the command runs, not when the parser is built."""
+
+from __future__ import annotations
+
+import argparse
+from contextlib import ExitStack
+
+from agentci_action._util.errors import SpecError
+from agentci_action.cli._arguments import (
+    FORMATS,
+    add_evaluation_arguments,
+    add_fail_on_argument,
+    add_spec_argument,
+    base_ref_option,
+    fail_on_option,
+    judge_options,
+    shard_option,
+    split_list,
+)
+from agentci_action.cli._reporting import render, report_outcome, write_output, write_report
+from agentci_action.cli.cmd_run import traces_to_evaluate
+from agentci_action.spec.trace_formats import FORMATS as TRACE_FORMATS
+
+
+def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("test", help="evaluate traces against a spec")
+    add_spec_argument(parser)
+    parser.add_argument(
+        "--traces",
+        action="append",
+        help="trace file, directory or glob (repeatable); without it the spec's runner: runs the agent first",
+    )
+    parser.add_argument("--record", help="without --traces: keep the agent's traces in this directory")
+    parser.add_argument(
+        "--baseline",
+        help="saved baseline version to compare with (default: the newest whose precheck passed; 'none': no baseline)",
+    )
+    parser.add_argument(
+        "--baseline-ref",
+        metavar="REF",
+        help="compare with the baseline as it is at this commit (e.g. origin/main, or the PR's base sha): the traces "
+        "at --traces' paths there, else its saved version (--baseline V, default the newest that passed); through "
+        "git, else the GitHub API (GITHUB_TOKEN, GITHUB_REPOSITORY)",
+    )
+    parser.add_argument(
+        "--baseline-traces",
+        action="append",
+        help="accepted traces to compare with instead of a saved version "
+        "(sequence similarity, match mode, cost multiplier); up to 5 per query are variants, and the closest is used",
+    )
+    parser.add_argument(
+        "--trace-format",
+        default=None,
+        choices=["auto", *TRACE_FORMATS],
+        help="trace format (default: detected per file)",
+    )
+    parser.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
+    add_fail_on_argument(parser)
+    add_evaluation_arguments(parser)
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="console",
+        help="console (default); json (the results file); github (the action's step log: the report inside "
+        "stop-commands, then the annotations as workflow commands); markdown (the job summary); html (one "
+        "self-contained page: summary, diff, answers beside the baseline's, tool routes, charts); junit; prometheus",
+    )
+    parser.add_argument(
+        "--output",
+        help="write the report to this file instead of standard output (with --shard: the shard results file)",
+    )
+    parser.add_argument(
+        "--shard",
+        help="evaluate only shard INDEX/COUNT (e.g. 2/4) of the queries, chosen by id hash; "
+        "writes the shard results JSON to --output and the --format report to standard output",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from agentci_action.engine.evaluate_spec import Settings
+    from agentci_action.pipeline.evaluation import Evaluation, evaluate
+
+    fail_on = fail_on_option(args)
+    shard = shard_option(args.shard)
+    if shard and not args.output:
+        raise SpecError.at(
+            "--shard", 0, "a shard writes its results file to --output, e.g. --output results/shard-2.json"
+        )
+    with ExitStack() as stack:
+        traces = traces_to_evaluate(args, stack, shard)
+        outcome = evaluate(
+            Evaluation(
+                spec=args.spec,
+                traces=traces,
+                baseline=args.baseline,
+                baseline_traces=args.baseline_traces or [],
+                trace_format=args.trace_format,
+                tags=split_list(args.tags),
+                embedding_cache=args.embedding_cache,
+                settings=Settings(fail_on=fail_on, workers=args.workers),
+                shard=shard,
+                judge=judge_options(args),
+                baseline_ref=base_ref_option(args),
+                progress="agentci test",
+            )
+        )
+    run = outcome.run
+    if shard:  # --output takes the shard results file; the report goes to standard output
+        from agentci_action.pipeline.blocking import exit_code
+        from agentci_action.report import json
+
+        write_output(json.chunks(run, outcome.diff), args.output)  # the merge judges the gates from its diff
+        write_report(render(args.format, run), args.format, None)
+        return exit_code(run)
+    return report_outcome(outcome, args)

@@ -1,0 +1,620 @@
+"""The three-tier comparison of two runs of one spec (baseline → current), per query and in total. Pure.
+
+Both sides are evaluated alike (same golden variants, same judge and verdict cache, same embedder and
+settings: an `Evaluator`), so identical traces show no change and no uplift. Each side is the run's results
+(statuses, and figures that are means over a query's runs) and its traces: every run of the query (for
+baseline traces given as variants, the golden variant the current run's path layer chose). A change is
+classified on all runs, with the kinds trace-diffing tools use:
+
+- regression: the query's status went from pass or warn to fail or error (correctness, a forbidden tool, or
+  whatever else fails it); fixed: the reverse;
+- new_query / removed_query: the query has a trace on one side only, or was removed from the spec;
+- tools_changed: the distribution of routes (ordered lists of tool calls) over the runs differs;
+  routing_changed: the distribution of handoff targets differs;
+- output_changed: the distribution of final answers differs (ignoring surrounding whitespace);
+- model_changed: the LLM models the runs called differ (both sides name some);
+- cost_changed: the mean cost, tokens or LLM calls per run moved by more than COST_TOLERANCE of the baseline, or
+  the mean latency by more than LATENCY_TOLERANCE (the noisiest figure); any rise from a zero baseline counts.
+
+Per query every figure is a mean per run; a total is the sum of those means (one pass over the suite), so a
+total moves only when some query's figure moved.
+
+Queries are ordered regressions first, then removed, new, fixed, other changes, unchanged; within a
+group, the largest cost-and-latency change first.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from agentci_action.engine import metrics
+from agentci_action.engine.correctness import Judge
+from agentci_action.engine.evaluate_spec import Observe, Settings, evaluate_spec, group_traces
+from agentci_action.engine.path import closest_variant
+from agentci_action.engine.results import Aggregates, GateResult, MetricChange, QueryResult, RunResult, Status
+from agentci_action.engine.score import run_uplift
+from agentci_action.engine.stats import most_frequent
+from agentci_action.spec.models import AgentCISpec, PathSpec
+from agentci_action.trace.canonical import Trace
+
+if TYPE_CHECKING:
+    from agentci_action.compare.baselines import Reference
+    from agentci_action.engine.checks.answer import Embedder
+
+DIFF_SCHEMA_VERSION = "agentci.diff/v2"
+COST_TOLERANCE = 0.25
+LATENCY_TOLERANCE = 0.50
+FAILING = (Status.FAIL, Status.ERROR)
+
+
+class ChangeKind(str, Enum):
+    REGRESSION = "regression"
+    REMOVED_QUERY = "removed_query"
+    NEW_QUERY = "new_query"
+    FIXED = "fixed"
+    MODEL_CHANGED = "model_changed"
+    TOOLS_CHANGED = "tools_changed"
+    ROUTING_CHANGED = "routing_changed"
+    OUTPUT_CHANGED = "output_changed"
+    COST_CHANGED = "cost_changed"
+
+
+# Rank of a query's most important kind, for ordering (unchanged queries come last).
+_RANK = {kind: rank for rank, kind in enumerate(ChangeKind)}
+
+
+class Delta(BaseModel):
+    """before → after. change = after − before; percent = 100·change/before, None when before is 0 or unknown.
+
+    `new` is true when before is 0 and after is not: the percentage would divide by zero.
+    """
+
+    before: int | float | None  # counts stay integers in the JSON
+    after: int | float | None
+    change: int | float | None = None
+    percent: float | None = None
+    new: bool = False
+
+    @classmethod
+    def of(cls, before: float | None, after: float | None) -> Delta:
+        if before is None or after is None:
+            return cls(before=before, after=after)
+        change = after - before
+        return cls(
+            before=before,
+            after=after,
+            change=change,
+            percent=100.0 * change / before if before else None,
+            new=before == 0 and after != 0,
+        )
+
+    def moved_beyond(self, tolerance: float) -> bool:
+        """|change| > tolerance × |before|, or any change from a zero base."""
+        if self.change is None or self.change == 0:
+            return False
+        return self.new or abs(self.change) > tolerance * abs(self.before or 0)
+
+
+class StatusDiff(BaseModel):
+    """A status before → after; null on the side without the query (or, before, for a query no longer in the spec)."""
+
+    before: Status | None
+    after: Status | None
+
+
+class PathDiff(BaseModel):
+    tool_calls: Delta
+    tool_precision: Delta
+    tool_recall: Delta
+    sequence_similarity: float | None = Field(
+        None, description="LCS similarity of the after tool list to the before one: 2·|LCS|/(|P|+|R|)."
+    )
+    loops: Delta
+    handoffs: Delta
+    tools_added: list[str] = Field(default_factory=list, description="Tools used after but not before.")
+    tools_removed: list[str] = Field(default_factory=list, description="Tools used before but not after.")
+    handoffs_before: list[str] = Field(default_factory=list)
+    handoffs_after: list[str] = Field(default_factory=list)
+    route_before: list[str] = Field(
+        default_factory=list, description="The tools called before, in order: the most frequent route over the runs."
+    )
+    route_after: list[str] = Field(default_factory=list, description="The same, after.")
+
+
+class AnswerDiff(BaseModel):
+    """The final answer on each side, in full (the most frequent over the runs); null on a side without the query."""
+
+    before: str | None = None
+    after: str | None = None
+
+
+class CostDiff(BaseModel):
+    cost_usd: Delta
+    total_tokens: Delta
+    llm_calls: Delta
+    latency_ms: Delta
+
+
+class QueryDiff(BaseModel):
+    id: str
+    query: str
+    file: str = ""
+    line: int = 0
+    kinds: list[ChangeKind] = Field(default_factory=list, description="Empty when nothing changed.")
+    runs: Delta = Field(description="Runs on each side: path and cost figures are means over them.")
+    status: StatusDiff = Field(
+        description="The query's status (regression and fixed follow it: correctness, forbidden tools, …)."
+    )
+    correctness: StatusDiff
+    why: list[str] = Field(
+        default_factory=list,
+        description="For a regression, the messages of the layers failing now; for a fixed query, those that "
+        "failed before. Empty otherwise.",
+    )
+    answer: AnswerDiff = Field(default_factory=AnswerDiff)
+    models_before: list[str] = Field(default_factory=list, description="LLM models the before side's runs called.")
+    models_after: list[str] = Field(default_factory=list)
+    path: PathDiff
+    cost: CostDiff
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.kinds)
+
+    def has(self, kind: ChangeKind) -> bool:
+        return kind in self.kinds
+
+
+class TotalDiff(BaseModel):
+    """Per side, the sum over its queries of their figures (each a mean per run): one pass over the suite.
+    `passed` counts the queries whose status is pass or warn, as the run's summary does."""
+
+    queries: Delta
+    passed: Delta = Field(description="Queries that passed (warnings allowed): as summary.passed.")
+    counts: dict[str, int] = Field(description="Queries per change kind, plus 'changed' and 'unchanged'.")
+    tool_calls: Delta
+    loops: Delta
+    handoffs: Delta
+    cost_usd: Delta
+    total_tokens: Delta
+    llm_calls: Delta
+    latency_ms: Delta
+    models_before: list[str] = Field(default_factory=list, description="LLM models called on the before side.")
+    models_after: list[str] = Field(default_factory=list)
+    suite: dict[str, Delta] = Field(
+        default_factory=dict,
+        description="Each side's summary.aggregates (pass_rate, p95_latency_ms, …), before → after.",
+    )
+
+
+class RunDiff(BaseModel):
+    schema_version: str = DIFF_SCHEMA_VERSION
+    agent: str
+    before: str = Field(description="Label of the baseline side, e.g. a version.")
+    after: str = Field(description="Label of the compared side: a version or 'current'.")
+    total: TotalDiff
+    uplift: dict[str, MetricChange] = Field(
+        default_factory=dict,
+        description="composite_score, pass_rate and cost_usd of the whole run, after against before: "
+        "uplift = (after − before) / before, null when before is 0 or unknown.",
+    )
+    queries: list[QueryDiff]
+    warnings: list[str] = Field(default_factory=list)
+    unverified: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="Per side ('before', 'after'), correctness checks skipped in queries that did not fail "
+        "(no judge key or cached verdict, no embedding provider): reason → how many. Empty when all ran.",
+    )
+    baseline_commit: str | None = Field(
+        None,
+        description="The commit the baseline side was read at (--baseline-ref, `baseline: base`); null: the working tree.",
+    )
+    gates: list[GateResult] = Field(
+        default_factory=list,
+        description="`agentci diff`: the spec's `suite:` gates judged on the compared side against the baseline "
+        "(in a results file they are the run's own `gates`).",
+    )
+
+    @property
+    def regressions(self) -> list[QueryDiff]:
+        return [q for q in self.queries if q.has(ChangeKind.REGRESSION)]
+
+
+@dataclass(frozen=True)
+class Side:
+    """One run to compare: a label, its results, and its traces by query id."""
+
+    label: str
+    run: RunResult
+    traces: dict[str, list[Trace]]
+
+
+@dataclass(frozen=True)
+class Evaluator:
+    """What evaluates a side: the judge (None: judge checks skip) with its verdict cache, the embedder for
+    semantic similarity (None: those checks skip), and the settings. Both sides of a diff use the same one.
+    `observe` is told of each side's evaluation (progress on stderr, from the command line and the action)."""
+
+    judge: Judge | None = None
+    embedder: Embedder | None = None
+    settings: Settings = field(default_factory=Settings)
+    observe: Observe | None = None
+
+
+@dataclass(frozen=True)
+class _Figures:
+    """What one side reports for one query: its status, its routes (tools, handoffs, answers) over every run, and
+    its figures: means per run (QueryResult.figure)."""
+
+    status: Status | None
+    correctness: Status | None
+    routes: list[tuple[str, ...]]
+    tool_calls: float | None
+    precision: float | None
+    recall: float | None
+    loops: float | None
+    handoffs: list[tuple[str, ...]]
+    cost_usd: float | None
+    total_tokens: float | None
+    llm_calls: float | None
+    latency_ms: float | None
+    answers: list[str]
+    runs: int = 1
+    failures: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    answer: str | None = (
+        None  # the most frequent answer, leaked values masked (QueryResult.answer); shown, not compared
+    )
+
+    @property
+    def tools(self) -> list[str]:
+        """The most frequent route (the first seen among equals): the one shown and compared by LCS."""
+        route: tuple[str, ...] | None = most_frequent(self.routes)
+        return list(route or ())
+
+    @property
+    def handoff_targets(self) -> list[str]:
+        targets: tuple[str, ...] | None = most_frequent(self.handoffs)
+        return list(targets or ())
+
+
+_NOTHING = _Figures(None, None, [], None, None, None, None, [], None, None, None, None, [])
+
+
+def same_distribution(before: Sequence[Hashable], after: Sequence[Hashable]) -> bool:
+    """Whether each value is as frequent in `before` as in `after` (counts scaled by the run counts)."""
+    counts_b, counts_a = Counter(before), Counter(after)
+    return set(counts_b) == set(counts_a) and all(
+        counts_b[v] * len(after) == counts_a[v] * len(before) for v in counts_b
+    )
+
+
+def _figures(result: QueryResult, runs: list[Trace]) -> _Figures:
+    """`result`'s figures (means over its runs) and the routes and answers of `runs`, the traces of the side."""
+    return _Figures(
+        status=result.status,
+        correctness=result.correctness.status,
+        routes=[t.tool_sequence for t in runs],
+        tool_calls=result.figure("tool_calls"),
+        precision=result.figure("tool_precision"),
+        recall=result.figure("tool_recall"),
+        loops=result.figure("loops_detected"),
+        handoffs=[tuple(h.to for h in t.handoffs) for t in runs],
+        cost_usd=result.figure("cost_usd"),
+        total_tokens=result.figure("total_tokens"),
+        llm_calls=result.figure("llm_calls"),
+        latency_ms=result.figure("latency_ms"),
+        answers=[t.final_answer.strip() for t in runs],
+        runs=result.runs,
+        failures=tuple(
+            message
+            for layer in (result.correctness, result.path, result.cost)
+            if layer.status in FAILING
+            for message in layer.messages
+        ),
+        models=_models(runs),
+        answer=result.answer,
+    )
+
+
+def _shown_answer(side: _Figures | None) -> str | None:
+    """The side's answer as reports show it: its result's (leaked values masked), else the most frequent of its runs
+    (a query no longer in the spec, not evaluated); None for a side without the query."""
+    if side is None:
+        return None
+    return side.answer if side.answer is not None else most_frequent(side.answers)
+
+
+def _models(runs: list[Trace]) -> tuple[str, ...]:
+    return tuple(sorted({call.model for t in runs for call in t.llm_calls if call.model}))
+
+
+def _unevaluated(runs: list[Trace]) -> _Figures:
+    """A query no longer in the spec (nothing to evaluate it by): its runs' routes and mean totals."""
+
+    def mean(values: list[float | None]) -> float | None:
+        known = [v for v in values if v is not None]
+        return sum(known) / len(values) if len(known) == len(values) else None
+
+    return _Figures(
+        None,
+        None,
+        [t.tool_sequence for t in runs],
+        mean([len(t.tool_calls) for t in runs]),
+        None,
+        None,
+        None,
+        [tuple(h.to for h in t.handoffs) for t in runs],
+        mean([t.total_cost_usd for t in runs]),
+        mean([t.total_tokens for t in runs]),
+        mean([t.total_llm_calls for t in runs]),
+        mean([t.total_duration_ms for t in runs]),
+        [t.final_answer.strip() for t in runs],
+        len(runs),
+        models=_models(runs),
+    )
+
+
+def _kinds(before: _Figures | None, after: _Figures | None, path: PathDiff, cost: CostDiff) -> list[ChangeKind]:
+    """Regression / fixed follow the query's status (what blocks the run: correctness, a forbidden tool, …);
+    routes, handoffs and answers are compared as distributions over the runs."""
+    if before is None:
+        return [ChangeKind.NEW_QUERY]
+    if after is None:
+        return [ChangeKind.REMOVED_QUERY]
+    kinds = []
+    if before.status not in FAILING and after.status in FAILING:
+        kinds.append(ChangeKind.REGRESSION)
+    if before.status in FAILING and after.status not in FAILING:
+        kinds.append(ChangeKind.FIXED)
+    if before.models and after.models and before.models != after.models:
+        kinds.append(ChangeKind.MODEL_CHANGED)
+    if not same_distribution(before.routes, after.routes):
+        kinds.append(ChangeKind.TOOLS_CHANGED)
+    if not same_distribution(before.handoffs, after.handoffs):
+        kinds.append(ChangeKind.ROUTING_CHANGED)
+    if not same_distribution(before.answers, after.answers):
+        kinds.append(ChangeKind.OUTPUT_CHANGED)
+    if any(
+        delta.moved_beyond(COST_TOLERANCE) for delta in (cost.cost_usd, cost.total_tokens, cost.llm_calls)
+    ) or cost.latency_ms.moved_beyond(LATENCY_TOLERANCE):
+        kinds.append(ChangeKind.COST_CHANGED)
+    return kinds
+
+
+def diff_query(
+    result: QueryResult | None, before: _Figures | None, after: _Figures | None, key: str = "", text: str = ""
+) -> QueryDiff:
+    """The three-tier comparison of one query; `before` or `after` is None when the query is on one side only;
+    `result` is None for a query no longer in the spec (then `key` and `text` name it)."""
+    b, a = before or _NOTHING, after or _NOTHING
+    used_before = {tool for route in b.routes for tool in route}
+    used_after = {tool for route in a.routes for tool in route}
+    similarity = metrics.lcs_similarity(a.tools, b.tools) if before and after else None
+    path = PathDiff(
+        tool_calls=Delta.of(b.tool_calls, a.tool_calls),
+        tool_precision=Delta.of(b.precision, a.precision),
+        tool_recall=Delta.of(b.recall, a.recall),
+        sequence_similarity=similarity,
+        loops=Delta.of(b.loops, a.loops),
+        handoffs=Delta.of(_mean_length(b.handoffs) if before else None, _mean_length(a.handoffs) if after else None),
+        tools_added=[t for route in a.routes for t in route if t not in used_before],
+        tools_removed=[t for route in b.routes for t in route if t not in used_after],
+        handoffs_before=b.handoff_targets,
+        handoffs_after=a.handoff_targets,
+        route_before=b.tools,
+        route_after=a.tools,
+    )
+    path.tools_added = list(dict.fromkeys(path.tools_added))
+    path.tools_removed = list(dict.fromkeys(path.tools_removed))
+    cost = CostDiff(
+        cost_usd=Delta.of(b.cost_usd, a.cost_usd),
+        total_tokens=Delta.of(b.total_tokens, a.total_tokens),
+        llm_calls=Delta.of(b.llm_calls, a.llm_calls),
+        latency_ms=Delta.of(b.latency_ms, a.latency_ms),
+    )
+    kinds = _kinds(before, after, path, cost)
+    why = a.failures if ChangeKind.REGRESSION in kinds else b.failures if ChangeKind.FIXED in kinds else ()
+    return QueryDiff(
+        id=result.id if result else key,
+        query=result.query if result else text,
+        file=result.file if result else "",
+        line=result.line if result else 0,
+        kinds=kinds,
+        status=StatusDiff(before=b.status, after=a.status),
+        correctness=StatusDiff(before=b.correctness, after=a.correctness),
+        why=list(why),
+        answer=AnswerDiff(before=_shown_answer(before), after=_shown_answer(after)),
+        models_before=list(b.models),
+        models_after=list(a.models),
+        path=path,
+        cost=cost,
+        runs=Delta.of(b.runs if before else None, a.runs if after else None),
+    )
+
+
+def _mean_length(handoffs: list[tuple[str, ...]]) -> float:
+    return sum(map(len, handoffs)) / len(handoffs) if handoffs else 0
+
+
+def change_size(query: QueryDiff) -> float:
+    """|Δcost %| + |Δlatency %|, a change from a zero base counting as 100 %: how much a query moved."""
+    size = 0.0
+    for delta in (query.cost.cost_usd, query.cost.latency_ms):
+        if delta.new:
+            size += 100.0
+        elif delta.percent is not None:
+            size += abs(delta.percent)
+    return size
+
+
+def _order(query: QueryDiff) -> tuple[int, float, str]:
+    rank = min((_RANK[k] for k in query.kinds), default=len(_RANK))
+    return rank, -change_size(query), query.id
+
+
+def _sum(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def _total(queries: list[QueryDiff]) -> TotalDiff:
+    """Each side's totals: Σ over its queries of their per-run means."""
+
+    def delta(pick: Callable[[QueryDiff], Delta]) -> Delta:
+        return Delta.of(
+            _sum([pick(q).before for q in queries if q.runs.before is not None]),
+            _sum([pick(q).after for q in queries if q.runs.after is not None]),
+        )
+
+    def count(when: str, ok: Callable[[Status | None], bool]) -> int:
+        return sum(ok(getattr(q.status, when)) for q in queries if getattr(q.runs, when) is not None)
+
+    def passed(status: Status | None) -> bool:
+        return status is not None and status not in FAILING
+
+    counts = {kind.value: sum(q.has(kind) for q in queries) for kind in ChangeKind}
+    counts["changed"] = sum(q.changed for q in queries)
+    counts["unchanged"] = len(queries) - counts["changed"]
+    return TotalDiff(
+        queries=Delta.of(count("before", lambda s: True), count("after", lambda s: True)),
+        passed=Delta.of(count("before", passed), count("after", passed)),
+        counts=counts,
+        tool_calls=delta(lambda q: q.path.tool_calls),
+        loops=delta(lambda q: q.path.loops),
+        handoffs=delta(lambda q: q.path.handoffs),
+        cost_usd=delta(lambda q: q.cost.cost_usd),
+        total_tokens=delta(lambda q: q.cost.total_tokens),
+        llm_calls=delta(lambda q: q.cost.llm_calls),
+        latency_ms=delta(lambda q: q.cost.latency_ms),
+        models_before=sorted({m for q in queries for m in q.models_before}),
+        models_after=sorted({m for q in queries for m in q.models_after}),
+    )
+
+
+def chosen_variants(spec: AgentCISpec, variants: dict[str, list[Trace]], after: Side) -> dict[str, Trace]:
+    """Per query, the golden variant the path layer chose for the after side's first run (closest_variant, the
+    path layer's own choice; with one run it is that run's `baseline_variant`)."""
+    chosen = {}
+    for query in spec.queries:
+        options, runs = variants.get(query.key), after.traces.get(query.key)
+        if options and runs:
+            ranking = query.path or PathSpec()
+            index, _ = closest_variant(
+                runs[0].tool_names, [v.tool_names for v in options], ranking.match_mode, ranking.sequence_metric
+            )
+            chosen[query.key] = options[index]
+    return chosen
+
+
+def diff_runs(
+    before: Side,
+    after: Side,
+    warnings: list[str] | None = None,
+    removed: dict[str, list[Trace]] | None = None,
+) -> RunDiff:
+    """Compare every query of either side, ordered as the module docstring says; each side's routes and answers
+    are its traces of the query (all its runs). `removed` are the before side's queries no longer in the spec,
+    by saved key: shown as removed_query with their traces' figures.
+    """
+    results_before = {r.id: r for r in before.run.results}
+    results_after = {r.id: r for r in after.run.results}
+    queries = []
+    for key in [*results_after, *(k for k in results_before if k not in results_after)]:
+        in_before, in_after = results_before.get(key), results_after.get(key)
+        queries.append(
+            diff_query(
+                in_after or in_before,
+                _figures(in_before, before.traces.get(key) or []) if in_before else None,
+                _figures(in_after, after.traces.get(key) or []) if in_after else None,
+            )
+        )
+    for key, runs in (removed or {}).items():
+        if key not in results_before and key not in results_after and runs:
+            queries.append(diff_query(None, _unevaluated(runs), None, key, runs[0].query or ""))
+    queries.sort(key=_order)
+    total = _total(queries)
+    total.suite = suite_deltas(before.run.summary.aggregates, after.run.summary.aggregates)
+    unverified = {name: side.run.unverified() for name, side in (("before", before), ("after", after))}
+    return RunDiff(
+        agent=after.run.agent,
+        before=before.label,
+        after=after.label,
+        total=total,
+        uplift=run_uplift(after.run, before.run),
+        queries=queries,
+        warnings=list(warnings or []),
+        unverified={name: reasons for name, reasons in unverified.items() if reasons},
+    )
+
+
+def merge_diffs(shards: list[RunDiff]) -> RunDiff:
+    """The shards' diffs (each of its own queries, and every removed query) as one diff of their queries and totals,
+    for the suite's gates: uplift and suite aggregates are left empty (they need the baseline's whole run)."""
+    queries = list({q.id: q for shard in reversed(shards) for q in shard.queries}.values())
+    queries.sort(key=_order)
+    first = shards[0]
+    return RunDiff(
+        agent=first.agent,
+        before=first.before,
+        after=first.after,
+        total=_total(queries),
+        queries=queries,
+        warnings=list(dict.fromkeys(w for shard in shards for w in shard.warnings)),
+    )
+
+
+def suite_deltas(before: Aggregates, after: Aggregates) -> dict[str, Delta]:
+    """Every suite aggregate, before → after (each side over the queries it evaluated)."""
+    return {name: Delta.of(getattr(before, name), getattr(after, name)) for name in Aggregates.model_fields}
+
+
+def evaluate_side(
+    spec: AgentCISpec,
+    label: str,
+    by_query: dict[str, list[Trace]],
+    variants: dict[str, list[Trace]] | None = None,
+    evaluator: Evaluator = Evaluator(),
+) -> Side:
+    """Evaluate the queries of `spec` that have traces in `by_query` against the golden `variants` with
+    `evaluator`: one side of a diff. Both sides of a diff are evaluated alike.
+
+    A saved version keeps the runs it was recorded with: the spec's `runs` (raised since, say) is not asked of it."""
+    queries = [q.model_copy(update={"runs": None}) for q in spec.queries if by_query.get(q.key)]
+    run = evaluate_spec(
+        spec,
+        [t for q in queries for t in by_query[q.key]],
+        queries=queries,
+        baselines=variants,
+        judge=evaluator.judge,
+        embedder=evaluator.embedder,
+        settings=evaluator.settings,
+        on_result=evaluator.observe(label, len(queries)) if evaluator.observe else None,
+    )
+    return Side(label, run, by_query)
+
+
+def diff_against(spec: AgentCISpec, reference: Reference, after: Side, evaluator: Evaluator = Evaluator()) -> RunDiff:
+    """The reference's traces evaluated as `after` was (same variants, same evaluator), then compared with it.
+    Baseline traces given as variants are evaluated per query on the variant the path layer chose alone."""
+    if reference.runs is not None:
+        runs = reference.runs
+    else:
+        runs = {key: [trace] for key, trace in chosen_variants(spec, reference.variants, after).items()}
+    before = evaluate_side(spec, reference.label, runs, reference.variants, evaluator)
+    diff = diff_runs(before, after, reference.warnings, reference.removed)
+    diff.baseline_commit = reference.commit
+    return diff
+
+
+def current_vs_baseline(
+    spec: AgentCISpec, run: RunResult, traces: list[Trace], reference: Reference, evaluator: Evaluator = Evaluator()
+) -> RunDiff:
+    """The diff `agentci test` (and the action) shows: the baseline evaluated now, as the current run was, against it."""
+    return diff_against(spec, reference, Side("current", run, group_traces(spec.queries, traces).by_query), evaluator)

@@ -1,0 +1,433 @@
+"""Evaluate a spec's queries against their traces: correctness → path → cost, then the summary.
+
+Each trace of a query is one run, evaluated on its own; engine/repeated_runs.py combines a query's runs
+(pass-rate gate, reliability statistics, score). With a shard, only that shard's queries are evaluated.
+
+A query blocks the merge (exit 1) when a layer named in fail-on fails: `correctness` blocks on any check
+failing hard (severity fail) in any layer, e.g. a forbidden tool; `path` and `cost` also block on their warnings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from agentci_action._util.errors import Problem, TraceError
+from agentci_action._util.gcpause import gc_paused
+from agentci_action.engine.checks import evaluate_checks, mask_layers
+from agentci_action.engine.checks.answer import Embedder
+from agentci_action.engine.checks.leakage import Finding, redact
+from agentci_action.engine.correctness import Judge, asks_for_judge, evaluate_correctness
+from agentci_action.engine.cost import evaluate_cost
+from agentci_action.engine.path import evaluate_path
+from agentci_action.engine.process_metrics import evaluate_process
+from agentci_action.engine.repeated_runs import Run, combine_runs
+from agentci_action.engine.results import (
+    ERROR,
+    FAIL,
+    PASS,
+    SKIP,
+    WARN,
+    Check,
+    JudgeUsage,
+    LayerResult,
+    QueryResult,
+    RunResult,
+    ShardInfo,
+    Status,
+    Summary,
+)
+from agentci_action.engine.score import letter_grade, suite_composite_score
+from agentci_action.engine.shard import select_shard
+from agentci_action.engine.stats import cost_of_pass, most_frequent
+from agentci_action.engine.suite_figures import CheckTally, TallyCounter, aggregate, check_tally
+from agentci_action.spec.models import AgentCISpec, CompositeWeights, QuerySpec, spec_hash
+from agentci_action.trace.canonical import Trace
+
+DEFAULT_FAIL_ON = frozenset({"correctness", "suite"})  # suite: the spec's `suite:` gates (compare/suite_gates.py)
+OnResult = Callable[[QueryResult], None]
+# Told that `count` queries of a side (e.g. "current run", a baseline version) are about to be evaluated; returns
+# what to call with each one's result, or None to be told nothing (e.g. progress, when nothing slow is to come).
+Observe = Callable[[str, int], OnResult | None]
+MAX_VARIANTS = 5  # accepted golden traces per query
+
+
+@dataclass(frozen=True)
+class Settings:
+    fail_on: frozenset[str] = DEFAULT_FAIL_ON
+    workers: int = 4
+
+
+@dataclass
+class Matched:
+    """Traces grouped by query id, plus notes on traces that matched nothing."""
+
+    by_query: dict[str, list[Trace]]
+    unmatched: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # spans without message content (once per file), extra runs
+
+
+def content_notes(traces: list[Trace]) -> list[str]:
+    """One note per trace file whose spans carry no message content, naming the instrumentation's switch."""
+    notes: dict[str, str] = {}
+    for trace in traces:
+        switch = trace.metadata.get("content_missing")
+        if not switch:
+            continue
+        file = trace.source.rpartition(":")[0] or trace.source
+        if file not in notes:
+            notes[file] = (
+                f"{file}: the spans record no message content (no prompt, answer or tool call), so answer and "
+                f"path checks see nothing: {switch}"
+            )
+    return list(notes.values())
+
+
+def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: list[QuerySpec] | None = None) -> Matched:
+    """Group traces by query: by `id`, else by exact `query` text; runs sorted by their `run` index.
+
+    A trace matching no query of the spec at all is noted in `unmatched`; one matching a query
+    of `all_queries` that is not in `queries` (filtered out by tags) is ignored.
+    """
+    universe = all_queries or queries
+    keys = [q.key for q in universe]  # read once: a property of a pydantic model, slow to read
+    every: dict[str, list[Trace]] = {key: [] for key in keys}  # each query's traces, by its key (its id)
+    by_text: dict[str, QuerySpec] | None = None  # made when a trace first needs it: most are matched by id
+    unmatched = []
+    for trace in traces:
+        runs = every.get(trace_id) if (trace_id := trace.id) else None
+        if runs is None and trace.query is not None:
+            if by_text is None:
+                by_text = {}
+                for q in universe:
+                    by_text.setdefault(q.query, q)
+            query = by_text.get(trace.query)
+            runs = None if query is None else every[query.key]
+        if runs is None:
+            label = f"id {trace.id!r}" if trace.id else f"query {trace.query!r}"
+            unmatched.append(f"{trace.source}: trace with {label} matches no query in the spec")
+            continue
+        runs.append(trace)
+    # Over every query of the spec, like `unmatched`: each shard then warns alike and merged shards equal the run.
+    extra = [
+        extra_runs_note(q, runs)
+        for q, key in zip(universe, keys)
+        if len(runs := every[key]) > 1 and unasked_runs(q, runs)  # most queries have one trace: no call
+    ]
+    grouped = every if universe is queries else {q.key: list(every[q.key]) for q in queries}
+    for runs in grouped.values():
+        if len(runs) > 1:
+            runs.sort(key=_run_order)
+    return Matched(grouped, unmatched, content_notes(traces) + extra)
+
+
+def _run_order(trace: Trace) -> int:
+    return trace.run if trace.run is not None else -1
+
+
+def check_variant_counts(queries: list[QuerySpec], baselines: dict[str, list[Trace]]) -> None:
+    """Raises TraceError for a query whose baseline holds more than MAX_VARIANTS accepted traces."""
+    if all(len(variants) <= MAX_VARIANTS for variants in baselines.values()):
+        return  # most often told without reading each query's key (a property of a pydantic model, slow to read)
+    problems = [
+        Problem(
+            query.file,
+            query.line,
+            f"query {query.key!r} has {len(variants)} baseline traces (variants); at most {MAX_VARIANTS} are "
+            f"accepted, the first extra one is {variants[MAX_VARIANTS].source or 'unnamed'}",
+        )
+        for query in queries
+        if len(variants := baselines.get(query.key) or []) > MAX_VARIANTS
+    ]
+    if problems:
+        raise TraceError(problems)
+
+
+def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: list[QuerySpec] | None = None) -> Matched:
+    """group_traces, then raise TraceError naming every query in `queries` with no trace or fewer than its `runs`."""
+    matched = group_traces(queries, traces, all_queries)
+    require_traces(queries, matched.by_query)
+    return matched
+
+
+def require_traces(queries: list[QuerySpec], by_query: dict[str, list[Trace]]) -> None:
+    """Raise TraceError naming every query with no trace in `by_query` or fewer than its `runs`."""
+    problems = []
+    for q in queries:
+        found = len(by_query.get(q.key) or ())
+        if not found:
+            problems.append(Problem(q.file, q.line, f"no trace for query {q.key!r} ({q.query[:60]!r})"))
+        elif q.runs is not None and found < q.runs:
+            problems.append(
+                Problem(
+                    q.file, q.line, f"query {q.key!r} expects runs: {q.runs} but has {found} trace{'s' * (found != 1)}"
+                )
+            )
+    if problems:
+        raise TraceError(problems)
+
+
+def unasked_runs(query: QuerySpec, traces: list[Trace]) -> bool:
+    """More traces than the runs the spec asks for (1 without `runs:`) that their `run` indices do not tell
+    apart as intended repeats (an index missing or repeated): the mark of a file appended to by reruns."""
+    if len(traces) <= (query.runs or 1):
+        return False
+    indexes = [t.run for t in traces]
+    return None in indexes or len(set(indexes)) < len(indexes)
+
+
+def extra_runs_note(query: QuerySpec, traces: list[Trace]) -> str:
+    """The warning for a query with more traces than the runs its spec asks for (1 without `runs:`)."""
+    asked = query.runs or 1
+    files = list(dict.fromkeys(t.source.rpartition(":")[0] or t.source for t in traces))
+    return (
+        f"{query.file}:{query.line}: query {query.key!r} has {len(traces)} traces but the spec asks for "
+        f"{asked} run{'s' * (asked != 1)}: each trace is evaluated as a repeated run. A trace file that several "
+        f"recordings appended to holds old runs too ({', '.join(files[:3])}): write each recording to a fresh "
+        f"file, or set `runs: {len(traces)}` if the repeats are meant."
+    )
+
+
+_SOFT_BLOCKING = (FAIL, WARN)  # what a path or cost layer named in fail-on blocks on
+
+
+def is_blocking(statuses: list[Status], fail_on: frozenset[str]) -> bool:
+    """Whether a query whose layers have these statuses (correctness, path, cost) blocks under fail-on."""
+    if "correctness" in fail_on and FAIL in statuses:
+        return True
+    _, path, cost = statuses
+    return ("path" in fail_on and path in _SOFT_BLOCKING) or ("cost" in fail_on and cost in _SOFT_BLOCKING)
+
+
+def query_status(statuses: list[Status], blocking: bool) -> Status:
+    """From its layers' statuses: error > fail (a layer failed, or a warning blocks) > warn > pass."""
+    if ERROR in statuses:
+        return ERROR
+    if blocking or FAIL in statuses:
+        return FAIL
+    if WARN in statuses:
+        return WARN
+    return PASS
+
+
+def _with_process(query: QuerySpec, trace: Trace, path: LayerResult) -> LayerResult:
+    """The path layer with the process metrics (and their threshold checks) added."""
+    details, checks = evaluate_process(query.process, trace)
+    if checks:
+        return LayerResult.from_checks(path.checks + checks, {**path.details, **details})
+    return path.model_copy(update={"details": {**path.details, **details}}) if details else path
+
+
+def _evaluate_run(
+    query: QuerySpec,
+    trace: Trace,
+    variants: list[Trace],
+    judge: Judge | None,
+    embedder: Embedder | None,
+    leaks: list[Finding],
+) -> dict[str, LayerResult]:
+    """Path compares with the closest baseline variant; cost with that same variant (the route the agent took).
+    The query's `checks:` block is evaluated once and merged into each layer; leaked values are masked in all, and
+    added to `leaks` (the query's answer is masked with them too).
+    A run `agentci run` got no trace from is an error, with nothing else evaluated."""
+    if trace.run_error is not None:
+        return failed_run_layers(trace.run_error)
+    extra = evaluate_checks(query, trace, judge, embedder)
+    path = evaluate_path(query.path, trace, variants, extra.by_layer["path"])
+    baseline = variants[path.details["baseline_variant"]] if variants else None
+    layers = {
+        "correctness": evaluate_correctness(query, trace, judge, extra.by_layer["correctness"]),
+        "path": _with_process(query, trace, path),
+        "cost": evaluate_cost(query.cost, trace, baseline, extra.by_layer["cost"]),
+    }
+    leaks.extend(extra.leaks)
+    return mask_layers(layers, extra.leaks)
+
+
+def failed_run_layers(error: str) -> dict[str, LayerResult]:
+    """Correctness errors with the runner's message; path and cost are skipped, having no trace to look at."""
+    skipped = Check("agent_run", SKIP, "not evaluated: the agent run produced no trace")
+    return {
+        "correctness": LayerResult.from_checks([Check("agent_run", ERROR, error)]),
+        "path": LayerResult.from_checks([skipped]),
+        "cost": LayerResult.from_checks([skipped]),
+    }
+
+
+def evaluate_query(
+    query: QuerySpec,
+    traces: list[Trace],
+    variants: list[Trace],
+    judge: Judge | None,
+    settings: Settings,
+    composite: CompositeWeights = CompositeWeights(),
+    embedder: Embedder | None = None,
+) -> QueryResult:
+    leaks: list[Finding] = []  # values a safety check found leaked, in any run
+    runs: list[Run] = []
+    answers: list[str] = []
+    sequences: list[tuple[str, ...]] = []
+    for i, trace in enumerate(traces):  # one loop, not a comprehension per list: most queries have one run
+        runs.append(
+            Run(i if trace.run is None else trace.run, _evaluate_run(query, trace, variants, judge, embedder, leaks))
+        )
+        answers.append(trace.final_answer.strip())
+        sequences.append(trace.tool_sequence)
+    answer = most_frequent(answers) or ""
+    combined = combine_runs(query, runs, composite)
+    layers = combined.layers
+    correctness, path, cost = layers["correctness"], layers["path"], layers["cost"]
+    statuses = [correctness.status, path.status, cost.status]
+    blocking = is_blocking(statuses, settings.fail_on)
+    return QueryResult(  # the fields without a default by position (see QueryResult)
+        query.key,  # id
+        query.query,
+        query.file,
+        query.line,
+        query_status(statuses, blocking),  # status
+        correctness,
+        path,
+        cost,
+        combined.reliability,
+        combined.score,
+        tags=list(query.tags),
+        blocking=blocking,
+        trace_source=traces[0].source,
+        runs=len(traces),
+        answer=redact(answer, leaks) if leaks else answer,
+        tools=list(route) if (route := most_frequent(sequences)) else [],
+    )
+
+
+def summarize(
+    results: list[QueryResult],
+    fail_on: frozenset[str],
+    composite: CompositeWeights = CompositeWeights(),
+    tally: CheckTally | None = None,
+) -> Summary:
+    """Counts by status; totals over every run; pass rate = passed runs / runs; the suite composite is the mean of
+    the queries' composites (suite_composite_score). `tally` is check_tally(results) when the caller has it."""
+    counts = dict.fromkeys(Status, 0)
+    runs = runs_passed = total_tokens = flaky = cost_unknown = 0
+    known_costs: list[float] = []
+    scores: list[float] = []
+    for result in results:  # one pass, not one per figure: a suite has thousands of queries
+        counts[result.status] += 1
+        reliability = result.reliability
+        runs += reliability.runs
+        runs_passed += reliability.passed
+        total_tokens += reliability.total_tokens
+        flaky += reliability.flaky
+        if (cost := reliability.cost_usd) is None:
+            cost_unknown += 1
+        else:
+            known_costs.append(cost)
+        if (score := result.score.value) is not None:
+            scores.append(score)
+    known_cost = sum(known_costs)  # sum(), as elsewhere: the same floating-point rounding
+    suite_composite = suite_composite_score(results)
+    tally = tally or check_tally(results)
+    overall = ERROR if counts[ERROR] else FAIL if counts[FAIL] else WARN if counts[WARN] else PASS
+    return Summary(
+        status=overall,
+        total=len(results),
+        passed=counts[PASS] + counts[WARN],
+        failed=counts[FAIL],
+        warnings=counts[WARN],
+        errors=counts[ERROR],
+        skipped_checks=tally.skipped,
+        cost_usd=known_cost,
+        cost_unknown=cost_unknown,
+        total_tokens=total_tokens,
+        fail_on=sorted(fail_on),
+        aggregates=aggregate(results, tally),
+        judge=JudgeUsage.of(tally.judge_usages),
+        runs=runs,
+        runs_passed=runs_passed,
+        pass_rate=runs_passed / runs if runs else 0.0,
+        flaky=flaky,
+        mean_score=sum(scores) / len(scores) if scores else None,
+        composite_score=suite_composite,
+        grade=letter_grade(suite_composite),
+        cost_of_pass_usd=None if cost_unknown or not runs else cost_of_pass([known_cost], runs_passed),
+    )
+
+
+def evaluate_spec(
+    spec: AgentCISpec,
+    traces: list[Trace],
+    *,
+    queries: list[QuerySpec] | None = None,
+    baselines: dict[str, list[Trace]] | None = None,
+    judge: Judge | None = None,
+    embedder: Embedder | None = None,
+    settings: Settings = Settings(),
+    shard: ShardInfo | None = None,
+    on_result: OnResult | None = None,
+    release_traces: bool = False,
+) -> RunResult:
+    """Evaluate `queries` (default: all of the spec's, or this shard's of them) against `traces`.
+
+    `baselines` maps a query id to its accepted golden traces (variants, at most MAX_VARIANTS).
+    With a judge and a query that asks for one, queries run on `settings.workers` threads (judge calls wait on
+    the network); otherwise on this thread with the garbage collector paused (pure CPU work).
+    `on_result` is called with each query's result as it is evaluated (on the worker's thread), e.g. for progress.
+    With `release_traces` (a caller that needs the traces no more: no diff against a baseline to make), `traces` is
+    emptied and each query's traces are dropped once it is evaluated, so the run's traces and its results are not
+    both held whole: the results of 10k queries × 5 runs take the memory their traces leave.
+    """
+    selected = queries if queries is not None else spec.queries
+    if shard is not None:
+        selected = select_shard(selected, shard)
+    if queries is None or release_traces:  # the whole suite, once: the spec is not made to hold on to the traces
+        index = group_traces(spec.queries, traces)
+        if release_traces:
+            traces.clear()
+    else:  # indexed once per spec and trace list: a pytest suite evaluates one query per call
+        index = spec.memoised("traces_by_query", (traces,), lambda: group_traces(spec.queries, traces))
+    require_traces(selected, index.by_query)
+    keys = [q.key for q in selected]  # read once: a property of a pydantic model, slow to read
+    matched = Matched({key: index.by_query[key] for key in keys}, list(index.unmatched), list(index.notes))
+    del index  # matched holds the selected queries' traces alone
+    baselines = baselines or {}
+    check_variant_counts(selected, baselines)
+    composite = spec.composite  # read once, as the keys
+
+    def one(query: QuerySpec, key: str) -> QueryResult:
+        result = evaluate_query(
+            query,
+            matched.by_query.pop(key) if release_traces else matched.by_query[key],
+            baselines.get(key) or [],
+            judge,
+            settings,
+            composite,
+            embedder,
+        )
+        if on_result is not None:
+            on_result(result)
+        return result
+
+    if settings.workers > 1 and (
+        (judge is not None and any(asks_for_judge(q) for q in selected)) or embedder is not None
+    ):
+        with ThreadPoolExecutor(max_workers=settings.workers) as pool:
+            results = list(pool.map(one, selected, keys))
+        tally = check_tally(results)
+    else:
+        counter = TallyCounter()
+        results = []
+        with gc_paused():
+            for query, key in zip(selected, keys):
+                results.append(result := one(query, key))
+                counter.add(result)  # while its checks are in cache
+        tally = counter.tally()
+    return RunResult(
+        agent=spec.agent,
+        spec=spec.path,
+        spec_hash=spec_hash(spec),
+        shard=shard,
+        summary=summarize(results, settings.fail_on, composite, tally),
+        results=results,
+        warnings=matched.unmatched + matched.notes,
+    )

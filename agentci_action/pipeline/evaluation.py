@@ -1,0 +1,381 @@
+"""One evaluation, as both the CLI and the action run it: spec + traces (+ baseline) → RunResult and its diff;
+or spec + shard results files → the merged RunResult.
+
+The edges (cli.py, github/action.py) turn their arguments or inputs into an `Evaluation` (or a merge) and publish the
+`Outcome`; everything between reading the files and the results happens here, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, TextIO
+
+from agentci_action._util.text import one_line, plural
+from agentci_action.compare.diff import Evaluator, RunDiff
+from agentci_action.engine.evaluate_spec import OnResult, Settings
+from agentci_action.engine.results import QueryResult, RunResult, ShardInfo
+
+if TYPE_CHECKING:
+    from agentci_action.compare.base_ref import BaseRef
+    from agentci_action.engine.checks.answer import Embedder
+    from agentci_action.engine.judge import LLMJudge
+    from agentci_action.engine.judge.embeddings import EmbeddingCache
+    from agentci_action.spec.models import AgentCISpec
+
+NO_BASELINE = "none"
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """How the LLM judge runs: `environ` is where its keys are read (ANTHROPIC_API_KEY, OPENAI_API_KEY)."""
+
+    mode: Literal["auto", "required", "off"] = "auto"
+    cache: str | None = None  # verdict cache file; default .agentci/judge-cache.json beside the spec
+    sample_ensemble: float | None = (
+        None  # a share of checks for the ensemble; None: judge_config.ensemble.enabled decides
+    )
+    max_cost_usd: float | None = None  # a spend cap beside judge_config.max_cost_usd: the lower one holds
+    environ: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What to evaluate; paths as the user gave them (files, directories or globs).
+
+    `baseline` names a saved version; None means the newest whose precheck passed (no baseline when
+    there is none), "none" means no baseline. `baseline_traces` are raw accepted traces instead.
+    """
+
+    spec: str
+    traces: list[str]
+    baseline: str | None = None
+    baseline_traces: list[str] = field(default_factory=list)
+    trace_format: str | None = None
+    tags: list[str] = field(default_factory=list)
+    embedding_cache: str | None = None  # JSON file of cached embeddings (semantic similarity), read then updated
+    settings: Settings = Settings()
+    shard: ShardInfo | None = None  # evaluate only this shard's queries (the baseline still guides path and cost)
+    judge: JudgeOptions = JudgeOptions()
+    progress: str | None = None  # the command's name for progress on stderr while judge calls run; None: silent
+    baseline_ref: BaseRef | None = (
+        None  # read the baseline at this commit (compare/base_ref.py); `baseline` names a version
+    )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The results, and the diff against the baseline when there was one (its warnings included).
+
+    A shard has no diff: the diff needs every query's traces, which no single shard holds.
+    """
+
+    run: RunResult
+    diff: RunDiff | None = None
+
+
+def judge_for(spec: AgentCISpec, options: JudgeOptions) -> LLMJudge | None:
+    """The spec's judge as `options` ask (None for judge-mode off); verdicts cached beside the spec by default."""
+    from agentci_action.engine.judge import build_judge
+
+    return build_judge(
+        spec.judge_config,
+        options.environ,
+        mode=options.mode,
+        sample_ensemble=options.sample_ensemble,
+        max_cost_usd=options.max_cost_usd,
+        cache_path=options.cache or Path(spec.path).parent / ".agentci" / "judge-cache.json",
+        pricing=spec.pricing,
+    )
+
+
+class JudgeProgress:
+    """Progress on stderr (progress.Progress) while an evaluation waits on providers: a header when the first side
+    begins, a line per side after it, the line advancing per query (judge requests, cached verdicts, queries
+    failed so far), the totals at the end. Silent when nothing can call a provider: no judge key or no query asking
+    for a judge, and no embedder (a deterministic suite, or verdicts only from the cache, is fast)."""
+
+    def __init__(
+        self,
+        command: str,
+        spec: AgentCISpec,
+        judge: LLMJudge | None,
+        embedder: Embedder | None,
+        workers: int,
+        stream: TextIO | None = None,
+        live: bool | None = None,
+    ):
+        from agentci_action._util.progress import Progress
+        from agentci_action.engine.correctness import asks_for_judge
+
+        judging = judge is not None and any(judge.api_keys.values()) and any(asks_for_judge(q) for q in spec.queries)
+        self.command = command
+        self.about = " · ".join(
+            ([f"judge {one_line(judge.config.model, 80)}"] if judging and judge else [])
+            + (["embeddings"] if embedder is not None else [])
+            + [plural(workers, "worker")]
+        )
+        self.progress = (
+            Progress(command, 0, "query", "queries", ("judge requests", "cached", "failed"), stream, live)
+            if judging or embedder is not None
+            else None
+        )
+
+    def observe(self, side: str, queries: int) -> OnResult | None:
+        """Observe for the engine: `queries` of `side` (e.g. "current run") are next."""
+        if self.progress is None or not queries:
+            return None
+        what = f"{side}: {plural(queries, 'query', 'queries')} to evaluate"
+        if self.progress.total or self.progress.done:
+            self.progress.expect(queries, f"{self.command}: {what}")
+        else:
+            self.progress.total = queries
+            self.progress.start(f"{self.command}: {what} · {self.about}")
+        return self._evaluated
+
+    def _evaluated(self, result: QueryResult) -> None:
+        from agentci_action.engine.results import JudgeUsage, Status
+
+        assert self.progress is not None
+        usage = JudgeUsage.total(result.correctness.checks)
+        failed = result.status in (Status.FAIL, Status.ERROR)
+        self.progress.advance(judge_requests=usage.requests, cached=usage.cache_hits, failed=int(failed))
+
+    def finish(self) -> None:
+        """The last line: every query evaluated, in how long, and the counters (nothing when silent)."""
+        if self.progress is not None and self.progress.total:
+            self.progress.finish(self.progress.totals("evaluated"))
+
+
+@contextmanager
+def evaluator_for(
+    spec: AgentCISpec,
+    options: JudgeOptions,
+    embedding_cache: str | None = None,
+    settings: Settings = Settings(),
+    progress: str | None = None,
+) -> Iterator[Evaluator]:
+    """The judge, embedder and settings every side of an evaluation uses, with progress on stderr under the name
+    `progress` (None: none); on leaving, the verdict and embedding caches are saved (even when the run failed: what
+    was paid for is kept)."""
+    judge = judge_for(spec, options)
+    embedder, cache = _embedder(spec, embedding_cache, options.environ)
+    shown = JudgeProgress(progress, spec, judge, embedder, settings.workers) if progress else None
+    try:
+        yield Evaluator(judge, embedder, settings, shown.observe if shown else None)
+    finally:
+        if shown is not None:
+            shown.finish()
+        if judge is not None:
+            judge.cache.save()
+        if cache is not None:
+            cache.save()
+
+
+def evaluate(request: Evaluation) -> Outcome:
+    """Load the spec and the traces (priced with the spec's pricing) and the baseline, run every layer,
+    then compare the run with the baseline and judge the suite's gates.
+
+    Both the current run and the baseline are evaluated alike, judge included (the baseline's verdicts are
+    usually cached since its save); the judge's verdict cache is saved even when the run fails, so verdicts
+    already paid for are kept. A shard compares only its own queries (its results file carries that diff, for
+    the merge) and judges no suite gate: the merge judges them on the whole suite.
+    """
+    from agentci_action._util.errors import SpecError
+    from agentci_action.compare.baselines import Reference, only_queries, reference_for
+    from agentci_action.compare.diff import current_vs_baseline
+    from agentci_action.compare.suite_gates import with_gates
+    from agentci_action.engine.evaluate_spec import evaluate_spec, group_traces
+    from agentci_action.engine.shard import select_shard
+    from agentci_action.spec.loader import load_spec, select_tags
+    from agentci_action.trace.load import load_traces
+
+    if request.baseline and request.baseline_traces:
+        raise SpecError.at("baseline-traces", 0, "a baseline version and baseline traces exclude each other; give one")
+    if request.baseline_ref and request.baseline_traces:
+        raise SpecError.at("baseline-traces", 0, "a baseline ref and baseline traces exclude each other; give one")
+    whole = load_spec(request.spec)  # once: the baseline's hash and matching need every query
+    spec = select_tags(whole, request.tags) if request.tags else whole
+    traces = load_traces(request.traces, request.trace_format, spec.pricing)
+    reference, notes = None, []
+    if request.baseline_traces:
+        baseline = group_traces(spec.queries, load_traces(request.baseline_traces, request.trace_format, spec.pricing))
+        reference = Reference("baseline traces", {k: v for k, v in baseline.by_query.items() if v})
+        notes = [
+            f"baseline traces: {note}" for note in baseline.unmatched
+        ]  # warned like --traces, never dropped silently
+    elif request.baseline_ref is not None:
+        from agentci_action.compare.base_ref import base_reference
+
+        reference, notes = base_reference(
+            whole, spec, request.traces, request.baseline, request.baseline_ref, request.trace_format
+        )
+        if reference is None:  # nothing at the base commit: the saved baseline of the working tree, as without it
+            reference = reference_for(whole, spec, request.baseline)
+            notes = [f"{notes[0]}; compared with {reference.label if reference else 'no baseline'} instead"]
+    elif (request.baseline or "").lower() != NO_BASELINE:
+        reference = reference_for(whole, spec, request.baseline)
+    if reference is not None and request.shard is not None:
+        reference = only_queries(reference, {q.key for q in select_shard(spec.queries, request.shard)})
+    evaluated = select_shard(spec.queries, request.shard) if request.shard else spec.queries
+    with evaluator_for(spec, request.judge, request.embedding_cache, request.settings, request.progress) as evaluator:
+        run = evaluate_spec(
+            spec,
+            traces,
+            baselines=reference.variants if reference else {},
+            judge=evaluator.judge,
+            embedder=evaluator.embedder,
+            settings=request.settings,
+            shard=request.shard,
+            on_result=evaluator.observe("current run", len(evaluated)) if evaluator.observe else None,
+            release_traces=reference is None,  # only the diff against a baseline reads them again
+        )
+        run.warnings.extend(notes)
+        diff = current_vs_baseline(spec, run, traces, reference, evaluator) if reference else None
+    run.warnings.extend(_judge_warnings(evaluator))
+    if request.shard is None:
+        with_gates(run, spec.suite, diff)
+    return Outcome(run, diff)
+
+
+def compare_versions(
+    spec_path: str,
+    baseline: str | None,
+    compare: str,
+    judge: JudgeOptions = JudgeOptions(),
+    embedding_cache: str | None = None,
+    settings: Settings = Settings(),
+    baseline_ref: BaseRef | None = None,
+    progress: str | None = None,
+) -> Outcome:
+    """Saved version `compare` against saved version `baseline`, both evaluated with the current spec exactly as
+    `agentci test --baseline` evaluates a run (same judge and verdict cache, embedder and settings); the suite's
+    gates are judged on `compare` against `baseline`, as `test` judges them on a run. Returns `compare`'s results
+    and the diff; `progress` names the command for progress on stderr (None: none)."""
+    from agentci_action._util.errors import InputError
+    from agentci_action.compare.baselines import load_baseline, version_reference
+    from agentci_action.compare.diff import diff_against, evaluate_side
+    from agentci_action.compare.suite_gates import judge_gates
+    from agentci_action.spec.loader import load_spec
+
+    spec = load_spec(spec_path)
+    if baseline_ref is not None:  # version `baseline` (default: the newest that passed) as saved at the base commit
+        from agentci_action.compare.base_ref import base_reference
+
+        reference, notes = base_reference(spec, spec, [], baseline, baseline_ref)
+    else:
+        found = load_baseline(spec, baseline, "--baseline")
+        reference, notes = (version_reference(spec, found), []) if found else (None, ["no baseline version passed"])
+    stored = load_baseline(spec, compare, "--compare")
+    if stored is None or reference is None:
+        raise InputError.at("--baseline-ref" if baseline_ref else "--baseline", 0, notes[0] if notes else "no version")
+    compared = version_reference(spec, stored)
+    with evaluator_for(spec, judge, embedding_cache, settings, progress) as evaluator:
+        after = evaluate_side(spec, compare, compared.runs or {}, reference.variants, evaluator)
+        diff = diff_against(spec, reference, after, evaluator)
+    diff.gates = judge_gates(spec.suite, after.run, diff)
+    diff.warnings += [w for w in compared.warnings if w not in diff.warnings]
+    diff.warnings += [w for w in _judge_warnings(evaluator) if w not in diff.warnings]
+    return Outcome(after.run, diff)
+
+
+def _judge_warnings(evaluator: Evaluator) -> list[str]:
+    """The LLM judge's run-level notes (e.g. --sample-ensemble with no ensemble); none without one."""
+    warnings = getattr(evaluator.judge, "warnings", None)
+    return list(warnings()) if callable(warnings) else []
+
+
+def _embedder(
+    spec: AgentCISpec, cache_file: str | None, environ: Mapping[str, str]
+) -> tuple[Embedder | None, EmbeddingCache | None]:
+    """(embedder, its cache) when a query asks for semantic similarity, else (None, None)."""
+    if not any(
+        q.checks and q.checks.answer and q.checks.answer.min_semantic_similarity is not None for q in spec.queries
+    ):
+        return None, None
+    from agentci_action.engine.judge.embeddings import EmbeddingCache, build_embedder
+
+    cache = EmbeddingCache(Path(cache_file) if cache_file else None)
+    return build_embedder(spec.judge_config, cache, environ), cache
+
+
+def read_shards(patterns: list[str]) -> dict[str, Outcome]:
+    """Shard results files matching the glob patterns, by file name, each with the diff of its queries when it was
+    compared with a baseline; each must parse as results JSON."""
+    import glob
+
+    from agentci_action._util.errors import InputError
+
+    files = sorted({file for pattern in patterns for file in (glob.glob(pattern) or [pattern])})
+    shards, problems = {}, []
+    for file in files:
+        try:
+            shards[file] = _read_document(file, "shard results")
+        except InputError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise InputError(problems)
+    return shards
+
+
+def _read_document(path: str, what: str) -> Outcome:
+    """A results file's run and its diff (when it has one); InputError naming the file when it is not one."""
+    import json
+
+    from pydantic import ValidationError
+
+    from agentci_action._util.errors import InputError
+
+    try:
+        document = json.loads(Path(path).read_bytes())
+        run = RunResult.model_validate(document)
+        diff = RunDiff.model_validate(document["diff"]) if isinstance(document, dict) and "diff" in document else None
+    except OSError as exc:
+        raise InputError.at(path, 0, f"cannot read {what}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # JSON and pydantic errors alike
+        why = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        raise InputError.at(path, 0, f"not an agentci results file: {why}") from None
+    return Outcome(run, diff)
+
+
+def read_results(path: str) -> Outcome:
+    """A results file written by an earlier run (the action's publish-only mode), with its diff when it has one.
+
+    The file may come from a fork's workflow: it is validated like any input, and a shard's file is refused."""
+    from agentci_action._util.errors import InputError
+
+    outcome = _read_document(path, "the results file")
+    if outcome.run.shard is not None:
+        raise InputError.at(path, 0, "a shard results file: publish the merge job's results instead")
+    return outcome
+
+
+def merge(spec: str, shard_results: list[str], tags: list[str] | None = None) -> Outcome:
+    """The shards' results files (paths or globs) as one run of the spec (loaded with the shards' tags), its suite
+    gates judged on the whole, and the shards' diffs (each of its own queries) combined into the diff of the whole
+    (merge_diffs): every query's changes and the totals, as an unsharded run shows them; the scores' uplift and the
+    suite aggregates are left out (they need the baseline's whole run, which no shard evaluates)."""
+    from agentci_action._util.errors import InputError, Problem
+    from agentci_action.compare.diff import merge_diffs
+    from agentci_action.compare.suite_gates import with_gates
+    from agentci_action.engine.merge import merge_shards
+    from agentci_action.spec.loader import load_spec
+
+    loaded = load_spec(spec, tags=tags or None)
+    shards = read_shards(shard_results)
+    run = merge_shards(loaded, {file: shard.run for file, shard in shards.items()})
+    compared = {file: shard.diff.before if shard.diff else None for file, shard in shards.items()}
+    if len(set(compared.values())) > 1:
+        raise InputError(
+            [
+                Problem(
+                    file, 0, f"compared with {f'baseline {label}' if label else 'no baseline'}: the shards disagree"
+                )
+                for file, label in compared.items()
+            ]
+        )
+    diffs = [shard.diff for shard in shards.values() if shard.diff is not None]
+    merged = merge_diffs(diffs) if diffs else None
+    return Outcome(with_gates(run, loaded.suite, merged), merged)

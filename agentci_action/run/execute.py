@@ -1,0 +1,323 @@
+"""Run the agent on a spec's queries: every (query, run) on `workers` threads, retried on infrastructure
+failures with exponential backoff (tenacity), each trace written to the output directory as its run ends.
+
+A run that still fails after its retries is an error labelled [INFRA]; an agent that crashes is an error at
+once. Either way the run's error record is written in place of its trace and the other runs go on."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from agentci_action._util.errors import SpecError
+from agentci_action._util.output import OutputError, describe
+from agentci_action._util.progress import Progress
+from agentci_action._util.text import one_line, plural
+from agentci_action.run.capture import Capture, capture_for
+from agentci_action.run.jobs import InfraFailure, Job, RunFailure
+from agentci_action.run.process import LiveProcesses, run_program
+from agentci_action.run.python_call import PythonWorkers, call_in_process
+from agentci_action.run.records import error_trace, trace_of_run
+from agentci_action.run.secrets import Masker
+from agentci_action.run.trace_store import TraceStore
+from agentci_action.spec.models import AgentCISpec, QuerySpec
+from agentci_action.spec.runner_config import RunnerSpec
+from agentci_action.trace.canonical import Trace
+
+MAX_BACKOFF_S = 60.0
+
+# What runs the agent: the caller's own callable, the `python:` runner's worker processes, or the command's argv.
+Agent = Callable[..., Any] | PythonWorkers | list[str]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What `agentci run` was asked for; None keeps the spec's value."""
+
+    output: Path
+    runs: int | None = None  # runs per query, instead of each query's `runs` (default 1)
+    workers: int | None = None
+    timeout_s: float | None = None
+    resume: bool = False  # keep the runs already in `output` that produced a trace, run the rest
+    capture: str | None = None  # "output" or "otel", instead of runner.capture
+
+
+@dataclass
+class AgentRun:
+    """Every run's trace (error records included) in query and run order, and what it took."""
+
+    traces: list[Trace]
+    files: list[Path]
+    ran: int = 0
+    resumed: int = 0
+    failed: int = 0
+    infra: int = 0
+    elapsed_s: float = 0.0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.infra
+
+    def summary(self, output: Path) -> str:
+        real = [t for t in self.traces if t.run_error is None]
+        tokens = sum(t.total_tokens or 0 for t in real)
+        unknown = sum(t.total_cost_usd is None for t in real)
+        cost = f"${sum(t.total_cost_usd or 0.0 for t in real):.4f}" + (
+            f" ({plural(unknown, 'run')} unpriced)" if unknown else ""
+        )
+        resumed = f" ({self.resumed} kept from before)" if self.resumed else ""
+        return (
+            f"agentci run: {plural(self.ran, 'run')} in {self.elapsed_s:.1f} s{resumed} · {self.failed} failed · "
+            f"{plural(self.infra, 'infra error')} · agent tokens {tokens:,} · agent cost {cost} → {output}"
+        )
+
+
+def run_agent(
+    spec: AgentCISpec,
+    options: RunOptions,
+    *,
+    queries: list[QuerySpec] | None = None,
+    agent: Callable[..., Any] | None = None,
+    capture: Capture | None = None,
+    environ: Mapping[str, str] | None = None,
+    progress: Progress | None = None,
+) -> AgentRun:
+    """Run the agent (the spec's `runner:`, or `agent`, a callable used as `python:` would be) on `queries`
+    (default: the spec's) and write their traces into `options.output`. SpecError for a runner that cannot
+    start at all (no runner, a program not found, a module that does not import)."""
+    environ = os.environ if environ is None else environ
+    runner = _runner_of(spec, agent)
+    selected = spec.queries if queries is None else queries
+    cwd = (Path(spec.path).resolve().parent / (runner.cwd or ".")).resolve()
+    masker = Masker.for_environment(runner.env, environ)
+    live = LiveProcesses()
+    with _started(runner, agent, cwd, environ, live) as start:
+        try:
+            options.output.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"could not create the trace directory {options.output}: {describe(exc)}") from None
+        store = TraceStore(options.output, masker)
+        jobs, kept = _jobs(spec, selected, options, store)
+        workers = options.workers or runner.workers
+        progress = progress or Progress("agentci run", len(jobs), "run", counters=("failed", "infra"), mask=masker)
+        capture = capture or capture_for(runner, options.capture, {**environ, **runner.env})
+        result = AgentRun(traces=[], files=[store.file(q.key) for q in selected], resumed=len(kept))
+        traces: dict[tuple[str, int], Trace] = dict(kept)
+        began = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="agentci-run-") as scratch, _python_env(runner, start):
+            attempt = _attempt(
+                start, runner, spec, capture, Path(scratch), options.timeout_s or runner.timeout_s, live, cwd, environ
+            )
+            capture.start()
+            progress.start(f"agentci run: {plural(len(jobs), 'run')} of {spec.agent} on {plural(workers, 'worker')}")
+            pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentci-run")
+            try:
+                futures = {pool.submit(_run_one, job, attempt, runner, store, masker, live): job for job in jobs}
+                for future in as_completed(futures):
+                    trace, infra = future.result()
+                    job = futures[future]
+                    traces[(job.query.key, job.run)] = trace
+                    result.ran += 1
+                    if trace.run_error is not None:
+                        result.errors.append(trace.run_error)
+                        result.infra += infra
+                        result.failed += not infra
+                    failed = trace.run_error is not None
+                    progress.advance(trace.run_error, failed=failed and not infra, infra=failed and infra)
+            except BaseException:
+                live.kill_all()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            finally:
+                progress.finish()
+                capture.stop()
+            pool.shutdown()
+        result.elapsed_s = time.monotonic() - began
+        result.traces = [traces[key] for key in sorted(traces, key=_order(selected))]
+        return result
+
+
+def _order(queries: list[QuerySpec]) -> Callable[[tuple[str, int]], tuple[int, int]]:
+    position = {q.key: i for i, q in enumerate(queries)}
+    return lambda key: (position[key[0]], key[1])
+
+
+def _runner_of(spec: AgentCISpec, agent: Callable[..., Any] | None) -> RunnerSpec:
+    if agent is not None:
+        return spec.runner or RunnerSpec(python="agent:given")  # the callable replaces the spec's own agent
+    if spec.runner is None:
+        recorded = Path(spec.path).parent / "traces"  # where `agentci init` writes its example trace
+        example = f" (e.g. --traces {recorded}/)" if recorded.is_dir() else ""
+        raise SpecError.at(
+            spec.path,
+            0,
+            "the spec has no `runner:`, so AgentCI cannot run the agent: add one (e.g. `runner: {command: python agent.py}`) "
+            f"or pass recorded traces with --traces{example}",
+        )
+    return spec.runner
+
+
+@contextmanager
+def _started(
+    runner: RunnerSpec, agent: Callable[..., Any] | None, cwd: Path, environ: Mapping[str, str], live: LiveProcesses
+) -> Iterator[Agent]:
+    """The agent to run, checked before the first run: the caller's own callable, worker processes whose first one
+    imported the function (stopped when the run ends), or a program that exists."""
+    if agent is not None:
+        yield agent
+    elif runner.python is not None:
+        workers = PythonWorkers(runner.python, cwd, {**environ, **runner.env}, live)
+        try:
+            workers.check()
+        except ValueError as exc:
+            raise SpecError.at(*runner.where("python"), f"runner.python: {one_line(str(exc))}") from None
+        try:
+            yield workers
+        finally:
+            workers.close()
+    else:
+        yield _program(runner, cwd, environ)
+
+
+def _program(runner: RunnerSpec, cwd: Path, environ: Mapping[str, str]) -> list[str]:
+    """The command's argv, once its program is found."""
+    if not cwd.is_dir():
+        raise SpecError.at(*runner.where("cwd"), f"runner.cwd: directory {cwd} not found")
+    program = runner.argv[0]
+    path = environ.get("PATH", os.defpath) if "PATH" not in runner.env else runner.env["PATH"]
+    found = (cwd / program).is_file() if os.sep in program else shutil.which(program, path=path)
+    if not found:
+        raise SpecError.at(
+            *runner.where("command"),
+            f"runner.command: program {program!r} not found "
+            + (f"(relative to {cwd})" if os.sep in program else "on PATH: install it, or give its path"),
+        )
+    return runner.argv
+
+
+def _jobs(
+    spec: AgentCISpec, queries: list[QuerySpec], options: RunOptions, store: TraceStore
+) -> tuple[list[Job], dict[tuple[str, int], Trace]]:
+    """The runs to do, and (with --resume) the traces already on disk. Without --resume the selected queries'
+    old files are removed first, so the directory never mixes two runs of the agent."""
+    jobs, kept = [], {}
+    for query in queries:
+        finished = store.finished(query.key) if options.resume else {}
+        if not options.resume:
+            store.file(query.key).unlink(missing_ok=True)
+        metadata = {"agent": spec.agent, **({"description": query.description} if query.description else {})}
+        for run in range(options.runs or query.runs or 1):
+            if run in finished:
+                kept[(query.key, run)] = finished[run]
+            else:
+                jobs.append(Job(query, run, metadata))
+    return jobs, kept
+
+
+def _attempt(
+    start: Agent,
+    runner: RunnerSpec,
+    spec: AgentCISpec,
+    capture: Capture,
+    scratch: Path,
+    timeout_s: float,
+    live: LiveProcesses,
+    cwd: Path,
+    environ: Mapping[str, str],
+) -> Callable[[Job], Trace]:
+    """One attempt of one job → its trace; raises RunFailure / InfraFailure."""
+    counter = itertools.count()
+
+    def attempt(job: Job) -> Trace:
+        trace_file = scratch / f"{next(counter)}.json"
+        if isinstance(start, list):
+            env = {**environ, **runner.env, **job.environment(), **capture.environment(job, trace_file)}
+            finished = run_program(
+                start, job, cwd=cwd, environ=env, trace_file=trace_file, timeout_s=timeout_s, live=live
+            )
+        elif isinstance(start, PythonWorkers):
+            finished = start.call(job, timeout_s, trace_file)
+        else:
+            finished = call_in_process(start, job, timeout_s, trace_file)
+        records = capture.records(job, finished)
+        return trace_of_run(records, job, f"{job.label}", runner.trace_format, spec.pricing)
+
+    return attempt
+
+
+def _run_one(
+    job: Job,
+    attempt: Callable[[Job], Trace],
+    runner: RunnerSpec,
+    store: TraceStore,
+    masker: Masker,
+    live: LiveProcesses,
+) -> tuple[Trace, bool]:
+    """The job's trace (or error record, masked), written to the store before returning; and whether it failed
+    for infrastructure reasons. A run cut short by an interruption is not recorded: --resume runs it again."""
+    retrying = Retrying(
+        stop=stop_after_attempt(runner.retries + 1),
+        wait=wait_exponential(multiplier=runner.backoff_s, max=MAX_BACKOFF_S),
+        retry=retry_if_exception_type(InfraFailure),
+        reraise=True,
+    )
+    infra = False
+    try:
+        trace = retrying(attempt, job)
+    except InfraFailure as failure:
+        tries = runner.retries + 1
+        trace, infra = (
+            error_trace(job, masker(f"[INFRA] {job.label}: {failure.message} ({tries} attempt{'s' * (tries > 1)})")),
+            True,
+        )
+    except RunFailure as failure:
+        trace = error_trace(job, masker(f"{job.label}: {failure.message}"))
+    if not live.closed:
+        store.add(trace)
+    return trace, infra
+
+
+@contextmanager
+def _python_env(runner: RunnerSpec, start: Agent) -> Iterator[None]:
+    """A callable of the caller's runs in this process: the runner's `env:` is set in os.environ while it runs, then
+    restored (a command or a `python:` runner's workers get it in their environment)."""
+    if not callable(start) or not runner.env:
+        yield
+        return
+    saved = {key: os.environ.get(key) for key in runner.env}
+    os.environ.update(runner.env)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@contextmanager
+def terminate_on_sigterm() -> Iterator[None]:
+    """SIGTERM (a cancelled workflow) stops the run as Ctrl-C does: running agents are killed, finished traces kept."""
+    import signal
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,144 @@
+"""The process that runs a `python:` runner's function, so that a run which overruns its timeout can be killed.
+
+    python worker.py MODULE:FUNCTION CWD
+
+Run as a script (not as part of the package, whose imports it does not need): it imports the module once with
+CWD first on sys.path, then reads jobs, one JSON line each ({"query", "values": {id, run, tags, metadata}}) from its stdin, calls the
+function (awaiting it when it is async) and answers each with one JSON line on its stdout:
+{"value": the trace as JSON} or {"failure": "raised ...", "infra": bool}. The first line it writes says whether
+the module imported ({"ready": true} or {"import_error": "..."}). Whatever the function prints goes to stderr,
+never into the answers. It exits when its stdin closes; AgentCI kills its process group on a timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+# Exceptions whose class name says the provider, not the agent, failed: retried as infrastructure failures.
+TRANSIENT_ERRORS = frozenset(
+    {
+        "RateLimitError",
+        "APITimeoutError",
+        "APIConnectionError",
+        "InternalServerError",
+        "OverloadedError",
+        "TimeoutError",
+    }
+)
+
+
+def load(target: str, cwd: str) -> Any:
+    """The function `module:function`, imported with `cwd` first on sys.path; ValueError saying what went wrong."""
+    module_name, _, attribute = target.partition(":")
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # an ImportError, or whatever the module raises while it imports
+        raise ValueError(f"module {module_name!r} does not import (from {cwd}): {type(exc).__name__}: {exc}") from None
+    found: Any = module
+    for part in attribute.split("."):
+        found = getattr(found, part, None)
+    if not callable(found):
+        raise ValueError(f"{target!r}: module {module_name!r} has no function {attribute!r}")
+    return found
+
+
+def keywords(function: Any, values: dict[str, Any]) -> dict[str, Any]:
+    """The job's `values` (id, run, tags, metadata) that the function's signature names, or all of them for **kwargs."""
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return {}
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return values
+    return {name: value for name, value in values.items() if name in parameters}
+
+
+def failure(exc: BaseException) -> dict[str, Any]:
+    """The answer for a function that raised: its type, message and where, and whether it is worth a retry."""
+    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    at = f" (at {Path(where.filename).name}:{where.lineno})" if where else ""
+    text = f"raised {type(exc).__name__}: {' '.join(str(exc).split())[:300]}{at}"
+    return {"failure": text, "infra": type(exc).__name__ in TRANSIENT_ERRORS or isinstance(exc, TimeoutError)}
+
+
+def as_json(value: Any, query_id: str, since: set[str]) -> Any:
+    """A return value as JSON: an Agents SDK RunResult as its trace's records, pydantic models dumped, the rest as is.
+    ValueError for a RunResult whose trace the SDK did not record."""
+    if "agents" in sys.modules and agents_sdk().is_run_result(value):
+        return agents_sdk().records_of_run(value, query_id, since)
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if isinstance(value, list):
+        return [as_json(item, query_id, since) for item in value]
+    return value
+
+
+def agents_sdk() -> Any:
+    """run/agents_sdk.py, loaded beside this script (the package itself is not imported here)."""
+    if "agentci_agents_sdk" not in sys.modules:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("agentci_agents_sdk", Path(__file__).with_name("agents_sdk.py"))
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    return sys.modules["agentci_agents_sdk"]
+
+
+async def awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def call(function: Any, job: dict[str, Any]) -> dict[str, Any]:
+    """One run: the function's trace as JSON, or why there is none."""
+    since = agents_sdk().collect() if "agents" in sys.modules else set()
+    try:
+        value = function(job["query"], **keywords(function, job["values"]))
+        if inspect.isawaitable(value):
+            value = asyncio.run(awaited(value))
+    except BaseException as exc:  # reported as the run's failure, SystemExit included
+        return failure(exc)
+    try:
+        return {"value": as_json(value, job["values"]["id"], since)}
+    except ValueError as exc:
+        return {"failure": str(exc), "infra": False}
+
+
+def main() -> None:
+    target, cwd = sys.argv[1], sys.argv[2]
+    sys.path[0] = cwd  # not this script's folder, whose module names would shadow the agent's and the stdlib's
+    jobs = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(2, 1)  # the function's prints go to stderr
+    try:
+        function = load(target, cwd)
+    except ValueError as exc:
+        answers.write(json.dumps({"import_error": str(exc)}) + "\n")
+        answers.flush()
+        return
+    answers.write(json.dumps({"ready": True}) + "\n")
+    answers.flush()
+    for line in jobs:
+        answer = call(function, json.loads(line))
+        try:
+            encoded = json.dumps(answer, default=str)
+        except ValueError as exc:  # a circular structure
+            encoded = json.dumps({"failure": f"returned a value that is not JSON: {exc}", "infra": False})
+        answers.write(encoded + "\n")
+        answers.flush()
+
+
+if __name__ == "__main__":
+    main()

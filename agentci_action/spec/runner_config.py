@@ -1,0 +1,113 @@
+"""The spec's `runner:` block: how AgentCI runs the agent on one query (see docs/running-the-agent.md).
+
+(No `from __future__ import annotations`: models.py says why.)
+"""
+
+import shlex
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+
+OTEL_NEEDS_COMMAND = (
+    "capture: otel needs `command:`: each run's spans are told apart by the OTEL_RESOURCE_ATTRIBUTES of its own "
+    "process, which a `python:` function (its worker serves run after run) cannot have (run it as `command: python -m ...`)"
+)
+PYTHON_TARGET = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
+
+
+class RunnerSpec(BaseModel):
+    """Exactly one of `command` (a program run once per query and run) or `python` (a callable run in-process)."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # validated inside the spec (models.py's _Part)
+
+    command: str | list[str] | None = Field(
+        None,
+        description="Program and arguments, a string split as a shell would (no shell: write `sh -c '...'` for one) "
+        "or a list. It reads the query as JSON on stdin and prints its trace as JSON on stdout (the last JSON "
+        "document), or writes it to $AGENTCI_TRACE_FILE.",
+    )
+    python: str | None = Field(
+        None,
+        pattern=PYTHON_TARGET,
+        description="`module:function` called with the query (and id, run, tags, metadata when it takes them), "
+        "sync or async, returning a trace. Imported with `cwd` on sys.path.",
+    )
+    cwd: str | None = Field(None, description="Working directory, relative to the spec file (default: its directory).")
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description="Added to the inherited environment; the values are never printed (masked as ***).",
+    )
+    timeout_s: float = Field(300.0, gt=0, description="Seconds one run may take; then it is killed and retried.")
+    workers: int = Field(4, ge=1, le=256, description="Runs at the same time.")
+    retries: int = Field(
+        2,
+        ge=0,
+        le=10,
+        description="Retries of a run that failed for infrastructure reasons (timeout, exit code 75, a rate-limit or "
+        "overloaded error); an agent that crashes is not retried.",
+    )
+    backoff_s: float = Field(
+        1.0, ge=0, description="First wait before a retry; it doubles with each retry (at most 60 s)."
+    )
+    capture: Literal["output", "otel"] = Field(
+        "output",
+        description="Where a run's trace comes from: `output` (stdout or $AGENTCI_TRACE_FILE) or `otel` (the "
+        "OpenTelemetry spans the agent exports, received by AgentCI on 127.0.0.1; needs `command:`). "
+        "See docs/otel-capture.md.",
+    )
+    trace_format: str | None = Field(
+        None, description="The format of the traces the agent returns (default: detected, as for --traces)."
+    )
+
+    _file: str = PrivateAttr("")
+    _lines: dict[str, int] = PrivateAttr(default_factory=dict)
+
+    @field_validator("command")
+    @classmethod
+    def _program_given(cls, command: str | list[str] | None) -> str | list[str] | None:
+        if command is None:
+            return None
+        try:
+            argv = shlex.split(command) if isinstance(command, str) else command
+        except ValueError as exc:
+            raise ValueError(f"command cannot be split into arguments: {exc}") from None
+        if not argv or not argv[0].strip():
+            raise ValueError("command is empty; give the program to run, e.g. `python agent.py`")
+        return command
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _string_values(cls, env: Any) -> Any:
+        if isinstance(env, dict):
+            for key, value in env.items():
+                if not isinstance(value, str):
+                    raise ValueError(f"env {key!r}: quote the value, environment variables are strings")
+        return env
+
+    @field_validator("trace_format")
+    @classmethod
+    def _known_format(cls, name: str | None) -> str | None:
+        from agentci_action.spec.trace_formats import FORMATS
+
+        if name is not None and name != "auto" and name not in FORMATS:
+            raise ValueError(f"unknown trace_format {name!r}; known: auto, {', '.join(FORMATS)}")
+        return name
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "RunnerSpec":
+        if (self.command is None) == (self.python is None):
+            raise ValueError("a runner takes exactly one of `command` (a program) or `python` (module:function)")
+        if self.capture == "otel" and self.python is not None:
+            raise ValueError(OTEL_NEEDS_COMMAND)
+        return self
+
+    @property
+    def argv(self) -> list[str]:
+        """The command as an argument list."""
+        if self.command is None:
+            return []
+        return shlex.split(self.command) if isinstance(self.command, str) else list(self.command)
+
+    def where(self, key: str = "") -> tuple[str, int]:
+        """(file, line) of `key` in the runner block, or of the block itself; for errors a user can find."""
+        return self._file, self._lines.get(key) or self._lines.get("", 0)
