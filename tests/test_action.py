@@ -358,12 +358,12 @@ def test_the_action_docs_document_every_input_and_output():
 
 
 def test_an_internal_error_exits_2_not_1(workspace, github, monkeypatch, capsys):
-    import agentci_action.engine.evaluate_spec as runner
+    import agentci_action.pipeline.evaluation as pipeline
 
     def broken(*args, **kwargs):
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(runner, "evaluate_spec", broken)
+    monkeypatch.setattr(pipeline, "evaluate_spec", broken)
     traces(workspace, "x")
     code, log = run_action(environment(workspace, github.url))
     assert code == 2 and "::error title=AgentCI::internal error (RuntimeError)" in log

@@ -6,8 +6,9 @@ import pytest
 from fakes.github_server import BOT_LOGIN, FakeGitHub
 from github import GithubException
 
+from agentci_action._util.github_client import client
 from agentci_action.github.check_runs import batches, publish_check_run
-from agentci_action.github.comment import CommentOutcome, client, own_login, upsert_comment
+from agentci_action.github.comment import CommentOutcome, own_login, upsert_comment
 from agentci_action.report.markdown import marker
 
 REPO, PR = "octo/agent", 7

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from agentci_action._util.errors import SpecError
+from agentci_action._util.errors import InfraError, SpecError
 
 
 def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -26,7 +26,6 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def run(args: argparse.Namespace) -> int:
-    from agentci_action._util.errors import InfraError
     from agentci_action.run.capture.collect import collect
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command

@@ -74,7 +74,6 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def run(args: argparse.Namespace) -> int:
-    from agentci_action.cli.cmd_init import init_project
 
     directory = Path(args.directory)
     for path in init_project(directory):

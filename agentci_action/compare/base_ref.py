@@ -23,7 +23,16 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Protocol
 
 from agentci_action._util.errors import InfraError, InputError
+from agentci_action._util.github_client import client
+from agentci_action.compare.baselines import (
+    Baseline,
+    BaselineMetadata,
+    StoredBaseline,
+    load_baseline,
+    version_reference,
+)
 from agentci_action.spec.models import AgentCISpec
+from agentci_action.trace.load import load_traces
 
 if TYPE_CHECKING:
     from github.ContentFile import ContentFile
@@ -196,7 +205,6 @@ def open_snapshot(base: BaseRef, directory: Path) -> tuple[Snapshot, Path]:
         )
     if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", ref):
         raise InputError.at("--baseline-ref", 0, f"{ref!r}: through the GitHub API the base must be a full commit id")
-    from agentci_action.github.comment import client
 
     repo = client(base.github.token, base.github.api_url).get_repo(base.github.repository)
     return ApiSnapshot(repo, ref), root or directory
@@ -269,15 +277,6 @@ def base_reference(
     directory: Path | None = None,
 ) -> tuple[Reference | None, list[str]]:
     """(the Reference read at the base commit, or None; notes). See the module docstring for what is read."""
-    from agentci_action.compare.baselines import (
-        Baseline,
-        BaselineMetadata,
-        StoredBaseline,
-        load_baseline,
-        version_reference,
-    )
-    from agentci_action.trace.load import load_traces
-
     directory = (directory or Path.cwd()).resolve()
     snapshot, root = open_snapshot(base, directory)
     short, wanted = snapshot.sha[:7], {q.key for q in selected.queries}

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agentci_action._util.errors import InputError, Problem
 from agentci_action._util.field_errors import field_message
 from agentci_action._util.gcpause import gc_paused
+from agentci_action._util.json_text import dumps
 from agentci_action._util.limits import MAX_VERSION_LENGTH
 from agentci_action._util.output import describe, utf8, write_all
 from agentci_action._util.text import one_line
@@ -45,7 +46,6 @@ from agentci_action.engine.evaluate_spec import (
     match_traces,
 )
 from agentci_action.engine.results import LAYERS, Status
-from agentci_action.report.json import dumps
 from agentci_action.spec.models import AgentCISpec, spec_hash
 from agentci_action.trace.canonical import Trace
 from agentci_action.trace.pricing import price_trace

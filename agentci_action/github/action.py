@@ -16,9 +16,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from agentci_action._util.errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, InputError, Problem
+from agentci_action._util.errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, InputError, Problem, SpecError
 from agentci_action._util.output import OutputError, write_file
 from agentci_action._util.text import inline
+from agentci_action.compare.base_ref import BaseRef, GitHubAccess
+from agentci_action.engine.evaluate_spec import Settings
 from agentci_action.github.context import RunContext, load_event, resolve
 from agentci_action.github.inputs import ActionInputs, judge_environment, read_inputs
 from agentci_action.github.publisher import (
@@ -30,9 +32,12 @@ from agentci_action.github.publisher import (
     publish_comment,
     write_html_report,
 )
-from agentci_action.pipeline.evaluation import Outcome
+from agentci_action.pipeline.blocking import exit_code, parse_fail_on
+from agentci_action.pipeline.evaluation import Evaluation, JudgeOptions, Outcome, merge, read_results
+from agentci_action.pipeline.evaluation import evaluate as run_evaluation
 from agentci_action.report import annotations as report_annotations
-from agentci_action.report import markdown
+from agentci_action.report import console, markdown
+from agentci_action.report import json as json_report
 from agentci_action.spec.names import SPEC_FILE, default_spec
 
 BASE = "base"
@@ -42,13 +47,6 @@ def evaluate(inputs: ActionInputs, env: Mapping[str, str], context: RunContext |
     """The inputs as an Evaluation, run; or the shards' results merged. `baseline: base` reads the baseline at the
     event's base commit (git, else the contents API with github-token); an event without one falls back, with a
     notice, to the newest saved version that passed."""
-    from agentci_action._util.errors import SpecError
-    from agentci_action.compare.base_ref import BaseRef, GitHubAccess
-    from agentci_action.engine.evaluate_spec import Settings
-    from agentci_action.pipeline.blocking import parse_fail_on
-    from agentci_action.pipeline.evaluation import Evaluation, JudgeOptions, merge, read_results
-    from agentci_action.pipeline.evaluation import evaluate as run_evaluation
-
     if inputs.results:
         return read_results(inputs.results)
     if inputs.merge:
@@ -118,10 +116,6 @@ def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int
 
 def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     """Read, evaluate, publish, then decide the exit code."""
-    from agentci_action.pipeline.blocking import exit_code
-    from agentci_action.report import console
-    from agentci_action.report import json as json_report
-
     publisher.mask_secrets()
     try:
         inputs = read_inputs(env)

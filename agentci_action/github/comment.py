@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agentci_action._util.extras import require
 from agentci_action.report.markdown import digest_of
 
 if TYPE_CHECKING:  # PyGithub is imported only when a comment is actually posted
@@ -28,16 +27,6 @@ class CommentOutcome:
     action: str  # created | updated | unchanged | skipped
     url: str | None = None
     reason: str = ""
-
-
-def client(token: str, api_url: str) -> Github:
-    """A PyGithub client for `api_url` (GitHub.com or an Enterprise Server), lazy: no request until one is needed."""
-    github = require("github", "The PR comment and the check run")
-
-    client: Github = github.Github(
-        auth=github.Auth.Token(token), base_url=api_url.rstrip("/"), lazy=True, per_page=100, timeout=20, retry=3
-    )
-    return client
 
 
 def own_login(gh: Github) -> str | None:

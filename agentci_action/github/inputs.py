@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agentci_action._util.errors import InputError, Problem
 from agentci_action.engine.results import ShardInfo
+from agentci_action.engine.shard import parse_shard
 from agentci_action.github.comment import COMMENT_MODES
 from agentci_action.report import markdown
 from agentci_action.spec.names import SPEC_FILE
@@ -107,8 +108,6 @@ class ActionInputs(BaseModel):
     @field_validator("shard", mode="before")
     @classmethod
     def _shard(cls, value: object) -> object:
-        from agentci_action.engine.shard import parse_shard
-
         return parse_shard(value) if isinstance(value, str) else value
 
     @model_validator(mode="after")

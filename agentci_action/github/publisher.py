@@ -12,14 +12,18 @@ from typing import TextIO
 
 from agentci_action._util.errors import Problem
 from agentci_action._util.extras import require
+from agentci_action._util.github_client import client
 from agentci_action._util.output import OutputError, encodable, write_file, write_stream
 from agentci_action._util.redaction import redact, secret_parts
 from agentci_action.compare.diff import RunDiff
 from agentci_action.engine.results import RunResult, Status
-from agentci_action.github.context import RunContext
+from agentci_action.github.check_runs import publish_check_run as publish
+from agentci_action.github.comment import upsert_comment
+from agentci_action.github.context import RunContext, find_pull_request
 from agentci_action.github.inputs import SECRET_INPUTS, SECRET_VARIABLES, ActionInputs
 from agentci_action.report import annotations as report_annotations
 from agentci_action.report import markdown
+from agentci_action.report.html import render_html
 
 
 class Publisher:
@@ -144,8 +148,6 @@ def locate_pull_request(inputs: ActionInputs, context: RunContext, publisher: Pu
     head branch and commit (github/context.py); a warning when it cannot be looked up."""
     if context.pr_number is not None or not context.head_label or not inputs.github_token:
         return context
-    from agentci_action.github.comment import client
-    from agentci_action.github.context import find_pull_request
 
     try:
         found = find_pull_request(client(inputs.github_token, inputs.github_api_url), context)
@@ -171,7 +173,6 @@ def publish_comment(
     if not inputs.github_token:
         publisher.warning("No github-token: the PR comment was not posted.")
         return ""
-    from agentci_action.github.comment import client, upsert_comment
 
     GithubException = require("github", "The PR comment").GithubException
 
@@ -222,10 +223,7 @@ def publish_check_run(
     publisher: Publisher,
 ) -> bool:
     """Every annotation (uncapped) on a check run for the head commit; False after a warning when that failed."""
-    from agentci_action.github.check_runs import publish_check_run as publish
-
     GithubException = require("github", "The check run").GithubException
-    from agentci_action.github.comment import client
 
     try:
         url = publish(
@@ -261,8 +259,6 @@ def publish_check_run(
 def write_html_report(inputs: ActionInputs, run: RunResult, diff: RunDiff | None, publisher: Publisher) -> str:
     """The HTML report beside the results file (not for a shard: the merge job writes it); its path, '' when none
     was written. A failed write is a warning: the summary and the results file carry everything it shows."""
-    from agentci_action.report.html import render_html
-
     if not inputs.html_report or inputs.shard is not None:
         return ""
     try:

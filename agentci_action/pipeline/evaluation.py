@@ -1,7 +1,7 @@
 """One evaluation, as both the CLI and the action run it: spec + traces (+ baseline) → RunResult and its diff;
 or spec + shard results files → the merged RunResult.
 
-The edges (cli.py, github/action.py) turn their arguments or inputs into an `Evaluation` (or a merge) and publish the
+The edges (cli/, github/) turn their arguments or inputs into an `Evaluation` (or a merge) and publish the
 `Outcome`; everything between reading the files and the results happens here, once.
 """
 
@@ -11,19 +11,33 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TextIO
+from typing import Literal, TextIO
 
+from agentci_action._util.errors import InputError, Problem, SpecError
+from agentci_action._util.progress import Progress
 from agentci_action._util.text import one_line, plural
-from agentci_action.compare.diff import Evaluator, RunDiff
-from agentci_action.engine.evaluate_spec import OnResult, Settings
-from agentci_action.engine.results import QueryResult, RunResult, ShardInfo
-
-if TYPE_CHECKING:
-    from agentci_action.compare.base_ref import BaseRef
-    from agentci_action.engine.checks.answer import Embedder
-    from agentci_action.engine.judge import LLMJudge
-    from agentci_action.engine.judge.embeddings import EmbeddingCache
-    from agentci_action.spec.models import AgentCISpec
+from agentci_action.compare.base_ref import BaseRef, base_reference
+from agentci_action.compare.baselines import Reference, load_baseline, only_queries, reference_for, version_reference
+from agentci_action.compare.diff import (
+    Evaluator,
+    RunDiff,
+    current_vs_baseline,
+    diff_against,
+    evaluate_side,
+    merge_diffs,
+)
+from agentci_action.compare.suite_gates import judge_gates, with_gates
+from agentci_action.engine.checks.answer import Embedder
+from agentci_action.engine.correctness import asks_for_judge
+from agentci_action.engine.evaluate_spec import OnResult, Settings, evaluate_spec, group_traces
+from agentci_action.engine.judge import LLMJudge, build_judge
+from agentci_action.engine.judge.embeddings import EmbeddingCache, build_embedder
+from agentci_action.engine.merge import merge_shards
+from agentci_action.engine.results import JudgeUsage, QueryResult, RunResult, ShardInfo, Status
+from agentci_action.engine.shard import select_shard
+from agentci_action.spec.loader import load_spec, select_tags
+from agentci_action.spec.models import AgentCISpec
+from agentci_action.trace.load import load_traces
 
 NO_BASELINE = "none"
 
@@ -78,8 +92,6 @@ class Outcome:
 
 def judge_for(spec: AgentCISpec, options: JudgeOptions) -> LLMJudge | None:
     """The spec's judge as `options` ask (None for judge-mode off); verdicts cached beside the spec by default."""
-    from agentci_action.engine.judge import build_judge
-
     return build_judge(
         spec.judge_config,
         options.environ,
@@ -107,9 +119,6 @@ class JudgeProgress:
         stream: TextIO | None = None,
         live: bool | None = None,
     ):
-        from agentci_action._util.progress import Progress
-        from agentci_action.engine.correctness import asks_for_judge
-
         judging = judge is not None and any(judge.api_keys.values()) and any(asks_for_judge(q) for q in spec.queries)
         self.command = command
         self.about = " · ".join(
@@ -136,8 +145,6 @@ class JudgeProgress:
         return self._evaluated
 
     def _evaluated(self, result: QueryResult) -> None:
-        from agentci_action.engine.results import JudgeUsage, Status
-
         assert self.progress is not None
         usage = JudgeUsage.total(result.correctness.checks)
         failed = result.status in (Status.FAIL, Status.ERROR)
@@ -183,15 +190,6 @@ def evaluate(request: Evaluation) -> Outcome:
     already paid for are kept. A shard compares only its own queries (its results file carries that diff, for
     the merge) and judges no suite gate: the merge judges them on the whole suite.
     """
-    from agentci_action._util.errors import SpecError
-    from agentci_action.compare.baselines import Reference, only_queries, reference_for
-    from agentci_action.compare.diff import current_vs_baseline
-    from agentci_action.compare.suite_gates import with_gates
-    from agentci_action.engine.evaluate_spec import evaluate_spec, group_traces
-    from agentci_action.engine.shard import select_shard
-    from agentci_action.spec.loader import load_spec, select_tags
-    from agentci_action.trace.load import load_traces
-
     if request.baseline and request.baseline_traces:
         raise SpecError.at("baseline-traces", 0, "a baseline version and baseline traces exclude each other; give one")
     if request.baseline_ref and request.baseline_traces:
@@ -207,8 +205,6 @@ def evaluate(request: Evaluation) -> Outcome:
             f"baseline traces: {note}" for note in baseline.unmatched
         ]  # warned like --traces, never dropped silently
     elif request.baseline_ref is not None:
-        from agentci_action.compare.base_ref import base_reference
-
         reference, notes = base_reference(
             whole, spec, request.traces, request.baseline, request.baseline_ref, request.trace_format
         )
@@ -254,16 +250,8 @@ def compare_versions(
     `agentci test --baseline` evaluates a run (same judge and verdict cache, embedder and settings); the suite's
     gates are judged on `compare` against `baseline`, as `test` judges them on a run. Returns `compare`'s results
     and the diff; `progress` names the command for progress on stderr (None: none)."""
-    from agentci_action._util.errors import InputError
-    from agentci_action.compare.baselines import load_baseline, version_reference
-    from agentci_action.compare.diff import diff_against, evaluate_side
-    from agentci_action.compare.suite_gates import judge_gates
-    from agentci_action.spec.loader import load_spec
-
     spec = load_spec(spec_path)
     if baseline_ref is not None:  # version `baseline` (default: the newest that passed) as saved at the base commit
-        from agentci_action.compare.base_ref import base_reference
-
         reference, notes = base_reference(spec, spec, [], baseline, baseline_ref)
     else:
         found = load_baseline(spec, baseline, "--baseline")
@@ -295,7 +283,6 @@ def _embedder(
         q.checks and q.checks.answer and q.checks.answer.min_semantic_similarity is not None for q in spec.queries
     ):
         return None, None
-    from agentci_action.engine.judge.embeddings import EmbeddingCache, build_embedder
 
     cache = EmbeddingCache(Path(cache_file) if cache_file else None)
     return build_embedder(spec.judge_config, cache, environ), cache
@@ -305,8 +292,6 @@ def read_shards(patterns: list[str]) -> dict[str, Outcome]:
     """Shard results files matching the glob patterns, by file name, each with the diff of its queries when it was
     compared with a baseline; each must parse as results JSON."""
     import glob
-
-    from agentci_action._util.errors import InputError
 
     files = sorted({file for pattern in patterns for file in (glob.glob(pattern) or [pattern])})
     shards, problems = {}, []
@@ -326,8 +311,6 @@ def _read_document(path: str, what: str) -> Outcome:
 
     from pydantic import ValidationError
 
-    from agentci_action._util.errors import InputError
-
     try:
         document = json.loads(Path(path).read_bytes())
         run = RunResult.model_validate(document)
@@ -344,8 +327,6 @@ def read_results(path: str) -> Outcome:
     """A results file written by an earlier run (the action's publish-only mode), with its diff when it has one.
 
     The file may come from a fork's workflow: it is validated like any input, and a shard's file is refused."""
-    from agentci_action._util.errors import InputError
-
     outcome = _read_document(path, "the results file")
     if outcome.run.shard is not None:
         raise InputError.at(path, 0, "a shard results file: publish the merge job's results instead")
@@ -357,12 +338,6 @@ def merge(spec: str, shard_results: list[str], tags: list[str] | None = None) ->
     gates judged on the whole, and the shards' diffs (each of its own queries) combined into the diff of the whole
     (merge_diffs): every query's changes and the totals, as an unsharded run shows them; the scores' uplift and the
     suite aggregates are left out (they need the baseline's whole run, which no shard evaluates)."""
-    from agentci_action._util.errors import InputError, Problem
-    from agentci_action.compare.diff import merge_diffs
-    from agentci_action.compare.suite_gates import with_gates
-    from agentci_action.engine.merge import merge_shards
-    from agentci_action.spec.loader import load_spec
-
     loaded = load_spec(spec, tags=tags or None)
     shards = read_shards(shard_results)
     run = merge_shards(loaded, {file: shard.run for file, shard in shards.items()})

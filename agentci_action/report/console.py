@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from agentci_action._util.text import milliseconds, no_baseline_note, one_line, plural, unverified_note, usd
 from agentci_action.engine.results import LAYERS, RUN_FIGURES, QueryResult, RunResult, Status
 from agentci_action.report import gate_phrases, suite_phrases
+from agentci_action.report.diff_console import render_diff
 
 if TYPE_CHECKING:
     from agentci_action.compare.diff import RunDiff
@@ -146,6 +147,4 @@ def render(run: RunResult) -> str:
 
 def render_with_diff(run: RunResult, diff: RunDiff | None = None) -> str:
     """The console report, then the diff against the baseline when there is one."""
-    from agentci_action.report.diff_console import render_diff
-
     return render(run) + ("\n" + render_diff(diff) if diff else "")

@@ -2,30 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from typing import Any
 
-from pydantic import BaseModel, TypeAdapter
-from pydantic_core import PydanticSerializationError
-
+from agentci_action._util.json_text import dumps
 from agentci_action.compare.diff import RunDiff
-from agentci_action.engine.results import ResultData, RunResult
-
-_ANY = TypeAdapter(Any)
-
-
-def dumps(value: BaseModel | ResultData | Any) -> str:
-    """Indented JSON of a model (or a query's result) or of plain JSON data, by pydantic's compiled serialiser. A string it cannot
-    encode (a lone surrogate, which trace JSON may hold) takes json.dumps instead, with the same layout; the
-    output boundary (_util/output.py) then replaces the surrogate."""
-    try:
-        if isinstance(value, (BaseModel, ResultData)):
-            return value.model_dump_json(indent=2)
-        return _ANY.dump_json(value, indent=2).decode()
-    except PydanticSerializationError:  # mode="json" fails on such a dict key too; the python mode's is the same JSON
-        data = value.model_dump(mode="python") if isinstance(value, (BaseModel, ResultData)) else value
-        return json.dumps(data, indent=2, ensure_ascii=False)
+from agentci_action.engine.results import RunResult
 
 
 def chunks(run: RunResult, diff: RunDiff | None = None) -> Iterator[str]:

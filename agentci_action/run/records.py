@@ -12,7 +12,7 @@ from agentci_action.spec.models import ModelPrice
 from agentci_action.trace.adapters import convert
 from agentci_action.trace.adapters.canonical_json import FIELDS as CANONICAL_FIELDS
 from agentci_action.trace.canonical import RUN_ERROR_KEY, Trace
-from agentci_action.trace.load import Record
+from agentci_action.trace.json_records import Record
 from agentci_action.trace.pricing import price_trace
 
 # An error object (`{"error": ...}` without trace fields) whose text says this is retried as an infrastructure failure.

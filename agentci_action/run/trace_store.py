@@ -18,7 +18,7 @@ from agentci_action._util.output import OutputError, describe, utf8, write_all
 from agentci_action.run.secrets import Masker
 from agentci_action.trace.adapters import canonical_json
 from agentci_action.trace.canonical import Trace
-from agentci_action.trace.load import read_records
+from agentci_action.trace.json_records import read_records
 
 
 class TraceStore:

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from agentci_action.spec.trace_formats import FORMATS
+
 OTEL_NEEDS_COMMAND = (
     "capture: otel needs `command:`: each run's spans are told apart by the OTEL_RESOURCE_ATTRIBUTES of its own "
     "process, which a `python:` function (its worker serves run after run) cannot have (run it as `command: python -m ...`)"
@@ -87,8 +89,6 @@ class RunnerSpec(BaseModel):
     @field_validator("trace_format")
     @classmethod
     def _known_format(cls, name: str | None) -> str | None:
-        from agentci_action.spec.trace_formats import FORMATS
-
         if name is not None and name != "auto" and name not in FORMATS:
             raise ValueError(f"unknown trace_format {name!r}; known: auto, {', '.join(FORMATS)}")
         return name

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from agentci_action._util.errors import TraceError
 from agentci_action._util.text import one_line
 from agentci_action.run.jobs import Finished, Job, RunFailure
-from agentci_action.trace.load import Record, read_records
+from agentci_action.trace.json_records import Record, read_records
 
 _DECODER = json.JSONDecoder()
 

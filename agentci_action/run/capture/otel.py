@@ -18,7 +18,7 @@ from agentci_action.run.capture.receiver import Receiver
 from agentci_action.run.capture.run_traces import run_document, unreadable
 from agentci_action.run.jobs import Finished, Job, RunFailure
 from agentci_action.trace.adapters import ADAPTERS, canonical_json
-from agentci_action.trace.load import Record
+from agentci_action.trace.json_records import Record
 
 SPAN_WAIT_S = 3.0
 SPAN_READERS = [adapter for adapter in ADAPTERS if adapter is not canonical_json]

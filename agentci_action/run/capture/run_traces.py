@@ -17,7 +17,7 @@ from agentci_action.run.capture.otlp import spans_of
 from agentci_action.run.capture.receiver import QUERY_ID
 from agentci_action.trace.adapters import convert
 from agentci_action.trace.canonical import Trace
-from agentci_action.trace.load import Record
+from agentci_action.trace.json_records import Record
 
 
 def run_document(resource_spans: list[dict[str, Any]], query_id: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from agentci_action.trace.adapters._conventions import SHAPE_ERRORS, shape_probl
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
-    from agentci_action.trace.load import Record
+    from agentci_action.trace.json_records import Record
 
 
 class Adapter(Protocol):

@@ -24,7 +24,7 @@ from agentci_action._util.errors import Problem, TraceError
 from agentci_action.trace.canonical import Trace
 
 if TYPE_CHECKING:
-    from agentci_action.trace.load import Record
+    from agentci_action.trace.json_records import Record
 
 HANDOFF_PREFIX = "transfer_to_"
 QUERY_ID_KEYS = ("agentci.query_id", "agentci_query_id", "query_id")

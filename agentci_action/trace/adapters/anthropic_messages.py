@@ -27,7 +27,7 @@ from agentci_action.trace.adapters._conventions import build_trace, convert_each
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
-    from agentci_action.trace.load import Record
+    from agentci_action.trace.json_records import Record
 
 NAME = "anthropic"
 BLOCK_TYPES = {"tool_use", "tool_result", "thinking", "redacted_thinking"}

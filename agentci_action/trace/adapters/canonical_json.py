@@ -11,7 +11,7 @@ from agentci_action._util.field_errors import field_message
 from agentci_action.trace.canonical import Trace, compact
 
 if TYPE_CHECKING:
-    from agentci_action.trace.load import Record
+    from agentci_action.trace.json_records import Record
 
 NAME = "canonical"
 

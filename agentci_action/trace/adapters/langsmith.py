@@ -44,7 +44,7 @@ from agentci_action.trace.adapters.spans import Span, Tree, by_trace, first_line
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
-    from agentci_action.trace.load import Record
+    from agentci_action.trace.json_records import Record
 
 NAME = "langsmith"
 RUN_TYPES = {"llm", "chain", "tool", "retriever", "prompt", "parser", "embedding"}

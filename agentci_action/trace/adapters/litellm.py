@@ -30,7 +30,7 @@ from agentci_action.trace.adapters.openai_chat import conversation
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
-    from agentci_action.trace.load import Record
+    from agentci_action.trace.json_records import Record
 
 NAME = "litellm"
 CHAT_CALLS = ("completion", "acompletion")

@@ -29,7 +29,7 @@ from agentci_action.trace.adapters.spans import MLFLOW, Span, span_of
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
-    from agentci_action.trace.load import Record
+    from agentci_action.trace.json_records import Record
 
 NAME = "mlflow"
 LLM_TYPES = ("CHAT_MODEL", "LLM")

@@ -37,7 +37,7 @@ from agentci_action.trace.adapters._conventions import (
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
-    from agentci_action.trace.load import Record
+    from agentci_action.trace.json_records import Record
 
 NAME = "openai-chat"
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}

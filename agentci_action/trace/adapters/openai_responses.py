@@ -33,7 +33,7 @@ from agentci_action.trace.adapters.openai_chat import openai_usage, unix_time
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
-    from agentci_action.trace.load import Record
+    from agentci_action.trace.json_records import Record
 
 NAME = "openai-responses"
 

@@ -44,7 +44,7 @@ from agentci_action.trace.adapters.spans import Span, read_spans, spans_in
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
-    from agentci_action.trace.load import Record
+    from agentci_action.trace.json_records import Record
 
 NAME = "otel-genai"
 ADK_MERGED_TOOLS = "(merged tools)"  # Google ADK's span for the joint response of parallel calls it traced one by one

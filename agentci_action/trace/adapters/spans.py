@@ -24,7 +24,7 @@ from agentci_action._util.errors import Problem, TraceError
 from agentci_action.trace.adapters._conventions import SHAPE_ERRORS, duration_ms, parse_time, shape_problem
 
 if TYPE_CHECKING:
-    from agentci_action.trace.load import Record
+    from agentci_action.trace.json_records import Record
 
 ERROR_STATUSES = {2, "2", "STATUS_CODE_ERROR", "ERROR", "StatusCode.ERROR"}
 

@@ -37,7 +37,7 @@ from agentci_action.trace.adapters.spans import Span, read_spans, spans_in
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
-    from agentci_action.trace.load import Record
+    from agentci_action.trace.json_records import Record
 
 NAME = "vercel-ai"
 CALLS = ("ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject")

@@ -1,0 +1,88 @@
+"""The package reads as the pipeline (DESIGN.md's layout): one package per stage, one name per module, no circles,
+and a public API that changes only on purpose. The layers themselves are import-linter's contract in pyproject.toml,
+which .ci/run checks with `lint-imports`."""
+
+import pathlib
+from collections import Counter
+
+import grimp
+
+import agentci_action
+
+PACKAGE = pathlib.Path(agentci_action.__file__).parent
+ROOT_FILES = {"__init__.py", "__main__.py", "_version.py"}
+
+# What `from agentci_action import ...` offers (docs/python-api.md): adding or removing a name is an API change.
+PUBLIC_API = {
+    "Evaluation",
+    "Outcome",
+    "Settings",
+    "__version__",
+    "evaluate",
+    "judge_for",
+    "load_spec",
+    "load_traces",
+    "run_agent",
+    "run_spec",
+}
+
+
+def modules():
+    return [p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts]
+
+
+def test_the_package_root_holds_only_packages_and_the_entry_files():
+    loose = {p.name for p in PACKAGE.iterdir() if p.is_file() and p.suffix == ".py"}
+    assert loose == ROOT_FILES
+    for folder in (p for p in PACKAGE.iterdir() if p.is_dir() and p.name not in ("__pycache__", "templates")):
+        assert (folder / "__init__.py").is_file(), f"{folder.name}/ is a stage and needs an __init__.py"
+
+
+def test_no_module_or_package_name_is_used_twice():
+    names = Counter(p.stem for p in modules() if p.name not in ("__init__.py", "__main__.py"))
+    names.update(p.parent.name for p in modules() if p.name == "__init__.py" and p.parent != PACKAGE)
+    assert [name for name, count in names.items() if count > 1] == []
+
+
+def _cycles(graph):
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(module):
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in graph.find_modules_directly_imported_by(module):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == module:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_module_imports_itself_through_others():
+    """Type-only and function-level imports count too: a circle hidden in a function is still a circle."""
+    assert _cycles(grimp.build_graph("agentci_action")) == []
+
+
+def test_the_public_api_is_what_the_docs_name_and_every_name_resolves():
+    assert set(agentci_action.__all__) == PUBLIC_API
+    for name in PUBLIC_API:
+        assert getattr(agentci_action, name) is not None, name
+    assert PUBLIC_API <= set(dir(agentci_action)) | set(agentci_action.__all__)
+
