@@ -145,7 +145,7 @@ def test_totals_are_derived_from_calls_and_unknown_cost_stays_unknown(write_trac
 
 
 def test_a_list_file_is_parsed_once_and_malformed_lists_name_their_line(write, monkeypatch):
-    from agentci_action.trace import load
+    from agentci_action.trace import json_records as load
 
     decoded = []
 
