@@ -38,10 +38,25 @@ def field_message(
         hint = f"; did you mean {guess[0]!r}?" if guess else (f"; valid keys: {', '.join(valid)}" if valid else "")
         parent = f"{field_path(shown[:-1])}: " if name_parent and shown[:-1] else ""
         return f"{parent}unknown key {loc[-1]!r}{hint}"
+    if error["type"] == "literal_error" and loc[-1:] == ("[key]",):  # a key of a map of named rules (`severity`)
+        return _unknown_map_key(error, shown[:-1])
     where = f"{field_path(shown)}: " if shown else ""
     if error["type"] == "missing":
         return f"{where}required key is missing"
     return where + str(error["msg"]).removeprefix("Value error, ")
+
+
+def _unknown_map_key(error: Any, shown: tuple[str | int, ...]) -> str:
+    """'path.severity: unknown rule 'match_mod'; did you mean 'match_mode'?': a map whose keys are named rules."""
+    import difflib
+    import re
+
+    key = shown[-1] if shown else error["input"]
+    valid = re.findall(r"'([^']*)'", str((error.get("ctx") or {}).get("expected", "")))
+    guess = difflib.get_close_matches(str(key), valid, n=1, cutoff=0.6)
+    hint = f"; did you mean {guess[0]!r}?" if guess else (f"; valid: {', '.join(valid)}" if valid else "")
+    where = f"{field_path(shown[:-1])}: " if shown[:-1] else ""
+    return f"{where}unknown rule {key!r}{hint}"
 
 
 def _keys(model: type[BaseModel]) -> list[str]:

@@ -3,6 +3,7 @@ and sizes in the UTF-8 bytes GitHub's limits count."""
 
 from __future__ import annotations
 
+import math
 import re
 
 # controls (ANSI escapes included), line/paragraph separators, and invisible format characters that
@@ -101,6 +102,20 @@ def code_block(lines: list[str], language: str = "text") -> str:
 def usd(value: float) -> str:
     """'$0.0040'; '<$0.0001' for a cost above 0 that rounds to 0, never a false '$0.0000'."""
     return "<$0.0001" if 0 < value < 0.00005 else f"${value:.4f}"
+
+
+def usd_pair(first: float, second: float) -> tuple[str, str]:
+    """Two amounts compared (a ratio of them shown beside): with 3 significant digits of the smaller non-zero one, so
+    the figures explain the ratio, trailing zeros dropped down to 4 decimals. 0.00014 and 0.0000401 →
+    ('$0.00014', '$0.0000401'), not '$0.0001 vs $0.0000'; 0.012 and 0.005 → ('$0.0120', '$0.0050')."""
+    smallest = min((abs(v) for v in (first, second) if v), default=1.0)
+    decimals = min(12, max(4, 2 - math.floor(math.log10(smallest))))
+
+    def shown(value: float) -> str:
+        whole, _, fraction = f"{value:.{decimals}f}".partition(".")
+        return f"${whole}.{fraction.rstrip('0').ljust(4, '0')}"
+
+    return shown(first), shown(second)
 
 
 def milliseconds(value: float) -> str:

@@ -1,9 +1,12 @@
-"""A tool call's arguments against one expected call: modes exact, subset, ignore; per-key regex and tolerance rules.
+"""A tool call's arguments against one expected call: modes exact, subset, superset, ignore; per-key regex and
+tolerance rules.
 
 For each constrained key (a key of `arguments` or of `argument_rules`) the call must have the key and its value
 must pass the key's test: JSON equality with the expected value, `re.search(regex, value)` on a string, or
 |value − expected| ≤ tolerance on a number. `exact` also rejects keys the expectation does not name;
-`subset` ignores them; `ignore` accepts any arguments.
+`subset` ignores them; `superset` turns it round: every key of the call must be constrained and pass, while a
+constrained key may be absent (the call's arguments within the expected ones, agentevals' `subset`); `ignore`
+accepts any arguments.
 """
 
 from __future__ import annotations
@@ -63,10 +66,11 @@ def as_mapping(arguments: Any) -> dict[str, Any] | None:
 
 _SCALARS = (str, int, float, bool, type(None))
 _MISSING = object()
-_IGNORE, _SUBSET, _EXACT = (
+_IGNORE, _SUBSET, _EXACT, _SUPERSET = (
     ArgumentMatch.IGNORE,
     ArgumentMatch.SUBSET,
     ArgumentMatch.EXACT,
+    ArgumentMatch.SUPERSET,
 )  # read once: Enum lookups are slow
 
 
@@ -129,7 +133,7 @@ class ArgumentMatcher:
     rule, so preparing a step costs almost nothing); `ruled` holds (key, rule, expected value) for the others.
     """
 
-    __slots__ = ("_tests", "accepts_anything", "call", "constrained", "equal", "exact", "ruled")
+    __slots__ = ("_tests", "accepts_anything", "call", "constrained", "equal", "exact", "ruled", "within")
     equal: dict[str, Any]
     ruled: list[tuple[str, ArgumentRule, Any]]
 
@@ -150,6 +154,7 @@ class ArgumentMatcher:
         # True when no call can fail this test (ignore, or subset with nothing constrained)
         self.accepts_anything = mode is _IGNORE or (mode is _SUBSET and not self.constrained)
         self.exact = mode is _EXACT
+        self.within = mode is _SUPERSET
 
     @property
     def tests(self) -> list[tuple[str, ArgumentRule | None, Any]]:
@@ -163,8 +168,9 @@ class ArgumentMatcher:
 
     @property
     def anchor(self) -> tuple[str, Any] | None:
-        """A (key, value) every passing call holds: calls can be looked up by it instead of all being tested."""
-        return next(iter(self.equal.items()), None)
+        """A (key, value) every passing call holds: calls can be looked up by it instead of all being tested (none
+        under superset, where an expected key may be absent)."""
+        return None if self.within else next(iter(self.equal.items()), None)
 
     def matches(self, arguments: dict[str, Any] | None) -> bool:
         """Whether arguments already passed through `as_mapping` pass (None: not an object)."""
@@ -172,6 +178,8 @@ class ArgumentMatcher:
             return True
         if arguments is None:
             return False
+        if self.within:
+            return not self.failing_keys(arguments)
         for key, expected in self.equal.items():
             value = arguments.get(key, _MISSING)  # _MISSING equals nothing
             if type(value) is type(expected) and type(value) in _SCALARS:  # same_json's first case, inline
@@ -193,6 +201,9 @@ class ArgumentMatcher:
             return []
         if arguments is None:
             return [NOT_AN_OBJECT]
+        if self.within:  # every key of the call is constrained and passes; absent ones are allowed
+            tests = {key: (rule, expected) for key, rule, expected in self.tests}
+            return [key for key, value in arguments.items() if key not in tests or not _passes(*tests[key], value)]
         failing = [
             key
             for key, rule, expected in self.tests

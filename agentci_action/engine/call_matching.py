@@ -5,8 +5,12 @@ compatible(i, j): call j's tool is one of step i's tools and its arguments pass 
     strict       an order-preserving pairing that covers every call and every required step
     subsequence  an order-preserving pairing that covers every required step; other calls are extras
     subset       a one-to-one pairing, in any order, that covers every required step; extras allowed
-    superset     every call is compatible with some step (repeats allowed); steps may be absent
+    superset     a one-to-one pairing, in any order, that covers every call; steps may be absent
     unordered    subset and superset together
+
+Every mode pairs each call with at most one step, so a call repeated where one is expected is left over (in
+strict, superset and unordered it fails the match). With `repeated_calls: ignore`, superset and unordered accept a
+call compatible with any step instead, repeats included.
 
 A pairing weighs Σ w_i over its paired steps, where a required step weighs (number of optional steps + 1) and
 an optional one 1, so one more required step always wins; the best pairing weighs the most. Pairs are never
@@ -75,6 +79,10 @@ class CallMatch:
     unexpected: list[int]  # calls the mode does not allow
     first_divergence: Divergence | None = None
     near_misses: list[NearMiss] = field(default_factory=list)
+    # (step, call): a missing step that an unpaired call fits, called where the order does not allow it (ordered modes)
+    out_of_order: list[tuple[int, int]] = field(default_factory=list)
+    # (call, step): an unexpected call that fits a step another call already paired with, a repeat
+    repeated: list[tuple[int, int]] = field(default_factory=list)
 
 
 def _anchor(matcher: ArgumentMatcher) -> tuple[str, Any] | None:
@@ -548,8 +556,11 @@ def _strangers(table: _Table, n: int, m: int) -> list[int]:
     return table.unexplained([j for i, j in operations if i is None and j is not None])
 
 
-def match_calls(steps: list[ExpectedToolCall], calls: list[ToolCall], mode: MatchMode) -> CallMatch:
-    """Pair expected steps with the trace's calls under `mode` (see the module docstring)."""
+def match_calls(
+    steps: list[ExpectedToolCall], calls: list[ToolCall], mode: MatchMode, repeats_allowed: bool = False
+) -> CallMatch:
+    """Pair expected steps with the trace's calls under `mode` (see the module docstring); `repeats_allowed` is
+    `repeated_calls: ignore`."""
     table = _Table(compiled(steps), calls)
     n, m = len(steps), len(calls)
     ordered = mode in (MatchMode.STRICT, MatchMode.SUBSEQUENCE)
@@ -569,12 +580,15 @@ def match_calls(steps: list[ExpectedToolCall], calls: list[ToolCall], mode: Matc
             if mode is MatchMode.STRICT and len(pairs) < m
             else []
         )
-    elif mode is MatchMode.SUPERSET:
+    elif mode is MatchMode.SUPERSET and repeats_allowed:
         pairs, unexpected = [], _strangers(table, n, m)
     else:
         pairs = sorted(pair(table, n, m))
         lone_calls = [] if len(pairs) == m else sorted(set(range(m)) - {j for _, j in pairs})
-        unexpected = table.unexplained(lone_calls) if mode is MatchMode.UNORDERED else []
+        if mode is MatchMode.SUBSET:
+            unexpected = []
+        else:  # unordered, superset: every call left over is unexpected, unless repeats are allowed
+            unexpected = table.unexplained(lone_calls) if repeats_allowed else lone_calls
     missing: list[int] = []
     if mode is not MatchMode.SUPERSET and len(pairs) < n:
         paired = {i for i, _ in pairs}
@@ -584,5 +598,32 @@ def match_calls(steps: list[ExpectedToolCall], calls: list[ToolCall], mode: Matc
         if ordered and (missing or unexpected)
         else None
     )
-    near = _near_misses(missing, {j for _, j in pairs}, table) if missing else []
-    return CallMatch(not missing and not unexpected, pairs, missing, unexpected, divergence, near)
+    paired_calls = {j for _, j in pairs}
+    near = _near_misses(missing, paired_calls, table) if missing else []
+    out_of_order = _out_of_order(missing, paired_calls, table) if ordered and missing else []
+    repeated = _repeated(unexpected, pairs, table) if unexpected and pairs else []
+    return CallMatch(
+        not missing and not unexpected, pairs, missing, unexpected, divergence, near, out_of_order, repeated
+    )
+
+
+def _out_of_order(missing: list[int], paired_calls: set[int], table: _Table) -> list[tuple[int, int]]:
+    """(step, call) for each missing step that an unpaired call fits: the call was made, in another place than the
+    order allows. Each call is named for one step at most, the earliest fitting one."""
+    found, taken = [], set()
+    for i in missing[:EXPLAINED_STEPS]:
+        call = next((j for j in table.candidates(i) if j not in paired_calls and j not in taken), None)
+        if call is not None:
+            found.append((i, call))
+            taken.add(call)
+    return found
+
+
+def _repeated(unexpected: list[int], pairs: list[tuple[int, int]], table: _Table) -> list[tuple[int, int]]:
+    """(call, step) for each unexpected call that fits a step already paired with another call: a repeat."""
+    found = []
+    for j in unexpected[:EXPLAINED_STEPS]:
+        step = next((i for i, _ in pairs if table.compatible(i, j)), None)
+        if step is not None:
+            found.append((j, step))
+    return found

@@ -1,10 +1,13 @@
-"""Layer 3, cost: soft warnings on exceedance; never blocks unless fail-on names it."""
+"""Layer 3, cost: soft warnings on exceedance (failures where the block's `severity` says so); a warning blocks
+only when fail-on names the cost layer."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from agentci_action.engine.results import NO_BASELINE, PASS, SKIP, WARN, Check, LayerResult
+from agentci_action._util.text import usd_pair
+from agentci_action.engine.results import NO_BASELINE, PASS, SKIP, Check, LayerResult
+from agentci_action.engine.severity import failed
 from agentci_action.spec.models import CostSpec
 from agentci_action.trace.canonical import Trace
 
@@ -23,7 +26,7 @@ def unknown_cost_reason(trace: Trace) -> str:
 
 
 def _limit(
-    name: str, actual: float | None, limit: float | None, what: str, unit: str = "", unknown: str = ""
+    spec: CostSpec, name: str, actual: float | None, limit: float | None, what: str, unit: str = "", unknown: str = ""
 ) -> Check | None:
     if limit is None:
         return None
@@ -32,7 +35,7 @@ def _limit(
         return Check(name, SKIP, f"{name} skipped: {because}")
     if actual <= limit:
         return Check(name, PASS, "", {"actual": actual, "max": limit})
-    return Check(name, WARN, f"{what}: {unit}{actual:,.6g} > max {unit}{limit:,.6g}", {"actual": actual, "max": limit})
+    return failed(spec, name, f"{what}: {unit}{actual:,.6g} > max {unit}{limit:,.6g}", {"actual": actual, "max": limit})
 
 
 def evaluate_cost(
@@ -56,19 +59,21 @@ def evaluate_cost(
             return LayerResult.from_checks(list(extra_checks), details)
         return LayerResult(status=SKIP, details=details, messages=["no cost checks"])
     checks = [  # None for each limit the spec does not set
-        _limit("max_total_tokens", tokens, spec.max_total_tokens, "tokens"),
-        _limit("max_llm_calls", llm_calls, spec.max_llm_calls, "LLM calls"),
-        _limit("max_latency_ms", latency, spec.max_latency_ms, "latency (ms)"),
-        _limit("max_cost_usd", cost, spec.max_cost_usd, "cost", "$", details.get("cost_unknown_reason", "")),
+        _limit(spec, "max_total_tokens", tokens, spec.max_total_tokens, "tokens"),
+        _limit(spec, "max_llm_calls", llm_calls, spec.max_llm_calls, "LLM calls"),
+        _limit(spec, "max_latency_ms", latency, spec.max_latency_ms, "latency (ms)"),
+        _limit(spec, "max_cost_usd", cost, spec.max_cost_usd, "cost", "$", details.get("cost_unknown_reason", "")),
     ]
     if spec.max_cost_multiplier is not None:
-        checks.append(_multiplier_check(spec.max_cost_multiplier, trace, baseline, details))
+        checks.append(_multiplier_check(spec, spec.max_cost_multiplier, trace, baseline, details))
     if extra_checks:
         checks += extra_checks
     return LayerResult.from_checks(list(filter(None, checks)), details)
 
 
-def _multiplier_check(limit: float, trace: Trace, baseline: Trace | None, details: dict[str, Any]) -> Check:
+def _multiplier_check(
+    spec: CostSpec, limit: float, trace: Trace, baseline: Trace | None, details: dict[str, Any]
+) -> Check:
     if baseline is None:  # said once per run, not per query (RunResult.without_baseline): no message here
         return Check(name="max_cost_multiplier", status=SKIP, data={"reason": NO_BASELINE})
     multiplier = cost_multiplier(trace.total_cost_usd, baseline.total_cost_usd)
@@ -81,12 +86,10 @@ def _multiplier_check(limit: float, trace: Trace, baseline: Trace | None, detail
             reason = f"the baseline cost is unknown ({unknown_cost_reason(baseline)})"
         return Check(name="max_cost_multiplier", status=SKIP, message=f"cost multiplier skipped: {reason}")
     details["cost_multiplier"] = multiplier
-    ok = multiplier <= limit
-    return Check(
-        name="max_cost_multiplier",
-        status=PASS if ok else WARN,
-        message=""
-        if ok
-        else f"cost {multiplier:.2f}× the baseline (max {limit:g}×): ${trace.total_cost_usd:.4f} vs ${baseline.total_cost_usd:.4f}",
-        data={"actual": multiplier, "max": limit},
+    data = {"actual": multiplier, "max": limit}
+    if multiplier <= limit:
+        return Check("max_cost_multiplier", PASS, "", data)
+    now, before = usd_pair(trace.total_cost_usd or 0.0, baseline.total_cost_usd or 0.0)
+    return failed(
+        spec, "max_cost_multiplier", f"cost {multiplier:.2f}× the baseline (max {limit:g}×): {now} vs {before}", data
     )

@@ -19,8 +19,9 @@ from agentci_action.engine import metrics
 from agentci_action.engine.arguments import inert_name
 from agentci_action.engine.call_matching import CallMatch, match_calls
 from agentci_action.engine.patterns import PatternTimeout
-from agentci_action.engine.results import ERROR, FAIL, NO_BASELINE, PASS, SKIP, WARN, Check, LayerResult
-from agentci_action.spec.models import ExpectedToolCall, MatchMode, PathSpec, SequenceMetric
+from agentci_action.engine.results import ERROR, NO_BASELINE, PASS, SKIP, Check, LayerResult
+from agentci_action.engine.severity import failed
+from agentci_action.spec.models import ExpectedToolCall, MatchMode, PathSpec, RepeatedCalls, SequenceMetric
 from agentci_action.trace.canonical import ToolCall, Trace
 
 LISTED = 5  # items named in one part of a message before "(+N more)"
@@ -64,18 +65,24 @@ def closest_variant(
     return max(range(len(variants)), key=scores.__getitem__), similarities
 
 
-def _at_most(name: str, actual: float, limit: float, what: str, explain: Callable[..., str], *about: Any) -> Check:
-    """Warn when actual > limit; `explain(*about)` (the explanation) is called only for a warning."""
+def _at_most(
+    spec: PathSpec, name: str, actual: float, limit: float, what: str, explain: Callable[..., str], *about: Any
+) -> Check:
+    """Fails (by the rule's severity) when actual > limit; `explain(*about)` (the explanation) is called only then."""
     if actual <= limit:
         return Check(name, PASS, "", {"actual": actual, "max": limit})
-    return Check(name, WARN, f"{what}: {actual:g} > max {limit:g}{explain(*about)}", {"actual": actual, "max": limit})
+    return failed(spec, name, f"{what}: {actual:g} > max {limit:g}{explain(*about)}", {"actual": actual, "max": limit})
 
 
-def _at_least(name: str, actual: float, limit: float, what: str, explain: Callable[..., str], *about: Any) -> Check:
-    """Warn when actual < limit; `explain(*about)` (the explanation) is called only for a warning."""
+def _at_least(
+    spec: PathSpec, name: str, actual: float, limit: float, what: str, explain: Callable[..., str], *about: Any
+) -> Check:
+    """Fails (by the rule's severity) when actual < limit; `explain(*about)` (the explanation) is called only then."""
     if actual >= limit:
         return Check(name, PASS, "", {"actual": actual, "min": limit})
-    return Check(name, WARN, f"{what}: {actual:.2f} < min {limit:g}{explain(*about)}", {"actual": actual, "min": limit})
+    return failed(
+        spec, name, f"{what}: {actual:.2f} < min {limit:g}{explain(*about)}", {"actual": actual, "min": limit}
+    )
 
 
 def _most_called(used: Sequence[str]) -> str:
@@ -133,7 +140,7 @@ def evaluate_path(
     checks = _tool_list_checks(spec, used, used_set, details)
 
     if (max_tool_calls := spec.max_tool_calls) is not None:
-        checks.append(_at_most("max_tool_calls", len(used), max_tool_calls, "tool calls", _most_called, used))
+        checks.append(_at_most(spec, "max_tool_calls", len(used), max_tool_calls, "tool calls", _most_called, used))
 
     if (expected_tools := spec.expected_tools) is not None:
         _expected_tools_checks(spec, expected_tools, tools_used, used_set, details, checks)
@@ -153,7 +160,7 @@ def evaluate_path(
         checks.append(_expected_calls_check(spec, trace, details))
 
     if (max_loops := spec.max_loops) is not None:
-        checks.append(_at_most("max_loops", repeats, max_loops, "loops", _loops_text, loops))
+        checks.append(_at_most(spec, "max_loops", repeats, max_loops, "loops", _loops_text, loops))
 
     _handoff_checks(spec, trace, details, checks)
     if extra_checks:
@@ -169,24 +176,19 @@ def _tool_list_checks(spec: PathSpec, used: Sequence[str], used_set: set[str], d
         calls = metrics.forbidden_calls(used, forbidden, normalize, used_set)
         details["forbidden_violations"] = violations = list(calls)
         details["forbidden_calls"] = calls
+        data = {"violations": violations, "calls": calls}
         checks.append(
-            Check(
-                "forbidden_tools",
-                FAIL if calls else PASS,
-                f"forbidden tools used: {_calls_at(calls)}" if calls else "",
-                {"violations": violations, "calls": calls},
-            )
+            failed(spec, "forbidden_tools", f"forbidden tools used: {_calls_at(calls)}", data)
+            if calls
+            else Check("forbidden_tools", PASS, "", data)
         )
     if spec.allowed_tools is not None:
         calls = metrics.disallowed_calls(used, spec.allowed_tools, normalize)
         details["disallowed_calls"] = calls
         checks.append(
-            Check(
-                name="allowed_tools",
-                status=FAIL if calls else PASS,
-                message=f"tools not in allowed_tools: {_calls_at(calls)}" if calls else "",
-                data={"calls": calls},
-            )
+            failed(spec, "allowed_tools", f"tools not in allowed_tools: {_calls_at(calls)}", {"calls": calls})
+            if calls
+            else Check("allowed_tools", PASS, "", {"calls": calls})
         )
     return checks
 
@@ -216,10 +218,14 @@ def _expected_tools_checks(
     details["missing_tools"] = missing
     details["unexpected_tools"] = extra
     if (min_recall := spec.min_tool_recall) is not None:
-        checks.append(_at_least("min_tool_recall", recall, min_recall, "tool recall", _listed_as, "missing", missing))
+        checks.append(
+            _at_least(spec, "min_tool_recall", recall, min_recall, "tool recall", _listed_as, "missing", missing)
+        )
     if (min_precision := spec.min_tool_precision) is not None:
         checks.append(
-            _at_least("min_tool_precision", precision, min_precision, "tool precision", _listed_as, "unexpected", extra)
+            _at_least(
+                spec, "min_tool_precision", precision, min_precision, "tool precision", _listed_as, "unexpected", extra
+            )
         )
 
 
@@ -261,13 +267,18 @@ def _reference_checks(
     if (min_similarity := spec.min_sequence_similarity) is not None:
         what = f"sequence similarity ({metric}) against the {source}"
         checks.append(
-            _at_least("min_sequence_similarity", similarity, min_similarity, what, _where, outcome, used, ref_tools)
+            _at_least(
+                spec, "min_sequence_similarity", similarity, min_similarity, what, _where, outcome, used, ref_tools
+            )
         )
     checks.append(
         Check("match_mode", PASS, "", {"mode": mode})
         if outcome.matched
-        else Check(
-            "match_mode", WARN, f"match mode {mode!r} against the {source} failed: {_explain(outcome)}", {"mode": mode}
+        else failed(
+            spec,
+            "match_mode",
+            f"match mode {mode!r} against the {source} failed: {_explain(outcome, used, ref_tools)}",
+            {"mode": mode},
         )
     )
 
@@ -292,10 +303,14 @@ def _divergence_dict(divergence: tuple[int, str | None, str | None]) -> dict[str
     return {"index": index, "expected": expected, "actual": actual}
 
 
-def _explain(outcome: metrics.MatchOutcome) -> str:
+def _explain(outcome: metrics.MatchOutcome, used: Sequence[str], ref_tools: Sequence[str]) -> str:
+    """The first difference, then the missing and unexpected tools; when there are none, whether the same calls
+    were made in another order."""
     parts = []
     if outcome.first_divergence is not None:
         parts.append(_divergence_text(*_inert_divergence(outcome.first_divergence)))
+        if not outcome.missing and not outcome.unexpected and Counter(used) == Counter(ref_tools):
+            parts[-1] += " (the same calls in another order)"
     if outcome.missing:
         parts.append(f"missing: {_names(outcome.missing)}")
     if outcome.unexpected:
@@ -328,10 +343,11 @@ class _Labels:
 
 
 def _expected_calls_check(spec: PathSpec, trace: Trace, details: dict[str, Any]) -> Check:
-    """expected_tool_calls under match_mode; the message and details say which step, tool and argument diverged."""
+    """expected_tool_calls under match_mode; the message and details say which step, tool and argument diverged,
+    which expected calls were made out of order and which calls repeat a step already matched."""
     steps = spec.expected_tool_calls or []
     try:
-        outcome = match_calls(steps, trace.tool_calls, spec.match_mode)
+        outcome = match_calls(steps, trace.tool_calls, spec.match_mode, spec.repeated_calls is RepeatedCalls.IGNORE)
     except PatternTimeout as exc:
         return Check(
             name="expected_tool_calls", status=ERROR, message=f"argument regex /{inert_name(exc.pattern)}/ {exc}"
@@ -341,18 +357,45 @@ def _expected_calls_check(spec: PathSpec, trace: Trace, details: dict[str, Any])
     data = {"mode": spec.match_mode.value}
     if outcome.matched:
         return Check(name="expected_tool_calls", status=PASS, data=data)
+    return failed(
+        spec,
+        "expected_tool_calls",
+        f"expected_tool_calls not matched ({spec.match_mode.value}): {_calls_explained(outcome, labels)}",
+        data,
+    )
+
+
+def _calls_explained(outcome: CallMatch, labels: _Labels) -> str:
+    """Where the calls diverged: the first difference, then each expected call made out of order (not also listed
+    as missing and unexpected), each repeat, what is missing or unexpected besides, and argument mismatches."""
     parts = []
     if outcome.first_divergence is not None:
         d = outcome.first_divergence
         parts.append(_divergence_text(d.index, labels.step(d.step), labels.found(d.step, d.call)))
-    if outcome.missing:
+    placed = {i for i, _ in outcome.out_of_order}
+    called = {j for _, j in outcome.out_of_order}
+    if outcome.out_of_order:
         parts.append(
-            "missing: " + _listed([labels.step(i) or "" for i in outcome.missing[:LISTED]], len(outcome.missing))
+            "out of order: " + _listed([f"{labels.step(i)} called at step {j}" for i, j in outcome.out_of_order])
         )
-    if outcome.unexpected:
+    repeats = {j: i for j, i in outcome.repeated if j not in called}
+    if repeats:
         parts.append(
-            "unexpected: "
-            + _listed([f"{labels.call(j)} at step {j}" for j in outcome.unexpected[:LISTED]], len(outcome.unexpected))
+            "repeated: "
+            + _listed(
+                [
+                    f"{labels.call(j)} at step {j} (expected_tool_calls[{i}] was matched already)"
+                    for j, i in repeats.items()
+                ]
+            )
+        )
+    missing = [i for i in outcome.missing if i not in placed]
+    if missing:
+        parts.append("missing: " + _listed([labels.step(i) or "" for i in missing[:LISTED]], len(missing)))
+    unexpected = [j for j in outcome.unexpected if j not in called and j not in repeats]
+    if unexpected:
+        parts.append(
+            "unexpected: " + _listed([f"{labels.call(j)} at step {j}" for j in unexpected[:LISTED]], len(unexpected))
         )
     for near in outcome.near_misses[:LISTED]:
         if near.mismatches:
@@ -360,12 +403,7 @@ def _expected_calls_check(spec: PathSpec, trace: Trace, details: dict[str, Any])
                 f"arguments of {labels.call(near.call)} at step {near.call} vs expected_tool_calls[{near.step}]: "
                 + _listed([str(m) for m in near.mismatches])
             )
-    return Check(
-        name="expected_tool_calls",
-        status=WARN,
-        message=f"expected_tool_calls not matched ({spec.match_mode.value}): {'; '.join(parts)}",
-        data=data,
-    )
+    return "; ".join(parts)
 
 
 def _call_match_details(outcome: CallMatch, mode: MatchMode, labels: _Labels) -> dict[str, Any]:
@@ -376,6 +414,8 @@ def _call_match_details(outcome: CallMatch, mode: MatchMode, labels: _Labels) ->
         "pairs": [{"step": i, "call": j} for i, j in outcome.pairs],
         "missing": [{"step": i, "tool": labels.tools(i)} for i in outcome.missing],
         "unexpected": [{"call": j, "tool": labels.call(j)} for j in outcome.unexpected],
+        "out_of_order": [{"step": i, "call": j, "tool": labels.call(j)} for i, j in outcome.out_of_order],
+        "repeated": [{"call": j, "step": i, "tool": labels.call(j)} for j, i in outcome.repeated],
         "first_divergence": None
         if d is None
         else {"index": d.index, "expected": labels.step(d.step), "actual": labels.found(d.step, d.call)},
@@ -398,28 +438,29 @@ def _handoff_checks(spec: PathSpec, trace: Trace, details: dict[str, Any], check
     targets = [h.to for h in trace.handoffs] if trace.handoffs else []  # most traces hand off to no one
     details["handoffs"] = targets
     if spec.expected_handoff is not None:
-        ok = spec.expected_handoff in targets
         checks.append(
-            Check(
-                name="expected_handoff",
-                status=PASS if ok else WARN,
-                message=""
-                if ok
-                else f"expected a handoff to {inert_name(spec.expected_handoff)}, got {_names(targets) or 'no handoff'}",
+            Check("expected_handoff", PASS)
+            if spec.expected_handoff in targets
+            else failed(
+                spec,
+                "expected_handoff",
+                f"expected a handoff to {inert_name(spec.expected_handoff)}, got {_names(targets) or 'no handoff'}",
             )
         )
     if spec.expected_handoffs_available is not None:
         allowed = set(spec.expected_handoffs_available)
         stray = list(dict.fromkeys(t for t in targets if t not in allowed))
         checks.append(
-            Check(
-                name="expected_handoffs_available",
-                status=WARN if stray else PASS,
-                message=f"handoff to an agent not in expected_handoffs_available: {_names(stray)}" if stray else "",
+            failed(
+                spec,
+                "expected_handoffs_available",
+                f"handoff to an agent not in expected_handoffs_available: {_names(stray)}",
             )
+            if stray
+            else Check("expected_handoffs_available", PASS)
         )
     if (max_handoffs := spec.max_handoff_count) is not None:
-        checks.append(_at_most("max_handoff_count", len(targets), max_handoffs, "handoffs", _handed_to, targets))
+        checks.append(_at_most(spec, "max_handoff_count", len(targets), max_handoffs, "handoffs", _handed_to, targets))
 
 
 def _handed_to(targets: list[str]) -> str:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from agentci_action.engine.metrics import normalize_tool_name
-from agentci_action.engine.results import Check, Status
+from agentci_action.engine.results import PASS, Check
+from agentci_action.engine.severity import failed
 from agentci_action.spec.models import ProcessSpec
 from agentci_action.trace.canonical import Trace
 
@@ -41,7 +42,8 @@ def strategic_drift(used: list[str], aligned: set[str]) -> float:
 
 
 def evaluate_process(spec: ProcessSpec | None, trace: Trace) -> tuple[dict[str, Any], list[Check]]:
-    """(details, checks) for the spec's process expectations; checks warn, like the rest of the path layer."""
+    """(details, checks) for the spec's process expectations; checks warn, like the rest of the path layer, unless
+    the block's `severity` makes them fail."""
     if spec is None:
         return {}, []
     used = [normalize_tool_name(name) for name in trace.tool_names]
@@ -50,26 +52,20 @@ def evaluate_process(spec: ProcessSpec | None, trace: Trace) -> tuple[dict[str, 
     if spec.expected_steps is not None:
         steps = [(normalize_tool_name(step.tool), step.weight) for step in spec.weighted_steps()]
         rate = details["progress_rate"] = progress_rate(used, steps)
-        if spec.min_progress_rate is not None:
-            ok = rate >= spec.min_progress_rate
+        if (minimum := spec.min_progress_rate) is not None:
+            data = {"actual": rate, "min": minimum}
             checks.append(
-                Check(
-                    name="min_progress_rate",
-                    status=Status.PASS if ok else Status.WARN,
-                    message="" if ok else f"progress rate: {rate:.2f} < min {spec.min_progress_rate:g}",
-                    data={"actual": rate, "min": spec.min_progress_rate},
-                )
+                Check("min_progress_rate", PASS, "", data)
+                if rate >= minimum
+                else failed(spec, "min_progress_rate", f"progress rate: {rate:.2f} < min {minimum:g}", data)
             )
     if spec.aligned_tools is not None:
         drift = details["strategic_drift"] = strategic_drift(used, {normalize_tool_name(n) for n in spec.aligned_tools})
-        if spec.max_strategic_drift is not None:
-            ok = drift <= spec.max_strategic_drift
+        if (maximum := spec.max_strategic_drift) is not None:
+            data = {"actual": drift, "max": maximum}
             checks.append(
-                Check(
-                    name="max_strategic_drift",
-                    status=Status.PASS if ok else Status.WARN,
-                    message="" if ok else f"strategic drift: {drift:.2f} > max {spec.max_strategic_drift:g}",
-                    data={"actual": drift, "max": spec.max_strategic_drift},
-                )
+                Check("max_strategic_drift", PASS, "", data)
+                if drift <= maximum
+                else failed(spec, "max_strategic_drift", f"strategic drift: {drift:.2f} > max {maximum:g}", data)
             )
     return details, checks

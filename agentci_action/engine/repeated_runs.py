@@ -1,6 +1,7 @@
 """Combine a query's repeated runs into one result: the correctness gate across runs, reliability and score.
 
-A run passes when neither its correctness layer nor its path layer (a forbidden tool) failed or errored.
+A run passes when none of its layers failed or errored (correctness, a forbidden tool, a path or cost rule whose
+severity is fail).
 Correctness across runs passes when passed / runs ≥ `min_pass_rate` (default 1.0: every run), and, when
 `min_score` is set, when the mean score reaches it. Path and cost stay soft: each takes its worst run,
 messages labelled by run; their figures over all runs are in `reliability.metrics`. One run keeps its
@@ -48,11 +49,13 @@ class Run:
 
     @property
     def status(self) -> Status:
-        """error when a hard layer errored, fail when one failed, else pass."""
-        correctness, path = self.layers["correctness"].status, self.layers["path"].status
+        """error when correctness or path errored, fail when a layer failed (cost fails only by a rule's severity),
+        else pass."""
+        layers = self.layers
+        correctness, path = layers["correctness"].status, layers["path"].status
         if correctness is ERROR or path is ERROR:
             return ERROR
-        return FAIL if correctness is FAIL or path is FAIL else PASS
+        return FAIL if correctness is FAIL or path is FAIL or layers["cost"].status is FAIL else PASS
 
 
 @dataclass(slots=True)
@@ -149,7 +152,8 @@ def score_result(scores: list[RunScore], pass_rate: float, weights: CompositeWei
 
 
 def _worst_run(runs: list[Run], name: str) -> LayerResult:
-    """The layer from its worst run, with the messages of every run that warned, failed or errored labelled by run."""
+    """The layer from its worst run, with the messages of every run that warned, failed or errored labelled by run,
+    and every run's checks (each message's own status is its check's: LayerResult.findings)."""
     layers = [run.layers[name] for run in runs]
     status = worst([layer.status for layer in layers])
     chosen = next(layer for layer in layers if layer.status is status)
@@ -159,7 +163,8 @@ def _worst_run(runs: list[Run], name: str) -> LayerResult:
         if run.layers[name].status not in (PASS, SKIP)
         for m in run.layers[name].messages
     ]
-    return chosen.model_copy(update={"messages": messages or chosen.messages})
+    checks = [check for run in runs for check in run.layers[name].checks]
+    return chosen.model_copy(update={"messages": messages or chosen.messages, "checks": checks})
 
 
 def pass_rate_check(runs: list[Run], min_pass_rate: float) -> Check:
@@ -171,7 +176,7 @@ def pass_rate_check(runs: list[Run], min_pass_rate: float) -> Check:
         f"run {run.number}: {m}"
         for run in runs
         if run.status is not PASS
-        for name in ("correctness", "path")
+        for name in LAYERS
         if run.layers[name].status in HARD
         for m in run.layers[name].messages
     )

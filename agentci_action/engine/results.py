@@ -12,6 +12,7 @@ correctness.judged_check); model_validate reads untrusted data.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar, Self
@@ -89,12 +90,39 @@ class Check(ResultData):
     data: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One message of a layer, with the status and name of the check that said it (the layer's own status and ''
+    for a message no check said, such as 'no path checks')."""
+
+    status: Status
+    rule: str
+    message: str
+
+
+_RUN_LABEL = re.compile(r"run \d+: ")  # how repeated runs label their messages (engine/repeated_runs.py)
+
+
 @dataclass(slots=True)
 class LayerResult(ResultData):
     status: Status
     details: dict[str, Any] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
+
+    def findings(self) -> list[Finding]:
+        """Each message with its own check's status: in a failed layer a warning still reads as a warning, and a
+        skip as a skip. A repeated run's message ('run 2: …') is its check's."""
+        said: dict[str, Check] = {}
+        for check in self.checks:
+            if check.status is not Status.PASS and check.message:
+                said.setdefault(check.message, check)
+        found = []
+        for message in self.messages:
+            label = _RUN_LABEL.match(message)
+            check = said.get(message) or (said.get(message[label.end() :]) if label else None)
+            found.append(Finding(check.status, check.name, message) if check else Finding(self.status, "", message))
+        return found
 
     @classmethod
     def from_checks(cls, checks: list[Check], details: dict[str, Any] | None = None) -> LayerResult:
@@ -134,7 +162,8 @@ _INFINITY_AS_STRING = ConfigDict(ser_json_inf_nan="strings")
 
 @dataclass(slots=True)
 class Reliability(ResultData):
-    """A query over its k repeated runs. A run passes when neither correctness nor the path (forbidden tools) failed.
+    """A query over its k repeated runs. A run passes when no layer failed (correctness, a forbidden tool, a rule whose
+    severity is fail).
 
     pass_rate = passed / runs; pass_at_k = 1 − C(n−c,k)/C(n,k) with k = runs (1.0 when any run passed); pass_hat_k =
     pass^k = C(c,k)/C(n,k) (1.0 when every run passed); pass_rate_ci95: the Wilson score interval of the pass rate;

@@ -8,12 +8,12 @@ import hashlib
 import re
 from collections.abc import Callable
 from enum import Enum
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from agentci_action._util.limits import MAX_REGEX_ITEMS
-from agentci_action.spec.check_models import Checks
+from agentci_action.spec.check_models import Checks, Severity
 from agentci_action.spec.pattern_syntax import expanded_items, needs_regex_check
 from agentci_action.spec.rubric_templates import RUBRIC_TEMPLATES
 from agentci_action.spec.runner_config import RunnerSpec
@@ -91,11 +91,33 @@ class SequenceMetric(str, Enum):
 
 
 class ArgumentMatch(str, Enum):
-    """How an expected tool call's `arguments` are compared with the arguments of a call in the trace."""
+    """How an expected tool call's `arguments` are compared with the arguments of a call in the trace.
+
+    Named from the expected side, like MatchMode: agentevals' `tool_args_match_mode` names them from the call's, so
+    its `superset` is our `subset` and its `subset` our `superset`; the aliases `contains_expected` (= subset) and
+    `within_expected` (= superset) say it unambiguously.
+    """
 
     EXACT = "exact"  # the call has exactly these keys, each value matching
     SUBSET = "subset"  # the call has at least these keys, each value matching; other keys are ignored
+    SUPERSET = "superset"  # every key of the call is expected and matches; expected keys may be absent
     IGNORE = "ignore"  # arguments are not checked
+
+    @classmethod
+    def _missing_(cls, value: object) -> "ArgumentMatch | None":
+        return ARGUMENT_MATCH_ALIASES.get(value) if isinstance(value, str) else None
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: "CoreSchema", handler: "GetJsonSchemaHandler"
+    ) -> "JsonSchemaValue":
+        schema = handler(core_schema)
+        schema = handler.resolve_ref_schema(schema)
+        schema["enum"] = [*schema["enum"], *ARGUMENT_MATCH_ALIASES]
+        return schema
+
+
+ARGUMENT_MATCH_ALIASES = {"contains_expected": ArgumentMatch.SUBSET, "within_expected": ArgumentMatch.SUPERSET}
 
 
 class ArgumentRule(_Part):
@@ -132,7 +154,11 @@ class ExpectedToolCall(_Part):
         description="Expected argument values, compared by `argument_match`. A value {regex: P} or {value: N, tolerance: T} "
         "is that key's rule, as under `argument_rules`.",
     )
-    argument_match: ArgumentMatch = Field(ArgumentMatch.SUBSET, description="exact, subset (default) or ignore.")
+    argument_match: ArgumentMatch = Field(
+        ArgumentMatch.SUBSET,
+        description="exact; subset (default, alias contains_expected): the call has these keys, others ignored; "
+        "superset (alias within_expected): every key of the call is among these, some may be absent; ignore.",
+    )
     argument_rules: dict[str, ArgumentRule] | None = Field(
         None, description="Per-key rules (regex, numeric tolerance) used instead of equality for those keys."
     )
@@ -307,8 +333,59 @@ class CorrectnessSpec(_Strict):
         return schema
 
 
-class PathSpec(_Strict):
-    """Layer 2, soft warning; a forbidden tool fails hard."""
+PathRule = Literal[
+    "forbidden_tools",
+    "allowed_tools",
+    "max_tool_calls",
+    "min_tool_recall",
+    "min_tool_precision",
+    "min_sequence_similarity",
+    "match_mode",
+    "expected_tool_calls",
+    "max_loops",
+    "expected_handoff",
+    "expected_handoffs_available",
+    "max_handoff_count",
+]
+CostRule = Literal["max_cost_multiplier", "max_total_tokens", "max_llm_calls", "max_latency_ms", "max_cost_usd"]
+ProcessRule = Literal["min_progress_rate", "max_strategic_drift"]
+# What a rule's failure is unless the block's `severity` says otherwise: the allow- and deny-lists fail, the rest warn.
+DEFAULT_SEVERITY: dict[str, Severity] = {
+    **dict.fromkeys((*get_args(PathRule), *get_args(CostRule), *get_args(ProcessRule)), Severity.WARN),
+    "forbidden_tools": Severity.FAIL,
+    "allowed_tools": Severity.FAIL,
+}
+
+
+def _severity_map(layer: str) -> Any:
+    return Field(
+        default_factory=dict,
+        description=f"Per-rule severity of this block's {layer} rules, {{rule: fail | warn}}: fail makes the rule's "
+        "failure fail the query (it blocks under the default fail-on); warn makes it a warning.",
+    )
+
+
+class RuleBlock(_Strict):
+    """A block of path, process or cost rules with a `severity` map (each block declares it with its own rules)."""
+
+    severity: dict[Any, Severity]
+
+    def severity_of(self, rule: str) -> Severity:
+        """The rule's severity: the block's `severity` map, else DEFAULT_SEVERITY."""
+        return self.severity.get(rule) or DEFAULT_SEVERITY[rule]
+
+
+class RepeatedCalls(str, Enum):
+    """How repeated calls count against `expected_tool_calls` in the unordered modes (unordered, superset)."""
+
+    COUNT = "count"  # each call pairs with at most one step: a second refund where one is expected is unexpected
+    IGNORE = "ignore"  # a call may fit a step another call already paired with (repeats pass)
+
+
+class PathSpec(RuleBlock):
+    """Layer 2, soft warning; a forbidden tool fails hard. `severity` changes either, rule by rule."""
+
+    severity: dict[PathRule, Severity] = _severity_map("path")
 
     max_tool_calls: int | None = Field(None, ge=0, description="At most this many tool calls.")
     expected_tools: list[str] | None = Field(
@@ -325,6 +402,12 @@ class PathSpec(_Strict):
     expected_tool_calls: list[ExpectedToolCall] | None = Field(
         None, description="Expected calls with their arguments, in order, compared with the trace under `match_mode`."
     )
+    repeated_calls: RepeatedCalls = Field(
+        RepeatedCalls.COUNT,
+        description="count (default): each call of the trace pairs with at most one expected_tool_calls step in "
+        "every mode, so a second refund where one is expected is unexpected; ignore: under unordered and superset, "
+        "a call may fit a step another call already paired with.",
+    )
     max_loops: int | None = Field(None, ge=0, description="At most this many consecutive repeats of the same tool.")
     match_mode: MatchMode = Field(
         MatchMode.SUBSET, description="How the used tools are compared with the reference sequence."
@@ -340,8 +423,10 @@ class PathSpec(_Strict):
     max_handoff_count: int | None = Field(None, ge=0)
 
 
-class CostSpec(_Strict):
-    """Layer 3, soft warning."""
+class CostSpec(RuleBlock):
+    """Layer 3, soft warning; `severity` makes a rule fail instead, rule by rule."""
+
+    severity: dict[CostRule, Severity] = _severity_map("cost")
 
     max_cost_multiplier: float | None = Field(
         None, gt=0, description="cost / baseline cost ≤ this; skipped without a baseline cost."
@@ -388,8 +473,11 @@ class WeightedStep(_Part):
     weight: float = Field(1.0, gt=0)
 
 
-class ProcessSpec(_Strict):
-    """Process metrics (reported when their expectations are given; thresholds warn in the path layer)."""
+class ProcessSpec(RuleBlock):
+    """Process metrics (reported when their expectations are given; thresholds warn in the path layer, or fail
+    when `severity` says so)."""
+
+    severity: dict[ProcessRule, Severity] = _severity_map("process")
 
     expected_steps: list[str | WeightedStep] | None = Field(
         None, description="Tools the run should reach, in order; a name or {tool, weight}. Gives progress_rate."
