@@ -401,9 +401,10 @@ def test_default_baseline_is_the_newest_passing_version_and_its_diff_is_publishe
     assert code == 1
     summary = (workspace / "summary.md").read_text()
     assert "### AgentCI diff: v1 → current" in summary
-    _table, diff = summary.split("### AgentCI diff", 1)
+    reasons, diff = summary.split("### AgentCI diff", 1)
+    assert "| ❌ | refund-policy" in reasons  # why it fails, said once, above the diff
     assert "| 🔴 | refund-policy | regression, output changed |" in diff  # a correctness flip, listed first
-    assert "### Details" in diff  # the run's details come after the diff
+    assert "layer by layer</summary>" in diff  # every query's layers come after the diff
     [comment] = github.comments("octo/agent", 7)
     assert "### AgentCI diff: v1 → current" in comment["body"]
     assert "AgentCI diff · support-bot · v1 → current" in log  # the console diff, in the log

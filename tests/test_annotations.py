@@ -42,13 +42,17 @@ def test_hostile_agent_text_cannot_become_a_command():
         properties = match.group(2) or ""
         assert "::" not in properties  # the data part starts at the first '::'
     hostile = next(line for line in lines if "prompt-injection" in line)
-    assert hostile.startswith("::error file=agentci_spec.yaml,line=27,title=AgentCI correctness%3A prompt-injection::")
+    assert hostile.startswith("::error file=agentci_spec.yaml,line=35,title=AgentCI correctness%3A prompt-injection::")
     assert "%250A" in hostile  # the literal %0A of the answer is escaped, not decoded by the runner
 
 
 def test_levels_error_for_blocking_warning_for_the_rest_errors_first():
     found = annotations_for(mixed_run())
-    assert [(a.level, a.line) for a in found] == [("error", 27), ("warning", 11), ("warning", 19)]
+    assert [(a.level, a.line) for a in found] == [("error", 27), ("error", 35), ("warning", 11), ("warning", 19)]
+    blocked = found[0]  # the refund made before the lookup: a path rule whose severity is fail
+    assert blocked.title == "AgentCI path: refund-damaged"
+    assert blocked.message.startswith("[expected_tool_calls: severity fail] expected_tool_calls not matched (strict)")
+    assert "; warning: match mode 'strict' against the baseline failed" in blocked.message  # its own status
     not_blocking = run(query("q", 3, "fail", blocking=False, correctness=layer("fail", "wrong")))
     assert [a.level for a in annotations_for(not_blocking)] == ["warning"]
     errored = run(query("q", 3, "error", correctness=layer("error", "judge unreachable")))

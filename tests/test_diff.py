@@ -387,8 +387,11 @@ def test_a_forbidden_tool_in_a_single_run_regresses_the_query_though_correctness
     (query,) = diff_runs(before, after).queries
     assert query.kinds == [ChangeKind.REGRESSION, ChangeKind.TOOLS_CHANGED]
     assert (query.correctness.before, query.correctness.after) == ("pass", "pass")
-    assert "Correctness      unchanged (PASS) · query PASS → FAIL" in diff_console.render_diff(diff_runs(before, after))
-    assert "✅ pass · query ✅ pass → ❌ fail" in diff_markdown.render_markdown(diff_runs(before, after))
+    console = diff_console.render_diff(diff_runs(before, after))
+    assert "Status           PASS → FAIL" in console and "Correctness" not in console  # the query's, said once
+    assert "| ✅ pass → ❌ fail: forbidden tools used: send\\_email at step 1 |" in diff_markdown.render_markdown(
+        diff_runs(before, after)
+    )
     (fixed,) = diff_runs(after, before).queries
     assert fixed.kinds[0] is ChangeKind.FIXED
 

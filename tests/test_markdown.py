@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 from conftest import GOLDEN, check_golden
-from results_builder import HOSTILE, layer, mixed_run, query, run
+from results_builder import HOSTILE, layer, mixed_diff, mixed_run, query, run
 
 from agentci_action.report.markdown import (
     COMMENT_BUDGET,
+    COMMENT_ROWS,
     SUMMARY_BUDGET,
     Links,
     content_digest,
@@ -36,7 +37,9 @@ def test_summary_golden():
 
 
 def test_comment_golden():
-    check_golden("comment_mixed.md", render_comment(mixed_run(), "agentci", links=LINKS))
+    """The README's example: a support agent's pull request, against its saved baseline."""
+    current = mixed_run()
+    check_golden("comment_mixed.md", render_comment(current, "agentci", links=LINKS, diff=mixed_diff(current)))
 
 
 README_EXAMPLE = re.compile(
@@ -90,14 +93,65 @@ def table_rows(markdown: str) -> list[str]:
     return [line for line in markdown.splitlines() if line.startswith("| ")]
 
 
+def tables(markdown: str) -> list[list[str]]:
+    """Each table's lines (header, rule, rows): runs of consecutive lines starting with '|'."""
+    found: list[list[str]] = []
+    previous = False
+    for line in markdown.splitlines():
+        if line.startswith("|"):
+            if not previous:
+                found.append([])
+            found[-1].append(line)
+        previous = line.startswith("|")
+    return found
+
+
 def test_hostile_text_breaks_neither_the_table_nor_the_marker():
-    comment = render_comment(mixed_run(), "agentci", links=LINKS)
+    current = mixed_run()
+    comment = render_comment(current, "agentci", links=LINKS, diff=mixed_diff(current))
     assert comment.count("<!--") == 2 and comment.startswith(marker("agentci") + "\n")
     assert "<details>|" not in comment and "@octocat" not in comment
-    for row in table_rows(comment):
-        assert len(re.findall(r"(?<!\\)\|", row)) == 7, row  # 6 columns
+    assert len(tables(comment)) >= 4  # the reasons, the diff, a changed query's figures, every query
+    for table in tables(comment):
+        columns = len(re.findall(r"(?<!\\)\|", table[0]))
+        for row in table:
+            assert len(re.findall(r"(?<!\\)\|", row)) == columns, row
     opened, closed = comment.count("<details>"), comment.count("</details>")
-    assert opened == closed == 3  # one per failing or warning query; none injected
+    assert opened == closed == 5  # four changed queries and every query's table, folded; none injected
+
+
+def test_each_reason_is_said_once_failures_first_and_each_finding_with_its_own_status():
+    """The reasons are the first table (failures before warnings); the diff below shows routes and answers, not the
+    reasons again; a warning beside the blocking failure reads ⚠️, not ❌."""
+    current = mixed_run()
+    comment = render_comment(current, "agentci", links=LINKS, diff=mixed_diff(current))
+    reasons = tables(comment)[0]
+    assert reasons[0] == "| | Query | Spec | Why |"
+    assert [row.split(" | ")[1].split("<br>")[0] for row in reasons[2:]] == [
+        "refund-damaged",
+        "prompt-injection",
+        "order-status",
+        "cancel-order",
+    ]
+    for reason in ("expected\\_tool\\_calls not matched", "answer does not contain 'refund'", "tool recall: 0.50"):
+        assert comment.count(reason) == 1, reason
+    assert "Why it fails now" not in comment and "### Details" not in comment
+    blocked = reasons[2]
+    assert "❌ **path**: \\[expected\\_tool\\_calls: severity fail\\]" in blocked
+    assert "⚠️ **path**: match mode 'strict' against the baseline failed" in blocked
+    assert comment.index("| | Query | Spec | Why |") < comment.index("### AgentCI diff") < comment.index("layer by layer")
+
+
+def test_the_changed_query_fold_shows_the_route_before_and_after_with_its_arguments():
+    current = mixed_run()
+    comment = render_comment(current, "agentci", links=LINKS, diff=mixed_diff(current))
+    fold = comment[comment.index("<details><summary>🔴 refund-damaged") :]
+    fold = fold[: fold.index("</details>")]
+    assert "**Tool calls** in order, first difference at step 0:" in fold
+    assert "```text\nbefore  lookup_order → refund\nafter   refund → lookup_order\n        ^\n```" in fold
+    assert "- refund \\(step 1 → 0\\): amount 35.0 → 350.0" in fold
+    row = next(line for line in table_rows(comment) if line.startswith("| 🔴 | refund-damaged"))
+    assert "lookup\\_order → refund ⇒ refund → lookup\\_order" in row
 
 
 def test_marker_cannot_be_closed_by_the_header():
@@ -143,21 +197,32 @@ def many(n: int) -> list:
 
 
 @pytest.mark.parametrize(
-    ("render", "limit"),
+    ("render", "limit", "rows"),
     [
-        (lambda r: render_comment(r, "agentci", links=LINKS), COMMENT_BUDGET),
-        (lambda r: render_summary(r, links=LINKS), 1_000_000),
+        (lambda r: render_comment(r, "agentci", links=LINKS), COMMENT_BUDGET, COMMENT_ROWS),
+        (lambda r: render_summary(r, links=LINKS), 1_000_000, 2000),
     ],
 )
-def test_huge_suites_are_cut_to_the_budget_and_say_so(render, limit):
+def test_huge_suites_are_cut_to_the_budget_and_say_so(render, limit, rows):
     text = render(run(*many(2000)))
     assert len(text.encode()) <= limit
-    note = re.search(r"Cut to fit GitHub's size limit: (\d+) table rows? and (\d+) detail blocks? left out", text)
+    note = re.search(
+        r"Cut to fit GitHub's size limit: (\d+) failing or warning quer(?:y|ies) and (\d+) table rows? left out", text
+    )
     assert note, text[-500:]
-    kept_rows = len(table_rows(text)) - 1  # minus the header row
-    assert kept_rows + int(note.group(1)) == 2000
-    assert text.count("<details>") + int(note.group(2)) == 2000
+    reasons, *rest = tables(text)
+    assert len(reasons) - 2 + int(note.group(1)) == 2000  # minus the header and rule lines
+    listed = len(rest[0]) - 2 if rest else 0
+    assert listed + int(note.group(2)) == rows  # the comment lists at most COMMENT_ROWS, the summary all
     assert text.rstrip().endswith("</sub>")  # the footer survives the cut
+
+
+def test_the_comment_lists_at_most_comment_rows_queries_and_says_the_summary_has_every_one():
+    suite = run(*(query(f"q{i:03d}", i + 1, "pass") for i in range(200)))
+    comment, summary = render_comment(suite, "agentci", links=LINKS), render_summary(suite, links=LINKS)
+    assert len(table_rows(comment)) - 1 == COMMENT_ROWS and len(table_rows(summary)) - 1 == 200
+    assert "150 more queries: the job summary and the results file list every one." in comment
+    assert len(comment.encode()) < 20_000  # a 200-query suite that passed stays a short comment
 
 
 def test_small_suites_are_not_cut():

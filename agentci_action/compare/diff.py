@@ -8,6 +8,8 @@ classified on all runs, with the kinds trace-diffing tools use:
 
 - regression: the query's status went from pass or warn to fail or error (correctness, a forbidden tool, or
   whatever else fails it); fixed: the reverse;
+- not_run: the agent could not be run on the query for infrastructure reasons ([INFRA]: the model service down or
+  rate-limited, a timeout): nothing to compare, and no regression;
 - new_query / removed_query: the query has a trace on one side only, or was removed from the spec;
 - tools_changed: the distribution of routes (ordered lists of tool calls) over the runs differs;
   routing_changed: the distribution of handoff targets differs;
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from agentci_action.engine import metrics
+from agentci_action.engine.arguments import ABSENT, NOT_AN_OBJECT, as_mapping, inert_name, inert_value, same_json
 from agentci_action.engine.correctness import Judge
 from agentci_action.engine.evaluate_spec import Observe, Settings, evaluate_spec, group_traces
 from agentci_action.engine.path import closest_variant
@@ -41,7 +44,7 @@ from agentci_action.engine.results import Aggregates, GateResult, MetricChange, 
 from agentci_action.engine.score import run_uplift
 from agentci_action.engine.stats import most_frequent
 from agentci_action.spec.models import AgentCISpec, PathSpec
-from agentci_action.trace.canonical import Trace
+from agentci_action.trace.canonical import ToolCall, Trace
 
 if TYPE_CHECKING:
     from agentci_action.compare.baselines import Reference
@@ -55,6 +58,7 @@ FAILING = (Status.FAIL, Status.ERROR)
 
 class ChangeKind(str, Enum):
     REGRESSION = "regression"
+    NOT_RUN = "not_run"
     REMOVED_QUERY = "removed_query"
     NEW_QUERY = "new_query"
     FIXED = "fixed"
@@ -83,14 +87,17 @@ class Delta(BaseModel):
 
     @classmethod
     def of(cls, before: float | None, after: float | None) -> Delta:
+        """The figures as JSON shows them: a whole number as an integer (a mean of 3 and 3 is 3, not 3.0), change
+        and percent rounded to 12 significant digits (0.28, not 0.2800000000000001)."""
+        before, after = _plain(before), _plain(after)
         if before is None or after is None:
             return cls(before=before, after=after)
-        change = after - before
+        change = _plain(float(f"{after - before:.12g}"))
         return cls(
             before=before,
             after=after,
             change=change,
-            percent=100.0 * change / before if before else None,
+            percent=float(f"{100.0 * (after - before) / before:.12g}") if before else None,
             new=before == 0 and after != 0,
         )
 
@@ -101,11 +108,31 @@ class Delta(BaseModel):
         return self.new or abs(self.change) > tolerance * abs(self.before or 0)
 
 
+def _plain(value: float | None) -> int | float | None:
+    """A float that is a whole number as an int; anything else as it is."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 class StatusDiff(BaseModel):
     """A status before → after; null on the side without the query (or, before, for a query no longer in the spec)."""
 
     before: Status | None
     after: Status | None
+
+
+MAX_ARGUMENT_CHANGES = 20
+
+
+class ArgumentChange(BaseModel):
+    """One argument of one call that changed: the k-th call of `tool` on each side (`step_before`, `step_after`: its
+    0-based position in each route), with both values as inert JSON text ('(absent)' on the side without the key)."""
+
+    tool: str
+    step_before: int
+    step_after: int
+    key: str
+    before: str
+    after: str
 
 
 class PathDiff(BaseModel):
@@ -125,6 +152,11 @@ class PathDiff(BaseModel):
         default_factory=list, description="The tools called before, in order: the most frequent route over the runs."
     )
     route_after: list[str] = Field(default_factory=list, description="The same, after.")
+    argument_changes: list[ArgumentChange] = Field(
+        default_factory=list,
+        description="Arguments that differ between the k-th call of a tool before and its k-th call after, in the "
+        f"runs of the two routes shown (at most {MAX_ARGUMENT_CHANGES}).",
+    )
 
 
 class AnswerDiff(BaseModel):
@@ -154,8 +186,8 @@ class QueryDiff(BaseModel):
     correctness: StatusDiff
     why: list[str] = Field(
         default_factory=list,
-        description="For a regression, the messages of the layers failing now; for a fixed query, those that "
-        "failed before. Empty otherwise.",
+        description="For a regression (or a query not run), the messages of the layers failing now; for a fixed "
+        "query, those that failed before. Empty otherwise.",
     )
     answer: AnswerDiff = Field(default_factory=AnswerDiff)
     models_before: list[str] = Field(default_factory=list, description="LLM models the before side's runs called.")
@@ -271,6 +303,8 @@ class _Figures:
     answer: str | None = (
         None  # the most frequent answer, leaked values masked (QueryResult.answer); shown, not compared
     )
+    calls: tuple[ToolCall, ...] = ()  # the tool calls of the first run that took the route shown
+    not_run: str | None = None  # every run failed without a trace: "infrastructure" ([INFRA]) or "crashed"
 
     @property
     def tools(self) -> list[str]:
@@ -296,21 +330,23 @@ def same_distribution(before: Sequence[Hashable], after: Sequence[Hashable]) -> 
 
 
 def _figures(result: QueryResult, runs: list[Trace]) -> _Figures:
-    """`result`'s figures (means over its runs) and the routes and answers of `runs`, the traces of the side."""
+    """`result`'s figures (means over its runs) and the routes and answers of `runs`, the traces of the side (those
+    that gave a trace: a run the agent could not do has no route or answer to compare)."""
+    ran = [t for t in runs if t.run_error is None]
     return _Figures(
         status=result.status,
         correctness=result.correctness.status,
-        routes=[t.tool_sequence for t in runs],
+        routes=[t.tool_sequence for t in ran],
         tool_calls=result.figure("tool_calls"),
         precision=result.figure("tool_precision"),
         recall=result.figure("tool_recall"),
         loops=result.figure("loops_detected"),
-        handoffs=[tuple(h.to for h in t.handoffs) for t in runs],
+        handoffs=[tuple(h.to for h in t.handoffs) for t in ran],
         cost_usd=result.figure("cost_usd"),
         total_tokens=result.figure("total_tokens"),
         llm_calls=result.figure("llm_calls"),
         latency_ms=result.figure("latency_ms"),
-        answers=[t.final_answer.strip() for t in runs],
+        answers=[t.final_answer.strip() for t in ran],
         runs=result.runs,
         failures=tuple(
             message
@@ -318,9 +354,71 @@ def _figures(result: QueryResult, runs: list[Trace]) -> _Figures:
             if layer.status in FAILING
             for message in layer.messages
         ),
-        models=_models(runs),
-        answer=result.answer,
+        models=_models(ran),
+        answer=result.answer if ran else None,
+        calls=_route_calls(ran),
+        not_run=_not_run(runs) if runs and not ran else None,
     )
+
+
+def _route_calls(runs: list[Trace]) -> tuple[ToolCall, ...]:
+    """The tool calls of the first run whose route is the most frequent one (the route the diff shows)."""
+    route = most_frequent([t.tool_sequence for t in runs])
+    return next((tuple(t.tool_calls) for t in runs if t.tool_sequence == route), ())
+
+
+def _not_run(runs: list[Trace]) -> str:
+    """Why none of a side's runs gave a trace: "infrastructure" when each failed so ([INFRA]), else "crashed"."""
+    return "infrastructure" if all((t.run_error or "").startswith("[INFRA]") for t in runs) else "crashed"
+
+
+def argument_changes(before: Sequence[ToolCall], after: Sequence[ToolCall]) -> list[ArgumentChange]:
+    """The arguments that differ between the k-th call of each tool before and its k-th call after (a reordered
+    route still compares refund with refund), in the order of the calls after; at most MAX_ARGUMENT_CHANGES."""
+    earlier: dict[str, list[int]] = {}
+    for position, call in enumerate(before):
+        earlier.setdefault(call.name, []).append(position)
+    seen: Counter[str] = Counter()
+    changes: list[ArgumentChange] = []
+    for position, call in enumerate(after):
+        k, seen[call.name] = seen[call.name], seen[call.name] + 1
+        positions = earlier.get(call.name, [])
+        if k >= len(positions):
+            continue
+        old = before[positions[k]].arguments
+        if same_json(old, call.arguments):
+            continue
+        for key, was, now in _differing(old, call.arguments):
+            changes.append(
+                ArgumentChange(
+                    tool=inert_name(call.name),
+                    step_before=positions[k],
+                    step_after=position,
+                    key=key,
+                    before=was,
+                    after=now,
+                )
+            )
+            if len(changes) == MAX_ARGUMENT_CHANGES:
+                return changes
+    return changes
+
+
+def _differing(before: object, after: object) -> list[tuple[str, str, str]]:
+    """(key, before, after) as inert text for each key whose value differs; one '(arguments)' entry when either side
+    is not an object."""
+    old, new = as_mapping(before), as_mapping(after)
+    if old is None or new is None:
+        return [(NOT_AN_OBJECT, inert_value(before), inert_value(after))]
+    return [
+        (
+            inert_name(key),
+            inert_value(old[key]) if key in old else ABSENT,
+            inert_value(new[key]) if key in new else ABSENT,
+        )
+        for key in dict.fromkeys([*old, *new])
+        if key not in old or key not in new or not same_json(old[key], new[key])
+    ]
 
 
 def _shown_answer(side: _Figures | None) -> str | None:
@@ -363,12 +461,21 @@ def _unevaluated(runs: list[Trace]) -> _Figures:
 
 def _kinds(before: _Figures | None, after: _Figures | None, path: PathDiff, cost: CostDiff) -> list[ChangeKind]:
     """Regression / fixed follow the query's status (what blocks the run: correctness, a forbidden tool, …);
-    routes, handoffs and answers are compared as distributions over the runs."""
+    routes, handoffs and answers are compared as distributions over the runs. A side whose runs all failed without a
+    trace has nothing to compare: infrastructure is not_run (not the agent's doing), a crash only its status."""
     if before is None:
         return [ChangeKind.NEW_QUERY]
     if after is None:
         return [ChangeKind.REMOVED_QUERY]
+    if after.not_run == "infrastructure":
+        return [ChangeKind.NOT_RUN]
     kinds = []
+    if before.not_run or after.not_run:
+        if before.status not in FAILING and after.status in FAILING:
+            kinds.append(ChangeKind.REGRESSION)
+        if before.status in FAILING and after.status not in FAILING:
+            kinds.append(ChangeKind.FIXED)
+        return kinds
     if before.status not in FAILING and after.status in FAILING:
         kinds.append(ChangeKind.REGRESSION)
     if before.status in FAILING and after.status not in FAILING:
@@ -410,6 +517,7 @@ def diff_query(
         handoffs_after=a.handoff_targets,
         route_before=b.tools,
         route_after=a.tools,
+        argument_changes=argument_changes(b.calls, a.calls) if before and after else [],
     )
     path.tools_added = list(dict.fromkeys(path.tools_added))
     path.tools_removed = list(dict.fromkeys(path.tools_removed))
@@ -420,7 +528,13 @@ def diff_query(
         latency_ms=Delta.of(b.latency_ms, a.latency_ms),
     )
     kinds = _kinds(before, after, path, cost)
-    why = a.failures if ChangeKind.REGRESSION in kinds else b.failures if ChangeKind.FIXED in kinds else ()
+    why = (
+        a.failures
+        if ChangeKind.REGRESSION in kinds or ChangeKind.NOT_RUN in kinds
+        else b.failures
+        if ChangeKind.FIXED in kinds
+        else ()
+    )
     return QueryDiff(
         id=result.id if result else key,
         query=result.query if result else text,

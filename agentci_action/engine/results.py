@@ -120,8 +120,8 @@ class LayerResult(ResultData):
         found = []
         for message in self.messages:
             label = _RUN_LABEL.match(message)
-            check = said.get(message) or (said.get(message[label.end() :]) if label else None)
-            found.append(Finding(check.status, check.name, message) if check else Finding(self.status, "", message))
+            own = said.get(message) or (said.get(message[label.end() :]) if label else None)
+            found.append(Finding(own.status, own.name, message) if own else Finding(self.status, "", message))
         return found
 
     @classmethod

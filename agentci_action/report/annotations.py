@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentci_action._util.text import one_line, unverified_note
 from agentci_action.engine.results import LAYERS, QueryResult, RunResult, Status
+from agentci_action.report import finding_phrases
 from agentci_action.report.console import render_with_diff
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def annotations_for(run: RunResult, workspace: str | None = None) -> list[Annota
             level = _level(query, layer)
             if level is None:
                 continue
-            messages = query.layer(layer).messages or [query.layer(layer).status.value]
+            messages = finding_phrases.lines(query.layer(layer))
             found.append(
                 Annotation(
                     level=level,

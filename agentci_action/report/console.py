@@ -7,7 +7,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from agentci_action._util.text import milliseconds, no_baseline_note, one_line, plural, unverified_note, usd
-from agentci_action.engine.results import LAYERS, RUN_FIGURES, QueryResult, RunResult, Status
+from agentci_action.engine.results import LAYERS, RUN_FIGURES, Finding, QueryResult, RunResult, Status
 from agentci_action.report import gate_phrases, suite_phrases
 from agentci_action.report.diff_console import render_diff
 
@@ -74,11 +74,13 @@ def render_query(result: QueryResult) -> list[str]:
     ]
     for name in LAYERS:
         layer = result.layer(name)
-        for k, message in enumerate(layer.messages or ["" if layer.status is Status.SKIP else "ok"]):
-            head = f"    {name:<11} {layer.status.value:<5} " if k == 0 else " " * 22
+        said = layer.findings() or [Finding(layer.status, "", "" if layer.status is Status.SKIP else "ok")]
+        for k, finding in enumerate(said):  # a finding of another status than its layer's says its own
+            shown = finding.status.value if k == 0 or finding.status is not layer.status else ""
+            head = f"    {name if k == 0 else '':<11} {shown:<5} "
             # wrapped rather than cut: a path explanation's last part (the argument values) matters most
-            pieces = textwrap.wrap(one_line(message, MESSAGE_LIMIT), MESSAGE_WIDTH, break_on_hyphens=False) or [""]
-            lines.append((head + pieces[0]).rstrip())
+            pieces = textwrap.wrap(one_line(finding.message, MESSAGE_LIMIT), MESSAGE_WIDTH, break_on_hyphens=False)
+            lines.append((head + (pieces or [""])[0]).rstrip())
             lines.extend(" " * 24 + piece for piece in pieces[1:])
     lines.append(f"    {figures_line(result)}")
     if result.runs > 1:

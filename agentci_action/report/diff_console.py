@@ -11,10 +11,12 @@ from agentci_action.report import diff_format as fmt
 from agentci_action.report import gate_phrases
 
 WIDTH = 76  # characters inside the box
+ROUTE_WIDTH = WIDTH - 21  # a route this short stays on one line, so a caret can point into it
 ANSWER_LIMIT = 300  # characters of an answer shown (the JSON has it in full)
 MAX_UNCHANGED_LINES = 6  # lines naming the unchanged queries (the JSON lists every one)
 HEADS: dict[ChangeKind | None, str] = {  # None: a query without changes
     ChangeKind.REGRESSION: "✗ REGRESSION",
+    ChangeKind.NOT_RUN: "! NOT RUN",
     ChangeKind.REMOVED_QUERY: "- REMOVED",
     ChangeKind.NEW_QUERY: "+ NEW",
     ChangeKind.FIXED: "✓ FIXED",
@@ -48,29 +50,19 @@ def _metric_lines(
     return lines
 
 
-def _correctness_line(query: QueryDiff) -> list[str]:
-    """The correctness status before → after; nothing for a query with no correctness check on either side."""
-    before, after = query.correctness.before, query.correctness.after
-    blocked = query.has(ChangeKind.REGRESSION) or query.has(ChangeKind.FIXED)
-    if before is None or after is None:  # a new or removed query: its one side
-        one = after if before is None else before
-        return [] if one in (None, Status.SKIP) else [f"  Correctness      {_status(one)}"]
-    if {before, after} - {None} == {Status.SKIP}:  # no correctness check: another layer decided, e.g. a forbidden tool
-        return [f"  Status           {_status(query.status.before)} → {_status(query.status.after)}"] if blocked else []
-    line = (
-        f"  Correctness      unchanged ({_status(before)})"
-        if before == after
-        else f"  Correctness      {_status(before)} → {_status(after)}"
-    )
-    if before == after and (
-        query.has(ChangeKind.REGRESSION) or query.has(ChangeKind.FIXED)
-    ):  # another layer, e.g. a forbidden tool
-        line += f" · query {_status(query.status.before)} → {_status(query.status.after)}"
-    return [line]
+def _status_lines(query: QueryDiff) -> list[str]:
+    """The query's status before → after (or its one side), in words; nothing for a new or removed query without
+    one."""
+    before, after = query.status.before, query.status.after
+    if (before is None or after is None) and (after or before) in (None, Status.SKIP):
+        return []
+    text = fmt.status_change(query).upper().replace("(INFRASTRUCTURE)", "(infrastructure)")
+    unchanged = before is not None and after is not None and before == after
+    return [f"  {'Status':<16} {'unchanged (' + text + ')' if unchanged else text}"]
 
 
 def query_lines(query: QueryDiff) -> list[str]:
-    """One changed query: its kinds, then correctness and the path and cost figures that moved."""
+    """One changed query: its kinds, status, why, answers, then the route and the path and cost figures that moved."""
     head = HEADS.get(fmt.headline_kind(query), "~ CHANGED")
     lines = [
         f"{head}  {query.id}",
@@ -78,31 +70,61 @@ def query_lines(query: QueryDiff) -> list[str]:
         *([f"  {query.query}"] if query.query else []),
         *([f"  {query.file}:{query.line}"] if query.file else []),
         "",
-        *_correctness_line(query),
+        *_status_lines(query),
         *_why_lines(query),
-        *_answer_lines(query),
     ]
+    if query.has(ChangeKind.NOT_RUN):
+        return lines
+    lines += _answer_lines(query)
     models = fmt.models_text(query.models_before, query.models_after)
     if models:
         lines.append(f"  {'Model':<16} {models}")
     one_side = query.has(ChangeKind.NEW_QUERY) or query.has(ChangeKind.REMOVED_QUERY)  # its figures, not changes
-    lines += _tier("Path", _metric_lines(query.path, fmt.PATH_METRICS, query, not one_side) + _tool_lines(query))
+    lines += _tier(
+        "Path",
+        _route_lines(query) + _metric_lines(query.path, fmt.PATH_METRICS, query, not one_side) + _tool_lines(query),
+    )
     lines += _tier("Cost", _metric_lines(query.cost, fmt.COST_METRICS, query, not one_side))
     return lines
 
 
 def _why_lines(query: QueryDiff) -> list[str]:
-    """Why a regression fails now (or a fixed query failed before): its failing layers' messages, wrapped."""
+    """Why a regression fails now (or a fixed query failed before, or a query was not run): its failing layers'
+    messages, wrapped to the box."""
     if not query.why:
         return []
-    head = "Why" if query.has(ChangeKind.REGRESSION) else "Was failing"
+    head = "Was failing" if query.has(ChangeKind.FIXED) else "Why"
     lines = []
     for k, message in enumerate(query.why[:5]):
-        pieces = textwrap.wrap(one_line(message, 400), WIDTH - 19) or [""]
-        lines.append(f"  {head if k == 0 else '':<16} {pieces[0]}")
-        lines += [f"  {'':<16}   {piece}" for piece in pieces[1:]]
+        lines += _wrapped(head if k == 0 else "", one_line(message, 400), hanging=2)
     if len(query.why) > 5:
         lines.append(f"  {'':<16} and {len(query.why) - 5} more (the JSON has them)")
+    return lines
+
+
+def _route_lines(query: QueryDiff) -> list[str]:
+    """The tool route and the handoffs before and after, with a caret under the first difference, and the changed
+    arguments."""
+    lines = []
+    for changed, label, unit, before, after in (
+        (fmt.route_changed(query), "Route", "step", query.path.route_before, query.path.route_after),
+        (
+            query.has(ChangeKind.ROUTING_CHANGED),
+            "Handoffs",
+            "handoff",
+            query.path.handoffs_before,
+            query.path.handoffs_after,
+        ),
+    ):
+        if not changed:
+            continue
+        old, new, at = fmt.route_texts(before, after, 6)
+        lines += _wrapped(f"  {label} before", old, hanging=2)
+        lines += _wrapped(f"  {label} after", new, hanging=2)
+        if len(new) <= ROUTE_WIDTH:  # one line: the caret points at the step
+            lines.append(f"    {'':<16} {' ' * at}^ {unit} {fmt.first_difference(before, after)}")
+    for k, line in enumerate(fmt.argument_lines(query)):
+        lines += _wrapped("  Arguments" if k == 0 else "", line, hanging=2)
     return lines
 
 
@@ -111,22 +133,29 @@ def _answer_lines(query: QueryDiff) -> list[str]:
     if not fmt.shows_answer(query):
         return []
     before, after = query.answer.before, query.answer.after
-    if before == after and before is not None:  # repeated runs: the most frequent answer held, others changed
-        note = f"  {'':<16} (the most frequent on both sides; other runs' answers changed)"
-        return [*_wrapped("Answer", one_line(fmt.trimmed(before, ANSWER_LIMIT))), note]
+    if before == after and before is not None:
+        return _wrapped(f"Answer ({fmt.same_answer_note(query)})", one_line(fmt.trimmed(before, ANSWER_LIMIT)))
     lines = []
     for label, text in (("Answer before", before), ("Answer after", after)):
         if text is not None:
             lines += _wrapped(label, one_line(fmt.trimmed(text, ANSWER_LIMIT)))
+    if after is None and query.status.after is not None:  # the query ran, but gave no trace
+        lines += _wrapped("Answer after", "(none: the run gave no trace)")
     changes = fmt.word_diff(before, after) if before is not None and after is not None and before != after else None
     if changes is not None:
         lines += _wrapped("Word diff", one_line(fmt.trimmed(changes, ANSWER_LIMIT)))
     return lines
 
 
-def _wrapped(label: str, text: str) -> list[str]:
-    pieces = textwrap.wrap(text, WIDTH - 19, drop_whitespace=False) or [""]
-    return [f"  {label if k == 0 else '':<16} {piece.strip()}" for k, piece in enumerate(pieces)]
+def _wrapped(label: str, text: str, hanging: int = 0) -> list[str]:
+    """`label` in a 16-column gutter and `text` wrapped beside it to the box's width, continuation lines indented
+    `hanging` more; a label longer than the gutter takes a line of its own."""
+    gutter = 16 + len(label) - len(label.lstrip())
+    lines = [f"  {label}"] if len(label) > gutter else []
+    head = "" if lines else label
+    width = WIDTH - 3 - gutter
+    pieces = textwrap.wrap(text, width, subsequent_indent=" " * hanging, break_on_hyphens=False) or [""]
+    return lines + [f"  {(head if k == 0 else ''):<{gutter}} {piece}" for k, piece in enumerate(pieces)]
 
 
 def _tier(name: str, lines: list[str]) -> list[str]:
@@ -137,14 +166,12 @@ def _tool_lines(query: QueryDiff) -> list[str]:
     lines = []
     if query.has(ChangeKind.TOOLS_CHANGED) and query.path.sequence_similarity is not None:
         lines.append(f"    {'Sequence sim.':<16} {query.path.sequence_similarity:.2f} (LCS, after vs before)")
+    if fmt.route_changed(query):  # the routes above show what was added and removed
+        return lines
     if query.path.tools_added:
-        lines.append(f"    {'Tools added':<16} {', '.join(query.path.tools_added)}")
+        lines += _wrapped("  Tools added", ", ".join(query.path.tools_added))
     if query.path.tools_removed:
-        lines.append(f"    {'Tools removed':<16} {', '.join(query.path.tools_removed)}")
-    if query.has(ChangeKind.ROUTING_CHANGED):
-        lines.append(
-            f"    {'Routing':<16} {' → '.join(query.path.handoffs_before) or 'none'}  ⇒  {' → '.join(query.path.handoffs_after) or 'none'}"
-        )
+        lines += _wrapped("  Tools removed", ", ".join(query.path.tools_removed))
     return lines
 
 

@@ -1,20 +1,21 @@
 """How the diff's figures read, shared by the console and markdown renderings.
 
 A delta reads `before → after (▼ 12.5%)`: the arrow is the direction, the percentage 100·|change|/before;
-"new" when the baseline is 0, "unchanged" when nothing moved. Ratios (precision, recall) show the
-absolute change instead of a percentage.
+"▲ from 0" when the baseline is 0 (no percentage of nothing), "unchanged" when nothing moved. Ratios (precision,
+recall) show the absolute change instead of a percentage, rates the change in percentage points.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from enum import Enum
 from typing import Any
 
-from agentci_action._util.text import milliseconds, plural, unverified_note, usd
+from agentci_action._util.text import milliseconds, one_line, plural, unverified_note, usd
 from agentci_action.compare.diff import COST_TOLERANCE, LATENCY_TOLERANCE, ChangeKind, Delta, QueryDiff, RunDiff
 
 
@@ -79,6 +80,7 @@ def rows(source: Any, metrics: tuple[Metric, ...], changed_only: bool = False) -
 KIND_LABELS = {kind: kind.value.replace("_", " ") for kind in ChangeKind}
 _KIND_COUNTED = {
     ChangeKind.REGRESSION: ("regression", "regressions"),
+    ChangeKind.NOT_RUN: ("query not run (infrastructure)", "queries not run (infrastructure)"),
     ChangeKind.REMOVED_QUERY: ("removed query", "removed queries"),
     ChangeKind.NEW_QUERY: ("new query", "new queries"),
     ChangeKind.FIXED: ("fixed", "fixed"),
@@ -120,18 +122,19 @@ def _percent(amount: float) -> str:
 
 
 def change(delta: Delta, unit: Unit) -> str:
-    """'▼ 100%', '▲ 0.91' (ratios), 'new', 'unchanged'; '' when a side is unknown."""
+    """'▼ 100%', '▲ 0.91' (ratios), '▲ 12 pts' (rates), '▲ from 0' (from nothing), 'unchanged'; '' when a side is
+    unknown."""
     if delta.change is None:
         return ""
     if not moved(delta, unit):
         return "unchanged"
-    if delta.new:
-        return "new"
     arrow = "▲" if delta.change > 0 else "▼"
     if unit is Unit.RATIO:
         return f"{arrow} {abs(delta.change):.2f}"
     if unit is Unit.PERCENT:
         return f"{arrow} {abs(100 * delta.change):.1f}".removesuffix(".0") + " pts"
+    if delta.new:
+        return f"{arrow} from {value(0, unit).replace('.0000', '')}"
     return f"{arrow} {_percent(delta.percent or 0.0)}"
 
 
@@ -266,3 +269,84 @@ def models_text(before: list[str], after: list[str]) -> str:
     if not before or not after or before == after:
         return ""
     return f"{', '.join(before)} → {', '.join(after)}"
+
+
+ROUTE_STEPS = 10  # steps of a route shown (around its first difference); the JSON has them all
+
+
+def first_difference(before: Sequence[object], after: Sequence[object]) -> int | None:
+    """The first position at which two routes differ (one ending counts); None when they are equal."""
+    for position, (old, new) in enumerate(zip(before, after)):
+        if old != new:
+            return position
+    return None if len(before) == len(after) else min(len(before), len(after))
+
+
+def route_texts(before: Sequence[str], after: Sequence[str], steps: int = ROUTE_STEPS) -> tuple[str, str, int]:
+    """Both routes as 'lookup_order → refund ×2 → …', a tool called several times in a row shown once with its count,
+    at most `steps` of those from a little before where they first differ ('… 4 calls → ' before, ' → … 3 more'
+    after, cut alike on both sides), names inert; and where the two texts first differ, for a caret under it.
+    'no tool called' for an empty route."""
+    old, new = _runs(before), _runs(after)
+    index = first_difference(old, new) or 0
+    start = max(0, index - 2) if max(len(old), len(new)) > steps else 0
+    skipped = sum(count for _, count in old[:start])  # the same on both sides: they agree up to `index`
+    lead = f"… {plural(skipped, 'call')} → " if start else ""
+
+    def text(runs: list[tuple[str, int]]) -> str:
+        shown = [
+            one_line(tool, 60) + (f" ×{count}" if count > 1 else "") for tool, count in runs[start : start + steps]
+        ]
+        rest = sum(count for _, count in runs[start + steps :])
+        return (lead + " → ".join(shown) + (f" → … {rest} more" if rest else "")) if runs else "no tool called"
+
+    shown_before, shown_after = text(old), text(new)
+    same = next((k for k, (a, b) in enumerate(zip(shown_before, shown_after)) if a != b), None)
+    return shown_before, shown_after, min(len(shown_before), len(shown_after)) if same is None else same
+
+
+def _runs(route: Sequence[str]) -> list[tuple[str, int]]:
+    """[a, a, b] → [(a, 2), (b, 1)]."""
+    return [(tool, len(list(repeats))) for tool, repeats in itertools.groupby(route)]
+
+
+def route_changed(query: QueryDiff) -> bool:
+    """The route shown changed (a tools change whose most frequent route differs, not only how often each ran)."""
+    return query.has(ChangeKind.TOOLS_CHANGED) and query.path.route_before != query.path.route_after
+
+
+ARGUMENTS_SHOWN = 5  # changed arguments listed per query; the JSON has up to MAX_ARGUMENT_CHANGES
+
+
+def argument_lines(query: QueryDiff) -> list[str]:
+    """'refund (step 1 → 0): amount 20 → 200' for the first ARGUMENTS_SHOWN changed arguments (raw: escape them), and
+    how many more."""
+    changes = query.path.argument_changes
+    lines = [
+        f"{c.tool} ({'step ' + str(c.step_after) if c.step_before == c.step_after else f'step {c.step_before} → {c.step_after}'}): "
+        f"{c.key} {c.before} → {c.after}"
+        for c in changes[:ARGUMENTS_SHOWN]
+    ]
+    if len(changes) > ARGUMENTS_SHOWN:
+        lines.append(f"and {len(changes) - ARGUMENTS_SHOWN} more (the JSON has them)")
+    return lines
+
+
+def status_change(query: QueryDiff) -> str:
+    """The query's status before → after as words: 'pass → fail', 'pass', 'pass → not run (infrastructure)'."""
+    before, after = query.status.before, query.status.after
+    if query.has(ChangeKind.NOT_RUN):
+        return f"{before.value if before else '—'} → not run (infrastructure)"
+    if before is None or after is None or before == after:
+        one = after or before
+        return one.value if one else "—"
+    return f"{before.value} → {after.value}"
+
+
+def same_answer_note(query: QueryDiff) -> str:
+    """What an answer shown once (equal on both sides) means: with repeated runs whose answers changed, that the most
+    frequent one held while others changed; otherwise that it did not change."""
+    repeated = (query.runs.before or 0) > 1 or (query.runs.after or 0) > 1
+    if repeated and query.has(ChangeKind.OUTPUT_CHANGED):
+        return "the most frequent on both sides; other runs' answers changed"
+    return "unchanged"

@@ -26,6 +26,7 @@ MAX_CHART_QUERIES = 15
 MAX_QUERIES = 100  # changed queries listed in the table and the details; the JSON has all of them
 KIND_ICONS: dict[ChangeKind | None, str] = {  # None: a query without changes
     ChangeKind.REGRESSION: "🔴",
+    ChangeKind.NOT_RUN: "💥",
     ChangeKind.REMOVED_QUERY: "➖",
     ChangeKind.NEW_QUERY: "🆕",
     ChangeKind.FIXED: "🟢",
@@ -37,20 +38,18 @@ def _icon(query: QueryDiff) -> str:
     return KIND_ICONS.get(fmt.headline_kind(query), "🔶")
 
 
-def _status(status: Status | None) -> str:
+def _status(query: QueryDiff) -> str:
+    """The query's status before → after, with icons: '✅ pass → ❌ fail', '✅ pass'."""
+    before, after = query.status.before, query.status.after
+    if query.has(ChangeKind.NOT_RUN):
+        return f"{_icon_status(before)} → 💥 not run (infrastructure)"
+    if before is None or after is None or before == after:
+        return _icon_status(after or before)
+    return f"{_icon_status(before)} → {_icon_status(after)}"
+
+
+def _icon_status(status: Status | None) -> str:
     return "—" if status is None else f"{ICONS[status]} {status.value}"
-
-
-def _correctness(query: QueryDiff) -> str:
-    before, after = query.correctness.before, query.correctness.after
-    blocked = query.has(ChangeKind.REGRESSION) or query.has(ChangeKind.FIXED)
-    if {before, after} - {None} == {Status.SKIP}:  # no correctness check on either side
-        return f"query {_status(query.status.before)} → {_status(query.status.after)}" if blocked else "—"
-    if before != after:
-        return f"{_status(before)} → {_status(after)}"
-    if blocked:  # another layer, e.g. a forbidden tool
-        return f"{_status(after)} · query {_status(query.status.before)} → {_status(query.status.after)}"
-    return _status(after)
 
 
 def _why(query: QueryDiff, limit: int) -> str:
@@ -59,6 +58,14 @@ def _why(query: QueryDiff, limit: int) -> str:
         return ""
     more = f" (+{len(query.why) - 1} more)" if len(query.why) > 1 else ""
     return inline(query.why[0], limit) + more
+
+
+def _route_cell(query: QueryDiff) -> str:
+    """'lookup\\_order → refund ⇒ refund → lookup\\_order' when the route changed, else its number of calls."""
+    if fmt.route_changed(query):
+        before, after, _ = fmt.route_texts(query.path.route_before, query.path.route_after, 6)
+        return f"{inline(before, 300)} ⇒ {inline(after, 300)}"
+    return _cell(query.path.tool_calls, fmt.PATH_METRICS[0], query) + " calls"
 
 
 def _cell(delta: Delta, metric: fmt.Metric, query: QueryDiff | None = None) -> str:
@@ -108,20 +115,20 @@ def headline(diff: RunDiff) -> str:
 
 
 TABLE_HEAD = (
-    "| | Query | Changes | Correctness | Tool calls | Cost | Tokens | LLM calls | Latency |\n"
+    "| | Query | Changes | Status | Route | Cost | Tokens | LLM calls | Latency |\n"
     "|---|---|---|---|---|---|---|---|---|\n"
 )
 
 
-def table_row(query: QueryDiff) -> str:
-    path, cost = query.path, query.cost
-    cells = [_cell(path.tool_calls, fmt.PATH_METRICS[0], query)] + [
-        _cell(getattr(cost, m.field), m, query) for m in fmt.COST_METRICS
-    ]
-    why = _why(query, 150)
+def table_row(query: QueryDiff, why: bool = True) -> str:
+    """One changed query; with `why`, its first failing reason after the status (the comment, which lists every
+    reason above the diff, leaves it out)."""
+    cost = query.cost
+    cells = [_route_cell(query)] + [_cell(getattr(cost, m.field), m, query) for m in fmt.COST_METRICS]
+    reason = _why(query, 150) if why else ""
     return (
         f"| {_icon(query)} | {inline(query.id, 120)} | {fmt.kinds_text(query)} | "
-        f"{_correctness(query)}{f': {why}' if why else ''} | " + " | ".join(cells) + " |\n"
+        f"{_status(query)}{f': {reason}' if reason else ''} | " + " | ".join(cells) + " |\n"
     )
 
 
@@ -136,8 +143,9 @@ def _quoted(text: str) -> str:
 
 
 def _number(amount: float) -> str:
-    """Six significant digits as a plain decimal, as mermaid's grammar requires (it rejects exponents): 2e-05 → 0.00002."""
-    return format(Decimal(f"{amount:.6g}"), "f")
+    """Three significant digits (what a chart can show: no float noise such as 0.000123456789) as a plain decimal, as
+    mermaid's grammar requires (it rejects exponents): 2e-05 → 0.00002, 0.0001234567 → 0.000123."""
+    return format(Decimal(f"{amount:.3g}"), "f")
 
 
 def charted(diff: RunDiff) -> list[QueryDiff]:
@@ -164,17 +172,28 @@ def chart(diff: RunDiff, queries: list[QueryDiff], field: str, title: str, axis:
     )
 
 
-def details_block(query: QueryDiff) -> str:
-    """The three tiers of one changed query, collapsed."""
+def details_block(query: QueryDiff, why: bool = True) -> str:
+    """One changed query, collapsed: its route and handoffs before → after (first difference marked, changed
+    arguments listed), the figures that moved, the reasons (with `why`) and the answers."""
     lines = [
         f"<details><summary>{_icon(query)} {html_text(query.id)} — {fmt.kinds_text(query)}</summary>\n\n",
         f"Query: {inline(query.query, 500)}"
         + (f" ({inline(f'{query.file}:{query.line}', 200)})" if query.file else "")
         + "\n\n",
-        "| Tier | Metric | Before → after | Change |\n|---|---|---|---|\n",
-        f"| Correctness | status | {_correctness(query)} | "
-        f"{', '.join(fmt.KIND_LABELS[k] for k in query.kinds if k in (ChangeKind.REGRESSION, ChangeKind.FIXED)) or '—'} |\n",
     ]
+    if query.has(ChangeKind.NOT_RUN):
+        lines.append(
+            "Not run: the agent could not be run for infrastructure reasons, so there is nothing to compare.\n\n"
+            + ("".join(f"- {inline(m, 600)}\n" for m in query.why[:10]) if why else "")
+        )
+        lines.append("\n</details>\n")
+        return "".join(lines)
+    lines.append(_routes(query))
+    lines.append(
+        "| Tier | Metric | Before → after | Change |\n|---|---|---|---|\n"
+        f"| Status | query | {_status(query)} | "
+        f"{', '.join(fmt.KIND_LABELS[k] for k in query.kinds if k in (ChangeKind.REGRESSION, ChangeKind.FIXED)) or '—'} |\n"
+    )
     models = fmt.models_text(query.models_before, query.models_after)
     if models:
         lines.append(f"| Model | models | {inline(models, 300)} | model changed |\n")
@@ -189,23 +208,47 @@ def details_block(query: QueryDiff) -> str:
         if tier == "Path" and query.path.sequence_similarity is not None and query.has(ChangeKind.TOOLS_CHANGED):
             lines.append(f"| Path | Sequence similarity (LCS) | {query.path.sequence_similarity:.2f} | — |\n")
     notes = []
-    if query.path.tools_added:
+    routes = fmt.route_changed(query)  # the routes above show what was added and removed
+    if query.path.tools_added and not routes:
         notes.append("Tools added: " + ", ".join(inline(t, 80) for t in query.path.tools_added))
-    if query.path.tools_removed:
+    if query.path.tools_removed and not routes:
         notes.append("Tools removed: " + ", ".join(inline(t, 80) for t in query.path.tools_removed))
-    if query.has(ChangeKind.ROUTING_CHANGED):
-        before, after = (
-            " → ".join(inline(t, 80) for t in targets) or "none"
-            for targets in (query.path.handoffs_before, query.path.handoffs_after)
-        )
-        notes.append(f"Routing: {before} ⇒ {after}")
     lines.append("".join(f"\n{note}\n" for note in notes))
-    if query.why:
-        head = "Why it fails now" if query.has(ChangeKind.REGRESSION) else "Why it failed before"
+    if query.why and (why or query.has(ChangeKind.FIXED)):  # why it failed before is said nowhere else
+        head = "Why it fails now" if not query.has(ChangeKind.FIXED) else "Why it failed before"
         lines.append(f"\n**{head}:**\n\n" + "".join(f"- {inline(m, 600)}\n" for m in query.why[:10]))
     lines.append(answer_block(query))
     lines.append("\n</details>\n")
     return "".join(lines)
+
+
+def _routes(query: QueryDiff) -> str:
+    """The tool route, and the handoffs, before and after in a code block (inert) with a caret under the first
+    difference; then the arguments that changed. '' when neither route changed."""
+    parts = []
+    for changed, label, unit, before, after in (
+        (fmt.route_changed(query), "Tool calls", "step", query.path.route_before, query.path.route_after),
+        (
+            query.has(ChangeKind.ROUTING_CHANGED),
+            "Handoffs",
+            "handoff",
+            query.path.handoffs_before,
+            query.path.handoffs_after,
+        ),
+    ):
+        if not changed:
+            continue
+        old, new, at = fmt.route_texts(before, after)
+        where = fmt.first_difference(before, after)
+        parts.append(
+            f"**{label}** in order, first difference at {unit} {where}:\n\n"
+            + code_block([f"before  {old}", f"after   {new}", " " * (8 + at) + "^"], "text")
+            + "\n"
+        )
+    arguments = fmt.argument_lines(query)
+    if arguments:
+        parts.append("**Arguments changed:**\n\n" + "".join(f"- {inline(line, 400)}\n" for line in arguments) + "\n")
+    return "".join(parts)
 
 
 ANSWER_LIMIT = 600  # characters of each answer shown; the JSON has them in full
@@ -217,8 +260,8 @@ def answer_block(query: QueryDiff) -> str:
     if not fmt.shows_answer(query):
         return ""
     before, after = query.answer.before, query.answer.after
-    if before == after and before is not None:  # repeated runs: the most frequent answer held, others changed
-        return "\n**Answer** (the most frequent on both sides; other runs' answers changed):\n\n" + code_block(
+    if before == after and before is not None:
+        return f"\n**Answer** ({fmt.same_answer_note(query)}):\n\n" + code_block(
             fmt.trimmed(before, ANSWER_LIMIT).splitlines() or [""], "text"
         )
     lines = [
@@ -227,6 +270,8 @@ def answer_block(query: QueryDiff) -> str:
         if text is not None
         for line in fmt.trimmed(text, ANSWER_LIMIT).splitlines() or [""]
     ]
+    if after is None and query.status.after is not None:  # the query ran, but gave no trace
+        lines.append("+ (no answer: the run gave no trace)")
     block = "\n**Answer** (`-` baseline, `+` now; the JSON has both in full):\n\n" + code_block(lines, "diff")
     changes = fmt.word_diff(before, after) if before is not None and after is not None and before != after else None
     if changes is not None:
@@ -240,8 +285,12 @@ LEFT_OUT = "_The diff against the baseline did not fit here; `agentci diff --for
 _CUT_NOTE_RESERVE = 400  # room kept for the note on what was cut
 
 
-def render_markdown(diff: RunDiff, budget: int | None = None) -> str:
+def render_markdown(
+    diff: RunDiff, budget: int | None = None, why: bool = True, queries_shown: int = MAX_QUERIES
+) -> str:
     """Headline, warnings, changed-query table, charts, collapsible details; unchanged queries named in one line.
+    At most `queries_shown` changed queries are listed; with `why` False the failing reasons are left out (the run's
+    report above the diff already gives each once).
 
     With `budget` (UTF-8 bytes, e.g. what is left of a PR comment) the result never exceeds it: the headline,
     then table rows, warnings, the unchanged line (else its count), charts and detail blocks are kept in that
@@ -249,9 +298,9 @@ def render_markdown(diff: RunDiff, budget: int | None = None) -> str:
     LEFT_OUT alone (or nothing, below its size).
     """
     changed = [q for q in diff.queries if q.changed]
-    shown = changed[:MAX_QUERIES]
+    shown = changed[:queries_shown]
     head = headline(diff) + "\n"
-    rows = [table_row(q) for q in shown]
+    rows = [table_row(q, why) for q in shown]
     warnings = [f"> ⚠️ {inline(w, 500)}\n>\n" for w in diff.warnings[:20]] + [
         f"> {ICONS[Status.SKIP]} not verified · {inline(note, 1500)}\n>\n" for note in fmt.unverified_notes(diff)
     ]
@@ -266,7 +315,7 @@ def render_markdown(diff: RunDiff, budget: int | None = None) -> str:
         for field, title, axis in (("cost_usd", "Cost per query", "USD"), ("latency_ms", "Latency per query", "ms"))
         if (drawn := chart(diff, queries, field, title, axis))
     ]
-    blocks = [details_block(q) for q in shown]
+    blocks = [details_block(q, why) for q in shown]
     all_charts, all_warnings = len(charts), len(warnings)
     if budget is not None:
         used = utf8_size(head) + len(TABLE_HEAD) + 1 + _CUT_NOTE_RESERVE

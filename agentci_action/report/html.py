@@ -204,7 +204,10 @@ def _route(title: str, tools: list[str]) -> str:
 def _query(result: QueryResult, change: QueryDiff | None, diff: RunDiff | None, anchor: str) -> str:
     layers = "".join(
         f"<tr><td>{name}</td><td>{_status(result.layer(name).status)}</td><td>"
-        + "<br>".join(esc(m) for m in result.layer(name).messages)
+        + "<br>".join(
+            f"{_status(f.status)} {esc(f.message)}" if f.status is not result.layer(name).status else esc(f.message)
+            for f in result.layer(name).findings()
+        )
         + "</td></tr>"
         for name in LAYERS
     )

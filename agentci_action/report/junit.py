@@ -2,7 +2,8 @@
 
 Elements and attributes are those of the Surefire/Jenkins JUnit schema, plus `file` and `line` on
 <testcase> (the xunit1 attributes pytest writes and annotating tools read) pointing at the query in the spec.
-A failed query is a <failure> (type: the failing layers), a query that could not be evaluated an <error>.
+A failed query is a <failure> (type: the failing layers; message: the first finding that failed, the rule that
+blocked), a query that could not be evaluated an <error>.
 JUnit has no warnings: a query that passed with warnings is a passing test case whose <system-out> lists
 them as `warning: LAYER: message`. time is the query's mean latency in seconds over its runs.
 The spec's `suite:` gates follow, one test case each (classname agentci.<agent>.suite, at the gate's line): a
@@ -17,6 +18,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from agentci_action.engine.results import LAYERS, GateResult, QueryResult, RunResult, Status
+from agentci_action.report import finding_phrases
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -31,9 +33,27 @@ def _seconds(result: QueryResult) -> str:
 
 
 def _lines(result: QueryResult, statuses: tuple[Status, ...]) -> list[str]:
+    """'layer: message' for every finding of the layers in `statuses`, each labelled with its own status where that is
+    not its layer's (finding_phrases)."""
     return [
-        f"{name}: {m}" for name in LAYERS if result.layer(name).status in statuses for m in result.layer(name).messages
+        f"{name}: {line}"
+        for name in LAYERS
+        if result.layer(name).status in statuses
+        for line in finding_phrases.lines(result.layer(name))
     ]
+
+
+def _first_failure(result: QueryResult) -> str:
+    """The first finding that failed (the rule that blocked), as 'layer: message'; else 'failed'."""
+    return next(
+        (
+            f"{name}: {finding.message}"
+            for name in LAYERS
+            for finding in finding_phrases.said(result.layer(name))
+            if finding.status is Status.FAIL
+        ),
+        "failed",
+    )
 
 
 def testcase(result: QueryResult, agent: str) -> ET.Element:
@@ -54,9 +74,7 @@ def testcase(result: QueryResult, agent: str) -> ET.Element:
     elif result.status is Status.FAIL:
         lines = _lines(result, (Status.FAIL, Status.WARN))
         failing = [name for name in LAYERS if result.layer(name).status in (Status.FAIL, Status.WARN)]
-        failure = ET.SubElement(
-            case, "failure", message=xml_text(lines[0] if lines else "failed"), type=",".join(failing)
-        )
+        failure = ET.SubElement(case, "failure", message=xml_text(_first_failure(result)), type=",".join(failing))
         failure.text = xml_text("\n".join(lines))
     elif result.status is Status.WARN:
         out = ET.SubElement(case, "system-out")

@@ -13,9 +13,17 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from agentci_action._util.text import fit, html_text, inline, no_baseline_note, unverified_note, usd, utf8_size
+from agentci_action._util.text import (
+    fit,
+    inline,
+    no_baseline_note,
+    plural,
+    unverified_note,
+    usd,
+    utf8_size,
+)
 from agentci_action.compare.diff import RunDiff
-from agentci_action.engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
+from agentci_action.engine.results import LAYERS, SEVERITY, Finding, LayerResult, QueryResult, RunResult, Status
 from agentci_action.report import gate_phrases, suite_phrases
 from agentci_action.report.diff_markdown import LEFT_OUT
 from agentci_action.report.diff_markdown import render_markdown as render_diff
@@ -23,6 +31,8 @@ from agentci_action.report.icons import ICONS
 
 SUMMARY_BUDGET = 1_000_000  # GitHub's limit is 1 MiB per step
 COMMENT_BUDGET = 60_000  # GitHub's limit is 65,536 characters
+COMMENT_ROWS = 50  # queries in the comment's folded table of every query (the job summary lists all)
+DIFF_ROWS = 30  # changed queries in the diff of the summary and the comment (the JSON has all)
 
 _NOTE_RESERVE = 400  # room kept for the "what was cut" note
 
@@ -180,19 +190,36 @@ def table_row(query: QueryResult, links: Links) -> str:
 TABLE_HEAD = "| | Query | Spec | Correctness | Path | Cost |\n|---|---|---|---|---|---|\n"
 
 
-def details_block(query: QueryResult) -> str:
-    """A collapsible block with every message of every layer that did not pass."""
-    bad = [name for name in LAYERS if query.layer(name).status in (Status.FAIL, Status.WARN, Status.ERROR)]
-    lines = [
-        f"<details><summary>{ICONS[query.status]} {html_text(query.id)} — {', '.join(bad)}</summary>\n\n",
-        f"Query: {inline(query.query, 500)}\n\n",
+FINDINGS_SHOWN = 6  # findings of one query in the table; the results file has every one
+
+
+def finding_lines(query: QueryResult) -> str:
+    """Every finding of the query's layers that did not pass, each with its own status and layer, `<br>`-joined:
+    a warning beside a failure reads as a warning."""
+    found = [
+        f"{ICONS[finding.status]} **{name}**: {inline(finding.message, 1000)}"
+        for name in LAYERS
+        if query.layer(name).status in _REPORTED
+        for finding in query.layer(name).findings()
+        or [Finding(query.layer(name).status, "", query.layer(name).status.value)]
+        if finding.status is not Status.PASS
     ]
-    for name in bad:
-        layer = query.layer(name)
-        for message in layer.messages or [layer.status.value]:
-            lines.append(f"- **{name}** ({layer.status.value}): {inline(message, 1000)}\n")
-    lines.append("\n</details>\n")
-    return "".join(lines)
+    more = len(found) - FINDINGS_SHOWN
+    return "<br>".join(found[:FINDINGS_SHOWN]) + (f"<br>… {more} more (the results file has them)" if more > 0 else "")
+
+
+_REPORTED = (Status.FAIL, Status.WARN, Status.ERROR)
+
+
+def finding_row(query: QueryResult, links: Links) -> str:
+    """A failing or warning query: its id and text, its line in the spec, and why."""
+    return (
+        f"| {ICONS[query.status]} | {inline(query.id, 120)}<br><sub>{inline(query.query, 160)}</sub> | "
+        f"{_where(query, links)} | {finding_lines(query)} |\n"
+    )
+
+
+FINDINGS_HEAD = "| | Query | Spec | Why |\n|---|---|---|---|\n"
 
 
 def _severity(query: QueryResult) -> int:
@@ -202,37 +229,57 @@ def _severity(query: QueryResult) -> int:
 def content_digest(run: RunResult, diff: RunDiff | None = None) -> str:
     """A short hash of what the comment says about the results (not when or where it ran), for comment-mode 'changes'."""
     return hashlib.sha256(
-        render_body(run, "", Links(), COMMENT_BUDGET, diff).encode("utf-8", "surrogatepass")
+        render_body(run, "", Links(), COMMENT_BUDGET, diff, COMMENT_ROWS).encode("utf-8", "surrogatepass")
     ).hexdigest()[:16]
 
 
-def render_body(run: RunResult, title: str, links: Links, budget: int, diff: RunDiff | None = None) -> str:
-    """Headline, table (worst first), the diff against the baseline, then details of every failing or warning
-    query, cut to `budget` bytes in that order of priority."""
+def render_body(
+    run: RunResult, title: str, links: Links, budget: int, diff: RunDiff | None = None, rows_shown: int | None = None
+) -> str:
+    """Headline; the failing and warning queries, worst first, each with every reason once; the diff against the
+    baseline (routes, answers and figures; not the reasons again); then every query's layers and figures, folded
+    (at most `rows_shown` rows). Cut to `budget` bytes in that order of priority."""
     head = headline(run, title or "AgentCI") + "\n"
     ordered = sorted(run.results, key=_severity)
-    rows = [table_row(q, links) for q in ordered]
-    blocks = [details_block(q) for q in ordered if q.status is not Status.PASS]
+    findings = [finding_row(q, links) for q in ordered if q.status is not Status.PASS]
+    rows = [table_row(q, links) for q in ordered[:rows_shown]]
     notes = "".join(f"> {inline(w, 500)}\n>\n" for w in run.warnings[:20])
-    used = utf8_size(head) + utf8_size(TABLE_HEAD) + utf8_size(notes) + _NOTE_RESERVE
+    fold_head, fold_tail = (
+        f"<details><summary>{_all_queries(len(run.results))}</summary>\n\n{TABLE_HEAD}",
+        "\n</details>\n",
+    )
+    used = utf8_size(head) + utf8_size(notes) + _NOTE_RESERVE + (utf8_size(FINDINGS_HEAD) + 1 if findings else 0)
     floor = utf8_size(LEFT_OUT) + 1 if diff is not None else 0  # the diff gets at least room to say it did not fit
-    kept_rows, used = fit(rows, used + floor, budget)
+    kept_findings, used = fit(findings, used + floor, budget)
     changes = ""
     if diff is not None:  # within what is left: cut by render_diff, and never beyond it
-        changes = "\n" + render_diff(diff, budget=budget - (used - floor) - 1)
+        changes = "\n" + render_diff(diff, budget=budget - (used - floor) - 1, why=False, queries_shown=DIFF_ROWS)
         used += utf8_size(changes) - floor
-    kept_blocks, used = fit(blocks, used + utf8_size("\n### Details\n\n"), budget)
-    body = head + (notes + "\n" if notes else "") + TABLE_HEAD + "".join(kept_rows) + changes
-    if kept_blocks:
-        body += "\n### Details\n\n" + "".join(kept_blocks)
-    cut_rows, cut_blocks = len(rows) - len(kept_rows), len(blocks) - len(kept_blocks)
-    if cut_rows or cut_blocks:
+    unlisted = len(ordered) - len(rows)  # beyond rows_shown: said inside the fold
+    more = (
+        f"\n_{plural(unlisted, 'more query', 'more queries')}: the job summary and the results file list every one._\n"
+    )
+    kept_rows, used = fit(rows, used + utf8_size(fold_head + fold_tail + more) + 1, budget)
+    body = head + (notes + "\n" if notes else "")
+    if kept_findings:
+        body += FINDINGS_HEAD + "".join(kept_findings)
+    body += changes
+    if kept_rows:
+        body += ("" if body.endswith("\n\n") else "\n") + fold_head + "".join(kept_rows) + (more if unlisted else "")
+        body += fold_tail
+    cut_findings, cut_rows = len(findings) - len(kept_findings), len(rows) - len(kept_rows)
+    if cut_findings or cut_rows:
         body += (
-            f"\n_Cut to fit GitHub's size limit: {cut_rows} table {_plural(cut_rows, 'row', 'rows')} and "
-            f"{cut_blocks} detail {_plural(cut_blocks, 'block', 'blocks')} left out (the least severe). "
-            "The results file has everything._\n"
+            f"\n_Cut to fit GitHub's size limit: {cut_findings} failing or warning "
+            f"{_plural(cut_findings, 'query', 'queries')} and {cut_rows} table {_plural(cut_rows, 'row', 'rows')} "
+            "left out (the least severe). The results file has everything._\n"
         )
     return body
+
+
+def _all_queries(count: int) -> str:
+    """'All 4 queries, layer by layer' (the fold's summary line)."""
+    return f"{'All ' if count > 1 else ''}{plural(count, 'query', 'queries')}, layer by layer"
 
 
 def _footer(run: RunResult, links: Links) -> str:
@@ -287,7 +334,8 @@ def render_comment(
     """The sticky PR comment: hidden marker (with the content digest) first, then the summary's content."""
     first = f"{marker(header)}\n<!-- agentci-digest: {content_digest(run, diff)} -->\n"
     footer = _footer(run, links)
-    return first + render_body(run, title, links, budget - utf8_size(first) - utf8_size(footer), diff) + footer
+    body = render_body(run, title, links, budget - utf8_size(first) - utf8_size(footer), diff, COMMENT_ROWS)
+    return first + body + footer
 
 
 def digest_of(comment_body: str) -> str | None:
