@@ -157,3 +157,23 @@ def test_mismatch_values_are_truncated_and_escaped():
 def test_invalid_expected_calls_are_rejected(fields, message):
     with pytest.raises(ValidationError, match=re.escape(message)):
         ExpectedToolCall(**fields)
+
+
+@pytest.mark.parametrize("mode", ["superset", "within_expected"])
+def test_superset_allows_only_the_expected_keys_and_lets_them_be_absent(mode):
+    """agentevals' tool_args_match_mode "subset": the call's arguments are within the expected ones."""
+    m = matcher(
+        arguments={"q": "paris", "limit": 3}, argument_rules={"lang": {"regex": "^(en|fr)$"}}, argument_match=mode
+    )
+    assert passes(m, {}) and passes(m, None) and passes(m, {"q": "paris"}) and passes(m, {"lang": "fr", "limit": 3})
+    assert not passes(m, {"q": "paris", "page": 2})
+    assert not passes(m, {"q": "london"}) and not passes(m, {"lang": "de"}) and not passes(m, "not an object")
+    assert [str(x) for x in m.mismatches({"q": "london", "page": 2})] == [
+        'q expected "paris", got "london"',
+        "page expected (absent), got 2",
+    ]
+    assert m.anchor is None  # no key is sure to be present: calls are not looked up by one
+
+
+def test_contains_expected_is_subset():
+    assert ExpectedToolCall(name="s", argument_match="contains_expected").argument_match.value == "subset"

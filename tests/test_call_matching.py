@@ -160,9 +160,7 @@ def _brute_force(steps, trace, mode, repeats_allowed: bool = False) -> bool:
         if all(_compatible(steps[i], trace[j]) for j, i in enumerate(chosen))
     ]
     all_calls = bool(injections)
-    all_calls_and_steps = any(
-        all(i in chosen for i, s in enumerate(steps) if not s.optional) for chosen in injections
-    )
+    all_calls_and_steps = any(all(i in chosen for i, s in enumerate(steps) if not s.optional) for chosen in injections)
     if repeats_allowed:  # a call may fit a step another call already took
         all_calls = all(any(_compatible(s, c) for s in steps) for c in trace)
         all_calls_and_steps = covers and all_calls

@@ -499,3 +499,119 @@ def test_no_noise_float_equal_figures_plurals_single_chart_full_unchanged_list(s
     console = diff_console.render_diff(diff_runs(side(big, "v1", traces), side(big, "v2", traces)))
     assert "Unchanged (200): query-number-000," in console and "more (the JSON lists every query)" in console
     assert "…" not in console.replace("  … and", "")
+
+
+REFUND = "agent: refund-agent\nqueries:\n  - {id: refund, query: 'Order 1042 arrived broken, refund it'}\n"
+
+
+def calls_trace(qid: str, calls: list[tuple[str, dict]], answer: str = "Refunded.", **fields) -> Trace:
+    return Trace.model_validate(
+        {"id": qid, "final_answer": answer, "tool_calls": [{"name": n, "arguments": a} for n, a in calls], **fields}
+    )
+
+
+def test_the_route_change_is_in_front_of_the_reviewer_with_the_first_difference_and_changed_arguments(write):
+    spec = load_spec(write("spec.yaml", REFUND))
+    before = [
+        calls_trace("refund", [("lookup_order", {"order_id": "1042"}), ("refund", {"order_id": "1042", "amount": 35})])
+    ]
+    after = [
+        calls_trace("refund", [("refund", {"order_id": "1042", "amount": 350}), ("lookup_order", {"order_id": "1042"})])
+    ]
+    diff = diff_runs(side(spec, "v1", before), side(spec, "v2", after))
+    [query] = diff.queries
+    assert (query.path.route_before, query.path.route_after) == (["lookup_order", "refund"], ["refund", "lookup_order"])
+    assert [c.model_dump() for c in query.path.argument_changes] == [
+        {"tool": "refund", "step_before": 1, "step_after": 0, "key": "amount", "before": "35", "after": "350"}
+    ]
+    markdown = diff_markdown.render_markdown(diff)
+    assert "| lookup\\_order → refund ⇒ refund → lookup\\_order |" in markdown  # in the table row itself
+    assert "before  lookup_order → refund\nafter   refund → lookup_order\n        ^\n" in markdown
+    assert "- refund \\(step 1 → 0\\): amount 35 → 350" in markdown
+    console = diff_console.render_diff(diff)
+    assert "║     Route before     lookup_order → refund" in console
+    assert "║     Route after      refund → lookup_order" in console
+    assert "║                      ^ step 0" in console
+    assert "║     Arguments        refund (step 1 → 0): amount 35 → 350" in console
+    assert json.loads(render_diff(diff))["queries"][0]["path"]["argument_changes"][0]["key"] == "amount"
+
+
+def test_long_routes_are_cut_alike_around_their_first_difference_and_stay_inert(write):
+    spec = load_spec(write("spec.yaml", REFUND))
+    tools = [f"step{i}" for i in range(30)]
+    hostile = "evil\n::error file=x::pwned <b>@octocat</b>"
+    before = [calls_trace("refund", [(n, {}) for n in tools])]
+    after = [calls_trace("refund", [(n, {}) for n in [*tools[:20], hostile, *tools[21:]]])]
+    diff = diff_runs(side(spec, "v1", before), side(spec, "v2", after))
+    markdown = diff_markdown.render_markdown(diff)
+    block = markdown[markdown.index("**Tool calls** in order, first difference at step 20:") :]
+    before_line, after_line, caret = block.split("```text\n", 1)[1].split("\n")[:3]
+    assert before_line.startswith("before  … 18 calls → step18 → step19 → step20 →")
+    assert after_line.startswith("after   … 18 calls → step18 → step19 → evil⏎::error")
+    assert before_line.endswith("→ … 2 more") and after_line.endswith("→ … 2 more")
+    assert caret.index("^") == after_line.index("evil")  # under the first difference
+    assert "@octocat" not in markdown and "<b>" not in markdown.replace("<​b>", "")
+
+
+def test_handoff_routes_show_before_and_after(write):
+    spec = load_spec(write("spec.yaml", REFUND))
+    before = [t("refund", handoffs=["triage", "billing"])]
+    after = [t("refund", handoffs=["triage", "refunds"])]
+    diff = diff_runs(side(spec, "v1", before), side(spec, "v2", after))
+    markdown = diff_markdown.render_markdown(diff)
+    assert "**Handoffs** in order, first difference at handoff 1:" in markdown
+    assert "before  triage → billing\nafter   triage → refunds\n                 ^\n" in markdown
+    console = diff_console.render_diff(diff)
+    assert "Handoffs before  triage → billing" in console and "Handoffs after   triage → refunds" in console
+
+
+def test_a_rise_from_zero_says_from_0_not_new_and_figures_carry_no_float_noise(write):
+    spec = load_spec(write("spec.yaml", REFUND))
+    before = [t("refund", tools=["a"], cost=0.5)]
+    after = [t("refund", tools=["a", "a", "a"], cost=0.78)]
+    diff = diff_runs(side(spec, "v1", before), side(spec, "v2", after))
+    console = diff_console.render_diff(diff)
+    assert "Loops            0 → 2  (▲ from 0)" in console and "(new)" not in console
+    data = json.loads(render_diff(diff))["queries"][0]
+    assert data["cost"]["cost_usd"]["change"] == 0.28  # not 0.28000000000000003
+    assert data["path"]["loops"] == {"before": 0, "after": 2, "change": 2, "percent": None, "new": True}
+    assert Delta.of(3.0, 4).model_dump()["before"] == 3  # a mean that is a whole number reads as one
+
+
+def test_the_most_frequent_answer_note_only_with_repeated_runs_whose_answers_changed(write):
+    spec = load_spec(write("spec.yaml", REFUND.replace("refund it'}", "refund it', path: {forbidden_tools: [drop]}}")))
+    one = diff_runs(side(spec, "v1", [t("refund")]), side(spec, "v2", [t("refund", tools=["drop"])]))
+    text = diff_markdown.render_markdown(one) + diff_console.render_diff(one)
+    assert "the most frequent" not in text
+    assert "**Answer** (unchanged):" in text and "Answer (unchanged)" in text
+    runs = [Trace.model_validate({**t("refund").model_dump(), "run": n}) for n in range(3)]
+    changed = [
+        Trace.model_validate({**t("refund", answer=a).model_dump(), "run": n}) for n, a in enumerate(["ok", "ok", "no"])
+    ]
+    many = diff_runs(side(spec, "v1", runs), side(spec, "v2", changed))
+    assert "the most frequent on both sides; other runs' answers changed" in diff_markdown.render_markdown(many)
+
+
+def test_console_why_lines_wrap_inside_the_box_and_lose_nothing(write):
+    spec = load_spec(
+        write(
+            "spec.yaml",
+            "agent: a\nqueries:\n  - {id: q, query: q, path: {expected_tool_calls: [{name: lookup_order}, {name: refund}], match_mode: strict, severity: {expected_tool_calls: fail}}}\n",
+        )
+    )
+    good = [calls_trace("q", [("lookup_order", {}), ("refund", {})])]
+    bad = [calls_trace("q", [("refund", {}), ("lookup_order", {})])]
+    text = diff_console.render_diff(diff_runs(side(spec, "v1", good), side(spec, "v2", bad)))
+    boxed = [line for line in text.splitlines() if line.startswith("║")]
+    assert all(len(line) == len(boxed[0]) for line in boxed)
+    assert not [
+        line for line in boxed if line.rstrip(" ║").endswith("…") and "/tmp" not in line and "spec.yaml" not in line
+    ]
+    why = " ".join(
+        line.strip("║ ").removeprefix("Why").strip()
+        for line in boxed
+        if "Why" in line or line.startswith("║                      ")
+    )
+    assert "got refund; out of order: lookup_order (expected_tool_calls[0]) called at step 1" in re.sub(
+        r"\s+", " ", why
+    )

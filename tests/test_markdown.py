@@ -139,7 +139,9 @@ def test_each_reason_is_said_once_failures_first_and_each_finding_with_its_own_s
     blocked = reasons[2]
     assert "❌ **path**: \\[expected\\_tool\\_calls: severity fail\\]" in blocked
     assert "⚠️ **path**: match mode 'strict' against the baseline failed" in blocked
-    assert comment.index("| | Query | Spec | Why |") < comment.index("### AgentCI diff") < comment.index("layer by layer")
+    assert (
+        comment.index("| | Query | Spec | Why |") < comment.index("### AgentCI diff") < comment.index("layer by layer")
+    )
 
 
 def test_the_changed_query_fold_shows_the_route_before_and_after_with_its_arguments():

@@ -215,3 +215,63 @@ def test_the_docs_example_of_expected_tool_calls_is_valid_and_explains_as_docume
     )
     fixed = [("search", {"query": "Paris weather", "lang": "en", "units": "C"}), *calls[1:4]]
     assert evaluate_path(spec, trace(*fixed)).status is Status.PASS
+
+
+REFUND_STEPS = [{"name": "lookup_order"}, {"name": "refund", "arguments": {"order_id": "1042"}}]
+
+
+@pytest.mark.parametrize("mode", ["strict", "subsequence"])
+def test_a_step_called_in_the_wrong_place_is_said_out_of_order_not_missing_and_unexpected(mode):
+    result = evaluate_path(
+        path(match_mode=mode, expected_tool_calls=REFUND_STEPS),
+        trace(("refund", {"order_id": "1042"}), "lookup_order"),
+    )
+    [message] = result.messages
+    assert message == (
+        f"expected_tool_calls not matched ({mode}): "
+        "first difference at step 0: expected lookup_order (expected_tool_calls[0]), got refund; "
+        "out of order: lookup_order (expected_tool_calls[0]) called at step 1"
+    )
+    assert "missing:" not in message and "unexpected:" not in message
+    assert result.details["expected_tool_calls"]["out_of_order"] == [{"step": 0, "call": 1, "tool": "lookup_order"}]
+
+
+@pytest.mark.parametrize("mode", ["unordered", "superset", "within_reference"])
+def test_a_double_refund_fails_the_unordered_modes_and_is_named_a_repeat(mode):
+    calls = ("lookup_order", ("refund", {"order_id": "1042"}), ("refund", {"order_id": "1042"}))
+    result = evaluate_path(path(match_mode=mode, expected_tool_calls=REFUND_STEPS), trace(*calls))
+    shown = MatchMode(mode).value
+    assert result.status is Status.WARN
+    assert result.messages == [
+        f"expected_tool_calls not matched ({shown}): "
+        "repeated: refund at step 2 (expected_tool_calls[1] was matched already)"
+    ]
+    assert result.details["expected_tool_calls"]["repeated"] == [{"call": 2, "step": 1, "tool": "refund"}]
+    again = evaluate_path(
+        path(match_mode=mode, expected_tool_calls=REFUND_STEPS, repeated_calls="ignore"), trace(*calls)
+    )
+    assert again.status is Status.PASS  # the explicit opt-in keeps AgentCI 2.0's reading
+
+
+def test_argument_match_superset_keeps_the_calls_arguments_within_the_expected_ones():
+    step = {"name": "refund", "arguments": {"order_id": "1042", "amount": 35}, "argument_match": "within_expected"}
+    spec = path(match_mode="strict", expected_tool_calls=[step])
+    assert evaluate_path(spec, trace(("refund", {"order_id": "1042"}))).status is Status.PASS  # amount may be absent
+    extra = evaluate_path(spec, trace(("refund", {"order_id": "1042", "note": "rush"})))
+    assert extra.status is Status.WARN
+    assert (
+        'arguments of refund at step 0 vs expected_tool_calls[0]: note expected (absent), got "rush"'
+        in extra.messages[0]
+    )
+    wrong = evaluate_path(spec, trace(("refund", {"order_id": "1042", "amount": 350})))
+    assert "amount expected 35, got 350" in wrong.messages[0]
+
+
+def test_a_strict_mismatch_of_the_same_calls_says_they_came_in_another_order():
+    result = evaluate_path(
+        path(match_mode="strict", expected_tools=["lookup_order", "refund"]), trace("refund", "lookup_order")
+    )
+    assert result.messages == [
+        "match mode 'strict' against the expected_tools failed: first difference at step 0: expected lookup_order, "
+        "got refund (the same calls in another order)"
+    ]
