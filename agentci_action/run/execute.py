@@ -244,9 +244,17 @@ def _attempt(
         trace_file = scratch / f"{next(counter)}.json"
         if isinstance(start, list):
             env = {**environ, **runner.env, **job.environment(), **capture.environment(job, trace_file)}
-            finished = run_program(
-                start, job, cwd=cwd, environ=env, trace_file=trace_file, timeout_s=timeout_s, live=live
-            )
+            try:
+                finished = run_program(
+                    start, job, cwd=cwd, environ=env, trace_file=trace_file, timeout_s=timeout_s, live=live
+                )
+            except RunFailure as failure:  # the program failed: its spans may show the model's service did
+                outage = None if failure.infra else capture.outage(job)
+                if outage is None:
+                    raise
+                raise InfraFailure(
+                    f"{failure.message.partition('; stderr:')[0]} after a model outage: {outage}"
+                ) from None
         elif isinstance(start, PythonWorkers):
             finished = start.call(job, timeout_s, trace_file)
         else:

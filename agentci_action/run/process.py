@@ -1,6 +1,7 @@
 """Run the agent's program once: the query as JSON on stdin, AGENTCI_* variables, a timeout that kills the
 program's whole process group (children included, none left behind), and its exit code read as:
-0 a trace · 75 (EX_TEMPFAIL) an infrastructure failure, retried · anything else a crash, not retried."""
+0 a trace · 75 (EX_TEMPFAIL) an infrastructure failure, retried · anything else a crash, not retried, unless its
+stderr shows a model outage (outages.py), which is an infrastructure failure too."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from agentci_action._util.text import one_line
 from agentci_action.run.jobs import Finished, InfraFailure, Job, RunFailure
+from agentci_action.run.outages import outage_in_stderr
 
 EX_TEMPFAIL = 75
 STDERR_TAIL = 5  # lines of a crashed program's stderr quoted in its error
@@ -108,6 +110,9 @@ def run_program(
     if process.returncode == EX_TEMPFAIL:
         raise InfraFailure(f"exit code {EX_TEMPFAIL} (temporary failure){_tail(finished.stderr)}")
     if process.returncode != 0:
+        outage = outage_in_stderr(finished.stderr)
+        if outage is not None:
+            raise InfraFailure(f"{_exit_status(process.returncode)} after a model outage: {outage}")
         raise RunFailure(f"{_exit_status(process.returncode)}{_tail(finished.stderr)}")
     return finished
 

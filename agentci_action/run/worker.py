@@ -17,22 +17,86 @@ import importlib
 import inspect
 import json
 import os
+import re
 import sys
 import traceback
 from pathlib import Path
 from typing import Any
 
-# Exceptions whose class name says the provider, not the agent, failed: retried as infrastructure failures.
-TRANSIENT_ERRORS = frozenset(
+# Exceptions that say the model's service failed, not the agent: raised once the SDK's own retries are spent, they
+# make a run an infrastructure failure, retried. One table for both runners: run/outages.py reads a command's stderr
+# and spans by it. OUTAGE_NAMES count under any module (openai, anthropic and LiteLLM raise them, and other vendors'
+# SDKs name theirs alike); OUTAGE_QUALIFIED only under the module named (a bare ConnectionError could be anything);
+# STATUS_ERRORS when their message gives an HTTP status of 429 or 5xx.
+OUTAGE_NAMES = frozenset(
     {
-        "RateLimitError",
+        "APIConnectionError",  # openai, anthropic, litellm: the service could not be reached
         "APITimeoutError",
-        "APIConnectionError",
-        "InternalServerError",
-        "OverloadedError",
+        "RateLimitError",  # 429 after the SDK's retries
+        "InternalServerError",  # 5xx after the SDK's retries
+        "OverloadedError",  # anthropic, 529
+        "ServiceUnavailableError",  # anthropic, litellm: 503
+        "BadGatewayError",  # litellm: 502
+        "GatewayTimeoutError",  # anthropic: 504
+        "ConnectError",  # httpx
+        "ConnectTimeout",
+        "ReadTimeout",
+        "WriteTimeout",
+        "PoolTimeout",
+        "RemoteProtocolError",
         "TimeoutError",
+        "ConnectionRefusedError",
+        "ConnectionResetError",
+        "ConnectionAbortedError",
     }
 )
+OUTAGE_QUALIFIED = frozenset(
+    {
+        "requests.exceptions.ConnectionError",
+        "requests.exceptions.Timeout",
+        "urllib3.exceptions.MaxRetryError",
+        "urllib3.exceptions.NewConnectionError",
+        "urllib.error.URLError",
+        "httpx.ReadError",
+        "httpx.WriteError",
+        "litellm.exceptions.Timeout",
+        "litellm.exceptions.APIError",
+    }
+)
+STATUS_ERRORS = frozenset(
+    {
+        "httpx.HTTPStatusError",
+        "requests.exceptions.HTTPError",
+        "urllib.error.HTTPError",
+        "openai.APIStatusError",
+        "anthropic.APIStatusError",
+    }
+)
+_OUTAGE_STATUS = re.compile(r"\b(?:429|5\d\d)\b")
+
+
+def outage_type(name: str, message: str = "") -> bool:
+    """Whether an exception of this type (module.Class, as a traceback prints it, or the bare class) and message says
+    the model's service failed."""
+    return (
+        name.rpartition(".")[2] in OUTAGE_NAMES
+        or name in OUTAGE_QUALIFIED
+        or (name in STATUS_ERRORS and _OUTAGE_STATUS.search(message) is not None)
+    )
+
+
+def is_outage(exc: BaseException) -> bool:
+    """Whether `exc`, or an exception it was raised from or while handling, is an outage (outage_type)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        kind = type(current)
+        module = "" if kind.__module__ == "builtins" else f"{kind.__module__}."
+        if outage_type(module + kind.__qualname__, str(current)):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def load(target: str, cwd: str) -> Any:
@@ -68,7 +132,7 @@ def failure(exc: BaseException) -> dict[str, Any]:
     where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     at = f" (at {Path(where.filename).name}:{where.lineno})" if where else ""
     text = f"raised {type(exc).__name__}: {' '.join(str(exc).split())[:300]}{at}"
-    return {"failure": text, "infra": type(exc).__name__ in TRANSIENT_ERRORS or isinstance(exc, TimeoutError)}
+    return {"failure": text, "infra": is_outage(exc)}
 
 
 def as_json(value: Any, query_id: str, since: set[str]) -> Any:

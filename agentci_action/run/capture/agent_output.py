@@ -44,6 +44,10 @@ class Capture:
         """The trace's JSON records; raises RunFailure saying what was found instead."""
         raise NotImplementedError
 
+    def outage(self, job: Job) -> str | None:
+        """For a run whose program failed: the model outage what it captured shows (run/outages.py), else None."""
+        return None
+
 
 class OutputCapture(Capture):
     """The trace the agent writes: $AGENTCI_TRACE_FILE, stdout, or a callable's return value."""

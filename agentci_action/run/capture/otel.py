@@ -17,10 +17,12 @@ from agentci_action.run.capture.environment import run_environment, unusable_set
 from agentci_action.run.capture.receiver import Receiver
 from agentci_action.run.capture.run_traces import run_document, unreadable
 from agentci_action.run.jobs import Finished, Job, RunFailure
+from agentci_action.run.outages import outage_in_spans
 from agentci_action.trace.adapters import ADAPTERS, canonical_json
 from agentci_action.trace.json_records import Record
 
 SPAN_WAIT_S = 3.0
+OUTAGE_WAIT_S = 1.0  # for the spans of a run that failed: they are read only to tell an outage from a crash
 SPAN_READERS = [adapter for adapter in ADAPTERS if adapter is not canonical_json]
 
 
@@ -62,6 +64,13 @@ class OtelCapture(Capture):
         if not any(adapter.detect(records) for adapter in SPAN_READERS):
             raise RunFailure(unreadable(document))
         return records
+
+    def outage(self, job: Job) -> str | None:
+        """The outage the failed run's spans recorded (an SDK's exception on a model call span), if any: its spans
+        are kept for the retry to drop."""
+        key = (job.query.key, job.run)
+        self.receiver.settle(key, min(self.wait_s, OUTAGE_WAIT_S))
+        return outage_in_spans(self.receiver.spans(key))
 
     def no_spans(self) -> str:
         """Why a run that exited sent no spans, and what to set."""
