@@ -68,11 +68,11 @@ def outage_in_spans(resource_spans: list[dict[str, Any]]) -> str | None:
         for event in span.get("events") or []:
             if event.get("name") != "exception":
                 continue
-            attributes = key_values(event.get("attributes"))
+            attributes = key_values(event.get("attributes") or [])
             name, message = str(attributes.get("exception.type", "")), str(attributes.get("exception.message", ""))
             if outage_type(name, message):
                 return one_line(f"span {span.get('name', '')}: {name}: {message}", SHOWN)
-        error = str(key_values(span.get("attributes")).get("error.type", ""))
+        error = str(key_values(span.get("attributes") or []).get("error.type", ""))
         error = _CLASS_TEXT.sub(r"\1", error)  # some instrumentations write str(type(error))
         if error and outage_type(error, str((span.get("status") or {}).get("message", ""))):
             return one_line(f"span {span.get('name', '')}: {error}", SHOWN)
