@@ -9,7 +9,7 @@ from conftest import GOLDEN, ROOT, check_golden, run_cli
 from agentci_action.compare.diff import ChangeKind, Delta, Side, diff_runs, evaluate_side
 from agentci_action.engine import metrics
 from agentci_action.engine.evaluate_spec import group_traces
-from agentci_action.report import diff_console, diff_markdown
+from agentci_action.report import diff_console, diff_markdown, html
 from agentci_action.report.json import render_diff
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.canonical import Trace
@@ -518,9 +518,12 @@ def test_the_route_change_is_in_front_of_the_reviewer_with_the_first_difference_
     after = [
         calls_trace("refund", [("refund", {"order_id": "1042", "amount": 350}), ("lookup_order", {"order_id": "1042"})])
     ]
-    diff = diff_runs(side(spec, "v1", before), side(spec, "v2", after))
+    now = side(spec, "v2", after)
+    diff = diff_runs(side(spec, "v1", before), now)
     [query] = diff.queries
     assert (query.path.route_before, query.path.route_after) == (["lookup_order", "refund"], ["refund", "lookup_order"])
+    page = html.render_html(now.run, diff)
+    assert "<li>refund (step 1 → 0): amount 35 → 350</li>" in page
     assert [c.model_dump() for c in query.path.argument_changes] == [
         {"tool": "refund", "step_before": 1, "step_after": 0, "key": "amount", "before": "35", "after": "350"}
     ]
@@ -615,3 +618,18 @@ def test_console_why_lines_wrap_inside_the_box_and_lose_nothing(write):
     assert "got refund; out of order: lookup_order (expected_tool_calls[0]) called at step 1" in re.sub(
         r"\s+", " ", why
     )
+
+
+def test_sums_ratios_and_percentiles_carry_no_float_noise_into_the_json():
+    everyway = ROOT / "tests" / "fixtures" / "everyway"
+    done = run_cli(
+        "test", "agentci_spec.yaml", "--traces", "current.jsonl", "--baseline", "v1", "--format", "json", cwd=everyway
+    )
+    data = json.loads(done.stdout)
+    assert data["summary"]["cost_usd"] == 0.0306  # not 0.030600000000000002
+    assert data["summary"]["aggregates"]["p95_latency_ms"] == 2920  # not 2919.999999999999
+    assert data["diff"]["uplift"]["cost_usd"]["uplift"] == 0.53  # not 0.5299999999999999
+    multipliers = [r["cost"]["details"].get("cost_multiplier") for r in data["results"]]
+    assert 1.05 in multipliers and all(m is None or len(repr(m)) < 14 for m in multipliers)
+    totals = data["diff"]["total"]["cost_usd"]
+    assert (totals["before"], totals["after"]) == (0.018, 0.0266)

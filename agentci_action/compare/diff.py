@@ -42,7 +42,7 @@ from agentci_action.engine.evaluate_spec import Observe, Settings, evaluate_spec
 from agentci_action.engine.path import closest_variant
 from agentci_action.engine.results import Aggregates, GateResult, MetricChange, QueryResult, RunResult, Status
 from agentci_action.engine.score import run_uplift
-from agentci_action.engine.stats import most_frequent
+from agentci_action.engine.stats import most_frequent, tidy
 from agentci_action.spec.models import AgentCISpec, PathSpec
 from agentci_action.trace.canonical import ToolCall, Trace
 
@@ -87,17 +87,17 @@ class Delta(BaseModel):
 
     @classmethod
     def of(cls, before: float | None, after: float | None) -> Delta:
-        """The figures as JSON shows them: a whole number as an integer (a mean of 3 and 3 is 3, not 3.0), change
-        and percent rounded to 12 significant digits (0.28, not 0.2800000000000001)."""
+        """The figures as JSON shows them: to 12 significant digits (stats.tidy: 0.28, not 0.2800000000000001), a
+        whole number as an integer (a mean of 3 and 3 is 3, not 3.0)."""
         before, after = _plain(before), _plain(after)
         if before is None or after is None:
             return cls(before=before, after=after)
-        change = _plain(float(f"{after - before:.12g}"))
+        change = _plain(float(after - before))
         return cls(
             before=before,
             after=after,
             change=change,
-            percent=float(f"{100.0 * (after - before) / before:.12g}") if before else None,
+            percent=tidy(100.0 * (after - before) / before) if before else None,
             new=before == 0 and after != 0,
         )
 
@@ -109,8 +109,11 @@ class Delta(BaseModel):
 
 
 def _plain(value: float | None) -> int | float | None:
-    """A float that is a whole number as an int; anything else as it is."""
-    return int(value) if isinstance(value, float) and value.is_integer() else value
+    """A float without float noise (stats.tidy), as an int when it is a whole number; anything else as it is."""
+    if isinstance(value, float):
+        value = tidy(value)
+        return int(value) if value.is_integer() else value
+    return value
 
 
 class StatusDiff(BaseModel):

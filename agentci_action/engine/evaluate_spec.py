@@ -40,7 +40,7 @@ from agentci_action.engine.results import (
 )
 from agentci_action.engine.score import letter_grade, suite_composite_score
 from agentci_action.engine.shard import select_shard
-from agentci_action.engine.stats import cost_of_pass, most_frequent
+from agentci_action.engine.stats import cost_of_pass, most_frequent, tidy
 from agentci_action.engine.suite_figures import CheckTally, TallyCounter, aggregate, check_tally
 from agentci_action.spec.models import AgentCISpec, CompositeWeights, QuerySpec, spec_hash
 from agentci_action.trace.canonical import Trace
@@ -325,7 +325,7 @@ def summarize(
             known_costs.append(cost)
         if (score := result.score.value) is not None:
             scores.append(score)
-    known_cost = sum(known_costs)  # sum(), as elsewhere: the same floating-point rounding
+    known_cost = tidy(sum(known_costs))  # sum(), as elsewhere: the same floating-point rounding, then tidied
     suite_composite = suite_composite_score(results)
     tally = tally or check_tally(results)
     overall = ERROR if counts[ERROR] else FAIL if counts[FAIL] else WARN if counts[WARN] else PASS

@@ -111,8 +111,9 @@ class LayerResult(ResultData):
     checks: list[Check] = field(default_factory=list)
 
     def findings(self) -> list[Finding]:
-        """Each message with its own check's status: in a failed layer a warning still reads as a warning, and a
-        skip as a skip. A repeated run's message ('run 2: …') is its check's."""
+        """Each message with its own check's status, the most severe first (in order among equals): in a failed
+        layer a warning still reads as a warning, and a skip as a skip. A repeated run's message ('run 2: …') is
+        its check's."""
         said: dict[str, Check] = {}
         for check in self.checks:
             if check.status is not Status.PASS and check.message:
@@ -122,6 +123,7 @@ class LayerResult(ResultData):
             label = _RUN_LABEL.match(message)
             own = said.get(message) or (said.get(message[label.end() :]) if label else None)
             found.append(Finding(own.status, own.name, message) if own else Finding(self.status, "", message))
+        found.sort(key=lambda finding: -SEVERITY[finding.status])
         return found
 
     @classmethod

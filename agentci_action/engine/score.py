@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from agentci_action.engine.correctness import JUDGE_KINDS
 from agentci_action.engine.results import FAIL, PASS, LayerResult, MetricChange, QueryResult, RunResult
+from agentci_action.engine.stats import tidy
 from agentci_action.spec.models import ScoreWeights
 
 JUDGE_SCALE = (1, 5)
@@ -133,11 +134,12 @@ def letter_grade(score: float) -> str:
 def uplift(current: float | None, baseline: float | None) -> float | None:
     """(current − baseline) / baseline; None when either is unknown or the baseline is 0 (undefined).
 
-    Baseline composite 0.75, current 0.90 → 0.20 (20% up). For cost a positive uplift means more expensive.
+    Baseline composite 0.75, current 0.90 → 0.20 (20% up). For cost a positive uplift means more expensive. Without
+    float noise (stats.tidy): 0.53, not 0.5299999999999999.
     """
     if current is None or baseline is None or baseline == 0:
         return None
-    return (current - baseline) / baseline
+    return tidy((current - baseline) / baseline)
 
 
 def run_uplift(current: RunResult, baseline: RunResult) -> dict[str, MetricChange]:

@@ -26,6 +26,12 @@ def most_frequent(items: list[T]) -> T | None:
     return Counter(items).most_common(1)[0][0]
 
 
+def tidy(value: float) -> float:
+    """`value` to 12 significant digits: a sum or ratio of decimal figures without binary float noise (0.0306, not
+    0.030600000000000002; 1.05, not 1.0499999999999998), as reports and the results JSON give it."""
+    return float(f"{value:.12g}")
+
+
 def median(values: list[float]) -> float:
     """Middle of the sorted values; the mean of the two middle ones when n is even."""
     ordered = sorted(values)

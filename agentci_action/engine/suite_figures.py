@@ -16,6 +16,7 @@ import math
 from typing import Any, NamedTuple
 
 from agentci_action.engine.results import FAIL, PASS, SKIP, WARN, Aggregates, QueryResult
+from agentci_action.engine.stats import tidy
 from agentci_action.spec.check_models import SAFETY_CHECKS
 
 _RAN = (PASS, WARN, FAIL)
@@ -24,13 +25,14 @@ _PASSED = (PASS, WARN)
 
 
 def percentile(values: list[float], q: float) -> float | None:
-    """The q-th percentile (0-100) with linear interpolation between closest ranks (numpy's default); None when empty."""
+    """The q-th percentile (0-100) with linear interpolation between closest ranks (numpy's default), without float
+    noise (stats.tidy); None when empty."""
     if not values:
         return None
     ordered = sorted(values)
     rank = q / 100 * (len(ordered) - 1)
     low, high = math.floor(rank), math.ceil(rank)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+    return tidy(ordered[low] + (ordered[high] - ordered[low]) * (rank - low))  # 2920, not 2919.999999999999
 
 
 # The check names behind each rate (check name → rate), and the statuses that count as a hit.

@@ -242,6 +242,12 @@ def _query(result: QueryResult, change: QueryDiff | None, diff: RunDiff | None, 
     if change is not None and change.answer.before is not None:
         parts.append(_route(f"Tools in {diff.before if diff else 'the baseline'}", change.path.route_before))
     parts.append(_route(f"Tools {now}", result.tools))
+    if change is not None and change.path.argument_changes:
+        parts.append(
+            "<p>Arguments changed:</p><ul>"
+            + "".join(f"<li>{esc(line)}</li>" for line in fmt.argument_lines(change))
+            + "</ul>"
+        )
     parts.append(
         '<div class="answers">'
         + _answer(f"Answer in {diff.before if diff else 'the baseline'}", before)
