@@ -329,3 +329,24 @@ def test_the_summary_and_comment_with_a_large_diff_stay_within_their_budget(tmp_
         assert "AgentCI diff" in body or "did not fit" in body  # the diff, or a line saying it was cut
         if budget < SUMMARY_BUDGET:
             assert "Cut to fit" in body
+
+
+def test_a_big_change_keeps_the_comment_s_diff_to_diff_rows_queries():
+    from results_builder import Side, _trace
+
+    from agentci_action.compare.diff import Side as DiffSide
+    from agentci_action.compare.diff import diff_runs
+    from agentci_action.report.markdown import DIFF_ROWS
+
+    ids = [f"q{i:03d}" for i in range(200)]
+    before = run(*(query(q, i + 1, "pass", answer="old") for i, q in enumerate(ids)))
+    after = run(*(query(q, i + 1, "pass", answer="new") for i, q in enumerate(ids)))
+    diff = diff_runs(
+        DiffSide("v1", before, {q: [_trace(q, Side("old", []))] for q in ids}),
+        DiffSide("current", after, {q: [_trace(q, Side("new", []))] for q in ids}),
+    )
+    comment = render_comment(after, "agentci", links=LINKS, diff=diff)
+    changed_rows = [row for row in table_rows(comment) if row.startswith("| 🔶 |")]
+    assert len(changed_rows) == DIFF_ROWS and comment.count("<details><summary>🔶") <= DIFF_ROWS
+    assert f"{200 - DIFF_ROWS} more changed queries are not in the table" in comment
+    assert len(comment.encode()) <= COMMENT_BUDGET

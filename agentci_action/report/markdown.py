@@ -23,8 +23,8 @@ from agentci_action._util.text import (
     utf8_size,
 )
 from agentci_action.compare.diff import RunDiff
-from agentci_action.engine.results import LAYERS, SEVERITY, Finding, LayerResult, QueryResult, RunResult, Status
-from agentci_action.report import gate_phrases, suite_phrases
+from agentci_action.engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
+from agentci_action.report import finding_phrases, gate_phrases, suite_phrases
 from agentci_action.report.diff_markdown import LEFT_OUT
 from agentci_action.report.diff_markdown import render_markdown as render_diff
 from agentci_action.report.icons import ICONS
@@ -193,22 +193,25 @@ TABLE_HEAD = "| | Query | Spec | Correctness | Path | Cost |\n|---|---|---|---|-
 FINDINGS_SHOWN = 6  # findings of one query in the table; the results file has every one
 
 
-def finding_lines(query: QueryResult) -> str:
-    """Every finding of the query's layers that did not pass, each with its own status and layer, `<br>`-joined:
-    a warning beside a failure reads as a warning."""
-    found = [
-        f"{ICONS[finding.status]} **{name}**: {inline(finding.message, 1000)}"
-        for name in LAYERS
-        if query.layer(name).status in _REPORTED
-        for finding in query.layer(name).findings()
-        or [Finding(query.layer(name).status, "", query.layer(name).status.value)]
-        if finding.status is not Status.PASS
-    ]
-    more = len(found) - FINDINGS_SHOWN
-    return "<br>".join(found[:FINDINGS_SHOWN]) + (f"<br>… {more} more (the results file has them)" if more > 0 else "")
-
-
 _REPORTED = (Status.FAIL, Status.WARN, Status.ERROR)
+
+
+def finding_lines(query: QueryResult) -> str:
+    """Every finding of the query's layers that did not pass, the most severe first, each with its own status and
+    layer, `<br>`-joined: a warning beside a failure reads as a warning."""
+    found = sorted(
+        (
+            (finding, name)
+            for name in LAYERS
+            if query.layer(name).status in _REPORTED
+            for finding in finding_phrases.said(query.layer(name))
+            if finding.status is not Status.PASS
+        ),
+        key=lambda item: -SEVERITY[item[0].status],
+    )
+    shown = [f"{ICONS[finding.status]} **{name}**: {inline(finding.message, 1000)}" for finding, name in found]
+    more = len(shown) - FINDINGS_SHOWN
+    return "<br>".join(shown[:FINDINGS_SHOWN]) + (f"<br>… {more} more (the results file has them)" if more > 0 else "")
 
 
 def finding_row(query: QueryResult, links: Links) -> str:
