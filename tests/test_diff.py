@@ -629,7 +629,5 @@ def test_sums_ratios_and_percentiles_carry_no_float_noise_into_the_json():
     assert data["summary"]["cost_usd"] == 0.0306  # not 0.030600000000000002
     assert data["summary"]["aggregates"]["p95_latency_ms"] == 2920  # not 2919.999999999999
     assert data["diff"]["uplift"]["cost_usd"]["uplift"] == 0.53  # not 0.5299999999999999
-    multipliers = [r["cost"]["details"].get("cost_multiplier") for r in data["results"]]
-    assert 1.05 in multipliers and all(m is None or len(repr(m)) < 14 for m in multipliers)
     totals = data["diff"]["total"]["cost_usd"]
     assert (totals["before"], totals["after"]) == (0.018, 0.0266)

@@ -8,16 +8,15 @@ from typing import Any
 from agentci_action._util.text import usd_pair
 from agentci_action.engine.results import NO_BASELINE, PASS, SKIP, Check, LayerResult
 from agentci_action.engine.severity import failed
-from agentci_action.engine.stats import tidy
 from agentci_action.spec.models import CostSpec
 from agentci_action.trace.canonical import Trace
 
 
 def cost_multiplier(cost: float | None, baseline_cost: float | None) -> float | None:
-    """cost / baseline_cost (stats.tidy: no float noise); None when either is unknown or the baseline cost is 0."""
+    """cost / baseline_cost; None when either is unknown or the baseline cost is 0."""
     if cost is None or not baseline_cost:
         return None
-    return tidy(cost / baseline_cost)
+    return cost / baseline_cost
 
 
 def unknown_cost_reason(trace: Trace) -> str:

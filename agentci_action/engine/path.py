@@ -169,7 +169,8 @@ def evaluate_path(
 
 
 def _tool_list_checks(spec: PathSpec, used: Sequence[str], used_set: set[str], details: dict[str, Any]) -> list[Check]:
-    """forbidden_tools (deny-list) and allowed_tools (allow-list): any violation fails hard."""
+    """forbidden_tools (deny-list) and allowed_tools (allow-list): any violation fails hard, unless their severity is
+    warn."""
     normalize = spec.tool_name_normalization
     checks = []
     if forbidden := spec.forbidden_tools:
