@@ -631,3 +631,13 @@ def test_sums_ratios_and_percentiles_carry_no_float_noise_into_the_json():
     assert data["diff"]["uplift"]["cost_usd"]["uplift"] == 0.53  # not 0.5299999999999999
     totals = data["diff"]["total"]["cost_usd"]
     assert (totals["before"], totals["after"]) == (0.018, 0.0266)
+
+
+def test_an_unchanged_route_is_counted_in_the_table_with_its_noun(write):
+    spec = load_spec(write("spec.yaml", REFUND))
+    one = diff_runs(
+        side(spec, "v1", [t("refund", tools=["a"])]), side(spec, "v2", [t("refund", answer="new", tools=["a"])])
+    )
+    assert "| ✅ pass | 1 call |" in diff_markdown.render_markdown(one)
+    none = diff_runs(side(spec, "v1", [t("refund")]), side(spec, "v2", [t("refund", answer="new")]))
+    assert "| ✅ pass | 0 calls |" in diff_markdown.render_markdown(none)

@@ -65,13 +65,18 @@ def _route_cell(query: QueryDiff) -> str:
     if fmt.route_changed(query):
         before, after, _ = fmt.route_texts(query.path.route_before, query.path.route_after, 6)
         return f"{inline(before, 300)} ⇒ {inline(after, 300)}"
-    return _cell(query.path.tool_calls, fmt.PATH_METRICS[0], query) + " calls"
+    return _cell(query.path.tool_calls, fmt.PATH_METRICS[0], query, ("call", "calls"))
 
 
-def _cell(delta: Delta, metric: fmt.Metric, query: QueryDiff | None = None) -> str:
+def _cell(delta: Delta, metric: fmt.Metric, query: QueryDiff | None = None, noun: tuple[str, str] | None = None) -> str:
+    """'2 → 3 (▲ 50% ⚠️)'; with `noun` (one, many), the figure's noun after it: '1 call', '2 → 3 calls (▲ 50% ⚠️)'."""
     change = fmt.change(delta, metric.unit)
     mark = MARKS[fmt.verdict(delta, metric.unit, metric.higher_is_better)]
-    return fmt.figure(delta, metric.unit, query) + (f" ({change}{mark})" if change and change != "unchanged" else "")
+    figure = fmt.figure(delta, metric.unit, query)
+    if noun is not None:
+        count = delta.after if delta.after is not None else delta.before
+        figure += f" {noun[0] if count == 1 else noun[1]}"
+    return figure + (f" ({change}{mark})" if change and change != "unchanged" else "")
 
 
 def headline(diff: RunDiff) -> str:
