@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from agentci_action._util.text import code_block, fit, html_text, inline, plural, utf8_size
+from agentci_action._util.text import code_block, fit, html_text, inline, one_line, plural, utf8_size
 from agentci_action.compare.diff import ChangeKind, Delta, QueryDiff, RunDiff, change_size
 from agentci_action.engine.results import Status
 from agentci_action.report import diff_format as fmt
@@ -52,12 +52,20 @@ def _icon_status(status: Status | None) -> str:
     return "—" if status is None else f"{ICONS[status]} {status.value}"
 
 
-def _why(query: QueryDiff, limit: int) -> str:
+WHY_SHOWN = 150  # characters of the first reason in the table's row
+
+
+def _why(query: QueryDiff, limit: int = WHY_SHOWN) -> str:
     """The first failing message (inline, trimmed), and how many more."""
     if not query.why:
         return ""
     more = f" (+{len(query.why) - 1} more)" if len(query.why) > 1 else ""
     return inline(query.why[0], limit) + more
+
+
+def _why_in_row(query: QueryDiff) -> bool:
+    """The table's row gave every reason in full (one, short enough), so the fold need not repeat it."""
+    return len(query.why) == 1 and len(one_line(query.why[0])) <= WHY_SHOWN
 
 
 def _route_cell(query: QueryDiff) -> str:
@@ -130,7 +138,7 @@ def table_row(query: QueryDiff, why: bool = True) -> str:
     reason above the diff, leaves it out)."""
     cost = query.cost
     cells = [_route_cell(query)] + [_cell(getattr(cost, m.field), m, query) for m in fmt.COST_METRICS]
-    reason = _why(query, 150) if why else ""
+    reason = _why(query) if why else ""
     return (
         f"| {_icon(query)} | {inline(query.id, 120)} | {fmt.kinds_text(query)} | "
         f"{_status(query)}{f': {reason}' if reason else ''} | " + " | ".join(cells) + " |\n"
@@ -219,7 +227,9 @@ def details_block(query: QueryDiff, why: bool = True) -> str:
     if query.path.tools_removed and not routes:
         notes.append("Tools removed: " + ", ".join(inline(t, 80) for t in query.path.tools_removed))
     lines.append("".join(f"\n{note}\n" for note in notes))
-    if query.why and (why or query.has(ChangeKind.FIXED)):  # why it failed before is said nowhere else
+    # with `why`, the table's row gave the first reason: the fold lists them when that was not all; without, the run's
+    # report gave the reasons it fails now, but why a fixed query failed before is said nowhere else
+    if query.why and (not _why_in_row(query) if why else query.has(ChangeKind.FIXED)):
         head = "Why it fails now" if not query.has(ChangeKind.FIXED) else "Why it failed before"
         lines.append(f"\n**{head}:**\n\n" + "".join(f"- {inline(m, 600)}\n" for m in query.why[:10]))
     lines.append(answer_block(query))
