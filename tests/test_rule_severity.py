@@ -304,3 +304,18 @@ def test_a_severity_in_defaults_is_validated_too(write):
     assert (
         done.returncode == 1 and "spec.yaml:4: defaults.path.severity: unknown rule 'expected_tool_call'" in done.stderr
     )
+
+
+def test_the_json_schema_completes_and_checks_the_rule_names():
+    import jsonschema
+    import yaml
+
+    schema = json.loads((ROOT / "agentci_action" / "spec" / "agentci_spec.schema.json").read_text(encoding="utf-8"))
+    good = yaml.safe_load(REFUND_SPEC)
+    jsonschema.validate(good, schema)
+    for block, rule in (("path", "match_mod"), ("cost", "max_cost"), ("process", "min_progress")):
+        bad = {**good, "queries": [{"id": "q", "query": "q", block: {"severity": {rule: "fail"}}}]}
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
+    path = schema["$defs"]["PathSpec"]["properties"]["severity"]
+    assert path["propertyNames"]["enum"] == list(PathRule.__args__)
