@@ -106,18 +106,8 @@ def _route_lines(query: QueryDiff) -> list[str]:
     """The tool route and the handoffs before and after, with a caret under the first difference, and the changed
     arguments."""
     lines = []
-    for changed, label, unit, before, after in (
-        (fmt.route_changed(query), "Route", "step", query.path.route_before, query.path.route_after),
-        (
-            query.has(ChangeKind.ROUTING_CHANGED),
-            "Handoffs",
-            "handoff",
-            query.path.handoffs_before,
-            query.path.handoffs_after,
-        ),
-    ):
-        if not changed:
-            continue
+    for label, unit, before, after in fmt.changed_routes(query):
+        label = "Route" if label == "Tools" else label
         old, new, at = fmt.route_texts(before, after, 6)
         lines += _wrapped(f"  {label} before", old, hanging=2)
         lines += _wrapped(f"  {label} after", new, hanging=2)

@@ -315,6 +315,15 @@ def route_changed(query: QueryDiff) -> bool:
     return query.has(ChangeKind.TOOLS_CHANGED) and query.path.route_before != query.path.route_after
 
 
+def changed_routes(query: QueryDiff) -> list[tuple[str, str, list[str], list[str]]]:
+    """(what, the word for one of its positions, before, after) for the tool route and the handoffs, those changed."""
+    path = query.path
+    routes = [("Tools", "step", path.route_before, path.route_after)] if route_changed(query) else []
+    if query.has(ChangeKind.ROUTING_CHANGED):
+        routes.append(("Handoffs", "handoff", path.handoffs_before, path.handoffs_after))
+    return routes
+
+
 ARGUMENTS_SHOWN = 5  # changed arguments listed per query; the JSON has up to MAX_ARGUMENT_CHANGES
 
 

@@ -241,18 +241,8 @@ def _routes(query: QueryDiff) -> str:
     """The tool route, and the handoffs, before and after in a code block (inert) with a caret under the first
     difference; then the arguments that changed. '' when neither route changed."""
     parts = []
-    for changed, label, unit, before, after in (
-        (fmt.route_changed(query), "Tool calls", "step", query.path.route_before, query.path.route_after),
-        (
-            query.has(ChangeKind.ROUTING_CHANGED),
-            "Handoffs",
-            "handoff",
-            query.path.handoffs_before,
-            query.path.handoffs_after,
-        ),
-    ):
-        if not changed:
-            continue
+    for label, unit, before, after in fmt.changed_routes(query):
+        label = "Tool calls" if label == "Tools" else label
         old, new, at = fmt.route_texts(before, after)
         where = fmt.first_difference(before, after)
         parts.append(

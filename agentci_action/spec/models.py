@@ -55,7 +55,25 @@ class _Part(_Strict):
     model_config = ConfigDict(defer_build=True)
 
 
-class MatchMode(str, Enum):
+class _Aliased(str, Enum):
+    """A str Enum that also accepts other names for its values (ALIASES[its class]) and lists them in its JSON
+    Schema, so an editor completes them too."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> "_Aliased | None":
+        return ALIASES[cls].get(value) if isinstance(value, str) else None
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: "CoreSchema", handler: "GetJsonSchemaHandler"
+    ) -> "JsonSchemaValue":
+        schema = handler(core_schema)
+        schema = handler.resolve_ref_schema(schema)
+        schema["enum"] = [*schema["enum"], *ALIASES[cls]]
+        return schema
+
+
+class MatchMode(_Aliased):
     """How the used tool sequence P is compared with the reference sequence R.
 
     Named from the reference's side. LangChain agentevals names them from the agent's side, so the
@@ -68,19 +86,6 @@ class MatchMode(str, Enum):
     SUPERSET = "superset"  # set(P) ⊆ set(R): every used tool is in the reference
     SUBSEQUENCE = "subsequence"  # R appears in P in order, extras allowed (EvalView)
 
-    @classmethod
-    def _missing_(cls, value: object) -> "MatchMode | None":
-        return MATCH_MODE_ALIASES.get(value) if isinstance(value, str) else None
-
-    @classmethod
-    def __get_pydantic_json_schema__(
-        cls, core_schema: "CoreSchema", handler: "GetJsonSchemaHandler"
-    ) -> "JsonSchemaValue":
-        schema = handler(core_schema)
-        schema = handler.resolve_ref_schema(schema)
-        schema["enum"] = [*schema["enum"], *MATCH_MODE_ALIASES]
-        return schema
-
 
 MATCH_MODE_ALIASES = {"contains_reference": MatchMode.SUBSET, "within_reference": MatchMode.SUPERSET}
 
@@ -90,7 +95,7 @@ class SequenceMetric(str, Enum):
     EDIT_DISTANCE = "edit_distance"  # 1 − ED(P,R) / max(|P|,|R|)
 
 
-class ArgumentMatch(str, Enum):
+class ArgumentMatch(_Aliased):
     """How an expected tool call's `arguments` are compared with the arguments of a call in the trace.
 
     Named from the expected side, like MatchMode: agentevals' `tool_args_match_mode` names them from the call's, so
@@ -103,21 +108,12 @@ class ArgumentMatch(str, Enum):
     SUPERSET = "superset"  # every key of the call is expected and matches; expected keys may be absent
     IGNORE = "ignore"  # arguments are not checked
 
-    @classmethod
-    def _missing_(cls, value: object) -> "ArgumentMatch | None":
-        return ARGUMENT_MATCH_ALIASES.get(value) if isinstance(value, str) else None
-
-    @classmethod
-    def __get_pydantic_json_schema__(
-        cls, core_schema: "CoreSchema", handler: "GetJsonSchemaHandler"
-    ) -> "JsonSchemaValue":
-        schema = handler(core_schema)
-        schema = handler.resolve_ref_schema(schema)
-        schema["enum"] = [*schema["enum"], *ARGUMENT_MATCH_ALIASES]
-        return schema
-
 
 ARGUMENT_MATCH_ALIASES = {"contains_expected": ArgumentMatch.SUBSET, "within_expected": ArgumentMatch.SUPERSET}
+ALIASES: dict[type[_Aliased], dict[str, Any]] = {
+    MatchMode: MATCH_MODE_ALIASES,
+    ArgumentMatch: ARGUMENT_MATCH_ALIASES,
+}
 
 
 class ArgumentRule(_Part):
