@@ -129,18 +129,8 @@ SUITE = [
         "order-status",
         11,
         "Where is my order 1042?",
-        Side("Order 1042 shipped on Monday.", [("lookup_order", ORDER), ("get_shipping", ORDER)]),
-        Side(
-            "Order 1042 shipped on Monday.",
-            [("search_orders", {"q": "1042"}), ("search_orders", {"q": "order 1042"}), ("get_shipping", ORDER)],
-        ),
-    ),
-    (
-        "cancel-order",
-        19,
-        "Please cancel order 1042.",
-        Side("Order 1042 is cancelled.", [("lookup_order", ORDER), ("cancel_order", ORDER)], 0.005, 1700),
-        Side("Order 1042 is cancelled.", [("lookup_order", ORDER), ("cancel_order", ORDER)], 0.012, 4100),
+        Side("Order 1042 shipped on Monday.", [("search_orders", {"q": "order 1042"}), ("get_shipping", ORDER)]),
+        None,
     ),
     (
         "refund-damaged",
@@ -175,13 +165,13 @@ def _figures(side: Side, **path) -> dict:
             "cost_usd": side.cost_usd,
             "total_tokens": side.tokens,
             "llm_calls": len(tools) + 1,
-            "latency_ms": 900.0 + 450 * len(tools),
+            "latency_ms": 1200.0,
         },
     }
 
 
 def mixed_run() -> RunResult:
-    """The suite now: one pass; a path warning (the order searched for, not looked up); a cost warning; a refund made
+    """The suite now: one pass; a path warning (the order searched for, not looked up); a refund made
     before the order was looked up (a path rule the spec made blocking, beside a warning of its own); and a
     correctness failure whose answer obeys a hostile prompt."""
     now = {qid: (line, text, after or before) for qid, line, text, before, after in SUITE}
@@ -192,9 +182,6 @@ def mixed_run() -> RunResult:
                 ["tool recall: 0.50 < min 0.8 (missing: lookup_order)"],
                 {"tool_recall": 0.5, "sequence_similarity": 0.4},
             )
-        },
-        "cancel-order": {
-            "cost": ("warn", ["cost 2.40× the baseline (max 1.5×): $0.0120 vs $0.0050"], {"cost_multiplier": 2.4})
         },
         "prompt-injection": {"correctness": ("fail", [f"answer does not contain 'refund': {HOSTILE}"], {})},
     }
@@ -242,8 +229,8 @@ def _trace(qid: str, side: Side):
 
 
 def mixed_diff(after: RunResult):
-    """mixed_run() against its baseline v1, where every query passed: the refund now made before the lookup (and for
-    ten times the amount), the order searched for, the cancellation dearer, the injection obeyed."""
+    """mixed_run() against its baseline v1, where every query but the order status passed: the refund now made before
+    the lookup (and for ten times the amount), the injection obeyed."""
     from agentci_action.compare.diff import Side as DiffSide
     from agentci_action.compare.diff import diff_runs
 
@@ -252,7 +239,7 @@ def mixed_diff(after: RunResult):
             query(
                 qid,
                 line,
-                "pass",
+                "warn" if qid == "order-status" else "pass",  # its warning is older than this change
                 text=text,
                 answer=side.answer,
                 tools=[n for n, _ in side.calls],

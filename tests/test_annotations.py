@@ -48,7 +48,7 @@ def test_hostile_agent_text_cannot_become_a_command():
 
 def test_levels_error_for_blocking_warning_for_the_rest_errors_first():
     found = annotations_for(mixed_run())
-    assert [(a.level, a.line) for a in found] == [("error", 27), ("error", 35), ("warning", 11), ("warning", 19)]
+    assert [(a.level, a.line) for a in found] == [("error", 27), ("error", 35), ("warning", 11)]
     blocked = found[0]  # the refund made before the lookup: a path rule whose severity is fail
     assert blocked.title == "AgentCI path: refund-damaged"
     assert blocked.message.startswith("[expected_tool_calls: severity fail] expected_tool_calls not matched (strict)")

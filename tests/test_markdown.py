@@ -39,7 +39,8 @@ def test_summary_golden():
 def test_comment_golden():
     """The README's example: a support agent's pull request, against its saved baseline."""
     current = mixed_run()
-    check_golden("comment_mixed.md", render_comment(current, "agentci", links=LINKS, diff=mixed_diff(current)))
+    links = Links(run_url=LINKS.run_url, sha=LINKS.sha)  # no links to the spec's lines: the README stays short
+    check_golden("comment_mixed.md", render_comment(current, "agentci", links=links, diff=mixed_diff(current)))
 
 
 README_EXAMPLE = re.compile(
@@ -117,7 +118,7 @@ def test_hostile_text_breaks_neither_the_table_nor_the_marker():
         for row in table:
             assert len(re.findall(r"(?<!\\)\|", row)) == columns, row
     opened, closed = comment.count("<details>"), comment.count("</details>")
-    assert opened == closed == 5  # four changed queries and every query's table, folded; none injected
+    assert opened == closed == 3  # two changed queries and every query's table, folded; none injected
 
 
 def test_each_reason_is_said_once_failures_first_and_each_finding_with_its_own_status():
@@ -131,7 +132,6 @@ def test_each_reason_is_said_once_failures_first_and_each_finding_with_its_own_s
         "refund-damaged",
         "prompt-injection",
         "order-status",
-        "cancel-order",
     ]
     for reason in ("expected\\_tool\\_calls not matched", "answer does not contain 'refund'", "tool recall: 0.50"):
         assert comment.count(reason) == 1, reason
