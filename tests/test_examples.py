@@ -136,8 +136,10 @@ def test_support_router_diff_names_the_routing_regression():
     example = ROOT / "examples" / "support-router"
     result = run_cli("test", "--spec", example / "agentci_spec.yaml", "--traces", example / "traces")
     block = result.stdout.split("CHANGED  login-crash", 1)[1].split("╠", 1)[0]
-    assert "routing changed" in block and "TechnicalAgent  ⇒  AccountAgent" in block
-    assert "Tools removed    check_service_status, get_technical_documentation" in block
+    assert "routing changed" in block
+    assert "Handoffs before  TechnicalAgent" in block and "Handoffs after   AccountAgent" in block
+    assert "Route before     check_service_status → get_technical_documentation" in block
+    assert "Route after      verify_identity → unlock_account" in block
 
 
 @pytest.mark.parametrize("name", ["rag", "support-router"])
