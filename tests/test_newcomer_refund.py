@@ -134,7 +134,10 @@ def assert_route_change_shown(comment: str) -> None:
     """The reason once, in the table of failing queries; the route before ⇒ after in the diff's row and its fold."""
     assert "## ❌ AgentCI: 1 of 2 queries failed" in comment
     assert comment.count("expected\\_tool\\_calls not matched \\(strict\\)") == 1
-    assert "| 🔴 | refund-damaged | regression, tools changed | ✅ pass → ❌ fail |" in comment
+    # The captured latency is real wall time: on a loaded machine it can move past the tolerance ("cost changed").
+    assert re.search(
+        r"\| 🔴 \| refund-damaged \| regression, tools changed(, cost changed)? \| ✅ pass → ❌ fail \|", comment
+    )
     reasons = comment[: comment.index("### AgentCI diff")]
     assert reasons.index("❌ **path**: \\[expected\\_tool\\_calls: severity fail\\]") < reasons.index(
         "⚠️ **path**: match mode"
