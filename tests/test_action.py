@@ -501,5 +501,7 @@ def test_the_entrypoint_answers_version_and_help_and_exits_0_without_running_the
     assert (done.returncode, done.stderr) == (0, ""), done.stdout
     assert done.stdout.splitlines()[0] == f"AgentCI {__version__}"
     assert "required" not in done.stdout and not list(tmp_path.iterdir())
-    other = subprocess.run([sys.executable, str(ROOT / "entrypoint.py"), "test"], env=env, capture_output=True, text=True)
+    other = subprocess.run(
+        [sys.executable, str(ROOT / "entrypoint.py"), "test"], env=env, capture_output=True, text=True
+    )
     assert other.returncode == 2 and "takes no arguments but --version and --help, not 'test'" in other.stderr

@@ -22,6 +22,7 @@ spec.loader.exec_module(release)
 import agentci_action  # noqa: E402
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+ACTIONS = ("action.yml", "run/action.yml")  # the Docker action and the composite one that runs the agent
 DIGEST = "sha256:" + "0123456789abcdef" * 4
 ACTION = (ROOT / "action.yml").read_text()
 CHANGELOG = (ROOT / "CHANGELOG.md").read_text()
@@ -133,7 +134,7 @@ def test_zizmor_finds_nothing_at_medium_or_above():
     zizmor = shutil.which("zizmor", path=str(Path(sys.executable).parent)) or shutil.which("zizmor")
     assert zizmor, "zizmor is in the test extras"
     done = subprocess.run(
-        [zizmor, "--offline", "--min-severity", "medium", "--format", "plain", ".github", "action.yml", "run/action.yml"],
+        [zizmor, "--offline", "--min-severity", "medium", "--format", "plain", ".github", *ACTIONS],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -71,16 +71,22 @@ def test_fast_and_pure_parsers_agree_on_anchors_merge_keys_includes_and_problems
 def test_a_syntax_error_is_worded_by_the_pure_parser(write, monkeypatch):
     spec = write("s.yaml", "agent: demo\nqueries:\n  - query: [q\n")
     calls = []
-    real_compose = yaml.compose
+    real_compose, real_parse = yaml.compose, yaml.parse
 
     def compose(text, Loader):
-        calls.append(Loader)
+        calls.append(("compose", Loader))
         return real_compose(text, Loader=Loader)
 
+    def parse(text, Loader):
+        calls.append(("parse", Loader))
+        return real_parse(text, Loader=Loader)
+
     monkeypatch.setattr(yaml, "compose", compose)
+    monkeypatch.setattr(yaml, "parse", parse)
     with pytest.raises(loader.SpecError) as caught:
         load_spec(spec)
-    assert calls == [yaml.CSafeLoader, yaml.SafeLoader]
+    # the pure parser's events only, never its composer (which recurses once per level of nesting)
+    assert calls == [("compose", yaml.CSafeLoader), ("parse", yaml.SafeLoader)]
     (problem,) = caught.value.problems
     assert (problem.line, problem.message) == (
         3,

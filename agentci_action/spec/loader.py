@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from agentci_action._util.errors import Problem, SpecError
+from agentci_action._util.errors import Problem, SpecError, not_utf8
 from agentci_action._util.field_errors import field_message
 from agentci_action._util.gcpause import gc_paused
 from agentci_action._util.limits import MAX_ALIAS_VALUES, MAX_NESTING
@@ -48,11 +48,15 @@ class _Composer:
         if path.exists() and not path.is_file():  # reading a FIFO without a writer would wait forever
             raise SpecError.at(str(path), 0, NOT_A_FILE)
         try:
-            text = path.read_text(encoding="utf-8")
+            data = path.read_bytes()
         except FileNotFoundError:
             raise SpecError.at(str(path), 0, "spec file not found") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SpecError.at(str(path), 0, f"cannot read spec file: {exc}") from None
+        except OSError as exc:
+            raise SpecError.at(str(path), 0, f"cannot read spec file: {exc.strerror or exc}") from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SpecError([not_utf8(str(path), data, exc, "spec")]) from None
         node = _compose(text, str(path))
         if node is None:
             raise SpecError.at(str(path), 0, "file is empty")
@@ -99,8 +103,12 @@ class _Composer:
             self._constructor.flatten_mapping(node)
             result: dict[str, Any] = {}
             for key_node, value_node in node.value:
-                key = self._constructor.construct_object(key_node, deep=True)
                 line = key_node.start_mark.line + 1
+                if not isinstance(key_node, yaml.ScalarNode):  # never built: a key may nest deeper than a value may
+                    kind = "a list" if isinstance(key_node, yaml.SequenceNode) else "a mapping"
+                    self.problems.append(Problem(file, line, f"keys must be strings, got {kind}"))
+                    continue
+                key = self._constructor.construct_object(key_node, deep=True)
                 if not isinstance(key, str):
                     self.problems.append(Problem(file, line, f"keys must be strings, got {key!r}"))
                     continue
@@ -142,20 +150,61 @@ class _Composer:
 
 # libyaml's parser when PyYAML was built with it: the same nodes and line marks, about 12× faster
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# Nesting each composer builds without running out of stack: libyaml's recurses in C once per level (past about
+# 30,000 levels the process crashes), the pure-Python one through two Python frames per level.
+_COMPOSABLE_DEPTH = {yaml.SafeLoader: 250}
 
 
 def _compose(text: str, file: str) -> yaml.Node | None:
     """The document's node tree. A syntax error is worded by the pure-Python parser, whose messages and marks
-    (what was expected, where an unclosed construct opened) are the ones users see whichever parser ran."""
+    (what was expected, where an unclosed construct opened) are the ones users see whichever parser ran. A document
+    that may nest deeper than a composer can build is measured first (_refuse_deep_nesting)."""
+    if _nesting_bound(text) > _COMPOSABLE_DEPTH.get(_FAST_LOADER, 10_000):
+        _refuse_deep_nesting(text, file)
     try:
         return yaml.compose(text, Loader=_FAST_LOADER)
-    except yaml.YAMLError:
-        if _FAST_LOADER is yaml.SafeLoader:
-            raise
-    try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
-        raise SpecError([_syntax_problem(exc, text, file)]) from None
+        raise SpecError([_syntax_problem(_parser_error(text) or exc, text, file)]) from None
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow: a position, not a mark
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - text.rfind("\n", 0, exc.position)
+        raise SpecError.at(file, line, f"YAML syntax error: {exc.reason} (column {column})") from None
+
+
+def _nesting_bound(text: str) -> int:
+    """An upper bound on how deep the lists and mappings of `text` nest, cheaply: a flow collection opens with `[`
+    or `{`, and a block one starts at a column no smaller than its parent's (a mapping's sequence may share its column,
+    so at most two levels per column)."""
+    return text.count("[") + text.count("{") + 2 * (max(map(len, text.split("\n"))) + 1)
+
+
+def _refuse_deep_nesting(text: str, file: str) -> None:
+    """SpecError at the first list or mapping nested deeper than MAX_NESTING, as _Composer would report it, found
+    from the parser's events (a loop, whatever the depth); nothing when there is none, or a syntax error comes first
+    (_compose words it)."""
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_FAST_LOADER):
+            if isinstance(event, yaml.CollectionStartEvent):
+                if depth > MAX_NESTING:
+                    line = event.start_mark.line + 1 if event.start_mark else 0
+                    raise SpecError([Problem(file, line, f"nested deeper than {MAX_NESTING} lists and mappings")])
+                depth += 1
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return
+
+
+def _parser_error(text: str) -> yaml.MarkedYAMLError | None:
+    """The pure-Python parser's error for `text`, from its events alone (its parser keeps a stack of states, not of
+    calls: no depth exhausts it); None when the events parse, and the error was the composer's (an undefined alias)."""
+    try:
+        for _ in yaml.parse(text, Loader=yaml.SafeLoader):
+            pass
+    except yaml.MarkedYAMLError as exc:
+        return exc
+    return None
 
 
 def _syntax_problem(exc: yaml.MarkedYAMLError, text: str, file: str) -> Problem:
