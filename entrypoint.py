@@ -23,7 +23,9 @@ def run(argv: list[str]) -> int:
         print(HELP)
         return 0
     if argv:
-        print(f"error: the action's image takes no arguments but --version and --help, not {argv[0]!r}", file=sys.stderr)
+        print(
+            f"error: the action's image takes no arguments but --version and --help, not {argv[0]!r}", file=sys.stderr
+        )
         return 2
     from agentci_action.github.action import main
 
