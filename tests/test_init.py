@@ -274,3 +274,10 @@ def test_zizmor_finds_nothing_in_either_workflow_but_the_agentci_refs(tmp_path):
         findings = [(f["ident"], f["locations"][-1]["concrete"]["feature"]) for f in json.loads(done.stdout or "[]")]
         assert {ident for ident, _ in findings} <= {"unpinned-uses"}, findings
         assert all(feature.startswith("agentci/action") for _, feature in findings), findings
+
+
+def test_the_readme_shows_the_workflow_init_writes_for_a_runner():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The workflow to copy", 1)[1].split("\n## ", 1)[0]
+    shown = re.search(r"```yaml\n(.*?)```", section, re.S)[1]
+    assert yaml.safe_load(shown) == yaml.safe_load(render(TEMPLATE.read_text(), "python agent.py"))
