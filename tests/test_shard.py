@@ -271,3 +271,12 @@ def test_merged_shards_against_a_baseline_equal_the_unsharded_run_figure_for_fig
     assert diff["baseline_results"] is None  # carried by the shards' files only
     assert set(diff["uplift"]) == {"composite_score", "pass_rate", "cost_usd"}
     assert diff["uplift"]["cost_usd"]["uplift"] is not None and diff["total"]["suite"]["mean_latency_ms"]["change"]
+    # a shard's file from before the baseline side was carried: the merge still works, and says what it lacks
+    older = json.loads((project / "shard-2.json").read_text())
+    older["diff"].pop("baseline_results")
+    (project / "shard-2.json").write_text(json.dumps(older))
+    merged = run_cli("merge", "shard-*.json", "--format", "json", cwd=project)
+    diff = json.loads(merged.stdout)["diff"]
+    assert merged.returncode == 1 and diff["uplift"] == {} and diff["total"]["suite"] == {}
+    assert diff["warnings"][-1].startswith("a shard's results file carries no baseline results")
+    assert diff["queries"] == expected["diff"]["queries"]
