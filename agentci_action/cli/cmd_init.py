@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import re
 import shlex
@@ -41,6 +40,8 @@ TAGGED = re.compile(r"^(?P<lead>[# ]*?)#\[(?P<layout>runner|traces)\] ?(?P<line>
 def render(template: str, command: str | None) -> str:
     """The template for the layout `command` asks for (a runner when given): its tagged lines as they are, the other
     layout's commented out; `{command}` is the command as a YAML string."""
+    import json  # here: every command's parser is built at start-up, and `agentci validate` imports no json
+
     layout = "runner" if command else "traces"
     text = TAGGED.sub(lambda m: m["lead"] + ("" if m["layout"] == layout else "# ") + m["line"], template)
     return text.replace("{command}", json.dumps(command, ensure_ascii=False) if command else EXAMPLE_COMMAND)
