@@ -156,15 +156,24 @@ _COMPOSABLE_DEPTH = {yaml.SafeLoader: 250}
 
 
 def _compose(text: str, file: str) -> yaml.Node | None:
-    """The document's node tree. A syntax error is worded by the pure-Python parser, whose messages and marks
-    (what was expected, where an unclosed construct opened) are the ones users see whichever parser ran. A document
-    that may nest deeper than a composer can build is measured first (_refuse_deep_nesting)."""
-    if _nesting_bound(text) > _COMPOSABLE_DEPTH.get(_FAST_LOADER, 10_000):
-        _refuse_deep_nesting(text, file)
+    """The document's node tree. Where libyaml refuses the document, the pure-Python parser reads it: its wording of
+    a syntax error (what was expected, where an unclosed construct opened) is the one users see whichever parser
+    ran, and it reads a few documents libyaml refuses (a lone surrogate's escape, "\\ud83d"). A document that may
+    nest deeper than a composer can build is measured from its events first (_check_events)."""
     try:
-        return yaml.compose(text, Loader=_FAST_LOADER)
-    except yaml.MarkedYAMLError as exc:
-        raise SpecError([_syntax_problem(_parser_error(text) or exc, text, file)]) from None
+        if _nesting_bound(text) > _COMPOSABLE_DEPTH.get(_FAST_LOADER, 10_000):
+            _check_events(text, file, _FAST_LOADER)  # a syntax error it meets is worded below
+        try:
+            return yaml.compose(text, Loader=_FAST_LOADER)
+        except yaml.MarkedYAMLError as exc:
+            refused = exc
+        error = _check_events(text, file, yaml.SafeLoader)
+        if error is None:  # nested no deeper than MAX_NESTING: the pure composer's recursion is bounded
+            try:
+                return yaml.compose(text, Loader=yaml.SafeLoader)
+            except yaml.MarkedYAMLError as exc:  # the composer's own: an undefined alias
+                error = exc
+        raise SpecError([_syntax_problem(error or refused, text, file)]) from None
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow: a position, not a mark
         line = text.count("\n", 0, exc.position) + 1
         column = exc.position - text.rfind("\n", 0, exc.position)
@@ -178,13 +187,13 @@ def _nesting_bound(text: str) -> int:
     return text.count("[") + text.count("{") + 2 * (max(map(len, text.split("\n"))) + 1)
 
 
-def _refuse_deep_nesting(text: str, file: str) -> None:
-    """SpecError at the first list or mapping nested deeper than MAX_NESTING, as _Composer would report it, found
-    from the parser's events (a loop, whatever the depth); nothing when there is none, or a syntax error comes first
-    (_compose words it)."""
+def _check_events(text: str, file: str, loader: type) -> yaml.MarkedYAMLError | None:
+    """Walk the events of `text` with `loader`'s parser, a loop whatever the depth (the parser keeps a stack of
+    states, not of calls): SpecError at the first list or mapping nested deeper than MAX_NESTING, as _Composer
+    would report it; the syntax error that stops the parser is returned (None when the events parse)."""
     depth = 0
     try:
-        for event in yaml.parse(text, Loader=_FAST_LOADER):
+        for event in yaml.parse(text, Loader=loader):
             if isinstance(event, yaml.CollectionStartEvent):
                 if depth > MAX_NESTING:
                     line = event.start_mark.line + 1 if event.start_mark else 0
@@ -192,16 +201,6 @@ def _refuse_deep_nesting(text: str, file: str) -> None:
                 depth += 1
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
-    except yaml.YAMLError:
-        return
-
-
-def _parser_error(text: str) -> yaml.MarkedYAMLError | None:
-    """The pure-Python parser's error for `text`, from its events alone (its parser keeps a stack of states, not of
-    calls: no depth exhausts it); None when the events parse, and the error was the composer's (an undefined alias)."""
-    try:
-        for _ in yaml.parse(text, Loader=yaml.SafeLoader):
-            pass
     except yaml.MarkedYAMLError as exc:
         return exc
     return None
