@@ -9,8 +9,8 @@ ARG BASE=python:3.11-slim-bookworm@sha256:a36c24f9cbdf4fd0f52d67f0823eeac19c2028
 
 FROM ${BASE} AS deps
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
-# strip and readelf, for this stage only
-RUN apt-get update -q && apt-get install -y -q --no-install-recommends binutils
+# strip and readelf, for this stage only; bookworm's binutils release, whatever Debian revision (a security fix) is current
+RUN apt-get update -q && apt-get install -y -q --no-install-recommends "binutils=2.40-*"
 # Every package from requirements.lock (pyproject.toml's ranges with every extra, each at one version with its
 # hashes), without their tests, C headers and sources, type stubs and scripts; the extension modules that carry
 # symbols lose those not needed to link (not the ones auditwheel patched to find bundled libraries: stripping a
@@ -59,6 +59,9 @@ from agentci_action.engine.call_matching import assign; assert len(assign([0, 0,
 from agentci_action.engine.checks.answer import bleu, rouge_f1; assert rouge_f1('a b', 'a b')['rougeL'] == bleu('a b c d', 'a b c d') == 1"
 
 FROM scratch
+# The whole filesystem on purpose: one layer of exactly the files the runtime stage kept, so nothing it deleted from
+# the base (pip, docs, Perl, ...) is still shipped in a layer underneath.
+# hadolint ignore=DL3067
 COPY --from=runtime / /
 # PYDANTIC_DISABLE_PLUGINS: no installed package is a pydantic plugin; looking for one read every package's metadata
 ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \

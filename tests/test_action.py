@@ -484,3 +484,24 @@ def test_html_report_false_writes_none_and_links_nothing(workspace, github):
     assert not (workspace / "out" / "agentci-results.html").exists()
     [comment] = github.comments("octo/agent", 7)
     assert "#artifacts" not in comment["body"]
+
+
+@pytest.mark.parametrize("argument", ["--version", "--help"])
+def test_the_entrypoint_answers_version_and_help_and_exits_0_without_running_the_action(argument, tmp_path):
+    """`docker run IMAGE --version` runs entrypoint.py with that argument: the release, exit 0, no input read."""
+    import subprocess
+    import sys
+
+    from agentci_action import __version__
+
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}  # no INPUT_*: running the action would exit 2
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "entrypoint.py"), argument], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert (done.returncode, done.stderr) == (0, ""), done.stdout
+    assert done.stdout.splitlines()[0] == f"AgentCI {__version__}"
+    assert "required" not in done.stdout and not list(tmp_path.iterdir())
+    other = subprocess.run(
+        [sys.executable, str(ROOT / "entrypoint.py"), "test"], env=env, capture_output=True, text=True
+    )
+    assert other.returncode == 2 and "takes no arguments but --version and --help, not 'test'" in other.stderr

@@ -3,9 +3,14 @@ deprecation notice), named as SPEC or --spec on every command, found by default;
 
 import io
 import json
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+import yaml
+from conftest import ROOT, hermetic_environment, run_cli
 
 from agentci_action import __version__
 from agentci_action.cli.cmd_init import FILES
@@ -35,13 +40,75 @@ def test_version():
     assert done.returncode == 0 and done.stdout.strip() == f"agentci {__version__}"
 
 
-def test_one_spec_name_in_init_the_examples_and_the_action():
-    import yaml
+COMMANDS = ["validate", "test", "save", "queries", "baselines", "diff", "merge", "run"]  # every one that reads a spec
 
+
+def test_one_default_spec_name_in_both_actions_every_command_init_and_the_examples(tmp_path):
     assert SPEC_FILE in FILES.values()
     assert {p.name for p in (ROOT / "examples").glob("*/agentci*.yaml")} == {SPEC_FILE}
-    action = yaml.safe_load((ROOT / "action.yml").read_text())
-    assert action["inputs"]["spec"]["default"] == SPEC_FILE
+    for action in ("action.yml", "run/action.yml"):
+        assert yaml.safe_load((ROOT / action).read_text())["inputs"]["spec"]["default"] == SPEC_FILE, action
+    for command in COMMANDS:
+        shown = " ".join(run_cli(command, "--help").stdout.split())  # argparse wraps the help text
+        assert f"(default: ./{SPEC_FILE})" in shown, command
+    for layout, options in (("runner", ["--command", "python agent.py"]), ("traces", [])):
+        assert run_cli("init", tmp_path / layout, *options).returncode == 0
+        workflow = yaml.safe_load((tmp_path / layout / ".github" / "workflows" / "agentci.yml").read_text())
+        specs = {
+            step["with"]["spec"] for step in workflow["jobs"]["agentci"]["steps"] if "spec" in step.get("with", {})
+        }
+        assert specs == {SPEC_FILE}, layout
+
+
+def run_step_of_the_run_action(workspace: Path, tmp_path: Path, **inputs: str) -> subprocess.CompletedProcess:
+    """The composite action run/action.yml's `run` step ("Run the agent") as the runner runs it: its env made from the
+    inputs (the defaults for those not given), in `workspace`; its virtual environment's python is this one."""
+    action = yaml.safe_load((ROOT / "run" / "action.yml").read_text())
+    (step,) = [step for step in action["runs"]["steps"] if step.get("id") == "run"]
+    values = {name: inputs.get(name, str(spec.get("default", ""))) for name, spec in action["inputs"].items()}
+    env = {
+        name: re.sub(r"\$\{\{\s*inputs\.([\w-]+)\s*\}\}", lambda m: values[m[1]], value)
+        for name, value in step["env"].items()
+    }
+    python = tmp_path / "runner-temp" / "agentci-venv" / "bin" / "python"
+    python.parent.mkdir(parents=True, exist_ok=True)
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    env |= {"RUNNER_TEMP": str(tmp_path / "runner-temp"), "GITHUB_OUTPUT": str(tmp_path / "github-output")}
+    return subprocess.run(
+        [step["shell"], "-c", step["run"]],
+        cwd=workspace,
+        env=hermetic_environment(**env),
+        capture_output=True,
+        text=True,
+    )
+
+
+AGENT = 'import json, sys\njob = json.load(sys.stdin)\nprint(json.dumps({"final_answer": "4"}))\n'
+
+
+def test_the_run_action_left_to_its_default_runs_the_spec_init_wrote(tmp_path):
+    """It used to default to agentci.yaml: in a directory set up by init, "agentci.yaml: spec file not found"."""
+    workspace = tmp_path / "repo"
+    assert run_cli("init", workspace, "--command", "python3 agent.py").returncode == 0
+    (workspace / "agent.py").write_text(AGENT)
+    done = run_step_of_the_run_action(workspace, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "github-output").read_text() == "traces=agentci-traces\n"
+    assert json.loads((workspace / "agentci-traces" / "greeting.jsonl").read_text())["final_answer"] == "4"
+    assert "warning" not in done.stderr
+
+
+def test_the_run_action_reads_the_old_default_name_with_a_warning(tmp_path):
+    workspace = tmp_path / "repo"
+    assert run_cli("init", workspace, "--command", "python3 agent.py").returncode == 0
+    (workspace / SPEC_FILE).rename(workspace / DEPRECATED_SPEC_FILE)
+    (workspace / "agent.py").write_text(AGENT)
+    done = run_step_of_the_run_action(workspace, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"warning: {DEPRECATED_SPEC_FILE} is read because there is no {SPEC_FILE}" in done.stderr
+    named = run_step_of_the_run_action(workspace, tmp_path, spec="missing.yaml")  # a name given is read as given
+    assert named.returncode == 2 and "missing.yaml: spec file not found" in named.stderr
 
 
 @pytest.mark.parametrize(

@@ -115,6 +115,20 @@ def test_pytest_integration_example_runs_one_test_per_query_in_parallel():
     )  # the rag judge checks ran, from the shipped verdicts
 
 
+def test_pytest_examples_runs_with_pytest_alone_from_the_repository_root():
+    """As docs/examples.md runs it after the README's install: pytest without pytest-xdist (`-p no:xdist`), from the
+    root of a checkout, whose own configuration adds `-n auto`."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "examples/pytest"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=hermetic_environment(),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "10 passed" in result.stdout
+
+
 def test_pytest_integration_example_skips_with_the_reason_when_a_judge_check_could_not_run(tmp_path):
     for name in ("pytest", "dev-agent", "rag"):
         shutil.copytree(

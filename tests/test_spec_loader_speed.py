@@ -71,16 +71,22 @@ def test_fast_and_pure_parsers_agree_on_anchors_merge_keys_includes_and_problems
 def test_a_syntax_error_is_worded_by_the_pure_parser(write, monkeypatch):
     spec = write("s.yaml", "agent: demo\nqueries:\n  - query: [q\n")
     calls = []
-    real_compose = yaml.compose
+    real_compose, real_parse = yaml.compose, yaml.parse
 
     def compose(text, Loader):
-        calls.append(Loader)
+        calls.append(("compose", Loader))
         return real_compose(text, Loader=Loader)
 
+    def parse(text, Loader):
+        calls.append(("parse", Loader))
+        return real_parse(text, Loader=Loader)
+
     monkeypatch.setattr(yaml, "compose", compose)
+    monkeypatch.setattr(yaml, "parse", parse)
     with pytest.raises(loader.SpecError) as caught:
         load_spec(spec)
-    assert calls == [yaml.CSafeLoader, yaml.SafeLoader]
+    # the pure parser's events only, never its composer (which recurses once per level of nesting)
+    assert calls == [("compose", yaml.CSafeLoader), ("parse", yaml.SafeLoader)]
     (problem,) = caught.value.problems
     assert (problem.line, problem.message) == (
         3,
@@ -258,3 +264,24 @@ def test_a_yaml_set_which_marshal_cannot_copy_is_copied_by_pickle_and_reported(w
     with pytest.raises(loader.SpecError) as caught:
         load_spec(spec)
     assert [str(p) for p in caught.value.problems] == [f"{spec}:5: queries[0].tags: Input should be a valid list"]
+
+
+def test_a_spec_with_more_brackets_than_the_nesting_bound_is_measured_then_loaded(write, monkeypatch):
+    """Past loader._COMPOSABLE_DEPTH's bound (here lowered), the depth is read from the events first: a sound spec
+    loads as it would have, and the events are walked once."""
+    queries = "".join(
+        f"  - {{id: q{i}, query: 'Q {i}?', tags: [a, b], correctness: {{exact_match: '{i}'}}}}\n" for i in range(40)
+    )
+    spec = write("s.yaml", "agent: demo\nqueries:\n" + queries)
+    expected = _loaded(spec)
+    walked = []
+    real = loader._check_events
+
+    def measured(text, file, parser):
+        walked.append(file)
+        return real(text, file, parser)
+
+    monkeypatch.setattr(loader, "_COMPOSABLE_DEPTH", {loader._FAST_LOADER: 100})
+    monkeypatch.setattr(loader, "_check_events", measured)
+    assert loader._nesting_bound(spec.read_text()) > 100
+    assert _loaded(spec) == expected and walked == [str(spec)]

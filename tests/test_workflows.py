@@ -2,10 +2,11 @@
 
 import re
 
+import pytest
 import yaml
 from conftest import ROOT
 
-from agentci_action.cli.cmd_init import FILES
+from agentci_action.cli.cmd_init import FILES, render
 
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
 
@@ -35,8 +36,11 @@ def test_dog_food_workflow_runs_every_example_through_the_action():
     assert examples == {p.parent.name for p in (ROOT / "examples").glob("*/agentci_spec.yaml")}
 
 
-def test_init_workflow_uses_declared_inputs():
-    _check(ROOT / "agentci_action" / "templates" / next(t for t, dest in FILES.items() if dest.endswith(".yml")))
+@pytest.mark.parametrize("command", [None, "python agent.py"], ids=["traces", "runner"])
+def test_init_workflow_uses_declared_inputs(command, tmp_path):
+    template = ROOT / "agentci_action" / "templates" / next(t for t, dest in FILES.items() if dest.endswith(".yml"))
+    (tmp_path / "agentci.yml").write_text(render(template.read_text(), command))
+    _check(tmp_path / "agentci.yml")
 
 
 def test_documented_workflow_snippets_use_declared_inputs():

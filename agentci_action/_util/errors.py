@@ -26,6 +26,17 @@ class Problem:
         return f"{where}: {self.message}"
 
 
+def not_utf8(file: str, data: bytes, exc: UnicodeDecodeError, what: str) -> Problem:
+    """Where the first byte of `data` that is not UTF-8 is: its line, and its column in characters (1-based)."""
+    line_start = data.rfind(b"\n", 0, exc.start) + 1
+    column = len(data[line_start : exc.start].decode("utf-8", "replace")) + 1
+    return Problem(
+        file,
+        data.count(b"\n", 0, exc.start) + 1,
+        f"not UTF-8: byte 0x{data[exc.start]:02x} at column {column} (save the {what} as UTF-8)",
+    )
+
+
 class AgentCIError(Exception):
     """Base of every error the CLI and the action report without a stack trace."""
 

@@ -1,4 +1,9 @@
-"""`agentci init`: a commented starter spec, an example trace and a GitHub workflow, never overwriting.
+"""`agentci init`: a commented starter spec and a GitHub workflow, never overwriting.
+
+Two layouts. Given the command that runs the agent (`--command`), the spec has a `runner:` and the workflow runs the
+agent (agentci/action/run) before evaluating its traces; without it, an example trace is written and the workflow
+evaluates traces committed in traces/. Each file shows the other layout commented out where it would go: a template
+line tagged `#[runner]` or `#[traces]` is written as it is in its own layout and commented out in the other.
 
 All or nothing: every target is checked first (it must not exist, and no part of its directory may be a
 file), then each file is written to a temporary file beside its target and renamed into place only once
@@ -10,12 +15,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import shlex
 from importlib import resources
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from agentci_action._util.errors import EXIT_PASS, InputError, Problem
 from agentci_action.cli._reporting import say
+from agentci_action.spec.runner_config import RunnerSpec
 
 # template in agentci_action/templates → where it goes, relative to the target directory
 FILES = {
@@ -23,6 +32,19 @@ FILES = {
     "example_trace.jsonl": "traces/example.jsonl",
     "agentci.yml": ".github/workflows/agentci.yml",
 }
+EXAMPLE_TRACE = "example_trace.jsonl"  # the layout with committed traces only
+EXAMPLE_COMMAND = "python agent.py"  # the runner's command, commented out, when none was given
+TAGGED = re.compile(r"^(?P<lead>[# ]*?)#\[(?P<layout>runner|traces)\] ?(?P<line>.*)$", re.M)
+
+
+def render(template: str, command: str | None) -> str:
+    """The template for the layout `command` asks for (a runner when given): its tagged lines as they are, the other
+    layout's commented out; `{command}` is the command as a YAML string."""
+    import json  # here: every command's parser is built at start-up, and `agentci validate` imports no json
+
+    layout = "runner" if command else "traces"
+    text = TAGGED.sub(lambda m: m["lead"] + ("" if m["layout"] == layout else "# ") + m["line"], template)
+    return text.replace("{command}", json.dumps(command, ensure_ascii=False) if command else EXAMPLE_COMMAND)
 
 
 def blocking(path: Path) -> Problem | None:
@@ -35,9 +57,16 @@ def blocking(path: Path) -> Problem | None:
     return None
 
 
-def init_project(directory: Path) -> list[Path]:
-    """Write the starter files into `directory`, or raise InputError naming every file in the way (writing nothing)."""
-    targets = {template: directory / relative for template, relative in FILES.items()}
+def init_project(directory: Path, command: str | None = None) -> list[Path]:
+    """Write the starter files into `directory` for the layout `command` asks for, or raise InputError naming every
+    file in the way (writing nothing)."""
+    if command is not None:
+        try:
+            RunnerSpec.model_validate({"command": command})
+        except ValidationError as exc:
+            raise InputError.at("--command", 0, exc.errors()[0]["msg"].removeprefix("Value error, ")) from None
+    chosen = {template: relative for template, relative in FILES.items() if not (command and template == EXAMPLE_TRACE)}
+    targets = {template: directory / relative for template, relative in chosen.items()}
     problems = list(dict.fromkeys(p for p in map(blocking, targets.values()) if p))
     if problems:
         raise InputError(problems)
@@ -53,7 +82,7 @@ def init_project(directory: Path) -> list[Path]:
                     made.append(parent)
             temporary = path.with_name(f".{path.name}.agentci-init")
             partial[temporary] = path
-            temporary.write_text((templates / template).read_text(encoding="utf-8"), encoding="utf-8")
+            temporary.write_text(render((templates / template).read_text(encoding="utf-8"), command), encoding="utf-8")
         for temporary, path in partial.items():
             os.replace(temporary, path)
             placed.append(path)
@@ -68,17 +97,26 @@ def init_project(directory: Path) -> list[Path]:
 
 
 def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("init", help="write a starter spec, an example trace and a GitHub workflow")
+    parser = sub.add_parser("init", help="write a starter spec and a GitHub workflow (and an example trace)")
     parser.add_argument("directory", nargs="?", default=".", help="where to write them (default: here)")
+    parser.add_argument(
+        "--command",
+        metavar="CMD",
+        help="the command that runs your agent on one query, e.g. 'python agent.py' (the query as JSON on stdin, "
+        "its trace printed): the spec gets a runner and the workflow runs the agent. Without it: an example trace, "
+        "and a workflow that evaluates traces committed in traces/",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-
     directory = Path(args.directory)
-    for path in init_project(directory):
+    for path in init_project(directory, args.command):
         say(f"wrote {path}")
-    # paths as the user reaches them from here, wherever the files went
-    spec, traces = shlex.quote(str(directory / "agentci_spec.yaml")), shlex.quote(str(directory / "traces")) + "/"
-    say(f"next: agentci test --spec {spec} --traces {traces}")
+    # the spec as the user reaches it from here, wherever the files went
+    spec = shlex.quote(str(directory / "agentci_spec.yaml"))
+    if args.command:
+        say(f"next: replace the example query with your agent's golden queries, then agentci test --spec {spec}")
+    else:
+        say(f"next: agentci test --spec {spec} --traces {shlex.quote(str(directory / 'traces'))}/")
     return EXIT_PASS

@@ -6,6 +6,7 @@ import argparse
 
 from agentci_action.cli._arguments import FORMATS, split_list
 from agentci_action.cli._reporting import report_outcome
+from agentci_action.spec.names import SPEC_FILE
 
 
 def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -13,7 +14,12 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument(
         "shards", nargs="+", help="[SPEC] then shard results files or globs, e.g. 'results/shard-*.json'"
     )
-    parser.add_argument("--spec", dest="spec_option", metavar="SPEC", help="the spec YAML the shards were run with")
+    parser.add_argument(
+        "--spec",
+        dest="spec_option",
+        metavar="SPEC",
+        help=f"the spec YAML the shards were run with (default: ./{SPEC_FILE})",
+    )
     parser.set_defaults(spec_path=None)
     parser.add_argument("--tags", action="append", help="the --tags the shards were run with")
     parser.add_argument("--format", choices=FORMATS, default="console")

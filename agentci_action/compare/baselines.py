@@ -47,7 +47,7 @@ from agentci_action.engine.evaluate_spec import (
 )
 from agentci_action.engine.results import LAYERS, Status
 from agentci_action.spec.models import AgentCISpec, spec_hash
-from agentci_action.trace.canonical import Trace
+from agentci_action.trace.canonical import EXAMPLE_KEY, Trace
 from agentci_action.trace.pricing import price_trace
 
 BASELINE_SCHEMA_VERSION = "agentci.baseline/v1"
@@ -64,6 +64,12 @@ class PrecheckFailed(BaselineError):
     """The traces fail `agentci test` (fail-on correctness): not saved (exit 1) unless forced."""
 
     exit_code = 1
+
+
+INIT_EXAMPLE = (
+    "agentci init's example trace, not a run of your agent: a baseline is the run of your agent that later runs are "
+    "compared with; save one from your agent's own traces (and delete the example query and its trace)"
+)
 
 
 class BaselineMetadata(BaseModel):
@@ -199,6 +205,9 @@ def build_baseline(
     Raises BaselineError listing the failures when the precheck fails and `force` is false.
     """
     by_query = match_traces(spec.queries, traces).by_query
+    examples = [trace for runs in by_query.values() for trace in runs if EXAMPLE_KEY in trace.metadata]
+    if examples:  # saved, it would be the reference of the first real run: a diff against an example
+        raise BaselineError([Problem(trace.source, 0, INIT_EXAMPLE) for trace in examples])
     runs = {key: [t.model_copy(update={"id": key}) for t in by_query[key]] for key in sorted(by_query)}
     checked = precheck(spec, runs, judge, observe)
     failures = checked.failures

@@ -38,7 +38,7 @@ from pydantic import BaseModel, Field
 from agentci_action.engine import metrics
 from agentci_action.engine.arguments import ABSENT, NOT_AN_OBJECT, as_mapping, inert_name, inert_value, same_json
 from agentci_action.engine.correctness import Judge
-from agentci_action.engine.evaluate_spec import Observe, Settings, evaluate_spec, group_traces
+from agentci_action.engine.evaluate_spec import Observe, Settings, evaluate_spec, group_traces, summarize
 from agentci_action.engine.path import closest_variant
 from agentci_action.engine.results import Aggregates, GateResult, MetricChange, QueryResult, RunResult, Status
 from agentci_action.engine.score import run_uplift
@@ -254,6 +254,11 @@ class RunDiff(BaseModel):
         default_factory=list,
         description="`agentci diff`: the spec's `suite:` gates judged on the compared side against the baseline "
         "(in a results file they are the run's own `gates`).",
+    )
+    baseline_results: list[QueryResult] | None = Field(
+        None,
+        description="Only in a shard's results file: the baseline side's results of the shard's queries, from which "
+        "`agentci merge` rebuilds the whole run's uplift, suite aggregates and unverified counts.",
     )
 
     @property
@@ -656,35 +661,59 @@ def diff_runs(
         if key not in results_before and key not in results_after and runs:
             queries.append(diff_query(None, _unevaluated(runs), None, key, runs[0].query or ""))
     queries.sort(key=_order)
-    total = _total(queries)
-    total.suite = suite_deltas(before.run.summary.aggregates, after.run.summary.aggregates)
-    unverified = {name: side.run.unverified() for name, side in (("before", before), ("after", after))}
-    return RunDiff(
+    diff = RunDiff(
         agent=after.run.agent,
         before=before.label,
         after=after.label,
-        total=total,
-        uplift=run_uplift(after.run, before.run),
+        total=_total(queries),
         queries=queries,
         warnings=list(warnings or []),
-        unverified={name: reasons for name, reasons in unverified.items() if reasons},
     )
+    return _with_whole_run_figures(diff, before.run, after.run)
 
 
-def merge_diffs(shards: list[RunDiff]) -> RunDiff:
-    """The shards' diffs (each of its own queries, and every removed query) as one diff of their queries and totals,
-    for the suite's gates: uplift and suite aggregates are left empty (they need the baseline's whole run)."""
+def _with_whole_run_figures(diff: RunDiff, before: RunResult, after: RunResult) -> RunDiff:
+    """`diff` with what only the two whole runs give: each side's suite aggregates, the scores' uplift, and the
+    judge checks each side could not verify."""
+    diff.total.suite = suite_deltas(before.summary.aggregates, after.summary.aggregates)
+    diff.uplift = run_uplift(after, before)
+    unverified = {"before": before.unverified(), "after": after.unverified()}
+    diff.unverified = {name: reasons for name, reasons in unverified.items() if reasons}
+    return diff
+
+
+MERGED_WITHOUT_BASELINE_RESULTS = (
+    "a shard's results file carries no baseline results (written by an earlier AgentCI release): the merged diff "
+    "has no uplift, suite figures or unverified counts"
+)
+
+
+def merge_diffs(spec: AgentCISpec, run: RunResult, shards: list[RunDiff]) -> RunDiff:
+    """The shards' diffs (each of its own queries, and every removed query) as the diff of their merged `run`, equal
+    to the unsharded run's: every query's changes and the totals, and the whole runs' figures (the uplift, suite
+    aggregates, unverified counts) from the baseline side rebuilt as one run of the results each shard carries
+    (`baseline_results`), in spec order, summarised as the unsharded diff summarises it."""
     queries = list({q.id: q for shard in reversed(shards) for q in shard.queries}.values())
     queries.sort(key=_order)
     first = shards[0]
-    return RunDiff(
+    diff = RunDiff(
         agent=first.agent,
         before=first.before,
         after=first.after,
         total=_total(queries),
         queries=queries,
         warnings=list(dict.fromkeys(w for shard in shards for w in shard.warnings)),
+        baseline_commit=first.baseline_commit,
     )
+    carried = [shard.baseline_results for shard in shards]
+    if any(results is None for results in carried):
+        diff.warnings.append(MERGED_WITHOUT_BASELINE_RESULTS)
+        return diff
+    by_id = {result.id: result for results in carried for result in results or []}
+    results = [by_id[q.key] for q in spec.queries if q.key in by_id]
+    summary = summarize(results, frozenset(run.summary.fail_on), spec.composite)
+    before = RunResult(agent=run.agent, spec=run.spec, spec_hash=run.spec_hash, summary=summary, results=results)
+    return _with_whole_run_figures(diff, before, run)
 
 
 def suite_deltas(before: Aggregates, after: Aggregates) -> dict[str, Delta]:
@@ -717,9 +746,12 @@ def evaluate_side(
     return Side(label, run, by_query)
 
 
-def diff_against(spec: AgentCISpec, reference: Reference, after: Side, evaluator: Evaluator = Evaluator()) -> RunDiff:
+def diff_against(
+    spec: AgentCISpec, reference: Reference, after: Side, evaluator: Evaluator = Evaluator(), *, shard: bool = False
+) -> RunDiff:
     """The reference's traces evaluated as `after` was (same variants, same evaluator), then compared with it.
-    Baseline traces given as variants are evaluated per query on the variant the path layer chose alone."""
+    Baseline traces given as variants are evaluated per query on the variant the path layer chose alone. A `shard`'s
+    diff carries the baseline side's results, for the merge (merge_diffs)."""
     if reference.runs is not None:
         runs = reference.runs
     else:
@@ -727,11 +759,20 @@ def diff_against(spec: AgentCISpec, reference: Reference, after: Side, evaluator
     before = evaluate_side(spec, reference.label, runs, reference.variants, evaluator)
     diff = diff_runs(before, after, reference.warnings, reference.removed)
     diff.baseline_commit = reference.commit
+    diff.baseline_results = before.run.results if shard else None
     return diff
 
 
 def current_vs_baseline(
-    spec: AgentCISpec, run: RunResult, traces: list[Trace], reference: Reference, evaluator: Evaluator = Evaluator()
+    spec: AgentCISpec,
+    run: RunResult,
+    traces: list[Trace],
+    reference: Reference,
+    evaluator: Evaluator = Evaluator(),
+    *,
+    shard: bool = False,
 ) -> RunDiff:
-    """The diff `agentci test` (and the action) shows: the baseline evaluated now, as the current run was, against it."""
-    return diff_against(spec, reference, Side("current", run, group_traces(spec.queries, traces).by_query), evaluator)
+    """The diff `agentci test` (and the action) shows: the baseline evaluated now, as the current run was, against it.
+    A `shard`'s diff carries the baseline side's results, for the merge."""
+    after = Side("current", run, group_traces(spec.queries, traces).by_query)
+    return diff_against(spec, reference, after, evaluator, shard=shard)

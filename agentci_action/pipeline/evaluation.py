@@ -229,7 +229,8 @@ def evaluate(request: Evaluation) -> Outcome:
             release_traces=reference is None,  # only the diff against a baseline reads them again
         )
         run.warnings.extend(notes)
-        diff = current_vs_baseline(spec, run, traces, reference, evaluator) if reference else None
+        shard = request.shard is not None
+        diff = current_vs_baseline(spec, run, traces, reference, evaluator, shard=shard) if reference else None
     run.warnings.extend(_judge_warnings(evaluator))
     if request.shard is None:
         with_gates(run, spec.suite, diff)
@@ -336,8 +337,7 @@ def read_results(path: str) -> Outcome:
 def merge(spec: str, shard_results: list[str], tags: list[str] | None = None) -> Outcome:
     """The shards' results files (paths or globs) as one run of the spec (loaded with the shards' tags), its suite
     gates judged on the whole, and the shards' diffs (each of its own queries) combined into the diff of the whole
-    (merge_diffs): every query's changes and the totals, as an unsharded run shows them; the scores' uplift and the
-    suite aggregates are left out (they need the baseline's whole run, which no shard evaluates)."""
+    (merge_diffs): the unsharded run's diff, the uplift and suite aggregates rebuilt from each shard's baseline side."""
     loaded = load_spec(spec, tags=tags or None)
     shards = read_shards(shard_results)
     run = merge_shards(loaded, {file: shard.run for file, shard in shards.items()})
@@ -352,5 +352,5 @@ def merge(spec: str, shard_results: list[str], tags: list[str] | None = None) ->
             ]
         )
     diffs = [shard.diff for shard in shards.values() if shard.diff is not None]
-    merged = merge_diffs(diffs) if diffs else None
+    merged = merge_diffs(loaded, run, diffs) if diffs else None
     return Outcome(with_gates(run, loaded.suite, merged), merged)

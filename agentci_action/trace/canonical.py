@@ -56,6 +56,7 @@ class RetrievedDoc(_Strict):
 
 
 RUN_ERROR_KEY = "agentci_error"  # metadata of a run the runner could not get a trace from: its error message
+EXAMPLE_KEY = "agentci_example"  # metadata of `agentci init`'s example trace: a run of no agent, never a baseline
 
 
 class Trace(_Strict):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentci_action._util.errors import TraceError
+from agentci_action._util.errors import TraceError, not_utf8
 from agentci_action._util.limits import MAX_NESTING
 
 TOO_DEEP = f"a record nested deeper than {MAX_NESTING} lists and objects"
@@ -115,12 +115,7 @@ def _read_text(path: Path) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line_start = data.rfind(b"\n", 0, exc.start) + 1
-        raise TraceError.at(
-            str(path),
-            data.count(b"\n", 0, exc.start) + 1,
-            f"not UTF-8: byte 0x{data[exc.start]:02x} at column {exc.start - line_start + 1} (save the file as UTF-8)",
-        ) from None
+        raise TraceError([not_utf8(str(path), data, exc, "file")]) from None
 
 
 def _values(path: Path, text: str) -> list[Record]:
