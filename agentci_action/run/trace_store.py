@@ -6,15 +6,13 @@ later run of the same index succeeds."""
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import threading
 from pathlib import Path
 
 from pydantic_core import PydanticSerializationError
 
 from agentci_action._util.errors import TraceError
-from agentci_action._util.output import OutputError, describe, utf8, write_all
+from agentci_action._util.output import replace_file
 from agentci_action.run.secrets import Masker
 from agentci_action.trace.adapters import canonical_json
 from agentci_action.trace.canonical import Trace
@@ -55,27 +53,7 @@ class TraceStore:
             runs = self._runs.setdefault(query_id, {})
             runs[trace.run or 0] = trace
             text = "".join(self.masker(line(t)) + "\n" for _, t in sorted(runs.items()))
-            return replace_file(self.file(query_id), text)
-
-
-def replace_file(path: Path, text: str) -> Path:
-    """Write `text` to `path` whole or not at all: a temporary file beside it, then a rename; OutputError when
-    that fails."""
-    temporary = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            write_all(handle, utf8(text))
-        finally:
-            os.close(handle)
-        os.replace(temporary, path)
-    except OSError as exc:
-        raise OutputError(f"could not write the traces to {path}: {describe(exc)}") from None
-    finally:
-        if temporary is not None and Path(temporary).exists():
-            Path(temporary).unlink()
-    return path
+            return replace_file(self.file(query_id), text, "the traces")
 
 
 def line(trace: Trace) -> str:

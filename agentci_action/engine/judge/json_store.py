@@ -4,19 +4,20 @@ The file is `{"version": V, "<field>": {key: entry}}`, written sorted and indent
 diff in review. Reading checks the version, the shape of the document and of every entry; a file that is
 not valid JSON, of another version or holding a malformed entry is an InputError naming the file and line
 (exit 2), with the advice to delete it. Saving merges the entries another run wrote meanwhile (ours win on
-the same key) and is atomic (a temporary file, then a rename), so an interrupted run leaves the old file.
+the same key) and is atomic (a new temporary file, then a rename: never written through a link planted beside
+it), so an interrupted run leaves the old file.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from agentci_action._util.errors import InputError
+from agentci_action._util.output import replace_file
 
 VERSION = 1
 
@@ -86,8 +87,6 @@ class JsonStore:
                 )
                 + "\n"
             )
-            partial = self.path.with_name(self.path.name + ".partial")
-            partial.write_text(text, encoding="utf-8")
-            os.replace(partial, self.path)
+            replace_file(self.path, text, f"the {self.what}")
             self._dirty = False
             return True

@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from agentci_action._util.errors import TraceError
+from agentci_action._util.output import replace_file
 from agentci_action.run.capture import run_traces
 from agentci_action.run.capture.environment import DEFAULTS
 from agentci_action.run.capture.otlp import spans_of
 from agentci_action.run.capture.receiver import Receiver
-from agentci_action.run.trace_store import line, replace_file
+from agentci_action.run.trace_store import line
 from agentci_action.trace.canonical import Trace
 
 OTLP_HTTP_PORT = 4318
@@ -81,7 +82,7 @@ def write(output: Path, traces: list[Trace]) -> list[Path]:
     for trace in traces:
         by_file.setdefault(trace.id or UNIDENTIFIED, []).append(trace)
     return [
-        replace_file(output / f"{name}.jsonl", "".join(line(t) + "\n" for t in sorted(group, key=_run)))
+        replace_file(output / f"{name}.jsonl", "".join(line(t) + "\n" for t in sorted(group, key=_run)), "the traces")
         for name, group in sorted(by_file.items())
     ]
 
