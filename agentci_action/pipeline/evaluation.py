@@ -7,13 +7,19 @@ The edges (cli/, github/) turn their arguments or inputs into an `Evaluation` (o
 
 from __future__ import annotations
 
+import json
+import os
+import stat
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TextIO
 
+from pydantic import ValidationError
+
 from agentci_action._util.errors import InputError, Problem, SpecError
+from agentci_action._util.limits import MAX_RESULTS_BYTES, MAX_RESULTS_NESTING, deeper_than
 from agentci_action._util.progress import Progress
 from agentci_action._util.text import one_line, plural
 from agentci_action.compare.base_ref import BaseRef, base_reference
@@ -306,21 +312,39 @@ def read_shards(patterns: list[str]) -> dict[str, Outcome]:
 
 
 def _read_document(path: str, what: str) -> Outcome:
-    """A results file's run and its diff (when it has one); InputError naming the file when it is not one."""
-    import json
-
-    from pydantic import ValidationError
-
+    """A results file's run and its diff (when it has one); InputError naming the file when it is not one, or when it
+    is larger or nested deeper than a results file may be (_util/limits.py): it may be a fork's forged artifact."""
     try:
-        document = json.loads(Path(path).read_bytes())
+        with open(path, "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise InputError.at(path, 0, f"cannot read {what}: not a regular file")
+            data = file.read(MAX_RESULTS_BYTES + 1)
+        if len(data) > MAX_RESULTS_BYTES:
+            raise InputError.at(
+                path, 0, f"{what} is larger than {MAX_RESULTS_BYTES >> 20} MiB, more than AgentCI reads"
+            )
+        document = json.loads(data)
+        if deeper_than(document, MAX_RESULTS_NESTING):
+            raise RecursionError
         run = RunResult.model_validate(document)
         diff = RunDiff.model_validate(document["diff"]) if isinstance(document, dict) and "diff" in document else None
     except OSError as exc:
         raise InputError.at(path, 0, f"cannot read {what}: {exc.strerror or exc}") from None
+    except RecursionError:  # json's own limit is about 1,000 levels
+        raise InputError.at(
+            path, 0, f"not an agentci results file: nested deeper than {MAX_RESULTS_NESTING} lists and objects"
+        ) from None
     except ValueError as exc:  # JSON and pydantic errors alike
-        why = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        why = _first_error(exc) if isinstance(exc, ValidationError) else str(exc)
         raise InputError.at(path, 0, f"not an agentci results file: {why}") from None
     return Outcome(run, diff)
+
+
+def _first_error(exc: ValidationError) -> str:
+    """'results.0.path.details.reference: String should match pattern ...': where the first error is, and what."""
+    error = exc.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in error["loc"])
+    return f"{where}: {error['msg']}" if where else error["msg"]
 
 
 def read_results(path: str) -> Outcome:
