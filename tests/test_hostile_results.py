@@ -83,7 +83,13 @@ class Forger:
         if "enum" in node or "const" in node:
             return node.get("const", (node.get("enum") or [None])[0])
         if kind == "string":
-            return PATTERN_EXAMPLES[where.rsplit(".", 1)[-1]] if "pattern" in node else self.text(where)
+            if "pattern" in node:  # a valid value: the schema's default, else one of ours
+                return (
+                    node["default"]
+                    if isinstance(node.get("default"), str)
+                    else PATTERN_EXAMPLES[where.rsplit(".", 1)[-1]]
+                )
+            return self.text(where)
         if kind == "integer":
             return 1
         if kind == "number":

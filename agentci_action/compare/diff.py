@@ -27,6 +27,7 @@ group, the largest cost-and-latency change first.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from agentci_action.compare.baselines import Reference
     from agentci_action.engine.checks.answer import Embedder
 
-DIFF_SCHEMA_VERSION: Literal["agentci.diff/v2"] = "agentci.diff/v2"
+DIFF_SCHEMA_VERSION = "agentci.diff/v2"
 COST_TOLERANCE = 0.25
 LATENCY_TOLERANCE = 0.50
 FAILING = (Status.FAIL, Status.ERROR)
@@ -251,7 +252,7 @@ class TotalDiff(BaseModel):
 
 
 class RunDiff(BaseModel):
-    schema_version: Literal["agentci.diff/v2"] = DIFF_SCHEMA_VERSION
+    schema_version: str = Field(DIFF_SCHEMA_VERSION, pattern=f"^{re.escape(DIFF_SCHEMA_VERSION)}$")  # this version
     agent: str
     before: str = Field(description="Label of the baseline side, e.g. a version.")
     after: str = Field(description="Label of the compared side: a version or 'current'.")

@@ -27,7 +27,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, 
 
 from agentci_action._version import __version__
 
-SCHEMA_VERSION: Literal["agentci.results/v1"] = "agentci.results/v1"
+SCHEMA_VERSION = "agentci.results/v1"
 # Why a check comparing with the baseline skipped on a first run (sequence similarity without expected_tools, cost
 # multiplier): said once per run (RunResult.without_baseline), not on every query.
 NO_BASELINE = "no baseline trace"
@@ -423,7 +423,7 @@ class GateResult(BaseModel):
 
 
 class RunResult(BaseModel):
-    schema_version: Literal["agentci.results/v1"] = SCHEMA_VERSION  # a constant: this file is its version
+    schema_version: str = Field(SCHEMA_VERSION, pattern=f"^{re.escape(SCHEMA_VERSION)}$")  # this version alone
     agentci_version: str = Field(
         __version__, pattern=VERSION_PATTERN, description="The AgentCI release that evaluated the run."
     )
