@@ -21,7 +21,9 @@ def test_init_writes_a_working_starter(tmp_path):
     assert tested.returncode == 0, tested.stdout + tested.stderr
     assert "PASS: 1 query · 1 passed" in tested.stdout
     flow = yaml.safe_load(workflow.read_text())
-    assert flow["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert flow["permissions"] == {}  # none by default: the job asks for what it needs (zizmor: tests/test_release.py)
+    assert flow["jobs"]["agentci"]["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert flow["jobs"]["agentci"]["steps"][0]["with"] == {"persist-credentials": False}  # no token in .git/config
     step, upload = flow["jobs"]["agentci"]["steps"][-2:]
     assert step["uses"].startswith("agentci/action@") and step["with"]["spec"] == "agentci_spec.yaml"
     assert upload["uses"].startswith("actions/upload-artifact@")  # the HTML report the comment links to
