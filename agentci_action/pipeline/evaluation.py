@@ -359,6 +359,7 @@ def _read_document(path: str, what: str) -> Outcome:
                 path, 0, f"{what} is larger than {MAX_RESULTS_BYTES >> 20} MiB, more than AgentCI reads"
             )
         document = json.loads(data)
+        del data  # the text, no longer needed while the document is validated
         if deeper_than(document, MAX_RESULTS_NESTING):
             raise RecursionError
         run = RunResult.model_validate(document)
