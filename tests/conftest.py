@@ -29,16 +29,21 @@ def real_traces_dir() -> Path | None:
     return None
 
 
-@pytest.fixture
-def real_traces() -> Path:
-    """The real-traces folder; skipped when absent, a failure where end-to-end tests may not skip (CI)."""
-    found = real_traces_dir()
+def shared_fixture(found: Path | None, reason: str) -> Path:
+    """`found` (a shared fixture's path); without it the test is skipped for `reason`, or fails where end-to-end
+    tests may not skip (CI)."""
     if found is None:
-        reason = "shared/fixtures/real-traces not found beside the repository (set AGENTCI_REAL_TRACES)"
         if os.environ.get("AGENTCI_REQUIRE_E2E"):
             pytest.fail(reason)
         pytest.skip(reason)
     return found
+
+
+@pytest.fixture
+def real_traces() -> Path:
+    """The real-traces folder; skipped when absent, a failure where end-to-end tests may not skip (CI)."""
+    reason = "shared/fixtures/real-traces not found beside the repository (set AGENTCI_REAL_TRACES)"
+    return shared_fixture(real_traces_dir(), reason)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, shared_fixture
 
 from agentci_action.engine.evaluate_spec import evaluate_spec
 from agentci_action.spec.models import AgentCISpec
@@ -36,13 +36,8 @@ def tau_bench_file() -> Path | None:
 
 @pytest.fixture(scope="module")
 def conversations() -> list[dict]:
-    found = tau_bench_file()
-    if found is None:
-        reason = "shared/fixtures/tau-bench not found beside the repository (set AGENTCI_TAU_BENCH)"
-        if os.environ.get("AGENTCI_REQUIRE_E2E"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return json.loads(found.read_text())
+    reason = "shared/fixtures/tau-bench not found beside the repository (set AGENTCI_TAU_BENCH)"
+    return json.loads(shared_fixture(tau_bench_file(), reason).read_text())
 
 
 def key(entry: dict) -> str:
