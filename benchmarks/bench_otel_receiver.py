@@ -47,9 +47,9 @@ MESSAGES = '[{"role": "assistant", "parts": [{"type": "text", "content": "' + "x
 SENDER = textwrap.dedent(
     """
     import http.client, sys, threading, time
-    port, encoding, files = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+    port, token, encoding, files = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
     bodies = [open(f, "rb").read() for f in files]
-    headers = {"content-type": "application/x-protobuf"}
+    headers = {"content-type": "application/x-protobuf", "x-agentci-token": token}
     if encoding == "gzip":
         headers["content-encoding"] = "gzip"
     def send(mine):
@@ -116,7 +116,7 @@ def throughput(total: int, folder: Path) -> None:
         with Receiver(log=lambda message: None) as receiver:
             began = time.perf_counter()
             sent = subprocess.run(
-                [sys.executable, "-c", SENDER, str(receiver.port), encoding, *map(str, files)],
+                [sys.executable, "-c", SENDER, str(receiver.port), receiver.token, encoding, *map(str, files)],
                 capture_output=True,
                 text=True,
                 check=True,
@@ -201,12 +201,12 @@ def per_run(runs: int, folder: Path) -> None:
             bare.append(time.perf_counter() - began)
 
             began = time.perf_counter()
-            env = {**base, **run_environment(receiver.endpoint, f"q{run}", 0, base)}
+            env = {**base, **run_environment(receiver.endpoint, receiver.token, f"q{run}", 0, base)}
             subprocess.run([sys.executable, "-c", AGENT], env=env, check=True)
             exited = time.perf_counter()
             assert receiver.settle((f"q{run}", 0), 5)
             trace = run_trace(receiver.take((f"q{run}", 0)), f"q{run}", 0, "bench")
-            write(folder, [trace])
+            write(folder, [trace], print)
             done = time.perf_counter()
             assert len(trace.llm_calls) == 6 and len(trace.tool_calls) == 5
             captured.append(done - began)

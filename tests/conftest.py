@@ -29,16 +29,21 @@ def real_traces_dir() -> Path | None:
     return None
 
 
-@pytest.fixture
-def real_traces() -> Path:
-    """The real-traces folder; skipped when absent, a failure where end-to-end tests may not skip (CI)."""
-    found = real_traces_dir()
+def shared_fixture(found: Path | None, reason: str) -> Path:
+    """`found` (a shared fixture's path); without it the test is skipped for `reason`, or fails where end-to-end
+    tests may not skip (CI)."""
     if found is None:
-        reason = "shared/fixtures/real-traces not found beside the repository (set AGENTCI_REAL_TRACES)"
         if os.environ.get("AGENTCI_REQUIRE_E2E"):
             pytest.fail(reason)
         pytest.skip(reason)
     return found
+
+
+@pytest.fixture
+def real_traces() -> Path:
+    """The real-traces folder; skipped when absent, a failure where end-to-end tests may not skip (CI)."""
+    reason = "shared/fixtures/real-traces not found beside the repository (set AGENTCI_REAL_TRACES)"
+    return shared_fixture(real_traces_dir(), reason)
 
 
 @pytest.fixture
@@ -210,3 +215,21 @@ def container_engine():
         pytest.fail(f"AGENTCI_REQUIRE_E2E=1 but {reason}")
     if reason:
         pytest.skip(reason)
+
+
+def github_outputs(text: str) -> dict[str, str]:
+    """GITHUB_OUTPUT as the runner reads it: `name=value` lines and `name<<DELIMITER` … `DELIMITER` blocks."""
+    found, lines = {}, iter(text.splitlines())
+    for line in lines:
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            name, delimiter = line.split("<<", 1)
+            value = []
+            for inner in lines:
+                if inner == delimiter:
+                    break
+                value.append(inner)
+            found[name] = "\n".join(value)
+        elif "=" in line:
+            name, value = line.split("=", 1)
+            found[name] = value
+    return found

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import github_outputs
 from fakes.github_server import BOT_LOGIN, FakeGitHub
 
 from agentci_action._util.errors import InputError
@@ -21,10 +22,6 @@ ROOT = Path(__file__).resolve().parent.parent
 E2E = Path(__file__).parent / "e2e"
 HOSTILE = "::error file=x.py::pwned %0A @octocat <details> | `x`"
 TOKEN = "ghs_secretvalue123"
-
-
-def parse_outputs(text: str) -> dict[str, str]:
-    return {m.group(1): m.group(3) for m in re.finditer(r"^([\w-]+)<<(\S+)\n(.*?)\n\2$", text, re.M | re.S)}
 
 
 @pytest.fixture
@@ -114,7 +111,7 @@ def test_failing_pr_publishes_everything_then_exits_1(workspace, github):
     traces(workspace, f"No refunds. {HOSTILE}")
     code, log = run_action(environment(workspace, github.url))
     assert code == 1
-    outputs = parse_outputs((workspace / "output.txt").read_text())
+    outputs = github_outputs((workspace / "output.txt").read_text())
     assert outputs["status"] == "fail" and outputs["failed"] == "1" and outputs["total"] == "2"
     assert outputs["results-path"] == "out/agentci-results.json"
     results = json.loads((workspace / "out" / "agentci-results.json").read_text())
@@ -161,7 +158,7 @@ def test_fork_pr_403_is_a_warning_and_loses_nothing(workspace, github):
         "::warning title=AgentCI::Could not post the PR comment: GitHub answered 403. This pull request comes from "
         "a fork, so its token is read-only; the job summary and the results file carry every result."
     ) in log
-    outputs = parse_outputs((workspace / "output.txt").read_text())
+    outputs = github_outputs((workspace / "output.txt").read_text())
     assert outputs["status"] == "fail" and outputs["comment-url"] == ""
     assert (workspace / "summary.md").read_text().startswith("## ❌")
     assert (workspace / "out" / "agentci-results.json").exists()
@@ -219,14 +216,14 @@ def test_github_failures_are_warnings(workspace, github, failure):
     url = github.url if failure == "outage" else "http://127.0.0.1:9"
     code, log = run_action(environment(workspace, url))
     assert code == 0 and "::warning title=AgentCI::Could not post the PR comment" in log
-    assert parse_outputs((workspace / "output.txt").read_text())["status"] == "warn"
+    assert github_outputs((workspace / "output.txt").read_text())["status"] == "warn"
 
 
 def test_push_has_no_pr_so_no_comment_and_no_github_calls(workspace, github):
     traces(workspace, "Refunds within 30 days.")
     code, _log = run_action(environment(workspace, github.url, event="push"))
     assert code == 0 and github.state.requests == []
-    assert parse_outputs((workspace / "output.txt").read_text())["comment-url"] == ""
+    assert github_outputs((workspace / "output.txt").read_text())["comment-url"] == ""
     assert "blob/" + "a" * 40 + "/agentci.yaml#L4" in (workspace / "summary.md").read_text()
 
 
@@ -308,7 +305,7 @@ def test_spec_error_exits_2_with_an_annotation_on_the_line(workspace, github):
     code, log = run_action(environment(workspace, github.url))
     assert code == 2
     assert re.search(r"^::error file=agentci.yaml,line=5,title=AgentCI::agentci.yaml:5: .*bogus", log, re.M), log
-    assert parse_outputs((workspace / "output.txt").read_text())["status"] == "error"
+    assert github_outputs((workspace / "output.txt").read_text())["status"] == "error"
     assert "could not evaluate" in (workspace / "summary.md").read_text()
     assert github.state.requests == []
 
@@ -464,7 +461,7 @@ def test_the_html_report_is_written_beside_the_results_and_the_comment_links_the
     traces(workspace, f"No refunds. {HOSTILE}")
     code, _ = run_action(environment(workspace, github.url))
     assert code == 1
-    outputs = parse_outputs((workspace / "output.txt").read_text())
+    outputs = github_outputs((workspace / "output.txt").read_text())
     assert outputs["html-report-path"] == "out/agentci-results.html"
     page = (workspace / "out" / "agentci-results.html").read_text(encoding="utf-8")
     assert (
@@ -480,7 +477,7 @@ def test_the_html_report_is_written_beside_the_results_and_the_comment_links_the
 def test_html_report_false_writes_none_and_links_nothing(workspace, github):
     traces(workspace, "Refunds within 30 days.")
     run_action(environment(workspace, github.url, html_report="false"))
-    assert parse_outputs((workspace / "output.txt").read_text())["html-report-path"] == ""
+    assert github_outputs((workspace / "output.txt").read_text())["html-report-path"] == ""
     assert not (workspace / "out" / "agentci-results.html").exists()
     [comment] = github.comments("octo/agent", 7)
     assert "#artifacts" not in comment["body"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, hermetic_environment, run_cli
+from conftest import ROOT, github_outputs, hermetic_environment, run_cli
 
 from agentci_action import __version__
 from agentci_action.cli.cmd_init import FILES
@@ -94,7 +94,7 @@ def test_the_run_action_left_to_its_default_runs_the_spec_init_wrote(tmp_path):
     (workspace / "agent.py").write_text(AGENT)
     done = run_step_of_the_run_action(workspace, tmp_path)
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "github-output").read_text() == "traces=agentci-traces\n"
+    assert github_outputs((tmp_path / "github-output").read_text()) == {"traces": "agentci-traces"}
     assert json.loads((workspace / "agentci-traces" / "greeting.jsonl").read_text())["final_answer"] == "4"
     assert "warning" not in done.stderr
 

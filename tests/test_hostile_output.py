@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, hermetic_environment, run_cli
 from fakes.github_server import FakeGitHub
+from test_action import environment, run_action, traces
+from test_action import workspace as action_workspace
 
 from agentci_action._util import output
 from agentci_action.github.action import main as action_main
@@ -26,6 +28,7 @@ queries:
     query: "What is 2+2?"
     correctness: {expected_in_answer: ["4"]}
 """
+workspace = action_workspace  # the action's workspace fixture, by its name
 GOOD = [{"id": "math", "final_answer": "4", "tool_calls": [{"name": "calc"}]}]
 
 # Every save process imports everything, then waits for "go" on stdin, so all of them reach the write at once.
@@ -308,3 +311,66 @@ def test_an_unwritable_github_output_is_a_warning_and_the_results_file_is_still_
         f"::warning title=AgentCI::Could not write the step outputs to {tmp_path / 'outputs-dir'}: Is a directory."
         in log
     )
+
+
+# Report files are never written through a symbolic link: the workspace is a checkout the pull request controls.
+
+
+def test_a_planted_link_as_the_html_report_or_results_file_is_refused_and_its_target_kept(workspace, api):
+    traces(workspace, "No refunds.")
+    victim = workspace.parent / "victim.txt"
+    victim.write_text("untouched")
+    (workspace / "out").mkdir()
+    (workspace / "out" / "agentci-results.html").symlink_to(victim)
+    code, log = run_action(environment(workspace, api.url))
+    assert code == 1 and victim.read_text() == "untouched"  # the evaluation's own verdict, the report refused
+    assert "out/agentci-results.html is a symbolic link, and AgentCI never writes through one" in log
+    assert json.loads((workspace / "out" / "agentci-results.json").read_text())["summary"]["total"] == 2
+    (workspace / "out" / "agentci-results.json").unlink()
+    (workspace / "out" / "agentci-results.json").symlink_to(victim)
+    code, log = run_action(environment(workspace, api.url))
+    assert code == 2 and victim.read_text() == "untouched"  # an unwritable results file is exit 2
+
+
+def test_a_planted_directory_link_on_the_way_to_a_report_is_refused(workspace, api):
+    traces(workspace, "No refunds.")
+    elsewhere = workspace.parent / "elsewhere"
+    elsewhere.mkdir()
+    (workspace / "out").symlink_to(elsewhere, target_is_directory=True)
+    code, log = run_action(environment(workspace, api.url))
+    assert code == 2 and list(elsewhere.iterdir()) == []
+    assert "could not write the results file to out/agentci-results.json: out is a symbolic link" in log
+
+
+def test_the_cli_writes_no_report_through_a_link_but_into_real_directories_it_makes(write, write_traces, tmp_path):
+    spec, traces = write("spec.yaml", SPEC), write_traces("t.jsonl", GOOD)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched")
+    (tmp_path / "report.json").symlink_to(victim)
+    done = run_cli("test", "--spec", spec, "--traces", traces, "--format", "json", "--output", tmp_path / "report.json")
+    assert done.returncode == 2 and victim.read_text() == "untouched"
+    assert done.stderr.strip().endswith("is a symbolic link, and AgentCI never writes through one (remove it)")
+    deep = tmp_path / "made" / "for" / "it.json"
+    assert run_cli("test", "--spec", spec, "--traces", traces, "--format", "json", "--output", deep).returncode == 0
+    assert json.loads(deep.read_text())["summary"]["passed"] == 1
+
+
+def test_a_link_planted_beside_the_verdict_cache_is_never_written_through(tmp_path, monkeypatch):
+    from agentci_action.engine.judge.cache import VerdictCache
+    from agentci_action.engine.judge.verdict import Verdict
+
+    monkeypatch.chdir(tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched")
+    (tmp_path / ".agentci").mkdir()
+    (tmp_path / ".agentci" / "judge-cache.json.partial").symlink_to(victim)  # the old fixed temporary name
+    cache = VerdictCache(tmp_path / ".agentci" / "judge-cache.json")
+    cache.put("k" * 64, "m", Verdict(score=5, label="pass", rationale="r"))
+    assert cache.save() and victim.read_text() == "untouched"
+    assert VerdictCache(tmp_path / ".agentci" / "judge-cache.json").get("k" * 64).label == "pass"
+
+
+@pytest.fixture
+def api():
+    with FakeGitHub() as fake:
+        yield fake

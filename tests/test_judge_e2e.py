@@ -1,6 +1,7 @@
 """The judge inside the action's container: `act` builds the Dockerfile and runs a workflow whose judge (the real
-anthropic SDK in the image) reaches the local provider server on 127.0.0.1. Twice: the first run asks the provider,
-the second finds the verdict in the cache the first left in the workspace and makes no request.
+anthropic SDK in the image) reaches the local provider server on 127.0.0.1. Twice, on pushes: the first run asks the
+provider, the second finds the verdict in the cache the first left in the workspace and makes no request. (On a pull
+request a cache is trusted only as it is at the base commit: tests/test_judge_cache_trust.py.)
 
 Needs what tests/test_e2e_action.py needs (Docker, the base image, `act`); skips, or fails under AGENTCI_REQUIRE_E2E=1,
 the same way.
@@ -19,7 +20,7 @@ KEY = "sk-ant-e2e-secret-31"
 
 WORKFLOW = """\
 name: agentci-judge-e2e-{name}
-on: pull_request
+on: push
 jobs:
   agentci:
     runs-on: ubuntu-latest
@@ -38,11 +39,8 @@ jobs:
 def act(workspace) -> tuple[int, str]:
     git(workspace, "add", "-A")
     git(workspace, "commit", "-q", "--allow-empty", "-m", "run")
-    event = {
-        "number": 7,
-        "pull_request": {"number": 7, "head": {"sha": git(workspace, "rev-parse", "HEAD")}, "base": {"sha": "b" * 40}},
-    }
-    return run_act(workspace, "pull_request", event, secrets={"ANTHROPIC_KEY": KEY})
+    event = {"ref": "refs/heads/feature", "before": "0" * 40, "after": git(workspace, "rev-parse", "HEAD")}
+    return run_act(workspace, "push", event, secrets={"ANTHROPIC_KEY": KEY})
 
 
 def test_the_judge_in_the_container_asks_once_then_uses_its_cache(container_engine, tmp_path, llm):

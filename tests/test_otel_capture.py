@@ -88,7 +88,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 provider = TracerProvider()
 provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
 tracer = provider.get_tracer("suite")
-for query_id in ("alpha", "beta", "gamma"):  # one process, many queries: the id rides on a span attribute
+for query_id in sys.argv[2:] or ("alpha", "beta", "gamma"):  # one process, many queries: the id rides on a span attribute
     with tracer.start_as_current_span("invoke_agent bot", attributes={
         "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "bot", "agentci.query_id": query_id}):
         with tracer.start_as_current_span("chat m", attributes={
@@ -154,10 +154,14 @@ def test_collect_in_the_foreground_writes_what_arrived_and_frees_its_port_when_s
     )
     try:
         assert "receiving OTLP/HTTP on" in collector.stderr.readline()
+        printed = collector.stderr.readline()  # the header its exporters must send: it prints its own token
+        assert "spans are taken only with this collector's token: set OTEL_EXPORTER_OTLP_HEADERS=" in printed
         env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{port}"
         script = tmp_path / "suite.py"
         script.write_text(SERVICE)
+        subprocess.run([sys.executable, str(script), "0", "stranger"], env=env, check=True, timeout=120)
+        env["OTEL_EXPORTER_OTLP_HEADERS"] = printed.strip().split("OTEL_EXPORTER_OTLP_HEADERS=", 1)[1]
         subprocess.run([sys.executable, str(script), "0"], env=env, check=True, timeout=120)
         collector.send_signal(stop)
         assert collector.wait(30) == 0
@@ -173,3 +177,29 @@ def test_collect_in_the_foreground_writes_what_arrived_and_frees_its_port_when_s
             except OSError:
                 assert time.monotonic() < deadline, "the port stayed taken"
                 time.sleep(0.1)
+
+
+def test_collect_never_writes_outside_its_directory_whatever_query_id_a_span_names(tmp_path):
+    """The audit's traversal: span attributes naming `../../x` or an absolute path as the query id wrote files and
+    made directories outside --output. Such a trace is refused (logged); the others are written."""
+    script = tmp_path / "suite.py"
+    script.write_text(SERVICE)
+    out = tmp_path / "work" / "traces"
+    ids = ["../../escaped", str(tmp_path / "absolute" / "x"), "..", "a/b", "ok"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    collect_command = [sys.executable, "-m", "agentci_action", "collect", "--output", str(out), "--port", "0"]
+    done = subprocess.run(
+        [*collect_command, "--", sys.executable, str(script), "0", *ids],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) == [
+        "suite.py",
+        "work/traces/ok.jsonl",
+    ]
+    assert (
+        "dropped a trace whose spans name a query id that is not one: '../../escaped' is not a query id" in done.stderr
+    )

@@ -65,16 +65,22 @@ def agent_spans(provider: TracerProvider, answer: str = "Sunny, 21 C.") -> None:
 def export(receiver: Receiver, attributes: dict, compression: Compression = Compression.NoCompression) -> None:
     """Spans sent by the real OTLP/HTTP protobuf exporter, the resource carrying `attributes`."""
     provider = TracerProvider(resource=Resource.create(attributes))
-    exporter = OTLPSpanExporter(endpoint=f"{receiver.endpoint}/v1/traces", compression=compression)
+    exporter = OTLPSpanExporter(
+        endpoint=f"{receiver.endpoint}/v1/traces", compression=compression, headers=receiver.headers
+    )
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     agent_spans(provider)
     provider.shutdown()
 
 
-def post(receiver: Receiver, body: bytes, headers: dict, path: str = "/v1/traces", method: str = "POST"):
+def post(
+    receiver: Receiver, body: bytes, headers: dict, path: str = "/v1/traces", method: str = "POST", token: bool = True
+):
+    """A request as an exporter AgentCI started sends it (its token header), or, with `token=False`, as another
+    local process would."""
     connection = http.client.HTTPConnection("127.0.0.1", receiver.port, timeout=30)
     try:
-        connection.request(method, path, body=body, headers=headers)
+        connection.request(method, path, body=body, headers={**(receiver.headers if token else {}), **headers})
         response = connection.getresponse()
         return response.status, response.getheader("content-type"), response.read()
     finally:
@@ -133,7 +139,8 @@ def test_otlp_json_with_base64_or_hex_ids_gives_the_trace_protobuf_gives(receive
 
 def test_spans_of_several_otel_traces_in_one_run_make_one_trace(receiver):
     provider = TracerProvider(resource=Resource.create({"agentci.query_id": "split", "agentci.run": "0"}))
-    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{receiver.endpoint}/v1/traces")))
+    exporter = OTLPSpanExporter(endpoint=f"{receiver.endpoint}/v1/traces", headers=receiver.headers)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
     agent_spans(provider, "first")
     agent_spans(provider, "second")  # a second root span: a second OpenTelemetry trace
     provider.shutdown()
@@ -186,7 +193,8 @@ def test_other_methods_paths_and_signals(receiver):
     for path in ("/v1/metrics", "/v1/logs"):  # OTEL_EXPORTER_OTLP_ENDPOINT sends every signal here: accepted, dropped
         assert post(receiver, b"", PROTOBUF, path=path)[:2] == (200, "application/x-protobuf")
     raw = socket.create_connection(("127.0.0.1", receiver.port))
-    raw.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n\r\n")
+    token = f"x-agentci-token: {receiver.token}\r\n".encode()
+    raw.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\n" + token + b"Content-Type: application/x-protobuf\r\n\r\n")
     assert raw.recv(100).startswith(b"HTTP/1.1 411")
     raw.close()
 
@@ -227,14 +235,16 @@ def test_the_receiver_listens_on_loopback_only_and_frees_its_port():
 
 def test_the_run_environment_points_at_the_receiver_and_extends_the_resource():
     inherited = {"OTEL_RESOURCE_ATTRIBUTES": "service.name=bot,agentci.query_id=stale,deployment.environment=ci"}
-    env = run_environment("http://127.0.0.1:5", "refund,eu=1", 2, inherited)
+    env = run_environment("http://127.0.0.1:5", "t0k", "refund,eu=1", 2, inherited)
     assert env["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://127.0.0.1:5"
     assert env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] == "http://127.0.0.1:5/v1/traces"
     assert env["OTEL_RESOURCE_ATTRIBUTES"] == (
         "service.name=bot,deployment.environment=ci,agentci.query_id=refund%2Ceu%3D1,agentci.run=2"
     )
     assert env["OTEL_EXPORTER_OTLP_PROTOCOL"] == "http/protobuf" and env["OTEL_BSP_SCHEDULE_DELAY"] == "100"
-    chosen = run_environment("e", "q", 0, {"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json", "OTEL_BSP_SCHEDULE_DELAY": "9"})
+    chosen = run_environment(
+        "e", "t", "q", 0, {"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json", "OTEL_BSP_SCHEDULE_DELAY": "9"}
+    )
     assert "OTEL_EXPORTER_OTLP_PROTOCOL" not in chosen and "OTEL_BSP_SCHEDULE_DELAY" not in chosen
     assert resource_attributes(None, "q", 0) == "agentci.query_id=q,agentci.run=0"
 
@@ -255,3 +265,45 @@ def test_settings_under_which_no_span_arrives_are_named():
         "OTEL_TRACES_EXPORTER",
     ]
     assert unusable_settings({"OTEL_TRACES_EXPORTER": "otlp,console"}) == []
+
+
+# A per-capture secret: spans without it (another local process that found the port) are refused.
+
+
+@pytest.mark.parametrize("token", [None, "forged", ""])
+def test_spans_without_the_capture_token_are_refused_with_401_and_never_kept(receiver, token):
+    forged = sdk_request({"agentci.query_id": "refund", "agentci.run": "0"})
+    headers = {**PROTOBUF, **({"x-agentci-token": token} if token is not None else {})}
+    status, content_type, payload = post(receiver, forged, headers, token=False)
+    assert status == 401 and status_of(payload, content_type).code == 16  # UNAUTHENTICATED
+    assert receiver.runs() == [] and receiver.spans_received == 0
+    assert receiver.problems == {"401": 1} and "x-agentci-token" in receiver.logged[0]
+    assert post(receiver, forged, PROTOBUF)[0] == 200 and receiver.runs() == [("refund", 0)]  # with the token
+
+
+def test_each_receiver_has_its_own_token():
+    with Receiver(log=lambda m: None) as first, Receiver(log=lambda m: None) as second:
+        assert first.token != second.token and len(first.token) >= 40
+        assert (
+            post(second, sdk_request({"agentci.query_id": "q"}), {**PROTOBUF, **first.headers}, token=False)[0] == 401
+        )
+
+
+@pytest.mark.parametrize(
+    "inherited",
+    [{}, {"OTEL_EXPORTER_OTLP_HEADERS": "api-key=vendor", "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "x-agentci-token=old"}],
+)
+def test_the_sdk_s_exporter_sends_the_token_from_the_run_environment_alone(receiver, monkeypatch, inherited):
+    """The exporter is configured by nothing but the variables AgentCI sets (the signal-specific one too, which the
+    SDK reads instead of the general one when both are set), extending what the agent inherited."""
+    env = run_environment(receiver.endpoint, receiver.token, "oslo", 0, inherited)
+    assert env["OTEL_EXPORTER_OTLP_TRACES_HEADERS"] == f"x-agentci-token={receiver.token}"
+    assert env["OTEL_EXPORTER_OTLP_HEADERS"].endswith(f"x-agentci-token={receiver.token}")
+    assert ("api-key=vendor," in env["OTEL_EXPORTER_OTLP_HEADERS"]) == bool(inherited)
+    for name, value in {**inherited, **env}.items():
+        monkeypatch.setenv(name, value)
+    provider = TracerProvider(resource=Resource.create())
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
+    agent_spans(provider)
+    provider.shutdown()
+    assert receiver.settle(("oslo", 0), 5) and receiver.problems == {}

@@ -124,19 +124,23 @@ def test_capture_otel_with_a_python_runner_is_a_spec_error_at_its_line(tmp_path)
     assert re.search(r"agentci_spec\.yaml:\d+", done.stderr)
 
 
-def flood(port: int, stop: threading.Event, answers: list[int]) -> None:
-    """Garbage, wrong types, an oversized body and foreign spans, sent until `stop`."""
+def flood(port: int, token: str, stop: threading.Event, answers: list[int], forged: bytes = b"") -> None:
+    """Garbage, wrong types, an oversized body and foreign spans, with the capture's token (as the agent's own
+    process could send them) and without it (as any other local process), and `forged` spans without it, sent until
+    `stop`."""
     from tests.test_otel_receiver import sdk_request
 
     foreign = sdk_request({"service.name": "noisy-neighbour"})
+    protobuf = {"content-type": "application/x-protobuf"}
     bodies = [
-        (b"\x0a\xff\xff", {"content-type": "application/x-protobuf"}),
+        (b"\x0a\xff\xff", protobuf),
         (b"<html>", {"content-type": "text/html"}),
-        (b"\x00" * (21 * 1024 * 1024), {"content-type": "application/x-protobuf"}),
-        (foreign, {"content-type": "application/x-protobuf"}),
+        (b"\x00" * (21 * 1024 * 1024), protobuf),
+        (foreign, protobuf),
     ]
+    with_token = [(body, {**headers, "x-agentci-token": token}) for body, headers in bodies]
     while not stop.is_set():
-        for body, headers in bodies:
+        for body, headers in [*with_token, *bodies, *([(forged, protobuf)] if forged else [])]:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
             try:
                 connection.request("POST", "/v1/traces", body=body, headers=headers)
@@ -159,7 +163,8 @@ def test_hostile_clients_are_answered_and_the_runs_are_unaffected(tmp_path, capf
 
     def start_then_flood() -> None:
         original()
-        threading.Thread(target=flood, args=(capture.receiver.port, stop, answers), daemon=True).start()
+        receiver = capture.receiver
+        threading.Thread(target=flood, args=(receiver.port, receiver.token, stop, answers), daemon=True).start()
 
     capture.start = start_then_flood
     try:
@@ -167,12 +172,69 @@ def test_hostile_clients_are_answered_and_the_runs_are_unaffected(tmp_path, capf
     finally:
         stop.set()
     assert (outcome.ran, outcome.failed) == (6, 0), outcome.errors
-    assert {400, 413, 415, 200} <= set(answers)
+    assert {400, 401, 413, 415, 200} <= set(answers)
     assert capture.receiver.foreign_spans > 0 and capture.receiver.problems["foreign"] > 0
     for trace in load_traces([str(tmp_path / "traces")]):
         assert trace.final_answer == f"Order {1000 + int(trace.id.removeprefix('order-'))} is not found."
     logged = capfd.readouterr().err
     assert "refused a request" in logged and "noisy-neighbour" in logged
+
+
+def forged_spans(query_id: str, answer: str) -> bytes:
+    """An agent's spans for `query_id`'s run 0 whose answer is `answer`, as the SDK's exporter encodes them."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from tests.test_otel_receiver import agent_spans
+
+    provider = TracerProvider(resource=Resource.create({"agentci.query_id": query_id, "agentci.run": "0"}))
+    memory = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    agent_spans(provider, answer)
+    return encode_spans(memory.get_finished_spans()).SerializeToString()
+
+
+def test_a_local_process_forging_spans_for_a_query_cannot_make_it_pass(tmp_path):
+    """The audit's attack: another process finds the receiver's port and posts spans for a failing query with the
+    answer the check wants. Without the capture's token they are refused; the run's trace is the agent's own."""
+    queries = [
+        {"id": "order-1", "query": "Where is my order 1000?", "correctness": {"expected_in_answer": ["shipped"]}}
+    ]
+    runner = {"command": [sys.executable, str(ORDER_AGENT)], "capture": "otel", "retries": 0}
+    spec = load_spec(write_spec(tmp_path, runner, queries))
+    from agentci_action.run.capture.otel import OtelCapture
+
+    capture = OtelCapture(clean_environment())
+    stop, answers, original = threading.Event(), [], capture.start
+    forged = forged_spans("order-1", "FORGED: your order has shipped.")
+
+    def start_then_forge() -> None:
+        original()
+        receiver = capture.receiver
+        threading.Thread(target=flood, args=(receiver.port, "", stop, answers, forged), daemon=True).start()
+        time.sleep(0.5)  # the forger is posting before the agent starts
+
+    capture.start = start_then_forge
+    try:
+        outcome = run_agent(spec, RunOptions(tmp_path / "traces"), capture=capture, environ=clean_environment())
+    finally:
+        stop.set()
+    [trace] = load_traces([str(tmp_path / "traces")])
+    assert trace.final_answer == "Order 1000 is not found." and "FORGED" not in trace.model_dump_json()
+    assert [c.name for c in trace.tool_calls] == ["lookup_order"]
+    assert (outcome.ran, outcome.failed) == (1, 0) and 401 in answers
+    done = agentci(
+        "test",
+        "--spec",
+        str(tmp_path / "agentci_spec.yaml"),
+        "--traces",
+        str(tmp_path / "traces"),
+        env=clean_environment(),
+    )
+    assert done.returncode == 1, done.stdout  # the agent's own answer fails the check
 
 
 def port_is_free(port: int) -> bool:

@@ -85,7 +85,7 @@ def test_a_forged_results_file_stays_inert(workspace, github):
     github.add_pull("octo/agent", 7, "mallory/agent", "feature", HEAD)
     results = workspace / evaluated(workspace, github)
     document = json.loads(results.read_text())
-    document["agentci_version"] = HOSTILE
+    document["agent"] = HOSTILE
     document["results"][0]["id"] = HOSTILE
     document["results"][0]["correctness"]["messages"] = [HOSTILE]
     results.write_text(json.dumps(document))
@@ -94,6 +94,103 @@ def test_a_forged_results_file_stays_inert(workspace, github):
     assert code == 0 and "@octocat" not in comment["body"] and "<details> |" not in comment["body"]
     assert "<!-- agentci-comment" not in comment["body"].split("\n", 2)[2]  # no second marker to hijack
     assert not [line for line in log.splitlines() if line.startswith("::error file=x.py")]
+
+
+# The audit's forged artifact: fields that reached the comment, the check run and the summary raw. Each is closed now:
+# the file is refused (exit 2) and nothing is posted. (tests/test_hostile_results.py forges every other field.)
+FORGED = "@org/team [log in](https://evil.example) <details><summary>x</summary> <!-- agentci-comment: agentci -->"
+
+
+@pytest.mark.parametrize(
+    ("field", "where", "says"),
+    [
+        ("fail_on", lambda d: d["summary"].__setitem__("fail_on", [FORGED]), "summary.fail_on.0: Input should be"),
+        ("grade", lambda d: d["summary"].__setitem__("grade", FORGED), "summary.grade: Input should be"),
+        (
+            "reference",
+            lambda d: d["results"][0]["path"]["details"].__setitem__("reference", FORGED),
+            "results.0.path.details.reference: String should match pattern",
+        ),
+        (
+            "a figure",
+            lambda d: d["results"][0]["path"]["details"].__setitem__("tool_calls", FORGED),
+            "results.0.path.details.tool_calls: Input should be a valid number",
+        ),
+        ("version", lambda d: d.__setitem__("agentci_version", FORGED), "agentci_version: String should match pattern"),
+    ],
+)
+def test_a_forged_closed_field_is_refused_and_nothing_is_posted(workspace, github, field, where, says):
+    github.add_pull("octo/agent", 7, "mallory/agent", "feature", HEAD)
+    results = workspace / evaluated(workspace, github, "Refunds within 30 days.")
+    document = json.loads(results.read_text())
+    document["summary"]["runs"] = 2 * document["summary"]["total"]  # repeated runs: the grade is shown
+    where(document)
+    results.write_text(json.dumps(document))
+    code, log = run_action(publish_env(workspace, github.url, str(results), check_run="true"))
+    assert code == 2 and f"not an agentci results file: {says}" in log, log
+    assert github.comments("octo/agent", 7) == [] and github.state.check_runs == []
+    assert "evil.example" not in (workspace / "summary.md").read_text()
+
+
+def test_a_spec_path_that_leaves_the_repository_is_never_a_link(workspace, github):
+    github.add_pull("octo/agent", 7, "mallory/agent", "feature", HEAD)
+    results = workspace / evaluated(workspace, github)
+    document = json.loads(results.read_text())
+    for result in document["results"]:
+        result["file"] = "../../../../../attacker/repo/blob/main/agentci.yaml"
+    document["results"][1]["file"] = "/etc/agentci.yaml"
+    results.write_text(json.dumps(document))
+    code, _ = run_action(publish_env(workspace, github.url, str(results)))
+    [comment] = github.comments("octo/agent", 7)
+    assert code == 0 and "attacker/repo/blob/main/agentci.yaml:" in comment["body"].replace("\\", "")  # as text
+    assert "](https://github.com/octo/agent/blob/" not in comment["body"]  # never a link
+
+
+@pytest.mark.parametrize(
+    ("file", "path"),
+    [
+        ("agentci.yaml", "agentci.yaml"),
+        ("./specs/a.yaml", "specs/a.yaml"),
+        ("specs/../b.yaml", "b.yaml"),
+        ("../x.yaml", None),
+        ("specs/../../x.yaml", None),
+        ("/etc/agentci.yaml", None),
+        ("..", None),
+        ("..\\..\\x.yaml", None),
+        ("", None),
+    ],
+)
+def test_only_a_path_inside_the_repository_is_linked(file, path):
+    from agentci_action.report.markdown import in_repository
+
+    assert in_repository(file) == path
+
+
+def test_a_results_file_over_the_bound_is_refused_unread(workspace, github, monkeypatch):
+    from agentci_action.pipeline import evaluation
+
+    results = workspace / evaluated(workspace, github)
+    monkeypatch.setattr(evaluation, "MAX_RESULTS_BYTES", results.stat().st_size - 1)
+    code, log = run_action(publish_env(workspace, github.url, str(results)))
+    assert code == 2 and "the results file is larger than 0 MiB, more than AgentCI reads" in log
+    huge = workspace / "huge.json"
+    with huge.open("wb") as file:  # 4 GiB that are never read: a sparse file
+        file.truncate(4 << 30)
+    monkeypatch.setattr(evaluation, "MAX_RESULTS_BYTES", 1 << 20)
+    code, log = run_action(publish_env(workspace, github.url, str(huge)))
+    assert code == 2 and "larger than 1 MiB" in log
+
+
+@pytest.mark.parametrize("depth", [300, 200_000])
+def test_a_results_file_nested_too_deep_is_an_input_error_not_an_internal_error(workspace, github, depth):
+    results = workspace / evaluated(workspace, github)
+    document = json.loads(results.read_text())
+    document["results"][0]["correctness"]["details"]["deep"] = "@"  # placeholder, nested below
+    text = json.dumps(document).replace('"@"', "[" * depth + "]" * depth)
+    results.write_text(text)
+    code, log = run_action(publish_env(workspace, github.url, str(results)))
+    assert code == 2 and "not an agentci results file: nested deeper than 200 lists and objects" in log
+    assert "internal error" not in log and "Traceback" not in log
 
 
 @pytest.mark.parametrize(

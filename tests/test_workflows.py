@@ -4,7 +4,7 @@ import re
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, github_outputs
 
 from agentci_action.cli.cmd_init import FILES, render
 
@@ -53,3 +53,33 @@ def test_documented_workflow_snippets_use_declared_inputs():
                 assert set(step.get("with", {})) <= set(ACTION["inputs"]), block
                 checked += 1
     assert checked >= 1
+
+
+def test_a_newline_in_the_run_action_s_output_input_adds_no_output_of_its_own(tmp_path):
+    """run/action.yml's own script, run as the runner runs it (bash, its env), with an `output` input that holds a
+    newline and a line of its own: the one output `traces` holds the value whole."""
+    import os
+    import subprocess
+    import sys
+
+    step = next(
+        s for s in yaml.safe_load((ROOT / "run" / "action.yml").read_text())["runs"]["steps"] if s.get("id") == "run"
+    )
+    venv = tmp_path / "temp" / "agentci-venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')  # the test's own environment
+    (venv / "python").chmod(0o755)
+    outputs = tmp_path / "github_output"
+    value = "traces-dir\nstatus=pass\ninjected<<EOF"
+    env = {
+        **os.environ,
+        **dict.fromkeys(step["env"], ""),
+        "AGENTCI_SPEC": str(tmp_path / "missing.yaml"),
+        "AGENTCI_OUTPUT": value,
+        "AGENTCI_RESUME": "false",
+        "RUNNER_TEMP": str(tmp_path / "temp"),
+        "GITHUB_OUTPUT": str(outputs),
+    }
+    done = subprocess.run(["bash", "-c", step["run"]], env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 2, done.stderr  # the spec is missing: the run itself fails after the output is set
+    assert github_outputs(outputs.read_text()) == {"traces": value}

@@ -19,6 +19,11 @@ MAX_ALIAS_VALUES = 100_000  # values a spec's YAML aliases may expand to (nested
 # Items a spec regex may hold once its repeat counts are multiplied out ({m} and {m,n} repeat their atom m times; the
 # `regex` package builds each copy in memory: `a{4294967294}` took 2.7 GB before failing). Past it, a spec error.
 MAX_REGEX_ITEMS = 100_000
+# A results file read back (the action's publish-only mode, `agentci merge`'s shards) may come from a fork's artifact:
+# at most 256 MiB (10,000 queries of 20 runs write about 235 MB; reading takes 3-5× the file's size in memory) and
+# nested at most MAX_RESULTS_NESTING levels (a trace's values, MAX_NESTING deep, inside the results' own ~10 levels).
+MAX_RESULTS_BYTES = 256 * 1024 * 1024
+MAX_RESULTS_NESTING = 2 * MAX_NESTING
 MAX_VERSION_LENGTH = 100  # characters of a baseline version name: a file name of at most 105 bytes with ".json"
 
 

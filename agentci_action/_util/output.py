@@ -2,6 +2,11 @@
 completes or raises OutputError (exit 2) naming the destination, never a silent truncation; and text is made
 encodable here, once for every output.
 
+Never through a symbolic link: the working directory is usually a checkout a pull request controls, and a link
+planted there as `agentci-results.html` would make a report overwrite its target. A report or runner file is opened
+with O_NOFOLLOW, and so is every directory of its path below the working directory (directories above it, such as
+the runner's own temporary directory, are the caller's choice); a link there is an OutputError naming it.
+
 Encodable: a lone surrogate (U+D800–U+DFFF alone; valid JSON, what JavaScript leaves when it cuts a string
 mid-emoji) cannot be written as UTF-8. It becomes U+FFFD, the replacement character; a high and low surrogate
 side by side are joined into the character they encode.
@@ -12,6 +17,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
@@ -71,21 +77,95 @@ def write_text(fd: int, text: str) -> None:
 
 
 def write_file(path: str | Path, text: str | Iterable[str], *, append: bool = False, what: str = "the report") -> None:
-    """Write (or append) `text`, or its pieces in turn, to `path`, creating its parent directories; OutputError when
-    any of it fails."""
-    target = Path(path)
+    """Write (or append) `text`, or its pieces in turn, to `path`, creating its parent directories (not when
+    appending), never through a symbolic link (see the module docstring); OutputError when any of it fails."""
     flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
     try:
-        if not append and not target.parent.exists():  # a file there is "Not a directory" when opening
-            target.parent.mkdir(parents=True)
-        fd = os.open(target, flags, 0o644)
+        fd = open_no_follow(Path(path), flags, make_parents=not append)
         try:
             for piece in pieces(text):
                 write_text(fd, piece)
         finally:
             os.close(fd)
+    except SymbolicLink as link:
+        raise OutputError(
+            f"could not write {what} to {path}: {link} is a symbolic link, and AgentCI never writes through one "
+            "(remove it)"
+        ) from None
     except OSError as exc:
         raise OutputError(f"could not write {what} to {path}: {describe(exc)}") from None
+
+
+class SymbolicLink(Exception):
+    """A path component that is a symbolic link where none may be; str() is the path up to it."""
+
+
+def open_no_follow(path: Path, flags: int, *, make_parents: bool = False, mode: int = 0o644) -> int:
+    """A descriptor of `path` opened with `flags`, following no symbolic link at the file itself nor in a directory
+    of its path below the working directory (missing ones are made with `make_parents`); SymbolicLink naming the
+    first link met, OSError for anything else."""
+    absolute = path if path.is_absolute() else Path.cwd() / path
+    try:
+        inside: tuple[str, ...] = absolute.parent.relative_to(Path.cwd()).parts
+        start = Path.cwd()
+    except ValueError:  # outside the working directory: its directories are the caller's own
+        inside, start = (), absolute.parent
+    if make_parents and not inside and not start.exists():  # a file there is "Not a directory" when opening
+        start.mkdir(parents=True)
+    directory = os.open(start, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        walked = start
+        for part in inside:
+            walked = walked / part
+            inner = _enter(directory, part, walked, make_parents)
+            os.close(directory)
+            directory = inner
+        try:
+            return os.open(absolute.name, flags | os.O_NOFOLLOW, mode, dir_fd=directory)
+        except OSError:
+            if (absolute.parent / absolute.name).is_symlink():
+                raise SymbolicLink(str(path)) from None
+            raise
+    finally:
+        os.close(directory)
+
+
+def _enter(directory: int, part: str, walked: Path, make: bool) -> int:
+    """A descriptor of the directory `part` inside `directory`, not followed when it is a link; made when missing
+    and `make`."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        return os.open(part, flags, dir_fd=directory)
+    except FileNotFoundError:
+        if not make:
+            raise
+        os.mkdir(part, 0o777, dir_fd=directory)
+        return os.open(part, flags, dir_fd=directory)
+    except OSError:
+        if walked.is_symlink():
+            raise SymbolicLink(os.path.relpath(walked)) from None
+        raise
+
+
+def replace_file(path: Path, text: str, what: str) -> Path:
+    """Write `text` to `path` whole or not at all: a new temporary file beside it (created exclusively, so never
+    through a link), then a rename (which replaces a link at `path` rather than following it); OutputError when
+    that fails."""
+    temporary = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            write_all(handle, utf8(text))
+        finally:
+            os.close(handle)
+        os.replace(temporary, path)
+    except OSError as exc:
+        raise OutputError(f"could not write {what} to {path}: {describe(exc)}") from None
+    finally:
+        if temporary is not None and Path(temporary).exists():
+            Path(temporary).unlink()
+    return path
 
 
 def write_stream(text: str | Iterable[str], stream: TextIO | None = None, *, what: str = "the report") -> None:

@@ -29,13 +29,20 @@ _MARKDOWN = re.compile(r"([\\`*_\[\]{}()|~!])")
 _ZWSP = "\u200b"
 
 
-def html_text(text: object, limit: int = 120) -> str:
-    """Untrusted text inside an HTML element (where markdown escapes would show): one line, entities, broken mentions.
+# What GitHub's markdown links by itself in text (its autolink extension): a scheme's `://` and a `www.` host.
+_AUTOLINK = re.compile(r"(?<=:)(?=//)|(?<=\bwww)(?=\.)", re.IGNORECASE)
 
-    `@` and `#` get a zero-width space after them, so nothing becomes a mention or an issue link.
+
+def html_text(text: object, limit: int = 120) -> str:
+    """Untrusted text inside an HTML element (where markdown escapes would show): one line, entities, broken mentions
+    and links.
+
+    `@` and `#` get a zero-width space after them, so nothing becomes a mention or an issue link; so do the `:` of
+    `://` and a `www` before its dot, so a bare URL is not turned into a link.
     """
     value = "".join(_HTML.get(ch, ch) for ch in one_line(text, limit))
-    return value.replace("@", "@" + _ZWSP).replace("#", "#" + _ZWSP)
+    value = value.replace("@", "@" + _ZWSP).replace("#", "#" + _ZWSP)
+    return _AUTOLINK.sub(_ZWSP, value) if ("//" in value or "ww" in value.lower()) else value
 
 
 def inline(text: object, limit: int = 300) -> str:

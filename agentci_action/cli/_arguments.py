@@ -76,16 +76,18 @@ def fail_on_option(args: argparse.Namespace) -> frozenset[str]:
         raise SpecError.at("--fail-on", 0, str(exc)) from None
 
 
-def base_ref_option(args: argparse.Namespace) -> BaseRef | None:
-    """--baseline-ref REF, read through git, else through the GitHub API when GITHUB_TOKEN and GITHUB_REPOSITORY
-    are set (as in a workflow's run: step); None without the option."""
+def base_ref_option(args: argparse.Namespace, option: str = "baseline_ref") -> BaseRef | None:
+    """--baseline-ref REF (or another option naming a commit), read through git, else through the GitHub API when
+    GITHUB_TOKEN and GITHUB_REPOSITORY are set (as in a workflow's run: step); None without the option."""
     from agentci_action.compare.base_ref import BaseRef, GitHubAccess, check_ref
 
-    if not getattr(args, "baseline_ref", None):
+    if not getattr(args, option, None):
         return None
     token, repository = os.environ.get("GITHUB_TOKEN", ""), os.environ.get("GITHUB_REPOSITORY", "")
     api = os.environ.get("GITHUB_API_URL") or "https://api.github.com"
-    return BaseRef(check_ref(args.baseline_ref), GitHubAccess(repository, token, api) if token and repository else None)
+    return BaseRef(
+        check_ref(getattr(args, option)), GitHubAccess(repository, token, api) if token and repository else None
+    )
 
 
 def judge_options(args: argparse.Namespace) -> JudgeOptions:
@@ -99,6 +101,7 @@ def judge_options(args: argparse.Namespace) -> JudgeOptions:
         sample_ensemble=getattr(args, "sample_ensemble", None),
         max_cost_usd=args.judge_max_cost_usd,
         environ=os.environ,
+        caches_at=base_ref_option(args, "trust_caches_at"),
     )
 
 
@@ -141,6 +144,13 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--judge-cache",
         help="verdict cache to read and update (default: .agentci/judge-cache.json beside the spec); commit it",
+    )
+    parser.add_argument(
+        "--trust-caches-at",
+        metavar="REF",
+        help="on a pull request, its base commit: the verdict and embedding caches are used only as they are there "
+        "(what the pull request added or changed is judged again with a key, else not verified); through git, else "
+        "the GitHub API (GITHUB_TOKEN, GITHUB_REPOSITORY). The action does this itself",
     )
     parser.add_argument(
         "--judge-max-cost-usd",

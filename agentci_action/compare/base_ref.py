@@ -316,6 +316,19 @@ def base_reference(
     return _at(reference, snapshot.sha, label), []
 
 
+def read_at(base: BaseRef, path: str | Path, directory: Path | None = None) -> bytes | None:
+    """The file at `path` (relative to `directory`, the working directory) as it is at the base commit; None when
+    the base commit has no such file or the path is outside the repository. InputError or InfraError when the base
+    commit cannot be read (open_snapshot)."""
+    directory = (directory or Path.cwd()).resolve()
+    snapshot, root = open_snapshot(base, directory)
+    try:
+        relative = repository_path(str(path), root, directory)
+    except InputError:
+        return None
+    return snapshot.read(relative) if relative and relative in snapshot.files(relative) else None
+
+
 def _inside(paths: list[str], root: Path, directory: Path) -> list[str]:
     """The paths inside the repository, as repository paths ('' never: the whole tree is not a trace path); a path
     outside it (the runner's scratch directory, say) has no version at the base commit."""

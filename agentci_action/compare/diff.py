@@ -27,13 +27,14 @@ group, the largest cost-and-latency change first.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema
 
 from agentci_action.engine import metrics
 from agentci_action.engine.arguments import ABSENT, NOT_AN_OBJECT, as_mapping, inert_name, inert_value, same_json
@@ -71,6 +72,28 @@ class ChangeKind(str, Enum):
 
 # Rank of a query's most important kind, for ordering (unchanged queries come last).
 _RANK = {kind: rank for rank, kind in enumerate(ChangeKind)}
+COUNTED = (*(kind.value for kind in ChangeKind), "changed", "unchanged")  # TotalDiff.counts' keys, every one
+
+
+def _every_count(counts: dict[str, int]) -> dict[str, int]:
+    """The counts of a diff read back hold exactly COUNTED: the reports read each (a results file may be forged)."""
+    if set(counts) != set(COUNTED):
+        raise ValueError(f"counts must hold exactly {', '.join(COUNTED)}")
+    return counts
+
+
+Counts = Annotated[
+    dict[str, int],
+    AfterValidator(_every_count),
+    WithJsonSchema(
+        {
+            "type": "object",
+            "properties": {name: {"type": "integer"} for name in COUNTED},
+            "required": list(COUNTED),
+            "additionalProperties": False,
+        }
+    ),
+]
 
 
 class Delta(BaseModel):
@@ -212,7 +235,7 @@ class TotalDiff(BaseModel):
 
     queries: Delta
     passed: Delta = Field(description="Queries that passed (warnings allowed): as summary.passed.")
-    counts: dict[str, int] = Field(description="Queries per change kind, plus 'changed' and 'unchanged'.")
+    counts: Counts = Field(description="Queries per change kind, plus 'changed' and 'unchanged'.")
     tool_calls: Delta
     loops: Delta
     handoffs: Delta
@@ -229,7 +252,7 @@ class TotalDiff(BaseModel):
 
 
 class RunDiff(BaseModel):
-    schema_version: str = DIFF_SCHEMA_VERSION
+    schema_version: str = Field(DIFF_SCHEMA_VERSION, pattern=f"^{re.escape(DIFF_SCHEMA_VERSION)}$")  # this version
     agent: str
     before: str = Field(description="Label of the baseline side, e.g. a version.")
     after: str = Field(description="Label of the compared side: a version or 'current'.")
@@ -241,7 +264,7 @@ class RunDiff(BaseModel):
     )
     queries: list[QueryDiff]
     warnings: list[str] = Field(default_factory=list)
-    unverified: dict[str, dict[str, int]] = Field(
+    unverified: dict[Literal["before", "after"], dict[str, int]] = Field(
         default_factory=dict,
         description="Per side ('before', 'after'), correctness checks skipped in queries that did not fail "
         "(no judge key or cached verdict, no embedding provider): reason → how many. Empty when all ran.",
@@ -677,7 +700,10 @@ def _with_whole_run_figures(diff: RunDiff, before: RunResult, after: RunResult) 
     judge checks each side could not verify."""
     diff.total.suite = suite_deltas(before.summary.aggregates, after.summary.aggregates)
     diff.uplift = run_uplift(after, before)
-    unverified = {"before": before.unverified(), "after": after.unverified()}
+    unverified: dict[Literal["before", "after"], dict[str, int]] = {
+        "before": before.unverified(),
+        "after": after.unverified(),
+    }
     diff.unverified = {name: reasons for name, reasons in unverified.items() if reasons}
     return diff
 

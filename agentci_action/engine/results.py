@@ -7,6 +7,12 @@ the rest, pydantic models made once per run), and each keeps the pydantic method
 `model_dump_json`, `model_copy`, `model_validate`, `model_validate_json`). Their constructors do not validate: the
 engine passes values of each field's type (a Status, not "pass"; a judge's verdict goes through
 correctness.judged_check); model_validate reads untrusted data.
+
+A results file read back (the action's publish-only mode, a fork's artifact; `agentci merge`'s shards) is closed
+wherever code reads a value for more than its text: statuses, grades and the fail-on layers are enums, the schema
+version a constant, the release and the path layer's reference match patterns, and every figure a report formats
+(RUN_FIGURES, a judge check's usage) must be a number. Every other string is free text, which every renderer
+makes inert through _util/text.py.
 """
 
 from __future__ import annotations
@@ -15,9 +21,9 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar, Self
+from typing import Annotated, Any, ClassVar, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, WithJsonSchema, create_model
 
 from agentci_action._version import __version__
 
@@ -26,6 +32,9 @@ SCHEMA_VERSION = "agentci.results/v1"
 # multiplier): said once per run (RunResult.without_baseline), not on every query.
 NO_BASELINE = "no baseline trace"
 LAYERS = ("correctness", "path", "cost")
+Grade = Literal["A", "B", "C", "D", "F"]
+FailOnLayer = Literal["correctness", "path", "cost", "suite"]  # the layers (and the suite's gates) fail-on can name
+VERSION_PATTERN = r"^[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?(\+[A-Za-z0-9.]+)?$"
 
 
 class Status(str, Enum):
@@ -87,7 +96,7 @@ class Check(ResultData):
     name: str
     status: Status
     message: str = ""
-    data: dict[str, Any] = field(default_factory=dict)
+    data: CheckData = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +115,7 @@ _RUN_LABEL = re.compile(r"run \d+: ")  # how repeated runs label their messages 
 @dataclass(slots=True)
 class LayerResult(ResultData):
     status: Status
-    details: dict[str, Any] = field(default_factory=dict)
+    details: LayerDetails = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
 
@@ -208,6 +217,56 @@ RUN_FIGURES = {
 }
 
 
+# The path layer's reference sequence: its own expected_tools, the baseline, or the closest of its variants.
+REFERENCE_PATTERN = r"^(expected_tools|baseline|baseline\[[0-9]+\] \(closest of [0-9]+ variants\))$"
+_CLOSED = ConfigDict(strict=True, extra="ignore")  # the keys named are checked, any other is kept as it is
+_Number = float | None  # strict: an int or a float (or null), never a numeric string or a bool
+
+
+def _checked_by(model: type[BaseModel]) -> AfterValidator:
+    """A validator of a free-form dict: the keys `model` names must be valid for it; the dict is kept whole."""
+
+    def checked(value: dict[str, Any]) -> dict[str, Any]:
+        model.model_validate(value)
+        return value
+
+    return AfterValidator(checked)
+
+
+def _schema_of(model: type[BaseModel]) -> WithJsonSchema:
+    """The JSON Schema of such a dict: the keys `model` names, and any other."""
+    schema = {**model.model_json_schema(), "additionalProperties": True}
+    schema.pop("title", None)
+    return WithJsonSchema(schema)
+
+
+_DetailsRead = create_model(
+    "LayerDetails",
+    __config__=_CLOSED,
+    reference=(str | None, Field(None, pattern=REFERENCE_PATTERN)),
+    cost_unknown_reason=(str | None, None),
+    **{key: (_Number, None) for _, key in RUN_FIGURES.values()},  # type: ignore[call-overload]  # field definitions
+)
+
+
+class _JudgeUsageRead(BaseModel):
+    model_config = _CLOSED
+    requests: int = 0
+    cache_hits: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: _Number = None
+
+
+class _CheckDataRead(BaseModel):
+    model_config = _CLOSED
+    usage: Annotated[dict[str, Any], _checked_by(_JudgeUsageRead), _schema_of(_JudgeUsageRead)] | None = None
+
+
+LayerDetails = Annotated[dict[str, Any], _checked_by(_DetailsRead), _schema_of(_DetailsRead)]
+CheckData = Annotated[dict[str, Any], _checked_by(_CheckDataRead), _schema_of(_CheckDataRead)]
+
+
 # The two classes below take their fields without a default by position, in field order, and the rest by keyword
 # (`kw_only` fields: the dataclass moves them to the end of __init__, not of the serialised fields). The engine makes
 # one of each per query, and a keyword argument costs a class call about 0.1 µs.
@@ -227,7 +286,7 @@ class ScoreResult(ResultData):
     output_quality: float | None = field(default=None, kw_only=True)
     sequence_correctness: float | None = field(default=None, kw_only=True)
     composite: float
-    grade: str
+    grade: Grade
     reason: str = field(default="", kw_only=True)
 
 
@@ -327,7 +386,7 @@ class Summary(BaseModel):
     judge: JudgeUsage = Field(
         default_factory=JudgeUsage, description="The LLM judge's own requests, tokens and USD (not the agent's)."
     )
-    fail_on: list[str] = Field(default_factory=list)
+    fail_on: list[FailOnLayer] = Field(default_factory=list)
     runs: int = Field(0, description="Runs evaluated over all queries.")
     runs_passed: int = 0
     pass_rate: float = Field(0.0, description="runs_passed / runs")
@@ -338,7 +397,7 @@ class Summary(BaseModel):
         description="Mean over every query of its composite (its pass rate and score / 100, or its pass rate "
         "alone without a score): one denominator, so it cannot contradict the counts.",
     )
-    grade: str = "F"
+    grade: Grade = "F"
     aggregates: Aggregates = Field(default_factory=Aggregates)
     cost_of_pass_usd: float | None = Field(None, description='cost_usd / runs_passed; "Infinity" when no run passed.')
 
@@ -364,8 +423,10 @@ class GateResult(BaseModel):
 
 
 class RunResult(BaseModel):
-    schema_version: str = SCHEMA_VERSION
-    agentci_version: str = Field(__version__, description="The AgentCI release that evaluated the run.")
+    schema_version: str = Field(SCHEMA_VERSION, pattern=f"^{re.escape(SCHEMA_VERSION)}$")  # this version alone
+    agentci_version: str = Field(
+        __version__, pattern=VERSION_PATTERN, description="The AgentCI release that evaluated the run."
+    )
     agent: str
     spec: str
     spec_hash: str = Field(

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agentci_action.engine.correctness import JUDGE_KINDS
-from agentci_action.engine.results import FAIL, PASS, LayerResult, MetricChange, QueryResult, RunResult
+from agentci_action.engine.results import FAIL, PASS, Grade, LayerResult, MetricChange, QueryResult, RunResult
 from agentci_action.engine.stats import tidy
 from agentci_action.spec.models import ScoreWeights
 
 JUDGE_SCALE = (1, 5)
-GRADES = ((0.95, "A"), (0.85, "B"), (0.75, "C"), (0.65, "D"))
+GRADES: tuple[tuple[float, Grade], ...] = ((0.95, "A"), (0.85, "B"), (0.75, "C"), (0.65, "D"))
 _JUDGE_KINDS = frozenset(JUDGE_KINDS)
 
 
@@ -123,7 +123,7 @@ def suite_composite_score(results: list[QueryResult]) -> float:
     return sum(r.score.composite for r in results) / len(results) if results else 0.0
 
 
-def letter_grade(score: float) -> str:
+def letter_grade(score: float) -> Grade:
     """A ≥ 0.95, B ≥ 0.85, C ≥ 0.75, D ≥ 0.65, else F. 0.925 → B."""
     for threshold, grade in GRADES:  # a loop, not next() over a generator: graded once per query
         if score >= threshold:

@@ -46,7 +46,8 @@ BASE = "base"
 def evaluate(inputs: ActionInputs, env: Mapping[str, str], context: RunContext | None = None) -> Outcome:
     """The inputs as an Evaluation, run; or the shards' results merged. `baseline: base` reads the baseline at the
     event's base commit (git, else the contents API with github-token); an event without one falls back, with a
-    notice, to the newest saved version that passed."""
+    notice, to the newest saved version that passed. On an event with a base commit (a pull request, a merge
+    group) the verdict and embedding caches are trusted only as they are there: the change may have written them."""
     if inputs.results:
         return read_results(inputs.results)
     if inputs.merge:
@@ -57,10 +58,13 @@ def evaluate(inputs: ActionInputs, env: Mapping[str, str], context: RunContext |
     except ValueError as exc:
         raise SpecError.at("action inputs", 0, f"input 'fail-on': {exc}") from None
     base_ref, notes = None, []
+    at_base = None
+    if context is not None and context.base_sha:
+        access = GitHubAccess(context.repository, inputs.github_token, inputs.github_api_url)
+        at_base = BaseRef(context.base_sha, access if context.repository else None)
     if inputs.baseline == BASE:
-        if context is not None and context.base_sha:
-            access = GitHubAccess(context.repository, inputs.github_token, inputs.github_api_url)
-            base_ref = BaseRef(context.base_sha, access if context.repository else None)
+        if at_base is not None:
+            base_ref = at_base
         else:
             event = context.event_name if context else "this"
             notes.append(
@@ -83,6 +87,7 @@ def evaluate(inputs: ActionInputs, env: Mapping[str, str], context: RunContext |
                 sample_ensemble=inputs.sample_ensemble,
                 max_cost_usd=inputs.judge_max_cost_usd,
                 environ=judge_environment(inputs, env),
+                caches_at=at_base,
             ),
             shard=inputs.shard,
             embedding_cache=inputs.embedding_cache,

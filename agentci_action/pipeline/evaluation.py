@@ -7,16 +7,22 @@ The edges (cli/, github/) turn their arguments or inputs into an `Evaluation` (o
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import json
+import os
+import stat
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TextIO
 
-from agentci_action._util.errors import InputError, Problem, SpecError
+from pydantic import ValidationError
+
+from agentci_action._util.errors import AgentCIError, InputError, Problem, SpecError
+from agentci_action._util.limits import MAX_RESULTS_BYTES, MAX_RESULTS_NESTING, deeper_than
 from agentci_action._util.progress import Progress
 from agentci_action._util.text import one_line, plural
-from agentci_action.compare.base_ref import BaseRef, base_reference
+from agentci_action.compare.base_ref import BaseRef, base_reference, read_at
 from agentci_action.compare.baselines import Reference, load_baseline, only_queries, reference_for, version_reference
 from agentci_action.compare.diff import (
     Evaluator,
@@ -32,6 +38,7 @@ from agentci_action.engine.correctness import asks_for_judge
 from agentci_action.engine.evaluate_spec import OnResult, Settings, evaluate_spec, group_traces
 from agentci_action.engine.judge import LLMJudge, build_judge
 from agentci_action.engine.judge.embeddings import EmbeddingCache, build_embedder
+from agentci_action.engine.judge.json_store import JsonStore
 from agentci_action.engine.merge import merge_shards
 from agentci_action.engine.results import JudgeUsage, QueryResult, RunResult, ShardInfo, Status
 from agentci_action.engine.shard import select_shard
@@ -53,6 +60,8 @@ class JudgeOptions:
     )
     max_cost_usd: float | None = None  # a spend cap beside judge_config.max_cost_usd: the lower one holds
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
+    # A pull request's base: the verdict and embedding caches are used only as they are there (JsonStore.trust_only)
+    caches_at: BaseRef | None = None
 
 
 @dataclass(frozen=True)
@@ -163,12 +172,17 @@ def evaluator_for(
     embedding_cache: str | None = None,
     settings: Settings = Settings(),
     progress: str | None = None,
+    notes: list[str] | None = None,
 ) -> Iterator[Evaluator]:
     """The judge, embedder and settings every side of an evaluation uses, with progress on stderr under the name
     `progress` (None: none); on leaving, the verdict and embedding caches are saved (even when the run failed: what
-    was paid for is kept)."""
+    was paid for is kept). With `options.caches_at`, the caches are trusted only as they are at that commit, and
+    `notes` gets a line for each cache holding entries that are not."""
     judge = judge_for(spec, options)
     embedder, cache = _embedder(spec, embedding_cache, options.environ)
+    if options.caches_at is not None:
+        stores = [store for store in (judge.cache if judge else None, cache) if store is not None]
+        (notes if notes is not None else []).extend(trust_at_base(stores, options.caches_at))
     shown = JudgeProgress(progress, spec, judge, embedder, settings.workers) if progress else None
     try:
         yield Evaluator(judge, embedder, settings, shown.observe if shown else None)
@@ -179,6 +193,28 @@ def evaluator_for(
             judge.cache.save()
         if cache is not None:
             cache.save()
+
+
+def trust_at_base(stores: Sequence[JsonStore], base: BaseRef) -> list[str]:
+    """Each cache trusted only as it is at the base commit; a note for each holding entries the pull request added
+    or changed (set aside: judged again with a key, else reported as not verified). When the base cannot be read,
+    nothing in the checkout's caches is trusted."""
+    notes = []
+    for store in stores:
+        if store.path is None or not store.size():  # nothing the checkout could have written: the base is not read
+            continue
+        try:
+            at_base, why = read_at(base, store.path), ""
+        except AgentCIError as exc:
+            at_base, why = None, f" (the base commit could not be read: {one_line(str(exc), 300)})"
+        set_aside = store.trust_only(at_base)
+        if set_aside:
+            notes.append(
+                f"{plural(set_aside, store.what + ' entry', store.what + ' entries')} in {store.path} "
+                f"{'is' if set_aside == 1 else 'are'} not at the base commit {base.ref[:7]}{why}: added or changed "
+                "by this pull request, so not trusted (judged again where a key is set, else not verified)"
+            )
+    return notes
 
 
 def evaluate(request: Evaluation) -> Outcome:
@@ -216,7 +252,10 @@ def evaluate(request: Evaluation) -> Outcome:
     if reference is not None and request.shard is not None:
         reference = only_queries(reference, {q.key for q in select_shard(spec.queries, request.shard)})
     evaluated = select_shard(spec.queries, request.shard) if request.shard else spec.queries
-    with evaluator_for(spec, request.judge, request.embedding_cache, request.settings, request.progress) as evaluator:
+    cache_notes: list[str] = []
+    with evaluator_for(
+        spec, request.judge, request.embedding_cache, request.settings, request.progress, cache_notes
+    ) as evaluator:
         run = evaluate_spec(
             spec,
             traces,
@@ -228,7 +267,7 @@ def evaluate(request: Evaluation) -> Outcome:
             on_result=evaluator.observe("current run", len(evaluated)) if evaluator.observe else None,
             release_traces=reference is None,  # only the diff against a baseline reads them again
         )
-        run.warnings.extend(notes)
+        run.warnings.extend([*notes, *cache_notes])
         shard = request.shard is not None
         diff = current_vs_baseline(spec, run, traces, reference, evaluator, shard=shard) if reference else None
     run.warnings.extend(_judge_warnings(evaluator))
@@ -261,9 +300,11 @@ def compare_versions(
     if stored is None or reference is None:
         raise InputError.at("--baseline-ref" if baseline_ref else "--baseline", 0, notes[0] if notes else "no version")
     compared = version_reference(spec, stored)
-    with evaluator_for(spec, judge, embedding_cache, settings, progress) as evaluator:
+    cache_notes: list[str] = []
+    with evaluator_for(spec, judge, embedding_cache, settings, progress, cache_notes) as evaluator:
         after = evaluate_side(spec, compare, compared.runs or {}, reference.variants, evaluator)
         diff = diff_against(spec, reference, after, evaluator)
+    diff.warnings += cache_notes
     diff.gates = judge_gates(spec.suite, after.run, diff)
     diff.warnings += [w for w in compared.warnings if w not in diff.warnings]
     diff.warnings += [w for w in _judge_warnings(evaluator) if w not in diff.warnings]
@@ -307,21 +348,40 @@ def read_shards(patterns: list[str]) -> dict[str, Outcome]:
 
 
 def _read_document(path: str, what: str) -> Outcome:
-    """A results file's run and its diff (when it has one); InputError naming the file when it is not one."""
-    import json
-
-    from pydantic import ValidationError
-
+    """A results file's run and its diff (when it has one); InputError naming the file when it is not one, or when it
+    is larger or nested deeper than a results file may be (_util/limits.py): it may be a fork's forged artifact."""
     try:
-        document = json.loads(Path(path).read_bytes())
+        with open(path, "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise InputError.at(path, 0, f"cannot read {what}: not a regular file")
+            data = file.read(MAX_RESULTS_BYTES + 1)
+        if len(data) > MAX_RESULTS_BYTES:
+            raise InputError.at(
+                path, 0, f"{what} is larger than {MAX_RESULTS_BYTES >> 20} MiB, more than AgentCI reads"
+            )
+        document = json.loads(data)
+        del data  # the text, no longer needed while the document is validated
+        if deeper_than(document, MAX_RESULTS_NESTING):
+            raise RecursionError
         run = RunResult.model_validate(document)
         diff = RunDiff.model_validate(document["diff"]) if isinstance(document, dict) and "diff" in document else None
     except OSError as exc:
         raise InputError.at(path, 0, f"cannot read {what}: {exc.strerror or exc}") from None
+    except RecursionError:  # json's own limit is about 1,000 levels
+        raise InputError.at(
+            path, 0, f"not an agentci results file: nested deeper than {MAX_RESULTS_NESTING} lists and objects"
+        ) from None
     except ValueError as exc:  # JSON and pydantic errors alike
-        why = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        why = _first_error(exc) if isinstance(exc, ValidationError) else str(exc)
         raise InputError.at(path, 0, f"not an agentci results file: {why}") from None
     return Outcome(run, diff)
+
+
+def _first_error(exc: ValidationError) -> str:
+    """'results.0.path.details.reference: String should match pattern ...': where the first error is, and what."""
+    error = exc.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in error["loc"])
+    return f"{where}: {error['msg']}" if where else error["msg"]
 
 
 def read_results(path: str) -> Outcome:

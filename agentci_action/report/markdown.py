@@ -10,6 +10,7 @@ Budgets are UTF-8 bytes (never fewer than characters): 1 MiB for a step summary,
 from __future__ import annotations
 
 import hashlib
+import posixpath
 import re
 from dataclasses import dataclass
 
@@ -84,7 +85,7 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
     elif s.status is Status.FAIL:
         verdict = f"{s.failed} of {s.total} {_plural(s.total, 'query', 'queries')} failed"
         if not any(r.blocking for r in run.results):  # the job passes: say so where the reader looks first
-            verdict += f" (not blocking: fail-on {', '.join(s.fail_on) or 'none'})"
+            verdict += f" (not blocking: fail-on {inline(', '.join(s.fail_on) or 'none')})"
         if gate_phrases.failed(run.gates):
             verdict += f"; {inline(gate_phrases.verdict(run.gates), 600)}"
     elif s.status is Status.WARN:
@@ -94,12 +95,12 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
     counts = (
         f"{s.total} {_plural(s.total, 'query', 'queries')} · {s.passed} passed · {s.failed} failed · "
         f"{s.warnings} {_plural(s.warnings, 'warning', 'warnings')} · {s.errors} errors · cost {_money(s.cost_usd)}"
-        f"{f' ({s.cost_unknown} unknown)' if s.cost_unknown else ''} · fail-on: {', '.join(s.fail_on) or 'none'}"
+        f"{f' ({s.cost_unknown} unknown)' if s.cost_unknown else ''} · fail-on: {inline(', '.join(s.fail_on) or 'none')}"
     )
     if s.runs > s.total:  # repeated runs
         counts += (
             f"\n\n{s.runs} runs · pass rate {s.pass_rate:.0%} · {s.flaky} flaky · "
-            f"composite {s.composite_score:.2f} (grade {s.grade})"
+            f"composite {s.composite_score:.2f} (grade {inline(s.grade)})"
         )
     figures = suite_phrases.phrases(s.aggregates)
     suite = f"\nSuite: {' · '.join(figures)}\n" if figures else ""
@@ -138,7 +139,7 @@ def path_figures(query: QueryResult) -> str:
     recall, loops = query.figure("tool_recall"), query.figure("loops_detected")
     parts = [f"{_count(calls)} {_plural(calls, 'call', 'calls')}"]
     if similarity is not None:
-        parts.append(f"sim {similarity:.2f} vs {query.path.details.get('reference', 'reference')}")
+        parts.append(f"sim {similarity:.2f} vs {inline(query.path.details.get('reference', 'reference'), 80)}")
     if recall is not None:
         parts.append(f"recall {recall:.2f}")
     if loops:
@@ -162,16 +163,25 @@ def _cell(layer: LayerResult, figures: str = "") -> str:
 
 
 def _where(query: QueryResult, links: Links) -> str:
+    """The spec's file and line, linked to that line at the evaluated commit when the path stays in the repository."""
     place = inline(f"{query.file}:{query.line}", 200)
-    if links.blob_url and query.file and not query.file.startswith("/"):
-        return f"[{place}]({links.blob_url}/{_url_path(query.file)}#L{query.line})"
+    path = in_repository(query.file)
+    if links.blob_url and path is not None:
+        return f"[{place}]({links.blob_url}/{_url_path(path)}#L{query.line})"
     return place
 
 
+def in_repository(file: str) -> str | None:
+    """`file` as a path inside the repository ('./a/../b.yaml' → 'b.yaml'); None when it is absolute or climbs out of
+    it, or holds a backslash: a results file may be forged, and a link must never open another repository."""
+    if not file or file.startswith("/") or "\\" in file:
+        return None
+    path = posixpath.normpath(file)
+    return None if path in (".", "..") or path.startswith("../") else path
+
+
 def _url_path(path: str) -> str:
-    return re.sub(
-        r"[^A-Za-z0-9._~/-]", lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), path.removeprefix("./")
-    )
+    return re.sub(r"[^A-Za-z0-9._~/-]", lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), path)
 
 
 def run_figures(query: QueryResult) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +102,8 @@ def run_agent(
     runner = _runner_of(spec, agent)
     selected = spec.queries if queries is None else queries
     cwd = (Path(spec.path).resolve().parent / (runner.cwd or ".")).resolve()
-    masker = Masker.for_environment(runner.env, environ)
+    masker = Masker.for_environment(runner.env, environ)  # the whole environment's secrets, inherited or not
+    environ = inherited(runner, environ)
     live = LiveProcesses()
     with _started(runner, agent, cwd, environ, live) as start:
         try:
@@ -147,6 +149,14 @@ def run_agent(
         result.elapsed_s = time.monotonic() - began
         result.traces = [traces[key] for key in sorted(traces, key=_order(selected))]
         return result
+
+
+def inherited(runner: RunnerSpec, environ: Mapping[str, str]) -> Mapping[str, str]:
+    """What the agent's processes inherit of AgentCI's environment: all of it, or only the variables a name or
+    pattern of `runner.inherit_env` matches (fnmatch, case-sensitive)."""
+    if runner.inherit_env is None:
+        return environ
+    return {name: value for name, value in environ.items() if any(fnmatchcase(name, p) for p in runner.inherit_env)}
 
 
 def _order(queries: list[QuerySpec]) -> Callable[[tuple[str, int]], tuple[int, int]]:
@@ -202,7 +212,8 @@ def _program(runner: RunnerSpec, cwd: Path, environ: Mapping[str, str]) -> list[
         raise SpecError.at(
             *runner.where("command"),
             f"runner.command: program {program!r} not found "
-            + (f"(relative to {cwd})" if os.sep in program else "on PATH: install it, or give its path"),
+            + (f"(relative to {cwd})" if os.sep in program else "on PATH: install it, or give its path")
+            + (" (runner.inherit_env does not pass PATH on)" if "PATH" not in environ and runner.inherit_env else ""),
         )
     return runner.argv
 

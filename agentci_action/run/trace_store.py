@@ -6,16 +6,17 @@ later run of the same index succeeds."""
 from __future__ import annotations
 
 import json
-import os
-import tempfile
+import re
 import threading
 from pathlib import Path
 
 from pydantic_core import PydanticSerializationError
 
 from agentci_action._util.errors import TraceError
-from agentci_action._util.output import OutputError, describe, utf8, write_all
+from agentci_action._util.output import replace_file
+from agentci_action._util.text import one_line
 from agentci_action.run.secrets import Masker
+from agentci_action.spec.models import ID_PATTERN
 from agentci_action.trace.adapters import canonical_json
 from agentci_action.trace.canonical import Trace
 from agentci_action.trace.json_records import read_records
@@ -29,7 +30,7 @@ class TraceStore:
         self._lock = threading.Lock()
 
     def file(self, query_id: str) -> Path:
-        return self.directory / f"{query_id}.jsonl"
+        return query_file(self.directory, query_id)
 
     def finished(self, query_id: str) -> dict[int, Trace]:
         """The runs of a query already in the directory that produced a trace (for --resume); error records are
@@ -55,26 +56,18 @@ class TraceStore:
             runs = self._runs.setdefault(query_id, {})
             runs[trace.run or 0] = trace
             text = "".join(self.masker(line(t)) + "\n" for _, t in sorted(runs.items()))
-            return replace_file(self.file(query_id), text)
+            return replace_file(self.file(query_id), text, "the traces")
 
 
-def replace_file(path: Path, text: str) -> Path:
-    """Write `text` to `path` whole or not at all: a temporary file beside it, then a rename; OutputError when
-    that fails."""
-    temporary = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            write_all(handle, utf8(text))
-        finally:
-            os.close(handle)
-        os.replace(temporary, path)
-    except OSError as exc:
-        raise OutputError(f"could not write the traces to {path}: {describe(exc)}") from None
-    finally:
-        if temporary is not None and Path(temporary).exists():
-            Path(temporary).unlink()
+_QUERY_ID = re.compile(ID_PATTERN)
+
+
+def query_file(directory: Path, query_id: str) -> Path:
+    """`<directory>/<query_id>.jsonl`; ValueError when `query_id` is not a query id (a span may name anything, such
+    as `../../x` or an absolute path): the file is always one name inside `directory`."""
+    path = directory / f"{query_id}.jsonl"
+    if not _QUERY_ID.fullmatch(query_id) or path.parent != directory:
+        raise ValueError(f"{one_line(query_id, 80)!r} is not a query id ({ID_PATTERN})")
     return path
 
 

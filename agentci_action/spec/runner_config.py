@@ -3,6 +3,7 @@
 (No `from __future__ import annotations`: models.py says why.)
 """
 
+import re
 import shlex
 from typing import Any, Literal
 
@@ -38,6 +39,12 @@ class RunnerSpec(BaseModel):
     env: dict[str, str] = Field(
         default_factory=dict,
         description="Added to the inherited environment; the values are never printed (masked as ***).",
+    )
+    inherit_env: list[str] | None = Field(
+        None,
+        description="An allow-list of the environment the agent inherits from AgentCI's: only the variables these "
+        "names or patterns match (`*` for any characters, e.g. `OTEL_*`); `env:` and the variables AgentCI sets "
+        "for a run are added to them. List PATH and HOME when the agent needs them. Default: all of it.",
     )
     timeout_s: float = Field(300.0, gt=0, description="Seconds one run may take; then it is killed and retried.")
     workers: int = Field(4, ge=1, le=256, description="Runs at the same time.")
@@ -85,6 +92,16 @@ class RunnerSpec(BaseModel):
                 if not isinstance(value, str):
                     raise ValueError(f"env {key!r}: quote the value, environment variables are strings")
         return env
+
+    @field_validator("inherit_env")
+    @classmethod
+    def _variable_names(cls, names: list[str] | None) -> list[str] | None:
+        for name in names or []:
+            if not re.fullmatch(r"[A-Za-z_*][A-Za-z0-9_*]*", name):
+                raise ValueError(
+                    f"inherit_env {name!r}: a variable name, or a pattern of one with * (letters, digits, _)"
+                )
+        return names
 
     @field_validator("trace_format")
     @classmethod

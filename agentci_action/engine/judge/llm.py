@@ -164,7 +164,12 @@ class LLMJudge:
             return cached, True
         provider = self._provider(provider_name, model)
         if provider is None:
-            reason = f"no {KEY_VARIABLES[provider_name]} is set and no cached verdict matches this answer"
+            reason = (
+                f"its cached verdict was added or changed by this pull request, not read at its base commit, so it is "
+                f"not trusted; set {KEY_VARIABLES[provider_name]} to judge it again"
+                if self.cache.distrusted(key)
+                else f"no {KEY_VARIABLES[provider_name]} is set and no cached verdict matches this answer"
+            )
             if self.mode == "required":
                 raise _Unavailable(Status.ERROR, f"[INFRA] {kind} could not run (judge-mode required): {reason}")
             raise _Unavailable(Status.SKIP, f"{kind} skipped: {reason}")

@@ -1,15 +1,17 @@
 """`agentci collect`: the receiver alone, writing the traces it assembles into a directory as they come in.
 
 For users who drive their agent themselves (a pytest suite, a service under test): it listens on
-127.0.0.1 (by default the standard OTLP/HTTP port 4318, so an exporter left at its defaults needs no
-setting) until Ctrl-C or SIGTERM, or, given a command, until that command exits. The command runs with
-the OTEL_* variables of `environment.DEFAULTS` and the endpoint; its exit code is the collector's.
+127.0.0.1 (by default the standard OTLP/HTTP port 4318, so an exporter left at its defaults needs only the token)
+until Ctrl-C or SIGTERM, or, given a command, until that command exits. The command runs with the OTEL_*
+variables of `environment.DEFAULTS`, the endpoint and the receiver's token (`environment.exporter_environment`);
+its exit code is the collector's. Without a command, the collector prints the `OTEL_EXPORTER_OTLP_HEADERS` an
+exporter must be given: spans without its token are refused.
 
 Traces are grouped by query: spans whose resource names a run (`agentci.query_id`, `agentci.run` in
 OTEL_RESOURCE_ATTRIBUTES) make that run's trace; other spans are read as a span file is (one trace per trace
 id, named by an `agentci.query_id` span attribute or matched by its user message). Each query's traces go to
-`<id>.jsonl` (canonical JSON Lines, one line per run), traces with no id to `unidentified.jsonl`; a file is
-rewritten whole (temporary file, then rename) once its spans have been quiet for `quiet_s`, and at the end.
+`<id>.jsonl` (canonical JSON Lines, one line per run), traces with no id to `unidentified.jsonl`, traces whose id
+is not a query id (a path such as `../../x`) nowhere (logged); a file is rewritten whole (temporary file, then rename) once its spans have been quiet for `quiet_s`, and at the end.
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from agentci_action._util.errors import TraceError
+from agentci_action._util.output import replace_file
 from agentci_action.run.capture import run_traces
-from agentci_action.run.capture.environment import DEFAULTS
+from agentci_action.run.capture.environment import DEFAULTS, exporter_environment, with_token
 from agentci_action.run.capture.otlp import spans_of
 from agentci_action.run.capture.receiver import Receiver
-from agentci_action.run.trace_store import line, replace_file
+from agentci_action.run.trace_store import line, query_file
 from agentci_action.trace.canonical import Trace
 
 OTLP_HTTP_PORT = 4318
@@ -75,14 +78,18 @@ def _unnamed(resource_spans: list[dict[str, Any]], receiver: Receiver) -> list[T
     return traces
 
 
-def write(output: Path, traces: list[Trace]) -> list[Path]:
-    """Rewrite each query's file with its traces (sorted by run), atomically; the files written."""
-    by_file: dict[str, list[Trace]] = {}
+def write(output: Path, traces: list[Trace], refuse: Callable[[str], None]) -> list[Path]:
+    """Rewrite each query's file with its traces (sorted by run), atomically; the files written. A trace whose id is
+    not a query id (`../../x`, an absolute path) is never written: `refuse` is told why."""
+    by_file: dict[Path, list[Trace]] = {}
     for trace in traces:
-        by_file.setdefault(trace.id or UNIDENTIFIED, []).append(trace)
+        try:
+            by_file.setdefault(query_file(output, trace.id or UNIDENTIFIED), []).append(trace)
+        except ValueError as exc:
+            refuse(f"dropped a trace whose spans name a query id that is not one: {exc}")
     return [
-        replace_file(output / f"{name}.jsonl", "".join(line(t) + "\n" for t in sorted(group, key=_run)))
-        for name, group in sorted(by_file.items())
+        replace_file(path, "".join(line(t) + "\n" for t in sorted(group, key=_run)), "the traces")
+        for path, group in sorted(by_file.items())
     ]
 
 
@@ -100,7 +107,9 @@ class Collector:
     def flush(self, everything: bool = False) -> None:
         """Write every file when a run has settled (or, with `everything`, when anything changed)."""
         if self.receiver.settled(self.quiet_s if not everything else 0.0):
-            self.files.update(write(self.output, traces_of(self.receiver)))
+            self.files.update(
+                write(self.output, traces_of(self.receiver), lambda why: self.receiver.note("query id", why))
+            )
 
 
 def collect(
@@ -123,6 +132,11 @@ def collect(
             log(
                 f"receiving OTLP/HTTP on {receiver.endpoint} (OTEL_EXPORTER_OTLP_ENDPOINT={receiver.endpoint}); traces → {output}"
             )
+            if not command:  # a command gets both variables; an exporter started apart needs the token too
+                log(
+                    "spans are taken only with this collector's token: set "
+                    f"OTEL_EXPORTER_OTLP_HEADERS={with_token(environ.get('OTEL_EXPORTER_OTLP_HEADERS'), receiver.token)}"
+                )
             if ready:
                 ready(receiver)
             collector = Collector(receiver, output, quiet_s)
@@ -156,8 +170,7 @@ def _run_command(
     env = {
         **{name: value for name, value in DEFAULTS.items() if name not in environ},
         **environ,
-        "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint,
-        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{receiver.endpoint}/v1/traces",
+        **exporter_environment(receiver.endpoint, receiver.token, environ),
     }
     process = subprocess.Popen(command, env=env)
     try:

@@ -52,7 +52,7 @@ class OtelCapture(Capture):
         self.receiver.take((job.query.key, job.run))  # a retried run starts with none of its last attempt's spans
         return {
             **super().environment(job, trace_file),
-            **run_environment(self.receiver.endpoint, job.query.key, job.run, self.inherited),
+            **run_environment(self.receiver.endpoint, self.receiver.token, job.query.key, job.run, self.inherited),
         }
 
     def records(self, job: Job, finished: Finished) -> list[Record]:

@@ -228,10 +228,12 @@ def success(content_type: str | None, rejected: int = 0, message: str = "") -> A
 
 
 def failure(content_type: str | None, error: RequestError) -> Answer:
-    """The HTTP error with a google.rpc.Status body (code 3 INVALID_ARGUMENT) in the request's encoding."""
+    """The HTTP error with a google.rpc.Status body in the request's encoding: code 16 UNAUTHENTICATED for a 401,
+    else 3 INVALID_ARGUMENT."""
+    code = 16 if error.status == 401 else 3
     if media_type(content_type) == PROTOBUF:
-        return Answer(error.status, PROTOBUF, _status_protobuf(3, error.message))
-    return Answer(error.status, JSON, json.dumps({"code": 3, "message": error.message}).encode())
+        return Answer(error.status, PROTOBUF, _status_protobuf(code, error.message))
+    return Answer(error.status, JSON, json.dumps({"code": code, "message": error.message}).encode())
 
 
 def _varint(value: int) -> bytes:

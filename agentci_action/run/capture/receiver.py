@@ -5,6 +5,11 @@ run's `OTEL_RESOURCE_ATTRIBUTES`). Spans whose resource has no `agentci.query_id
 the key None when the receiver is told to keep them (`agentci collect`), else dropped and counted, and the
 exporter is told so in the response's partial success.
 
+Only the processes AgentCI started may send spans: each receiver makes a secret token, which those processes get
+through the standard `OTEL_EXPORTER_OTLP_HEADERS` (environment.py), so their exporters send it as the header
+`x-agentci-token`. Spans without it are refused with 401: another local process can find the port, and its forged
+spans for a query would otherwise become that query's trace.
+
 Routes: `POST /v1/traces` (see `otlp` for encodings and answers); `POST /v1/metrics` and `/v1/logs` are
 answered 200 and discarded, since `OTEL_EXPORTER_OTLP_ENDPOINT` sends every signal here; anything else 404.
 Bounds: a body over `max_body` bytes (compressed or not) is refused with 413 and never held in memory (it
@@ -15,6 +20,8 @@ kind in full, the rest counted in `problems`); no request can stop the receiver.
 
 from __future__ import annotations
 
+import hmac
+import secrets
 import sys
 import threading
 import time
@@ -31,6 +38,7 @@ RUN = "agentci.run"
 IDLE_TIMEOUT = 30.0
 DRAIN_S = 5.0
 DISCARDED_SIGNALS = ("/v1/metrics", "/v1/logs")
+TOKEN_HEADER = "x-agentci-token"
 
 
 def run_key(resource: dict[str, Any]) -> RunKey | None:
@@ -57,6 +65,7 @@ class Receiver:
         max_body: int = otlp.MAX_BODY,
         log: Callable[[str], None] = _stderr,
     ):
+        self.token = secrets.token_urlsafe(32)  # what the processes AgentCI starts send (TOKEN_HEADER)
         self.keep_foreign = keep_foreign
         self.max_body = max_body
         self.log = log
@@ -107,6 +116,14 @@ class Receiver:
     @property
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The header an exporter must send with its spans."""
+        return {TOKEN_HEADER: self.token}
+
+    def authorised(self, token: str | None) -> bool:
+        return token is not None and hmac.compare_digest(token.encode(), self.token.encode())
 
     # -- the store ----------------------------------------------------------------------------------------------
     def add(self, batch: list[otlp.ResourceSpans]) -> tuple[int, str]:
@@ -214,6 +231,12 @@ class Receiver:
                 content_type = self.headers.get("content-type")
                 try:
                     body = self._body()
+                    if self.path == "/v1/traces" and not receiver.authorised(self.headers.get(TOKEN_HEADER)):
+                        raise otlp.RequestError(
+                            401,
+                            f"spans without AgentCI's {TOKEN_HEADER} header: only the processes AgentCI started "
+                            "(with its OTEL_EXPORTER_OTLP_HEADERS) may send them",
+                        )
                     if self.path in DISCARDED_SIGNALS:
                         return otlp.success(content_type)  # empty Export{Metrics,Logs}ServiceResponse, same bytes
                     if self.path != "/v1/traces":

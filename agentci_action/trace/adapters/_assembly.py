@@ -14,9 +14,13 @@ each span is (`SpanView`); `from_spans` then
   with the result from the later tool message that answers its id (an object with an `error` key is a
   failure). With tool spans present, the messages are not read for tools, so no call counts twice;
 - gives each tool call the `agent` of its nearest enclosing agent span;
-- takes handoffs from `transfer_to_<agent>` tool spans and explicit handoff spans; when there are neither,
-  each switch between consecutive top-level agent spans counts as a handoff (a nested agent span is a
-  sub-agent, not a handoff);
+- takes handoffs only where the framework marks them: its handoff spans; when there are none, each switch
+  between consecutive top-level agent spans (a nested agent span is a sub-agent, not a handoff). A call named
+  `transfer_to_<agent>` is a tool call like any other (τ-bench's `transfer_to_human_agents` escalates to a
+  person); a handoff span is also the tool call that made it, so every tool check sees that call by its name:
+  the tool the span names, else the model's `transfer_to_<agent>` call for the agent handed to (the OpenAI
+  Agents SDK runs no tool span for it), else, when no message holds that call, the tool name the Agents SDK
+  gives every handoff (all the handoff spans read here come from its instrumentations);
 - takes the final answer from the output of the last root span that has one, else the last model output (marked inferred);
 - sets the task's status (`metadata.status`, read by the agent checks): failed when a root span, or a span
   the adapter marks as the run's own (`fails_task`), failed (error status), else completed;
@@ -27,7 +31,8 @@ each span is (`SpanView`); `from_spans` then
 
 Conversations (Chat Completions, Responses, Anthropic Messages, LangGraph messages): `from_turns` takes
 assistant turns in order; tool calls keep the order of the turn and of the call inside it, and a tool
-result is linked to its call by id.
+result is linked to its call by id. A handoff is a switch of the agent the messages name (the framework's own
+mark), never a call's name.
 """
 
 from __future__ import annotations
@@ -42,9 +47,10 @@ from agentci_action.trace.adapters._conventions import (
     convert_each,
     duration_ms,
     handoff_target,
+    handoff_tool_name,
     iso_time,
     query_key,
-    resolve_agent,
+    same_agent,
     tool_output,
 )
 from agentci_action.trace.adapters.spans import Span, Tree, by_trace, first_line
@@ -62,7 +68,7 @@ class SpanView:
     result: Any = None
     call_id: str | None = None
     agent: str | None = None  # agent spans: the agent's name
-    handoff_to: str | None = None  # handoff spans
+    handoff_to: str | None = None  # handoff spans (and `tool_name` when the span names the tool that made it)
     handoff_from: str | None = None
     issued_calls: list[str] = field(default_factory=list)  # llm spans: tool-call ids in output order
     message_calls: list[dict[str, Any]] = field(default_factory=list)  # llm spans: issued calls {id, name, arguments}
@@ -153,15 +159,19 @@ def _one_per_call(spans: list[Span], tree: Tree, views: dict[str, SpanView]) -> 
     return kept
 
 
-def _message_tools(llm_spans: list[Span], tree: Tree, views: dict[str, SpanView]) -> list[tuple[Order, dict[str, Any]]]:
-    """(order, ToolCall fields) of the calls the model calls issued in their messages, each result taken from
-    a later call's tool message with the same id."""
+def _message_tools(
+    llm_spans: list[Span], tree: Tree, views: dict[str, SpanView], claimed: set[tuple[str, int]]
+) -> list[tuple[Order, dict[str, Any]]]:
+    """(order, ToolCall fields) of the calls the model calls issued in their messages (but those a handoff span
+    already `claimed`), each result taken from a later call's tool message with the same id."""
     results: dict[str, Any] = {}
     for span in llm_spans:
         results.update(views[span.span_id].message_results)
     found: list[tuple[Order, dict[str, Any]]] = []
     for span in llm_spans:
         for index, call in enumerate(views[span.span_id].message_calls):
+            if (span.span_id, index) in claimed:
+                continue
             result, error = tool_output(results[call["id"]]) if call.get("id") in results else (None, None)
             found.append(
                 (
@@ -176,6 +186,39 @@ def _message_tools(llm_spans: list[Span], tree: Tree, views: dict[str, SpanView]
                 )
             )
     return found
+
+
+def _tool_call(span: Span, view: SpanView, tree: Tree, views: dict[str, SpanView]) -> dict[str, Any]:
+    """ToolCall fields of a tool span (or of a handoff span that names its tool)."""
+    return {
+        "name": view.tool_name,
+        "arguments": view.arguments,
+        "result": view.result,
+        "error": span.error,
+        "duration_ms": duration_ms(span.start, span.end),
+        "agent": _agent_of(span, tree, views),
+    }
+
+
+def _handoff_call(
+    span: Span, view: SpanView, llm_spans: list[Span], views: dict[str, SpanView], claimed: set[tuple[str, int]]
+) -> tuple[Order, dict[str, Any]]:
+    """(order, ToolCall fields) of the call that made a handoff whose span names no tool: the first unclaimed
+    `transfer_to_<agent>` call for the agent handed to, issued by the latest model call started before the span
+    (claimed, so it is not read from the messages again); when the messages do not hold it, the tool the Agents
+    SDK gives the model for that handoff (`handoff_tool_name`), at the span's start."""
+    start, to = span.start or 0.0, view.handoff_to or ""
+    for llm in sorted((s for s in llm_spans if (s.start or 0.0) <= start), key=lambda s: s.start or 0.0, reverse=True):
+        for index, call in enumerate(views[llm.span_id].message_calls):
+            target = handoff_target(call["name"])
+            if target is not None and same_agent(target, to) and (llm.span_id, index) not in claimed:
+                claimed.add((llm.span_id, index))
+                fields = {"name": call["name"], "arguments": call.get("arguments")}
+                return (llm.start or 0.0, index, span.position), {**fields, "result": None, "error": None}
+        if views[llm.span_id].message_calls:
+            break  # the latest model call that issued calls is the one that handed off
+    fields = {"name": handoff_tool_name(to), "arguments": None, "result": None, "error": None}
+    return (start, 0, span.position), fields
 
 
 def _issued_alike(
@@ -226,37 +269,21 @@ def from_spans(
             handoffs.append(
                 (span.start or 0.0, {"from": view.handoff_from or _agent_of(span, tree, views), "to": view.handoff_to})
             )
+            if view.tool_name:  # the span is the handoff tool's own
+                anchor, index = _issued_alike(span, view, llm_spans, views, claimed)
+                tools.append(((anchor, index, span.position), _tool_call(span, view, tree, views)))
+            else:
+                order, call = _handoff_call(span, view, llm_spans, views, claimed)
+                tools.append((order, {**call, "agent": _agent_of(span, tree, views)}))
         if view.kind != "tool":
             continue
         anchor, index = issued.get(view.call_id or "") or _issued_alike(span, view, llm_spans, views, claimed)
-        order = (anchor, index, span.position)
-        target = handoff_target(view.tool_name)
-        if target is not None:
-            handoffs.append((anchor, {"from": _agent_of(span, tree, views), "to": resolve_agent(target, agents)}))
-            continue
-        tools.append(
-            (
-                order,
-                {
-                    "name": view.tool_name,
-                    "arguments": view.arguments,
-                    "result": view.result,
-                    "error": span.error,
-                    "duration_ms": duration_ms(span.start, span.end),
-                    "agent": _agent_of(span, tree, views),
-                },
-            )
-        )
-    if not any(views[s.span_id].kind == "tool" for s in spans):
-        for order, call in _message_tools(llm_spans, tree, views):
-            target = handoff_target(call["name"])
-            if target is None:
-                tools.append((order, call))
-            elif not any(v.kind == "handoff" for v in views.values()):
-                handoffs.append((order[0], {"from": call["agent"], "to": resolve_agent(target, agents)}))
+        tools.append(((anchor, index, span.position), _tool_call(span, view, tree, views)))
+    if not any(views[s.span_id].kind == "tool" for s in spans):  # no tool spans: the model's calls are the tools
+        tools.extend(_message_tools(llm_spans, tree, views, claimed))
     if not handoffs:
         handoffs = _handoffs_between_agents(tree, views)
-    # Explicit handoff spans and transfer tools of one switch describe the same event: keep it once.
+    # Handoff spans of two instrumentation layers may describe the same switch: keep it once.
     unique: list[Handoff] = []
     for _, handoff in sorted(handoffs, key=lambda item: item[0]):
         if not unique or unique[-1] != handoff:
@@ -393,12 +420,12 @@ def from_turns(turns: list[Turn], results: ToolResults, query: str) -> dict[str,
     agents = list(dict.fromkeys(t.agent for t in turns if t.agent))
     tools: list[dict[str, Any]] = []
     handoffs: list[Handoff] = []
+    speaking = None  # the agent of the last turn that named one
     for turn in turns:
+        if turn.agent and speaking and turn.agent != speaking:
+            handoffs.append({"from": speaking, "to": turn.agent})
+        speaking = turn.agent or speaking
         for call in turn.tool_calls:
-            target = handoff_target(call["name"])
-            if target is not None:
-                handoffs.append({"from": turn.agent, "to": resolve_agent(target, agents)})
-                continue
             result, error = results.get(call.get("id") or "", (None, None))
             tools.append(
                 {

@@ -3,8 +3,9 @@
 Decisions every adapter follows, so the same run gives the same canonical trace whatever produced it:
 - Tool-call order is the order the model issued the calls (its turn, then the call's position in that
   turn), never the order tools finished, so parallel calls do not make the path layer flaky.
-- A tool call named `transfer_to_<agent>` (the OpenAI Agents SDK and LangGraph handoff convention) is a
-  handoff to that agent, recorded in `handoffs` and not also counted as a tool call.
+- Every call the model made is a tool call, whatever its name: a `transfer_to_<agent>` function is a handoff
+  only where the framework marks one (a handoff span, a switch of the agent the spans or messages name), and
+  even then it is also the tool call that made it, so forbidden, allowed and expected tools and budgets see it.
 - When the format carries no final answer, the last assistant text is taken and
   `metadata.final_answer_inferred` is true.
 - Every trace says which adapter read it in `metadata.source_format`.
@@ -76,7 +77,8 @@ def text_of(content: Any) -> str:
 
 
 def handoff_target(tool_name: str) -> str | None:
-    """'transfer_to_billing_agent' → 'billing_agent'; None for an ordinary tool."""
+    """'transfer_to_billing_agent' → 'billing_agent'; None for another name. Only links a framework's handoff to the
+    call that made it: the name alone is never a handoff."""
     return tool_name[len(HANDOFF_PREFIX) :] if tool_name.startswith(HANDOFF_PREFIX) else None
 
 
@@ -84,12 +86,16 @@ def _agent_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
-def resolve_agent(target: str, known_agents: list[str]) -> str:
-    """The known agent a handoff tool names ('billing_agent' → 'Billing Agent'), else the name as given."""
-    for agent in known_agents:
-        if _agent_key(agent) == _agent_key(target):
-            return agent
-    return target
+def handoff_tool_name(agent: str) -> str:
+    """The tool the OpenAI Agents SDK gives the model for a handoff to `agent` (`Handoff.default_tool_name`):
+    'transfer_to_' + the name, white space and other characters not [A-Za-z0-9_] as '_', lower case
+    ('Human agents' → 'transfer_to_human_agents')."""
+    return re.sub(r"[^a-zA-Z0-9_]", "_", re.sub(r"\s", "_", HANDOFF_PREFIX + agent)).lower()
+
+
+def same_agent(target: str, agent: str) -> bool:
+    """Whether a handoff tool's target names `agent` ('billing_agent' names 'Billing Agent')."""
+    return _agent_key(target) == _agent_key(agent)
 
 
 def iso_time(nanoseconds: int | None) -> str | None:

@@ -8,8 +8,9 @@ form), or a file that is just the list of messages.
   (`output_token_details.reasoning` included), model from `response_metadata.model_name` / `model`.
 - Tool calls keep the order of `AIMessage.tool_calls`; a `ToolMessage` is linked by `tool_call_id`, and
   `status: "error"` makes the call failed with its content as the error.
-- Agent: the AI message's `name` (LangGraph sets it to the agent's name in multi-agent graphs); a
-  `transfer_to_<agent>` tool call is a handoff. Final answer: the last AI text (inferred).
+- Agent: the AI message's `name` (LangGraph sets it to the agent's name in multi-agent graphs); a switch of
+  that name is a handoff, and a `transfer_to_<agent>` call is a tool call like any other. Final answer: the last
+  AI text (inferred).
 - Retrieved context: LangChain Documents (`page_content`, `metadata.id` / `source`, `metadata.score`; plain or
   in LangChain's serialized form) in the record's `documents` (the state channel LangGraph's RAG graphs keep
   them in) and in a ToolMessage's `artifact` (a retriever tool made with `response_format="content_and_artifact"`).

@@ -15,8 +15,9 @@ Spans are grouped by `trace_id` and re-sorted by `started_at` (processors see th
   before it, with the same name and arguments equal to the span's input (JSON compared parsed), else to the
   earliest unclaimed call of the same name; so parallel calls keep the order the model issued them, even
   several calls of one tool that finish or start in another order.
-- handoff → a handoff `from_agent` → `to_agent`. The SDK runs no function span for a handoff, and a
-  `transfer_to_*` call in the model output is not counted as a tool call.
+- handoff → a handoff `from_agent` → `to_agent`, and a tool call: the SDK runs no function span for a handoff,
+  so the `transfer_to_*` call the model issued for that agent is taken from its output (tool checks see it).
+  A run without function spans takes its tool calls from the model output, `transfer_to_*` calls among them.
 - guardrail → `metadata.guardrails_triggered` lists the names of those that fired.
 - custom span with `data.final_output` → the final answer; else the last model text (inferred).
 Task status (`metadata.status`, read by the agent checks): failed when a span of the run itself records an
@@ -165,6 +166,7 @@ def _view(links: dict[str, str]) -> ViewOf:
                     **({"timestamp": unix_time(response["created_at"])} if response.get("created_at") else {}),
                 },
                 issued_calls=[f"{span.span_id}#{i}" for i in range(len(calls))],
+                message_calls=[c for c in calls if c["name"]],
                 has_content=bool(data.get("input") or text or calls),
                 output_text=text,
                 input_text=_first_user(data),

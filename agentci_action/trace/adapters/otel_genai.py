@@ -17,7 +17,8 @@ Span roles come from `gen_ai.operation.name` (inferred from the attributes when 
   ADK's `execute_tool (merged)` span (tool name `(merged tools)`: the joint response of parallel calls, each
   of which has its own span) is not a call.
 - a handoff: `gen_ai.handoff.from_agent` → `gen_ai.handoff.to_agent` (the span the OpenTelemetry contrib
-  openai-agents instrumentation writes for a handoff), whatever its operation; not also a tool call.
+  openai-agents instrumentation writes for a handoff), whatever its operation; also a tool call when the span
+  names its tool (`gen_ai.tool.name`).
 - invoke_agent → an agent (`gen_ai.agent.name`), its output messages (Pydantic AI: `final_result`) the
   answer; retrieval → retrieved documents from `gen_ai.retrieval.documents` (a JSON list of {id, content, score}).
 - Messages: `gen_ai.input.messages` / `gen_ai.output.messages` (parts: text, tool_call {id, name, arguments},
@@ -210,6 +211,8 @@ def view(span: Span) -> SpanView:
             metadata=meta,
             handoff_to=str(attrs["gen_ai.handoff.to_agent"]),
             handoff_from=str(attrs["gen_ai.handoff.from_agent"]) if attrs.get("gen_ai.handoff.from_agent") else None,
+            tool_name=str(attrs.get("gen_ai.tool.name") or ""),  # the handoff tool's own span, when it names it
+            arguments=maybe_json(attrs.get("gen_ai.tool.call.arguments")),
         )
     if operation in LLM_OPERATIONS:
         out, inputs = messages(span, output=True), messages(span, output=False)
