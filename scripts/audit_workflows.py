@@ -75,7 +75,7 @@ def audit(found: dict[str, str]) -> subprocess.CompletedProcess[str]:
         for name, text in found.items():
             (folder / name).write_text(text, encoding="utf-8")
         (Path(scratch) / "zizmor.yml").write_text(POLICY, encoding="utf-8")
-        command = [zizmor, "--offline", "--min-severity", "medium", "--format", "plain", "--config"]
+        command = [zizmor, "--offline", "--color", "never", "--min-severity", "medium", "--format", "plain", "--config"]
         return subprocess.run(
             [*command, str(Path(scratch) / "zizmor.yml"), str(folder)], capture_output=True, text=True
         )

@@ -22,9 +22,9 @@ from urllib.parse import urlsplit
 import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
-from conftest import ROOT, run_cli
+from conftest import ROOT, github_outputs, run_cli
 from fakes.github_server import FakeGitHub
-from test_action import parse_outputs, run_action
+from test_action import run_action
 from test_action import workspace as action_workspace
 from test_publish import HEAD, publish_env
 
@@ -273,7 +273,7 @@ def test_a_forged_results_file_with_every_free_string_hostile_is_published_inert
     assert_inert_markdown((workspace / "summary.md").read_text(), f"{name}: job summary", markers=0)
     assert_inert_html((workspace / "out" / "agentci-results.html").read_text())
     assert_inert_log(log)
-    outputs = parse_outputs((workspace / "output.txt").read_text())
+    outputs = github_outputs((workspace / "output.txt").read_text())
     assert set(outputs) == {
         "status",
         "total",

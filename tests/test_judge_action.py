@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_action import environment, parse_outputs, run_action
+from conftest import github_outputs
+from test_action import environment, run_action
 
 KEY = "sk-ant-action-secret-77"
 
@@ -69,7 +70,7 @@ def test_a_failing_provider_exits_2_and_publishes_every_result(workspace, llm):
     assert code == 2 and llm.count == 2
     results = json.loads((workspace / "out" / "agentci-results.json").read_text())
     assert [r["status"] for r in results["results"]] == ["error", "pass"]
-    assert parse_outputs((workspace / "output.txt").read_text())["status"] == "error"
+    assert github_outputs((workspace / "output.txt").read_text())["status"] == "error"
     assert "INFRA" in (workspace / "summary.md").read_text() and KEY not in everything_written(workspace)
 
 

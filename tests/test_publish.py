@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import github_outputs
 from fakes.github_server import FakeGitHub
-from test_action import HOSTILE, environment, parse_outputs, run_action, traces
+from test_action import HOSTILE, environment, run_action, traces
 from test_action import workspace as action_workspace
 
 workspace = action_workspace  # the same fixture, by its name
@@ -61,7 +62,7 @@ def test_a_fork_pull_request_gets_its_comment_and_check_run_from_the_trusted_wor
     assert check["head_sha"] == HEAD and check["conclusion"] == "failure"
     assert next((a["annotation_level"], a["start_line"]) for a in check["annotations"]) == ("failure", 4)
     assert (workspace / "summary.md").read_text().startswith("## ❌ AgentCI: 1 of 2 queries failed")
-    outputs = parse_outputs((workspace / "output.txt").read_text())
+    outputs = github_outputs((workspace / "output.txt").read_text())
     assert outputs["status"] == "fail" and outputs["comment-url"] == comment["html_url"]
     assert "::error file=" not in log  # the annotations went to the check run
 
