@@ -50,12 +50,13 @@ COPY --from=deps /deps /deps
 COPY agentci_action /app/agentci_action
 COPY entrypoint.py /app/entrypoint.py
 ENV PYTHONPATH=/app:/deps
-# The assignment, JSON Schema, ROUGE, BLEU, numpy and the SDKs the judge and the comment use, run once: a pruned
-# file any of them needs fails the build here.
+# The assignment, JSON Schema, ROUGE, BLEU, the tokenizer, numpy and the SDKs the judge and the comment use, run
+# once: a pruned file any of them needs fails the build here.
 RUN python -m compileall -q -j 0 --invalidation-mode unchecked-hash /app \
  && python -c "import github, anthropic, openai, numpy; \
 from agentci_action.spec.json_schemas import local_validator; local_validator({'type': 'object'}).validate({}); \
 from agentci_action.engine.call_matching import assign; assert len(assign([0, 0, 1], [0, 1, 0], 2, 2, [1, 1])) == 2; \
+from agentci_action.trace.tokenizer import tokenizer_for; assert tokenizer_for('gpt-4o').count('hello world') == 2; \
 from agentci_action.engine.checks.answer import bleu, rouge_f1; assert rouge_f1('a b', 'a b')['rougeL'] == bleu('a b c d', 'a b c d') == 1"
 
 FROM scratch

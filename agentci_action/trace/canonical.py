@@ -6,7 +6,7 @@ Totals missing from the file are derived from the calls (see `Trace.with_derived
 from __future__ import annotations
 
 from sys import intern
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
@@ -22,6 +22,30 @@ class ToolCall(_Strict):
     error: str | None = None
     duration_ms: float | None = Field(None, ge=0)
     agent: str | None = None
+
+
+# The components of a model call's input (trace/input_parts.py says what each holds).
+Component = Literal["system_prompt", "tool_schemas", "history", "tool_results", "retrieved_context", "query"]
+
+
+class InputPart(_Strict):
+    component: Component
+    name: str | None = Field(
+        None, description="The tool (schemas, results) or the document's source (retrieved context)."
+    )
+    tokens: int = Field(..., ge=0, description="As the tokenizer counted them.")
+    parameters: int | None = Field(None, ge=0, description="Tool schemas: the schema's top-level parameters.")
+
+
+class InputBreakdown(_Strict):
+    """A model call's input split by component, counted by `tokenizer` (the model's own when `exact`)."""
+
+    tokenizer: str
+    exact: bool = False
+    parts: list[InputPart]
+    input_cost_usd: float | None = Field(
+        None, ge=0, description="What the call's input tokens cost, set when the call is priced."
+    )
 
 
 class LLMCall(_Strict):
@@ -42,6 +66,9 @@ class LLMCall(_Strict):
     duration_ms: float | None = Field(None, ge=0)
     ttft_ms: float | None = Field(None, ge=0)
     timestamp: str | None = Field(None, description="ISO 8601 time of the call, used to price it by date.")
+    input_breakdown: InputBreakdown | None = Field(
+        None, description="The request's input tokens by component, where the trace records what was sent."
+    )
 
 
 class Handoff(_Strict):

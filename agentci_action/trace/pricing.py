@@ -10,6 +10,10 @@ prices), so one AgentCI version always gives one price for one trace.
     cost = (uncached·input + cached·cached_input + cache_write·cache_write_input + output·output) / 1e6
     uncached = input_tokens − cached_input_tokens − cache_write_input_tokens
 
+A call with an input breakdown (trace/input_parts.py) also gets `input_breakdown.input_cost_usd`, the cost of its
+input tokens alone (the first term of the sum, by the same price), which the token attribution shares among the
+components; a call whose cost the trace gave is priced for that alone.
+
 Reasoning tokens are part of `output_tokens`; the table prices them at their own rate where it has one,
 a spec price at the output rate. A call whose model is unknown, or whose token counts are absent (neither
 `input_tokens` nor `output_tokens` given: the format recorded no usage), keeps `cost_usd = None` and the
@@ -68,6 +72,11 @@ def table_price(call: LLMCall, undated: datetime = UNDATED_PRICE_DATE) -> float:
     """Cost of `call` from the bundled genai-prices table at the call's date (else `undated`): under the call's
     provider when the table knows it there, else under the provider the model name points to. Raises
     LookupError for a model it does not know."""
+    return table_prices(call, undated)[0]
+
+
+def table_prices(call: LLMCall, undated: datetime = UNDATED_PRICE_DATE) -> tuple[float, float]:
+    """(cost, cost of the input tokens alone) of `call`, as table_price finds them (one look-up)."""
     usage = Usage(
         input_tokens=call.input_tokens,
         cache_read_tokens=call.cached_input_tokens,
@@ -80,13 +89,13 @@ def table_price(call: LLMCall, undated: datetime = UNDATED_PRICE_DATE) -> float:
         if call.provider:
             try:
                 result = calc_price(usage, call.model or "", provider_id=call.provider, genai_request_timestamp=when)
-                return float(result.total_price)
+                return float(result.total_price), float(result.input_price)
             except LookupError:  # a provider the table does not know, or a model it lists under another
                 pass
         result = calc_price(usage, call.model or "", genai_request_timestamp=when)
     except ValueError as exc:  # inconsistent usage, e.g. more cached than input tokens
         raise LookupError(str(exc)) from None
-    return float(result.total_price)
+    return float(result.total_price), float(result.input_price)
 
 
 def price_call(
@@ -95,30 +104,58 @@ def price_call(
     """(cost, None) when the call can be priced (an undated call at `undated`), else (None, why not)."""
     if call.cost_usd is not None:
         return call.cost_usd, None
+    cost, _, reason = _prices(call, pricing, undated)
+    return cost, reason
+
+
+def _prices(
+    call: LLMCall, pricing: dict[str, ModelPrice], undated: datetime
+) -> tuple[float | None, float | None, str | None]:
+    """(cost, input cost, None) of the call at its price, ignoring a cost the trace gave; (None, None, why not)."""
     if not call.model:
-        return None, "an LLM call names no model"
+        return None, None, "an LLM call names no model"
     if call.input_tokens == 0 and call.output_tokens == 0:
         if TOKEN_COUNTS.isdisjoint(call.model_fields_set):
-            return None, f"an LLM call to {call.model} reports no token counts"
-        return 0.0, None
+            return None, None, f"an LLM call to {call.model} reports no token counts"
+        return 0.0, 0.0, None
     overrides = {name.lower(): price for name, price in pricing.items()}
     if call.model.lower() in overrides:
-        return spec_price(call, overrides[call.model.lower()]), None
+        price = overrides[call.model.lower()]
+        return spec_price(call, price), spec_price(call.model_copy(update={"output_tokens": 0}), price), None
     try:
-        return table_price(call, undated), None
+        return *table_prices(call, undated), None
     except LookupError:
-        return None, f"model {call.model!r} is not in the price table; add it under `pricing:` in the spec"
+        return None, None, f"model {call.model!r} is not in the price table; add it under `pricing:` in the spec"
+
+
+def _unpriced(call: LLMCall) -> bool:
+    """Whether pricing has something to add: the call's cost, or its input breakdown's input cost."""
+    breakdown = call.input_breakdown
+    return call.cost_usd is None or (breakdown is not None and breakdown.input_cost_usd is None)
+
+
+def _priced(call: LLMCall, pricing: dict[str, ModelPrice], undated: datetime) -> tuple[LLMCall, str | None]:
+    """The call with its cost (and its breakdown's input cost) filled where they can be priced; why not, if not."""
+    if not _unpriced(call):
+        return call, None
+    cost, input_cost, reason = _prices(call, pricing, undated)
+    update: dict[str, object] = {} if call.cost_usd is not None else {"cost_usd": cost}
+    if call.input_breakdown is not None and input_cost is not None:
+        update["input_breakdown"] = call.input_breakdown.model_copy(update={"input_cost_usd": input_cost})
+    if call.cost_usd is not None:
+        reason = None  # the trace's own cost stands; only the breakdown's share is left unknown
+    return (call.model_copy(update=update) if update else call), reason
 
 
 def price_trace(trace: Trace, pricing: dict[str, ModelPrice] | None = None) -> Trace:
     """The trace with every unpriced call priced where possible and the total re-derived when it was unknown."""
-    if all(call.cost_usd is not None for call in trace.llm_calls):
+    if not any(map(_unpriced, trace.llm_calls)):
         return trace
     calls, reasons = [], []
     undated = price_date(trace.llm_calls)
     for call in trace.llm_calls:
-        cost, reason = price_call(call, pricing or {}, undated)
-        calls.append(call if cost == call.cost_usd else call.model_copy(update={"cost_usd": cost}))
+        priced_call, reason = _priced(call, pricing or {}, undated)
+        calls.append(priced_call)
         if reason and reason not in reasons:
             reasons.append(reason)
     metadata = {**trace.metadata, "cost_unknown": reasons} if reasons else trace.metadata

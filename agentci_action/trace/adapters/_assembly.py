@@ -409,6 +409,13 @@ class Turn:
     llm: dict[str, Any] | None = None  # LLMCall fields; None when the format gives no usage
     agent: str | None = None
     documents: list[dict[str, Any]] = field(default_factory=list)  # retrieval results the turn received
+    input_breakdown: dict[str, Any] | None = None  # what the call's request sent, by component (trace/input_parts.py)
+
+
+def _llm_of(turn: Turn) -> dict[str, Any]:
+    """The turn's LLMCall fields, with its input breakdown when the record shows the request."""
+    llm = turn.llm or {}
+    return {**llm, "input_breakdown": turn.input_breakdown} if turn.input_breakdown else llm
 
 
 def from_turns(turns: list[Turn], results: ToolResults, query: str) -> dict[str, Any]:
@@ -446,7 +453,7 @@ def from_turns(turns: list[Turn], results: ToolResults, query: str) -> dict[str,
         "query": query,
         "final_answer": answers[-1] if answers else "",
         "tool_calls": tools,
-        "llm_calls": [t.llm or {} for t in turns],
+        "llm_calls": [_llm_of(t) for t in turns],
         "handoffs": handoffs,
         "retrieved_context": [doc for t in turns for doc in t.documents],
         "metadata": {**({"agents": agents} if agents else {}), **({"notes": notes} if notes else {})},

@@ -1,8 +1,9 @@
 """Anthropic Messages transcripts: content blocks `text`, `tool_use`, `tool_result` (with `is_error`).
 
-A record is one run: `{"id"?, "query"?, "messages": [...], "responses"?: [Message, ...]}` where `messages`
-is the conversation the program sent (`{"role", "content"}`, content a string or a list of blocks) and
-`responses` the API's Message objects (`message.model_dump()`), in order.
+A record is one run: `{"id"?, "query"?, "messages": [...], "responses"?: [Message, ...], "system"?, "tools"?}` where
+`messages` is the conversation the program sent (`{"role", "content"}`, content a string or a list of blocks),
+`responses` the API's Message objects (`message.model_dump()`), in order, and `system` and `tools` what every call
+sent beside the messages (when the record keeps them).
 - Each assistant turn is one model call; the i-th response gives its `model` and `usage`, and responses
   beyond the assistant messages in `messages` become turns of their own (the last reply is often not
   appended). Total input tokens = `input_tokens + cache_creation_input_tokens + cache_read_input_tokens`
@@ -13,9 +14,13 @@ is the conversation the program sent (`{"role", "content"}`, content a string or
   `is_error: true` makes the call failed with the result text as the error.
 - Retrieved context: `search_result` blocks (Anthropic's search results, given in a user message or inside
   a `tool_result`'s content): id = `source`, text = the block's text content; they carry no score.
+- Input breakdown (trace/input_parts.py): the i-th call sent `system`, `tools` and the messages before the i-th
+  assistant message (every message, for a response not appended); `tool_result` blocks are tool results, and
+  `search_result` and `document` blocks retrieved context.
 - Agent: `metadata.agent` on a response, if the program sets it. Final answer: the last assistant text
   (inferred). Query: the record's `id` / `query` (or `metadata.agentci.query_id` / `agentci.query`), else the
-  first user text. Dropped: `thinking` and `redacted_thinking` blocks, system prompts, images.
+  first user text. Dropped: `thinking` and `redacted_thinking` blocks, images (system prompts count only in the input
+breakdown).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentci_action.trace.adapters._assembly import ToolResults, Turn, from_turns
 from agentci_action.trace.adapters._conventions import build_trace, convert_each, maybe_json, record_key, text_of
+from agentci_action.trace.input_parts import Message, as_text, breakdown
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
@@ -73,7 +79,49 @@ def anthropic_usage(response: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
-def _turn(content: Any, response: dict[str, Any] | None) -> Turn:
+def _documents(block: dict[str, Any]) -> list[tuple[str | None, str]]:
+    """(source, text) of a `search_result` or `document` block, and of those inside a `tool_result`."""
+    kind = block.get("type")
+    if kind == "search_result":
+        return [(block.get("source"), text_of(block.get("content")))]
+    if kind == "document":
+        source = block.get("source") if isinstance(block.get("source"), dict) else {}
+        return [(block.get("title"), as_text(source.get("data") or text_of(source.get("content"))))]
+    if kind == "tool_result" and isinstance(block.get("content"), list):
+        return [found for inner in _blocks(block["content"]) for found in _documents(inner)]
+    return []
+
+
+def request_message(message: dict[str, Any]) -> Message:
+    """An Anthropic message as the input breakdown reads it (a tool result's search results are retrieved context)."""
+    blocks = _blocks(message.get("content"))
+    uses = [b for b in blocks if b.get("type") == "tool_use"]
+    results = [b for b in blocks if b.get("type") == "tool_result"]
+    return Message(
+        str(message.get("role")),
+        texts=[str(b.get("text")) for b in blocks if b.get("type") == "text" and b.get("text")],
+        calls=[(str(b.get("name")), as_text(b.get("input"))) for b in uses],
+        call_ids=[b.get("id") for b in uses],
+        results=[
+            (
+                b.get("tool_use_id"),
+                text_of(b.get("content")) if isinstance(b.get("content"), list) else as_text(b.get("content")),
+            )
+            for b in results
+        ],
+        documents=[found for b in blocks for found in _documents(b)],
+    )
+
+
+def _system(value: Any) -> list[str]:
+    """The texts of a request's `system`: a string, or text blocks."""
+    return [value] if isinstance(value, str) else [str(b.get("text")) for b in _blocks(value) if b.get("text")]
+
+
+def _turn(
+    content: Any, response: dict[str, Any] | None, request: tuple[list[str], list[Message], list[dict[str, Any]]]
+) -> Turn:
+    """An assistant turn: its `content`, its `response`, and the call's request (system, messages, tools)."""
     blocks = _blocks(content)
     calls = [
         {"id": b.get("id"), "name": b["name"], "arguments": b.get("input")}
@@ -86,6 +134,7 @@ def _turn(content: Any, response: dict[str, Any] | None) -> Turn:
         tool_calls=calls,
         llm=anthropic_usage(response),
         agent=agent,
+        input_breakdown=breakdown((response or {}).get("model"), *request),
     )
 
 
@@ -114,19 +163,23 @@ def convert(records: list[Record], file: str) -> list[Trace]:
         results: ToolResults = {}
         query = ""
         documents: list[dict[str, Any]] = []
+        system = _system(value.get("system"))
+        tools = [t for t in value.get("tools") or [] if isinstance(t, dict)]
+        sent: list[Message] = []
         for message in value["messages"]:
             if message.get("role") == "assistant":
-                turns.append(
-                    _turn(message.get("content"), responses[len(turns)] if len(turns) < len(responses) else None)
-                )
+                response = responses[len(turns)] if len(turns) < len(responses) else None
+                turns.append(_turn(message.get("content"), response, (system, list(sent), tools)))
+                sent.append(request_message(message))
                 continue
+            sent.append(request_message(message))
             documents.extend(_search_results(_blocks(message.get("content"))))
             for block in _blocks(message.get("content")):
                 if block.get("type") == "tool_result":
                     results[block.get("tool_use_id")] = _result(block)
                 elif block.get("type") == "text" and not query:
                     query = block.get("text", "")
-        turns.extend(_turn(r.get("content"), r) for r in responses[len(turns) :])
+        turns.extend(_turn(r.get("content"), r, (system, sent, tools)) for r in responses[len(turns) :])
         fields = {**from_turns(turns, results, query), **record_key(value), "retrieved_context": documents}
         return build_trace(fields, file, record.line, NAME, inferred_answer=True)
 

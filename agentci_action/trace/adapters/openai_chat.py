@@ -1,7 +1,7 @@
 """OpenAI Chat Completions conversations: `messages` with assistant `tool_calls` and `role: tool` results.
 
-A record is one run: `{"id"?, "query"?, "messages": [...], "completions"?: [ChatCompletion, ...]}`, or a
-file that is just the list of messages (one run). Messages are the dicts the SDK returns
+A record is one run: `{"id"?, "query"?, "messages": [...], "completions"?: [ChatCompletion, ...], "tools"?: [...]}`,
+or a file that is just the list of messages (one run). Messages are the dicts the SDK returns
 (`message.model_dump()`) plus the user and tool messages the program sent.
 - Each assistant message is one model turn. Usage and model come from `completions` (the API responses,
   `completion.model_dump()`, in order): `usage.prompt_tokens` (includes `prompt_tokens_details.cached_tokens`),
@@ -15,9 +15,12 @@ file that is just the list of messages (one run). Messages are the dicts the SDK
   as the opaque text of a `role: tool` message (recorded as that tool call's result), so `retrieved_context`
   stays empty and the RAG checks are `skip`. Record retrieval with a span format, Responses (`file_search_call`),
   Anthropic (`search_result`) or LangGraph (`documents`), or write canonical traces.
+- Input breakdown (trace/input_parts.py): the i-th call sent the messages before the i-th assistant message (every
+  message, for a completion whose message was not appended) and the record's `tools` (the definitions sent with
+  every call, when the record keeps them).
 - Agent: an assistant message's `name`, if any. Final answer: the last assistant text (inferred).
 - Query: `id` / `query` on the record (or `metadata.agentci.query_id` / `agentci.query`), else the first
-  user message. Dropped: system prompts, refusals, logprobs, audio.
+  user message. Dropped: refusals, logprobs, audio (system prompts count only in the input breakdown).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from agentci_action.trace.adapters._conventions import (
     text_of,
     tool_output,
 )
+from agentci_action.trace.input_parts import Message, as_text, breakdown
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
@@ -120,32 +124,56 @@ def message_fields(messages: list[dict[str, Any]], reply: dict[str, Any]) -> dic
     }
 
 
-def _turn(message: dict[str, Any], completion: dict[str, Any] | None) -> Turn:
+def request_message(message: dict[str, Any]) -> Message:
+    """A Chat Completions message as the input breakdown reads it."""
+    role = str(message.get("role"))
+    if role == "tool":
+        return Message(role, results=[(message.get("tool_call_id"), text_of(message.get("content")))])
+    issued = tool_calls_of(message)
+    return Message(
+        role,
+        texts=[text] if (text := text_of(message.get("content"))) else [],
+        calls=[(c["name"], as_text(c["arguments"])) for c in issued],
+        call_ids=[c["id"] for c in issued],
+    )
+
+
+def _turn(
+    message: dict[str, Any], completion: dict[str, Any] | None, sent: list[Message], tools: list[dict[str, Any]]
+) -> Turn:
+    """The assistant `message` (and its `completion`), a call whose request held the messages `sent` and `tools`."""
     return Turn(
         text=text_of(message.get("content")),
         tool_calls=tool_calls_of(message),
         llm=_llm(completion),
         agent=message.get("name"),
+        input_breakdown=breakdown((completion or {}).get("model"), [], sent, tools),
     )
 
 
 def conversation(
-    messages: list[dict[str, Any]], completions: list[dict[str, Any]]
+    messages: list[dict[str, Any]], completions: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
 ) -> tuple[list[Turn], ToolResults, str]:
-    """(assistant turns, tool results by call id, first user text) of a Chat Completions message list."""
+    """(assistant turns, tool results by call id, first user text) of a Chat Completions message list; each turn's
+    request is the messages before it (and `tools`)."""
     turns: list[Turn] = []
     results: ToolResults = {}
     query = ""
+    sent: list[Message] = []
     for message in messages:
         role = message.get("role")
         if role == "user" and not query:
             query = text_of(message.get("content"))
         elif role == "assistant":
-            turns.append(_turn(message, completions[len(turns)] if len(turns) < len(completions) else None))
+            completion = completions[len(turns)] if len(turns) < len(completions) else None
+            turns.append(_turn(message, completion, list(sent), tools or []))
         elif role == "tool":
             results[message.get("tool_call_id")] = tool_output(message.get("content"))
+        sent.append(request_message(message))
     for completion in completions[len(turns) :]:  # responses whose message was not appended to the list
-        turns.append(_turn(((completion.get("choices") or [{}])[0]).get("message") or {}, completion))
+        turns.append(
+            _turn(((completion.get("choices") or [{}])[0]).get("message") or {}, completion, sent, tools or [])
+        )
     return turns, results, query
 
 
@@ -155,7 +183,8 @@ def convert(records: list[Record], file: str) -> list[Trace]:
 
     def one(record: Record) -> Trace:
         value = record.value
-        turns, results, query = conversation(value["messages"], value.get("completions") or [])
+        tools = value.get("tools") if isinstance(value.get("tools"), list) else []
+        turns, results, query = conversation(value["messages"], value.get("completions") or [], tools)
         fields = {**from_turns(turns, results, query), **record_key(value)}
         return build_trace(fields, file, record.line, NAME, inferred_answer=True)
 

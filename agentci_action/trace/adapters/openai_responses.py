@@ -9,11 +9,15 @@ A record is one run: `{"id"?, "query"?, "input": str | [items], "responses": [Re
 - Tool calls keep the order of the `function_call` items in each response; a `function_call_output` is
   linked by `call_id`. The API has no error flag: an output that is a JSON object with an `error` key
   counts as a failed call. `file_search_call` results become retrieved context (`file_id`, `text`, `score`).
+- Input breakdown (trace/input_parts.py): the i-th call's context is the input items that are not tool outputs,
+  then each earlier response's output (its text, function calls and `file_search_call` results, retrieved context)
+  followed by the `function_call_output` items answering its calls; its `instructions` and `tools` are the
+  response's own (a Response echoes both).
 - Task status (`metadata.status`, read by the agent checks): the last response's `status` (completed,
   failed, incomplete, cancelled; only completed counts as completed). Final answer: the last response's
   message text (inferred). Query: the record's `id` / `query` (or
   `metadata.agentci.query_id` / `agentci.query`), else the first user input. Dropped: reasoning items,
-  web-search and other built-in tool calls, instructions.
+  web-search and other built-in tool calls (instructions count only in the input breakdown).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from agentci_action.trace.adapters._conventions import (
     tool_output,
 )
 from agentci_action.trace.adapters.openai_chat import openai_usage, unix_time
+from agentci_action.trace.input_parts import Message, as_text, breakdown
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
@@ -60,7 +65,55 @@ def file_search_documents(items: list[Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _turn(response: dict[str, Any]) -> Turn:
+def _input_message(item: Any) -> Message:
+    """An input item that is not a tool output (a string input is the user's message)."""
+    if not isinstance(item, dict):
+        return Message("user", texts=[as_text(item)])
+    return Message(str(item.get("role") or "user"), texts=[text] if (text := text_of(item.get("content"))) else [])
+
+
+def _output_message(response: dict[str, Any], outputs: dict[Any, str]) -> list[Message]:
+    """An earlier response as its context holds it: its output as the assistant's message, then the tool results
+    (`outputs`, by call id) answering its calls."""
+    items = [i for i in response.get("output") or [] if isinstance(i, dict)]
+    calls = [i for i in items if i.get("type") == "function_call"]
+    return [
+        Message(
+            "assistant",
+            texts=[text for i in items if i.get("type") == "message" and (text := text_of(i.get("content")))],
+            calls=[(str(c.get("name")), as_text(c.get("arguments"))) for c in calls],
+            call_ids=[c.get("call_id") for c in calls],
+            documents=[(d["id"], d["text"]) for d in file_search_documents(items)],
+        ),
+        Message(
+            "tool",
+            results=[(c.get("call_id"), outputs[c.get("call_id")]) for c in calls if c.get("call_id") in outputs],
+        ),
+    ]
+
+
+def _breakdowns(inputs: Any, responses: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
+    """Each response's input breakdown: its context as the module docstring says, its instructions and tools."""
+    items = inputs if isinstance(inputs, list) else [inputs] if inputs else []
+    outputs = {
+        i.get("call_id"): as_text(i.get("output"))
+        for i in items
+        if isinstance(i, dict) and i.get("type") == "function_call_output"
+    }
+    context = [
+        _input_message(i) for i in items if not (isinstance(i, dict) and i.get("type") == "function_call_output")
+    ]
+    found = []
+    for response in responses:
+        instructions = response.get("instructions")
+        system = [as_text(instructions)] if isinstance(instructions, str) else [text_of(instructions)]
+        tools = [t for t in response.get("tools") or [] if isinstance(t, dict)]
+        found.append(breakdown(response.get("model"), system, list(context), tools))
+        context += _output_message(response, outputs)
+    return found
+
+
+def _turn(response: dict[str, Any], input_breakdown: dict[str, Any] | None = None) -> Turn:
     items = [i for i in response.get("output") or [] if isinstance(i, dict)]
     usage = openai_usage(response.get("usage"))
     documents = file_search_documents(items)
@@ -80,6 +133,7 @@ def _turn(response: dict[str, Any]) -> Turn:
         if usage
         else None,
         documents=documents,
+        input_breakdown=input_breakdown,
     )
 
 
@@ -101,7 +155,8 @@ def convert(records: list[Record], file: str) -> list[Trace]:
             for i in (inputs if isinstance(inputs, list) else [])
             if isinstance(i, dict) and i.get("type") == "function_call_output"
         }
-        turns = [_turn(r) for r in value["responses"]]
+        responses = value["responses"]
+        turns = [_turn(r, b) for r, b in zip(responses, _breakdowns(inputs, responses))]
         fields = {**from_turns(turns, results, _user_text(inputs)), **record_key(value)}
         status = value["responses"][-1].get("status")
         if status:

@@ -25,6 +25,8 @@ Span roles come from `gen_ai.operation.name` (inferred from the attributes when 
   tool_call_response {id, response}), else the older span events `gen_ai.user.message` / `gen_ai.choice` /
   `gen_ai.tool.message`, else the flattened `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` attributes. A run
   without execute_tool spans (opentelemetry-instrumentation-openai-v2 alone) takes its tool calls from them.
+- Input breakdown (trace/input_parts.py) of a model call whose input messages were captured: those messages,
+  `gen_ai.system_instructions` and `gen_ai.tool.definitions` (JSON, where the instrumentation records them).
 - Model calls with no message at all (content capture off, the contrib default) give `metadata.content_missing`
   naming the switch.
 Task status (`metadata.status`, read by the agent checks): failed when a root span has error status,
@@ -42,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from agentci_action.trace.adapters._assembly import SpanView, traces_of_spans
 from agentci_action.trace.adapters._conventions import KEY_NAMES, known, maybe_json, text_of
 from agentci_action.trace.adapters.spans import Span, read_spans, spans_in
+from agentci_action.trace.input_parts import Message, as_text, breakdown
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
@@ -201,6 +204,27 @@ def _documents(value: Any) -> list[dict[str, Any]]:
     return docs
 
 
+def _input_breakdown(attrs: dict[str, Any], model: Any, inputs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The call's input breakdown from its captured input messages, system instructions and tool definitions."""
+    if not inputs:
+        return None
+    tools = maybe_json(attrs.get("gen_ai.tool.definitions"))
+    system = text_of(maybe_json(attrs.get("gen_ai.system_instructions")))
+    sent = [
+        Message(
+            m["role"],
+            texts=[m["text"]] if m["text"] else [],
+            calls=[(c["name"], as_text(c["arguments"])) for c in m["calls"]],
+            call_ids=[c["id"] for c in m["calls"]],
+            results=[(call_id, as_text(result)) for call_id, result in m["results"].items()],
+        )
+        for m in inputs
+    ]
+    return breakdown(
+        model, [system], sent, [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
+    )
+
+
 def view(span: Span) -> SpanView:
     attrs = span.attributes
     operation = _operation(span)
@@ -217,12 +241,13 @@ def view(span: Span) -> SpanView:
     if operation in LLM_OPERATIONS:
         out, inputs = messages(span, output=True), messages(span, output=False)
         issued = [c for m in out for c in m["calls"]]
+        model = _first(attrs, "gen_ai.response.model", "gen_ai.request.model")
         return SpanView(
             kind="llm",
             metadata=meta,
             llm=known(
                 {
-                    "model": _first(attrs, "gen_ai.response.model", "gen_ai.request.model"),
+                    "model": model,
                     "provider": _first(attrs, "gen_ai.provider.name", "gen_ai.system"),
                     "input_tokens": _int(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
                     "output_tokens": _int(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
@@ -242,6 +267,7 @@ def view(span: Span) -> SpanView:
                     "ttft_ms": float(ttft) * 1000
                     if (ttft := attrs.get("gen_ai.server.time_to_first_token")) is not None
                     else None,
+                    "input_breakdown": _input_breakdown(attrs, model, inputs),
                 }
             ),
             issued_calls=[c["id"] for c in issued if c["id"]],
