@@ -18,6 +18,9 @@ classified on all runs, with the kinds trace-diffing tools use:
 - cost_changed: the mean cost, tokens or LLM calls per run moved by more than COST_TOLERANCE of the baseline, or
   the mean latency by more than LATENCY_TOLERANCE (the noisiest figure); any rise from a zero baseline counts.
 
+Where both sides saw the requests (engine/token_attribution.py), `tokens` says which components of the input moved,
+largest change first, with the tool schemas, tool results and documents that moved in each (a schema's parameters too).
+
 Per query every figure is a mean per run; a total is the sum of those means (one pass over the suite), so a
 total moves only when some query's figure moved.
 
@@ -41,7 +44,15 @@ from agentci_action.engine.arguments import ABSENT, NOT_AN_OBJECT, as_mapping, i
 from agentci_action.engine.correctness import Judge
 from agentci_action.engine.evaluate_spec import Observe, Settings, evaluate_spec, group_traces, summarize
 from agentci_action.engine.path import closest_variant
-from agentci_action.engine.results import Aggregates, GateResult, MetricChange, QueryResult, RunResult, Status
+from agentci_action.engine.results import (
+    Aggregates,
+    GateResult,
+    MetricChange,
+    QueryResult,
+    RunResult,
+    Status,
+    TokenAttribution,
+)
 from agentci_action.engine.score import run_uplift
 from agentci_action.engine.stats import most_frequent, tidy
 from agentci_action.spec.models import AgentCISpec, PathSpec
@@ -199,6 +210,36 @@ class CostDiff(BaseModel):
     latency_ms: Delta
 
 
+MAX_ITEM_CHANGES = 5
+
+
+class ItemChange(BaseModel):
+    """One tool schema, tool result or document source whose tokens (mean per run) moved; a schema's parameters."""
+
+    name: str
+    tokens: Delta
+    parameters: Delta | None = None
+
+
+class ComponentChange(BaseModel):
+    """One input component before → after (tokens and USD, means per run), with its items that moved, largest first
+    (at most MAX_ITEM_CHANGES)."""
+
+    component: str
+    tokens: Delta
+    cost_usd: Delta
+    items: list[ItemChange] = Field(default_factory=list)
+
+
+class TokensDiff(BaseModel):
+    """Which components of the input moved: those whose tokens changed, largest change first."""
+
+    exact: bool = Field(description="Both sides were counted by the models' own tokenizers (else estimates).")
+    components: list[ComponentChange]
+    schema_overhead: Delta
+    skill_efficiency: Delta
+
+
 class QueryDiff(BaseModel):
     id: str
     query: str
@@ -220,6 +261,9 @@ class QueryDiff(BaseModel):
     models_after: list[str] = Field(default_factory=list)
     path: PathDiff
     cost: CostDiff
+    tokens: TokensDiff | None = Field(
+        None, description="Where the input tokens moved, when both sides saw the requests."
+    )
 
     @property
     def changed(self) -> bool:
@@ -336,6 +380,7 @@ class _Figures:
     )
     calls: tuple[ToolCall, ...] = ()  # the tool calls of the first run that took the route shown
     not_run: str | None = None  # every run failed without a trace: "infrastructure" ([INFRA]) or "crashed"
+    tokens: TokenAttribution | None = None  # where the input tokens went (means per run)
 
     @property
     def tools(self) -> list[str]:
@@ -389,6 +434,7 @@ def _figures(result: QueryResult, runs: list[Trace]) -> _Figures:
         answer=result.answer if ran else None,
         calls=_route_calls(ran),
         not_run=_not_run(runs) if runs and not ran else None,
+        tokens=result.tokens,
     )
 
 
@@ -581,6 +627,47 @@ def diff_query(
         path=path,
         cost=cost,
         runs=Delta.of(b.runs if before else None, a.runs if after else None),
+        tokens=token_changes(b.tokens, a.tokens) if before and after else None,
+    )
+
+
+def _item_changes(component: str, before: TokenAttribution, after: TokenAttribution) -> list[ItemChange]:
+    """The component's items whose tokens or parameters moved, largest token change first."""
+    old, new = before.items.get(component, {}), after.items.get(component, {})
+    changes = []
+    for name in dict.fromkeys([*old, *new]):
+        tokens = Delta.of(old.get(name, 0), new.get(name, 0))
+        parameters = None
+        if component == "tool_schemas" and before.parameters.get(name) != after.parameters.get(name):
+            parameters = Delta.of(before.parameters.get(name, 0), after.parameters.get(name, 0))
+        if tokens.change or parameters is not None:
+            changes.append(ItemChange(name=name, tokens=tokens, parameters=parameters))
+    changes.sort(key=lambda item: -abs(item.tokens.change or 0))
+    return changes[:MAX_ITEM_CHANGES]
+
+
+def token_changes(before: TokenAttribution | None, after: TokenAttribution | None) -> TokensDiff | None:
+    """The components whose tokens moved between two attributions, largest change first; None unless both exist."""
+    if before is None or after is None:
+        return None
+    components = []
+    for name in dict.fromkeys([*before.components, *after.components]):
+        tokens = Delta.of(before.components.get(name, 0), after.components.get(name, 0))
+        if tokens.change:
+            components.append(
+                ComponentChange(
+                    component=name,
+                    tokens=tokens,
+                    cost_usd=Delta.of(before.costs.get(name, 0.0), after.costs.get(name, 0.0)),
+                    items=_item_changes(name, before, after),
+                )
+            )
+    components.sort(key=lambda c: -abs(c.tokens.change or 0))
+    return TokensDiff(
+        exact=before.exact and after.exact,
+        components=components,
+        schema_overhead=Delta.of(before.schema_overhead, after.schema_overhead),
+        skill_efficiency=Delta.of(before.skill_efficiency, after.skill_efficiency),
     )
 
 

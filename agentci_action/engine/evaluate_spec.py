@@ -42,6 +42,7 @@ from agentci_action.engine.score import letter_grade, suite_composite_score
 from agentci_action.engine.shard import select_shard
 from agentci_action.engine.stats import cost_of_pass, most_frequent, tidy
 from agentci_action.engine.suite_figures import CheckTally, TallyCounter, aggregate, check_tally
+from agentci_action.engine.token_attribution import query_tokens, suite_tokens
 from agentci_action.spec.models import AgentCISpec, CompositeWeights, QuerySpec, spec_hash
 from agentci_action.trace.canonical import Trace
 
@@ -297,6 +298,7 @@ def evaluate_query(
         runs=len(traces),
         answer=redact(answer, leaks) if leaks else answer,
         tools=list(route) if (route := most_frequent(sequences)) else [],
+        tokens=query_tokens(traces),
     )
 
 
@@ -351,6 +353,7 @@ def summarize(
         composite_score=suite_composite,
         grade=letter_grade(suite_composite),
         cost_of_pass_usd=None if cost_unknown or not runs else cost_of_pass([known_cost], runs_passed),
+        tokens=suite_tokens((result.tokens, result.runs) for result in results),
     )
 
 

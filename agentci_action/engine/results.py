@@ -267,6 +267,36 @@ LayerDetails = Annotated[dict[str, Any], _checked_by(_DetailsRead), _schema_of(_
 CheckData = Annotated[dict[str, Any], _checked_by(_CheckDataRead), _schema_of(_CheckDataRead)]
 
 
+@dataclass(slots=True)
+class TokenAttribution(ResultData):
+    """Where a query's input tokens went (engine/token_attribution.py): means per run over its runs.
+
+    components: tokens by component (system_prompt, tool_schemas, history, tool_results, retrieved_context, query,
+    and `unattributed`: the input tokens of calls whose request the trace does not show), each call's parts scaled to
+    its reported input tokens; costs: USD by component (each call's input cost shared by its parts' tokens), plus
+    `output` (the attributed calls' output tokens) and `unattributed` (the whole cost of the other calls), so they
+    add up to the query's cost; None where a price is unknown. items: tokens per tool schema, tool result and
+    document source; parameters: each tool schema's top-level parameters. schema_overhead = Σ tool_schemas tokens;
+    skill_tokens = system_prompt tokens; skill_efficiency = skill / (skill + schema) (None when both are 0);
+    token_efficiency_ratio = schema / skill ("Infinity" when skill is 0 and schema is not; None when both are 0).
+    """
+
+    __pydantic_config__ = _INFINITY_AS_STRING
+
+    calls: int
+    llm_calls: int
+    tokenizer: str
+    exact: bool
+    components: dict[str, int | float]
+    costs: dict[str, float | None]
+    items: dict[str, dict[str, int | float]] = field(default_factory=dict)
+    parameters: dict[str, int] = field(default_factory=dict)
+    schema_overhead: int | float = 0
+    skill_tokens: int | float = 0
+    skill_efficiency: float | None = None
+    token_efficiency_ratio: float | None = None
+
+
 # The two classes below take their fields without a default by position, in field order, and the rest by keyword
 # (`kw_only` fields: the dataclass moves them to the end of __init__, not of the serialised fields). The engine makes
 # one of each per query, and a keyword argument costs a class call about 0.1 µs.
@@ -312,6 +342,7 @@ class QueryResult(ResultData):
     score: ScoreResult
     answer: str = field(default="", kw_only=True)
     tools: list[str] = field(default_factory=list, kw_only=True)
+    tokens: TokenAttribution | None = field(default=None, kw_only=True)
 
     def layer(self, name: str) -> LayerResult:
         layer: LayerResult = getattr(self, name)
@@ -400,6 +431,9 @@ class Summary(BaseModel):
     grade: Grade = "F"
     aggregates: Aggregates = Field(default_factory=Aggregates)
     cost_of_pass_usd: float | None = Field(None, description='cost_usd / runs_passed; "Infinity" when no run passed.')
+    tokens: TokenAttribution | None = Field(
+        None, description="Where the input tokens went, over every run of every query (null: no request was seen)."
+    )
 
 
 class ShardInfo(BaseModel):

@@ -85,7 +85,8 @@ def _documents(block: dict[str, Any]) -> list[tuple[str | None, str]]:
     if kind == "search_result":
         return [(block.get("source"), text_of(block.get("content")))]
     if kind == "document":
-        source = block.get("source") if isinstance(block.get("source"), dict) else {}
+        given = block.get("source")
+        source: dict[str, Any] = given if isinstance(given, dict) else {}
         return [(block.get("title"), as_text(source.get("data") or text_of(source.get("content"))))]
     if kind == "tool_result" and isinstance(block.get("content"), list):
         return [found for inner in _blocks(block["content"]) for found in _documents(inner)]

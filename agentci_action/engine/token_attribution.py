@@ -1,0 +1,142 @@
+"""Where a query's input tokens went: each model call's input breakdown (trace/input_parts.py) scaled to the tokens
+the provider reported, priced, and summed per run; the metrics reference's token tracking over them. Pure.
+
+Per call with a breakdown: part i, counted tᵢ of T = Σ t, gets round(tᵢ · I / T) of the call's reported input tokens
+I, rounded by largest remainder so the parts add up to I exactly (a call reporting no input tokens keeps the counts);
+its cost is input_cost · scaledᵢ / I, the call's input cost (as the cost layer priced it) shared by tokens, so a prompt
+cache's discount is shared in proportion. A query's figures are means per run over its runs; a suite's are sums over
+every run of every query (as its cost and tokens are).
+
+    schema_overhead = Σ tokens of tool_schemas          skill_tokens = Σ tokens of system_prompt
+    skill_efficiency = skill / (skill + schema)          token_efficiency_ratio = schema / skill
+
+The reference separates a base system prompt from skill prompts and domain expertise; a trace cannot tell them
+apart, so every instruction in the system prompt counts as skill tokens.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from agentci_action.engine.results import TokenAttribution
+from agentci_action.engine.stats import tidy
+from agentci_action.trace.canonical import LLMCall, Trace
+
+UNATTRIBUTED, OUTPUT = "unattributed", "output"
+ITEMISED = ("tool_schemas", "tool_results", "retrieved_context")  # the components whose parts are named
+
+
+def scaled(counts: list[int], reported: int) -> list[int]:
+    """`counts` scaled to add up to `reported` (largest remainder: each gets ⌊cᵢ·R/T⌋, the largest remainders one more,
+    ties to the earlier part); `counts` themselves when nothing was reported or nothing counted."""
+    total = sum(counts)
+    if reported <= 0 or total <= 0:
+        return list(counts)
+    shares = [count * reported / total for count in counts]
+    floors = [math.floor(share) for share in shares]
+    left = reported - sum(floors)
+    for index in sorted(range(len(counts)), key=lambda i: floors[i] - shares[i])[:left]:
+        floors[index] += 1
+    return floors
+
+
+class _Sums:
+    """Token and cost sums over calls: by component, by item, the cost parts that may be unknown."""
+
+    def __init__(self) -> None:
+        self.tokens: dict[str, float] = {}
+        self.costs: dict[str, float | None] = {}
+        self.items: dict[str, dict[str, float]] = {}
+        self.parameters: dict[str, int] = {}
+        self.calls = self.llm_calls = 0
+        self.tokenizers: dict[str, None] = {}
+        self.exact = True
+
+    def add_cost(self, key: str, cost: float | None) -> None:
+        known = self.costs.get(key, 0.0)
+        self.costs[key] = None if known is None or cost is None else known + cost
+
+    def add(self, call: LLMCall) -> None:
+        self.llm_calls += 1
+        breakdown = call.input_breakdown
+        if breakdown is None or not breakdown.parts:
+            self.tokens[UNATTRIBUTED] = self.tokens.get(UNATTRIBUTED, 0) + call.input_tokens
+            self.add_cost(UNATTRIBUTED, call.cost_usd)
+            return
+        self.calls += 1
+        self.tokenizers[breakdown.tokenizer] = None
+        self.exact = self.exact and breakdown.exact
+        reported, input_cost = call.input_tokens, breakdown.input_cost_usd
+        for part, tokens in zip(breakdown.parts, scaled([p.tokens for p in breakdown.parts], reported)):
+            self.tokens[part.component] = self.tokens.get(part.component, 0) + tokens
+            self.add_cost(
+                part.component, None if input_cost is None else input_cost * tokens / reported if reported else 0.0
+            )
+            if part.component in ITEMISED:
+                named = self.items.setdefault(part.component, {})
+                named[part.name or "?"] = named.get(part.name or "?", 0) + tokens
+            if part.parameters is not None and part.name:
+                self.parameters[part.name] = max(self.parameters.get(part.name, 0), part.parameters)
+        output = None if call.cost_usd is None or input_cost is None else max(call.cost_usd - input_cost, 0.0)
+        self.add_cost(OUTPUT, output)
+
+    def attribution(self, runs: int) -> TokenAttribution | None:
+        """The sums divided by `runs` (1 for totals), with the reference's figures; None when no call was attributed."""
+        if not self.calls:
+            return None
+
+        def per_run(value: float) -> float:
+            mean = tidy(value / runs)
+            return int(mean) if mean.is_integer() else mean
+
+        components = {name: per_run(value) for name, value in self.tokens.items()}
+        schema, skill = components.get("tool_schemas", 0), components.get("system_prompt", 0)
+        return TokenAttribution(
+            calls=self.calls,
+            llm_calls=self.llm_calls,
+            tokenizer=", ".join(self.tokenizers),
+            exact=self.exact,
+            components=components,
+            costs={name: None if cost is None else tidy(cost / runs) for name, cost in self.costs.items()},
+            items={c: {name: per_run(v) for name, v in named.items()} for c, named in self.items.items()},
+            parameters=dict(self.parameters),
+            schema_overhead=schema,
+            skill_tokens=skill,
+            skill_efficiency=tidy(skill / (skill + schema)) if skill + schema else None,
+            token_efficiency_ratio=tidy(schema / skill) if skill else (math.inf if schema else None),
+        )
+
+
+def query_tokens(traces: list[Trace]) -> TokenAttribution | None:
+    """A query's attribution: means per run over `traces` (its runs); None when no call shows its request."""
+    if not any(call.input_breakdown is not None for trace in traces for call in trace.llm_calls):
+        return None
+    sums = _Sums()
+    for trace in traces:
+        for call in trace.llm_calls:
+            sums.add(call)
+    return sums.attribution(len(traces))
+
+
+def suite_tokens(queries: Iterable[tuple[TokenAttribution | None, int]]) -> TokenAttribution | None:
+    """Totals over every run of every query: each query's means times its runs, summed; None when none is attributed."""
+    sums = _Sums()
+    for found, runs in queries:
+        if found is None:
+            continue
+        sums.calls += found.calls
+        sums.llm_calls += found.llm_calls
+        sums.tokenizers.update(dict.fromkeys(found.tokenizer.split(", ")))
+        sums.exact = sums.exact and found.exact
+        for name, tokens in found.components.items():
+            sums.tokens[name] = sums.tokens.get(name, 0) + tokens * runs
+        for name, cost in found.costs.items():
+            sums.add_cost(name, None if cost is None else cost * runs)
+        for component, named in found.items.items():
+            into = sums.items.setdefault(component, {})
+            for name, tokens in named.items():
+                into[name] = into.get(name, 0) + tokens * runs
+        for name, count in found.parameters.items():
+            sums.parameters[name] = max(sums.parameters.get(name, 0), count)
+    return sums.attribution(1)
