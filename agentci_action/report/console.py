@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from agentci_action._util.text import milliseconds, no_baseline_note, one_line, plural, unverified_note, usd
 from agentci_action.engine.results import LAYERS, RUN_FIGURES, Finding, QueryResult, RunResult, Status
-from agentci_action.report import gate_phrases, suite_phrases
+from agentci_action.report import gate_phrases, suite_phrases, token_phrases
 from agentci_action.report.diff_console import render_diff
 
 if TYPE_CHECKING:
@@ -134,6 +134,8 @@ def render(run: RunResult) -> str:
     lines.extend(f"warning: {one_line(w, 200)}" for w in run.warnings)
     if run.results:
         lines.append(render_aggregates(run))
+    if run.summary.tokens is not None:
+        lines.append(token_phrases.summary_line(run.summary.tokens))
     lines.append(
         render_total(run) + (f" · {gate_phrases.verdict(run.gates)}" if gate_phrases.failed(run.gates) else "")
     )

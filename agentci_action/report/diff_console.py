@@ -8,7 +8,7 @@ from agentci_action._util.text import one_line
 from agentci_action.compare.diff import ChangeKind, CostDiff, Delta, PathDiff, QueryDiff, RunDiff, TotalDiff
 from agentci_action.engine.results import Status
 from agentci_action.report import diff_format as fmt
-from agentci_action.report import gate_phrases
+from agentci_action.report import gate_phrases, token_phrases
 
 WIDTH = 76  # characters inside the box
 ROUTE_WIDTH = WIDTH - 21  # a route this short stays on one line, so a caret can point into it
@@ -85,6 +85,9 @@ def query_lines(query: QueryDiff) -> list[str]:
         _route_lines(query) + _metric_lines(query.path, fmt.PATH_METRICS, query, not one_side) + _tool_lines(query),
     )
     lines += _tier("Cost", _metric_lines(query.cost, fmt.COST_METRICS, query, not one_side))
+    moved = token_phrases.moved_lines(query.tokens)
+    if moved:
+        lines += ["  Tokens", *(line for phrase in moved for line in _wrapped("", one_line(phrase, 400), hanging=2))]
     return lines
 
 

@@ -19,7 +19,7 @@ from agentci_action._util.text import code_block, fit, html_text, inline, one_li
 from agentci_action.compare.diff import ChangeKind, Delta, QueryDiff, RunDiff, change_size
 from agentci_action.engine.results import Status
 from agentci_action.report import diff_format as fmt
-from agentci_action.report import gate_phrases
+from agentci_action.report import gate_phrases, token_phrases
 from agentci_action.report.icons import ICONS
 
 MAX_CHART_QUERIES = 15
@@ -227,6 +227,9 @@ def details_block(query: QueryDiff, why: bool = True) -> str:
     if query.path.tools_removed and not routes:
         notes.append("Tools removed: " + ", ".join(inline(t, 80) for t in query.path.tools_removed))
     lines.append("".join(f"\n{note}\n" for note in notes))
+    moved = token_phrases.moved_lines(query.tokens)
+    if moved:
+        lines.append("\n**Where the input tokens moved:**\n\n" + "".join(f"- {inline(m, 600)}\n" for m in moved))
     # with `why`, the table's row gave the first reason: the fold lists them when that was not all; without, the run's
     # report gave the reasons it fails now, but why a fixed query failed before is said nowhere else
     if query.why and (not _why_in_row(query) if why else query.has(ChangeKind.FIXED)):

@@ -17,7 +17,7 @@ from itertools import groupby
 from agentci_action._util.text import no_baseline_note, plural, unverified_note
 from agentci_action.compare.diff import ChangeKind, QueryDiff, RunDiff
 from agentci_action.engine.results import LAYERS, SEVERITY, QueryResult, RunResult, Status
-from agentci_action.report import console
+from agentci_action.report import console, token_phrases
 from agentci_action.report import diff_format as fmt
 from agentci_action.report.diff_markdown import charted
 
@@ -72,6 +72,8 @@ def _summary(run: RunResult) -> str:
     judge = console.render_judge(run)
     if judge:
         lines.append(judge)
+    if s.tokens is not None:
+        lines.append(token_phrases.summary_line(s.tokens))
     notes = [
         *run.warnings,
         unverified_note(run.unverified()),
@@ -223,6 +225,9 @@ def _query(result: QueryResult, change: QueryDiff | None, diff: RunDiff | None, 
     ]
     if result.runs > 1:
         parts.append(f'<p class="figures">{esc(console.reliability_line(result))}</p>')
+    if result.tokens is not None:
+        per_run = " per run" if result.runs > 1 else ""
+        parts.append(f'<p class="figures">{esc(token_phrases.summary_line(result.tokens, per_run))}</p>')
     if change is not None and diff is not None:
         parts.append(f"<p>Against {esc(diff.before)}: {esc(fmt.kinds_text(change))}</p>")
         if change.why:
@@ -237,6 +242,11 @@ def _query(result: QueryResult, change: QueryDiff | None, diff: RunDiff | None, 
         )
         if rows and change.changed:
             parts.append(f"<table><tr><th>Figure</th><th>Before → after</th><th>Change</th></tr>{rows}</table>")
+        shifts = token_phrases.moved_lines(change.tokens)
+        if shifts:
+            parts.append(
+                "<p>Where the input tokens moved:</p><ul>" + "".join(f"<li>{esc(m)}</li>" for m in shifts) + "</ul>"
+            )
     before = change.answer.before if change is not None else None
     now = "now" if diff is None or diff.after == "current" else f"in {diff.after}"
     if change is not None and change.answer.before is not None:

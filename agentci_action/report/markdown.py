@@ -25,7 +25,7 @@ from agentci_action._util.text import (
 )
 from agentci_action.compare.diff import RunDiff
 from agentci_action.engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
-from agentci_action.report import finding_phrases, gate_phrases, suite_phrases
+from agentci_action.report import finding_phrases, gate_phrases, suite_phrases, token_phrases
 from agentci_action.report.diff_markdown import LEFT_OUT
 from agentci_action.report.diff_markdown import render_markdown as render_diff
 from agentci_action.report.icons import ICONS
@@ -253,6 +253,8 @@ def render_body(
     baseline (routes, answers and figures; not the reasons again); then every query's layers and figures, folded
     (at most `rows_shown` rows). Cut to `budget` bytes in that order of priority."""
     head = headline(run, title or "AgentCI") + "\n"
+    if run.summary.tokens is not None:
+        head += f"_{inline(token_phrases.summary_line(run.summary.tokens).capitalize(), 1000)}_\n\n"
     ordered = sorted(run.results, key=_severity)
     findings = [finding_row(q, links) for q in ordered if q.status is not Status.PASS]
     rows = [table_row(q, links) for q in ordered[:rows_shown]]

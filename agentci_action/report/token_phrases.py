@@ -1,0 +1,107 @@
+"""Where the tokens went, in words every report shares: the split of the input by component, the reference's token
+figures, and which components moved in a diff (with the schemas, tool results and documents that moved in each).
+
+Plain text with inert names (one line, at most 60 characters each); each renderer escapes the phrase as its format
+needs (markdown, HTML).
+"""
+
+from __future__ import annotations
+
+import math
+
+from agentci_action.compare.diff import ComponentChange, ItemChange, TokensDiff
+from agentci_action.engine.arguments import inert_name
+from agentci_action.engine.results import TokenAttribution
+
+LABELS = {
+    "system_prompt": "system prompt",
+    "tool_schemas": "tool schemas",
+    "history": "history",
+    "tool_results": "tool results",
+    "retrieved_context": "retrieved context",
+    "query": "query",
+    "unattributed": "unattributed",
+    "output": "output",
+}
+MAX_MOVED = 3  # components named per query; the JSON has every one
+
+
+def tokens(value: float) -> str:
+    """A token count as reports show it: '3,100', '12.5' for a mean."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+
+
+def _signed(value: float) -> str:
+    return ("+" if value > 0 else "−" if value < 0 else "±") + tokens(abs(value))
+
+
+def label(component: str) -> str:
+    return LABELS.get(component, component.replace("_", " "))
+
+
+def split(found: TokenAttribution, limit: int = 6) -> str:
+    """'tool schemas 640 (52%) · history 250 (20%) · …', largest first."""
+    total = sum(found.components.values())
+    ranked = sorted(found.components.items(), key=lambda item: -item[1])
+    return " · ".join(
+        f"{label(name)} {tokens(value)} ({value / total:.0%})" if total else f"{label(name)} {tokens(value)}"
+        for name, value in ranked[:limit]
+    )
+
+
+def counted_by(found: TokenAttribution) -> str:
+    return f"{found.tokenizer}, {'exact' if found.exact else 'estimated'}"
+
+
+def figures(found: TokenAttribution) -> str:
+    """The reference's token figures: 'schema overhead 640 · skill efficiency 0.07 · token efficiency ratio 13'."""
+    ratio = found.token_efficiency_ratio
+    parts = [f"schema overhead {tokens(found.schema_overhead)}"]
+    if found.skill_efficiency is not None:
+        parts.append(f"skill efficiency {found.skill_efficiency:.2f}")
+    if ratio is not None:
+        parts.append("token efficiency ratio " + ("∞ (no system prompt)" if math.isinf(ratio) else f"{ratio:.2g}"))
+    return " · ".join(parts)
+
+
+def _item(component: str, item: ItemChange) -> str:
+    """What moved in one item: a tool that gained parameters, results that grew, a schema or document added."""
+    name, delta = f"`{inert_name(item.name)}`", item.tokens
+    before, after = delta.before or 0, delta.after or 0
+    if item.parameters is not None and item.parameters.change:
+        change = item.parameters.change
+        word = "gained" if change > 0 else "lost"
+        return f"{name} {word} {abs(change):g} parameter{'s' if abs(change) != 1 else ''}"
+    if not before:
+        return f"{name} added ({tokens(after)})"
+    if not after:
+        return f"{name} gone (was {tokens(before)})"
+    if component == "tool_results":
+        return f"{name} returns {after / before:.1f}× the text ({tokens(before)} → {tokens(after)})"
+    return f"{name} {tokens(before)} → {tokens(after)}"
+
+
+def moved(change: ComponentChange) -> str:
+    """'tool schemas +3,100 tokens: `search_flights` gained 4 parameters'."""
+    head = f"{label(change.component)} {_signed(change.tokens.change or 0)} tokens"
+    items = [_item(change.component, item) for item in change.items]
+    return head + (": " + "; ".join(items) if items else "")
+
+
+def moved_lines(diff: TokensDiff | None, limit: int = MAX_MOVED) -> list[str]:
+    """One phrase per component that moved, the largest first; and how many more."""
+    if diff is None or not diff.components:
+        return []
+    lines = [moved(change) for change in diff.components[:limit]]
+    if len(diff.components) > limit:
+        lines.append(f"and {len(diff.components) - limit} more components moved")
+    if not diff.exact:
+        lines.append("(token counts estimated: not every model has an offline tokenizer)")
+    return lines
+
+
+def summary_line(found: TokenAttribution | None, per: str = "") -> str:
+    """'input tokens[ per run]: tool schemas 640 (52%) · … · schema overhead 640 · … (o200k_base, exact)'; '' without."""
+    if found is None:
+        return ""
+    return f"input tokens{per}: {split(found)} · {figures(found)} ({counted_by(found)})"
