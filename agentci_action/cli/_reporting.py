@@ -12,24 +12,25 @@ from agentci_action._util.output import write_file, write_stream
 
 if TYPE_CHECKING:  # annotations only: each command imports the stages it needs when it runs
     from agentci_action.compare.diff import RunDiff
+    from agentci_action.compare.history import Trend
     from agentci_action.engine.results import RunResult
     from agentci_action.pipeline.evaluation import Outcome
 
 
-def render(fmt: str, run: RunResult, diff: RunDiff | None = None) -> str | Iterator[str]:
+def render(fmt: str, run: RunResult, diff: RunDiff | None = None, trend: Trend | None = None) -> str | Iterator[str]:
     """The report in `fmt`. console, markdown (the job summary) and html (one self-contained page) include the diff
-    against the baseline;
+    against the baseline and the trend on the default branch (`--history`);
     github is the step log the action prints: the console report inside stop-commands, then the annotations."""
     from agentci_action.report import annotations, console, html, json, junit, markdown, prometheus
 
     if fmt == "github":
         return "\n".join(annotations.github_log(run, diff, os.environ.get("GITHUB_WORKSPACE") or os.getcwd())) + "\n"
     if fmt == "markdown":
-        return markdown.render_summary(run, diff=diff)
+        return markdown.render_summary(run, diff=diff, trend=trend)
     if fmt == "html":
-        return html.render_html(run, diff)
+        return html.render_html(run, diff, trend)
     if fmt == "console":
-        return console.render_with_diff(run, diff)
+        return console.render_with_diff(run, diff, trend)
     if fmt == "json":
         return json.chunks(run, diff)  # written a query at a time: a results file is never held whole
     return {"junit": junit.render, "prometheus": prometheus.render}[fmt](run)
@@ -46,14 +47,14 @@ def write_report(report: str | Iterator[str], fmt: str, output: str | None) -> N
     write_output(report, output)
 
 
-def report_outcome(outcome: Outcome, args: argparse.Namespace) -> int:
+def report_outcome(outcome: Outcome, args: argparse.Namespace, trend: Trend | None = None) -> int:
     """The run and its diff against the baseline as --format asks, to --output; the run's exit code. A format that
     does not show the diff's warnings (json, junit, prometheus) has them said on standard error."""
     from agentci_action.pipeline.blocking import exit_code
 
     if outcome.diff and args.format not in ("console", "github", "markdown", "html"):
         warn(outcome.diff.warnings)
-    write_report(render(args.format, outcome.run, outcome.diff), args.format, args.output)
+    write_report(render(args.format, outcome.run, outcome.diff, trend), args.format, args.output)
     return exit_code(outcome.run)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from contextlib import ExitStack
+from typing import TYPE_CHECKING
 
 from agentci_action._util.errors import SpecError
 from agentci_action.cli._arguments import (
@@ -21,6 +22,10 @@ from agentci_action.cli._arguments import (
 from agentci_action.cli._reporting import render, report_outcome, write_output, write_report
 from agentci_action.cli.cmd_run import traces_to_evaluate
 from agentci_action.spec.trace_formats import FORMATS as TRACE_FORMATS
+
+if TYPE_CHECKING:
+    from agentci_action.compare.history import Trend
+    from agentci_action.engine.results import RunResult
 
 
 def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -71,6 +76,16 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="write the report to this file instead of standard output (with --shard: the shard results file)",
     )
     parser.add_argument(
+        "--history",
+        metavar="BRANCH|FILE",
+        help="show the trend of the runs on the default branch beside this run, with an alert when it leaves a "
+        "figure's band: the history kept on this branch of the repository (e.g. agentci-history; also origin's) or "
+        "in this JSON Lines file (`agentci history`)",
+    )
+    parser.add_argument(
+        "--history-series", default="agentci", help="the series on the history branch (default: agentci)"
+    )
+    parser.add_argument(
         "--shard",
         help="evaluate only shard INDEX/COUNT (e.g. 2/4) of the queries, chosen by id hash; "
         "writes the shard results JSON to --output and the --format report to standard output",
@@ -114,4 +129,15 @@ def run(args: argparse.Namespace) -> int:
         write_output(json.chunks(run, outcome.diff), args.output)  # the merge judges the gates from its diff
         write_report(render(args.format, run), args.format, None)
         return exit_code(run)
-    return report_outcome(outcome, args)
+    return report_outcome(outcome, args, trend_of(args, run))
+
+
+def trend_of(args: argparse.Namespace, run: RunResult) -> Trend | None:
+    """The trend of `run`'s spec on the default branch, from --history; None without it."""
+    if not args.history:
+        return None
+    from agentci_action.compare.history import read_entries, series_entries, trend
+    from agentci_action.compare.history_git import history_text
+
+    text, where = history_text(args.history, series=args.history_series)
+    return trend(series_entries(read_entries(text, where), run.spec), run)

@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING
 from agentci_action._util.text import milliseconds, no_baseline_note, one_line, plural, unverified_note, usd
 from agentci_action.engine.results import LAYERS, RUN_FIGURES, Finding, QueryResult, RunResult, Status
 from agentci_action.report import gate_phrases, suite_phrases, token_phrases
+from agentci_action.report import trend as trend_report
 from agentci_action.report.diff_console import render_diff
 
 if TYPE_CHECKING:
     from agentci_action.compare.diff import RunDiff
+    from agentci_action.compare.history import Trend
 
 MESSAGE_WIDTH = 110  # characters of a message per line
 MESSAGE_LIMIT = 1200  # characters of a message shown at all
@@ -149,6 +151,8 @@ def render(run: RunResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_with_diff(run: RunResult, diff: RunDiff | None = None) -> str:
-    """The console report, then the diff against the baseline when there is one."""
-    return render(run) + ("\n" + render_diff(diff) if diff else "")
+def render_with_diff(run: RunResult, diff: RunDiff | None = None, trend: Trend | None = None) -> str:
+    """The console report, then the diff against the baseline when there is one, then the trend on the default
+    branch when there is a history."""
+    lines = trend_report.console_lines(trend) if trend is not None else []
+    return render(run) + ("\n" + render_diff(diff) if diff else "") + "".join(f"{one_line(x, 400)}\n" for x in lines)

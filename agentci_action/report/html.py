@@ -16,9 +16,11 @@ from itertools import groupby
 
 from agentci_action._util.text import no_baseline_note, plural, unverified_note
 from agentci_action.compare.diff import ChangeKind, QueryDiff, RunDiff
+from agentci_action.compare.history import Trend
 from agentci_action.engine.results import LAYERS, SEVERITY, QueryResult, RunResult, Status
 from agentci_action.report import console, token_phrases
 from agentci_action.report import diff_format as fmt
+from agentci_action.report import trend as trend_report
 from agentci_action.report.diff_markdown import charted
 
 ANSWER_LIMIT = 20_000  # characters of an answer shown; the results JSON has it in full
@@ -268,8 +270,9 @@ def _query(result: QueryResult, change: QueryDiff | None, diff: RunDiff | None, 
     return "".join(parts)
 
 
-def render_html(run: RunResult, diff: RunDiff | None = None) -> str:
-    """The page: summary, the diff (when there is a baseline), then every query, worst first."""
+def render_html(run: RunResult, diff: RunDiff | None = None, trend: Trend | None = None) -> str:
+    """The page: summary, the diff (when there is a baseline), the trend on the default branch (when there is a
+    history), then every query, worst first."""
     changes = {q.id: q for q in diff.queries} if diff else {}
     anchors = {r.id: f"q{i}" for i, r in enumerate(run.results)}
     ordered = sorted(run.results, key=lambda r: -SEVERITY[r.status])
@@ -283,6 +286,7 @@ def render_html(run: RunResult, diff: RunDiff | None = None) -> str:
         f"<title>AgentCI · {esc(run.agent)}</title><style>{STYLE}</style></head><body>"
         + _summary(run)
         + (_diff(diff, anchors) if diff else "")
+        + (trend_report.html_section(trend) if trend is not None else "")
         + f"<h2>Queries ({len(run.results)})</h2><ul>{index}</ul>"
         + queries
         + "</body></html>\n"

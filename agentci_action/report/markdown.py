@@ -24,8 +24,10 @@ from agentci_action._util.text import (
     utf8_size,
 )
 from agentci_action.compare.diff import RunDiff
+from agentci_action.compare.history import Trend
 from agentci_action.engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
 from agentci_action.report import finding_phrases, gate_phrases, suite_phrases, token_phrases
+from agentci_action.report import trend as trend_report
 from agentci_action.report.diff_markdown import LEFT_OUT
 from agentci_action.report.diff_markdown import render_markdown as render_diff
 from agentci_action.report.icons import ICONS
@@ -239,20 +241,28 @@ def _severity(query: QueryResult) -> int:
     return -SEVERITY[query.status]
 
 
-def content_digest(run: RunResult, diff: RunDiff | None = None) -> str:
+def content_digest(run: RunResult, diff: RunDiff | None = None, trend: Trend | None = None) -> str:
     """A short hash of what the comment says about the results (not when or where it ran), for comment-mode 'changes'."""
     return hashlib.sha256(
-        render_body(run, "", Links(), COMMENT_BUDGET, diff, COMMENT_ROWS).encode("utf-8", "surrogatepass")
+        render_body(run, "", Links(), COMMENT_BUDGET, diff, COMMENT_ROWS, trend).encode("utf-8", "surrogatepass")
     ).hexdigest()[:16]
 
 
 def render_body(
-    run: RunResult, title: str, links: Links, budget: int, diff: RunDiff | None = None, rows_shown: int | None = None
+    run: RunResult,
+    title: str,
+    links: Links,
+    budget: int,
+    diff: RunDiff | None = None,
+    rows_shown: int | None = None,
+    trend: Trend | None = None,
 ) -> str:
     """Headline; the failing and warning queries, worst first, each with every reason once; the diff against the
-    baseline (routes, answers and figures; not the reasons again); then every query's layers and figures, folded
-    (at most `rows_shown` rows). Cut to `budget` bytes in that order of priority."""
+    baseline (routes, answers and figures; not the reasons again); the trend on the default branch (a few lines, kept
+    with the headline); then every query's layers and figures, folded (at most `rows_shown` rows). Cut to `budget`
+    bytes in that order of priority."""
     head = headline(run, title or "AgentCI") + "\n"
+    trend_text = trend_report.markdown(trend) if trend is not None else ""
     if run.summary.tokens is not None:
         head += f"_{inline(token_phrases.summary_line(run.summary.tokens).capitalize(), 1000)}_\n\n"
     ordered = sorted(run.results, key=_severity)
@@ -263,7 +273,13 @@ def render_body(
         f"<details><summary>{_all_queries(len(run.results))}</summary>\n\n{TABLE_HEAD}",
         "\n</details>\n",
     )
-    used = utf8_size(head) + utf8_size(notes) + _NOTE_RESERVE + (utf8_size(FINDINGS_HEAD) + 1 if findings else 0)
+    used = (
+        utf8_size(head)
+        + utf8_size(trend_text)
+        + utf8_size(notes)
+        + _NOTE_RESERVE
+        + (utf8_size(FINDINGS_HEAD) + 1 if findings else 0)
+    )
     floor = utf8_size(LEFT_OUT) + 1 if diff is not None else 0  # the diff gets at least room to say it did not fit
     kept_findings, used = fit(findings, used + floor, budget)
     changes = ""
@@ -278,7 +294,7 @@ def render_body(
     body = head + (notes + "\n" if notes else "")
     if kept_findings:
         body += FINDINGS_HEAD + "".join(kept_findings)
-    body += changes
+    body += changes + trend_text
     if kept_rows:
         body += ("" if body.endswith("\n\n") else "\n") + fold_head + "".join(kept_rows) + (more if unlisted else "")
         body += fold_tail
@@ -331,11 +347,12 @@ def render_summary(
     links: Links = Links(),
     budget: int = SUMMARY_BUDGET,
     diff: RunDiff | None = None,
+    trend: Trend | None = None,
 ) -> str:
-    """The job summary: the report body (with the diff against the baseline, when there is one), the judge's
-    spend and a footer, at most `budget` bytes."""
+    """The job summary: the report body (with the diff against the baseline, when there is one, and the trend), the
+    judge's spend and a footer, at most `budget` bytes."""
     footer = judge_spend(run) + _footer(run, links)
-    return render_body(run, title, links, budget - utf8_size(footer), diff) + footer
+    return render_body(run, title, links, budget - utf8_size(footer), diff, trend=trend) + footer
 
 
 def render_comment(
@@ -345,11 +362,12 @@ def render_comment(
     links: Links = Links(),
     budget: int = COMMENT_BUDGET,
     diff: RunDiff | None = None,
+    trend: Trend | None = None,
 ) -> str:
     """The sticky PR comment: hidden marker (with the content digest) first, then the summary's content."""
-    first = f"{marker(header)}\n<!-- agentci-digest: {content_digest(run, diff)} -->\n"
+    first = f"{marker(header)}\n<!-- agentci-digest: {content_digest(run, diff, trend)} -->\n"
     footer = _footer(run, links)
-    body = render_body(run, title, links, budget - utf8_size(first) - utf8_size(footer), diff, COMMENT_ROWS)
+    body = render_body(run, title, links, budget - utf8_size(first) - utf8_size(footer), diff, COMMENT_ROWS, trend)
     return first + body + footer
 
 
