@@ -25,11 +25,13 @@ from agentci_action.github.context import RunContext, load_event, resolve
 from agentci_action.github.inputs import ActionInputs, judge_environment, read_inputs
 from agentci_action.github.publisher import (
     Publisher,
+    append_run,
     check_conclusion,
     locate_pull_request,
     outputs_for,
     publish_check_run,
     publish_comment,
+    read_trend,
     write_html_report,
 )
 from agentci_action.pipeline.blocking import exit_code, parse_fail_on
@@ -129,7 +131,8 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
             if notice:
                 publisher.warning(notice)
                 inputs = inputs.model_copy(update={"spec": str(found)})
-        context = resolve(env, load_event(env.get("GITHUB_EVENT_PATH")))
+        event = load_event(env.get("GITHUB_EVENT_PATH"))
+        context = resolve(env, event)
         outcome = evaluate(inputs, env, context)
         run, diff = outcome.run, outcome.diff
     except AgentCIError as exc:
@@ -152,21 +155,22 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     except OutputError as exc:
         publisher.error(Problem("agentci", 0, str(exc)))
         status = max(status, EXIT_ERROR)
-    html_path = write_html_report(inputs, run, diff, publisher)
+    history = read_trend(inputs, context, run, publisher)
+    html_path = write_html_report(inputs, run, diff, publisher, history)
     links = markdown.Links(
         blob_url=context.blob_url,
         run_url=context.run_url,
         sha=context.head_sha,
         report_url=f"{context.run_url}#artifacts" if html_path and context.run_url else None,
     )
-    publisher.untrusted(console.render_with_diff(run, diff).splitlines())
+    publisher.untrusted(console.render_with_diff(run, diff, history).splitlines())
     title = markdown.title_for(inputs.comment_header) + (
         f" · shard {inputs.shard.index}/{inputs.shard.count}" if inputs.shard else ""
     )
-    publisher.summary(markdown.render_summary(run, title, links, diff=diff))
+    publisher.summary(markdown.render_summary(run, title, links, diff=diff, trend=history))
     comment_url, found_annotations = "", []
     if inputs.shard is None:  # a shard job leaves the annotations, check run and comment to the merge job
-        comment_url = publish_comment(inputs, context, run, diff, links, publisher)
+        comment_url = publish_comment(inputs, context, run, diff, links, publisher, history)
         found_annotations = report_annotations.annotations_for(run, workspace)
         on_check_run = bool(
             inputs.check_run
@@ -178,6 +182,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         )
         if on_check_run or not inputs.annotations:
             found_annotations = []
+    append_run(inputs, context, event, run, status != EXIT_PASS, publisher)
     publisher.outputs(outputs_for(run, inputs.results_path, comment_url, html_path))
     publisher.annotate(found_annotations)  # last, so the action's own warnings above are counted in GitHub's cap
     # publish-only: the evaluating workflow already failed the pull request; this job fails only when it cannot work

@@ -58,6 +58,12 @@ class ActionInputs(BaseModel):
     github_api_url: str = Field("https://api.github.com", alias="github-api-url")
     results_path: str = Field("agentci-results.json", alias="results-path")
     html_report: bool = Field(True, alias="html-report")
+    history_branch: str = Field(
+        "agentci-history",
+        alias="history-branch",
+        description="The branch holding the runs on the default branch ('' = no history): appended to on pushes to "
+        "the default branch, read for the trend on pull requests.",
+    )
     workers: int = Field(4, ge=1)
     judge_mode: Literal["auto", "required", "off"] = Field("auto", alias="judge-mode")
     judge_cache: str | None = Field(None, alias="judge-cache")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import TextIO
+from typing import Any, TextIO
 
 from agentci_action._util.errors import Problem
 from agentci_action._util.extras import require
@@ -16,10 +16,12 @@ from agentci_action._util.github_client import client
 from agentci_action._util.output import OutputError, encodable, write_file, write_stream
 from agentci_action._util.redaction import redact, secret_parts
 from agentci_action.compare.diff import RunDiff
+from agentci_action.compare.history import Trend, read_entries, series_entries, trend
 from agentci_action.engine.results import RunResult, Status
 from agentci_action.github.check_runs import publish_check_run as publish
 from agentci_action.github.comment import upsert_comment
 from agentci_action.github.context import RunContext, find_pull_request
+from agentci_action.github.history_store import append_history, push_entry, pushed_to_default_branch, read_history
 from agentci_action.github.inputs import SECRET_INPUTS, SECRET_VARIABLES, ActionInputs
 from agentci_action.report import annotations as report_annotations
 from agentci_action.report import markdown
@@ -166,6 +168,7 @@ def publish_comment(
     diff: RunDiff | None,
     links: markdown.Links,
     publisher: Publisher,
+    history: Trend | None = None,
 ) -> str:
     """The sticky comment on the PR (when there is one); its URL, or '' after a warning."""
     if context.pr_number is None or inputs.comment_mode == "off":
@@ -177,7 +180,9 @@ def publish_comment(
     GithubException = require("github", "The PR comment").GithubException
 
     body = publisher.outgoing(
-        markdown.render_comment(run, inputs.comment_header, markdown.title_for(inputs.comment_header), links, diff=diff)
+        markdown.render_comment(
+            run, inputs.comment_header, markdown.title_for(inputs.comment_header), links, diff=diff, trend=history
+        )
     )
     has_problems = run.summary.status is not Status.PASS
     try:
@@ -256,14 +261,67 @@ def publish_check_run(
     return True
 
 
-def write_html_report(inputs: ActionInputs, run: RunResult, diff: RunDiff | None, publisher: Publisher) -> str:
+def write_html_report(
+    inputs: ActionInputs, run: RunResult, diff: RunDiff | None, publisher: Publisher, history: Trend | None = None
+) -> str:
     """The HTML report beside the results file (not for a shard: the merge job writes it); its path, '' when none
     was written. A failed write is a warning: the summary and the results file carry everything it shows."""
     if not inputs.html_report or inputs.shard is not None:
         return ""
     try:
-        write_file(inputs.html_path, render_html(run, diff), what="the HTML report")
+        write_file(inputs.html_path, render_html(run, diff, history), what="the HTML report")
     except OutputError as exc:
         publisher.warning(str(exc))
         return ""
     return inputs.html_path
+
+
+def read_trend(inputs: ActionInputs, context: RunContext, run: RunResult, publisher: Publisher) -> Trend | None:
+    """On a pull request, the trend of the spec's runs on the default branch (the history branch, through the API);
+    None without a pull request, a history branch or a token, and after a warning when it could not be read."""
+    if context.pr_number is None or not inputs.history_branch or not inputs.github_token or inputs.shard is not None:
+        return None
+    try:
+        text = read_history(
+            client(inputs.github_token, inputs.github_api_url),
+            context.repository,
+            inputs.history_branch,
+            inputs.comment_header,
+        )
+        entries = series_entries(read_entries(text, f"{inputs.history_branch}:{inputs.comment_header}"), run.spec)
+    except Exception as exc:  # the trend is an addition: the results stand without it
+        publisher.warning(f"Could not read the history on {inputs.history_branch}: {type(exc).__name__}: {exc}")
+        return None
+    return trend(entries, run) if entries else None
+
+
+def append_run(
+    inputs: ActionInputs,
+    context: RunContext,
+    event: Mapping[str, Any],
+    run: RunResult,
+    failed: bool,
+    publisher: Publisher,
+) -> None:
+    """On a push to the default branch, the run appended to the history branch; a warning when GitHub refused."""
+    if not (inputs.history_branch and inputs.github_token and inputs.shard is None and not inputs.results):
+        return
+    if not pushed_to_default_branch(context.event_name, event):
+        return
+    GithubException = require("github", "The history").GithubException
+    try:
+        append_history(
+            client(inputs.github_token, inputs.github_api_url),
+            context.repository,
+            inputs.history_branch,
+            inputs.comment_header,
+            push_entry(run, failed, context.head_sha, event),
+        )
+    except GithubException as exc:
+        hint = refusal_hint(exc.status, context, "write the history branch", "contents: write")
+        publisher.warning(f"Could not add this run to {inputs.history_branch}: GitHub answered {exc.status}.{hint}")
+        return
+    except Exception as exc:  # a network failure must not fail a run whose results are published
+        publisher.warning(f"Could not add this run to {inputs.history_branch}: {type(exc).__name__}: {exc}")
+        return
+    publisher.line(f"History: this run was added to {inputs.history_branch}")

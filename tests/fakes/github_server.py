@@ -145,6 +145,9 @@ class State:
     check_runs: list[dict] = field(default_factory=list)
     pulls: dict[tuple[str, str], list[dict]] = field(default_factory=dict)  # (owner, repo) → pull requests
     files: dict[tuple[str, str, str], dict[str, bytes]] = field(default_factory=dict)  # (owner, repo, commit) → tree
+    trees: dict[tuple[str, str, str], dict[str, bytes]] = field(default_factory=dict)  # (owner, repo, tree sha) → files
+    parents: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)  # (owner, repo, commit) → parents
+    branches: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (owner, repo, branch) → commit
     requests: list[tuple[str, str]] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
     next_id: int = 1000
@@ -242,9 +245,16 @@ class FakeGitHub:
         }
         return entry
 
+    def branch_files(self, repository: str, branch: str) -> dict[str, bytes] | None:
+        """The files at the head of `branch` (None when it does not exist)."""
+        owner, repo = repository.split("/")
+        head = self.state.branches.get((owner, repo, branch))
+        return None if head is None else self.state.files[(owner, repo, head)]
+
     def _contents(self, owner: str, repo: str, path: str, ref: str | None):
         import base64
 
+        ref = self.state.branches.get((owner, repo, ref or ""), ref)  # a branch name reads its head commit
         tree = self.state.files.get((owner, repo, ref or ""))
         if tree is None:
             return self._error(404, "No commit found for the ref")
@@ -268,6 +278,110 @@ class FakeGitHub:
             return self._error(404, "Not Found")
         listed = sorted(children.items())[:DIRECTORY_LIMIT]  # GitHub cuts a long listing, silently
         return 200, [self._entry(owner, repo, ref, child, data) for child, data in listed], {}
+
+    def _commit_body(self, owner: str, repo: str, sha: str, message: str, tree: str) -> dict:
+        base = f"{self.url}/repos/{owner}/{repo}"
+        who = {"name": "AgentCI", "email": "agentci@users.noreply.github.com", "date": _now()}
+        return {
+            "sha": sha,
+            "node_id": f"C_{sha[:8]}",
+            "url": f"{base}/git/commits/{sha}",
+            "html_url": f"https://github.test/{owner}/{repo}/commit/{sha}",
+            "author": who,
+            "committer": who,
+            "tree": {"sha": tree, "url": f"{base}/git/trees/{tree}"},
+            "message": message,
+            "parents": [
+                {
+                    "sha": p,
+                    "url": f"{base}/git/commits/{p}",
+                    "html_url": f"https://github.test/{owner}/{repo}/commit/{p}",
+                }
+                for p in self.state.parents.get((owner, repo, sha), [])
+            ],
+            "verification": {
+                "verified": False,
+                "reason": "unsigned",
+                "signature": None,
+                "payload": None,
+                "verified_at": None,
+            },
+        }
+
+    def _new_commit(self, owner: str, repo: str, files: dict[str, bytes], parents: list[str], message: str) -> str:
+        import hashlib
+
+        sha = hashlib.sha1(repr((sorted(files.items()), parents, message, self.state.next_id)).encode()).hexdigest()
+        self.state.next_id += 1
+        self.state.files[(owner, repo, sha)] = dict(files)
+        self.state.parents[(owner, repo, sha)] = list(parents)
+        return sha
+
+    def _put_contents(self, owner: str, repo: str, path: str, body: dict):
+        """Create or update one file on a branch (PUT contents): a new commit on the branch's head."""
+        import base64
+
+        branch = body.get("branch") or "main"
+        head = self.state.branches.get((owner, repo, branch))
+        if head is None:
+            return self._error(404, f"Branch {branch} not found")
+        files = dict(self.state.files[(owner, repo, head)])
+        old = files.get(path)
+        if old is not None and body.get("sha") != self._entry(owner, repo, head, path, old)["sha"]:
+            return self._error(409, f"{path} does not match {body.get('sha')}")
+        if old is None and body.get("sha"):
+            return self._error(422, "sha given for a file that does not exist")
+        files[path] = base64.b64decode(body["content"])
+        commit = self._new_commit(owner, repo, files, [head], body["message"])
+        self.state.branches[(owner, repo, branch)] = commit
+        entry = self._entry(owner, repo, commit, path, files[path])
+        entry["download_url"] = entry["html_url"]
+        entry["_links"]["html"] = entry["html_url"]
+        return (
+            (201 if old is None else 200),
+            {"content": entry, "commit": self._commit_body(owner, repo, commit, body["message"], commit)},
+            {},
+        )
+
+    def _git_data(self, owner: str, repo: str, template: str, body: dict):
+        """POST git/trees (blobs given inline), git/commits and git/refs: enough to make a branch without parents."""
+        import hashlib
+
+        base = f"{self.url}/repos/{owner}/{repo}"
+        if template.endswith("/git/trees"):
+            files = {item["path"]: item.get("content", "").encode() for item in body["tree"]}
+            sha = hashlib.sha1(repr(sorted(files.items())).encode()).hexdigest()
+            self.state.trees[(owner, repo, sha)] = files
+            listed = [
+                {
+                    "path": p,
+                    "mode": "100644",
+                    "type": "blob",
+                    "sha": self._entry(owner, repo, sha, p, d)["sha"],
+                    "size": len(d),
+                }
+                for p, d in files.items()
+            ]
+            return 201, {"sha": sha, "url": f"{base}/git/trees/{sha}", "truncated": False, "tree": listed}, {}
+        if template.endswith("/git/commits"):
+            files = self.state.trees.get((owner, repo, body["tree"]))
+            if files is None:
+                return self._error(422, "tree not found")
+            sha = self._new_commit(owner, repo, files, body.get("parents") or [], body["message"])
+            return 201, self._commit_body(owner, repo, sha, body["message"], body["tree"]), {}
+        branch = body["ref"].removeprefix("refs/heads/")
+        if (owner, repo, branch) in self.state.branches:
+            return self._error(422, "Reference already exists")
+        if (owner, repo, body["sha"]) not in self.state.files:
+            return self._error(422, "Object does not exist")
+        self.state.branches[(owner, repo, branch)] = body["sha"]
+        ref = {
+            "ref": body["ref"],
+            "node_id": f"R_{body['sha'][:8]}",
+            "url": f"{base}/git/refs/heads/{branch}",
+            "object": {"type": "commit", "sha": body["sha"], "url": f"{base}/git/commits/{body['sha']}"},
+        }
+        return 201, ref, {}
 
     def _blob(self, owner: str, repo: str, blob: str):
         import base64
@@ -362,6 +476,9 @@ class FakeGitHub:
 
             def do_PATCH(self):
                 self._serve("PATCH")
+
+            def do_PUT(self):
+                self._serve("PUT")
 
             def _serve(self, method: str):
                 parts = urlsplit(self.path)
@@ -475,8 +592,12 @@ class FakeGitHub:
                 if state in ("all", p["state"]) and head in (None, p["head"]["label"])
             ]
             return self._page(pulls, query, f"{self.url}/repos/{owner}/{repo}/pulls")
+        if template == "/repos/{owner}/{repo}/contents/{path}" and method == "PUT":
+            return self._put_contents(owner, repo, unquote(args[2]), body)
         if template == "/repos/{owner}/{repo}/contents/{path}":
             return self._contents(owner, repo, unquote(args[2]), (query.get("ref") or [None])[0])
+        if template.startswith("/repos/{owner}/{repo}/git/") and method == "POST":
+            return self._git_data(owner, repo, template, body)
         if template == "/repos/{owner}/{repo}/git/blobs/{file_sha}":
             return self._blob(owner, repo, args[2])
         if template == "/repos/{owner}/{repo}/check-runs":

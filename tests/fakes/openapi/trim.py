@@ -20,7 +20,12 @@ OPERATIONS = {
     "/repos/{owner}/{repo}/check-runs": ["post"],
     "/repos/{owner}/{repo}/check-runs/{check_run_id}": ["patch"],
     "/repos/{owner}/{repo}/pulls": ["get"],  # publish-only mode: a fork PR found by its head
-    "/repos/{owner}/{repo}/contents/{path}": ["get"],  # baseline: base, in a checkout without the base commit
+    # baseline: base, in a checkout without the base commit; the history branch, read on pull requests and
+    # appended to on pushes (put), made on first use from a tree, a commit and a ref
+    "/repos/{owner}/{repo}/contents/{path}": ["get", "put"],
+    "/repos/{owner}/{repo}/git/trees": ["post"],
+    "/repos/{owner}/{repo}/git/commits": ["post"],
+    "/repos/{owner}/{repo}/git/refs": ["post"],
     "/repos/{owner}/{repo}/git/blobs/{file_sha}": ["get"],  # ... for a file over the contents API's 1 MB
 }
 PROSE = {"description", "summary", "examples", "example", "externalDocs", "x-github"}
