@@ -129,12 +129,12 @@ def request_message(message: dict[str, Any]) -> Message:
     role = str(message.get("role"))
     if role == "tool":
         return Message(role, results=[(message.get("tool_call_id"), text_of(message.get("content")))])
-    issued = tool_calls_of(message)
-    return Message(
+    issued = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+    return Message(  # a call's arguments as the model wrote them (a JSON string), not re-serialised
         role,
         texts=[text] if (text := text_of(message.get("content"))) else [],
-        calls=[(c["name"], as_text(c["arguments"])) for c in issued],
-        call_ids=[c["id"] for c in issued],
+        calls=[(str(c["function"]["name"]), as_text(c["function"].get("arguments"))) for c in issued],
+        call_ids=[c.get("id") for c in issued],
     )
 
 
