@@ -201,3 +201,36 @@ def test_diff_of_two_versions_as_a_page(browser, tmp_path):
     titles = weather.locator(".answers h4")
     assert [titles.nth(i).inner_text() for i in range(2)] == ["Answer in v1-broken", "Answer in v2-fixed"]
     assert "Tools in v1-broken: retriever_tool ×11" in weather.inner_text()
+
+
+def test_the_trend_on_the_default_branch_renders_as_inline_svg_with_its_alert(browser, tmp_path):
+    """Three good runs on the default branch, then a run of the broken version: each figure's runs are a drawn line,
+    its band a strip, this run a dot (red where it leaves the band on the worse side), and the alert is said."""
+    example = ROOT / "examples" / "rag"
+    good, history = tmp_path / "good.json", tmp_path / "history.jsonl"
+    done = run_cli(
+        "test", "agentci_spec.yaml", "--traces", "traces/", "--format", "json", "--output", good, cwd=example
+    )
+    assert done.returncode == 0, done.stderr
+    for n in range(3):
+        appended = run_cli("history", "--append", good, "--history", history, "--commit", f"{n}" * 40, cwd=example)
+        assert appended.returncode == 0, appended.stderr
+    out = tmp_path / "report.html"
+    done = run_cli(
+        "test", "agentci_spec.yaml", "--traces", "runs/v1-broken.jsonl", "--history", history, "--format", "html",
+        "--output", out, cwd=example,
+    )  # fmt: skip
+    page, seen = open_page(browser, out)
+    assert_clean(page, seen, out)
+    section = page.locator("table.trend")
+    assert "Trend on the default branch (last 3 runs)" in page.inner_text("body")
+    assert section.locator("svg").count() == 4  # pass rate, composite, cost, tokens
+    for i in range(4):
+        line = section.locator("svg").nth(i).locator("polyline")
+        box = line.bounding_box()
+        assert box is not None and box["width"] > 100  # drawn across the chart, three runs wide
+    pass_rate = section.locator("tr", has_text="pass rate")
+    assert pass_rate.locator("circle").get_attribute("fill") == "#cf222e"  # this run, below the band
+    assert pass_rate.locator("rect").bounding_box()["height"] >= 1  # the band (a line: three equal runs)
+    assert "outside the band" in pass_rate.inner_text()
+    assert page.locator("p.note", has_text="This run moves pass rate outside its band").is_visible()
