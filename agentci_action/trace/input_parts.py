@@ -74,17 +74,25 @@ def parameter_count(tool: dict[str, Any]) -> int:
     return len(properties) if isinstance(properties, dict) else 0
 
 
+Schema = tuple[str, str, int]  # a tool definition: its name, its JSON text, its top-level parameters
+
+
+def schemas(tools: list[Any]) -> list[Schema]:
+    """The tool definitions a request sent, each as the model reads it: written once per conversation, not per call."""
+    return [(tool_name(t), as_text(t), parameter_count(t)) for t in tools if isinstance(t, dict)]
+
+
 def _last_query(messages: list[Message]) -> int:
     """The index of the last user message with text (the current turn's query); -1 when there is none."""
     return next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user" and messages[i].texts), -1)
 
 
 def parts(
-    system: list[str], messages: list[Message], tools: list[dict[str, Any]]
+    system: list[str], messages: list[Message], tools: list[Schema]
 ) -> list[tuple[str, str | None, str, int | None]]:
     """(component, name, text, parameters) of every part of the request, in the order the provider reads it."""
     found: list[tuple[str, str | None, str, int | None]] = [
-        (TOOL_SCHEMAS, tool_name(t), as_text(t), parameter_count(t)) for t in tools if isinstance(t, dict)
+        (TOOL_SCHEMAS, name, text, count) for name, text, count in tools
     ]
     found += [(SYSTEM_PROMPT, None, text, None) for text in system if text]
     query_at = _last_query(messages)
@@ -104,7 +112,7 @@ def parts(
 
 
 def breakdown(
-    model: str | None, system: list[str], messages: list[Message], tools: list[dict[str, Any]]
+    model: str | None, system: list[str], messages: list[Message], tools: list[Schema]
 ) -> dict[str, Any] | None:
     """The call's `input_breakdown`: {tokenizer, exact, parts: [{component, name, tokens, parameters}]}, the parts
     of one component and name summed, in request order; None when the request holds no text at all."""

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentci_action.trace.adapters._assembly import ToolResults, Turn, from_turns
 from agentci_action.trace.adapters._conventions import build_trace, convert_each, maybe_json, record_key, text_of
-from agentci_action.trace.input_parts import Message, as_text, breakdown
+from agentci_action.trace.input_parts import Message, Schema, as_text, breakdown, schemas
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
@@ -120,7 +120,7 @@ def _system(value: Any) -> list[str]:
 
 
 def _turn(
-    content: Any, response: dict[str, Any] | None, request: tuple[list[str], list[Message], list[dict[str, Any]]]
+    content: Any, response: dict[str, Any] | None, request: tuple[list[str], list[Message], list[Schema]]
 ) -> Turn:
     """An assistant turn: its `content`, its `response`, and the call's request (system, messages, tools)."""
     blocks = _blocks(content)
@@ -165,7 +165,7 @@ def convert(records: list[Record], file: str) -> list[Trace]:
         query = ""
         documents: list[dict[str, Any]] = []
         system = _system(value.get("system"))
-        tools = [t for t in value.get("tools") or [] if isinstance(t, dict)]
+        tools = schemas(value.get("tools") or [])
         sent: list[Message] = []
         for message in value["messages"]:
             if message.get("role") == "assistant":

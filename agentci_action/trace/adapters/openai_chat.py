@@ -37,7 +37,7 @@ from agentci_action.trace.adapters._conventions import (
     text_of,
     tool_output,
 )
-from agentci_action.trace.input_parts import Message, as_text, breakdown
+from agentci_action.trace.input_parts import Message, Schema, as_text, breakdown, schemas
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
@@ -138,9 +138,7 @@ def request_message(message: dict[str, Any]) -> Message:
     )
 
 
-def _turn(
-    message: dict[str, Any], completion: dict[str, Any] | None, sent: list[Message], tools: list[dict[str, Any]]
-) -> Turn:
+def _turn(message: dict[str, Any], completion: dict[str, Any] | None, sent: list[Message], tools: list[Schema]) -> Turn:
     """The assistant `message` (and its `completion`), a call whose request held the messages `sent` and `tools`."""
     return Turn(
         text=text_of(message.get("content")),
@@ -160,20 +158,19 @@ def conversation(
     results: ToolResults = {}
     query = ""
     sent: list[Message] = []
+    defined = schemas(tools or [])
     for message in messages:
         role = message.get("role")
         if role == "user" and not query:
             query = text_of(message.get("content"))
         elif role == "assistant":
             completion = completions[len(turns)] if len(turns) < len(completions) else None
-            turns.append(_turn(message, completion, list(sent), tools or []))
+            turns.append(_turn(message, completion, list(sent), defined))
         elif role == "tool":
             results[message.get("tool_call_id")] = tool_output(message.get("content"))
         sent.append(request_message(message))
     for completion in completions[len(turns) :]:  # responses whose message was not appended to the list
-        turns.append(
-            _turn(((completion.get("choices") or [{}])[0]).get("message") or {}, completion, sent, tools or [])
-        )
+        turns.append(_turn(((completion.get("choices") or [{}])[0]).get("message") or {}, completion, sent, defined))
     return turns, results, query
 
 

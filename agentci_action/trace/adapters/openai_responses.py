@@ -34,7 +34,7 @@ from agentci_action.trace.adapters._conventions import (
     tool_output,
 )
 from agentci_action.trace.adapters.openai_chat import openai_usage, unix_time
-from agentci_action.trace.input_parts import Message, as_text, breakdown
+from agentci_action.trace.input_parts import Message, as_text, breakdown, schemas
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
@@ -107,8 +107,7 @@ def _breakdowns(inputs: Any, responses: list[dict[str, Any]]) -> list[dict[str, 
     for response in responses:
         instructions = response.get("instructions")
         system = [as_text(instructions)] if isinstance(instructions, str) else [text_of(instructions)]
-        tools = [t for t in response.get("tools") or [] if isinstance(t, dict)]
-        found.append(breakdown(response.get("model"), system, list(context), tools))
+        found.append(breakdown(response.get("model"), system, list(context), schemas(response.get("tools") or [])))
         context += _output_message(response, outputs)
     return found
 

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from agentci_action.trace.adapters._assembly import SpanView, traces_of_spans
 from agentci_action.trace.adapters._conventions import KEY_NAMES, known, maybe_json, text_of
 from agentci_action.trace.adapters.spans import Span, read_spans, spans_in
-from agentci_action.trace.input_parts import Message, as_text, breakdown
+from agentci_action.trace.input_parts import Message, as_text, breakdown, schemas
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
@@ -220,9 +220,7 @@ def _input_breakdown(attrs: dict[str, Any], model: Any, inputs: list[dict[str, A
         )
         for m in inputs
     ]
-    return breakdown(
-        model, [system], sent, [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
-    )
+    return breakdown(model, [system], sent, schemas(tools if isinstance(tools, list) else []))
 
 
 def view(span: Span) -> SpanView:
