@@ -323,3 +323,64 @@ def test_the_diff_says_which_component_moved(tmp_path):
     assert {c["component"] for c in moved} >= {"tool_results", "tool_schemas"}
     markdown = run_cli(*args, "--format", "markdown").stdout
     assert "**Where the input tokens moved:**" in markdown and "gained 4 parameters" in markdown
+
+
+def test_test_shards_merge_and_the_python_api_agree_on_where_the_tokens_went(tmp_path):
+    """Four queries recorded with the real openai SDK (tools of different widths, results of different lengths): the
+    unsharded run, its two shards merged and `evaluate` give the same attribution, byte for byte; the HTML report
+    says it per query and in total."""
+    from agentci_action import Evaluation, evaluate
+
+    records = []
+    with AgentModel([400 + 100 * n for n in range(8)]) as server:
+        for n in range(4):
+            record = openai_run(server, [reservation_tool(extra=n)], json.dumps([RESERVATION] * (n + 1)))
+            records.append(record | {"id": f"q{n}"})
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    spec = tmp_path / "agentci_spec.yaml"
+    spec.write_text(
+        "agent: airline\nqueries:\n" + "".join(f"  - id: q{n}\n    query: q\n" for n in range(4)), encoding="utf-8"
+    )
+    whole = tmp_path / "whole.json"
+    assert run_cli("test", spec, "--traces", traces, "--format", "json", "--output", whole).returncode == 0
+    for i in (1, 2):
+        shard = run_cli("test", spec, "--traces", traces, "--shard", f"{i}/2", "--output", tmp_path / f"shard-{i}.json")
+        assert shard.returncode == 0, shard.stderr
+    merged = tmp_path / "merged.json"
+    done = run_cli("merge", "--spec", spec, str(tmp_path / "shard-*.json"), "--format", "json", "--output", merged)
+    assert done.returncode == 0, done.stderr
+    assert merged.read_text() == whole.read_text()
+
+    results = json.loads(whole.read_text())
+    total = results["summary"]["tokens"]
+    assert total["components"]["tool_results"] == sum(
+        r["tokens"]["components"]["tool_results"] for r in results["results"]
+    )
+    assert sum(total["components"].values()) == sum(400 + 100 * n for n in range(8))
+    assert total["parameters"] == {"get_reservation_details": 4}  # the widest schema sent
+    api = evaluate(Evaluation(spec=str(spec), traces=[str(traces)], baseline="none")).run
+    assert api.summary.tokens.model_dump() == total
+    assert [r.tokens.model_dump() for r in api.results] == [r["tokens"] for r in results["results"]]
+
+    html = tmp_path / "report.html"
+    assert run_cli("test", spec, "--traces", traces, "--format", "html", "--output", html).returncode == 0
+    page = html.read_text(encoding="utf-8")
+    assert page.count("input tokens: tool results") == 5  # the summary and each query
+    assert "(o200k_base, exact)" in page and "schema overhead" in page
+
+
+def test_the_html_report_says_which_component_moved(tmp_path):
+    with AgentModel([480, 1600, 560, 3300]) as server:
+        before = openai_run(server, [reservation_tool()], json.dumps(RESERVATION))
+        after = openai_run(server, [reservation_tool(extra=4)], json.dumps([RESERVATION, RESERVATION]))
+    spec = tmp_path / "agentci_spec.yaml"
+    spec.write_text("agent: airline\nqueries:\n  - id: reservation\n    query: q\n", encoding="utf-8")
+    (tmp_path / "before.jsonl").write_text(json.dumps(before) + "\n", encoding="utf-8")
+    (tmp_path / "after.jsonl").write_text(json.dumps(after) + "\n", encoding="utf-8")
+    html = tmp_path / "report.html"
+    args = ["--traces", tmp_path / "after.jsonl", "--baseline-traces", tmp_path / "before.jsonl"]
+    assert run_cli("test", spec, *args, "--format", "html", "--output", html).returncode == 0
+    page = html.read_text(encoding="utf-8")
+    moved = page.split("<p>Where the input tokens moved:</p><ul>", 1)[1].split("</ul>", 1)[0]
+    assert moved.startswith("<li>tool results +") and "`get_reservation_details` gained 4 parameters" in moved
