@@ -271,12 +271,15 @@ def test_an_anthropic_run_is_split_by_component_estimated_and_adds_up(tmp_path):
 
 
 def test_real_recordings_add_up_to_their_reported_input_tokens():
-    """The shared recordings of real API calls (Responses with tools, Anthropic with a cache, OTel spans)."""
+    """The shared recordings of real API calls (Responses with tools, Anthropic with a cache, OTel GenAI and
+    OpenInference spans)."""
     files = [
         REAL / "openai-responses" / "resp_af_multiple_tools.jsonl",
         REAL / "anthropic" / "anth_pai_cache.jsonl",
         REAL / "otel-genai" / "otel_pydantic_ai_capital.jsonl",
         REAL / "openai-chat" / "chat_otelc_weather.jsonl",
+        REAL / "openinference" / "oi_openai_weather.jsonl",
+        REAL / "openinference" / "oi_anthropic_capital.jsonl",
     ]
     for file in files:
         for trace in load_traces([file]):
@@ -292,6 +295,10 @@ def test_real_recordings_add_up_to_their_reported_input_tokens():
         "country_source",
         "capital_lookup",
     }
+    (weather,) = load_traces([files[4]])  # OpenInference: the second call carries the tool's result back
+    second = {(p.component, p.name): p for p in weather.llm_calls[1].input_breakdown.parts}
+    assert second[("tool_results", "get_current_weather")].tokens > 0 and second[("history", None)].tokens > 0
+    assert second[("tool_schemas", "get_current_weather")].parameters == 1 and ("system_prompt", None) in second
 
 
 def test_the_diff_says_which_component_moved(tmp_path):

@@ -6,6 +6,8 @@ each span comes from `openinference.span.kind`:
 - LLM → an LLM call: `llm.model_name` (`llm.response.model_name` when set), `llm.token_count.prompt` /
   `completion`, `llm.token_count.prompt_details.cache_read` / `cache_write` (sub-counts of the prompt),
   `llm.token_count.completion_details.reasoning`, and `llm.cost.total` as the call's cost when present.
+  What the call sent, `llm.input_messages.*` and each `llm.tools.N.tool.json_schema`, gives its input breakdown
+  (trace/input_parts.py): a system message is the system prompt, a `tool` message a tool result.
   Tool calls it issued: `llm.output_messages.N.message.tool_calls.M.tool_call.id` / `function.name` /
   `function.arguments`, in that order; a run without TOOL spans (the OpenAI and Anthropic instrumentors
   alone) takes its tool calls from them, each result from a later call's input message with role `tool`
@@ -37,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from agentci_action.trace.adapters._assembly import SpanView, traces_of_spans
 from agentci_action.trace.adapters._conventions import KEY_NAMES, known, maybe_json
 from agentci_action.trace.adapters.spans import Span, read_spans, spans_in
+from agentci_action.trace.input_parts import Message, as_text, breakdown, schemas
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
@@ -110,6 +113,25 @@ def _int(attrs: dict[str, Any], name: str) -> int | None:
     return None if value in (None, "") else int(value)
 
 
+def _input_breakdown(attrs: dict[str, Any], model: Any, inputs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The call's input breakdown from its input messages and tool definitions; None when none was captured."""
+    if not inputs:
+        return None
+    sent = [
+        Message(m["role"], results=[(m["answers"], m["text"])])
+        if m["role"] == "tool"
+        else Message(
+            m["role"],
+            texts=[m["text"]] if m["text"] else [],
+            calls=[(c["name"], as_text(c["arguments"])) for c in m["calls"]],
+            call_ids=[c["id"] for c in m["calls"]],
+        )
+        for m in inputs
+    ]
+    tools = [maybe_json(tool.get("tool.json_schema")) for tool in _indexed(attrs, "llm.tools")]
+    return breakdown(model, [], sent, schemas(tools))
+
+
 def _plain_output(attrs: dict[str, Any]) -> str:
     """A span's text output; of a JSON output, only the `raw` text of a CrewAI CrewOutput / TaskOutput."""
     value = attrs.get("output.value")
@@ -130,12 +152,13 @@ def view(span: Span) -> SpanView:
         inputs = _messages(attrs, "llm.input_messages")
         cost = attrs.get("llm.cost.total")
         issued = [c for m in out for c in m["calls"]]
+        model = attrs.get("llm.response.model_name") or attrs.get("llm.model_name")
         return SpanView(
             kind="llm",
             metadata=meta,
             llm=known(
                 {
-                    "model": attrs.get("llm.response.model_name") or attrs.get("llm.model_name"),
+                    "model": model,
                     "provider": attrs.get("llm.provider") or attrs.get("llm.system"),
                     "input_tokens": _int(attrs, "llm.token_count.prompt"),
                     "output_tokens": _int(attrs, "llm.token_count.completion"),
@@ -144,6 +167,7 @@ def view(span: Span) -> SpanView:
                     "reasoning_tokens": _int(attrs, "llm.token_count.completion_details.reasoning"),
                     "cost_usd": float(cost) if cost is not None else None,
                     "ttft_ms": span.since_start_ms(FIRST_TOKEN),
+                    "input_breakdown": _input_breakdown(attrs, model, inputs),
                 }
             ),
             issued_calls=[c["id"] for c in issued if c["id"]],
