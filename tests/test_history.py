@@ -234,3 +234,20 @@ def test_a_token_that_cannot_write_the_history_is_a_warning(action_workspace):
         assert "Could not add this run to agentci-history: GitHub answered 403" in log
         assert "contents: write" in log and json.loads((workspace / "out" / "agentci-results.json").read_text())
         assert github.branch_files("octo/agent", "agentci-history") is None
+
+
+@pytest.mark.parametrize(
+    ("event_name", "event", "appended"),
+    [
+        ("push", {"ref": "refs/heads/main", "repository": {"default_branch": "main"}}, True),
+        ("push", {"ref": "refs/heads/feature", "repository": {"default_branch": "main"}}, False),
+        ("push", {"ref": "refs/tags/main", "repository": {"default_branch": "main"}}, False),
+        ("push", {"ref": "refs/heads/main", "deleted": True, "repository": {"default_branch": "main"}}, False),
+        ("pull_request", {"ref": "refs/heads/main", "repository": {"default_branch": "main"}}, False),
+        ("push", {"ref": "refs/heads/main", "repository": {}}, False),
+    ],
+)
+def test_only_a_push_to_the_default_branch_is_appended(event_name, event, appended):
+    from agentci_action.github.history_store import pushed_to_default_branch
+
+    assert pushed_to_default_branch(event_name, event) is appended
