@@ -22,7 +22,6 @@ from agentci_action.trace import tokenizer as tokenizer_module
 from agentci_action.trace.load import load_traces
 from agentci_action.trace.tokenizer import ENCODINGS, encoding, tokenizer_for
 
-REAL = Path("/work/shared/fixtures/real-traces")
 TEXTS = [
     "hello world",
     "Order 1042 arrived broken. Can I get my money back?",
@@ -270,16 +269,16 @@ def test_an_anthropic_run_is_split_by_component_estimated_and_adds_up(tmp_path):
     assert found.components["tool_results"] > found.components["query"]  # the long result outweighs the question
 
 
-def test_real_recordings_add_up_to_their_reported_input_tokens():
+def test_real_recordings_add_up_to_their_reported_input_tokens(real_traces):
     """The shared recordings of real API calls (Responses with tools, Anthropic with a cache, OTel GenAI and
     OpenInference spans)."""
     files = [
-        REAL / "openai-responses" / "resp_af_multiple_tools.jsonl",
-        REAL / "anthropic" / "anth_pai_cache.jsonl",
-        REAL / "otel-genai" / "otel_pydantic_ai_capital.jsonl",
-        REAL / "openai-chat" / "chat_otelc_weather.jsonl",
-        REAL / "openinference" / "oi_openai_weather.jsonl",
-        REAL / "openinference" / "oi_anthropic_capital.jsonl",
+        real_traces / "openai-responses" / "resp_af_multiple_tools.jsonl",
+        real_traces / "anthropic" / "anth_pai_cache.jsonl",
+        real_traces / "otel-genai" / "otel_pydantic_ai_capital.jsonl",
+        real_traces / "openai-chat" / "chat_otelc_weather.jsonl",
+        real_traces / "openinference" / "oi_openai_weather.jsonl",
+        real_traces / "openinference" / "oi_anthropic_capital.jsonl",
     ]
     for file in files:
         for trace in load_traces([file]):
