@@ -15,6 +15,7 @@ import tiktoken
 from conftest import run_cli
 from fakes.llm_server import JSONHandler, LocalServer
 
+from agentci_action._util.text import usd
 from agentci_action.compare.diff import token_changes
 from agentci_action.engine.token_attribution import query_tokens, scaled
 from agentci_action.report.token_phrases import moved_lines
@@ -313,6 +314,8 @@ def test_the_diff_says_which_component_moved(tmp_path):
     assert schemas.items[0].name == "get_reservation_details" and schemas.items[0].parameters.change == 4
     lines = moved_lines(changes)
     assert lines[0].startswith("tool results +") and "`get_reservation_details` returns 2." in lines[0]
+    added = changes.components[0].cost_usd.change  # the result's share of each call's input cost, as priced
+    assert added > 0 and f" tokens, +{usd(added)}: " in lines[0]
     assert any(line.startswith("tool schemas +") and "gained 4 parameters" in line for line in lines)
 
     spec = tmp_path / "agentci_spec.yaml"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from agentci_action._util.text import usd
 from agentci_action.compare.diff import ComponentChange, ItemChange, TokensDiff
 from agentci_action.engine.arguments import inert_name
 from agentci_action.engine.results import TokenAttribution
@@ -81,9 +82,17 @@ def _item(component: str, item: ItemChange) -> str:
     return f"{name} {tokens(before)} → {tokens(after)}"
 
 
+def _cost(delta: float | None) -> str:
+    """', +$0.0012' for the cost a component's tokens added (', −…' saved); '' when unknown or nothing."""
+    if not delta or not math.isfinite(delta):
+        return ""
+    return f", {'+' if delta > 0 else '−'}{usd(abs(delta))}"
+
+
 def moved(change: ComponentChange) -> str:
-    """'tool schemas +3,100 tokens: `search_flights` gained 4 parameters'."""
-    head = f"{label(change.component)} {_signed(change.tokens.change or 0)} tokens"
+    """'tool schemas +3,100 tokens, +$0.0005: `search_flights` gained 4 parameters' (the cost as the cost layer
+    priced the call's input, when known)."""
+    head = f"{label(change.component)} {_signed(change.tokens.change or 0)} tokens{_cost(change.cost_usd.change)}"
     items = [_item(change.component, item) for item in change.items]
     return head + (": " + "; ".join(items) if items else "")
 
