@@ -142,7 +142,20 @@ def test_light_commands_import_neither_the_engine_nor_the_adapters(argv):
 
 # What `agentci validate` of a valid spec may import beyond the standard library: the spec's own modules, PyYAML and
 # pydantic with its dependencies. A new import here is start-up time on every validate (the goal: 0.15 s in all).
-COMMANDS = ("baselines", "collect", "diff", "init", "merge", "queries", "run", "save", "schema", "test", "validate")
+COMMANDS = (
+    "baselines",
+    "collect",
+    "diff",
+    "history",
+    "init",
+    "merge",
+    "queries",
+    "run",
+    "save",
+    "schema",
+    "test",
+    "validate",
+)
 VALIDATE_MODULES = {
     "agentci_action",
     "agentci_action._version",
