@@ -421,14 +421,15 @@ def test_the_precheck_fails_whatever_fails_test(write, write_traces, spec_text, 
 
 
 def test_the_precheck_judges_repeated_runs_by_min_pass_rate(tmp_path):
-    """examples/repeated-runs passes `test` (some runs fail, within min_pass_rate): its save passes the precheck."""
+    """examples/repeated-runs' baseline runs pass `test` (some runs fail, within min_pass_rate): their save passes
+    the precheck."""
     spec = load_spec(ROOT / "examples/repeated-runs/agentci_spec.yaml").model_copy(
         update={"baseline_dir": str(tmp_path)}
     )
-    runs = load_traces([str(ROOT / "examples/repeated-runs/traces")])
+    runs = load_traces([str(ROOT / "examples/repeated-runs/runs/v1.jsonl")])
     assert not any(r.blocking for r in evaluate_spec(spec, runs).results)
     _, baseline, failures = save_baseline(spec, runs, "v1")
-    assert failures == [] and baseline.metadata.precheck_passed and baseline.trace_count == 20
+    assert failures == [] and baseline.metadata.precheck_passed and baseline.trace_count == 80
     strict = spec.model_copy(update={"queries": [q.model_copy(update={"min_pass_rate": 1.0}) for q in spec.queries]})
     with pytest.raises(PrecheckFailed) as caught:
         save_baseline(strict, runs, "v2")

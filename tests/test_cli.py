@@ -46,7 +46,7 @@ def test_json_format_to_a_file(tmp_path, write, write_traces):
     result = run_cli("test", "--spec", spec, "--traces", traces, "--format", "json", "--output", out)
     assert result.returncode == 1 and result.stdout == ""
     data = json.loads(out.read_text())
-    assert data["schema_version"] == "agentci.results/v1"
+    assert data["schema_version"] == "agentci.results/v2"
     assert data["agentci_version"] == agentci_action.__version__ == importlib.metadata.version("agentci-action")
     assert data["summary"]["failed"] == 1
     (query,) = data["results"]

@@ -95,7 +95,14 @@ def by_id(diff):
 
 
 def test_delta_absolute_percent_and_new_for_a_zero_base():
-    assert Delta.of(11, 0).model_dump() == {"before": 11, "after": 0, "change": -11, "percent": -100.0, "new": False}
+    assert Delta.of(11, 0).model_dump() == {
+        "before": 11,
+        "after": 0,
+        "change": -11,
+        "percent": -100.0,
+        "new": False,
+        "interval": None,
+    }
     zero = Delta.of(0, 3)
     assert (zero.change, zero.percent, zero.new) == (3, None, True)
     assert Delta.of(0, 0).percent is None and not Delta.of(0, 0).new
@@ -143,7 +150,7 @@ def test_totals_over_each_side(diff):
 
 def test_json_rendering_is_the_versioned_model(diff):
     data = json.loads(render_diff(diff))
-    assert data["schema_version"] == "agentci.diff/v2"
+    assert data["schema_version"] == "agentci.diff/v3"
     assert data["queries"][0]["kinds"] == ["regression", "output_changed", "cost_changed"]
     assert data["warnings"] == ["a note"]
 
@@ -292,20 +299,15 @@ def test_the_diff_compares_with_the_variant_the_path_layer_chose(write, write_tr
 
 @pytest.mark.parametrize(
     "spec_file, version",
-    [(RAG_SPEC, "v2-fixed"), (RAG_SPEC, "v1-broken"), ("examples/repeated-runs/agentci_spec.yaml", None)],
+    [(RAG_SPEC, "v2-fixed"), (RAG_SPEC, "v1-broken"), ("examples/repeated-runs/agentci_spec.yaml", "v1")],
 )
 def test_a_run_diffed_against_itself_shows_no_change_and_no_uplift(spec_file, version, tmp_path):
     """Both sides are evaluated alike: the same traces give the same composite, pass rate and cost."""
-    from agentci_action.compare.baselines import load_baseline, save_baseline, version_reference
+    from agentci_action.compare.baselines import load_baseline, version_reference
     from agentci_action.compare.diff import diff_against
     from agentci_action.pipeline.evaluation import Evaluation, evaluate
-    from agentci_action.trace.load import load_traces
 
     spec = load_spec(ROOT / spec_file)
-    if version is None:  # save the example's runs as a version in a scratch copy of the spec's baseline_dir
-        spec = spec.model_copy(update={"baseline_dir": str(tmp_path)})
-        save_baseline(spec, load_traces([str(ROOT / "examples/repeated-runs/traces")]), "v1")
-        version = "v1"
     reference = version_reference(spec, load_baseline(spec, version))
     diffs = [diff_against(spec, reference, evaluate_side(spec, version, reference.runs, reference.variants))]
     if spec_file == RAG_SPEC:
@@ -318,6 +320,7 @@ def test_a_run_diffed_against_itself_shows_no_change_and_no_uplift(spec_file, ve
             "cost_usd": 0.0,
         }
         assert [q.kinds for q in diff.queries] == [[] for _ in diff.queries] and diff.total.counts["changed"] == 0
+        assert {q.pass_rate.verdict.value for q in diff.queries} == {"unchanged"}  # repeated runs: ruled out drops
 
 
 FORBIDDEN_SPEC = """
@@ -356,7 +359,7 @@ def test_a_newly_used_forbidden_tool_is_a_regression_and_the_json_results_carry_
     assert result.returncode == 1, result.stderr
     data = json.loads(result.stdout)
     diff = data["diff"]
-    assert diff["schema_version"] == "agentci.diff/v2" and diff["before"] == "v1" and diff["after"] == "current"
+    assert diff["schema_version"] == "agentci.diff/v3" and diff["before"] == "v1" and diff["after"] == "current"
     (query,) = diff["queries"]
     assert query["kinds"][0] == "regression" and "tools_changed" in query["kinds"]
     assert query["status"] == {"before": "pass", "after": "fail"}

@@ -132,7 +132,7 @@ def test_the_action_in_its_container_on_a_pull_request(container_engine, tmp_pat
         ), hostile  # plain output or our escaped annotation
 
         results = json.loads((workspace / "agentci-results.json").read_text())
-        assert results["schema_version"] == "agentci.results/v1"
+        assert results["schema_version"] == "agentci.results/v2"
         assert [r["correctness"]["status"] for r in results["results"]] == ["fail", "pass"]
 
         [comment] = github.comments(REPO, 7)

@@ -72,10 +72,11 @@ EXPECTED = {
     ),
     # traces captured from the agent's OpenTelemetry spans (agentci collect; docs/otel-capture.md)
     "otel-capture": (0, {"order-shipped": "pass", "order-packing": "pass"}),
-    # five runs per query: flaky queries at their pass-rate gates, one drifting off its steps
+    # adaptive runs against a 20-run baseline: one query regressed (it fails its gate, and max_regressions), one
+    # inconclusive at the maximum, two unchanged (one drifting off its steps once)
     "repeated-runs": (
-        0,
-        {"capital-japan": "pass", "population-lagos": "pass", "convert-currency": "warn", "summarise-paper": "warn"},
+        1,
+        {"capital-japan": "pass", "population-lagos": "pass", "convert-currency": "fail", "summarise-paper": "warn"},
     ),
 }
 
@@ -144,6 +145,39 @@ def test_pytest_integration_example_skips_with_the_reason_when_a_judge_check_cou
         f"not verified: {check} skipped: no ANTHROPIC_API_KEY is set and no cached verdict matches this answer"
         for check in ("llm_judge", "hallucination_check")
     }
+
+
+def test_repeated_runs_tells_a_regression_from_noise_and_says_the_runs_each_took():
+    example = ROOT / "examples" / "repeated-runs"
+    result = run_cli(
+        "test", "--spec", example / "agentci_spec.yaml", "--traces", example / "traces", "--format", "json"
+    )
+    data = json.loads(result.stdout)
+    verdicts = {q["id"]: q["pass_rate"] for q in data["diff"]["queries"]}
+    assert {key: (v["verdict"], v["runs_after"], v["runs_before"]) for key, v in verdicts.items()} == {
+        "capital-japan": ("unchanged", 10, 20),
+        "population-lagos": ("inconclusive", 20, 20),
+        "convert-currency": ("regressed", 5, 20),
+        "summarise-paper": ("unchanged", 10, 20),
+    }
+    assert verdicts["population-lagos"]["more_runs"] > 0  # 15 of 20 against 19 of 20: more runs would decide
+    assert (data["summary"]["runs"], data["summary"]["max_runs"]) == (45, 80)
+    gates = {g["name"]: g["status"] for g in data["gates"]}
+    assert gates == {"max_regressions": "fail", "max_pass_rate_drop": "warn"}
+    regressed = "regressed: 0 of 5 runs passed vs 18 of 20 in v1 (p = 0.00043, over 4 looks; 0.0017 after Holm"
+    junit = run_cli(
+        "test", "--spec", example / "agentci_spec.yaml", "--traces", example / "traces", "--format", "junit"
+    )
+    assert f"verdict against v1: {regressed}" in junit.stdout
+    assert 'name="agentci.max_runs" value="80"' in junit.stdout and "warning: pass rate per query" in junit.stdout
+    log = run_cli("test", "--spec", example / "agentci_spec.yaml", "--traces", example / "traces", "--format", "github")
+    assert (
+        "::warning file=examples/repeated-runs/agentci_spec.yaml,line=35,title=AgentCI inconclusive against v1%3A "
+        "population-lagos::inconclusive: 15 of 20 runs passed vs 19 of 20 in v1" in log.stdout
+    )
+    assert "title=AgentCI regressed against v1%3A convert-currency::regressed: 0 of 5 runs passed" in log.stdout
+    page = run_cli("test", "--spec", example / "agentci_spec.yaml", "--traces", example / "traces", "--format", "html")
+    assert f"Pass rate: {regressed}" in page.stdout and "adaptive runs: 45 of 80 at the maximum" in page.stdout
 
 
 def test_support_router_diff_names_the_routing_regression():

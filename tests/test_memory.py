@@ -81,7 +81,7 @@ def test_a_run_that_releases_its_traces_drops_each_querys_runs_once_it_is_evalua
     traces = [
         Counted.model_validate({"id": q.id, "run": r, "final_answer": "x"}).with_derived_totals()
         for q in spec.queries
-        for r in range(q.runs)
+        for r in range(q.min_runs)
     ]
     kept_traces = None if release else traces
     Counted.dropped, dropped_at_each_result = 0, []
@@ -90,11 +90,13 @@ def test_a_run_that_releases_its_traces_drops_each_querys_runs_once_it_is_evalua
     )
     assert len(run.results) == len(spec.queries)
     if release:  # a query's runs are gone by the time its result is reported
-        assert dropped_at_each_result == [sum(q.runs for q in spec.queries[: i + 1]) for i in range(len(spec.queries))]
+        assert dropped_at_each_result == [
+            sum(q.min_runs for q in spec.queries[: i + 1]) for i in range(len(spec.queries))
+        ]
         assert traces == []
     else:
         assert dropped_at_each_result == [0] * len(spec.queries)
-        assert kept_traces is traces and len(traces) == sum(q.runs for q in spec.queries)
+        assert kept_traces is traces and len(traces) == sum(q.min_runs for q in spec.queries)
 
 
 def test_releasing_the_traces_changes_no_result():

@@ -280,3 +280,27 @@ def test_merged_shards_against_a_baseline_equal_the_unsharded_run_figure_for_fig
     assert merged.returncode == 1 and diff["uplift"] == {} and diff["total"]["suite"] == {}
     assert diff["warnings"][-1].startswith("a shard's results file carries no baseline results")
     assert diff["queries"] == expected["diff"]["queries"]
+
+
+def test_merged_shards_give_the_verdicts_of_one_run(tmp_path):
+    """Holm over the whole suite, the suite's pass-rate interval and the clustered cost intervals are settled again
+    on the merged diff: the verdicts, their p-values and the gates are those of the unsharded run."""
+    example = ROOT / "examples" / "repeated-runs"
+    spec, traces = example / "agentci_spec.yaml", example / "traces"
+    whole = json.loads(run_cli("test", "--spec", spec, "--traces", traces, "--format", "json").stdout)
+    for i in (1, 2):
+        shard = run_cli(
+            "test", "--spec", spec, "--traces", traces, "--shard", f"{i}/2", "--output", tmp_path / f"s{i}.json"
+        )
+        assert shard.returncode in (0, 1), shard.stderr
+    sizes = [len(json.loads((tmp_path / f"s{i}.json").read_text())["results"]) for i in (1, 2)]
+    assert sorted(sizes) != [0, 4]  # both shards hold queries, so each settled its verdicts on a part of the suite
+    merged = json.loads(run_cli("merge", "--spec", spec, str(tmp_path / "s*.json"), "--format", "json").stdout)
+
+    def verdicts(data):
+        return {q["id"]: (q["kinds"], q["why"], q["pass_rate"], q["cost"]) for q in data["diff"]["queries"]}
+
+    assert verdicts(merged) == verdicts(whole)
+    for key in ("counts", "pass_rate_change", "cost_usd", "latency_ms"):
+        assert merged["diff"]["total"][key] == whole["diff"]["total"][key], key
+    assert merged["gates"] == whole["gates"]

@@ -77,10 +77,10 @@ def test_the_documented_workflow_shards_and_merges_the_example(tmp_path, monkeyp
         "whole.json",
         cwd=tmp_path,
     )
-    assert code == whole.returncode == 0, log
+    assert code == whole.returncode == 1, log  # convert-currency fails its min_pass_rate
     assert (tmp_path / "agentci-results.json").read_text() == (tmp_path / "whole.json").read_text()
-    assert "::warning file=agentci_spec.yaml,line=36,title=AgentCI path%3A summarise-paper::" in log
-    assert (tmp_path / "summary.md").read_text().startswith("## ⚠️ AgentCI: all 4 passed, 2 with warnings")
+    assert "::warning file=agentci_spec.yaml,line=49,title=AgentCI path%3A summarise-paper::" in log
+    assert (tmp_path / "summary.md").read_text().startswith("## ❌ AgentCI: 1 of 4 queries failed")
 
 
 def test_merge_job_refuses_a_missing_shard_with_exit_2(tmp_path, monkeypatch):

@@ -130,6 +130,12 @@ def milliseconds(value: float) -> str:
     return "<1 ms" if 0 < value < 0.5 else f"{value:,.0f} ms"
 
 
+def points(rate_change: float) -> str:
+    """A change in a rate in percentage points, signed with a true minus: 0.042 → '+4.2', −0.1667 → '−16.7', 0 → '0'."""
+    text = f"{100 * rate_change:+.1f}".removesuffix(".0").replace("-", "−")
+    return "0" if text in ("+0", "−0") else text
+
+
 def plural(count: float, one: str, many: str | None = None) -> str:
     """'1 query', '2 queries', '0 checks': the count and the noun that agrees with it."""
     return f"{count:,.0f} {one if count == 1 else many or one + 's'}"

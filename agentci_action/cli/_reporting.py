@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # annotations only: each command imports the stages it needs 
 
 def render(fmt: str, run: RunResult, diff: RunDiff | None = None, trend: Trend | None = None) -> str | Iterator[str]:
     """The report in `fmt`. console, markdown (the job summary) and html (one self-contained page) include the diff
-    against the baseline and the trend on the default branch (`--history`);
+    against the baseline and the trend on the default branch (`--history`), junit the diff's verdicts;
     github is the step log the action prints: the console report inside stop-commands, then the annotations."""
     from agentci_action.report import annotations, console, html, json, junit, markdown, prometheus
 
@@ -33,7 +33,9 @@ def render(fmt: str, run: RunResult, diff: RunDiff | None = None, trend: Trend |
         return console.render_with_diff(run, diff, trend)
     if fmt == "json":
         return json.chunks(run, diff)  # written a query at a time: a results file is never held whole
-    return {"junit": junit.render, "prometheus": prometheus.render}[fmt](run)
+    if fmt == "junit":
+        return junit.render(run, diff)
+    return prometheus.render(run)
 
 
 def write_report(report: str | Iterator[str], fmt: str, output: str | None) -> None:

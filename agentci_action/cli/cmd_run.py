@@ -12,8 +12,12 @@ from agentci_action._util.errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS
 from agentci_action.cli._arguments import add_spec_argument, positive, seconds, shard_option, split_list
 
 if TYPE_CHECKING:  # annotations only: each command imports the stages it needs when it runs
+    from collections.abc import Callable
+
     from agentci_action.engine.results import ShardInfo
+    from agentci_action.pipeline.evaluation import MoreRuns
     from agentci_action.run.execute import AgentRun, RunOptions
+    from agentci_action.spec.models import QuerySpec
 
 import argparse
 
@@ -24,7 +28,9 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument("--output", required=True, help="directory for the traces: <query id>.jsonl, one line per run")
     parser.add_argument("--tags", action="append", help="only queries with one of these tags (comma-separated)")
     parser.add_argument("--shard", help="only shard INDEX/COUNT of the queries, as `test --shard` selects them")
-    parser.add_argument("--runs", type=positive, help="runs per query (default: each query's `runs`, else 1)")
+    parser.add_argument(
+        "--runs", type=positive, help="runs per query (default: each query's `runs`, a range's minimum, else 1)"
+    )
     parser.add_argument("--workers", type=positive, help="runs at the same time (default: runner.workers)")
     parser.add_argument("--timeout", type=seconds, help="seconds per run (default: runner.timeout_s)")
     parser.add_argument(
@@ -49,8 +55,15 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_ERROR if outcome.infra else EXIT_FAIL if outcome.failed else EXIT_PASS
 
 
-def run_the_agent(spec_path: str, tags: list[str], shard: ShardInfo | None, options: RunOptions) -> AgentRun:
-    """The spec's runner on the selected queries (tags, then shard), progress and summary on stderr."""
+def run_the_agent(
+    spec_path: str,
+    tags: list[str],
+    shard: ShardInfo | None,
+    options: RunOptions,
+    runs_of: Callable[[QuerySpec], int | None] | None = None,
+) -> AgentRun:
+    """The spec's runner on the selected queries (tags, then shard), progress and summary on stderr. `runs_of`
+    gives a query's runs instead of its `runs:` (the minimum of a range), None to leave it out."""
     from agentci_action.engine.shard import select_shard
     from agentci_action.run import run_agent
     from agentci_action.run.execute import terminate_on_sigterm
@@ -58,15 +71,23 @@ def run_the_agent(spec_path: str, tags: list[str], shard: ShardInfo | None, opti
 
     spec = load_spec(spec_path, tags=tags or None)
     queries = select_shard(spec.queries, shard) if shard else spec.queries
+    if runs_of is not None:
+        queries = [q.model_copy(update={"runs": runs}) for q in queries if (runs := runs_of(q)) is not None]
     with terminate_on_sigterm():
         outcome = run_agent(spec, options, queries=queries)
     print(outcome.summary(options.output), file=sys.stderr)
     return outcome
 
 
-def traces_to_evaluate(args: argparse.Namespace, stack: ExitStack, shard: ShardInfo | None = None) -> list[str]:
-    """--traces as given; without them the spec's runner runs the agent first, into --record DIR (else a temporary
-    directory), and those traces are evaluated. A spec without a runner needs --traces."""
+def traces_to_evaluate(
+    args: argparse.Namespace,
+    stack: ExitStack,
+    shard: ShardInfo | None = None,
+    runs_of: Callable[[QuerySpec], int | None] | None = None,
+) -> list[str]:
+    """--traces as given; without them the spec's runner runs the agent first (each query's `runs`, the minimum of a
+    range, or `runs_of`), into --record DIR (else a temporary directory), and those traces are evaluated. A spec
+    without a runner needs --traces."""
     traces: list[str] | None = args.traces  # append: None when not given
     if traces:
         return traces
@@ -75,5 +96,15 @@ def traces_to_evaluate(args: argparse.Namespace, stack: ExitStack, shard: ShardI
     from agentci_action.run import RunOptions
 
     record = args.record or stack.enter_context(tempfile.TemporaryDirectory(prefix="agentci-traces-"))
-    run_the_agent(args.spec, split_list(getattr(args, "tags", None)), shard, RunOptions(Path(record)))
+    run_the_agent(args.spec, split_list(getattr(args, "tags", None)), shard, RunOptions(Path(record)), runs_of)
     return [record]
+
+
+def more_runs_into(spec_path: str, tags: list[str], shard: ShardInfo | None, record: str) -> MoreRuns:
+    """Adaptive runs' next batch: the named queries run until each has its target, the runs in `record` kept."""
+    from agentci_action.run import RunOptions
+
+    def more(targets: dict[str, int]) -> None:
+        run_the_agent(spec_path, tags, shard, RunOptions(Path(record), resume=True), lambda q: targets.get(q.key))
+
+    return more

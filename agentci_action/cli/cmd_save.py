@@ -6,12 +6,22 @@ import argparse
 import sys
 from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentci_action._util.errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS
 from agentci_action.cli._arguments import add_judge_arguments, add_spec_argument, judge_options
 from agentci_action.cli._reporting import say
 from agentci_action.cli.cmd_run import traces_to_evaluate
 from agentci_action.spec.trace_formats import FORMATS as TRACE_FORMATS
+
+if TYPE_CHECKING:  # annotations only: the command imports the stages it needs when it runs
+    from agentci_action.spec.models import QuerySpec
+
+
+def _max_runs(query: QuerySpec) -> int:
+    """Without --traces a baseline is recorded at each query's most runs (a range's max): every later verdict
+    against it is only as sure as its runs let it be."""
+    return query.max_runs
 
 
 def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
 
     spec = load_spec(args.spec)
     with ExitStack() as stack:
-        traces = load_traces(traces_to_evaluate(args, stack), args.trace_format, spec.pricing)
+        # a range's maximum: the baseline is the side every later verdict leans on
+        traces = load_traces(traces_to_evaluate(args, stack, runs_of=_max_runs), args.trace_format, spec.pricing)
     failed = [trace.run_error for trace in traces if trace.run_error]
     if failed:
         for error in failed:

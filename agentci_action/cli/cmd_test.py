@@ -1,5 +1,6 @@
 """`agentci test`: evaluate traces against a spec (the whole suite or one shard), against the baseline; without
---traces the spec's runner runs the agent first. The engine is imported when the command runs, not when the parser is built."""
+--traces the spec's runner runs the agent first, and adaptive runs (`runs: {min, max}`) give the queries still
+undecided against the baseline more runs. The engine is imported when the command runs, not when the parser is built."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from agentci_action.cli._arguments import (
     split_list,
 )
 from agentci_action.cli._reporting import render, report_outcome, write_output, write_report
-from agentci_action.cli.cmd_run import traces_to_evaluate
+from agentci_action.cli.cmd_run import more_runs_into, traces_to_evaluate
 from agentci_action.spec.trace_formats import FORMATS as TRACE_FORMATS
 
 if TYPE_CHECKING:
@@ -105,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
         )
     with ExitStack() as stack:
         traces = traces_to_evaluate(args, stack, shard)
+        # the agent ran here: adaptive runs (`runs: {min, max}`) may give undecided queries more runs
+        more = None if args.traces else more_runs_into(args.spec, split_list(args.tags), shard, traces[0])
         outcome = evaluate(
             Evaluation(
                 spec=args.spec,
@@ -119,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
                 judge=judge_options(args),
                 baseline_ref=base_ref_option(args),
                 progress="agentci test",
-            )
+            ),
+            more,
         )
     run = outcome.run
     if shard:  # --output takes the shard results file; the report goes to standard output

@@ -6,10 +6,12 @@ settings: an `Evaluator`), so identical traces show no change and no uplift. Eac
 baseline traces given as variants, the golden variant the current run's path layer chose). A change is
 classified on all runs, with the kinds trace-diffing tools use:
 
-- regression: the query's status went from pass or warn to fail or error (correctness, a forbidden tool, or
-  whatever else fails it); fixed: the reverse;
+- regression / fixed / inconclusive: the query's pass-rate verdict (compare/pass_verdicts.py). Run once on each side:
+  its status went from pass or warn to fail or error (correctness, a forbidden tool, or whatever else fails it),
+  fixed the reverse. With repeated runs on either side: regressed or improved beyond noise by exact tests on the
+  pass counts (Holm over the queries), inconclusive when neither that nor `unchanged` could be decided;
 - not_run: the agent could not be run on the query for infrastructure reasons ([INFRA]: the model service down or
-  rate-limited, a timeout): nothing to compare, and no regression;
+  rate-limited, a timeout): nothing to compare, no verdict, and no regression;
 - new_query / removed_query: the query has a trace on one side only, or was removed from the spec;
 - tools_changed: the distribution of routes (ordered lists of tool calls) over the runs differs;
   routing_changed: the distribution of handoff targets differs;
@@ -17,6 +19,8 @@ classified on all runs, with the kinds trace-diffing tools use:
 - model_changed: the LLM models the runs called differ (both sides name some);
 - cost_changed: the mean cost, tokens or LLM calls per run moved by more than COST_TOLERANCE of the baseline, or
   the mean latency by more than LATENCY_TOLERANCE (the noisiest figure); any rise from a zero baseline counts.
+  With repeated runs on either side it is the bootstrap interval of the ratio after / before that must lie
+  beyond the tolerance, not the ratio of the means (Delta.interval).
 
 Where both sides saw the requests (engine/token_attribution.py), `tokens` says which components of the input moved,
 largest change first, with the tool schemas, tool results and documents that moved in each (a schema's parameters too).
@@ -24,7 +28,7 @@ largest change first, with the tool schemas, tool results and documents that mov
 Per query every figure is a mean per run; a total is the sum of those means (one pass over the suite), so a
 total moves only when some query's figure moved.
 
-Queries are ordered regressions first, then removed, new, fixed, other changes, unchanged; within a
+Queries are ordered regressions first, then removed, new, fixed, inconclusive, other changes, unchanged; within a
 group, the largest cost-and-latency change first.
 """
 
@@ -39,8 +43,17 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema
 
+from agentci_action.compare.pass_verdicts import (
+    PassVerdict,
+    pass_verdict,
+    run_ratio_interval,
+    settle,
+    suite_change,
+    total_ratio_interval,
+)
 from agentci_action.engine import metrics
 from agentci_action.engine.arguments import ABSENT, NOT_AN_OBJECT, as_mapping, inert_name, inert_value, same_json
+from agentci_action.engine.bootstrap import beyond
 from agentci_action.engine.correctness import Judge
 from agentci_action.engine.evaluate_spec import Observe, Settings, evaluate_spec, group_traces, summarize
 from agentci_action.engine.path import closest_variant
@@ -54,17 +67,20 @@ from agentci_action.engine.results import (
     TokenAttribution,
 )
 from agentci_action.engine.score import run_uplift
+from agentci_action.engine.significance import Verdict
 from agentci_action.engine.stats import most_frequent, tidy
-from agentci_action.spec.models import AgentCISpec, PathSpec
+from agentci_action.engine.suite_change import PassRateChange
+from agentci_action.spec.models import AgentCISpec, PathSpec, SignificanceSpec
 from agentci_action.trace.canonical import ToolCall, Trace
 
 if TYPE_CHECKING:
     from agentci_action.compare.baselines import Reference
     from agentci_action.engine.checks.answer import Embedder
 
-DIFF_SCHEMA_VERSION = "agentci.diff/v2"
+DIFF_SCHEMA_VERSION = "agentci.diff/v3"
 COST_TOLERANCE = 0.25
 LATENCY_TOLERANCE = 0.50
+COST_FIGURES = ("cost_usd", "total_tokens", "llm_calls", "latency_ms")
 FAILING = (Status.FAIL, Status.ERROR)
 
 
@@ -74,6 +90,7 @@ class ChangeKind(str, Enum):
     REMOVED_QUERY = "removed_query"
     NEW_QUERY = "new_query"
     FIXED = "fixed"
+    INCONCLUSIVE = "inconclusive"
     MODEL_CHANGED = "model_changed"
     TOOLS_CHANGED = "tools_changed"
     ROUTING_CHANGED = "routing_changed"
@@ -110,7 +127,8 @@ Counts = Annotated[
 class Delta(BaseModel):
     """before → after. change = after − before; percent = 100·change/before, None when before is 0 or unknown.
 
-    `new` is true when before is 0 and after is not: the percentage would divide by zero.
+    `new` is true when before is 0 and after is not: the percentage would divide by zero. `interval`: with repeated
+    runs, the bootstrap interval of after / before (a cost or latency figure; compare/pass_verdicts.py).
     """
 
     before: int | float | None  # counts stay integers in the JSON
@@ -118,6 +136,7 @@ class Delta(BaseModel):
     change: int | float | None = None
     percent: float | None = None
     new: bool = False
+    interval: tuple[float, float] | None = None
 
     @classmethod
     def of(cls, before: float | None, after: float | None) -> Delta:
@@ -136,7 +155,10 @@ class Delta(BaseModel):
         )
 
     def moved_beyond(self, tolerance: float) -> bool:
-        """|change| > tolerance × |before|, or any change from a zero base."""
+        """With an interval: it lies wholly beyond 1 ± tolerance. Without: |change| > tolerance × |before|, or any
+        change from a zero base."""
+        if self.interval is not None:
+            return beyond(self.interval, tolerance)
         if self.change is None or self.change == 0:
             return False
         return self.new or abs(self.change) > tolerance * abs(self.before or 0)
@@ -253,8 +275,13 @@ class QueryDiff(BaseModel):
     correctness: StatusDiff
     why: list[str] = Field(
         default_factory=list,
-        description="For a regression (or a query not run), the messages of the layers failing now; for a fixed "
-        "query, those that failed before. Empty otherwise.",
+        description="For a regression, a query not run or an inconclusive query whose pass rate fell, the messages "
+        "of the layers failing now (with repeated runs, the failing runs'); for a fixed query, those that failed "
+        "before. Empty otherwise.",
+    )
+    pass_rate: PassVerdict | None = Field(
+        None,
+        description="The pass-rate verdict, baseline → current; null for a query on one side only or not run.",
     )
     answer: AnswerDiff = Field(default_factory=AnswerDiff)
     models_before: list[str] = Field(default_factory=list, description="LLM models the before side's runs called.")
@@ -289,6 +316,11 @@ class TotalDiff(BaseModel):
     latency_ms: Delta
     models_before: list[str] = Field(default_factory=list, description="LLM models called on the before side.")
     models_after: list[str] = Field(default_factory=list)
+    pass_rate_change: PassRateChange | None = Field(
+        None,
+        description="The suite's change in pass rate: the mean over the queries run on both sides of (current − "
+        "baseline pass rate), with its query-clustered standard error and interval (Miller 2024).",
+    )
     suite: dict[str, Delta] = Field(
         default_factory=dict,
         description="Each side's summary.aggregates (pass_rate, p95_latency_ms, …), before → after.",
@@ -327,6 +359,15 @@ class RunDiff(BaseModel):
         description="Only in a shard's results file: the baseline side's results of the shard's queries, from which "
         "`agentci merge` rebuilds the whole run's uplift, suite aggregates and unverified counts.",
     )
+    significance: SignificanceSpec = Field(
+        default_factory=SignificanceSpec,
+        description="The spec's `significance:` the verdicts and intervals were decided at.",
+    )
+
+    @property
+    def repeated(self) -> bool:
+        """Whether some query was run more than once on either side (verdicts and intervals with a confidence)."""
+        return any(q.pass_rate is not None and q.pass_rate.method == "exact" for q in self.queries)
 
     @property
     def regressions(self) -> list[QueryDiff]:
@@ -381,6 +422,8 @@ class _Figures:
     calls: tuple[ToolCall, ...] = ()  # the tool calls of the first run that took the route shown
     not_run: str | None = None  # every run failed without a trace: "infrastructure" ([INFRA]) or "crashed"
     tokens: TokenAttribution | None = None  # where the input tokens went (means per run)
+    run_statuses: tuple[Status, ...] = ()  # pass / fail / error per run, in run order (the pass counts)
+    per_run: dict[str, list[float | None]] = field(default_factory=dict)  # cost figures per run, for their intervals
 
     @property
     def tools(self) -> list[str]:
@@ -424,18 +467,38 @@ def _figures(result: QueryResult, runs: list[Trace]) -> _Figures:
         latency_ms=result.figure("latency_ms"),
         answers=[t.final_answer.strip() for t in ran],
         runs=result.runs,
-        failures=tuple(
-            message
-            for layer in (result.correctness, result.path, result.cost)
-            if layer.status in FAILING
-            for message in layer.messages
-        ),
+        failures=_failures(result),
         models=_models(ran),
         answer=result.answer if ran else None,
         calls=_route_calls(ran),
         not_run=_not_run(runs) if runs and not ran else None,
         tokens=result.tokens,
+        run_statuses=tuple(result.reliability.run_statuses or [result.status]),
+        per_run=_per_run(ran),
     )
+
+
+def _failures(result: QueryResult) -> tuple[str, ...]:
+    """The messages of its failing layers; a query run several times that still passed its gate: the correctness
+    layer's messages, which name its failing runs."""
+    failing = tuple(
+        message
+        for layer in (result.correctness, result.path, result.cost)
+        if layer.status in FAILING
+        for message in layer.messages
+    )
+    return failing or (tuple(result.correctness.messages) if result.runs > 1 else ())
+
+
+def _per_run(runs: list[Trace]) -> dict[str, list[float | None]]:
+    """Each cost figure of every run that gave a trace (None where unknown): what their bootstrap intervals
+    resample."""
+    return {
+        "cost_usd": [t.total_cost_usd for t in runs],
+        "total_tokens": [t.total_tokens for t in runs],
+        "llm_calls": [t.total_llm_calls for t in runs],
+        "latency_ms": [t.total_duration_ms for t in runs],
+    }
 
 
 def _route_calls(runs: list[Trace]) -> tuple[ToolCall, ...]:
@@ -536,27 +599,27 @@ def _unevaluated(runs: list[Trace]) -> _Figures:
     )
 
 
+_VERDICT_KINDS = {
+    Verdict.REGRESSED: ChangeKind.REGRESSION,
+    Verdict.IMPROVED: ChangeKind.FIXED,
+    Verdict.INCONCLUSIVE: ChangeKind.INCONCLUSIVE,
+}
+
+
 def _kinds(before: _Figures | None, after: _Figures | None, path: PathDiff, cost: CostDiff) -> list[ChangeKind]:
-    """Regression / fixed follow the query's status (what blocks the run: correctness, a forbidden tool, …);
-    routes, handoffs and answers are compared as distributions over the runs. A side whose runs all failed without a
-    trace has nothing to compare: infrastructure is not_run (not the agent's doing), a crash only its status."""
+    """Every kind but the verdict's (regression, fixed, inconclusive: `_with_verdicts` adds it once the verdicts are
+    settled); routes, handoffs and answers are compared as distributions over the runs. A side whose runs all failed
+    without a trace has nothing to compare: infrastructure is not_run (not the agent's doing), a crash only its
+    verdict."""
     if before is None:
         return [ChangeKind.NEW_QUERY]
     if after is None:
         return [ChangeKind.REMOVED_QUERY]
     if after.not_run == "infrastructure":
         return [ChangeKind.NOT_RUN]
-    kinds = []
     if before.not_run or after.not_run:
-        if before.status not in FAILING and after.status in FAILING:
-            kinds.append(ChangeKind.REGRESSION)
-        if before.status in FAILING and after.status not in FAILING:
-            kinds.append(ChangeKind.FIXED)
-        return kinds
-    if before.status not in FAILING and after.status in FAILING:
-        kinds.append(ChangeKind.REGRESSION)
-    if before.status in FAILING and after.status not in FAILING:
-        kinds.append(ChangeKind.FIXED)
+        return []
+    kinds = []
     if before.models and after.models and before.models != after.models:
         kinds.append(ChangeKind.MODEL_CHANGED)
     if not same_distribution(before.routes, after.routes):
@@ -573,11 +636,19 @@ def _kinds(before: _Figures | None, after: _Figures | None, path: PathDiff, cost
 
 
 def diff_query(
-    result: QueryResult | None, before: _Figures | None, after: _Figures | None, key: str = "", text: str = ""
+    result: QueryResult | None,
+    before: _Figures | None,
+    after: _Figures | None,
+    key: str = "",
+    text: str = "",
+    plan: tuple[int, ...] | None = None,
+    significance: SignificanceSpec = SignificanceSpec(),
 ) -> QueryDiff:
     """The three-tier comparison of one query; `before` or `after` is None when the query is on one side only;
-    `result` is None for a query no longer in the spec (then `key` and `text` name it)."""
+    `result` is None for a query no longer in the spec (then `key` and `text` name it); `plan` the adaptive runs'
+    looks (None: a fixed number of runs). Its verdict waits for `_with_verdicts`, which sees every query."""
     b, a = before or _NOTHING, after or _NOTHING
+    name = result.id if result else key
     used_before = {tool for route in b.routes for tool in route}
     used_after = {tool for route in a.routes for tool in route}
     similarity = metrics.lcs_similarity(a.tools, b.tools) if before and after else None
@@ -598,29 +669,30 @@ def diff_query(
     )
     path.tools_added = list(dict.fromkeys(path.tools_added))
     path.tools_removed = list(dict.fromkeys(path.tools_removed))
-    cost = CostDiff(
-        cost_usd=Delta.of(b.cost_usd, a.cost_usd),
-        total_tokens=Delta.of(b.total_tokens, a.total_tokens),
-        llm_calls=Delta.of(b.llm_calls, a.llm_calls),
-        latency_ms=Delta.of(b.latency_ms, a.latency_ms),
-    )
+    deltas = {}
+    for figure in COST_FIGURES:
+        deltas[figure] = delta = Delta.of(getattr(b, figure), getattr(a, figure))
+        if b.runs > 1 or a.runs > 1:  # one run per side: the tolerance alone decides
+            delta.interval = run_ratio_interval(
+                name, figure, b.per_run.get(figure, []), a.per_run.get(figure, []), significance.confidence
+            )
+    cost = CostDiff(**deltas)
     kinds = _kinds(before, after, path, cost)
-    why = (
-        a.failures
-        if ChangeKind.REGRESSION in kinds or ChangeKind.NOT_RUN in kinds
-        else b.failures
-        if ChangeKind.FIXED in kinds
-        else ()
+    verdict = (
+        pass_verdict(b.run_statuses, a.run_statuses, b.status, a.status, plan, significance.drop)
+        if before and after and b.run_statuses and a.run_statuses and ChangeKind.NOT_RUN not in kinds
+        else None
     )
     return QueryDiff(
-        id=result.id if result else key,
+        id=name,
         query=result.query if result else text,
         file=result.file if result else "",
         line=result.line if result else 0,
         kinds=kinds,
         status=StatusDiff(before=b.status, after=a.status),
         correctness=StatusDiff(before=b.correctness, after=a.correctness),
-        why=list(why),
+        why=list(a.failures if ChangeKind.NOT_RUN in kinds else _why(verdict, b, a)),
+        pass_rate=verdict,
         answer=AnswerDiff(before=_shown_answer(before), after=_shown_answer(after)),
         models_before=list(b.models),
         models_after=list(a.models),
@@ -671,6 +743,34 @@ def token_changes(before: TokenAttribution | None, after: TokenAttribution | Non
     )
 
 
+def _why(verdict: PassVerdict | None, before: _Figures, after: _Figures) -> tuple[str, ...]:
+    """What a regression or a fix is about, by the direction the pass rate moved: the failures now when it fell (one
+    run: the status went to failing), those before when it rose; kept by `_with_verdicts` only for a regression, a
+    fix or an inconclusive query."""
+    if verdict is None:
+        return ()
+    if verdict.method == "one_run":
+        fell = verdict.verdict is Verdict.REGRESSED
+        rose = verdict.verdict is Verdict.IMPROVED
+    else:
+        rate_before, rate_after = verdict.passed_before / verdict.runs_before, verdict.passed_after / verdict.runs_after
+        fell, rose = rate_after < rate_before, rate_after > rate_before
+    return after.failures if fell else before.failures if rose else ()
+
+
+def _with_verdicts(queries: list[QueryDiff], significance: SignificanceSpec) -> None:
+    """Settle every query's verdict over all of them (Holm), and give each its verdict's kind (regression, fixed or
+    inconclusive) in place; `why` stays only with those kinds and not_run."""
+    settle([q.pass_rate for q in queries if q.pass_rate is not None], significance)
+    for query in queries:
+        verdict_kinds = set(_VERDICT_KINDS.values())
+        kinds = [kind for kind in query.kinds if kind not in verdict_kinds]
+        found = _VERDICT_KINDS.get(query.pass_rate.verdict) if query.pass_rate else None
+        query.kinds = sorted([found, *kinds], key=_RANK.__getitem__) if found else kinds
+        if found is None and ChangeKind.NOT_RUN not in kinds:
+            query.why = []
+
+
 def _mean_length(handoffs: list[tuple[str, ...]]) -> float:
     return sum(map(len, handoffs)) / len(handoffs) if handoffs else 0
 
@@ -696,14 +796,20 @@ def _sum(values: list[float | None]) -> float | None:
     return sum(known) if known else None
 
 
-def _total(queries: list[QueryDiff]) -> TotalDiff:
-    """Each side's totals: Σ over its queries of their per-run means."""
+def _total(queries: list[QueryDiff], significance: SignificanceSpec) -> TotalDiff:
+    """Each side's totals: Σ over its queries of their per-run means; with repeated runs on either side, the cost
+    figures' intervals clustered by query, and the suite's paired change in pass rate."""
+    repeated = any(q.pass_rate is not None and q.pass_rate.method == "exact" for q in queries)
 
-    def delta(pick: Callable[[QueryDiff], Delta]) -> Delta:
-        return Delta.of(
+    def delta(pick: Callable[[QueryDiff], Delta], figure: str | None = None) -> Delta:
+        found = Delta.of(
             _sum([pick(q).before for q in queries if q.runs.before is not None]),
             _sum([pick(q).after for q in queries if q.runs.after is not None]),
         )
+        if figure is not None and repeated:
+            means = [(q.id, pick(q).before, pick(q).after) for q in queries if q.pass_rate is not None]
+            found.interval = total_ratio_interval(figure, means, significance.confidence)
+        return found
 
     def count(when: str, ok: Callable[[Status | None], bool]) -> int:
         return sum(ok(getattr(q.status, when)) for q in queries if getattr(q.runs, when) is not None)
@@ -721,12 +827,15 @@ def _total(queries: list[QueryDiff]) -> TotalDiff:
         tool_calls=delta(lambda q: q.path.tool_calls),
         loops=delta(lambda q: q.path.loops),
         handoffs=delta(lambda q: q.path.handoffs),
-        cost_usd=delta(lambda q: q.cost.cost_usd),
-        total_tokens=delta(lambda q: q.cost.total_tokens),
-        llm_calls=delta(lambda q: q.cost.llm_calls),
-        latency_ms=delta(lambda q: q.cost.latency_ms),
+        cost_usd=delta(lambda q: q.cost.cost_usd, "cost_usd"),
+        total_tokens=delta(lambda q: q.cost.total_tokens, "total_tokens"),
+        llm_calls=delta(lambda q: q.cost.llm_calls, "llm_calls"),
+        latency_ms=delta(lambda q: q.cost.latency_ms, "latency_ms"),
         models_before=sorted({m for q in queries for m in q.models_before}),
         models_after=sorted({m for q in queries for m in q.models_after}),
+        pass_rate_change=suite_change(
+            [q.pass_rate for q in queries if q.pass_rate is not None], significance.confidence
+        ),
     )
 
 
@@ -750,10 +859,13 @@ def diff_runs(
     after: Side,
     warnings: list[str] | None = None,
     removed: dict[str, list[Trace]] | None = None,
+    plans: dict[str, tuple[int, ...]] | None = None,
+    significance: SignificanceSpec = SignificanceSpec(),
 ) -> RunDiff:
     """Compare every query of either side, ordered as the module docstring says; each side's routes and answers
     are its traces of the query (all its runs). `removed` are the before side's queries no longer in the spec,
-    by saved key: shown as removed_query with their traces' figures.
+    by saved key: shown as removed_query with their traces' figures. `plans` are the looks of the queries with
+    adaptive runs (QuerySpec.run_plan); the verdicts are decided at `significance`.
     """
     results_before = {r.id: r for r in before.run.results}
     results_after = {r.id: r for r in after.run.results}
@@ -765,19 +877,23 @@ def diff_runs(
                 in_after or in_before,
                 _figures(in_before, before.traces.get(key) or []) if in_before else None,
                 _figures(in_after, after.traces.get(key) or []) if in_after else None,
+                plan=(plans or {}).get(key),
+                significance=significance,
             )
         )
     for key, runs in (removed or {}).items():
         if key not in results_before and key not in results_after and runs:
             queries.append(diff_query(None, _unevaluated(runs), None, key, runs[0].query or ""))
+    _with_verdicts(queries, significance)
     queries.sort(key=_order)
     diff = RunDiff(
         agent=after.run.agent,
         before=before.label,
         after=after.label,
-        total=_total(queries),
+        total=_total(queries, significance),
         queries=queries,
         warnings=list(warnings or []),
+        significance=significance,
     )
     return _with_whole_run_figures(diff, before.run, after.run)
 
@@ -803,20 +919,23 @@ MERGED_WITHOUT_BASELINE_RESULTS = (
 
 def merge_diffs(spec: AgentCISpec, run: RunResult, shards: list[RunDiff]) -> RunDiff:
     """The shards' diffs (each of its own queries, and every removed query) as the diff of their merged `run`, equal
-    to the unsharded run's: every query's changes and the totals, and the whole runs' figures (the uplift, suite
-    aggregates, unverified counts) from the baseline side rebuilt as one run of the results each shard carries
-    (`baseline_results`), in spec order, summarised as the unsharded diff summarises it."""
-    queries = list({q.id: q for shard in reversed(shards) for q in shard.queries}.values())
-    queries.sort(key=_order)
+    to the unsharded run's: every query's changes and the totals, the verdicts settled again over every query (Holm
+    over the whole suite), and the whole runs' figures (the uplift, suite aggregates, unverified counts) from the
+    baseline side rebuilt as one run of the results each shard carries (`baseline_results`), in spec order,
+    summarised as the unsharded diff summarises it."""
+    queries = list({q.id: q.model_copy(deep=True) for shard in reversed(shards) for q in shard.queries}.values())
     first = shards[0]
+    _with_verdicts(queries, first.significance)
+    queries.sort(key=_order)
     diff = RunDiff(
         agent=first.agent,
         before=first.before,
         after=first.after,
-        total=_total(queries),
+        total=_total(queries, first.significance),
         queries=queries,
         warnings=list(dict.fromkeys(w for shard in shards for w in shard.warnings)),
         baseline_commit=first.baseline_commit,
+        significance=first.significance,
     )
     carried = [shard.baseline_results for shard in shards]
     if any(results is None for results in carried):
@@ -859,33 +978,36 @@ def evaluate_side(
     return Side(label, run, by_query)
 
 
-def diff_against(
-    spec: AgentCISpec, reference: Reference, after: Side, evaluator: Evaluator = Evaluator(), *, shard: bool = False
-) -> RunDiff:
-    """The reference's traces evaluated as `after` was (same variants, same evaluator), then compared with it.
-    Baseline traces given as variants are evaluated per query on the variant the path layer chose alone. A `shard`'s
-    diff carries the baseline side's results, for the merge (merge_diffs)."""
+def baseline_side(spec: AgentCISpec, reference: Reference, after: Side, evaluator: Evaluator = Evaluator()) -> Side:
+    """The reference's traces evaluated as `after` was (same variants, same evaluator). Baseline traces given as
+    variants are evaluated per query on the variant the path layer chose for after's first run alone."""
     if reference.runs is not None:
         runs = reference.runs
     else:
         runs = {key: [trace] for key, trace in chosen_variants(spec, reference.variants, after).items()}
-    before = evaluate_side(spec, reference.label, runs, reference.variants, evaluator)
-    diff = diff_runs(before, after, reference.warnings, reference.removed)
+    return evaluate_side(spec, reference.label, runs, reference.variants, evaluator)
+
+
+def diff_against(
+    spec: AgentCISpec,
+    reference: Reference,
+    after: Side,
+    evaluator: Evaluator = Evaluator(),
+    before: Side | None = None,
+    *,
+    shard: bool = False,
+) -> RunDiff:
+    """`after` compared with the reference's side (`baseline_side`; `before` when the caller has it already: adaptive
+    runs compare again after each batch with the same baseline). A `shard`'s diff carries the baseline side's
+    results, for the merge (merge_diffs)."""
+    before = before or baseline_side(spec, reference, after, evaluator)
+    plans = {q.key: plan for q in spec.queries if (plan := q.run_plan)}
+    diff = diff_runs(before, after, reference.warnings, reference.removed, plans, spec.significance)
     diff.baseline_commit = reference.commit
     diff.baseline_results = before.run.results if shard else None
     return diff
 
 
-def current_vs_baseline(
-    spec: AgentCISpec,
-    run: RunResult,
-    traces: list[Trace],
-    reference: Reference,
-    evaluator: Evaluator = Evaluator(),
-    *,
-    shard: bool = False,
-) -> RunDiff:
-    """The diff `agentci test` (and the action) shows: the baseline evaluated now, as the current run was, against it.
-    A `shard`'s diff carries the baseline side's results, for the merge."""
-    after = Side("current", run, group_traces(spec.queries, traces).by_query)
-    return diff_against(spec, reference, after, evaluator, shard=shard)
+def current_side(spec: AgentCISpec, run: RunResult, traces: list[Trace]) -> Side:
+    """The current run as the after side of a diff: its results and its traces by query."""
+    return Side("current", run, group_traces(spec.queries, traces).by_query)

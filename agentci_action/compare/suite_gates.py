@@ -4,10 +4,17 @@
   max_total_cost_usd   summary.cost_usd ≤ limit (every run of every query); with some cost unknown the known sum is a
                        lower bound: over the limit fails, within it is unknown (skip)
   max_cost_multiplier  diff.total.cost_usd after / before ≤ limit (the sum over queries of the mean cost per run on
-                       each side); skip without a baseline, or when the baseline's cost is unknown or 0
+                       each side); skip without a baseline, or when the baseline's cost is unknown or 0. With
+                       repeated runs, read on the ratio's interval (clustered by query): fail when its low end is
+                       over the limit, warn when the limit lies inside it
   max_regressions      diff.total.counts["regression"] ≤ limit; skip without a baseline
+  max_inconclusive     diff.total.counts["inconclusive"] ≤ limit; skip without a baseline
+  max_pass_rate_drop   the suite's paired change in pass rate (diff.total.pass_rate_change) read on its interval:
+                       pass when its low end is at least −limit, fail when its high end is below −limit, else warn;
+                       skip without a baseline or with fewer than two queries compared
 
-A failed gate makes the run's status fail, and blocks (exit 1) when fail-on names `suite`.
+A failed gate makes the run's status fail, and blocks (exit 1) when fail-on names `suite`; a gate the noise leaves
+undecided warns (status warn), and never blocks.
 """
 
 from __future__ import annotations
@@ -16,7 +23,9 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from agentci_action._util.text import points
 from agentci_action.engine.results import GateResult, RunResult, Status
+from agentci_action.engine.suite_change import drop_verdict
 from agentci_action.spec.models import SuiteGates
 
 if TYPE_CHECKING:
@@ -32,12 +41,18 @@ def _over(actual: float, limit: float) -> bool:
 
 
 def _gate(
-    gates: SuiteGates, name: str, actual: float | None, failed: bool, message: str, skip: bool = False
+    gates: SuiteGates,
+    name: str,
+    actual: float | None,
+    failed: bool,
+    message: str,
+    skip: bool = False,
+    undecided: bool = False,
 ) -> GateResult:
     file, line = gates.where(name)
     return GateResult(
         name=name,
-        status=Status.SKIP if skip else Status.FAIL if failed else Status.PASS,
+        status=Status.SKIP if skip else Status.FAIL if failed else Status.WARN if undecided else Status.PASS,
         actual=actual,
         limit=getattr(gates, name),
         message=message,
@@ -85,29 +100,72 @@ def _cost_multiplier(gates: SuiteGates, diff: RunDiff | None) -> GateResult:
         why = "the baseline's cost is 0" if before == 0 else "a cost is unknown"
         return _gate(gates, "max_cost_multiplier", None, False, f"cost against the baseline skipped: {why}", skip=True)
     ratio = after / before
+    figures = f"cost ×{ratio:.2f} the baseline's (${after:.4f} vs ${before:.4f})"
+    interval = diff.total.cost_usd.interval
+    if interval is not None:  # repeated runs: the ratio's interval, not the ratio, against the limit
+        low, high = interval
+        failed, undecided = _over(low, limit), not _over(low, limit) and _over(high, limit)
+        sign = "over" if failed else "straddles" if undecided else "within"
+        level = f"{diff.significance.confidence:.0%}"
+        return _gate(
+            gates,
+            "max_cost_multiplier",
+            ratio,
+            failed,
+            f"{figures}, {level} interval ×{low:.2f}-×{high:.2f} {sign} max ×{limit:g}",
+            undecided=undecided,
+        )
     failed = _over(ratio, limit)
+    return _gate(gates, "max_cost_multiplier", ratio, failed, f"{figures} {'>' if failed else '≤'} max ×{limit:g}")
+
+
+def _counted(gates: SuiteGates, diff: RunDiff | None, name: str, kind: str, one: str, many: str) -> GateResult:
+    """A gate on how many of the diff's queries are of `kind` (regression, inconclusive): at most the limit."""
+    limit = getattr(gates, name) or 0
+    if diff is None:
+        return _gate(gates, name, None, False, f"{many} {NO_BASELINE}", skip=True)
+    count = diff.total.counts.get(kind, 0)
+    failed = count > limit
     return _gate(
         gates,
-        "max_cost_multiplier",
-        ratio,
+        name,
+        count,
         failed,
-        f"cost ×{ratio:.2f} the baseline's (${after:.4f} vs ${before:.4f}) {'>' if failed else '≤'} max ×{limit:g}",
+        f"{count} {one if count == 1 else many} against {diff.before} {'>' if failed else '≤'} max {limit}",
     )
 
 
-def _regressions(gates: SuiteGates, diff: RunDiff | None) -> GateResult:
-    limit = gates.max_regressions or 0
+def _pass_rate_drop(gates: SuiteGates, diff: RunDiff | None) -> GateResult:
+    limit = gates.max_pass_rate_drop or 0.0
+    change = diff.total.pass_rate_change if diff is not None else None
     if diff is None:
-        return _gate(gates, "max_regressions", None, False, f"regressions {NO_BASELINE}", skip=True)
-    count = diff.total.counts.get("regression", 0)
-    failed = count > limit
-    noun = "regression" if count == 1 else "regressions"
+        return _gate(gates, "max_pass_rate_drop", None, False, f"pass-rate drop {NO_BASELINE}", skip=True)
+    if change is None or change.low is None or change.high is None:
+        return _gate(
+            gates,
+            "max_pass_rate_drop",
+            None if change is None else change.change,
+            False,
+            "pass-rate drop skipped: fewer than two queries run on both sides (no interval)",
+            skip=True,
+        )
+    found = drop_verdict(change, limit)
+    figure = (
+        f"pass rate per query {points(change.change)} points ({change.confidence:.0%} interval {points(change.low)} to "
+        f"{points(change.high)} over {change.queries} queries)"
+    )
+    said = {
+        "pass": f"a drop over {100 * limit:g} points ruled out",
+        "fail": f"a drop over {100 * limit:g} points established",
+        "inconclusive": f"the interval straddles −{100 * limit:g} points: undecided",
+    }[found]
     return _gate(
         gates,
-        "max_regressions",
-        count,
-        failed,
-        f"{count} {noun} against {diff.before} {'>' if failed else '≤'} max {limit}",
+        "max_pass_rate_drop",
+        change.change,
+        found == "fail",
+        f"{figure}: {said}",
+        undecided=found == "inconclusive",
     )
 
 
@@ -120,7 +178,11 @@ def judge_gates(gates: SuiteGates | None, run: RunResult, diff: RunDiff | None =
         "min_pass_rate": lambda: _pass_rate(gates, run),
         "max_total_cost_usd": lambda: _total_cost(gates, run),
         "max_cost_multiplier": lambda: _cost_multiplier(gates, diff),
-        "max_regressions": lambda: _regressions(gates, diff),
+        "max_regressions": lambda: _counted(gates, diff, "max_regressions", "regression", "regression", "regressions"),
+        "max_inconclusive": lambda: _counted(
+            gates, diff, "max_inconclusive", "inconclusive", "inconclusive query", "inconclusive queries"
+        ),
+        "max_pass_rate_drop": lambda: _pass_rate_drop(gates, diff),
     }
     blocks = GATE_LAYER in run.summary.fail_on
     results = [judge() for name, judge in judges.items() if getattr(gates, name) is not None]

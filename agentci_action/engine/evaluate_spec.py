@@ -159,28 +159,27 @@ def require_traces(queries: list[QuerySpec], by_query: dict[str, list[Trace]]) -
         found = len(by_query.get(q.key) or ())
         if not found:
             problems.append(Problem(q.file, q.line, f"no trace for query {q.key!r} ({q.query[:60]!r})"))
-        elif q.runs is not None and found < q.runs:
+        elif q.runs is not None and found < q.min_runs:
+            asked = f"at least {q.min_runs} runs" if q.run_plan else f"runs: {q.min_runs}"
             problems.append(
-                Problem(
-                    q.file, q.line, f"query {q.key!r} expects runs: {q.runs} but has {found} trace{'s' * (found != 1)}"
-                )
+                Problem(q.file, q.line, f"query {q.key!r} expects {asked} but has {found} trace{'s' * (found != 1)}")
             )
     if problems:
         raise TraceError(problems)
 
 
 def unasked_runs(query: QuerySpec, traces: list[Trace]) -> bool:
-    """More traces than the runs the spec asks for (1 without `runs:`) that their `run` indices do not tell
-    apart as intended repeats (an index missing or repeated): the mark of a file appended to by reruns."""
-    if len(traces) <= (query.runs or 1):
+    """More traces than the runs the spec asks for (1 without `runs:`, a range's max) that their `run` indices do not
+    tell apart as intended repeats (an index missing or repeated): the mark of a file appended to by reruns."""
+    if len(traces) <= query.max_runs:
         return False
     indexes = [t.run for t in traces]
     return None in indexes or len(set(indexes)) < len(indexes)
 
 
 def extra_runs_note(query: QuerySpec, traces: list[Trace]) -> str:
-    """The warning for a query with more traces than the runs its spec asks for (1 without `runs:`)."""
-    asked = query.runs or 1
+    """The warning for a query with more traces than the runs its spec asks for (1 without `runs:`, a range's max)."""
+    asked = query.max_runs
     files = list(dict.fromkeys(t.source.rpartition(":")[0] or t.source for t in traces))
     return (
         f"{query.file}:{query.line}: query {query.key!r} has {len(traces)} traces but the spec asks for "
@@ -309,15 +308,19 @@ def summarize(
     tally: CheckTally | None = None,
 ) -> Summary:
     """Counts by status; totals over every run; pass rate = passed runs / runs; the suite composite is the mean of
-    the queries' composites (suite_composite_score). `tally` is check_tally(results) when the caller has it."""
+    the queries' composites (suite_composite_score); with adaptive runs, the runs and cost at their maximum.
+    `tally` is check_tally(results) when the caller has it."""
     counts = dict.fromkeys(Status, 0)
     runs = runs_passed = total_tokens = flaky = cost_unknown = 0
     known_costs: list[float] = []
     scores: list[float] = []
+    adaptive = False
     for result in results:  # one pass, not one per figure: a suite has thousands of queries
         counts[result.status] += 1
         reliability = result.reliability
         runs += reliability.runs
+        if reliability.max_runs is not None:
+            adaptive = True
         runs_passed += reliability.passed
         total_tokens += reliability.total_tokens
         flaky += reliability.flaky
@@ -331,6 +334,7 @@ def summarize(
     suite_composite = suite_composite_score(results)
     tally = tally or check_tally(results)
     overall = ERROR if counts[ERROR] else FAIL if counts[FAIL] else WARN if counts[WARN] else PASS
+    at_max = _at_maximum(results) if adaptive else (None, None)
     return Summary(
         status=overall,
         total=len(results),
@@ -354,7 +358,23 @@ def summarize(
         grade=letter_grade(suite_composite),
         cost_of_pass_usd=None if cost_unknown or not runs else cost_of_pass([known_cost], runs_passed),
         tokens=suite_tokens((result.tokens, result.runs) for result in results),
+        max_runs=at_max[0],
+        cost_at_max_runs_usd=at_max[1],
     )
+
+
+def _at_maximum(results: list[QueryResult]) -> tuple[int, float | None]:
+    """What a fixed maximum would have taken: each adaptive query at its max runs (the others as run), and their
+    cost at each query's mean cost per run (None when a cost is unknown)."""
+    runs = 0
+    cost: float | None = 0.0
+    for result in results:
+        reliability = result.reliability
+        at_max = reliability.max_runs or reliability.runs
+        runs += at_max
+        if cost is not None:
+            cost = None if reliability.cost_usd is None else cost + reliability.cost_usd / reliability.runs * at_max
+    return runs, cost
 
 
 def evaluate_spec(

@@ -30,7 +30,7 @@ from agentci_action.engine.results import (
     worst,
 )
 from agentci_action.engine.score import RunScore, composite_score, judge_scores, letter_grade, run_score
-from agentci_action.spec.models import CompositeWeights, QuerySpec, ScoreWeights
+from agentci_action.spec.models import CompositeWeights, QuerySpec, RunRange, ScoreWeights
 
 HARD = (FAIL, ERROR)
 _DEFAULT_WEIGHTS = ScoreWeights()  # read only
@@ -65,8 +65,11 @@ class Combined:
     score: ScoreResult
 
 
-def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
-    """Pass rate, pass@k, pass^k (k = runs), Wilson 95% interval, flakiness, cost of pass and every metric's statistics."""
+def reliability(
+    runs: list[Run], scores: list[RunScore], k: int | None = None, max_runs: int | None = None
+) -> Reliability:
+    """Pass rate, pass@k and pass^k (k default: the runs), Wilson 95% interval, flakiness, cost of pass and every
+    metric's statistics; `max_runs` the most runs an adaptive plan allowed."""
     n = len(runs)
     statuses: list[Status] = []
     known_costs: list[float] = []
@@ -91,7 +94,8 @@ def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
             for name, values in series.items()
             if (found := stats.statistics([v for v in values if v is not None]))
         }
-    rate, at_k, hat_k, ci95, flaky = _pass_figures(passed, n)
+    k = k or n
+    rate, at_k, hat_k, ci95, flaky = _pass_figures(passed, n, k)
     return Reliability(  # by position, in field order: keywords cost a query 0.4 µs here
         n,  # runs
         passed,
@@ -105,16 +109,21 @@ def reliability(runs: list[Run], scores: list[RunScore]) -> Reliability:
         None if known_cost is None else stats.cost_of_pass(known_costs, passed),  # cost_of_pass_usd
         statuses,  # run_statuses
         metrics,
+        k,
+        max_runs,
     )
 
 
 @lru_cache(maxsize=256)  # a suite's queries share a few (passed, runs) pairs: (0, 1) and (1, 1) above all
-def _pass_figures(passed: int, runs: int) -> tuple[float, float, float, tuple[float, float], bool]:
-    """Pass rate, pass@k and pass^k with k = runs, the Wilson interval and flakiness of `passed` of `runs`."""
+def _pass_figures(
+    passed: int, runs: int, k: int
+) -> tuple[float, float | None, float | None, tuple[float, float], bool]:
+    """Pass rate, pass@k and pass^k (None when k > runs), the Wilson interval and flakiness of `passed` of `runs`."""
+    known = k <= runs
     return (
         stats.pass_rate(passed, runs),
-        stats.pass_at_k(runs, passed, runs),
-        stats.pass_hat_k(runs, passed, runs),
+        stats.pass_at_k(runs, passed, k) if known else None,
+        stats.pass_hat_k(runs, passed, k) if known else None,
         stats.wilson_interval(passed, runs),
         stats.is_flaky(passed, runs),
     )
@@ -239,7 +248,8 @@ def combine_runs(query: QuerySpec, runs: list[Run], composite: CompositeWeights 
     for run in runs:  # a loop, not a comprehension (a function call of its own): most queries have one run
         layers = run.layers
         scores.append(run_score(layers["correctness"], layers["path"], weights))
-    rel = reliability(runs, scores)
+    planned = query.runs  # read once: a range's max is what adaptive runs allowed (QuerySpec.max_runs, inlined)
+    rel = reliability(runs, scores, query.pass_k, planned.max if isinstance(planned, RunRange) else None)
     score = score_result(scores, rel.pass_rate, composite)
     correctness = _correctness(query, runs, score.value)
     if len(runs) == 1:

@@ -27,7 +27,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, 
 
 from agentci_action._version import __version__
 
-SCHEMA_VERSION = "agentci.results/v1"
+SCHEMA_VERSION = "agentci.results/v2"
 # Why a check comparing with the baseline skipped on a first run (sequence similarity without expected_tools, cost
 # multiplier): said once per run (RunResult.without_baseline), not on every query.
 NO_BASELINE = "no baseline trace"
@@ -173,15 +173,17 @@ _INFINITY_AS_STRING = ConfigDict(ser_json_inf_nan="strings")
 
 @dataclass(slots=True)
 class Reliability(ResultData):
-    """A query over its k repeated runs. A run passes when no layer failed (correctness, a forbidden tool, a rule whose
+    """A query over its n repeated runs. A run passes when no layer failed (correctness, a forbidden tool, a rule whose
     severity is fail).
 
-    pass_rate = passed / runs; pass_at_k = 1 − C(n−c,k)/C(n,k) with k = runs (1.0 when any run passed); pass_hat_k =
-    pass^k = C(c,k)/C(n,k) (1.0 when every run passed); pass_rate_ci95: the Wilson score interval of the pass rate;
+    pass_rate = passed / runs; pass_at_k = 1 − C(n−c,k)/C(n,k), the chance that one of k runs drawn from the n passes
+    (k = the spec's pass_k, default n: then 1.0 when any run passed); pass_hat_k = pass^k = C(c,k)/C(n,k), the chance
+    that all k pass (k = n: 1.0 when every run passed); both None when k > n; pass_rate_ci95: the Wilson score interval;
     flaky: some runs passed and some failed; cost_usd: the total over the runs, None when a run's cost is unknown;
     cost_of_pass_usd = cost_usd / passed, the expected spend per pass ("Infinity" when no run passed, None when a
     cost is unknown); run_statuses: pass/fail/error per run, in run order; metrics: the statistics of every numeric
-    figure over the runs (from two runs on: a single run's figures are its layers' details).
+    figure over the runs (from two runs on: a single run's figures are its layers' details); k: pass@k's k;
+    max_runs: the most runs adaptive runs (`runs: {min, max}`) allowed the query, None for a fixed number.
     """
 
     __pydantic_config__ = _INFINITY_AS_STRING
@@ -189,8 +191,8 @@ class Reliability(ResultData):
     runs: int
     passed: int
     pass_rate: float
-    pass_at_k: float
-    pass_hat_k: float
+    pass_at_k: float | None
+    pass_hat_k: float | None
     pass_rate_ci95: tuple[float, float]
     flaky: bool
     cost_usd: float | None = None
@@ -198,6 +200,8 @@ class Reliability(ResultData):
     cost_of_pass_usd: float | None = None
     run_statuses: list[Status] = field(default_factory=list)
     metrics: dict[str, MetricStats] = field(default_factory=dict)
+    k: int = 1
+    max_runs: int | None = None
 
 
 # Every numeric figure a run reports: name → (layer, details key). Aggregated over repeated runs.
@@ -434,6 +438,16 @@ class Summary(BaseModel):
     tokens: TokenAttribution | None = Field(
         None, description="Where the input tokens went, over every run of every query (null: no request was seen)."
     )
+    max_runs: int | None = Field(
+        None,
+        description="With adaptive runs (`runs: {min, max}`): the runs a fixed maximum would have taken, each "
+        "adaptive query at its max (the others as run); null without adaptive runs.",
+    )
+    cost_at_max_runs_usd: float | None = Field(
+        None,
+        description="What those runs would have cost, each query's mean cost per run times its runs at the maximum; "
+        "null without adaptive runs or when a cost is unknown.",
+    )
 
 
 class ShardInfo(BaseModel):
@@ -447,7 +461,11 @@ class GateResult(BaseModel):
     """One `suite:` gate judged on the whole run: its figure against its limit, where the spec sets it."""
 
     name: str = Field(..., description="The key under `suite:`, e.g. max_regressions.")
-    status: Status = Field(..., description="pass, fail, or skip (the figure is unknown; the reason is the message).")
+    status: Status = Field(
+        ...,
+        description="pass, fail, warn (repeated runs: the figure's interval straddles the limit, so the noise leaves "
+        "it undecided; never blocks), or skip (the figure is unknown; the reason is the message).",
+    )
     actual: float | None = Field(None, description="The suite's figure; null when it could not be known.")
     limit: float
     blocking: bool = Field(False, description="True when it failed and fail-on names `suite`.")

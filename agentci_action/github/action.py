@@ -171,7 +171,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     comment_url, found_annotations = "", []
     if inputs.shard is None:  # a shard job leaves the annotations, check run and comment to the merge job
         comment_url = publish_comment(inputs, context, run, diff, links, publisher, history)
-        found_annotations = report_annotations.annotations_for(run, workspace)
+        found_annotations = report_annotations.annotations_for(run, workspace, diff)
         on_check_run = bool(
             inputs.check_run
             and context.head_sha

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +27,9 @@ from agentci_action.compare.baselines import Reference, load_baseline, only_quer
 from agentci_action.compare.diff import (
     Evaluator,
     RunDiff,
-    current_vs_baseline,
+    Side,
+    baseline_side,
+    current_side,
     diff_against,
     evaluate_side,
     merge_diffs,
@@ -42,6 +44,7 @@ from agentci_action.engine.judge.json_store import JsonStore
 from agentci_action.engine.merge import merge_shards
 from agentci_action.engine.results import JudgeUsage, QueryResult, RunResult, ShardInfo, Status
 from agentci_action.engine.shard import select_shard
+from agentci_action.pipeline.adaptive_runs import next_runs
 from agentci_action.spec.loader import load_spec, select_tags
 from agentci_action.spec.models import AgentCISpec
 from agentci_action.trace.load import load_traces
@@ -86,6 +89,10 @@ class Evaluation:
     baseline_ref: BaseRef | None = (
         None  # read the baseline at this commit (compare/base_ref.py); `baseline` names a version
     )
+
+
+# Runs the agent until each query named has this many runs (its runs so far kept): adaptive runs' next batch.
+MoreRuns = Callable[[dict[str, int]], None]
 
 
 @dataclass(frozen=True)
@@ -217,7 +224,7 @@ def trust_at_base(stores: Sequence[JsonStore], base: BaseRef) -> list[str]:
     return notes
 
 
-def evaluate(request: Evaluation) -> Outcome:
+def evaluate(request: Evaluation, more_runs: MoreRuns | None = None) -> Outcome:
     """Load the spec and the traces (priced with the spec's pricing) and the baseline, run every layer,
     then compare the run with the baseline and judge the suite's gates.
 
@@ -225,6 +232,10 @@ def evaluate(request: Evaluation) -> Outcome:
     usually cached since its save); the judge's verdict cache is saved even when the run fails, so verdicts
     already paid for are kept. A shard compares only its own queries (its results file carries that diff, for
     the merge) and judges no suite gate: the merge judges them on the whole suite.
+
+    With `more_runs` (the agent runs into `request.traces`) and a baseline, queries with adaptive runs whose
+    verdict is still open get their next batch (pipeline/adaptive_runs.py) and everything is evaluated again, one
+    round at a time, with the same judge (its spend cap counts over every round) and the same baseline side.
     """
     if request.baseline and request.baseline_traces:
         raise SpecError.at("baseline-traces", 0, "a baseline version and baseline traces exclude each other; give one")
@@ -256,20 +267,34 @@ def evaluate(request: Evaluation) -> Outcome:
     with evaluator_for(
         spec, request.judge, request.embedding_cache, request.settings, request.progress, cache_notes
     ) as evaluator:
-        run = evaluate_spec(
-            spec,
-            traces,
-            baselines=reference.variants if reference else {},
-            judge=evaluator.judge,
-            embedder=evaluator.embedder,
-            settings=request.settings,
-            shard=request.shard,
-            on_result=evaluator.observe("current run", len(evaluated)) if evaluator.observe else None,
-            release_traces=reference is None,  # only the diff against a baseline reads them again
-        )
-        run.warnings.extend([*notes, *cache_notes])
-        shard = request.shard is not None
-        diff = current_vs_baseline(spec, run, traces, reference, evaluator, shard=shard) if reference else None
+        before: Side | None = None
+        while True:
+            run = evaluate_spec(
+                spec,
+                traces,
+                baselines=reference.variants if reference else {},
+                judge=evaluator.judge,
+                embedder=evaluator.embedder,
+                settings=request.settings,
+                shard=request.shard,
+                on_result=evaluator.observe("current run", len(evaluated)) if evaluator.observe else None,
+                release_traces=reference is None,  # only the diff against a baseline reads them again
+            )
+            run.warnings.extend([*notes, *cache_notes])
+            if reference is None:
+                diff = None
+                break
+            after = current_side(spec, run, traces)
+            before = before or baseline_side(spec, reference, after, evaluator)
+            diff = diff_against(spec, reference, after, evaluator, before, shard=request.shard is not None)
+            if more_runs is None:
+                break
+            wanted = next_runs(spec, run, diff, bool(getattr(evaluator.judge, "spent", False)))
+            if not wanted.targets:
+                run.warnings.extend([wanted.stopped] if wanted.stopped else [])
+                break
+            more_runs(wanted.targets)
+            traces = load_traces(request.traces, request.trace_format, spec.pricing)
     run.warnings.extend(_judge_warnings(evaluator))
     if request.shard is None:
         with_gates(run, spec.suite, diff)

@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from agentci_action._util.text import one_line, unverified_note
 from agentci_action.engine.results import LAYERS, QueryResult, RunResult, Status
+from agentci_action.engine.significance import Verdict
 from agentci_action.report import finding_phrases
 from agentci_action.report.console import render_with_diff
+from agentci_action.report.diff_format import verdict_text
 
 if TYPE_CHECKING:
     from agentci_action.compare.diff import RunDiff
@@ -26,6 +28,7 @@ MAX_ERRORS_PER_STEP = 10
 MAX_WARNINGS_PER_STEP = 10
 MAX_MESSAGE_CHARS = 4000
 
+_ANNOTATED_VERDICTS = (Verdict.REGRESSED, Verdict.INCONCLUSIVE)  # what a reviewer should look at on the query's line
 # Check-run annotation levels for our workflow-command levels.
 CHECK_LEVELS = {"error": "failure", "warning": "warning", "notice": "notice"}
 
@@ -78,10 +81,29 @@ def _level(query: QueryResult, layer: str) -> str | None:
     return None
 
 
-def annotations_for(run: RunResult, workspace: str | None = None) -> list[Annotation]:
+def _verdict_annotations(run: RunResult, diff: RunDiff, workspace: str | None) -> list[Annotation]:
+    """A warning on the line of each query whose repeated runs are regressed or inconclusive: its verdict in words."""
+    found = []
+    for change in diff.queries:
+        verdict = change.pass_rate
+        if verdict is not None and verdict.method == "exact" and verdict.verdict in _ANNOTATED_VERDICTS:
+            found.append(
+                Annotation(
+                    level="warning",
+                    file=repo_path(change.file or run.spec, workspace),
+                    line=change.line or 1,
+                    title=one_line(f"AgentCI {verdict.verdict.value} against {diff.before}: {change.id}", 200),
+                    message=one_line(verdict_text(change, diff), MAX_MESSAGE_CHARS),
+                )
+            )
+    return found
+
+
+def annotations_for(run: RunResult, workspace: str | None = None, diff: RunDiff | None = None) -> list[Annotation]:
     """One annotation per query and failing/warning layer, on the query's line, most severe first.
 
-    error: a layer errored, or failed in a blocking query; warning: any other fail or warn; one notice on the spec
+    error: a layer errored, or failed in a blocking query; warning: any other fail or warn, and against a baseline
+    a query whose repeated runs are regressed or inconclusive (its verdict in words); one notice on the spec
     counting the correctness checks skipped (not passed) where correctness did not fail.
     """
     found = []
@@ -100,11 +122,12 @@ def annotations_for(run: RunResult, workspace: str | None = None) -> list[Annota
                     message=one_line("; ".join(messages), MAX_MESSAGE_CHARS),
                 )
             )
+    found += _verdict_annotations(run, diff, workspace) if diff else []
     for gate in run.gates:  # on the gate's own line in the spec's `suite:` block
-        if gate.status is Status.FAIL or gate.status is Status.SKIP:
+        if gate.status is not Status.PASS:  # an undecided gate (warn) warns, as a failing one that does not block
             found.append(
                 Annotation(
-                    level="error" if gate.blocking else "warning" if gate.status is Status.FAIL else "notice",
+                    level="error" if gate.blocking else "notice" if gate.status is Status.SKIP else "warning",
                     file=repo_path(gate.file or run.spec, workspace),
                     line=gate.line or 1,
                     title=f"AgentCI suite gate: {gate.name}",
@@ -172,7 +195,9 @@ def stop_commands(lines: list[str]) -> list[str]:
 def github_log(run: RunResult, diff: RunDiff | None = None, workspace: str | None = None) -> list[str]:
     """What the action prints to the step's log: the console report (and diff) between stop-commands markers,
     then the capped annotations as workflow commands."""
-    return stop_commands(render_with_diff(run, diff).splitlines()) + workflow_commands(annotations_for(run, workspace))
+    return stop_commands(render_with_diff(run, diff).splitlines()) + workflow_commands(
+        annotations_for(run, workspace, diff)
+    )
 
 
 def check_run_annotation(annotation: Annotation) -> dict[str, Any]:

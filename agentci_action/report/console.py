@@ -63,9 +63,14 @@ def reliability_line(result: QueryResult) -> str:
     rel = result.reliability
     low, high = rel.pass_rate_ci95
     flaky = " · flaky" if rel.flaky else ""
+    runs = f"{rel.runs} of up to {rel.max_runs} runs" if rel.max_runs else f"{rel.runs} runs"
+    if rel.pass_at_k is None or rel.pass_hat_k is None:
+        at_k = f"pass@{rel.k} and pass^{rel.k} unknown ({rel.runs} runs < k)"
+    else:
+        at_k = f"pass@{rel.k} {rel.pass_at_k:.3g} · pass^{rel.k} {rel.pass_hat_k:.3g}"
     return (
-        f"{rel.runs} runs · {rel.passed} passed · pass rate {rel.pass_rate:.0%} (95% CI {low:.0%}-{high:.0%}) · "
-        f"pass@{rel.runs} {rel.pass_at_k:g} · pass^{rel.runs} {rel.pass_hat_k:g}{flaky} · cost of pass {_cost_of_pass(rel.cost_of_pass_usd)}"
+        f"{runs} · {rel.passed} passed · pass rate {rel.pass_rate:.0%} (95% CI {low:.0%}-{high:.0%}) · "
+        f"{at_k}{flaky} · cost of pass {_cost_of_pass(rel.cost_of_pass_usd)}"
     )
 
 
@@ -141,6 +146,8 @@ def render(run: RunResult) -> str:
     lines.append(
         render_total(run) + (f" · {gate_phrases.verdict(run.gates)}" if gate_phrases.failed(run.gates) else "")
     )
+    if suite_phrases.adaptive(run.summary):
+        lines.append(suite_phrases.adaptive(run.summary))
     lines.extend(gate_phrases.console_lines(run.gates))
     for note in (unverified_note(run.unverified()), no_baseline_note(run.without_baseline())):
         if note:

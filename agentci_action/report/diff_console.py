@@ -20,6 +20,7 @@ HEADS: dict[ChangeKind | None, str] = {  # None: a query without changes
     ChangeKind.REMOVED_QUERY: "- REMOVED",
     ChangeKind.NEW_QUERY: "+ NEW",
     ChangeKind.FIXED: "✓ FIXED",
+    ChangeKind.INCONCLUSIVE: "? INCONCLUSIVE",
 }
 
 
@@ -43,7 +44,7 @@ def _metric_lines(
 ) -> list[str]:
     lines = []
     for metric, delta in fmt.rows(source, metrics, changed_only):
-        change = fmt.change(delta, metric.unit)
+        change = fmt.change_with_interval(delta, metric.unit)
         lines.append(
             f"    {metric.label:<16} {fmt.figure(delta, metric.unit, query)}" + (f"  ({change})" if change else "")
         )
@@ -61,15 +62,18 @@ def _status_lines(query: QueryDiff) -> list[str]:
     return [f"  {'Status':<16} {'unchanged (' + text + ')' if unchanged else text}"]
 
 
-def query_lines(query: QueryDiff) -> list[str]:
-    """One changed query: its kinds, status, why, answers, then the route and the path and cost figures that moved."""
+def query_lines(query: QueryDiff, diff: RunDiff) -> list[str]:
+    """One changed query: its kinds, pass-rate verdict, status, why, answers, then the route and the path and cost
+    figures that moved."""
     head = HEADS.get(fmt.headline_kind(query), "~ CHANGED")
+    verdict = fmt.verdict_text(query, diff)
     lines = [
         f"{head}  {query.id}",
         f"  {fmt.kinds_text(query)}",
         *([f"  {query.query}"] if query.query else []),
         *([f"  {query.file}:{query.line}"] if query.file else []),
         "",
+        *(_wrapped("Pass rate", one_line(verdict)) if verdict else []),
         *_status_lines(query),
         *_why_lines(query),
     ]
@@ -92,11 +96,13 @@ def query_lines(query: QueryDiff) -> list[str]:
 
 
 def _why_lines(query: QueryDiff) -> list[str]:
-    """Why a regression fails now (or a fixed query failed before, or a query was not run): its failing layers'
-    messages, wrapped to the box."""
+    """Why a regression (or an inconclusive query whose pass rate fell) fails now, or a fixed query failed before, or
+    a query was not run: the failing layers' messages, wrapped to the box."""
     if not query.why:
         return []
-    head = "Was failing" if query.has(ChangeKind.FIXED) else "Why"
+    head = (
+        "Was failing" if query.has(ChangeKind.FIXED) else "Failing now" if query.has(ChangeKind.INCONCLUSIVE) else "Why"
+    )
     lines = []
     for k, message in enumerate(query.why[:5]):
         lines += _wrapped(head if k == 0 else "", one_line(message, 400), hanging=2)
@@ -177,6 +183,8 @@ def total_lines(diff: RunDiff) -> list[str]:
         "",
         f"  Passed           {fmt.before_after(t.passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}",
     ]
+    if fmt.suite_change_text(diff):
+        lines += _wrapped("Pass rate", fmt.suite_change_text(diff))
     if diff.uplift and fmt.scores_text(diff):
         lines += _wrapped("Scores", fmt.scores_text(diff))
     models = fmt.models_text(t.models_before, t.models_after)
@@ -209,7 +217,7 @@ def render_diff(diff: RunDiff) -> str:
     lines += [_boxed(line) for line in total_lines(diff)]
     for query in (q for q in diff.queries if q.changed):
         lines.append(_rule("╠", "╣"))
-        lines += [_boxed(line) for line in query_lines(query)]
+        lines += [_boxed(line) for line in query_lines(query, diff)]
     unchanged = [one_line(q.id, WIDTH - 4) for q in diff.queries if not q.changed]
     if unchanged:
         lines += [_rule("╠", "╣"), *map(_boxed, unchanged_lines(unchanged))]

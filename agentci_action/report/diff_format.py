@@ -15,8 +15,9 @@ from difflib import SequenceMatcher
 from enum import Enum
 from typing import Any
 
-from agentci_action._util.text import milliseconds, one_line, plural, unverified_note, usd
+from agentci_action._util.text import milliseconds, one_line, plural, points, unverified_note, usd
 from agentci_action.compare.diff import COST_TOLERANCE, LATENCY_TOLERANCE, ChangeKind, Delta, QueryDiff, RunDiff
+from agentci_action.engine.significance import Verdict
 
 
 class Unit(str, Enum):
@@ -84,6 +85,7 @@ _KIND_COUNTED = {
     ChangeKind.REMOVED_QUERY: ("removed query", "removed queries"),
     ChangeKind.NEW_QUERY: ("new query", "new queries"),
     ChangeKind.FIXED: ("fixed", "fixed"),
+    ChangeKind.INCONCLUSIVE: ("inconclusive", "inconclusive"),
     ChangeKind.MODEL_CHANGED: ("model change", "model changes"),
     ChangeKind.TOOLS_CHANGED: ("tool change", "tool changes"),
     ChangeKind.ROUTING_CHANGED: ("routing change", "routing changes"),
@@ -138,6 +140,11 @@ def change(delta: Delta, unit: Unit) -> str:
     return f"{arrow} {_percent(delta.percent or 0.0)}"
 
 
+def change_with_interval(delta: Delta, unit: Unit) -> str:
+    """change() and, with repeated runs, the ratio's interval: '▲ 47.8%; ×1.01-×2.41'."""
+    return "; ".join(note for note in (change(delta, unit), interval_text(delta, unit)) if note)
+
+
 def before_after(delta: Delta, unit: Unit) -> str:
     """'11 → 0', or one value when both sides agree ('?' for an unknown figure)."""
     if not moved(delta, unit):
@@ -189,6 +196,73 @@ def verdict(delta: Delta, unit: Unit, higher_is_better: bool = False) -> str:
     if not beyond:
         return ""
     return "better" if (delta.change > 0) == higher_is_better else "worse"
+
+
+def p_value(p: float) -> str:
+    """A p-value as a reader takes it in: 'p = 0.01', 'p = 0.0043', 'p < 0.0001'."""
+    return "p < 0.0001" if p < 0.0001 else f"p = {p:.2g}"
+
+
+def verdict_text(query: QueryDiff, diff: RunDiff) -> str:
+    """The query's pass-rate verdict in words (raw: escape it); '' for a query on one side only, or one run per
+    side whose status held. 'regressed: 3 of 10 runs passed vs 9 of 10 in v2 (p = 0.0099)', with the Holm
+    adjustment and the looks when they moved the p-value; 'inconclusive: …; about 8 more runs would decide'."""
+    found, before_label = query.pass_rate, diff.before
+    if found is None:
+        return ""
+    if found.method == "one_run":
+        if found.verdict is Verdict.UNCHANGED:
+            return ""
+        went = "pass → fail" if found.verdict is Verdict.REGRESSED else "fail → pass"
+        return f"{found.verdict.value}: {went} against {before_label}, one run per side (no confidence measured)"
+    counts = (
+        f"{found.passed_after} of {plural(found.runs_after, 'run')} passed vs {found.passed_before} of "
+        f"{found.runs_before} in {before_label}"
+    )
+    if found.verdict is Verdict.UNCHANGED:
+        settings = diff.significance
+        return (
+            f"unchanged: {counts} (a drop of {100 * settings.drop:g} points ruled out with {settings.power:.0%} power)"
+        )
+    p, holm = (
+        (found.p_improved, found.p_improved_holm)
+        if found.verdict is Verdict.IMPROVED
+        else (found.p_value, found.p_holm)
+    )
+    assert p is not None and holm is not None
+    looks = f", over {len(found.plan)} looks" if len(found.plan) > 1 else ""
+    adjusted = f"; {holm:.2g} after Holm over {found.compared} queries" if found.compared > 1 and holm > p else ""
+    text = f"{found.verdict.value}: {counts} ({p_value(p)}{looks}{adjusted})"
+    if found.verdict is Verdict.INCONCLUSIVE:
+        text += (
+            f"; about {plural(found.more_runs, 'more run')} would decide"
+            if found.more_runs
+            else f"; more runs now would not decide: the baseline's {found.runs_before} runs limit the test"
+        )
+    return text
+
+
+def suite_change_text(diff: RunDiff) -> str:
+    """'−16.7 points per query (95% interval −70.4 to +37 over 8 queries)': the suite's paired change in pass rate
+    (each query's rate, the mean over the queries); '' without one, or when no query was run more than once."""
+    change = diff.total.pass_rate_change
+    if change is None or not diff.repeated:
+        return ""
+    head = f"{points(change.change)} points per query"
+    if change.low is None or change.high is None:
+        return f"{head} (one query: no interval)"
+    return (
+        f"{head} ({change.confidence:.0%} interval {points(change.low)} to {points(change.high)} over "
+        f"{plural(change.queries, 'query', 'queries')})"
+    )
+
+
+def interval_text(delta: Delta, unit: Unit) -> str:
+    """'×1.10-×1.58': a cost figure's bootstrap interval of after / before; '' without one or when the figure did not
+    move as printed."""
+    if delta.interval is None or not moved(delta, unit):
+        return ""
+    return f"×{delta.interval[0]:.2f}-×{delta.interval[1]:.2f}"
 
 
 def unverified_notes(diff: RunDiff) -> list[str]:

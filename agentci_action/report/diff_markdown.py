@@ -30,8 +30,10 @@ KIND_ICONS: dict[ChangeKind | None, str] = {  # None: a query without changes
     ChangeKind.REMOVED_QUERY: "➖",
     ChangeKind.NEW_QUERY: "🆕",
     ChangeKind.FIXED: "🟢",
+    ChangeKind.INCONCLUSIVE: "🟡",
 }
 MARKS = {"better": " ✅", "worse": " ⚠️", "": ""}
+VERDICT_KINDS = (ChangeKind.REGRESSION, ChangeKind.FIXED, ChangeKind.INCONCLUSIVE)
 
 
 def _icon(query: QueryDiff) -> str:
@@ -63,9 +65,14 @@ def _why(query: QueryDiff, limit: int = WHY_SHOWN) -> str:
     return inline(query.why[0], limit) + more
 
 
+def _tested(query: QueryDiff) -> bool:
+    """The query's pass rate was compared by tests (repeated runs): its row gives the verdict, not a reason."""
+    return query.pass_rate is not None and query.pass_rate.method == "exact"
+
+
 def _why_in_row(query: QueryDiff) -> bool:
     """The table's row gave every reason in full (one, short enough), so the fold need not repeat it."""
-    return len(query.why) == 1 and len(one_line(query.why[0])) <= WHY_SHOWN
+    return not _tested(query) and len(query.why) == 1 and len(one_line(query.why[0])) <= WHY_SHOWN
 
 
 def _route_cell(query: QueryDiff) -> str:
@@ -77,8 +84,9 @@ def _route_cell(query: QueryDiff) -> str:
 
 
 def _cell(delta: Delta, metric: fmt.Metric, query: QueryDiff | None = None, noun: tuple[str, str] | None = None) -> str:
-    """'2 → 3 (▲ 50% ⚠️)'; with `noun` (one, many), the figure's noun after it: '1 call', '2 → 3 calls (▲ 50% ⚠️)'."""
-    change = fmt.change(delta, metric.unit)
+    """'2 → 3 (▲ 50% ⚠️)'; with `noun` (one, many), the figure's noun after it: '1 call', '2 → 3 calls (▲ 50% ⚠️)'.
+    With repeated runs, a cost figure's interval follows its change."""
+    change = fmt.change_with_interval(delta, metric.unit)
     mark = MARKS[fmt.verdict(delta, metric.unit, metric.higher_is_better)]
     figure = fmt.figure(delta, metric.unit, query)
     if noun is not None:
@@ -109,6 +117,8 @@ def headline(diff: RunDiff) -> str:
     models = fmt.models_text(t.models_before, t.models_after)
     if models:
         figures.append(f"models {inline(models, 300)}")
+    if fmt.suite_change_text(diff):
+        figures.append(f"pass rate {fmt.suite_change_text(diff)}")
     if diff.uplift and fmt.scores_text(diff):
         figures.append(fmt.scores_text(diff))
     suite = [f"{m.label.lower()} {_cell(d, m)}" for m, d in fmt.rows(t.suite, fmt.SUITE_METRICS, changed_only=True)]
@@ -133,12 +143,12 @@ TABLE_HEAD = (
 )
 
 
-def table_row(query: QueryDiff, why: bool = True) -> str:
-    """One changed query; with `why`, its first failing reason after the status (the comment, which lists every
-    reason above the diff, leaves it out)."""
+def table_row(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
+    """One changed query; after its status, its pass-rate verdict when repeated runs were compared, else with `why`
+    its first failing reason (the comment, which lists every reason above the diff, leaves it out)."""
     cost = query.cost
     cells = [_route_cell(query)] + [_cell(getattr(cost, m.field), m, query) for m in fmt.COST_METRICS]
-    reason = _why(query) if why else ""
+    reason = inline(fmt.verdict_text(query, diff), 300) if _tested(query) else _why(query) if why else ""
     return (
         f"| {_icon(query)} | {inline(query.id, 120)} | {fmt.kinds_text(query)} | "
         f"{_status(query)}{f': {reason}' if reason else ''} | " + " | ".join(cells) + " |\n"
@@ -185,14 +195,16 @@ def chart(diff: RunDiff, queries: list[QueryDiff], field: str, title: str, axis:
     )
 
 
-def details_block(query: QueryDiff, why: bool = True) -> str:
-    """One changed query, collapsed: its route and handoffs before → after (first difference marked, changed
-    arguments listed), the figures that moved, the reasons (with `why`) and the answers."""
+def details_block(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
+    """One changed query, collapsed: its pass-rate verdict, its route and handoffs before → after (first difference
+    marked, changed arguments listed), the figures that moved, the reasons (with `why`) and the answers."""
+    verdict = fmt.verdict_text(query, diff)
     lines = [
         f"<details><summary>{_icon(query)} {html_text(query.id)} — {fmt.kinds_text(query)}</summary>\n\n",
         f"Query: {inline(query.query, 500)}"
         + (f" ({inline(f'{query.file}:{query.line}', 200)})" if query.file else "")
         + "\n\n",
+        f"Pass rate: {inline(verdict, 600)}\n\n" if verdict else "",
     ]
     if query.has(ChangeKind.NOT_RUN):
         lines.append(
@@ -205,7 +217,7 @@ def details_block(query: QueryDiff, why: bool = True) -> str:
     lines.append(
         "| Tier | Metric | Before → after | Change |\n|---|---|---|---|\n"
         f"| Status | query | {_status(query)} | "
-        f"{', '.join(fmt.KIND_LABELS[k] for k in query.kinds if k in (ChangeKind.REGRESSION, ChangeKind.FIXED)) or '—'} |\n"
+        f"{', '.join(fmt.KIND_LABELS[k] for k in query.kinds if k in VERDICT_KINDS) or '—'} |\n"
     )
     models = fmt.models_text(query.models_before, query.models_after)
     if models:
@@ -213,7 +225,7 @@ def details_block(query: QueryDiff, why: bool = True) -> str:
     one_side = query.has(ChangeKind.NEW_QUERY) or query.has(ChangeKind.REMOVED_QUERY)  # its figures, not changes
     for tier, source, metrics in (("Path", query.path, fmt.PATH_METRICS), ("Cost", query.cost, fmt.COST_METRICS)):
         for metric, delta in fmt.rows(source, metrics, changed_only=not one_side):
-            change = fmt.change(delta, metric.unit)
+            change = fmt.change_with_interval(delta, metric.unit)
             lines.append(
                 f"| {tier} | {metric.label} | {fmt.figure(delta, metric.unit, query)} | "
                 f"{change or '—'}{MARKS[fmt.verdict(delta, metric.unit, metric.higher_is_better)]} |\n"
@@ -231,8 +243,11 @@ def details_block(query: QueryDiff, why: bool = True) -> str:
     if moved:
         lines.append("\n**Where the input tokens moved:**\n\n" + "".join(f"- {inline(m, 600)}\n" for m in moved))
     # with `why`, the table's row gave the first reason: the fold lists them when that was not all; without, the run's
-    # report gave the reasons it fails now, but why a fixed query failed before is said nowhere else
-    if query.why and (not _why_in_row(query) if why else query.has(ChangeKind.FIXED)):
+    # report gave the reasons a failing query fails now, but why a fixed query failed before, or what failed in an
+    # inconclusive query's runs, is said nowhere else
+    if query.why and (
+        not _why_in_row(query) if why else query.has(ChangeKind.FIXED) or query.has(ChangeKind.INCONCLUSIVE)
+    ):
         head = "Why it fails now" if not query.has(ChangeKind.FIXED) else "Why it failed before"
         lines.append(f"\n**{head}:**\n\n" + "".join(f"- {inline(m, 600)}\n" for m in query.why[:10]))
     lines.append(answer_block(query))
@@ -308,7 +323,7 @@ def render_markdown(
     changed = [q for q in diff.queries if q.changed]
     shown = changed[:queries_shown]
     head = headline(diff) + "\n"
-    rows = [table_row(q, why) for q in shown]
+    rows = [table_row(q, diff, why) for q in shown]
     warnings = [f"> ⚠️ {inline(w, 500)}\n>\n" for w in diff.warnings[:20]] + [
         f"> {ICONS[Status.SKIP]} not verified · {inline(note, 1500)}\n>\n" for note in fmt.unverified_notes(diff)
     ]
@@ -323,7 +338,7 @@ def render_markdown(
         for field, title, axis in (("cost_usd", "Cost per query", "USD"), ("latency_ms", "Latency per query", "ms"))
         if (drawn := chart(diff, queries, field, title, axis))
     ]
-    blocks = [details_block(q, why) for q in shown]
+    blocks = [details_block(q, diff, why) for q in shown]
     all_charts, all_warnings = len(charts), len(warnings)
     if budget is not None:
         used = utf8_size(head) + len(TABLE_HEAD) + 1 + _CUT_NOTE_RESERVE

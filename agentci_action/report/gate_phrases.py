@@ -7,7 +7,7 @@ from agentci_action._util.text import inline
 from agentci_action.engine.results import GateResult, Status
 from agentci_action.report.icons import ICONS
 
-CONSOLE_MARKS = {Status.PASS: "✓", Status.FAIL: "✗", Status.SKIP: "-"}
+CONSOLE_MARKS = {Status.PASS: "✓", Status.FAIL: "✗", Status.WARN: "!", Status.SKIP: "-"}
 
 
 def phrase(gate: GateResult) -> str:

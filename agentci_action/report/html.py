@@ -18,7 +18,7 @@ from agentci_action._util.text import no_baseline_note, plural, unverified_note
 from agentci_action.compare.diff import ChangeKind, QueryDiff, RunDiff
 from agentci_action.compare.history import Trend
 from agentci_action.engine.results import LAYERS, SEVERITY, QueryResult, RunResult, Status
-from agentci_action.report import console, token_phrases
+from agentci_action.report import console, suite_phrases, token_phrases
 from agentci_action.report import diff_format as fmt
 from agentci_action.report import trend as trend_report
 from agentci_action.report.diff_markdown import charted
@@ -76,6 +76,8 @@ def _summary(run: RunResult) -> str:
         lines.append(judge)
     if s.tokens is not None:
         lines.append(token_phrases.summary_line(s.tokens))
+    if suite_phrases.adaptive(s):
+        lines.append(suite_phrases.adaptive(s))
     notes = [
         *run.warnings,
         unverified_note(run.unverified()),
@@ -95,7 +97,7 @@ def _delta_rows(
 ) -> str:
     rows = []
     for metric, delta in fmt.rows(source, metrics, changed_only):
-        change = fmt.change(delta, metric.unit)
+        change = fmt.change_with_interval(delta, metric.unit)
         verdict = fmt.verdict(delta, metric.unit, metric.higher_is_better)
         css = {"better": "pass", "worse": "warn"}.get(verdict, "")
         rows.append(
@@ -105,10 +107,19 @@ def _delta_rows(
     return "".join(rows)
 
 
+def _reason(query: QueryDiff, diff: RunDiff) -> str:
+    """A changed query's one line: its verdict with repeated runs, else the first reason it fails (or failed)."""
+    if query.pass_rate is not None and query.pass_rate.method == "exact":
+        return fmt.verdict_text(query, diff)
+    return query.why[0] if query.why else ""
+
+
 def _diff(diff: RunDiff, anchors: dict[str, str]) -> str:
     t = diff.total
     kinds = [fmt.kind_count(k, t.counts[k.value]) for k in ChangeKind if t.counts.get(k.value)]
     figures = [f"passed {fmt.before_after(t.passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}"]
+    if fmt.suite_change_text(diff):
+        figures.append(f"pass rate {fmt.suite_change_text(diff)}")
     if fmt.scores_text(diff):
         figures.append(fmt.scores_text(diff))
     models = fmt.models_text(t.models_before, t.models_after)
@@ -120,7 +131,7 @@ def _diff(diff: RunDiff, anchors: dict[str, str]) -> str:
     table = "".join(
         f"<tr><td>{_status(q.status.after if q.status.after is not None else q.status.before)}</td>"
         f"<td>{_link(q.id, anchors)}</td><td>{esc(fmt.kinds_text(q))}</td>"
-        f"<td>{esc(q.why[0]) if q.why else ''}</td></tr>"
+        f"<td>{esc(_reason(q, diff))}</td></tr>"
         for q in changed
     )
     per_run = " (figures are means per run, summed over the queries)" if fmt.per_run(diff) else ""
@@ -232,8 +243,11 @@ def _query(result: QueryResult, change: QueryDiff | None, diff: RunDiff | None, 
         parts.append(f'<p class="figures">{esc(token_phrases.summary_line(result.tokens, per_run))}</p>')
     if change is not None and diff is not None:
         parts.append(f"<p>Against {esc(diff.before)}: {esc(fmt.kinds_text(change))}</p>")
+        verdict = fmt.verdict_text(change, diff)
+        if verdict:
+            parts.append(f"<p>Pass rate: {esc(verdict)}</p>")
         if change.why:
-            head = "Why it fails now" if change.has(ChangeKind.REGRESSION) else "Why it failed before"
+            head = "Why it failed before" if change.has(ChangeKind.FIXED) else "Why it fails now"
             parts.append(f"<p>{head}:</p><ul>" + "".join(f"<li>{esc(m)}</li>" for m in change.why) + "</ul>")
         models = fmt.models_text(change.models_before, change.models_after)
         if models:

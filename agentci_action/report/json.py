@@ -1,4 +1,4 @@
-"""The results JSON (agentci.results/v1) and the diff JSON (agentci.diff/v1): interfaces other tools read."""
+"""The results JSON (agentci.results/v2) and the diff JSON (agentci.diff/v3): interfaces other tools read."""
 
 from __future__ import annotations
 
@@ -30,10 +30,10 @@ _EMPTY_RESULTS = '\n  "results": []'  # top-level keys alone are indented two sp
 
 
 def render(run: RunResult, diff: RunDiff | None = None) -> str:
-    """The results JSON; with a diff against the baseline, it is the top-level `diff` field (agentci.diff/v1)."""
+    """The results JSON; with a diff against the baseline, it is the top-level `diff` field (agentci.diff/v3)."""
     return "".join(chunks(run, diff))
 
 
 def render_diff(diff: RunDiff) -> str:
-    """The diff JSON (schema_version agentci.diff/v1)."""
+    """The diff JSON (schema_version agentci.diff/v3)."""
     return dumps(diff) + "\n"

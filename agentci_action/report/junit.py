@@ -7,8 +7,11 @@ blocked), a query that could not be evaluated an <error>.
 JUnit has no warnings: a query that passed with warnings is a passing test case whose <system-out> lists
 them as `warning: LAYER: message`. time is the query's mean latency in seconds over its runs.
 The spec's `suite:` gates follow, one test case each (classname agentci.<agent>.suite, at the gate's line): a
-<failure> when the gate failed, <skipped> when its figure is unknown. Suite properties carry the pass rate,
-composite score and grade. Untrusted text is escaped by the XML
+<failure> when the gate failed, <skipped> when its figure is unknown, a `warning:` line in <system-out> when the
+noise left it undecided. Against a baseline, a query's pass-rate verdict is a line of its <system-out> (`verdict
+against V: regressed: 3 of 10 runs passed vs 9 of 10 in V (p = 0.0099)`). Suite properties carry the pass rate,
+composite score and grade, the runs (and with adaptive runs the runs at the maximum), and the suite's change in pass
+rate against the baseline with its interval. Untrusted text is escaped by the XML
 writer, and characters XML 1.0 cannot hold at all are replaced by U+FFFD.
 """
 
@@ -17,7 +20,9 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from agentci_action.compare.diff import RunDiff
 from agentci_action.engine.results import LAYERS, GateResult, QueryResult, RunResult, Status
+from agentci_action.report import diff_format as fmt
 from agentci_action.report import finding_phrases
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -56,7 +61,7 @@ def _first_failure(result: QueryResult) -> str:
     )
 
 
-def testcase(result: QueryResult, agent: str) -> ET.Element:
+def testcase(result: QueryResult, agent: str, verdict: str = "") -> ET.Element:
     case = ET.Element(
         "testcase",
         name=xml_text(result.id),
@@ -76,9 +81,10 @@ def testcase(result: QueryResult, agent: str) -> ET.Element:
         failing = [name for name in LAYERS if result.layer(name).status in (Status.FAIL, Status.WARN)]
         failure = ET.SubElement(case, "failure", message=xml_text(_first_failure(result)), type=",".join(failing))
         failure.text = xml_text("\n".join(lines))
-    elif result.status is Status.WARN:
-        out = ET.SubElement(case, "system-out")
-        out.text = xml_text("\n".join(f"warning: {line}" for line in _lines(result, (Status.WARN,))))
+    output = [f"warning: {line}" for line in _lines(result, (Status.WARN,))] if result.status is Status.WARN else []
+    output += [verdict] if verdict else []
+    if output:
+        ET.SubElement(case, "system-out").text = xml_text("\n".join(output))
     return case
 
 
@@ -95,12 +101,20 @@ def gate_case(gate: GateResult, agent: str) -> ET.Element:
         ET.SubElement(case, "failure", message=xml_text(gate.message), type="suite")
     elif gate.status is Status.SKIP:
         ET.SubElement(case, "skipped", message=xml_text(gate.message))
+    elif gate.status is Status.WARN:
+        ET.SubElement(case, "system-out").text = xml_text(f"warning: {gate.message}")
     return case
 
 
-def render(run: RunResult) -> str:
+def render(run: RunResult, diff: RunDiff | None = None) -> str:
     s = run.summary
-    cases = [testcase(result, run.agent) for result in run.results]
+    verdicts = {q.id: fmt.verdict_text(q, diff) for q in diff.queries} if diff else {}
+    cases = [
+        testcase(
+            r, run.agent, f"verdict against {diff.before}: {verdicts[r.id]}" if diff and verdicts.get(r.id) else ""
+        )
+        for r in run.results
+    ]
     total_time = f"{sum(float(case.get('time', 0)) for case in cases):.3f}"
     failed_gates = sum(g.status is Status.FAIL for g in run.gates)
     counts = {
@@ -120,6 +134,8 @@ def render(run: RunResult) -> str:
         ("composite_score", f"{s.composite_score:.4f}"),
         ("grade", s.grade),
         ("runs", str(s.runs)),
+        *([("max_runs", str(s.max_runs))] if s.max_runs is not None else []),
+        *([("pass_rate_change", fmt.suite_change_text(diff))] if diff and fmt.suite_change_text(diff) else []),
     ):
         ET.SubElement(properties, "property", name=f"agentci.{name}", value=xml_text(value))
     suite.extend(cases)

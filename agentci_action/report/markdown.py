@@ -104,6 +104,8 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
             f"\n\n{s.runs} runs · pass rate {s.pass_rate:.0%} · {s.flaky} flaky · "
             f"composite {s.composite_score:.2f} (grade {inline(s.grade)})"
         )
+    if suite_phrases.adaptive(s):
+        counts += f"\n\n{suite_phrases.adaptive(s)[:1].upper()}{suite_phrases.adaptive(s)[1:]}"
     figures = suite_phrases.phrases(s.aggregates)
     suite = f"\nSuite: {' · '.join(figures)}\n" if figures else ""
     unverified = run.unverified()
@@ -187,9 +189,12 @@ def _url_path(path: str) -> str:
 
 
 def run_figures(query: QueryResult) -> str:
-    """'3/5 runs · flaky' for a query run several times; '' for one run."""
+    """'3/5 runs · flaky' for a query run several times ('3/5 of up to 20 runs' with adaptive runs); '' for one run."""
     rel = query.reliability
-    return f"{rel.passed}/{rel.runs} runs" + (" · flaky" if rel.flaky else "") if rel.runs > 1 else ""
+    if rel.runs < 2:
+        return ""
+    runs = f"{rel.passed}/{rel.runs}" + (f" of up to {rel.max_runs}" if rel.max_runs else "")
+    return f"{runs} runs" + (" · flaky" if rel.flaky else "")
 
 
 def table_row(query: QueryResult, links: Links) -> str:

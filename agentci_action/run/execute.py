@@ -229,7 +229,7 @@ def _jobs(
         if not options.resume:
             store.file(query.key).unlink(missing_ok=True)
         metadata = {"agent": spec.agent, **({"description": query.description} if query.description else {})}
-        for run in range(options.runs or query.runs or 1):
+        for run in range(options.runs or query.min_runs):  # adaptive runs add theirs as the verdicts ask
             if run in finished:
                 kept[(query.key, run)] = finished[run]
             else:

@@ -486,6 +486,26 @@ class ProcessSpec(RuleBlock):
         return [WeightedStep(tool=s) if isinstance(s, str) else s for s in self.expected_steps or []]
 
 
+class RunRange(_Part):
+    """Adaptive runs: `min` runs of every query, then `batch` more at a time of the queries whose verdict against the
+    baseline is still inconclusive, each until decided or at `max` (compare/pass_verdicts.py)."""
+
+    min: int = Field(..., ge=1, description="Runs of every query first.")
+    max: int = Field(..., ge=1, le=1000, description="Runs a query may take at most.")
+    batch: int | None = Field(None, ge=1, description="Runs added per round to an undecided query (default: `min`).")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "RunRange":
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) is more than max ({self.max})")
+        return self
+
+    @property
+    def plan(self) -> tuple[int, ...]:
+        """The run counts a verdict is taken at: min, then every `batch` more, max last. {3, 20, 5} → (3, 8, 13, 18, 20)."""
+        return (*range(self.min, self.max, self.batch or self.min), self.max)
+
+
 class QueryDefaults(_Strict):
     """Applied to every query; the query's own values win (deep merge, lists replaced)."""
 
@@ -496,10 +516,13 @@ class QueryDefaults(_Strict):
         None, description="Answer, RAG, safety, agent, performance and validity checks, each in its layer."
     )
     process: ProcessSpec | None = None
-    runs: int | None = Field(
+    runs: Annotated[int, Field(ge=1)] | RunRange | None = Field(
         None,
-        ge=1,
-        description="Repeated runs per query: the runner runs the agent this often; fewer traces is an error.",
+        description="Repeated runs per query: the runner runs the agent this often; fewer traces is an error. "
+        "{min, max, batch}: adaptive runs, as many as the verdict against the baseline needs.",
+    )
+    pass_k: int | None = Field(
+        None, ge=1, description="k of pass@k and pass^k over the repeated runs (default: every run, k = runs)."
     )
     min_pass_rate: float | None = Field(
         None,
@@ -511,6 +534,20 @@ class QueryDefaults(_Strict):
         None, ge=0.0, le=100.0, description="Correctness gate: the mean weighted score (0-100) must reach this."
     )
     weights: ScoreWeights | None = Field(None, description="Score weights; defaults 0.3 / 0.5 / 0.2.")
+
+    @field_validator("runs", mode="before")
+    @classmethod
+    def _one_shape(cls, value: Any) -> Any:
+        """A count or a range, each checked as itself: one error for a bad value, not one per shape it is not."""
+        if value is None or isinstance(value, RunRange):
+            return value
+        if isinstance(value, dict):
+            return RunRange.model_validate(value)  # its errors keep their place (runs.max, ...)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError("a number of runs, or a range {min, max, batch}")
+        if value < 1:
+            raise ValueError("Input should be greater than or equal to 1")
+        return value
 
 
 class QuerySpec(QueryDefaults):
@@ -553,6 +590,23 @@ class QuerySpec(QueryDefaults):
     def key(self) -> str:
         """The id, always set once the loader has run."""
         return self.id or ""
+
+    @property
+    def min_runs(self) -> int:
+        """The runs every evaluation of the query needs: `runs`, a range's `min`, 1 without `runs:`."""
+        runs = self.runs
+        return runs.min if isinstance(runs, RunRange) else runs or 1
+
+    @property
+    def max_runs(self) -> int:
+        """The most runs the query may take: `runs`, a range's `max`, 1 without `runs:`."""
+        runs = self.runs
+        return runs.max if isinstance(runs, RunRange) else runs or 1
+
+    @property
+    def run_plan(self) -> tuple[int, ...] | None:
+        """The run counts adaptive runs look at (RunRange.plan); None for a fixed number of runs."""
+        return self.runs.plan if isinstance(self.runs, RunRange) else None
 
 
 class EnsembleConfig(_Part):
@@ -678,6 +732,20 @@ class SuiteGates(_Part):
     max_regressions: int | None = Field(
         None, ge=0, description="At most this many queries regressed against the baseline; skipped without one."
     )
+    max_inconclusive: int | None = Field(
+        None,
+        ge=0,
+        description="At most this many queries whose verdict against the baseline is inconclusive (repeated runs: "
+        "neither regressed, improved nor unchanged at the confidence of `significance:`); skipped without a baseline.",
+    )
+    max_pass_rate_drop: float | None = Field(
+        None,
+        gt=0.0,
+        lt=1.0,
+        description="The suite's pass rate fell by at most this much against the baseline (0.05: 5 points), read on "
+        "the interval of the paired change at the confidence of `significance:`: fails when the whole interval lies "
+        "below −limit, warns when it straddles it; skipped without a baseline.",
+    )
 
     _file: str = PrivateAttr("")
     _lines: dict[str, int] = PrivateAttr(default_factory=dict)
@@ -687,6 +755,31 @@ class SuiteGates(_Part):
         private = private_attributes(self)
         lines: dict[str, int] = private["_lines"]
         return private["_file"], lines.get(key) or lines.get("", 0)
+
+
+class SignificanceSpec(_Part):
+    """How a comparison with the baseline tells a regression from noise when a query has repeated runs on either side
+    (compare/pass_verdicts.py, docs/spec.md "Regression or noise"). Frozen: shared as a default argument."""
+
+    model_config = ConfigDict(frozen=True)
+
+    confidence: float = Field(
+        0.95,
+        ge=0.5,
+        lt=1.0,
+        description="1 − the chance of calling an unchanged query regressed (Holm over the queries); also the level "
+        "of the suite's interval and of the cost and latency intervals.",
+    )
+    power: float = Field(
+        0.8,
+        gt=0.0,
+        lt=1.0,
+        description="`unchanged` needs the runs to rule out a drop of `drop` this surely: a drop that large is "
+        "called unchanged at most 1 − power of the time.",
+    )
+    drop: float = Field(
+        0.3, gt=0.0, lt=1.0, description="The fall in a query's pass rate worth catching (0.3: 30 points)."
+    )
 
 
 class AgentCISpec(_Strict):
@@ -709,6 +802,10 @@ class AgentCISpec(_Strict):
     )
     suite: SuiteGates | None = Field(
         None, description="Gates on the whole suite: pass rate, total cost, cost against the baseline, regressions."
+    )
+    significance: SignificanceSpec = Field(
+        default_factory=SignificanceSpec,
+        description="Verdicts against the baseline with repeated runs: confidence 0.95, power 0.8, drop 0.3.",
     )
     queries: list[QuerySpec] = Field(..., min_length=1)
 
@@ -741,8 +838,9 @@ def spec_hash(spec: AgentCISpec) -> str:
 
     The spec as loaded: includes resolved, defaults merged, tags applied. Values equal to their default are
     left out, so a new optional spec key in a later release leaves the hash alone. The `runner:`, the `suite:`
-    gates and the judge's spend cap are left out too: how the agent is run and what limits the whole run
-    change nothing a query is evaluated by, so adding one keeps every baseline's hash.
+    gates, `significance:` and the judge's spend cap are left out too: how the agent is run, what limits the whole
+    run and how sure a comparison must be change nothing a query is evaluated by, so adding one keeps every
+    baseline's hash.
     """
 
     def compute() -> str:
@@ -751,7 +849,7 @@ def spec_hash(spec: AgentCISpec) -> str:
         dumped = spec.model_dump(
             mode="json",
             exclude_defaults=True,
-            exclude={"runner": True, "suite": True, "judge_config": {"max_cost_usd"}},
+            exclude={"runner": True, "suite": True, "significance": True, "judge_config": {"max_cost_usd"}},
         )
         canonical = json.dumps(dumped, sort_keys=True, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:16]

@@ -47,6 +47,12 @@ class RunnerSpec(BaseModel):
         "for a run are added to them. List PATH and HOME when the agent needs them. Default: all of it.",
     )
     timeout_s: float = Field(300.0, gt=0, description="Seconds one run may take; then it is killed and retried.")
+    max_cost_usd: float | None = Field(
+        None,
+        gt=0,
+        description="Adaptive runs (`runs: {min, max}`): no further batch starts once the agent's runs so far cost "
+        "this much (their traces' cost); the minimum runs always run.",
+    )
     workers: int = Field(4, ge=1, le=256, description="Runs at the same time.")
     retries: int = Field(
         2,

@@ -106,6 +106,11 @@ class LLMJudge:
                 return list(ensemble.models)
         return [self.config.model]
 
+    @property
+    def spent(self) -> bool:
+        """Whether the spend cap is reached: from now on uncached judge checks skip (adaptive runs stop adding runs)."""
+        return self._spend.reached()
+
     def warnings(self) -> list[str]:
         """Run-level notes about how the judge was asked to run: sampling with no ensemble to sample. (A spend cap
         reached is said by the checks it left unjudged, counted as one reason of the unverified ones.)"""
@@ -285,6 +290,11 @@ class SpendCap:
                 self.spent += cost
                 self._dearest = max(self._dearest, cost)
             self._changed.notify_all()
+
+    def reached(self) -> bool:
+        """Whether no further call may start: the cap is spent (or can no longer be checked)."""
+        with self._changed:
+            return self._reached()
 
     def reason(self) -> str:
         """Why a check was left unjudged: the same words for every such check, so reports count them as one reason."""
