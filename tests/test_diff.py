@@ -580,7 +580,14 @@ def test_a_rise_from_zero_says_from_0_not_new_and_figures_carry_no_float_noise(w
     assert "Loops            0 → 2  (▲ from 0)" in console and "(new)" not in console
     data = json.loads(render_diff(diff))["queries"][0]
     assert data["cost"]["cost_usd"]["change"] == 0.28  # not 0.28000000000000003
-    assert data["path"]["loops"] == {"before": 0, "after": 2, "change": 2, "percent": None, "new": True}
+    assert data["path"]["loops"] == {
+        "before": 0,
+        "after": 2,
+        "change": 2,
+        "percent": None,
+        "new": True,
+        "interval": None,  # one run per side: no bootstrap interval
+    }
     assert Delta.of(3.0, 4).model_dump()["before"] == 3  # a mean that is a whole number reads as one
 
 

@@ -370,3 +370,43 @@ def test_pass_at_k_and_pass_hat_k_are_the_subset_averages():
                     else 1.0
                 )
                 assert pass_at_k(runs, passed, k) == pytest.approx(stable, abs=1e-12)
+
+
+# --- power: the figures the issue and docs/spec.md quote -----------------------------------------------------------
+
+
+def _regressed(passed: int, runs: int, base_passed: int, base_runs: int) -> bool:
+    """Whether AgentCI's verdict on one query (nothing to adjust for) is 'regressed'."""
+    found = sig.compare([True] * passed + [False] * (runs - passed), base_passed, base_runs, (runs,), 0.3)
+    return sig.verdicts([found], confidence=0.95, power=0.8)[0].verdict is Verdict.REGRESSED
+
+
+def _power_known(runs: int) -> float:
+    """P(regressed) for `runs` runs at 60 % against a baseline of 9,000 passes in 10,000 runs (a known 90 %)."""
+    return sum(stats.binom.pmf(c, runs, 0.6) for c in range(runs + 1) if _regressed(c, runs, 9000, 10_000))
+
+
+def _power_fresh(runs: int) -> float:
+    """P(regressed) for `runs` runs a side, 60 % now against 90 % in the baseline's own `runs` runs."""
+    return sum(
+        stats.binom.pmf(b, runs, 0.9) * stats.binom.pmf(c, runs, 0.6)
+        for b in range(runs + 1)
+        for c in range(runs + 1)
+        if _regressed(c, runs, b, runs)
+    )
+
+
+def test_power_to_catch_90_to_60_takes_13_runs_against_a_known_rate_and_30_a_side_fresh():
+    """The verdicts' power, summed exactly over every outcome with scipy's binomial: against a known 90 % the first
+    run count with 80 % power is 13 (flag at 9 passes or fewer), with two fresh samples 30 a side (20 a side: 62 %)."""
+    assert [_regressed(c, 13, 9000, 10_000) for c in (9, 10)] == [True, False]
+    known = {runs: _power_known(runs) for runs in range(5, 14)}
+    assert min(runs for runs, power in known.items() if power >= 0.8) == 13
+    assert known[13] == pytest.approx(0.8314, abs=1e-4) and known[12] == pytest.approx(0.7747, abs=1e-4)
+    assert _power_fresh(20) == pytest.approx(0.619, abs=1e-3)
+    assert _power_fresh(29) < 0.8 <= _power_fresh(30)
+    # the same counts through scipy's own Fisher test: the verdict flags exactly where its p is at most 5 %
+    for base in (14, 17, 20):
+        for passed in range(21):
+            p = stats.fisher_exact([[passed, 20 - passed], [base, 20 - base]], alternative="less").pvalue
+            assert _regressed(passed, 20, base, 20) == (p <= 0.05), (passed, base)

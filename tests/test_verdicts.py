@@ -15,7 +15,7 @@ from agentci_action.engine.significance import Verdict
 from agentci_action.report import diff_format
 from agentci_action.spec.loader import load_spec
 from agentci_action.spec.models import spec_hash
-from agentci_action.trace.canonical import Trace
+from agentci_action.trace.canonical import RUN_ERROR_KEY, Trace
 
 SPEC = """
 agent: demo
@@ -230,5 +230,23 @@ def test_a_regression_that_keeps_its_status_is_told_by_its_verdict(write):
     a = next(q for q in diff.queries if q.id == "a")
     assert a.has(ChangeKind.REGRESSION) and a.status.before == a.status.after
     console, markdown = diff_console.render_diff(diff), diff_markdown.render_markdown(diff)
-    assert "Correctness      unchanged (PASS)" in console and "PASS → PASS" not in console
+    assert "Status           unchanged (PASS)" in console and "PASS → PASS" not in console
     assert "pass → ✅ pass" not in markdown and "regressed: 3 of 10 runs passed vs 10 of 10 in v1" in markdown
+
+
+def test_a_query_not_run_for_infrastructure_gets_no_verdict_and_stays_out_of_the_tests(spec):
+    """Every current run of `a` died of a model outage ([INFRA]): not_run with its reason, no verdict (nothing to
+    compare), and neither Holm's count nor the suite's paired change includes it; a crash is a failed run."""
+    outage = [Trace(id="a", run=k, metadata={RUN_ERROR_KEY: "[INFRA] model down"}) for k in range(5)]
+    before = side(spec, "v1", runs("a", "P" * 5) + runs("b", "P" * 5) + runs("c", "P" * 5))
+    after = side(spec, "current", outage + runs("b", "F" * 5) + runs("c", "P" * 5))
+    diff = diff_runs(before, after)
+    found = {q.id: q for q in diff.queries}
+    assert found["a"].kinds == [ChangeKind.NOT_RUN] and found["a"].pass_rate is None
+    assert "[INFRA] model down" in found["a"].why[0]
+    assert found["b"].pass_rate.compared == 2 and found["b"].has(ChangeKind.REGRESSION)
+    assert diff.total.pass_rate_change.queries == 2
+    crashed = [Trace(id="a", run=k, metadata={RUN_ERROR_KEY: "exit code 1"}) for k in range(5)]
+    diff = diff_runs(before, side(spec, "current", crashed + runs("b", "P" * 5) + runs("c", "P" * 5)))
+    a = next(q for q in diff.queries if q.id == "a")
+    assert a.pass_rate.passed_after == 0 and a.has(ChangeKind.REGRESSION) and not a.has(ChangeKind.NOT_RUN)
