@@ -66,7 +66,7 @@ def query_lines(query: QueryDiff, diff: RunDiff) -> list[str]:
     """One changed query: its kinds, pass-rate verdict, status, why, answers, then the route and the path and cost
     figures that moved."""
     head = HEADS.get(fmt.headline_kind(query), "~ CHANGED")
-    verdict = fmt.verdict_text(query, diff)
+    verdict = fmt.verdict_text(query, diff) if fmt.tested(query) else ""
     lines = [
         f"{head}  {query.id}",
         f"  {fmt.kinds_text(query)}",
@@ -184,7 +184,7 @@ def total_lines(diff: RunDiff) -> list[str]:
         f"  Passed           {fmt.before_after(t.passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}",
     ]
     if fmt.suite_change_text(diff):
-        lines += _wrapped("Pass rate", fmt.suite_change_text(diff))
+        lines += _wrapped("Pass rate change", fmt.suite_change_text(diff))
     if diff.uplift and fmt.scores_text(diff):
         lines += _wrapped("Scores", fmt.scores_text(diff))
     models = fmt.models_text(t.models_before, t.models_after)

@@ -203,6 +203,12 @@ def p_value(p: float) -> str:
     return "p < 0.0001" if p < 0.0001 else f"p = {p:.2g}"
 
 
+def tested(query: QueryDiff) -> bool:
+    """The query's pass rate was compared by tests (repeated runs on either side): the reports show its verdict. With
+    one run per side the status before → after already says it (the JSON's `method: one_run`, and JUnit, say how)."""
+    return query.pass_rate is not None and query.pass_rate.method == "exact"
+
+
 def verdict_text(query: QueryDiff, diff: RunDiff) -> str:
     """The query's pass-rate verdict in words (raw: escape it); '' for a query on one side only, or one run per
     side whose status held. 'regressed: 3 of 10 runs passed vs 9 of 10 in v2 (p = 0.0099)', with the Holm

@@ -65,14 +65,9 @@ def _why(query: QueryDiff, limit: int = WHY_SHOWN) -> str:
     return inline(query.why[0], limit) + more
 
 
-def _tested(query: QueryDiff) -> bool:
-    """The query's pass rate was compared by tests (repeated runs): its row gives the verdict, not a reason."""
-    return query.pass_rate is not None and query.pass_rate.method == "exact"
-
-
 def _why_in_row(query: QueryDiff) -> bool:
     """The table's row gave every reason in full (one, short enough), so the fold need not repeat it."""
-    return not _tested(query) and len(query.why) == 1 and len(one_line(query.why[0])) <= WHY_SHOWN
+    return not fmt.tested(query) and len(query.why) == 1 and len(one_line(query.why[0])) <= WHY_SHOWN
 
 
 def _route_cell(query: QueryDiff) -> str:
@@ -118,7 +113,7 @@ def headline(diff: RunDiff) -> str:
     if models:
         figures.append(f"models {inline(models, 300)}")
     if fmt.suite_change_text(diff):
-        figures.append(f"pass rate {fmt.suite_change_text(diff)}")
+        figures.append(f"pass rate change {fmt.suite_change_text(diff)}")
     if diff.uplift and fmt.scores_text(diff):
         figures.append(fmt.scores_text(diff))
     suite = [f"{m.label.lower()} {_cell(d, m)}" for m, d in fmt.rows(t.suite, fmt.SUITE_METRICS, changed_only=True)]
@@ -148,7 +143,7 @@ def table_row(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
     its first failing reason (the comment, which lists every reason above the diff, leaves it out)."""
     cost = query.cost
     cells = [_route_cell(query)] + [_cell(getattr(cost, m.field), m, query) for m in fmt.COST_METRICS]
-    reason = inline(fmt.verdict_text(query, diff), 300) if _tested(query) else _why(query) if why else ""
+    reason = inline(fmt.verdict_text(query, diff), 300) if fmt.tested(query) else _why(query) if why else ""
     return (
         f"| {_icon(query)} | {inline(query.id, 120)} | {fmt.kinds_text(query)} | "
         f"{_status(query)}{f': {reason}' if reason else ''} | " + " | ".join(cells) + " |\n"
@@ -198,7 +193,7 @@ def chart(diff: RunDiff, queries: list[QueryDiff], field: str, title: str, axis:
 def details_block(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
     """One changed query, collapsed: its pass-rate verdict, its route and handoffs before → after (first difference
     marked, changed arguments listed), the figures that moved, the reasons (with `why`) and the answers."""
-    verdict = fmt.verdict_text(query, diff)
+    verdict = fmt.verdict_text(query, diff) if fmt.tested(query) else ""
     lines = [
         f"<details><summary>{_icon(query)} {html_text(query.id)} — {fmt.kinds_text(query)}</summary>\n\n",
         f"Query: {inline(query.query, 500)}"

@@ -109,7 +109,7 @@ def _delta_rows(
 
 def _reason(query: QueryDiff, diff: RunDiff) -> str:
     """A changed query's one line: its verdict with repeated runs, else the first reason it fails (or failed)."""
-    if query.pass_rate is not None and query.pass_rate.method == "exact":
+    if fmt.tested(query):
         return fmt.verdict_text(query, diff)
     return query.why[0] if query.why else ""
 
@@ -119,7 +119,7 @@ def _diff(diff: RunDiff, anchors: dict[str, str]) -> str:
     kinds = [fmt.kind_count(k, t.counts[k.value]) for k in ChangeKind if t.counts.get(k.value)]
     figures = [f"passed {fmt.before_after(t.passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}"]
     if fmt.suite_change_text(diff):
-        figures.append(f"pass rate {fmt.suite_change_text(diff)}")
+        figures.append(f"pass rate change {fmt.suite_change_text(diff)}")
     if fmt.scores_text(diff):
         figures.append(fmt.scores_text(diff))
     models = fmt.models_text(t.models_before, t.models_after)
@@ -243,7 +243,7 @@ def _query(result: QueryResult, change: QueryDiff | None, diff: RunDiff | None, 
         parts.append(f'<p class="figures">{esc(token_phrases.summary_line(result.tokens, per_run))}</p>')
     if change is not None and diff is not None:
         parts.append(f"<p>Against {esc(diff.before)}: {esc(fmt.kinds_text(change))}</p>")
-        verdict = fmt.verdict_text(change, diff)
+        verdict = fmt.verdict_text(change, diff) if fmt.tested(change) else ""
         if verdict:
             parts.append(f"<p>Pass rate: {esc(verdict)}</p>")
         if change.why:
