@@ -250,3 +250,8 @@ def test_a_query_not_run_for_infrastructure_gets_no_verdict_and_stays_out_of_the
     diff = diff_runs(before, side(spec, "current", crashed + runs("b", "P" * 5) + runs("c", "P" * 5)))
     a = next(q for q in diff.queries if q.id == "a")
     assert a.pass_rate.passed_after == 0 and a.has(ChangeKind.REGRESSION) and not a.has(ChangeKind.NOT_RUN)
+    # a partial outage: the runs it stopped are left out of the counts, not read as failures
+    partial = outage[:3] + [t.model_copy(update={"run": t.run + 3}) for t in runs("a", "PP")]
+    diff = diff_runs(before, side(spec, "current", partial + runs("b", "P" * 5) + runs("c", "P" * 5)))
+    a = next(q for q in diff.queries if q.id == "a")
+    assert (a.pass_rate.passed_after, a.pass_rate.runs_after) == (2, 2) and not a.has(ChangeKind.REGRESSION)

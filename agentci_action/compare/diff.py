@@ -473,7 +473,7 @@ def _figures(result: QueryResult, runs: list[Trace]) -> _Figures:
         calls=_route_calls(ran),
         not_run=_not_run(runs) if runs and not ran else None,
         tokens=result.tokens,
-        run_statuses=tuple(result.reliability.run_statuses or [result.status]),
+        run_statuses=_counted_statuses(result, runs),
         per_run=_per_run(ran),
     )
 
@@ -488,6 +488,16 @@ def _failures(result: QueryResult) -> tuple[str, ...]:
         for message in layer.messages
     )
     return failing or (tuple(result.correctness.messages) if result.runs > 1 else ())
+
+
+def _counted_statuses(result: QueryResult, runs: list[Trace]) -> tuple[Status, ...]:
+    """Each run's status in run order, the pass counts of its verdict; a run a model outage kept from running
+    ([INFRA]) is left out while others ran (an outage is not the agent's doing: it would read as a fall)."""
+    statuses = tuple(result.reliability.run_statuses or [result.status])
+    if len(statuses) != len(runs):
+        return statuses
+    counted = tuple(s for s, t in zip(statuses, runs) if not (t.run_error or "").startswith("[INFRA]"))
+    return counted or statuses
 
 
 def _per_run(runs: list[Trace]) -> dict[str, list[float | None]]:
