@@ -1,0 +1,174 @@
+"""Why a request has no recorded answer, in a sentence a reviewer can act on.
+
+A miss is explained against the nearest recorded request of the same run: among the recorded calls to the same
+endpoint (else any), the one whose body differs in the fewest places, the one nearest in position on a tie.
+Differences are named by their JSON path and, where the path has a meaning, what it is ("messages[0].content
+(the system prompt) changed at line 3: recorded 'Be brief.', now 'Be thorough.'"); a multi-line string is
+compared line by line, so the first changed line is the one quoted. At most MAX_SHOWN differences are spelled
+out, the rest counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .recordings import RecordedCall, RecordedRequest
+
+MAX_SHOWN = 3
+PREVIEW = 80
+NEAREST_LIMIT = 200  # differences counted per candidate before it is known not to be the nearest
+Step = str | int
+
+
+@dataclass(frozen=True)
+class Difference:
+    path: tuple[Step, ...]
+    recorded: Any
+    now: Any
+    kind: str  # "changed" | "added" | "removed"
+
+
+def differences(recorded: Any, now: Any, path: tuple[Step, ...] = (), limit: int = NEAREST_LIMIT) -> list[Difference]:
+    """The places where two JSON values differ, in document order (objects by sorted key), at most `limit`."""
+    found: list[Difference] = []
+    _walk(recorded, now, path, found, limit)
+    return found
+
+
+def _walk(recorded: Any, now: Any, path: tuple[Step, ...], found: list[Difference], limit: int) -> None:
+    if len(found) >= limit or (recorded == now and type(recorded) is type(now)):
+        return
+    if isinstance(recorded, dict) and isinstance(now, dict):
+        for name in sorted(set(recorded) | set(now)):
+            if name not in now:
+                found.append(Difference((*path, name), recorded[name], None, "removed"))
+            elif name not in recorded:
+                found.append(Difference((*path, name), None, now[name], "added"))
+            else:
+                _walk(recorded[name], now[name], (*path, name), found, limit)
+    elif isinstance(recorded, list) and isinstance(now, list):
+        for index in range(min(len(recorded), len(now))):
+            _walk(recorded[index], now[index], (*path, index), found, limit)
+        found.extend(Difference((*path, i), recorded[i], None, "removed") for i in range(len(now), len(recorded)))
+        found.extend(Difference((*path, i), None, now[i], "added") for i in range(len(recorded), len(now)))
+    else:
+        found.append(Difference(path, recorded, now, "changed"))
+    del found[limit:]
+
+
+def nearest(request: RecordedRequest, number: int, calls: list[RecordedCall]) -> tuple[int, list[Difference]] | None:
+    """(index in `calls`, differences) of the recorded call nearest to `request`, the run's call `number`
+    (1-based); None when nothing was recorded."""
+    if not calls:
+        return None
+    same = [i for i, c in enumerate(calls) if _endpoint(c.request) == _endpoint(request)]
+    candidates = same or list(range(len(calls)))
+    now = _comparable(request)
+    scored = [(differences(_comparable(calls[i].request), now), i) for i in candidates]
+    found, index = min(scored, key=lambda pair: (len(pair[0]), abs(pair[1] + 1 - number)))
+    return index, found
+
+
+def _endpoint(request: RecordedRequest) -> tuple[str, str, str]:
+    return request.provider, request.method, request.path
+
+
+def _comparable(request: RecordedRequest) -> dict[str, Any]:
+    """What a request is keyed on, as one JSON value to compare."""
+    return {"endpoint": " ".join(_endpoint(request)), "query": request.query, **request.content}
+
+
+def explain(request: RecordedRequest, number: int, recording: Path, calls: list[RecordedCall] | None) -> str:
+    """Why the run's call `number` has no recorded answer in `recording` (its calls, None when the file is absent)."""
+    asked = f"call {number} ({request.method} {request.provider} {request.path})"
+    if calls is None:
+        return f"{asked}: no recording of this run ({recording} does not exist)"
+    found = nearest(request, number, calls)
+    if found is None:
+        return f"{asked}: the recording {recording} holds no calls"
+    index, diffs = found
+    where = f"{recording}:{calls[index].line}" if calls[index].line else str(recording)
+    if not diffs:
+        return (
+            f"{asked}: the same request was recorded, but this run asks it more often than the recorded run did "
+            f"(its recorded answers are used up; nearest: call {index + 1} at {where})"
+        )
+    shown = "; ".join(describe(d, _comparable(request)) for d in diffs[:MAX_SHOWN])
+    more = len(diffs) - MAX_SHOWN
+    rest = (
+        f"; and {more}{'+' if len(diffs) >= NEAREST_LIMIT else ''} more difference{'s' * (more > 1)}"
+        if more > 0
+        else ""
+    )
+    return f"{asked}: no recorded request matches; the nearest (call {index + 1} at {where}) differs: {shown}{rest}"
+
+
+def describe(difference: Difference, request: dict[str, Any]) -> str:
+    """One difference as a phrase: its path, what the path is, and the values."""
+    name = path_text(difference.path)
+    meaning = _meaning(difference.path, request)
+    named = f"{name} ({meaning})" if meaning else name
+    if difference.kind == "added":
+        return f"{named} added: {preview(difference.now)}"
+    if difference.kind == "removed":
+        return f"{named} removed (was {preview(difference.recorded)})"
+    recorded, now = difference.recorded, difference.now
+    if isinstance(recorded, str) and isinstance(now, str) and ("\n" in recorded or "\n" in now):
+        old_lines, new_lines = recorded.split("\n"), now.split("\n")
+        line = next(
+            (i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b), min(len(old_lines), len(new_lines))
+        )
+        old = old_lines[line] if line < len(old_lines) else "(no such line)"
+        new = new_lines[line] if line < len(new_lines) else "(no such line)"
+        return f"{named} changed at line {line + 1}: recorded {preview(old)}, now {preview(new)}"
+    return f"{named} changed: recorded {preview(recorded)}, now {preview(now)}"
+
+
+def path_text(path: tuple[Step, ...]) -> str:
+    """("body", "messages", 0, "content") → messages[0].content (the request's body is the default place)."""
+    steps = path[1:] if path[:1] == ("body",) else path
+    text = ""
+    for step in steps:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+    return text or "the body"
+
+
+def _meaning(path: tuple[Step, ...], request: dict[str, Any]) -> str:
+    """What a path of a Chat Completions, Responses or Messages body is, when it is one of the well-known parts."""
+    steps = path[1:] if path[:1] == ("body",) else path
+    if not steps or path[:1] != ("body",):
+        return {"endpoint": "the endpoint", "query": "the URL parameters"}.get(str(path[0]) if path else "", "")
+    head = steps[0]
+    if head in ("system", "instructions"):
+        return "the system prompt" if head == "system" else "the instructions"
+    if head in ("model", "tools", "tool_choice", "temperature", "stream", "response_format"):
+        return f"the {str(head).replace('_', ' ')}"
+    if head in ("messages", "input") and len(steps) > 1 and isinstance(steps[1], int):
+        items = request.get("body", {}).get(head)
+        item = items[steps[1]] if isinstance(items, list) and steps[1] < len(items) else None
+        role = item.get("role") or item.get("type") if isinstance(item, dict) else None
+        return {
+            "system": "the system prompt",
+            "developer": "the system prompt",
+            "user": "a user message",
+            "assistant": "an assistant message",
+            "tool": "a tool result",
+            "function_call_output": "a tool result",
+            "function_call": "a tool call",
+        }.get(str(role), "")
+    return ""
+
+
+def preview(value: Any) -> str:
+    """A value on one line, quoted, cut to PREVIEW characters."""
+    text = value if isinstance(value, str) else repr(value) if not isinstance(value, dict | list) else _json(value)
+    text = " ".join(str(text).split())
+    return repr(text if len(text) <= PREVIEW else text[: PREVIEW - 1] + "…")
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)

@@ -1,0 +1,372 @@
+"""The model-call proxy: an HTTP server on 127.0.0.1 that the agent's SDKs use as their provider's base URL.
+
+Each run gets its own route, `http://127.0.0.1:PORT/agentci/<token>/<provider>`, given to the agent as its base
+URL (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`); what follows the provider is the path the SDK asks for
+(`/chat/completions`, `/responses`, `/embeddings`, `/v1/messages`, or anything else an OpenAI-compatible server
+serves). A route is bound to one run's ReplaySession at a time (a `python:` runner's worker keeps its route and
+is bound to each run it serves). Per request:
+
+1. the body is read (Content-Length or chunked, gzip or deflate undone) and keyed (request_keys);
+2. unless the mode is `record`, the session's next recorded answer for the key is sent: JSON as JSON, a stream
+   as its frames with the same framing, with the recorded status and content type;
+3. otherwise, under `replay`, the request is a miss: the agent gets an error it does not retry (400, an error
+   body in its provider's shape whose message is the miss's explanation, `x-should-retry: false`);
+4. else the request goes to the provider (the agent's own headers, keys included, go with it; nothing else
+   does) and the answer comes back as it arrives, a stream frame by frame, while it is recorded. Answers the
+   SDKs retry (408, 409, 429, 5xx) are passed on but not recorded: the retry is.
+
+Only allow-listed headers are recorded (none of the request's by default; the answer's content type); API keys,
+`Authorization`, `x-api-key`, cookies and organisation ids never are, nor URL parameters beyond the allow-list.
+The server accepts only loopback connections whose Host header names the loopback (a web page cannot reach it
+through DNS rebinding).
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+import threading
+import zlib
+from collections.abc import Callable, Iterable, Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
+from urllib.parse import parse_qsl, urlsplit
+
+from . import sse_frames
+from .recordings import RecordedCall, RecordedRequest, RecordedResponse, content_of, masked
+from .replay_session import ReplaySession
+from .request_keys import canonical_json, keyed_query, request_key
+from .upstream import Upstream, UpstreamError
+
+PREFIX = "agentci"
+MAX_BODY = 64 << 20
+IDLE_TIMEOUT = 120.0
+RETRIED_STATUSES = frozenset({408, 409, 429})
+RECORDED_RESPONSE_HEADERS = frozenset({"content-type"})
+# Never forwarded to the provider: they describe the agent's connection to the proxy, or what is undone here.
+NOT_FORWARDED = frozenset(
+    {"host", "connection", "keep-alive", "content-length", "transfer-encoding", "content-encoding", "accept-encoding"}
+)
+# Never recorded, even when allow-listed: credentials, cookies, organisation and project ids.
+SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "cookie",
+        "set-cookie",
+        "openai-organization",
+        "openai-project",
+        "x-goog-api-key",
+        "anthropic-admin-api-key",
+    }
+)
+LOOPBACK = frozenset({"127.0.0.1", "::1", "::ffff:127.0.0.1"})
+KINDS = {"openai": "openai", "anthropic": "anthropic"}  # provider → the shape of its error bodies
+
+
+def _stderr(message: str) -> None:
+    print(f"agentci replay proxy: {message}", file=sys.stderr, flush=True)
+
+
+class ReplayProxy:
+    """Use as a context manager (the port is freed on every way out). `upstreams` maps each provider name the
+    agent may use (`openai`, `anthropic`, ...) to the base URL its live calls go to."""
+
+    def __init__(
+        self,
+        upstreams: Mapping[str, str],
+        *,
+        record_headers: Iterable[str] = (),
+        port: int = 0,
+        log: Callable[[str], None] = _stderr,
+    ):
+        self.upstreams = {name: Upstream(url) for name, url in upstreams.items()}
+        self.record_headers = frozenset(h.lower() for h in record_headers) - SECRET_HEADERS
+        self.log = log
+        self._routes: dict[str, ReplaySession | None] = {}
+        self._lock = threading.Lock()
+        self._http = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class(), bind_and_activate=False)
+        self._http.daemon_threads = True
+        self._http.request_queue_size = 128
+        self._thread: threading.Thread | None = None
+
+    # -- life ---------------------------------------------------------------------------------------------------
+    def start(self) -> Self:
+        try:
+            self._http.server_bind()
+            self._http.server_activate()
+        except OSError:
+            self._http.server_close()
+            raise
+        self._thread = threading.Thread(target=self._http.serve_forever, name="agentci-replay", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, free the port and close the connections to the providers; safe to call twice."""
+        if self._thread is not None:
+            self._http.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._http.server_close()
+        for upstream in self.upstreams.values():
+            upstream.close()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        return int(self._http.server_address[1])
+
+    # -- routes -------------------------------------------------------------------------------------------------
+    def route(self, session: ReplaySession | None = None) -> str:
+        """A new route's token, bound to `session` (or to nothing until `bind`)."""
+        token = secrets.token_hex(8)
+        with self._lock:
+            self._routes[token] = session
+        return token
+
+    def bind(self, token: str, session: ReplaySession | None) -> None:
+        with self._lock:
+            self._routes[token] = session
+
+    def close(self, token: str) -> None:
+        with self._lock:
+            self._routes.pop(token, None)
+
+    def base_url(self, token: str, provider: str) -> str:
+        """What the agent's SDK for `provider` takes as its base URL."""
+        return f"http://127.0.0.1:{self.port}/{PREFIX}/{token}/{provider}"
+
+    def _session(self, token: str) -> tuple[bool, ReplaySession | None]:
+        with self._lock:
+            return token in self._routes, self._routes.get(token)
+
+    # -- HTTP ---------------------------------------------------------------------------------------------------
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        proxy = self
+
+        class Handler(_Handler):
+            pass
+
+        Handler.proxy = proxy
+        return Handler
+
+
+class _Refusal(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    timeout = IDLE_TIMEOUT
+    proxy: ReplayProxy
+
+    def log_message(self, *args: object) -> None:  # requests are not logged; problems are
+        pass
+
+    def do_POST(self) -> None:
+        provider = "openai"
+        try:
+            self._check_origin()
+            token, provider, target = self._split()
+            known, session = self.proxy._session(token)
+            if not known:
+                raise _Refusal(404, f"no run is bound to route {token!r} (it has ended, or the URL is not AgentCI's)")
+            if session is None:
+                raise _Refusal(503, "no run is being served on this route right now")
+            upstream = self.proxy.upstreams.get(provider)
+            if upstream is None:
+                names = ", ".join(sorted(self.proxy.upstreams))
+                raise _Refusal(404, f"no upstream for provider {provider!r} (configured: {names})")
+            self._serve(session, provider, upstream, target)
+        except _Refusal as refusal:
+            self._error(refusal.status, refusal.message, provider)
+        except (BrokenPipeError, ConnectionResetError):  # the agent went away
+            self.close_connection = True
+
+    do_GET = do_PUT = do_PATCH = do_DELETE = do_POST
+
+    # -- the request ---------------------------------------------------------------------------------------------
+    def _check_origin(self) -> None:
+        if self.client_address[0] not in LOOPBACK:
+            raise _Refusal(403, "only loopback connections are served")
+        host = (self.headers.get("host") or "").rsplit(":", 1)[0].strip("[]").lower()
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            raise _Refusal(403, f"Host {host!r} is not the loopback address this proxy serves")
+
+    def _split(self) -> tuple[str, str, str]:
+        """(route token, provider, the path and query after the provider)."""
+        parts = self.path.split("/", 4)  # "", PREFIX, token, provider, rest
+        if len(parts) < 4 or parts[1] != PREFIX:
+            raise _Refusal(404, f"no route {self.path.split('?')[0]}: use the base URL AgentCI gives the agent")
+        rest = parts[4] if len(parts) > 4 else ""
+        return parts[2], parts[3].split("?")[0], "/" + rest if not rest.startswith("?") else rest
+
+    def _body(self) -> bytes:
+        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+            raw = self._chunked()
+        else:
+            length = self.headers.get("content-length") or "0"
+            if not length.strip().isdigit():
+                raise _Refusal(400, "Content-Length is not a number")
+            if int(length) > MAX_BODY:
+                self.close_connection = True
+                raise _Refusal(413, f"the body of {length} bytes exceeds {MAX_BODY} bytes")
+            raw = self.rfile.read(int(length))
+        encoding = (self.headers.get("content-encoding") or "").strip().lower()
+        if not encoding or encoding == "identity":
+            return raw
+        if encoding not in ("gzip", "x-gzip", "deflate"):
+            raise _Refusal(415, f"content encoding {encoding!r} is not supported (gzip and deflate are)")
+        try:
+            decoder = zlib.decompressobj(16 + zlib.MAX_WBITS if "gzip" in encoding else zlib.MAX_WBITS)
+            body = decoder.decompress(raw, MAX_BODY + 1)
+        except zlib.error as exc:
+            raise _Refusal(400, f"the {encoding} body does not decompress: {exc}") from None
+        if len(body) > MAX_BODY:
+            raise _Refusal(413, f"the body exceeds {MAX_BODY} bytes once decompressed")
+        return body
+
+    def _chunked(self) -> bytes:
+        body = bytearray()
+        while True:
+            size_line = self.rfile.readline(1024).split(b";")[0].strip()
+            try:
+                size = int(size_line, 16)
+            except ValueError:
+                raise _Refusal(400, "a malformed chunked body") from None
+            if size == 0:
+                while self.rfile.readline(1024).strip():  # trailers
+                    pass
+                return bytes(body)
+            if len(body) + size > MAX_BODY:
+                self.close_connection = True
+                raise _Refusal(413, f"the body exceeds {MAX_BODY} bytes")
+            body += self.rfile.read(size)
+            self.rfile.readline(8)
+
+    def _serve(self, session: ReplaySession, provider: str, upstream: Upstream, target: str) -> None:
+        raw = self._body()
+        parts = urlsplit(target)
+        query = keyed_query(dict(parse_qsl(parts.query, keep_blank_values=True)))
+        content = masked(content_of(raw, self.headers.get("content-type")), session.volatility)
+        request = RecordedRequest(
+            provider=provider,
+            method=self.command,
+            path=parts.path,
+            content=content,
+            query=query,
+            headers=self._recorded(self.headers.items()),
+        )
+        key = request_key(provider, self.command, parts.path, query, content)
+        number = session.number()
+        recorded = session.answer(key, number)
+        if recorded is not None:
+            return self._replay(recorded.response)
+        if session.mode != "record":
+            miss = session.miss(request, number)
+            if not miss.went_live:
+                return self._error(400, f"AgentCI replay: {miss.explanation}", provider, code="replay_miss")
+        self._live(session, request, number, upstream, target, raw)
+
+    def _recorded(self, headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+        allowed = self.proxy.record_headers
+        return {name.lower(): value for name, value in headers if name.lower() in allowed}
+
+    # -- answers -------------------------------------------------------------------------------------------------
+    def _replay(self, response: RecordedResponse) -> None:
+        payload = response.payload()
+        self.send_response(response.status)
+        for name, value in response.headers.items():
+            self.send_header(name, value)
+        self.send_header("content-length", str(len(payload)))
+        self.send_header("x-agentci-replay", "replayed")
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _live(
+        self, session: ReplaySession, request: RecordedRequest, number: int, upstream: Upstream, target: str, raw: bytes
+    ) -> None:
+        headers = {name: value for name, value in self.headers.items() if name.lower() not in NOT_FORWARDED}
+        headers["accept-encoding"] = "gzip, identity"
+        try:
+            answer = upstream.send(self.command, target, headers, raw)
+        except UpstreamError as exc:
+            self.proxy.log(str(exc))
+            raise _Refusal(502, f"AgentCI replay proxy: {exc}") from None
+        streamed = "text/event-stream" in answer.headers.get("content-type", "")
+        self.send_response(answer.status)
+        for name, value in answer.headers.items():
+            self.send_header(name, value)
+        self.send_header("x-agentci-replay", "live")
+        if streamed:
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            content = self._relay_stream(answer.chunks)
+        else:
+            try:
+                body = b"".join(answer.chunks)
+            except UpstreamError as exc:
+                self.proxy.log(str(exc))
+                self.close_connection = True
+                return
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            content = content_of(body, answer.headers.get("content-type"))
+        if content is None or answer.status in RETRIED_STATUSES or answer.status >= 500:
+            return
+        response = RecordedResponse(
+            status=answer.status,
+            headers={name: value for name, value in answer.headers.items() if name in self._kept_response_headers()},
+            content=content,
+        )
+        session.live(RecordedCall(request=request, response=response), number)
+
+    def _kept_response_headers(self) -> frozenset[str]:
+        return RECORDED_RESPONSE_HEADERS | self.proxy.record_headers
+
+    def _relay_stream(self, chunks: Iterable[bytes]) -> dict[str, Any] | None:
+        """Pass a stream on as it arrives (chunked); its frames, or None when the provider broke it off."""
+        splitter = sse_frames.FrameSplitter()
+        frames: list[sse_frames.Frame] = []
+        try:
+            for chunk in chunks:
+                frames.extend(frame for frame, _ in splitter.feed(chunk))
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.flush()
+        except UpstreamError as exc:
+            self.proxy.log(str(exc))
+            self.close_connection = True
+            return None
+        frames.extend(frame for frame, _ in splitter.rest())
+        self.wfile.write(b"0\r\n\r\n")
+        return {"stream": frames}
+
+    def _error(self, status: int, message: str, provider: str, code: str = "replay_proxy") -> None:
+        """An error body in the provider's shape, so its SDK raises with `message`; a miss is not retried."""
+        if KINDS.get(provider) == "anthropic":
+            body: dict[str, Any] = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+        else:
+            body = {"error": {"message": message, "type": "agentci_replay", "param": None, "code": code}}
+        payload = canonical_json(body).encode()
+        try:
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            if code == "replay_miss":
+                self.send_header("x-should-retry", "false")
+            self.end_headers()
+            self.wfile.write(payload)
+        except OSError:
+            self.close_connection = True

@@ -1,0 +1,356 @@
+"""Recording files: the model calls of one run of one query, in the order the agent made them, as YAML.
+
+One file per query and run (`<recordings>/<query id>/run-<n>.yaml`), written to be read in review: object keys
+sorted, multi-line strings (prompts, answers) as literal blocks so a changed line is a changed line in the diff,
+no time, duration or header that is not allow-listed, so recording the same behaviour again writes the same bytes.
+
+    version: 1
+    query: order-status
+    run: 0
+    calls:
+    - request:
+        provider: openai              # openai | anthropic
+        method: POST
+        path: /chat/completions       # after the provider's base URL
+        query: {beta: 'true'}         # allow-listed URL parameters only (see request_keys); absent when none
+        headers: {...}                # allow-listed request headers only; absent when none
+        body: {...}                   # a JSON body (volatile parts masked); `text:` or `base64:` for others
+      response:
+        status: 200
+        headers: {content-type: application/json}
+        body: {...}                   # or `stream:` [frames, see sse_frames], `text:` or `base64:`
+    count: 1                          # written last: a file cut short has none, or one that disagrees
+
+A file that cannot be read is a RecordingError naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from . import sse_frames
+from .request_keys import Volatility, request_key
+
+FORMAT_VERSION = 1
+REQUEST_CONTENT = ("body", "text", "base64")
+RESPONSE_CONTENT = (*REQUEST_CONTENT, "stream")
+FRAME_KEYS = frozenset({"event", "id", "retry", "data", "text"})
+HEADER = (
+    "# AgentCI recording: the model calls one run of the agent made, replayed in their place under runner.replay.\n"
+    "# Rewritten by `agentci run --replay record`; review changes to it as changes to what the agent asks.\n"
+)
+
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's, when built with it
+if TYPE_CHECKING:
+    _BaseDumper = yaml.SafeDumper
+else:
+    _BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class RecordingError(Exception):
+    """A recording that cannot be used: `file`, `line` (1-based, 0 when unknown) and what is wrong."""
+
+    def __init__(self, file: str, line: int, message: str):
+        super().__init__(f"{file}:{line}: {message}" if line else f"{file}: {message}")
+        self.file, self.line, self.message = file, line, message
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordedRequest:
+    provider: str
+    method: str
+    path: str
+    content: dict[str, Any]  # {"body": JSON} | {"text": str} | {"base64": str} | {} (no body)
+    query: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def key(self, volatility: Volatility) -> str:
+        return request_key(self.provider, self.method, self.path, self.query, masked(self.content, volatility))
+
+    def as_yaml(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "method": self.method,
+            "path": self.path,
+            **({"query": dict(sorted(self.query.items()))} if self.query else {}),
+            **({"headers": dict(sorted(self.headers.items()))} if self.headers else {}),
+            **_sorted(self.content),
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordedResponse:
+    status: int
+    headers: dict[str, str]
+    content: dict[str, Any]  # {"body": JSON} | {"stream": [frames]} | {"text": str} | {"base64": str} | {}
+
+    @property
+    def streamed(self) -> bool:
+        return "stream" in self.content
+
+    def payload(self) -> bytes:
+        """The body to send: the JSON compactly, the frames with their framing, text or bytes as they were."""
+        return payload_bytes(self.content)
+
+    def as_yaml(self) -> dict[str, Any]:
+        return {"status": self.status, "headers": dict(sorted(self.headers.items())), **_sorted(self.content)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordedCall:
+    request: RecordedRequest
+    response: RecordedResponse
+    line: int = 0  # where it starts in its file; 0 for a call made in this run
+
+    def as_yaml(self) -> dict[str, Any]:
+        return {"request": self.request.as_yaml(), "response": self.response.as_yaml()}
+
+
+def masked(content: dict[str, Any], volatility: Volatility) -> dict[str, Any]:
+    """A request's content with its volatile parts masked (a JSON body by path and pattern, text by pattern)."""
+    if "body" in content:
+        return {"body": volatility.mask(content["body"])}
+    if "text" in content and volatility.patterns:
+        return {"text": volatility.mask(content["text"])}
+    return content
+
+
+def content_of(raw: bytes, content_type: str | None) -> dict[str, Any]:
+    """A body as recorded: parsed JSON when it is JSON, else text when it is UTF-8, else base64; {} when empty."""
+    if not raw:
+        return {}
+    if "json" in (content_type or "") or raw[:1] in (b"{", b"["):
+        try:
+            return {"body": json.loads(raw)}
+        except ValueError:
+            pass
+    try:
+        return {"text": raw.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(raw).decode("ascii")}
+
+
+def payload_bytes(content: dict[str, Any]) -> bytes:
+    if "body" in content:
+        return json.dumps(content["body"], ensure_ascii=False, separators=(",", ":")).encode()
+    if "stream" in content:
+        return sse_frames.encode_stream(content["stream"])
+    if "text" in content:
+        return str(content["text"]).encode()
+    if "base64" in content:
+        return base64.b64decode(content["base64"])
+    return b""
+
+
+def _sorted(value: Any) -> Any:
+    """JSON with every object's keys in sorted order (lists keep theirs)."""
+    if isinstance(value, dict):
+        return {name: _sorted(value[name]) for name in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(item) for item in value]
+    return value
+
+
+# -- writing -------------------------------------------------------------------------------------------------------
+class _Dumper(_BaseDumper):
+    """Safe YAML with multi-line strings as literal blocks (the emitter quotes one it cannot write as a block)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in text else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def render(query: str, run: int, calls: list[RecordedCall]) -> str:
+    """The recording file's text (see the module docstring): the same calls always give the same bytes."""
+    document = {
+        "version": FORMAT_VERSION,
+        "query": query,
+        "run": run,
+        "calls": [c.as_yaml() for c in calls],
+        "count": len(calls),
+    }
+    text = yaml.dump(
+        document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=2**31 - 1, default_flow_style=False
+    )
+    return HEADER + text
+
+
+def write(path: Path, text: str) -> None:
+    """Write the file whole or not at all (a temporary file beside it, then a rename); OSError when that fails."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+
+
+# -- reading -------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Recording:
+    """A recording file's calls, in order."""
+
+    path: Path
+    query: str
+    run: int
+    calls: list[RecordedCall]
+
+
+def read(path: Path) -> Recording:
+    """A recording file; RecordingError at the file and line of anything wrong with it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecordingError(str(path), 0, f"cannot be read: {exc}") from None
+    return parse(text, str(path), path)
+
+
+def parse(text: str, name: str, path: Path | None = None) -> Recording:
+    try:
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise RecordingError(
+            name, mark.line + 1 if mark else 0, f"is not valid YAML ({problem}); record it again"
+        ) from None
+    return _Reader(name, node, text.count("\n") + 1).recording(data, path or Path(name))
+
+
+class _Reader:
+    """Checks a loaded recording's shape, naming the line of the first thing wrong."""
+
+    def __init__(self, name: str, root: yaml.Node | None, lines: int):
+        self.name, self.root, self.lines = name, root, lines
+
+    def fail(self, where: tuple[str | int, ...], message: str) -> RecordingError:
+        return RecordingError(self.name, self.line(where), message)
+
+    def line(self, where: tuple[str | int, ...]) -> int:
+        """The line of the node at `where` (keys and indexes from the top), or of its nearest existing parent."""
+        node = self.root
+        for step in where:
+            child = None
+            if isinstance(node, yaml.MappingNode):
+                child = next((value for key, value in node.value if key.value == step), None)
+            elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
+                child = node.value[step]
+            if child is None:
+                break
+            node = child
+        return node.start_mark.line + 1 if node is not None else 1
+
+    def recording(self, data: Any, path: Path) -> Recording:
+        if not isinstance(data, dict):
+            raise self.fail((), "is not a recording: expected a mapping with version, query, run and calls")
+        if data.get("version") != FORMAT_VERSION:
+            raise self.fail(("version",), f"version {data.get('version')!r} is not {FORMAT_VERSION}: record it again")
+        calls = data.get("calls")
+        if not isinstance(calls, list):
+            raise self.fail(("calls",), "calls: expected a list of the run's model calls")
+        query, run = data.get("query"), data.get("run")
+        if not isinstance(query, str) or not isinstance(run, int):
+            raise self.fail(("query",), "query (a query id) and run (a number) are required")
+        recorded = [self.call(item, index) for index, item in enumerate(calls)]
+        if data.get("count") != len(calls):
+            raise RecordingError(
+                self.name,
+                self.line(("count",)) if "count" in data else self.lines,
+                f"holds {len(calls)} calls but its last line, count:, says {data.get('count')!r}: the file was cut "
+                "short or edited; record it again",
+            )
+        return Recording(path, query, run, recorded)
+
+    def call(self, item: Any, index: int) -> RecordedCall:
+        at: tuple[str | int, ...] = ("calls", index)
+        if not isinstance(item, dict) or not isinstance(item.get("request"), dict):
+            raise self.fail(at, f"call {index + 1}: expected `request:` and `response:` mappings")
+        if not isinstance(item.get("response"), dict):
+            raise self.fail(at, f"call {index + 1}: has no `response:` mapping (a truncated recording?)")
+        request, response = item["request"], item["response"]
+        for name in ("provider", "method", "path"):
+            if not isinstance(request.get(name), str):
+                raise self.fail((*at, "request"), f"call {index + 1}: request.{name} must be a string")
+        status = response.get("status")
+        if not isinstance(status, int) or isinstance(status, bool):
+            raise self.fail((*at, "response"), f"call {index + 1}: response.status must be an HTTP status number")
+        return RecordedCall(
+            request=RecordedRequest(
+                provider=request["provider"],
+                method=request["method"],
+                path=request["path"],
+                query=self.strings(request, "query", (*at, "request")),
+                headers=self.strings(request, "headers", (*at, "request")),
+                content=self.content(request, REQUEST_CONTENT, (*at, "request"), index),
+            ),
+            response=RecordedResponse(
+                status=status,
+                headers=self.strings(response, "headers", (*at, "response")),
+                content=self.content(response, RESPONSE_CONTENT, (*at, "response"), index),
+            ),
+            line=self.line(at),
+        )
+
+    def strings(self, part: dict[str, Any], name: str, at: tuple[str | int, ...]) -> dict[str, str]:
+        value = part.get(name) or {}
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise self.fail((*at, name), f"{at[-1]}.{name} must map names to strings")
+        return {str(k): v for k, v in value.items()}
+
+    def content(
+        self, part: dict[str, Any], kinds: tuple[str, ...], at: tuple[str | int, ...], index: int
+    ) -> dict[str, Any]:
+        found = [kind for kind in kinds if kind in part]
+        if len(found) > 1:
+            raise self.fail((*at, found[1]), f"call {index + 1}: {at[-1]} has both {found[0]} and {found[1]}")
+        if not found:
+            return {}
+        kind, value = found[0], part[found[0]]
+        checks: dict[str, Callable[[Any], bool]] = {
+            "text": lambda v: isinstance(v, str),
+            "base64": _is_base64,
+            "stream": lambda v: isinstance(v, list),
+        }
+        if not checks.get(kind, lambda v: True)(value):
+            raise self.fail((*at, kind), f"call {index + 1}: {at[-1]}.{kind} is not a valid {kind} value")
+        if kind == "stream":
+            for position, frame in enumerate(value):
+                if not isinstance(frame, dict) or not frame or not set(frame) <= FRAME_KEYS:
+                    raise self.fail(
+                        (*at, kind, position),
+                        f"call {index + 1}: stream frame {position + 1} must map some of "
+                        f"{', '.join(sorted(FRAME_KEYS))} to values",
+                    )
+        return {kind: value}
+
+
+def _is_base64(value: Any) -> bool:
+    try:
+        base64.b64decode(value, validate=True)
+    except (ValueError, TypeError):
+        return False
+    return isinstance(value, str)

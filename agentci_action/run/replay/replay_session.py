@@ -1,0 +1,128 @@
+"""One run's side of record and replay: its recording, which answers it has used, what went live, what missed.
+
+Modes:
+- `replay`: every call is answered from the run's recording; a call with no recorded answer is a miss, answered
+  with an error (never a live call), and the run fails with the miss's explanation;
+- `record`: every call goes to the provider; the recording is rewritten with this run's calls;
+- `record-missing`: recorded answers are replayed, calls without one go to the provider, and the recording is
+  rewritten with the calls this run made (replayed and live, in order) when that changes it.
+
+Identical requests are answered in order: the k-th request with a key gets the k-th answer recorded under that
+key in this run's recording (a per-key queue), so an agent that asks the same thing twice gets both answers, in
+order, whatever it asks in between. Calls are numbered as they arrive (1, 2, ...), and the recording lists them
+in that order.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import misses, recordings
+from .recordings import RecordedCall, RecordedRequest, Recording
+from .request_keys import Volatility
+from .wire_usage import Usage, usage_of
+
+MODES = ("replay", "record", "record-missing")
+
+
+@dataclass(frozen=True)
+class Miss:
+    number: int  # the call's number in the run, from 1
+    explanation: str
+    went_live: bool  # record-missing: the provider answered it instead
+
+
+@dataclass
+class Figures:
+    """What one run's model calls were: replayed from the recording, or live (and what those reported)."""
+
+    replayed: int = 0
+    live: int = 0
+    misses: list[Miss] = field(default_factory=list)
+    live_usage: list[Usage] = field(default_factory=list)
+    wrote: Path | None = None  # the recording file, when this run rewrote it
+
+    @property
+    def failed(self) -> bool:
+        """A miss that was not answered live fails the run."""
+        return any(not miss.went_live for miss in self.misses)
+
+
+class ReplaySession:
+    """Create for one attempt of one run; `finish` when the run is over. RecordingError when the run's
+    recording exists (and the mode reads it) but cannot be read."""
+
+    def __init__(self, *, query: str, run: int, path: Path, mode: str, volatility: Volatility):
+        if mode not in MODES:
+            raise ValueError(f"replay mode {mode!r}: one of {', '.join(MODES)}")
+        self.query, self.run, self.path, self.mode, self.volatility = query, run, path, mode, volatility
+        self.recording: Recording | None = None
+        if mode != "record" and path.is_file():
+            self.recording = recordings.read(path)
+        self._answers: dict[str, deque[RecordedCall]] = {}
+        for call in self.recording.calls if self.recording else []:
+            self._answers.setdefault(call.request.key(volatility), deque()).append(call)
+        self._numbers = itertools.count(1)
+        self._made: dict[int, RecordedCall] = {}
+        self._lock = threading.Lock()
+        self.figures = Figures()
+
+    def number(self) -> int:
+        """The next call's number, in order of arrival."""
+        with self._lock:
+            return next(self._numbers)
+
+    def answer(self, key: str, number: int) -> RecordedCall | None:
+        """The recorded answer for the next request with `key`, kept as this run's call `number`; None when there
+        is none left (or the mode records everything)."""
+        if self.mode == "record":
+            return None
+        with self._lock:
+            queue = self._answers.get(key)
+            if not queue:
+                return None
+            call = queue.popleft()
+            self._made[number] = call
+            self.figures.replayed += 1
+            return call
+
+    def miss(self, request: RecordedRequest, number: int) -> Miss:
+        """Note a request with no recorded answer; its explanation names the nearest recorded one."""
+        calls = self.recording.calls if self.recording else None
+        explanation = misses.explain(request, number, self.path, calls)
+        miss = Miss(number, explanation, went_live=self.mode == "record-missing")
+        with self._lock:
+            self.figures.misses.append(miss)
+        return miss
+
+    def live(self, call: RecordedCall, number: int) -> None:
+        """Keep a call the provider answered as this run's call `number`."""
+        usage = usage_of(call.request.provider, call.response)
+        with self._lock:
+            self._made[number] = call
+            self.figures.live += 1
+            self.figures.live_usage.append(usage)
+
+    def finish(self) -> Figures:
+        """Rewrite the recording when the mode says so (see the module docstring); the run's figures. OSError
+        when the file cannot be written."""
+        if self.mode == "replay":
+            return self.figures
+        with self._lock:
+            made = [self._made[number] for number in sorted(self._made)]
+        text = recordings.render(self.query, self.run, made)
+        if self.mode == "record" or _differs(self.path, text):
+            recordings.write(self.path, text)
+            self.figures.wrote = self.path
+        return self.figures
+
+
+def _differs(path: Path, text: str) -> bool:
+    try:
+        return path.read_text(encoding="utf-8") != text
+    except (OSError, UnicodeDecodeError):
+        return True

@@ -1,0 +1,121 @@
+"""The key a model call is recorded and replayed under: what the request asks, without what changes run to run.
+
+    key = canonical JSON of {provider, method, path, query, body with its volatile parts masked}
+
+Canonical JSON sorts object keys, writes no spaces and keeps every other value as sent (`stream` included: a
+streamed and a plain answer are different recordings). Request headers are never part of the key (they carry
+keys, SDK versions and retry counts); URL query parameters are, the allow-listed ones only (`api-version`,
+`beta`), as the rest may carry a key.
+
+Volatile parts are replaced by the placeholder "<volatile>", in the key and in the recording alike (so a
+recording holds no value that differs from run to run, and masking twice changes nothing):
+- built-in, at the top level of the body: `user`, `metadata`, `prompt_cache_key`, `safety_identifier`
+  (per-user or per-session ids that do not change what the model is asked);
+- declared paths: dot-separated keys and list indexes, `*` for any key or index, an optional leading `$.`
+  (`messages.*.tool_call_id`, `input.0.content`, `metadata.session`); a path that does not occur is ignored;
+- declared patterns: regular expressions whose matches inside any string of the body are masked (a timestamp
+  or an id inside a tool result's text, which no path can reach).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+PLACEHOLDER = "<volatile>"
+BUILT_IN_VOLATILE = ("user", "metadata", "prompt_cache_key", "safety_identifier")
+KEYED_QUERY_PARAMETERS = frozenset({"api-version", "beta"})
+ANY = "*"
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no spaces, non-ASCII kept: one text for one value."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def parse_path(path: str) -> tuple[str, ...]:
+    """`$.messages[*].content` or `messages.*.content` → ("messages", "*", "content"); ValueError when empty."""
+    text = path.strip()
+    text = text[2:] if text.startswith("$.") else text
+    text = re.sub(r"\[(\*|\d+)\]", r".\1", text)
+    parts = tuple(part for part in text.split("."))
+    if not text or any(not part for part in parts):
+        raise ValueError(f"volatile path {path!r}: write keys separated by dots, e.g. messages.*.content")
+    return parts
+
+
+@dataclass(frozen=True)
+class Volatility:
+    """What is masked out of a request body before it is keyed and recorded."""
+
+    paths: tuple[tuple[str, ...], ...] = ()
+    patterns: tuple[re.Pattern[str], ...] = ()
+
+    @classmethod
+    def declared(cls, paths: Iterable[str] = (), patterns: Iterable[str] = ()) -> Volatility:
+        """The built-in paths plus the declared ones; ValueError for a path or pattern that does not parse."""
+        compiled = []
+        for pattern in patterns:
+            try:
+                compiled.append(re.compile(pattern))
+            except re.error as exc:
+                raise ValueError(f"volatile pattern {pattern!r} does not compile: {exc}") from None
+        built_in = tuple((name,) for name in BUILT_IN_VOLATILE)
+        return cls(paths=built_in + tuple(parse_path(p) for p in paths), patterns=tuple(compiled))
+
+    def mask(self, body: Any) -> Any:
+        """A copy of `body` with its volatile parts replaced by PLACEHOLDER (the body itself when nothing is)."""
+        masked = body
+        for path in self.paths:
+            masked = _mask_path(masked, path)
+        if self.patterns:
+            masked = _mask_strings(masked, self.patterns)
+        return masked
+
+
+def _mask_path(value: Any, path: tuple[str, ...]) -> Any:
+    """`value` with what `path` names replaced, copying only the containers on the way."""
+    if not path:
+        return PLACEHOLDER
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        names = list(value) if head == ANY else [head] if head in value else []
+        if not names:
+            return value
+        copy = dict(value)
+        for name in names:
+            copy[name] = _mask_path(value[name], rest)
+        return copy
+    if isinstance(value, list):
+        if head == ANY:
+            return [_mask_path(item, rest) for item in value]
+        if head.isdigit() and int(head) < len(value):
+            items = list(value)
+            items[int(head)] = _mask_path(value[int(head)], rest)
+            return items
+    return value
+
+
+def _mask_strings(value: Any, patterns: tuple[re.Pattern[str], ...]) -> Any:
+    if isinstance(value, str):
+        for pattern in patterns:
+            value = pattern.sub(PLACEHOLDER, value)
+        return value
+    if isinstance(value, dict):
+        return {name: _mask_strings(item, patterns) for name, item in value.items()}
+    if isinstance(value, list):
+        return [_mask_strings(item, patterns) for item in value]
+    return value
+
+
+def keyed_query(query: dict[str, str]) -> dict[str, str]:
+    """The URL query parameters that are recorded and keyed (an allow-list: any other may carry a key)."""
+    return {name: value for name, value in query.items() if name in KEYED_QUERY_PARAMETERS}
+
+
+def request_key(provider: str, method: str, path: str, query: dict[str, str], content: dict[str, Any]) -> str:
+    """The key of a request whose content ({"body": JSON} or {"text": ...} or {"base64": ...}) is already masked."""
+    return canonical_json({"provider": provider, "method": method, "path": path, "query": query, **content})
