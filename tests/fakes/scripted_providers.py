@@ -40,7 +40,7 @@ class ScriptedProviders(ScriptedOpenAIServer):
     """`openai_url` and `anthropic_url` are the SDKs' base URLs; `received` keeps every request."""
 
     def __init__(self, script: dict[str, list[Turn]], model: str = "gpt-4o-mini-2024-07-18", **options: Any):
-        self.anthropic_model = options.pop("anthropic_model", "claude-sonnet-4-5-20250929")
+        self.anthropic_model = options.pop("anthropic_model", "claude-haiku-4-5-20251001")
         self.gzip = options.pop("gzip", False)
         delay = options.pop("delay", 0.0)
         super().__init__(script, model)

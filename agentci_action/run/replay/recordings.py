@@ -1,7 +1,7 @@
 """Recording files: the model calls of one run of one query, in the order the agent made them, as YAML.
 
-One file per query and run (`<recordings>/<query id>/run-<n>.yaml`), written to be read in review: object keys
-sorted, multi-line strings (prompts, answers) as literal blocks so a changed line is a changed line in the diff,
+One file per query and run (`<recordings>/<query id>/run-<n>.yaml`), written to be read in review: a request's
+object keys sorted (an answer's in the provider's order, as it was sent), multi-line strings (prompts, answers) as literal blocks so a changed line is a changed line in the diff,
 no time, duration or header that is not allow-listed, so recording the same behaviour again writes the same bytes.
 
     version: 1
@@ -102,7 +102,7 @@ class RecordedResponse:
         return payload_bytes(self.content)
 
     def as_yaml(self) -> dict[str, Any]:
-        return {"status": self.status, "headers": dict(sorted(self.headers.items())), **_sorted(self.content)}
+        return {"status": self.status, "headers": dict(sorted(self.headers.items())), **self.content}
 
 
 @dataclass(frozen=True, kw_only=True)
