@@ -1,0 +1,354 @@
+"""The parts of record and replay that are pure: request keys and volatile parts, SSE frames, the recording file
+(written the same way every time, read back exactly, refused at its line when broken), usage and miss wording."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from agentci_action.run.replay import misses, recordings, sse_frames
+from agentci_action.run.replay.recordings import (
+    RecordedCall,
+    RecordedRequest,
+    RecordedResponse,
+    RecordingError,
+)
+from agentci_action.run.replay.request_keys import PLACEHOLDER, Volatility, parse_path, request_key
+from agentci_action.run.replay.wire_usage import Usage, usage_of
+
+# -- keys ------------------------------------------------------------------------------------------------------------
+
+
+BUILT_IN = Volatility.declared()
+
+
+def key(body, volatility=BUILT_IN):
+    return request_key("openai", "POST", "/chat/completions", {}, {"body": volatility.mask(body)})
+
+
+def test_the_key_ignores_key_order_and_keeps_stream_and_every_value():
+    assert key({"model": "m", "messages": [1, 2]}) == key({"messages": [1, 2], "model": "m"})
+    assert key({"model": "m", "stream": True}) != key({"model": "m"})
+    assert key({"messages": [1, 2]}) != key({"messages": [2, 1]})
+    assert key({"t": 1}) != key({"t": 1.5}) and key({"t": "1"}) != key({"t": 1})
+
+
+def test_built_in_volatile_fields_are_masked_at_the_top_level_only():
+    first = {"model": "m", "user": "u-1", "metadata": {"session": "a"}, "prompt_cache_key": "s-1"}
+    second = {"model": "m", "user": "u-2", "metadata": {"session": "b"}, "prompt_cache_key": "s-2"}
+    assert key(first) == key(second)
+    assert Volatility.declared().mask(first)["user"] == PLACEHOLDER
+    assert key({"tools": [{"user": 1}]}) != key({"tools": [{"user": 2}]})
+
+
+@pytest.mark.parametrize(
+    ("path", "parts"),
+    [
+        ("messages.*.content", ("messages", "*", "content")),
+        ("$.messages[*].content", ("messages", "*", "content")),
+        ("input[0].id", ("input", "0", "id")),
+        ("metadata", ("metadata",)),
+    ],
+)
+def test_volatile_paths_parse(path, parts):
+    assert parse_path(path) == parts
+
+
+@pytest.mark.parametrize("path", ["", "a..b", ".a", "a."])
+def test_a_malformed_volatile_path_is_refused(path):
+    with pytest.raises(ValueError, match="volatile path"):
+        parse_path(path)
+
+
+def test_declared_paths_and_patterns_mask_and_masking_twice_changes_nothing():
+    volatility = Volatility.declared(
+        paths=["messages.*.tool_call_id", "input.1"], patterns=[r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"]
+    )
+    body = {
+        "messages": [
+            {"role": "tool", "tool_call_id": "call_abc", "content": "checked at 2026-11-20T10:00:00Z: ok"},
+            {"role": "user", "content": "hi"},
+        ],
+        "input": ["keep", "drop", "keep"],
+    }
+    once = volatility.mask(body)
+    assert once["messages"][0] == {"role": "tool", "tool_call_id": PLACEHOLDER, "content": "checked at <volatile>: ok"}
+    assert once["messages"][1] == {"role": "user", "content": "hi"}
+    assert once["input"] == ["keep", PLACEHOLDER, "keep"]
+    assert volatility.mask(once) == once
+    assert body["messages"][0]["tool_call_id"] == "call_abc"  # the request itself is not changed
+    assert volatility.mask({"other": 1}) == {"other": 1}  # a path that does not occur is ignored
+
+
+def test_a_pattern_that_does_not_compile_is_refused():
+    with pytest.raises(ValueError, match="does not compile"):
+        Volatility.declared(patterns=["(unclosed"])
+
+
+# -- SSE frames --------------------------------------------------------------------------------------------------------
+
+STREAM = (
+    b'event: message_start\ndata: {"type":"message_start","n":1}\n\n'
+    b": a comment, dropped\n\n"
+    b"id: 7\nretry: 100\ndata: line one\ndata: line two\n\n"
+    b'event: ping\r\ndata: {"type":"ping"}\r\n\r\n'
+    b"data: [DONE]\n\n"
+)
+
+
+def test_a_stream_splits_into_the_same_frames_whatever_its_chunks():
+    whole = [frame for frame, _ in sse_frames.FrameSplitter().feed(STREAM)]
+    assert whole == [
+        {"event": "message_start", "data": {"type": "message_start", "n": 1}},
+        {"id": "7", "retry": "100", "text": "line one\nline two"},
+        {"event": "ping", "data": {"type": "ping"}},
+        {"text": "[DONE]"},
+    ]
+    rng = random.Random(7)
+    for _ in range(50):
+        splitter, found, at = sse_frames.FrameSplitter(), [], 0
+        while at < len(STREAM):
+            step = rng.randint(1, 9)
+            found += [frame for frame, _ in splitter.feed(STREAM[at : at + step])]
+            at += step
+        assert found == whole
+
+
+def test_frames_are_written_back_with_their_framing():
+    frames = [frame for frame, _ in sse_frames.FrameSplitter().feed(STREAM)]
+    written = sse_frames.encode_stream(frames)
+    assert written == (
+        b'event: message_start\ndata: {"type":"message_start","n":1}\n\n'
+        b"id: 7\nretry: 100\ndata: line one\ndata: line two\n\n"
+        b'event: ping\ndata: {"type":"ping"}\n\n'
+        b"data: [DONE]\n\n"
+    )
+    assert [f for f, _ in sse_frames.FrameSplitter().feed(written)] == frames
+
+
+def test_a_stream_cut_short_keeps_its_last_frame():
+    splitter = sse_frames.FrameSplitter()
+    assert [f for f, _ in splitter.feed(b'data: {"a":1}\n\ndata: {"b"')] == [{"data": {"a": 1}}]
+    assert [f for f, _ in splitter.rest()] == [{"text": '{"b"'}]
+
+
+# -- recording files ---------------------------------------------------------------------------------------------------
+
+TRICKY = [
+    "",
+    " ",
+    "yes",
+    "1.0",
+    "null",
+    "# not a comment",
+    "trailing space ",
+    "two\nlines",
+    "ends with newline\n",
+    "two newlines\n\n",
+    "  indented\nfirst line",
+    "line with trailing space \nnext",
+    "tab\there\nand\r\nCRLF",
+    "unicode: 21°C, 東京, emoji 🌤",
+    "- looks: like yaml\n- list",
+    "\ttab first\nline",
+    "NUL \x00 and bell \x07",
+]
+
+
+def call(body, answer, stream=None) -> RecordedCall:
+    content = {"stream": stream} if stream is not None else {"body": answer}
+    return RecordedCall(
+        request=RecordedRequest(provider="openai", method="POST", path="/chat/completions", content={"body": body}),
+        response=RecordedResponse(status=200, headers={"content-type": "application/json"}, content=content),
+    )
+
+
+def test_a_recording_reads_back_exactly_and_renders_the_same_bytes(tmp_path):
+    calls = [
+        call({"messages": [{"role": "user", "content": text}], "n": 1.5, "big": 2**70}, {"answer": text, "ok": None})
+        for text in TRICKY
+    ]
+    calls.append(
+        call({"stream": True}, None, stream=[{"event": "e", "data": {"x": [1, "two\nlines"]}}, {"text": "[DONE]"}])
+    )
+    text = recordings.render("q", 3, calls)
+    path = tmp_path / "run-3.yaml"
+    recordings.write(path, text)
+    back = recordings.read(path)
+    assert (back.query, back.run, len(back.calls)) == ("q", 3, len(calls))
+    for original, read in zip(calls, back.calls):
+        assert read.request.content == original.request.content
+        assert read.response.content == original.response.content
+        assert text.splitlines()[read.line - 1] == "- request:"
+    assert recordings.render("q", 3, back.calls) == text
+    assert "      - content: |-\n          two\n          lines\n" in text  # a multi-line prompt is a literal block
+
+
+def test_every_cut_of_a_recording_is_refused_at_a_line_of_the_file(tmp_path):
+    calls = [call({"messages": [{"role": "user", "content": f"q{i}\nsecond line"}]}, {"a": i}) for i in range(3)]
+    text = recordings.render("q", 0, calls)
+    lines = text.splitlines(keepends=True)
+    path = tmp_path / "run-0.yaml"
+    for cut in range(3, len(lines) - 1):
+        path.write_text("".join(lines[:cut]))
+        with pytest.raises(RecordingError) as caught:
+            recordings.read(path)
+        assert caught.value.file == str(path)
+        assert 1 <= caught.value.line <= cut + 1, (cut, str(caught.value))
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("version: 1\nquery: q\nrun: 0\ncalls:\n- request: {provider: openai\n", 6, "is not valid YAML"),
+        ("version: 2\nquery: q\nrun: 0\ncalls: []\ncount: 0\n", 1, "version 2 is not 1"),
+        ("version: 1\nquery: q\nrun: 0\ncalls: {}\ncount: 0\n", 4, "calls: expected a list"),
+        (
+            "version: 1\nquery: q\nrun: 0\ncalls:\n- request: {provider: openai, method: POST, path: /x}\n"
+            "  response: {status: 200, body: {}}\n- request: {provider: openai, method: POST, path: /x}\ncount: 2\n",
+            7,
+            "call 2: has no `response:`",
+        ),
+        (
+            "version: 1\nquery: q\nrun: 0\ncalls:\n- request: {provider: openai, method: POST, path: /x}\n"
+            "  response: {status: '200', body: {}}\ncount: 1\n",
+            6,
+            "response.status must be an HTTP status number",
+        ),
+        (
+            "version: 1\nquery: q\nrun: 0\ncalls:\n- request: {provider: openai, method: POST, path: /x}\n"
+            "  response:\n    status: 200\n    stream:\n    - {data: {}}\n    - [not, a, frame]\ncount: 1\n",
+            10,
+            "stream frame 2",
+        ),
+        (
+            "version: 1\nquery: q\nrun: 0\ncalls:\n- request: {provider: openai, method: POST, path: /x}\n"
+            "  response: {status: 200, body: {}}\ncount: 3\n",
+            7,
+            "holds 1 calls but its last line, count:, says 3",
+        ),
+    ],
+)
+def test_a_broken_recording_is_refused_at_its_line(tmp_path, text, line, message):
+    path = tmp_path / "run-0.yaml"
+    path.write_text(text)
+    with pytest.raises(RecordingError) as caught:
+        recordings.read(path)
+    assert (caught.value.line, caught.value.file) == (line, str(path))
+    assert message in caught.value.message
+    assert str(caught.value).startswith(f"{path}:{line}: ")
+
+
+def test_bodies_that_are_not_json_are_kept_as_text_or_base64():
+    assert recordings.content_of(b'{"a": 1}', "application/json") == {"body": {"a": 1}}
+    assert recordings.content_of(b"plain", "text/plain") == {"text": "plain"}
+    assert recordings.content_of(b"\xff\x00", None) == {"base64": "/wA="}
+    assert recordings.content_of(b"", None) == {}
+    for content in ({"body": {"a": [1]}}, {"text": "plain"}, {"base64": "/wA="}):
+        assert recordings.content_of(recordings.payload_bytes(content), None) == content
+
+
+# -- usage ---------------------------------------------------------------------------------------------------------
+
+
+def response(content) -> RecordedResponse:
+    return RecordedResponse(status=200, headers={}, content=content)
+
+
+def test_usage_is_read_where_each_api_reports_it():
+    chat = {
+        "model": "gpt",
+        "usage": {"prompt_tokens": 10, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 4}},
+    }
+    assert usage_of("openai", response({"body": chat})) == Usage("gpt", 10, 3, 4)
+    responses = {
+        "model": "gpt",
+        "usage": {"input_tokens": 9, "output_tokens": 2, "input_tokens_details": {"cached_tokens": 1}},
+    }
+    assert usage_of("openai", response({"body": responses})) == Usage("gpt", 9, 2, 1)
+    stream = [{"data": {"model": "gpt", "choices": []}}, {"data": {**chat, "choices": []}}, {"text": "[DONE]"}]
+    assert usage_of("openai", response({"stream": stream})) == Usage("gpt", 10, 3, 4)
+    completed = [{"event": "response.completed", "data": {"type": "response.completed", "response": responses}}]
+    assert usage_of("openai", response({"stream": completed})) == Usage("gpt", 9, 2, 1)
+    assert usage_of("openai", response({"stream": [{"data": {"model": "gpt"}}]})) == Usage("gpt")
+    message = {
+        "model": "claude",
+        "usage": {
+            "input_tokens": 5,
+            "output_tokens": 7,
+            "cache_read_input_tokens": 20,
+            "cache_creation_input_tokens": 3,
+        },
+    }
+    assert usage_of("anthropic", response({"body": message})) == Usage("claude", 28, 7, 20, 3)
+    events = [
+        {
+            "data": {
+                "type": "message_start",
+                "message": {"model": "claude", "usage": {"input_tokens": 5, "output_tokens": 1}},
+            }
+        },
+        {"data": {"type": "message_delta", "usage": {"output_tokens": 4}}},
+        {"data": {"type": "message_delta", "usage": {"output_tokens": 9}}},
+    ]
+    assert usage_of("anthropic", response({"stream": events})) == Usage("claude", 5, 9)
+    assert not usage_of("openai", response({"text": "oops"})).known
+
+
+# -- misses --------------------------------------------------------------------------------------------------------
+
+
+def request(body, path="/chat/completions") -> RecordedRequest:
+    return RecordedRequest(provider="openai", method="POST", path=path, content={"body": body})
+
+
+def test_a_miss_names_the_changed_line_of_the_system_prompt(tmp_path):
+    recorded = [
+        call({"model": "m", "messages": [{"role": "user", "content": "other question"}]}, {}),
+        call(
+            {
+                "model": "m",
+                "messages": [
+                    {"role": "system", "content": "Be an agent.\nUse tools.\nBe brief."},
+                    {"role": "user", "content": "hi"},
+                ],
+            },
+            {},
+        ),
+    ]
+    recorded = [RecordedCall(request=c.request, response=c.response, line=10 * (i + 1)) for i, c in enumerate(recorded)]
+    now = request(
+        {
+            "model": "m",
+            "messages": [
+                {"role": "system", "content": "Be an agent.\nUse tools.\nBe thorough."},
+                {"role": "user", "content": "hi"},
+            ],
+        }
+    )
+    text = misses.explain(now, 2, tmp_path / "run-0.yaml", recorded)
+    assert text == (
+        f"call 2 (POST openai /chat/completions): no recorded request matches; the nearest (call 2 at "
+        f"{tmp_path / 'run-0.yaml'}:20) differs: messages[0].content (the system prompt) changed at line 3: "
+        "recorded 'Be brief.', now 'Be thorough.'"
+    )
+
+
+def test_a_miss_counts_what_it_does_not_spell_out_and_says_when_answers_are_used_up(tmp_path):
+    recorded = [call({"model": "m", "temperature": 0, "tools": [1, 2], "a": 1, "b": 2}, {})]
+    now = request({"model": "n", "temperature": 1, "tools": [1], "a": 2, "b": 3})
+    text = misses.explain(now, 1, tmp_path / "r.yaml", recorded)
+    assert "a changed: recorded '1', now '2'; b changed: recorded '2', now '3'; model (the model) changed" in text
+    assert text.endswith("; and 2 more differences")
+    again = misses.explain(recorded[0].request, 2, tmp_path / "r.yaml", recorded)
+    assert "asks it more often than the recorded run did" in again
+    absent = misses.explain(now, 1, tmp_path / "none.yaml", None)
+    assert absent.endswith(f"no recording of this run ({tmp_path / 'none.yaml'} does not exist)")
+
+
+def test_differences_list_added_and_removed_items():
+    found = misses.differences({"messages": [1, 2]}, {"messages": [1, 2, 3], "tools": []})
+    assert [(misses.path_text(d.path), d.kind) for d in found] == [("messages[2]", "added"), ("tools", "added")]
+    assert json.dumps(misses.preview("x" * 200)).count("x") == misses.PREVIEW - 1
