@@ -36,7 +36,7 @@ from . import sse_frames
 from .recordings import RecordedCall, RecordedRequest, RecordedResponse, content_of, masked
 from .replay_session import ReplaySession
 from .request_keys import canonical_json, keyed_query, request_key
-from .upstream import Upstream, UpstreamError
+from .upstream import Upstream, UpstreamAnswer, UpstreamError
 
 PREFIX = "agentci"
 MAX_BODY = 64 << 20
@@ -306,6 +306,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _live(
         self, session: ReplaySession, request: RecordedRequest, number: int, upstream: Upstream, target: str, raw: bytes
     ) -> None:
+        """Forward the request and pass the answer on; the call is kept by the session before the answer's last
+        bytes leave, so an agent that has read its answer always finds the call in the run's figures."""
         headers = {name: value for name, value in self.headers.items() if name.lower() not in NOT_FORWARDED}
         headers["accept-encoding"] = "gzip, identity"
         try:
@@ -313,54 +315,65 @@ class _Handler(BaseHTTPRequestHandler):
         except UpstreamError as exc:
             self.proxy.log(str(exc))
             raise _Refusal(502, f"AgentCI replay proxy: {exc}") from None
-        streamed = "text/event-stream" in answer.headers.get("content-type", "")
+
+        def keep(content: dict[str, Any]) -> None:
+            if answer.status in RETRIED_STATUSES or answer.status >= 500:
+                return
+            kept = RECORDED_RESPONSE_HEADERS | self.proxy.record_headers
+            response = RecordedResponse(
+                status=answer.status,
+                headers={name: value for name, value in answer.headers.items() if name in kept},
+                content=content,
+            )
+            session.live(RecordedCall(request=request, response=response), number)
+
+        if "text/event-stream" in answer.headers.get("content-type", ""):
+            return self._relay_stream(answer, keep)
+        try:
+            body = b"".join(answer.chunks)
+        except UpstreamError as exc:
+            self.proxy.log(str(exc))
+            raise _Refusal(502, f"AgentCI replay proxy: {exc}") from None
+        keep(content_of(body, answer.headers.get("content-type")))
+        self._head(answer)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _head(self, answer: UpstreamAnswer) -> None:
         self.send_response(answer.status)
         for name, value in answer.headers.items():
             self.send_header(name, value)
         self.send_header("x-agentci-replay", "live")
-        if streamed:
-            self.send_header("transfer-encoding", "chunked")
-            self.end_headers()
-            content = self._relay_stream(answer.chunks)
-        else:
-            try:
-                body = b"".join(answer.chunks)
-            except UpstreamError as exc:
-                self.proxy.log(str(exc))
-                self.close_connection = True
-                return
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-            content = content_of(body, answer.headers.get("content-type"))
-        if content is None or answer.status in RETRIED_STATUSES or answer.status >= 500:
-            return
-        response = RecordedResponse(
-            status=answer.status,
-            headers={name: value for name, value in answer.headers.items() if name in self._kept_response_headers()},
-            content=content,
-        )
-        session.live(RecordedCall(request=request, response=response), number)
 
-    def _kept_response_headers(self) -> frozenset[str]:
-        return RECORDED_RESPONSE_HEADERS | self.proxy.record_headers
-
-    def _relay_stream(self, chunks: Iterable[bytes]) -> dict[str, Any] | None:
-        """Pass a stream on as it arrives (chunked); its frames, or None when the provider broke it off."""
+    def _relay_stream(self, answer: UpstreamAnswer, keep: Callable[[dict[str, Any]], None]) -> None:
+        """Pass a stream on as it arrives (chunked), one chunk behind: the last is sent once the stream is kept.
+        A stream the provider broke off is broken off for the agent too, and not kept."""
+        self._head(answer)
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
         splitter = sse_frames.FrameSplitter()
         frames: list[sse_frames.Frame] = []
+        held = b""
         try:
-            for chunk in chunks:
+            for chunk in answer.chunks:
                 frames.extend(frame for frame, _ in splitter.feed(chunk))
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                self.wfile.flush()
+                if held:
+                    self._chunk(held)
+                held = chunk
         except UpstreamError as exc:
             self.proxy.log(str(exc))
             self.close_connection = True
-            return None
+            return
         frames.extend(frame for frame, _ in splitter.rest())
+        keep({"stream": frames})
+        if held:
+            self._chunk(held)
         self.wfile.write(b"0\r\n\r\n")
-        return {"stream": frames}
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
 
     def _error(self, status: int, message: str, provider: str, code: str = "replay_proxy") -> None:
         """An error body in the provider's shape, so its SDK raises with `message`; a miss is not retried."""
