@@ -170,69 +170,69 @@ def test_a_recording_reads_back_exactly_and_renders_the_same_bytes(tmp_path):
         call({"messages": [{"role": "user", "content": text}], "n": 1.5, "big": 2**70}, {"answer": text, "ok": None})
         for text in TRICKY
     ]
-    calls.append(
-        call({"stream": True}, None, stream=[{"event": "e", "data": {"x": [1, "two\nlines"]}}, {"text": "[DONE]"}])
-    )
+    frames = [{"event": "e", "data": {"x": [1, "two\nlines"]}}, {"text": "[DONE]"}]
+    calls.append(call({"stream": True}, None, stream=frames))
     text = recordings.render("q", 3, calls)
-    path = tmp_path / "run-3.yaml"
+    path = tmp_path / "run-3.json"
     recordings.write(path, text)
     back = recordings.read(path)
     assert (back.query, back.run, len(back.calls)) == ("q", 3, len(calls))
-    for original, read in zip(calls, back.calls):
+    lines = text.splitlines()
+    for index, (original, read) in enumerate(zip(calls, back.calls)):
         assert read.request.content == original.request.content
         assert read.response.content == original.response.content
-        assert text.splitlines()[read.line - 1] == "- request:"
+        assert lines[back.line(index) - 1] == "    {" and lines[back.line(index)] == '      "request": {'
     assert recordings.render("q", 3, back.calls) == text
-    assert "      - content: |-\n          two\n          lines\n" in text  # a multi-line prompt is a literal block
+    assert '"content": "two\\nlines"' in text and "東京" in text  # readable: one value per line, unicode as is
+    assert '"model"' not in text
 
 
 def test_every_cut_of_a_recording_is_refused_at_a_line_of_the_file(tmp_path):
-    calls = [call({"messages": [{"role": "user", "content": f"q{i}\nsecond line"}]}, {"a": i}) for i in range(3)]
+    calls = [call({"messages": [{"role": "user", "content": f"q{i}"}]}, {"a": i}) for i in range(3)]
     text = recordings.render("q", 0, calls)
-    lines = text.splitlines(keepends=True)
-    path = tmp_path / "run-0.yaml"
-    for cut in range(3, len(lines) - 1):
-        path.write_text("".join(lines[:cut]))
+    path = tmp_path / "run-0.json"
+    for cut in range(1, len(text) - 1, 7):
+        path.write_text(text[:cut])
         with pytest.raises(RecordingError) as caught:
             recordings.read(path)
         assert caught.value.file == str(path)
-        assert 1 <= caught.value.line <= cut + 1, (cut, str(caught.value))
+        assert (
+            caught.value.line == text[:cut].count("\n") + 1 or caught.value.line == text[:cut].rstrip().count("\n") + 1
+        )
+        assert "it was cut short" in caught.value.message
+
+
+CALL = '{"request": {"provider": "openai", "method": "POST", "path": "/x"}, "response": {"status": 200, "body": {}}}'
 
 
 @pytest.mark.parametrize(
     ("text", "line", "message"),
     [
-        ("version: 1\nquery: q\nrun: 0\ncalls:\n- request: {provider: openai\n", 6, "is not valid YAML"),
-        ("version: 2\nquery: q\nrun: 0\ncalls: []\ncount: 0\n", 1, "version 2 is not 1"),
-        ("version: 1\nquery: q\nrun: 0\ncalls: {}\ncount: 0\n", 4, "calls: expected a list"),
+        ('{"version": 1,\n "query": "q",\n "run": 0,\n "calls": [\n  {"request": {]\n}', 5, "is not valid JSON"),
+        ('{"version": 2, "query": "q", "run": 0, "calls": []}', 1, "version 2 is not 1"),
+        ('{\n"version": 1,\n"query": "q",\n"run": 0,\n"calls": {}\n}', 5, "calls: expected a list"),
         (
-            "version: 1\nquery: q\nrun: 0\ncalls:\n- request: {provider: openai, method: POST, path: /x}\n"
-            "  response: {status: 200, body: {}}\n- request: {provider: openai, method: POST, path: /x}\ncount: 2\n",
-            7,
-            "call 2: has no `response:`",
+            '{"version": 1, "query": "q", "run": 0, "calls": [\n' + CALL + ',\n{"request": {"provider": "openai"}}\n]}',
+            3,
+            "call 2: has no `response` object",
         ),
         (
-            "version: 1\nquery: q\nrun: 0\ncalls:\n- request: {provider: openai, method: POST, path: /x}\n"
-            "  response: {status: '200', body: {}}\ncount: 1\n",
-            6,
+            '{"version": 1, "query": "q", "run": 0, "calls": [\n{"request": {"provider": "openai", "method": "POST",\n'
+            '"path": "/x"}, "response": {\n"status": "200", "body": {}}}]}',
+            4,
             "response.status must be an HTTP status number",
         ),
         (
-            "version: 1\nquery: q\nrun: 0\ncalls:\n- request: {provider: openai, method: POST, path: /x}\n"
-            "  response:\n    status: 200\n    stream:\n    - {data: {}}\n    - [not, a, frame]\ncount: 1\n",
-            10,
+            '{"version": 1, "query": "q", "run": 0, "calls": [{"request": {"provider": "openai", "method": "POST", '
+            '"path": "/x"},\n "response": {"status": 200, "stream": [\n{"data": {}},\n["not", "a", "frame"]]}}]}',
+            4,
             "stream frame 2",
         ),
-        (
-            "version: 1\nquery: q\nrun: 0\ncalls:\n- request: {provider: openai, method: POST, path: /x}\n"
-            "  response: {status: 200, body: {}}\ncount: 3\n",
-            7,
-            "holds 1 calls but its last line, count:, says 3",
-        ),
+        ("[]", 1, "is not a recording"),
     ],
 )
 def test_a_broken_recording_is_refused_at_its_line(tmp_path, text, line, message):
-    path = tmp_path / "run-0.yaml"
+    path = tmp_path / "run-0.json"
     path.write_text(text)
     with pytest.raises(RecordingError) as caught:
         recordings.read(path)
@@ -304,48 +304,44 @@ def request(body, path="/chat/completions") -> RecordedRequest:
     return RecordedRequest(provider="openai", method="POST", path=path, content={"body": body})
 
 
+def recording_of(tmp_path, calls: list[RecordedCall]) -> recordings.Recording:
+    path = tmp_path / "run-0.json"
+    recordings.write(path, recordings.render("q", 0, calls))
+    return recordings.read(path)
+
+
 def test_a_miss_names_the_changed_line_of_the_system_prompt(tmp_path):
-    recorded = [
-        call({"model": "m", "messages": [{"role": "user", "content": "other question"}]}, {}),
-        call(
-            {
-                "model": "m",
-                "messages": [
-                    {"role": "system", "content": "Be an agent.\nUse tools.\nBe brief."},
-                    {"role": "user", "content": "hi"},
-                ],
-            },
-            {},
-        ),
-    ]
-    recorded = [RecordedCall(request=c.request, response=c.response, line=10 * (i + 1)) for i, c in enumerate(recorded)]
-    now = request(
-        {
-            "model": "m",
-            "messages": [
-                {"role": "system", "content": "Be an agent.\nUse tools.\nBe thorough."},
-                {"role": "user", "content": "hi"},
-            ],
-        }
+    system = [{"role": "system", "content": "Be an agent.\nUse tools.\nBe brief."}, {"role": "user", "content": "hi"}]
+    recorded = recording_of(
+        tmp_path,
+        [
+            call({"model": "m", "messages": [{"role": "user", "content": "other question"}]}, {}),
+            call({"model": "m", "messages": system}, {}),
+        ],
     )
-    text = misses.explain(now, 2, tmp_path / "run-0.yaml", recorded)
+    now = request(
+        {"model": "m", "messages": [{**system[0], "content": "Be an agent.\nUse tools.\nBe thorough."}, system[1]]}
+    )
+    text = misses.explain(now, 2, recorded.path, recorded)
+    starts = [n for n, line in enumerate(recorded.text.splitlines(), 1) if line == "    {"]
+    assert recorded.line(1) == starts[1] == 29
     assert text == (
         f"call 2 (POST openai /chat/completions): no recorded request matches; the nearest (call 2 at "
-        f"{tmp_path / 'run-0.yaml'}:20) differs: messages[0].content (the system prompt) changed at line 3: "
+        f"{recorded.path}:29) differs: messages[0].content (the system prompt) changed at line 3: "
         "recorded 'Be brief.', now 'Be thorough.'"
     )
 
 
 def test_a_miss_counts_what_it_does_not_spell_out_and_says_when_answers_are_used_up(tmp_path):
-    recorded = [call({"model": "m", "temperature": 0, "tools": [1, 2], "a": 1, "b": 2}, {})]
+    recorded = recording_of(tmp_path, [call({"model": "m", "temperature": 0, "tools": [1, 2], "a": 1, "b": 2}, {})])
     now = request({"model": "n", "temperature": 1, "tools": [1], "a": 2, "b": 3})
-    text = misses.explain(now, 1, tmp_path / "r.yaml", recorded)
+    text = misses.explain(now, 1, recorded.path, recorded)
     assert "a changed: recorded '1', now '2'; b changed: recorded '2', now '3'; model (the model) changed" in text
     assert text.endswith("; and 2 more differences")
-    again = misses.explain(recorded[0].request, 2, tmp_path / "r.yaml", recorded)
+    again = misses.explain(recorded.calls[0].request, 2, recorded.path, recorded)
     assert "asks it more often than the recorded run did" in again
-    absent = misses.explain(now, 1, tmp_path / "none.yaml", None)
-    assert absent.endswith(f"no recording of this run ({tmp_path / 'none.yaml'} does not exist)")
+    absent = misses.explain(now, 1, tmp_path / "none.json", None)
+    assert absent.endswith(f"no recording of this run ({tmp_path / 'none.json'} does not exist)")
 
 
 def test_differences_list_added_and_removed_items():

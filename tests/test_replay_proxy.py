@@ -54,7 +54,7 @@ def ask(c: openai.OpenAI, content: str, **extra: Any) -> str:
 
 
 def test_identical_requests_get_the_recorded_answers_in_order(tmp_path):
-    path = tmp_path / "run-0.yaml"
+    path = tmp_path / "run-0.json"
     with Counting() as provider, ReplayProxy({"openai": provider.openai_url}) as proxy:
         recording = session(path, "record")
         c = client(proxy, proxy.route(recording))
@@ -78,7 +78,7 @@ def test_identical_requests_get_the_recorded_answers_in_order(tmp_path):
 
 
 def test_under_replay_a_changed_prompt_is_a_miss_with_its_diff_and_no_live_call(tmp_path):
-    path = tmp_path / "run-0.yaml"
+    path = tmp_path / "run-0.json"
     with Counting() as provider, ReplayProxy({"openai": provider.openai_url}) as proxy:
         recording = session(path, "record")
         ask(client(proxy, proxy.route(recording)), "Line one.\nBe brief.")
@@ -90,7 +90,7 @@ def test_under_replay_a_changed_prompt_is_a_miss_with_its_diff_and_no_live_call(
         assert provider.count == 1  # the SDK did not retry the miss, and the proxy did not go live
     expected = (
         "call 1 (POST openai /chat/completions): no recorded request matches; the nearest (call 1 at "
-        f"{path}:7) differs: messages[0].content (a user message) changed at line 2: recorded 'Be brief.', "
+        f"{path}:6) differs: messages[0].content (a user message) changed at line 2: recorded 'Be brief.', "
         "now 'Be thorough.'"
     )
     assert caught.value.body["message"] == f"AgentCI replay: {expected}"
@@ -101,7 +101,7 @@ def test_under_replay_a_changed_prompt_is_a_miss_with_its_diff_and_no_live_call(
 
 
 def test_record_missing_replays_what_matches_and_records_one_live_call(tmp_path):
-    path = tmp_path / "run-0.yaml"
+    path = tmp_path / "run-0.json"
     with Counting() as provider, ReplayProxy({"openai": provider.openai_url}) as proxy:
         first = session(path, "record")
         c = client(proxy, proxy.route(first))
@@ -124,10 +124,10 @@ def test_record_missing_replays_what_matches_and_records_one_live_call(tmp_path)
 
 
 def test_a_run_with_no_recording_misses_and_record_mode_never_reads(tmp_path):
-    path = tmp_path / "absent" / "run-4.yaml"
+    path = tmp_path / "absent" / "run-4.json"
     with Counting() as provider, ReplayProxy({"openai": provider.openai_url}) as proxy:
         replaying = session(path, "replay")
-        with pytest.raises(openai.BadRequestError, match=r"no recording of this run \(.*run-4.yaml does not exist\)"):
+        with pytest.raises(openai.BadRequestError, match=r"no recording of this run \(.*run-4.json does not exist\)"):
             ask(client(proxy, proxy.route(replaying)), "hi")
         path.parent.mkdir()
         path.write_text("not: [a recording")
@@ -140,7 +140,7 @@ def test_a_run_with_no_recording_misses_and_record_mode_never_reads(tmp_path):
 
 
 def test_volatile_parts_do_not_break_the_match_and_are_not_recorded(tmp_path):
-    path = tmp_path / "run-0.yaml"
+    path = tmp_path / "run-0.json"
     stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
     with Counting() as provider, ReplayProxy({"openai": provider.openai_url}) as proxy:
         recording = session(path, "record", paths=["messages.*.name"], patterns=[stamp])
@@ -172,7 +172,7 @@ def test_volatile_parts_do_not_break_the_match_and_are_not_recorded(tmp_path):
 
 
 def test_keys_cookies_and_organisation_ids_never_reach_a_recording(tmp_path):
-    path = tmp_path / "run-0.yaml"
+    path = tmp_path / "run-0.json"
     with ScriptedProviders({"hi": [Turn(content="hello")]}) as provider:
         with ReplayProxy(
             {"openai": provider.openai_url}, record_headers=["x-team", "Authorization", "OpenAI-Organization"]
@@ -196,7 +196,7 @@ def test_keys_cookies_and_organisation_ids_never_reach_a_recording(tmp_path):
     text = path.read_text()
     for secret in (KEY, "org-secretorganisation", "proj_secretproject", "secret-cookie", "Bearer"):
         assert secret not in text
-    assert "x-team: search" in text and "api-version: '2025-01-01'" in text  # allow-listed ones are kept
+    assert '"x-team": "search"' in text and '"api-version": "2025-01-01"' in text  # allow-listed ones are kept
     assert "request-id" not in text  # an answer's headers beyond its content type are not kept
 
 
@@ -211,7 +211,7 @@ def raw_request(port: int, path: str, headers: dict[str, str] | None = None, bod
 
 def test_only_loopback_hosts_and_known_routes_are_served(tmp_path):
     with ReplayProxy({"openai": "http://127.0.0.1:9/v1"}) as proxy:
-        token = proxy.route(session(tmp_path / "r.yaml", "replay"))
+        token = proxy.route(session(tmp_path / "r.json", "replay"))
         status, answer = raw_request(
             proxy.port, f"/agentci/{token}/openai/chat/completions", {"host": "attacker.example"}
         )
@@ -232,7 +232,7 @@ def test_only_loopback_hosts_and_known_routes_are_served(tmp_path):
 
 
 def test_gzip_and_chunked_request_bodies_are_keyed_as_plain_ones(tmp_path):
-    path = tmp_path / "run-0.yaml"
+    path = tmp_path / "run-0.json"
     body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "zip"}]}
     with Counting() as provider, ReplayProxy({"openai": provider.openai_url}) as proxy:
         recording = session(path, "record")
@@ -253,7 +253,7 @@ def test_gzip_and_chunked_request_bodies_are_keyed_as_plain_ones(tmp_path):
 
 
 def test_answers_the_sdk_retries_are_passed_on_but_not_recorded(tmp_path):
-    path = tmp_path / "run-0.yaml"
+    path = tmp_path / "run-0.json"
     with Counting() as provider, ReplayProxy({"openai": provider.openai_url}) as proxy:
         provider.fail_next("429", retry_after=0)
         provider.fail_next("500")
@@ -261,11 +261,13 @@ def test_answers_the_sdk_retries_are_passed_on_but_not_recorded(tmp_path):
         assert ask(client(proxy, proxy.route(recording), max_retries=2), "hi") == "answer 1"
         assert provider.count == 3
         figures = recording.finish()
-    assert figures.live == 1 and path.read_text().count("- request:") == 1 and "rate limited" not in path.read_text()
+    assert (
+        figures.live == 1 and len(json.loads(path.read_text())["calls"]) == 1 and "rate limited" not in path.read_text()
+    )
 
 
 def test_a_provider_that_cannot_be_reached_is_a_bad_gateway_and_nothing_is_recorded(tmp_path):
-    path = tmp_path / "run-0.yaml"
+    path = tmp_path / "run-0.json"
     with FakeLLMServer() as gone:
         url = gone.openai_url
     logged: list[str] = []
@@ -273,7 +275,7 @@ def test_a_provider_that_cannot_be_reached_is_a_bad_gateway_and_nothing_is_recor
         recording = session(path, "record")
         with pytest.raises(openai.InternalServerError, match="could not be reached"):
             ask(client(proxy, proxy.route(recording)), "hi")
-    assert recording.finish().live == 0 and "calls: []" in path.read_text()
+    assert recording.finish().live == 0 and json.loads(path.read_text())["calls"] == []
     assert logged and "could not be reached" in logged[0]
 
 
@@ -293,7 +295,7 @@ def run_of(proxy: ReplayProxy, n: int, replaying: ReplaySession) -> tuple[str, s
 
 
 def test_eight_runs_at_once_each_record_and_replay_their_own_calls(tmp_path):
-    paths = [tmp_path / f"q{n}" / "run-0.yaml" for n in range(8)]
+    paths = [tmp_path / f"q{n}" / "run-0.json" for n in range(8)]
     expected = [(json.dumps({"n": n}), f"answer to {n}") for n in range(8)]
     with ScriptedProviders(SCRIPTS, delay=0.05) as provider, ReplayProxy({"openai": provider.openai_url}) as proxy:
         for mode in ("record", "replay"):

@@ -89,7 +89,7 @@ def expected_models(name: str) -> str:
 
 @pytest.mark.parametrize("name", list(AGENTS))
 def test_a_recorded_run_replays_with_no_provider(tmp_path, name):
-    recording = tmp_path / "weather" / "run-0.yaml"
+    recording = tmp_path / "weather" / "run-0.json"
     with ScriptedProviders(SCRIPT, gzip=name.endswith("stream")) as upstream:
         live, recorded = through_proxy(upstream, recording, "record", AGENTS[name])
         assert upstream.count == 2
@@ -109,19 +109,19 @@ def test_a_recorded_run_replays_with_no_provider(tmp_path, name):
 
 @pytest.mark.parametrize("name", ["chat-stream", "responses-stream", "anthropic-stream", "anthropic"])
 def test_recording_the_same_behaviour_again_writes_the_same_bytes(tmp_path, name):
-    recording = tmp_path / "run-0.yaml"
+    recording = tmp_path / "run-0.json"
     with ScriptedProviders(SCRIPT) as upstream:
         through_proxy(upstream, recording, "record", AGENTS[name])
         first = recording.read_bytes()
         through_proxy(upstream, recording, "record", AGENTS[name])
     assert recording.read_bytes() == first
     if name.endswith("stream"):  # a stream is kept as its frames
-        assert b"\n    stream:\n    - data:\n" in first or b"\n    stream:\n    - event: " in first
+        assert b'\n        "stream": [\n          {\n            "' in first
 
 
 def test_streamed_frames_are_replayed_with_their_framing_and_done(tmp_path):
     """The raw bytes a streaming client reads under replay are the provider's frames, [DONE] included."""
-    recording = tmp_path / "run-0.yaml"
+    recording = tmp_path / "run-0.json"
     with ScriptedProviders(SCRIPT) as upstream:
         through_proxy(upstream, recording, "record", AGENTS["chat-stream"])
         direct = openai.OpenAI(api_key=KEY, base_url=upstream.openai_url)
@@ -156,7 +156,7 @@ def frames(stream: bytes) -> list[tuple[str | None, Any]]:
 
 
 def test_embeddings_are_recorded_and_replayed(tmp_path):
-    recording = tmp_path / "run-0.yaml"
+    recording = tmp_path / "run-0.json"
 
     def embed(proxy: ReplayProxy, token: str) -> dict[str, Any]:
         response = openai_client(proxy, token).embeddings.create(model="text-embedding-3-small", input=["a", "b"])

@@ -10,11 +10,12 @@ out, the rest counted.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .recordings import RecordedCall, RecordedRequest
+from .recordings import RecordedCall, RecordedRequest, Recording
 
 MAX_SHOWN = 3
 PREVIEW = 80
@@ -80,16 +81,16 @@ def _comparable(request: RecordedRequest) -> dict[str, Any]:
     return {"endpoint": " ".join(_endpoint(request)), "query": request.query, **request.content}
 
 
-def explain(request: RecordedRequest, number: int, recording: Path, calls: list[RecordedCall] | None) -> str:
-    """Why the run's call `number` has no recorded answer in `recording` (its calls, None when the file is absent)."""
+def explain(request: RecordedRequest, number: int, path: Path, recording: Recording | None) -> str:
+    """Why the run's call `number` has no recorded answer in its recording at `path` (None when there is none)."""
     asked = f"call {number} ({request.method} {request.provider} {request.path})"
-    if calls is None:
-        return f"{asked}: no recording of this run ({recording} does not exist)"
-    found = nearest(request, number, calls)
+    if recording is None:
+        return f"{asked}: no recording of this run ({path} does not exist)"
+    found = nearest(request, number, recording.calls)
     if found is None:
-        return f"{asked}: the recording {recording} holds no calls"
+        return f"{asked}: the recording {path} holds no calls"
     index, diffs = found
-    where = f"{recording}:{calls[index].line}" if calls[index].line else str(recording)
+    where = f"{path}:{recording.line(index)}"
     if not diffs:
         return (
             f"{asked}: the same request was recorded, but this run asks it more often than the recorded run did "
@@ -169,6 +170,4 @@ def preview(value: Any) -> str:
 
 
 def _json(value: Any) -> str:
-    import json
-
     return json.dumps(value, ensure_ascii=False, sort_keys=True)

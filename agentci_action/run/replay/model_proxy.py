@@ -23,11 +23,13 @@ through DNS rebinding).
 
 from __future__ import annotations
 
+import functools
 import secrets
 import sys
 import threading
 import zlib
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 from urllib.parse import parse_qsl, urlsplit
@@ -35,7 +37,7 @@ from urllib.parse import parse_qsl, urlsplit
 from . import sse_frames
 from .recordings import RecordedCall, RecordedRequest, RecordedResponse, content_of, masked
 from .replay_session import ReplaySession
-from .request_keys import canonical_json, keyed_query, request_key
+from .request_keys import Volatility, canonical_json, keyed_query
 from .upstream import Upstream, UpstreamAnswer, UpstreamError
 
 PREFIX = "agentci"
@@ -173,6 +175,8 @@ class _Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     timeout = IDLE_TIMEOUT
     proxy: ReplayProxy
+    asked_headers: dict[str, str]  # the request's, by lower-case name
+    _headers_buffer: list[bytes]
 
     def log_message(self, *args: object) -> None:  # requests are not logged; problems are
         pass
@@ -185,6 +189,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         provider = "openai"
+        self.asked_headers = {name.lower(): value for name, value in self.headers.items()}
         try:
             self._check_origin()
             token, provider, target = self._split()
@@ -209,7 +214,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _check_origin(self) -> None:
         if self.client_address[0] not in LOOPBACK:
             raise _Refusal(403, "only loopback connections are served")
-        host = (self.headers.get("host") or "").rsplit(":", 1)[0].strip("[]").lower()
+        host = self.asked_headers.get("host", "").rsplit(":", 1)[0].strip("[]").lower()
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise _Refusal(403, f"Host {host!r} is not the loopback address this proxy serves")
 
@@ -222,17 +227,17 @@ class _Handler(BaseHTTPRequestHandler):
         return parts[2], parts[3].split("?")[0], "/" + rest if not rest.startswith("?") else rest
 
     def _body(self) -> bytes:
-        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+        if "chunked" in self.asked_headers.get("transfer-encoding", "").lower():
             raw = self._chunked()
         else:
-            length = self.headers.get("content-length") or "0"
+            length = self.asked_headers.get("content-length", "0")
             if not length.strip().isdigit():
                 raise _Refusal(400, "Content-Length is not a number")
             if int(length) > MAX_BODY:
                 self.close_connection = True
                 raise _Refusal(413, f"the body of {length} bytes exceeds {MAX_BODY} bytes")
             raw = self.rfile.read(int(length))
-        encoding = (self.headers.get("content-encoding") or "").strip().lower()
+        encoding = self.asked_headers.get("content-encoding", "").strip().lower()
         if not encoding or encoding == "identity":
             return raw
         if encoding not in ("gzip", "x-gzip", "deflate"):
@@ -265,80 +270,72 @@ class _Handler(BaseHTTPRequestHandler):
             self.rfile.readline(8)
 
     def _serve(self, session: ReplaySession, provider: str, upstream: Upstream, target: str) -> None:
-        raw = self._body()
-        parts = urlsplit(target)
-        query = keyed_query(dict(parse_qsl(parts.query, keep_blank_values=True)))
-        content = masked(content_of(raw, self.headers.get("content-type")), session.volatility)
-        request = RecordedRequest(
+        asked = _Asked(
             provider=provider,
             method=self.command,
-            path=parts.path,
-            content=content,
-            query=query,
-            headers=self._recorded(self.headers.items()),
+            target=target,
+            raw=self._body(),
+            content_type=self.asked_headers.get("content-type"),
+            headers={name: value for name, value in self.asked_headers.items() if name in self.proxy.record_headers},
         )
-        key = request_key(provider, self.command, parts.path, query, content)
         number = session.number()
-        recorded = session.answer(key, number)
+        if session.mode == "record":  # nothing to look up: the request is read when the recording is written
+            return self._live(session, asked, number, upstream)
+        request = asked.recorded(session.volatility)
+        recorded = session.answer(request.key(session.volatility), number)
         if recorded is not None:
             return self._replay(recorded.response)
-        if session.mode != "record":
-            miss = session.miss(request, number)
-            if not miss.went_live:
-                return self._error(400, f"AgentCI replay: {miss.explanation}", provider, code="replay_miss")
-        self._live(session, request, number, upstream, target, raw)
-
-    def _recorded(self, headers: Iterable[tuple[str, str]]) -> dict[str, str]:
-        allowed = self.proxy.record_headers
-        return {name.lower(): value for name, value in headers if name.lower() in allowed}
+        miss = session.miss(request, number)
+        if not miss.went_live:
+            return self._error(400, f"AgentCI replay: {miss.explanation}", provider, code="replay_miss")
+        self._live(session, asked, number, upstream)
 
     # -- answers -------------------------------------------------------------------------------------------------
     def _replay(self, response: RecordedResponse) -> None:
-        payload = response.payload()
+        payload = response.payload
         self.send_response(response.status)
         for name, value in response.headers.items():
             self.send_header(name, value)
         self.send_header("content-length", str(len(payload)))
         self.send_header("x-agentci-replay", "replayed")
-        self.end_headers()
-        self.wfile.write(payload)
+        self._send_with_headers(payload)
 
-    def _live(
-        self, session: ReplaySession, request: RecordedRequest, number: int, upstream: Upstream, target: str, raw: bytes
-    ) -> None:
-        """Forward the request and pass the answer on; the call is kept by the session before the answer's last
-        bytes leave, so an agent that has read its answer always finds the call in the run's figures."""
-        headers = {name: value for name, value in self.headers.items() if name.lower() not in NOT_FORWARDED}
+    def _send_with_headers(self, payload: bytes) -> None:
+        """End the headers and send them with `payload` in one write (two would be two packets: Nagle is off)."""
+        self._headers_buffer.extend((b"\r\n", payload))
+        self.flush_headers()
+
+    def _live(self, session: ReplaySession, asked: _Asked, number: int, upstream: Upstream) -> None:
+        """Forward the request and pass the answer on. The call is handed to the session (to be read when the
+        recording is written) before the answer's last bytes leave, so an agent that has read its answer always
+        finds its call among the run's."""
+        headers = {name: value for name, value in self.asked_headers.items() if name not in NOT_FORWARDED}
         headers["accept-encoding"] = "gzip, identity"
         try:
-            answer = upstream.send(self.command, target, headers, raw)
+            answer = upstream.send(self.command, asked.target, headers, asked.raw)
         except UpstreamError as exc:
             self.proxy.log(str(exc))
             raise _Refusal(502, f"AgentCI replay proxy: {exc}") from None
+        kept = RECORDED_RESPONSE_HEADERS | self.proxy.record_headers
+        answered = _Answered(
+            status=answer.status, headers={name: v for name, v in answer.headers.items() if name in kept}
+        )
 
-        def keep(content: dict[str, Any]) -> None:
-            if answer.status in RETRIED_STATUSES or answer.status >= 500:
-                return
-            kept = RECORDED_RESPONSE_HEADERS | self.proxy.record_headers
-            response = RecordedResponse(
-                status=answer.status,
-                headers={name: value for name, value in answer.headers.items() if name in kept},
-                content=content,
-            )
-            session.live(RecordedCall(request=request, response=response), number)
+        def keep() -> None:
+            if answer.status not in RETRIED_STATUSES and answer.status < 500:
+                session.live(functools.partial(_call, asked, answered, session.volatility), number)
 
         if "text/event-stream" in answer.headers.get("content-type", ""):
-            return self._relay_stream(answer, keep)
+            return self._relay_stream(answer, answered, keep)
         try:
-            body = b"".join(answer.chunks)
+            answered.chunks.append(b"".join(answer.chunks))
         except UpstreamError as exc:
             self.proxy.log(str(exc))
             raise _Refusal(502, f"AgentCI replay proxy: {exc}") from None
-        keep(content_of(body, answer.headers.get("content-type")))
+        keep()
         self._head(answer)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self.send_header("content-length", str(len(answered.chunks[0])))
+        self._send_with_headers(answered.chunks[0])
 
     def _head(self, answer: UpstreamAnswer) -> None:
         self.send_response(answer.status)
@@ -346,29 +343,25 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.send_header("x-agentci-replay", "live")
 
-    def _relay_stream(self, answer: UpstreamAnswer, keep: Callable[[dict[str, Any]], None]) -> None:
-        """Pass a stream on as it arrives (chunked), one chunk behind: the last is sent once the stream is kept.
+    def _relay_stream(self, answer: UpstreamAnswer, answered: _Answered, keep: Callable[[], None]) -> None:
+        """Pass a stream on as it arrives (chunked), one chunk behind: the last is sent once the call is kept.
         A stream the provider broke off is broken off for the agent too, and not kept."""
+        answered.streamed = True
         self._head(answer)
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
-        splitter = sse_frames.FrameSplitter()
-        frames: list[sse_frames.Frame] = []
-        held = b""
         try:
             for chunk in answer.chunks:
-                frames.extend(frame for frame, _ in splitter.feed(chunk))
-                if held:
-                    self._chunk(held)
-                held = chunk
+                if answered.chunks:
+                    self._chunk(answered.chunks[-1])
+                answered.chunks.append(chunk)
         except UpstreamError as exc:
             self.proxy.log(str(exc))
             self.close_connection = True
             return
-        frames.extend(frame for frame, _ in splitter.rest())
-        keep({"stream": frames})
-        if held:
-            self._chunk(held)
+        keep()
+        if answered.chunks:
+            self._chunk(answered.chunks[-1])
         self.wfile.write(b"0\r\n\r\n")
 
     def _chunk(self, data: bytes) -> None:
@@ -388,7 +381,53 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("content-length", str(len(payload)))
             if code == "replay_miss":
                 self.send_header("x-should-retry", "false")
-            self.end_headers()
-            self.wfile.write(payload)
+            self._send_with_headers(payload)
         except OSError:
             self.close_connection = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Asked:
+    """A request as it arrived, read into a RecordedRequest only when it must be keyed or recorded."""
+
+    provider: str
+    method: str
+    target: str  # the path and query after the provider
+    raw: bytes
+    content_type: str | None
+    headers: dict[str, str]  # the allow-listed ones
+
+    def recorded(self, volatility: Volatility) -> RecordedRequest:
+        parts = urlsplit(self.target)
+        return RecordedRequest(
+            provider=self.provider,
+            method=self.method,
+            path=parts.path,
+            content=masked(content_of(self.raw, self.content_type), volatility),
+            query=keyed_query(dict(parse_qsl(parts.query, keep_blank_values=True))),
+            headers=self.headers,
+        )
+
+
+@dataclass(kw_only=True)
+class _Answered:
+    """A live answer as it arrived: its status, allow-listed headers and body (a stream's chunks, in order)."""
+
+    status: int
+    headers: dict[str, str]
+    chunks: list[bytes] = field(default_factory=list)
+    streamed: bool = False
+
+    def recorded(self) -> RecordedResponse:
+        raw = b"".join(self.chunks)
+        if self.streamed:
+            splitter = sse_frames.FrameSplitter()
+            frames = [frame for frame, _ in splitter.feed(raw)] + [frame for frame, _ in splitter.rest()]
+            content: dict[str, Any] = {"stream": frames}
+        else:
+            content = content_of(raw, self.headers.get("content-type"))
+        return RecordedResponse(status=self.status, headers=self.headers, content=content)
+
+
+def _call(asked: _Asked, answered: _Answered, volatility: Volatility) -> RecordedCall:
+    return RecordedCall(request=asked.recorded(volatility), response=answered.recorded())

@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,7 +68,7 @@ class ReplaySession:
         for call in self.recording.calls if self.recording else []:
             self._answers.setdefault(call.request.key(volatility), deque()).append(call)
         self._numbers = itertools.count(1)
-        self._made: dict[int, RecordedCall] = {}
+        self._made: dict[int, RecordedCall | Callable[[], RecordedCall]] = {}
         self._lock = threading.Lock()
         self.figures = Figures()
 
@@ -92,28 +93,35 @@ class ReplaySession:
 
     def miss(self, request: RecordedRequest, number: int) -> Miss:
         """Note a request with no recorded answer; its explanation names the nearest recorded one."""
-        calls = self.recording.calls if self.recording else None
-        explanation = misses.explain(request, number, self.path, calls)
+        explanation = misses.explain(request, number, self.path, self.recording)
         miss = Miss(number, explanation, went_live=self.mode == "record-missing")
         with self._lock:
             self.figures.misses.append(miss)
         return miss
 
-    def live(self, call: RecordedCall, number: int) -> None:
-        """Keep a call the provider answered as this run's call `number`."""
-        usage = usage_of(call.request.provider, call.response)
+    def live(self, call: Callable[[], RecordedCall], number: int) -> None:
+        """Keep a call the provider answered as this run's call `number`; `call()` reads it (when the run ends: the
+        agent is not kept waiting while its request and answer are parsed)."""
         with self._lock:
             self._made[number] = call
             self.figures.live += 1
-            self.figures.live_usage.append(usage)
+
+    def _read(self, number: int) -> RecordedCall:
+        """Call `number` as recorded; a live one read now, and what its answer reported counted."""
+        made = self._made[number]
+        if isinstance(made, RecordedCall):
+            return made
+        call = self._made[number] = made()
+        self.figures.live_usage.append(usage_of(call.request.provider, call.response))
+        return call
 
     def finish(self) -> Figures:
         """Rewrite the recording when the mode says so (see the module docstring); the run's figures. OSError
         when the file cannot be written."""
+        with self._lock:
+            made = [self._read(number) for number in sorted(self._made)]
         if self.mode == "replay":
             return self.figures
-        with self._lock:
-            made = [self._made[number] for number in sorted(self._made)]
         text = recordings.render(self.query, self.run, made)
         if self.mode == "record" or _differs(self.path, text):
             recordings.write(self.path, text)
