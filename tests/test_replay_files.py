@@ -15,8 +15,9 @@ from agentci_action.run.replay.recordings import (
     RecordedResponse,
     RecordingError,
 )
-from agentci_action.run.replay.request_keys import PLACEHOLDER, Volatility, parse_path, request_key
+from agentci_action.run.replay.request_keys import PLACEHOLDER, Volatility, request_key
 from agentci_action.run.replay.wire_usage import Usage, usage_of
+from agentci_action.spec.runner_config import volatile_path
 
 # -- keys ------------------------------------------------------------------------------------------------------------
 
@@ -53,13 +54,13 @@ def test_built_in_volatile_fields_are_masked_at_the_top_level_only():
     ],
 )
 def test_volatile_paths_parse(path, parts):
-    assert parse_path(path) == parts
+    assert volatile_path(path) == parts
 
 
 @pytest.mark.parametrize("path", ["", "a..b", ".a", "a."])
 def test_a_malformed_volatile_path_is_refused(path):
     with pytest.raises(ValueError, match="volatile path"):
-        parse_path(path)
+        volatile_path(path)
 
 
 def test_declared_paths_and_patterns_mask_and_masking_twice_changes_nothing():

@@ -134,6 +134,18 @@ def seconds(text: str) -> float:
     return number(text, lambda v: 0 < v < math.inf, "a number of seconds above 0")
 
 
+def add_replay_argument(parser: argparse.ArgumentParser) -> None:
+    """--replay: how the agent's model calls are answered while AgentCI runs it (runner.replay's mode)."""
+    parser.add_argument(
+        "--replay",
+        choices=("replay", "record", "record-missing", "off"),
+        help="the agent's model calls through AgentCI's proxy (default: runner.replay's mode, when the spec has one): "
+        "replay (answered from the recordings beside the spec; a call with none is an error, never a live call), "
+        "record (all live, recordings rewritten), record-missing (recorded ones replayed, the rest live and "
+        "recorded), off (straight to the provider); docs/running-the-agent.md#replay",
+    )
+
+
 def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--judge-mode",

@@ -9,7 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentci_action._util.errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS
-from agentci_action.cli._arguments import add_spec_argument, positive, seconds, shard_option, split_list
+from agentci_action.cli._arguments import (
+    add_replay_argument,
+    add_spec_argument,
+    positive,
+    seconds,
+    shard_option,
+    split_list,
+)
 
 if TYPE_CHECKING:  # annotations only: each command imports the stages it needs when it runs
     from collections.abc import Callable
@@ -42,6 +49,7 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="where each run's trace comes from (default: runner.capture): the agent's output, or the OpenTelemetry "
         "spans it exports (received on 127.0.0.1; docs/otel-capture.md)",
     )
+    add_replay_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -50,7 +58,9 @@ def run(args: argparse.Namespace) -> int:
     failed on some (crashed, printed no trace), 2 some failed for infrastructure reasons after their retries."""
     from agentci_action.run import RunOptions
 
-    options = RunOptions(Path(args.output), args.runs, args.workers, args.timeout, args.resume, args.capture)
+    options = RunOptions(
+        Path(args.output), args.runs, args.workers, args.timeout, args.resume, args.capture, args.replay
+    )
     outcome = run_the_agent(args.spec, split_list(args.tags), shard_option(args.shard), options)
     return EXIT_ERROR if outcome.infra else EXIT_FAIL if outcome.failed else EXIT_PASS
 
@@ -96,15 +106,19 @@ def traces_to_evaluate(
     from agentci_action.run import RunOptions
 
     record = args.record or stack.enter_context(tempfile.TemporaryDirectory(prefix="agentci-traces-"))
-    run_the_agent(args.spec, split_list(getattr(args, "tags", None)), shard, RunOptions(Path(record)), runs_of)
+    options = RunOptions(Path(record), replay=args.replay)
+    run_the_agent(args.spec, split_list(getattr(args, "tags", None)), shard, options, runs_of)
     return [record]
 
 
-def more_runs_into(spec_path: str, tags: list[str], shard: ShardInfo | None, record: str) -> MoreRuns:
-    """Adaptive runs' next batch: the named queries run until each has its target, the runs in `record` kept."""
+def more_runs_into(
+    spec_path: str, tags: list[str], shard: ShardInfo | None, record: str, replay: str | None = None
+) -> MoreRuns:
+    """Adaptive runs' next batch: the named queries run until each has its target, the runs in `record` kept (the
+    model calls answered as `replay`, `--replay`, says)."""
     from agentci_action.run import RunOptions
 
     def more(targets: dict[str, int]) -> None:
-        run_the_agent(spec_path, tags, shard, RunOptions(Path(record), resume=True), lambda q: targets.get(q.key))
+        run_the_agent(spec_path, tags, shard, RunOptions(Path(record), resume=True, replay=replay), lambda q: targets.get(q.key))
 
     return more

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentci_action._util.errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS
-from agentci_action.cli._arguments import add_judge_arguments, add_spec_argument, judge_options
+from agentci_action.cli._arguments import add_judge_arguments, add_replay_argument, add_spec_argument, judge_options
 from agentci_action.cli._reporting import say
 from agentci_action.cli.cmd_run import traces_to_evaluate
 from agentci_action.spec.trace_formats import FORMATS as TRACE_FORMATS
@@ -33,6 +33,7 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="trace file, directory or glob (repeatable); without it the spec's runner: runs the agent first",
     )
     parser.add_argument("--record", help="without --traces: keep the agent's traces in this directory")
+    add_replay_argument(parser)
     parser.add_argument("--version", required=True, help="version name, e.g. v2-fixed")
     parser.add_argument(
         "--force-save", action="store_true", help="save even when correctness fails (recorded in the metadata)"

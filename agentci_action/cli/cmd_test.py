@@ -13,6 +13,7 @@ from agentci_action.cli._arguments import (
     FORMATS,
     add_evaluation_arguments,
     add_fail_on_argument,
+    add_replay_argument,
     add_spec_argument,
     base_ref_option,
     fail_on_option,
@@ -38,6 +39,7 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="trace file, directory or glob (repeatable); without it the spec's runner: runs the agent first",
     )
     parser.add_argument("--record", help="without --traces: keep the agent's traces in this directory")
+    add_replay_argument(parser)
     parser.add_argument(
         "--baseline",
         help="saved baseline version to compare with (default: the newest whose precheck passed; 'none': no baseline)",
@@ -107,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     with ExitStack() as stack:
         traces = traces_to_evaluate(args, stack, shard)
         # the agent ran here: adaptive runs (`runs: {min, max}`) may give undecided queries more runs
-        more = None if args.traces else more_runs_into(args.spec, split_list(args.tags), shard, traces[0])
+        more = None if args.traces else more_runs_into(args.spec, split_list(args.tags), shard, traces[0], args.replay)
         outcome = evaluate(
             Evaluation(
                 spec=args.spec,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from agentci_action._util.errors import Problem, TraceError
 from agentci_action._util.gcpause import gc_paused
@@ -32,6 +33,7 @@ from agentci_action.engine.results import (
     Check,
     JudgeUsage,
     LayerResult,
+    ModelCalls,
     QueryResult,
     RunResult,
     ShardInfo,
@@ -268,12 +270,15 @@ def evaluate_query(
     runs: list[Run] = []
     answers: list[str] = []
     sequences: list[tuple[str, ...]] = []
+    replayed: list[dict[str, Any]] = []
     for i, trace in enumerate(traces):  # one loop, not a comprehension per list: most queries have one run
         runs.append(
             Run(i if trace.run is None else trace.run, _evaluate_run(query, trace, variants, judge, embedder, leaks))
         )
         answers.append(trace.final_answer.strip())
         sequences.append(trace.tool_sequence)
+        if (figures := trace.model_calls) is not None:
+            replayed.append(figures)
     answer = most_frequent(answers) or ""
     combined = combine_runs(query, runs, composite)
     layers = combined.layers
@@ -298,6 +303,7 @@ def evaluate_query(
         answer=redact(answer, leaks) if leaks else answer,
         tools=list(route) if (route := most_frequent(sequences)) else [],
         tokens=query_tokens(traces),
+        model_calls=ModelCalls.of_runs(replayed) if replayed else None,
     )
 
 
@@ -315,6 +321,7 @@ def summarize(
     known_costs: list[float] = []
     scores: list[float] = []
     adaptive = False
+    model_calls: list[ModelCalls] = []
     for result in results:  # one pass, not one per figure: a suite has thousands of queries
         counts[result.status] += 1
         reliability = result.reliability
@@ -330,6 +337,8 @@ def summarize(
             known_costs.append(cost)
         if (score := result.score.value) is not None:
             scores.append(score)
+        if result.model_calls is not None:
+            model_calls.append(result.model_calls)
     known_cost = tidy(sum(known_costs))  # sum(), as elsewhere: the same floating-point rounding, then tidied
     suite_composite = suite_composite_score(results)
     tally = tally or check_tally(results)
@@ -360,6 +369,7 @@ def summarize(
         tokens=suite_tokens((result.tokens, result.runs) for result in results),
         max_runs=at_max[0],
         cost_at_max_runs_usd=at_max[1],
+        model_calls=ModelCalls.total(model_calls),
     )
 
 

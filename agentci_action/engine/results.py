@@ -204,6 +204,48 @@ class Reliability(ResultData):
     max_runs: int | None = None
 
 
+@dataclass(slots=True)
+class ModelCalls(ResultData):
+    """How the agent's model calls were answered under runner.replay, summed over a query's runs (or a suite's
+    queries): `replayed` from the recordings, or `live` (sent to the provider); `paid_usd`, what the live ones cost
+    (None when one could not be priced; the cost layer counts every call's tokens, replayed or not); `missed`, calls
+    with no recorded answer that failed their run; `went_live`, why calls missed and were answered live
+    (record-missing), a few per run."""
+
+    replayed: int = 0
+    live: int = 0
+    paid_usd: float | None = 0.0
+    missed: int = 0
+    went_live: list[str] = field(default_factory=list)
+
+    @classmethod
+    def total(cls, parts: list[ModelCalls]) -> ModelCalls | None:
+        """The parts summed (`went_live` kept for a query, not for the suite); None when there are none."""
+        if not parts:
+            return None
+        paid = [part.paid_usd for part in parts]
+        return cls(
+            replayed=sum(part.replayed for part in parts),
+            live=sum(part.live for part in parts),
+            paid_usd=None if None in paid else sum(p or 0.0 for p in paid),
+            missed=sum(part.missed for part in parts),
+        )
+
+    @classmethod
+    def of_runs(cls, figures: list[dict[str, Any]]) -> ModelCalls | None:
+        """A query's figures from its runs' trace metadata (`agentci_replay`); None when no run went through replay."""
+        if not figures:
+            return None
+        paid = [f.get("paid_usd") for f in figures]
+        return cls(
+            replayed=sum(int(f.get("replayed") or 0) for f in figures),
+            live=sum(int(f.get("live") or 0) for f in figures),
+            paid_usd=None if None in paid else sum(float(p or 0.0) for p in paid),
+            missed=sum(int(f.get("missed") or 0) for f in figures),
+            went_live=[str(note) for f in figures for note in f.get("went_live") or []],
+        )
+
+
 # Every numeric figure a run reports: name → (layer, details key). Aggregated over repeated runs.
 RUN_FIGURES = {
     "cost_usd": ("cost", "cost_usd"),
@@ -347,6 +389,7 @@ class QueryResult(ResultData):
     answer: str = field(default="", kw_only=True)
     tools: list[str] = field(default_factory=list, kw_only=True)
     tokens: TokenAttribution | None = field(default=None, kw_only=True)
+    model_calls: ModelCalls | None = field(default=None, kw_only=True)
 
     def layer(self, name: str) -> LayerResult:
         layer: LayerResult = getattr(self, name)
@@ -447,6 +490,11 @@ class Summary(BaseModel):
         None,
         description="What those runs would have cost, each query's mean cost per run times its runs at the maximum; "
         "null without adaptive runs or when a cost is unknown.",
+    )
+    model_calls: ModelCalls | None = Field(
+        None,
+        description="Under runner.replay: the agent's model calls replayed from the recordings and sent live, and "
+        "what the live ones cost (paid_usd), over every query; null when no run went through replay.",
     )
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from agentci_action._util.text import milliseconds, no_baseline_note, one_line, plural, unverified_note, usd
 from agentci_action.engine.results import LAYERS, RUN_FIGURES, Finding, QueryResult, RunResult, Status
-from agentci_action.report import gate_phrases, suite_phrases, token_phrases
+from agentci_action.report import gate_phrases, replay_phrases, suite_phrases, token_phrases
 from agentci_action.report import trend as trend_report
 from agentci_action.report.diff_console import render_diff
 
@@ -90,6 +90,9 @@ def render_query(result: QueryResult) -> list[str]:
             lines.append((head + (pieces or [""])[0]).rstrip())
             lines.extend(" " * 24 + piece for piece in pieces[1:])
     lines.append(f"    {figures_line(result)}")
+    if result.model_calls is not None:
+        lines.append(f"    model calls: {replay_phrases.model_calls(result.model_calls)}")
+        lines.extend(f"    went live: {one_line(note, 600)}" for note in result.model_calls.went_live)
     if result.runs > 1:
         lines.append(f"    {reliability_line(result)}")
     if result.score.reason:
@@ -149,6 +152,9 @@ def render(run: RunResult) -> str:
     if suite_phrases.adaptive(run.summary):
         lines.append(suite_phrases.adaptive(run.summary))
     lines.extend(gate_phrases.console_lines(run.gates))
+    if run.summary.model_calls is not None:
+        calls = replay_phrases.model_calls(run.summary.model_calls)
+        lines.append(f"model calls (replay): {calls} ({replay_phrases.COST_NOTE})")
     for note in (unverified_note(run.unverified()), no_baseline_note(run.without_baseline())):
         if note:
             lines.append(one_line(note, 1500))

@@ -26,7 +26,7 @@ from agentci_action._util.text import (
 from agentci_action.compare.diff import RunDiff
 from agentci_action.compare.history import Trend
 from agentci_action.engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
-from agentci_action.report import finding_phrases, gate_phrases, suite_phrases, token_phrases
+from agentci_action.report import finding_phrases, gate_phrases, replay_phrases, suite_phrases, token_phrases
 from agentci_action.report import trend as trend_report
 from agentci_action.report.diff_markdown import LEFT_OUT
 from agentci_action.report.diff_markdown import render_markdown as render_diff
@@ -106,6 +106,9 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
         )
     if suite_phrases.adaptive(s):
         counts += f"\n\n{suite_phrases.adaptive(s)[:1].upper()}{suite_phrases.adaptive(s)[1:]}"
+    if s.model_calls is not None:
+        calls = replay_phrases.model_calls(s.model_calls)
+        counts += f"\n\nModel calls (replay): {calls} _({replay_phrases.COST_NOTE})_"
     figures = suite_phrases.phrases(s.aggregates)
     suite = f"\nSuite: {' · '.join(figures)}\n" if figures else ""
     unverified = run.unverified()
@@ -215,7 +218,7 @@ _REPORTED = (Status.FAIL, Status.WARN, Status.ERROR)
 
 def finding_lines(query: QueryResult) -> str:
     """Every finding of the query's layers that did not pass, the most severe first, each with its own status and
-    layer, `<br>`-joined: a warning beside a failure reads as a warning."""
+    layer, `<br>`-joined: a warning beside a failure reads as a warning; then the model calls that went live."""
     found = sorted(
         (
             (finding, name)
@@ -227,6 +230,7 @@ def finding_lines(query: QueryResult) -> str:
         key=lambda item: -SEVERITY[item[0].status],
     )
     shown = [f"{ICONS[finding.status]} **{name}**: {inline(finding.message, 1000)}" for finding, name in found]
+    shown += [f"**replay**: went live: {inline(note, 1000)}" for note in (query.model_calls.went_live if query.model_calls else [])]
     more = len(shown) - FINDINGS_SHOWN
     return "<br>".join(shown[:FINDINGS_SHOWN]) + (f"<br>… {more} more (the results file has them)" if more > 0 else "")
 

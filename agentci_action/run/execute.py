@@ -28,8 +28,9 @@ from agentci_action._util.text import one_line, plural
 from agentci_action.run.capture import Capture, capture_for
 from agentci_action.run.jobs import InfraFailure, Job, RunFailure
 from agentci_action.run.process import LiveProcesses, run_program
-from agentci_action.run.python_call import PythonWorkers, call_in_process
+from agentci_action.run.python_call import PythonWorkers, WorkerRoutes, call_in_process
 from agentci_action.run.records import error_trace, trace_of_run
+from agentci_action.run.replay.replay_run import ReplayRun, RunFigures, replay_for
 from agentci_action.run.secrets import Masker
 from agentci_action.run.trace_store import TraceStore
 from agentci_action.spec.models import AgentCISpec, QuerySpec
@@ -52,6 +53,7 @@ class RunOptions:
     timeout_s: float | None = None
     resume: bool = False  # keep the runs already in `output` that produced a trace, run the rest
     capture: str | None = None  # "output" or "otel", instead of runner.capture
+    replay: str | None = None  # a replay mode, or "off", instead of runner.replay's (runner.replay need not be set)
 
 
 @dataclass
@@ -66,6 +68,7 @@ class AgentRun:
     infra: int = 0
     elapsed_s: float = 0.0
     errors: list[str] = field(default_factory=list)
+    replay: RunFigures | None = None  # the model calls replayed and live, under runner.replay
 
     @property
     def ok(self) -> bool:
@@ -81,7 +84,9 @@ class AgentRun:
         resumed = f" ({self.resumed} kept from before)" if self.resumed else ""
         return (
             f"agentci run: {plural(self.ran, 'run')} in {self.elapsed_s:.1f} s{resumed} · {self.failed} failed · "
-            f"{plural(self.infra, 'infra error')} · agent tokens {tokens:,} · agent cost {cost} → {output}"
+            f"{plural(self.infra, 'infra error')} · agent tokens {tokens:,} · agent cost {cost}"
+            + (f" · {self.replay.phrase()}" if self.replay else "")
+            + f" → {output}"
         )
 
 
@@ -105,28 +110,39 @@ def run_agent(
     masker = Masker.for_environment(runner.env, environ)  # the whole environment's secrets, inherited or not
     environ = inherited(runner, environ)
     live = LiveProcesses()
-    with _started(runner, agent, cwd, environ, live) as start:
+    replay = replay_for(runner, options.replay, spec, {**environ, **runner.env})
+    with _replaying(replay), _started(runner, agent, cwd, environ, live, replay) as start:
         try:
             options.output.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise OutputError(f"could not create the trace directory {options.output}: {describe(exc)}") from None
         store = TraceStore(options.output, masker)
         jobs, kept = _jobs(spec, selected, options, store)
-        workers = options.workers or runner.workers
+        if replay:
+            replay.check(jobs)
+        # a caller's callable runs in this process, whose one environment names one route: one run at a time
+        workers = 1 if replay and callable(start) else options.workers or runner.workers
         progress = progress or Progress("agentci run", len(jobs), "run", counters=("failed", "infra"), mask=masker)
         capture = capture or capture_for(runner, options.capture, {**environ, **runner.env})
         result = AgentRun(traces=[], files=[store.file(q.key) for q in selected], resumed=len(kept))
         traces: dict[tuple[str, int], Trace] = dict(kept)
         began = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix="agentci-run-") as scratch, _python_env(runner, start):
-            attempt = _attempt(
-                start, runner, spec, capture, Path(scratch), options.timeout_s or runner.timeout_s, live, cwd, environ
-            )
+        in_process = replay.worker_environment() if replay and callable(start) else None
+        with (
+            tempfile.TemporaryDirectory(prefix="agentci-run-") as scratch,
+            _python_env(runner, start, in_process[1] if in_process else {}),
+        ):
+            timeout_s = options.timeout_s or runner.timeout_s
+            routed = replay.environment if replay else (lambda job: {})
+            attempt = _attempt(start, runner, spec, capture, Path(scratch), timeout_s, live, cwd, environ, routed)
+            if replay:
+                attempt = replay.attempts(attempt, in_process[0] if in_process else None)
             capture.start()
             progress.start(f"agentci run: {plural(len(jobs), 'run')} of {spec.agent} on {plural(workers, 'worker')}")
             pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentci-run")
             try:
-                futures = {pool.submit(_run_one, job, attempt, runner, store, masker, live): job for job in jobs}
+                stamp = replay.stamp if replay else None
+                futures = {pool.submit(_run_one, job, attempt, runner, store, masker, live, stamp): job for job in jobs}
                 for future in as_completed(futures):
                     trace, infra = future.result()
                     job = futures[future]
@@ -148,6 +164,7 @@ def run_agent(
             pool.shutdown()
         result.elapsed_s = time.monotonic() - began
         result.traces = [traces[key] for key in sorted(traces, key=_order(selected))]
+        result.replay = replay.totals() if replay else None
         return result
 
 
@@ -157,6 +174,20 @@ def inherited(runner: RunnerSpec, environ: Mapping[str, str]) -> Mapping[str, st
     if runner.inherit_env is None:
         return environ
     return {name: value for name, value in environ.items() if any(fnmatchcase(name, p) for p in runner.inherit_env)}
+
+
+@contextmanager
+def _replaying(replay: ReplayRun | None) -> Iterator[None]:
+    """The replay proxy serving from before the first run (a worker process gets its route when it starts) to
+    after the last, on every way out."""
+    if replay is None:
+        yield
+        return
+    replay.start()
+    try:
+        yield
+    finally:
+        replay.stop()
 
 
 def _order(queries: list[QuerySpec]) -> Callable[[tuple[str, int]], tuple[int, int]]:
@@ -181,14 +212,19 @@ def _runner_of(spec: AgentCISpec, agent: Callable[..., Any] | None) -> RunnerSpe
 
 @contextmanager
 def _started(
-    runner: RunnerSpec, agent: Callable[..., Any] | None, cwd: Path, environ: Mapping[str, str], live: LiveProcesses
+    runner: RunnerSpec,
+    agent: Callable[..., Any] | None,
+    cwd: Path,
+    environ: Mapping[str, str],
+    live: LiveProcesses,
+    routes: WorkerRoutes | None = None,
 ) -> Iterator[Agent]:
     """The agent to run, checked before the first run: the caller's own callable, worker processes whose first one
     imported the function (stopped when the run ends), or a program that exists."""
     if agent is not None:
         yield agent
     elif runner.python is not None:
-        workers = PythonWorkers(runner.python, cwd, {**environ, **runner.env}, live)
+        workers = PythonWorkers(runner.python, cwd, {**environ, **runner.env}, live, routes=routes)
         try:
             workers.check()
         except ValueError as exc:
@@ -247,14 +283,16 @@ def _attempt(
     live: LiveProcesses,
     cwd: Path,
     environ: Mapping[str, str],
+    routed: Callable[[Job], Mapping[str, str]] = lambda job: {},
 ) -> Callable[[Job], Trace]:
-    """One attempt of one job → its trace; raises RunFailure / InfraFailure."""
+    """One attempt of one job → its trace; raises RunFailure / InfraFailure. `routed(job)`: variables a command gets
+    on top (the replay route of the job's attempt)."""
     counter = itertools.count()
 
     def attempt(job: Job) -> Trace:
         trace_file = scratch / f"{next(counter)}.json"
         if isinstance(start, list):
-            env = {**environ, **runner.env, **job.environment(), **capture.environment(job, trace_file)}
+            env = {**environ, **runner.env, **job.environment(), **capture.environment(job, trace_file), **routed(job)}
             try:
                 finished = run_program(
                     start, job, cwd=cwd, environ=env, trace_file=trace_file, timeout_s=timeout_s, live=live
@@ -283,9 +321,11 @@ def _run_one(
     store: TraceStore,
     masker: Masker,
     live: LiveProcesses,
+    stamp: Callable[[Trace, Job], Trace] | None = None,
 ) -> tuple[Trace, bool]:
     """The job's trace (or error record, masked), written to the store before returning; and whether it failed
-    for infrastructure reasons. A run cut short by an interruption is not recorded: --resume runs it again."""
+    for infrastructure reasons. A run cut short by an interruption is not recorded: --resume runs it again.
+    `stamp` adds what the run's model calls were to its trace (runner.replay)."""
     retrying = Retrying(
         stop=stop_after_attempt(runner.retries + 1),
         wait=wait_exponential(multiplier=runner.backoff_s, max=MAX_BACKOFF_S),
@@ -303,20 +343,24 @@ def _run_one(
         )
     except RunFailure as failure:
         trace = error_trace(job, masker(f"{job.label}: {failure.message}"))
+    if stamp is not None:
+        trace = stamp(trace, job)
     if not live.closed:
         store.add(trace)
     return trace, infra
 
 
 @contextmanager
-def _python_env(runner: RunnerSpec, start: Agent) -> Iterator[None]:
-    """A callable of the caller's runs in this process: the runner's `env:` is set in os.environ while it runs, then
-    restored (a command or a `python:` runner's workers get it in their environment)."""
-    if not callable(start) or not runner.env:
+def _python_env(runner: RunnerSpec, start: Agent, added: Mapping[str, str]) -> Iterator[None]:
+    """A callable of the caller's runs in this process: the runner's `env:` (and `added`, the replay route's
+    variables) is set in os.environ while it runs, then restored (a command or a `python:` runner's workers get it
+    in their environment)."""
+    variables = {**runner.env, **added}
+    if not callable(start) or not variables:
         yield
         return
-    saved = {key: os.environ.get(key) for key in runner.env}
-    os.environ.update(runner.env)
+    saved = {key: os.environ.get(key) for key in variables}
+    os.environ.update(variables)
     try:
         yield
     finally:

@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from agentci_action._util.text import one_line
 from agentci_action.run import agents_sdk
@@ -43,6 +43,18 @@ def _raise(answer: dict[str, Any]) -> None:
         raise (InfraFailure if answer["infra"] else RunFailure)(answer["failure"])
 
 
+class WorkerRoutes(Protocol):
+    """Gives each worker process a route of its own for its life, pointed at the run it serves (runner.replay)."""
+
+    def worker_environment(self) -> tuple[str, dict[str, str]]:
+        """A new route's token, and the variables that point a process at it."""
+        ...
+
+    def bind(self, token: str, job: Job | None) -> None:
+        """Point the route at `job`'s run, or at nothing."""
+        ...
+
+
 class PythonWorkers:
     """Worker processes for `module:function`: started on demand, reused while they behave, killed on a timeout."""
 
@@ -53,10 +65,13 @@ class PythonWorkers:
         environ: Mapping[str, str],
         live: LiveProcesses,
         start_timeout_s: float = START_TIMEOUT_S,
+        routes: WorkerRoutes | None = None,
     ):
         self.target, self.cwd, self.environ, self.live = target, cwd, dict(environ), live
         self.start_timeout_s = start_timeout_s
+        self.routes = routes
         self._idle: list[subprocess.Popen[bytes]] = []
+        self._tokens: dict[int, str] = {}  # a worker's route, by its pid
         self._lock = threading.Lock()
 
     def check(self) -> None:
@@ -64,14 +79,16 @@ class PythonWorkers:
         self._idle.append(self._start())
 
     def _start(self) -> subprocess.Popen[bytes]:
+        token, routed = self.routes.worker_environment() if self.routes else ("", {})
         process = subprocess.Popen(
             [sys.executable, str(WORKER), self.target, str(self.cwd)],
             cwd=self.cwd,
-            env=self.environ,
+            env={**self.environ, **routed},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             start_new_session=True,
         )
+        self._tokens[process.pid] = token
         self.live.add(process)
         try:
             answer = self._answer(process, self.start_timeout_s)
@@ -104,6 +121,8 @@ class PythonWorkers:
                 raise RunFailure(f"a new worker could not start: {one_line(str(exc))}") from None
         assert process.stdin is not None
         began = time.monotonic()
+        if self.routes:
+            self.routes.bind(self._tokens[process.pid], job)
         try:
             process.stdin.write(json.dumps({"query": job.query.query, "values": _values(job)}).encode() + b"\n")
             process.stdin.flush()
@@ -115,6 +134,9 @@ class PythonWorkers:
             ) from None
         except (BrokenPipeError, ValueError):
             answer = None
+        finally:
+            if self.routes:
+                self.routes.bind(self._tokens[process.pid], None)
         if answer is None:  # the worker died: os._exit, a signal, a crash in C code
             self._stop(process)
             raise RunFailure(

@@ -6,6 +6,7 @@
 import re
 import shlex
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
@@ -16,6 +17,89 @@ OTEL_NEEDS_COMMAND = (
     "process, which a `python:` function (its worker serves run after run) cannot have (run it as `command: python -m ...`)"
 )
 PYTHON_TARGET = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
+REPLAY_MODES = ("replay", "record", "record-missing")
+ReplayMode = Literal["replay", "record", "record-missing"]
+PROVIDERS = ("openai", "anthropic")
+
+
+def volatile_path(path: str) -> tuple[str, ...]:
+    """A volatile JSON path as its steps: `messages.*.content` or `$.messages[*].content` → ("messages", "*",
+    "content"); keys separated by dots, list indexes as numbers, `*` for any key or index. ValueError when malformed."""
+    text = path.strip()
+    text = text[2:] if text.startswith("$.") else text
+    text = re.sub(r"\[(\*|\d+)\]", r".\1", text)
+    parts = tuple(text.split("."))
+    if not text or any(not part for part in parts):
+        raise ValueError(f"volatile path {path!r}: write keys separated by dots, e.g. messages.*.content")
+    return parts
+
+
+class ReplaySpec(BaseModel):
+    """`runner.replay`: the agent's model calls are recorded beside the spec and replayed in their place, so a run
+    needs no key, spends nothing and answers the same way every time (docs/running-the-agent.md#replay)."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    mode: ReplayMode = Field(
+        "replay",
+        description="`replay`: every model call is answered from the recordings; a call with none is an error, never a "
+        "live call (no key needed: fork PRs work). `record`: every call goes to the provider and the recordings are "
+        "rewritten. `record-missing`: recorded calls are replayed, the others go live and are recorded (needs a key). "
+        "`agentci run --replay` overrides it.",
+    )
+    recordings: str = Field(
+        "recordings",
+        description="Directory of the recordings, relative to the spec file: one JSON file per query and run, "
+        "<query id>/run-<n>.json. Commit it.",
+    )
+    volatile_paths: list[str] = Field(
+        default_factory=list,
+        description="JSON paths in request bodies whose values change from run to run (an id, a timestamp): left out "
+        "of the match and the recording. Keys separated by dots, `*` for any key or list index, e.g. "
+        "messages.*.tool_call_id. Built in: user, metadata, prompt_cache_key, safety_identifier.",
+    )
+    volatile_patterns: list[str] = Field(
+        default_factory=list,
+        description="Regular expressions (Python syntax) whose matches in any string of a request body are left out "
+        "of the match and the recording, e.g. a timestamp inside a tool result.",
+    )
+    upstreams: dict[Literal["openai", "anthropic"], str] = Field(
+        default_factory=dict,
+        description="Base URL live calls go to, per provider: an OpenAI-compatible server (vLLM, Ollama, a LiteLLM "
+        "proxy) for `openai`. Default: the agent's inherited OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the "
+        "provider's public API.",
+    )
+    record_headers: list[str] = Field(
+        default_factory=list,
+        description="Request and response headers kept in the recordings (none of the request's by default; the "
+        "response's content type). Keys, Authorization, cookies and organisation ids are never kept.",
+    )
+
+    @field_validator("volatile_paths")
+    @classmethod
+    def _paths_parse(cls, paths: list[str]) -> list[str]:
+        for path in paths:
+            volatile_path(path)
+        return paths
+
+    @field_validator("volatile_patterns")
+    @classmethod
+    def _patterns_compile(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"volatile pattern {pattern!r} does not compile: {exc}") from None
+        return patterns
+
+    @field_validator("upstreams")
+    @classmethod
+    def _urls(cls, upstreams: dict[str, str]) -> dict[str, str]:
+        for provider, url in upstreams.items():
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"upstreams.{provider}: {url!r} is not an http:// or https:// URL")
+        return upstreams
 
 
 class RunnerSpec(BaseModel):
@@ -72,6 +156,12 @@ class RunnerSpec(BaseModel):
     )
     trace_format: str | None = Field(
         None, description="The format of the traces the agent returns (default: detected, as for --traces)."
+    )
+    replay: ReplaySpec | None = Field(
+        None,
+        description="Record the agent's model calls beside the spec and replay them: runs with no key, no spend and "
+        "no flake. AgentCI runs a proxy on 127.0.0.1 and points OPENAI_BASE_URL and ANTHROPIC_BASE_URL at it. See "
+        "docs/running-the-agent.md#replay.",
     )
 
     _file: str = PrivateAttr("")

@@ -84,6 +84,7 @@ class RetrievedDoc(_Strict):
 
 RUN_ERROR_KEY = "agentci_error"  # metadata of a run the runner could not get a trace from: its error message
 EXAMPLE_KEY = "agentci_example"  # metadata of `agentci init`'s example trace: a run of no agent, never a baseline
+REPLAY_KEY = "agentci_replay"  # metadata of a run whose model calls went through the replay proxy: its figures
 
 
 class Trace(_Strict):
@@ -128,6 +129,13 @@ class Trace(_Strict):
         """Why `agentci run` got no trace from this run (`metadata.agentci_error`), or None for a real trace."""
         error = self.metadata.get(RUN_ERROR_KEY)
         return str(error) if error else None
+
+    @property
+    def model_calls(self) -> dict[str, Any] | None:
+        """How a run's model calls were answered under runner.replay (`metadata.agentci_replay`: replayed, live,
+        paid_usd, misses), or None for a run made without it."""
+        figures = self.metadata.get(REPLAY_KEY)
+        return figures if isinstance(figures, dict) else None
 
     @property
     def tool_names(self) -> list[str]:

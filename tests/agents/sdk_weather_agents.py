@@ -142,3 +142,43 @@ def anthropic_agent(client: Any, stream: bool = False) -> dict[str, Any]:
             results.append({"type": "tool_result", "tool_use_id": use.id, "content": RESULTS[use.name]})
         messages.append({"role": "user", "content": results})
     return facts
+
+
+def trace_of(facts: dict[str, Any]) -> dict[str, Any]:
+    """The facts as a canonical trace."""
+    return {
+        "final_answer": facts["answer"] or "",
+        "tool_calls": [
+            {"name": name, "arguments": arguments, "result": RESULTS[name]} for name, arguments in facts["tools"]
+        ],
+        "llm_calls": [{"model": m, "input_tokens": i, "output_tokens": o} for m, i, o in facts["calls"]],
+    }
+
+
+def answer(query: str, api: str = "chat") -> dict[str, Any]:
+    """The `python:` runner's function: the chat agent on clients made from the environment (OPENAI_BASE_URL)."""
+    import openai
+
+    return trace_of(chat_agent(openai.OpenAI(max_retries=0), question=query))
+
+
+def main() -> None:
+    """The `command:` runner's program: `python sdk_weather_agents.py API [stream]`, the job on stdin."""
+    import sys
+
+    import anthropic
+    import openai
+
+    job = json.load(sys.stdin)
+    api, stream = sys.argv[1], "stream" in sys.argv[2:]
+    if api == "anthropic":
+        facts = anthropic_agent(anthropic.Anthropic(max_retries=0), stream=stream)
+    elif api == "responses":
+        facts = responses_agent(openai.OpenAI(max_retries=0), stream=stream)
+    else:
+        facts = chat_agent(openai.OpenAI(max_retries=0), stream=stream, question=job["query"])
+    print(json.dumps(trace_of(facts)))
+
+
+if __name__ == "__main__":
+    main()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .recordings import RecordedCall, RecordedRequest, Recording
+from agentci_action.run.replay.recordings import RecordedCall, RecordedRequest, Recording
 
 MAX_SHOWN = 3
 PREVIEW = 80

@@ -34,11 +34,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 from urllib.parse import parse_qsl, urlsplit
 
-from . import sse_frames
-from .recordings import RecordedCall, RecordedRequest, RecordedResponse, content_of, masked
-from .replay_session import ReplaySession
-from .request_keys import Volatility, canonical_json, keyed_query
-from .upstream import Upstream, UpstreamAnswer, UpstreamError
+from agentci_action.run.replay import sse_frames
+from agentci_action.run.replay.recordings import RecordedCall, RecordedRequest, RecordedResponse, content_of, masked
+from agentci_action.run.replay.replay_session import ReplaySession
+from agentci_action.run.replay.request_keys import Volatility, canonical_json, keyed_query
+from agentci_action.run.replay.upstream import Upstream, UpstreamAnswer, UpstreamError
 
 PREFIX = "agentci"
 MAX_BODY = 64 << 20

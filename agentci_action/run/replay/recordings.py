@@ -45,8 +45,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from . import sse_frames
-from .request_keys import Volatility, request_key
+from agentci_action._util.errors import InputError, Problem
+from agentci_action.run.replay import sse_frames
+from agentci_action.run.replay.request_keys import Volatility, request_key
 
 FORMAT_VERSION = 1
 REQUEST_CONTENT = ("body", "text", "base64")
@@ -55,11 +56,13 @@ FRAME_KEYS = frozenset({"event", "id", "retry", "data", "text"})
 _DECODER = json.JSONDecoder()
 
 
-class RecordingError(Exception):
+class RecordingError(InputError):
     """A recording that cannot be used: `file`, `line` (1-based, 0 when unknown) and what is wrong."""
 
+    kind = "recording"
+
     def __init__(self, file: str, line: int, message: str):
-        super().__init__(f"{file}:{line}: {message}" if line else f"{file}: {message}")
+        super().__init__(Problem(file, line, message))
         self.file, self.line, self.message = file, line, message
 
 

@@ -22,10 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import misses, recordings
-from .recordings import RecordedCall, RecordedRequest, Recording
-from .request_keys import Volatility
-from .wire_usage import Usage, usage_of
+from agentci_action.run.replay import misses, recordings
+from agentci_action.run.replay.recordings import RecordedCall, RecordedRequest, Recording
+from agentci_action.run.replay.request_keys import Volatility
+from agentci_action.run.replay.wire_usage import Usage, usage_of
 
 MODES = ("replay", "record", "record-missing")
 
@@ -57,12 +57,15 @@ class ReplaySession:
     """Create for one attempt of one run; `finish` when the run is over. RecordingError when the run's
     recording exists (and the mode reads it) but cannot be read."""
 
-    def __init__(self, *, query: str, run: int, path: Path, mode: str, volatility: Volatility):
+    def __init__(
+        self, *, query: str, run: int, path: Path, mode: str, volatility: Volatility, recording: Recording | None = None
+    ):
+        """`recording`: the file at `path` already read (else it is read here, unless the mode records everything)."""
         if mode not in MODES:
             raise ValueError(f"replay mode {mode!r}: one of {', '.join(MODES)}")
         self.query, self.run, self.path, self.mode, self.volatility = query, run, path, mode, volatility
-        self.recording: Recording | None = None
-        if mode != "record" and path.is_file():
+        self.recording = recording
+        if recording is None and mode != "record" and path.is_file():
             self.recording = recordings.read(path)
         self._answers: dict[str, deque[RecordedCall]] = {}
         for call in self.recording.calls if self.recording else []:

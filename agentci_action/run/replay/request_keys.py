@@ -25,6 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from agentci_action.spec.runner_config import volatile_path
+
 PLACEHOLDER = "<volatile>"
 BUILT_IN_VOLATILE = ("user", "metadata", "prompt_cache_key", "safety_identifier")
 KEYED_QUERY_PARAMETERS = frozenset({"api-version", "beta"})
@@ -34,17 +36,6 @@ ANY = "*"
 def canonical_json(value: Any) -> str:
     """Sorted keys, no spaces, non-ASCII kept: one text for one value."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def parse_path(path: str) -> tuple[str, ...]:
-    """`$.messages[*].content` or `messages.*.content` → ("messages", "*", "content"); ValueError when empty."""
-    text = path.strip()
-    text = text[2:] if text.startswith("$.") else text
-    text = re.sub(r"\[(\*|\d+)\]", r".\1", text)
-    parts = tuple(part for part in text.split("."))
-    if not text or any(not part for part in parts):
-        raise ValueError(f"volatile path {path!r}: write keys separated by dots, e.g. messages.*.content")
-    return parts
 
 
 @dataclass(frozen=True)
@@ -64,7 +55,7 @@ class Volatility:
             except re.error as exc:
                 raise ValueError(f"volatile pattern {pattern!r} does not compile: {exc}") from None
         built_in = tuple((name,) for name in BUILT_IN_VOLATILE)
-        return cls(paths=built_in + tuple(parse_path(p) for p in paths), patterns=tuple(compiled))
+        return cls(paths=built_in + tuple(volatile_path(p) for p in paths), patterns=tuple(compiled))
 
     def mask(self, body: Any) -> Any:
         """A copy of `body` with its volatile parts replaced by PLACEHOLDER (the body itself when nothing is)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .recordings import RecordedResponse
+from agentci_action.run.replay.recordings import RecordedResponse
 
 
 @dataclass(frozen=True)
