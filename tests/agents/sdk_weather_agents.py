@@ -10,6 +10,7 @@ tests/test_replay_sdks.py scripts the model's turns for QUESTION (tests/fakes/sc
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 QUESTION = "What's the weather and the time in Paris?"
@@ -155,28 +156,51 @@ def trace_of(facts: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def answer(query: str, api: str = "chat") -> dict[str, Any]:
-    """The `python:` runner's function: the chat agent on clients made from the environment (OPENAI_BASE_URL)."""
+def answer(query: str) -> dict[str, Any]:
+    """A `python:` runner's function: the chat agent on a client made per call from the environment."""
     import openai
 
-    return trace_of(chat_agent(openai.OpenAI(max_retries=0), question=query))
+    return trace_of(chat_agent(openai.OpenAI(max_retries=0), question=query, system=_system()))
+
+
+# A client made once, when a worker process imports this module (what many agents do): AgentCI's route for the worker
+# is in its environment from the start. None where the module is imported without a base URL (a test's own process).
+MODULE_CLIENT = None
+if os.environ.get("OPENAI_BASE_URL"):
+    import openai
+
+    MODULE_CLIENT = openai.OpenAI(max_retries=0)
+
+
+def answer_with_module_client(query: str) -> dict[str, Any]:
+    """A `python:` runner's function that uses the client made at import."""
+    return trace_of(chat_agent(MODULE_CLIENT, question=query, system=_system()))
+
+
+def _system() -> str:
+    return os.environ.get("AGENT_SYSTEM", SYSTEM)
 
 
 def main() -> None:
-    """The `command:` runner's program: `python sdk_weather_agents.py API [stream]`, the job on stdin."""
+    """The `command:` runner's program: `python sdk_weather_agents.py API [stream]`, the job on stdin. AGENT_SYSTEM
+    and AGENT_WEATHER, when set, replace the system prompt and the weather tool's result (a changed agent)."""
     import sys
-
-    import anthropic
-    import openai
 
     job = json.load(sys.stdin)
     api, stream = sys.argv[1], "stream" in sys.argv[2:]
+    RESULTS["get_weather"] = os.environ.get("AGENT_WEATHER", RESULTS["get_weather"])
     if api == "anthropic":
+        import anthropic
+
         facts = anthropic_agent(anthropic.Anthropic(max_retries=0), stream=stream)
-    elif api == "responses":
-        facts = responses_agent(openai.OpenAI(max_retries=0), stream=stream)
     else:
-        facts = chat_agent(openai.OpenAI(max_retries=0), stream=stream, question=job["query"])
+        import openai
+
+        client = openai.OpenAI(max_retries=0)
+        if api == "responses":
+            facts = responses_agent(client, stream=stream)
+        else:
+            facts = chat_agent(client, stream=stream, question=job["query"], system=_system())
     print(json.dumps(trace_of(facts)))
 
 
