@@ -1,6 +1,7 @@
 """The composite action `run/` end to end: `act` runs tests/e2e/run/workflow.yml as GitHub would. `uses: ./run`
 installs the agentci CLI from the action's checkout into its own virtual environment (the hashed lock) and runs the
-spec's agent; `uses: ./` (the Docker action) then evaluates the traces it wrote: the README's two-step recipe.
+spec's agent (its model calls replayed from tests/e2e/run/recordings/, the `replay` input); `uses: ./` (the Docker
+action) then evaluates the traces it wrote: the README's two-step recipe.
 
 Needs Docker, the Dockerfile's base image and `act`, like tests/test_e2e_action.py; skips without them (a failure
 under AGENTCI_REQUIRE_E2E=1)."""
@@ -25,6 +26,7 @@ def make_workspace(path: Path) -> Path:
     (path / ".github" / "workflows" / "agentci.yml").write_text(workflow)
     for name in ("agentci.yaml", "agent.py"):
         shutil.copy(E2E / name, path / name)
+    shutil.copytree(E2E / "recordings", path / "recordings")
     return path
 
 
@@ -38,6 +40,7 @@ def test_the_run_action_then_the_docker_action(container_engine, tmp_path):
     assert traces["refund-policy"]["final_answer"] == "Refunds are accepted within 30 days. (token ***)"
     assert traces["order-status"]["tool_calls"][0]["arguments"] == {"q": "Where is my order?"}
     assert "agentci run: 2 runs in" in log and "0 failed · 0 infra errors" in log
+    assert "model calls 2 replayed, 0 live (nothing paid)" in log  # the run action's `replay` input: no key, no server
     assert "e2e-secret-token-123" not in log
     assert (workspace / "e2e-outputs.txt").read_text() == "agent-traces pass"
 

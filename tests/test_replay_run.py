@@ -92,9 +92,7 @@ def test_a_command_agent_records_then_replays_with_no_key_and_no_provider(tmp_pa
     assert "model calls 0 replayed, 2 live" in recorded.stderr
     replayed = run_cli("run", "--spec", spec, "--output", tmp_path / "replayed", env=hermetic_environment())
     assert replayed.returncode == 0, replayed.stderr
-    assert "model calls 2 replayed, 0 live (nothing paid)" in replayed.stderr.replace(
-        "($0.0000 paid)", "(nothing paid)"
-    )
+    assert "model calls 2 replayed, 0 live (nothing paid)" in replayed.stderr
     assert facts(tmp_path / "replayed") == facts(tmp_path / "live")
     answer, tools, calls = facts(tmp_path / "replayed")[("paris", 0)]
     assert answer == ANSWER and tools == [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "CET"})]
