@@ -1,10 +1,12 @@
 """The openai-agent example: a real `openai` SDK tool-calling agent, run by the python runner against a local fake
-OpenAI server (tests/fakes/llm_server.py with an agent model), so the whole path runs without a key."""
+OpenAI server (tests/fakes/llm_server.py with an agent model), so the whole path runs without a key; and replayed from
+its committed recordings (made against that server by the test below that re-records them) with no server at all."""
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
 
 from conftest import ROOT, hermetic_environment, run_cli
 from fakes.llm_server import FakeLLMServer
@@ -54,6 +56,8 @@ def test_agentci_test_runs_the_real_sdk_agent_and_evaluates_it(tmp_path):
             "json",
             "--judge-mode",
             "off",
+            "--replay",
+            "off",
             env=environment(server),
         )
         requests = server.count
@@ -76,7 +80,16 @@ def test_agentci_test_runs_the_real_sdk_agent_and_evaluates_it(tmp_path):
 
 def test_recorded_traces_are_what_the_agent_produces(tmp_path):
     with FakeLLMServer(agent_model=order_model) as server:
-        result = run_cli("run", "--spec", EXAMPLE / "agentci_spec.yaml", "--output", tmp_path, env=environment(server))
+        result = run_cli(
+            "run",
+            "--spec",
+            EXAMPLE / "agentci_spec.yaml",
+            "--output",
+            tmp_path,
+            "--replay",
+            "off",
+            env=environment(server),
+        )
     assert result.returncode == 0, result.stderr
     produced = [json.loads(line) for p in sorted(tmp_path.glob("*.jsonl")) for line in p.read_text().splitlines()]
     recorded = [json.loads(line) for line in (EXAMPLE / "traces" / "current.jsonl").read_text().splitlines()]
@@ -93,7 +106,14 @@ def test_a_rate_limited_provider_is_retried_by_the_sdk_and_a_dead_one_is_an_infr
     with FakeLLMServer(agent_model=order_model) as server:
         server.fail_next("429", retry_after=0)
         result = run_cli(
-            "run", "--spec", EXAMPLE / "agentci_spec.yaml", "--output", tmp_path / "a", env=environment(server)
+            "run",
+            "--spec",
+            EXAMPLE / "agentci_spec.yaml",
+            "--output",
+            tmp_path / "a",
+            "--replay",
+            "off",
+            env=environment(server),
         )
         assert result.returncode == 0, result.stderr
     dead = environment(server)  # the server is gone: every call fails to connect
@@ -104,7 +124,63 @@ def test_a_rate_limited_provider_is_retried_by_the_sdk_and_a_dead_one_is_an_infr
         .replace("timeout_s: 60", "timeout_s: 60\n  retries: 1\n  backoff_s: 0")
     )
     (tmp_path / "agent.py").write_text((EXAMPLE / "agent.py").read_text())
-    result = run_cli("run", "--spec", spec, "--output", tmp_path / "b", env=dead)
+    result = run_cli("run", "--spec", spec, "--output", tmp_path / "b", "--replay", "off", env=dead)
     assert result.returncode == 2
     assert "error: [INFRA] query 'order-status' run 0: raised APIConnectionError: Connection error." in result.stderr
     assert "(2 attempts)" in result.stderr
+
+
+def test_the_example_runs_replayed_from_its_recordings_with_no_key_and_no_server(tmp_path):
+    result = run_cli(
+        "test",
+        "--spec",
+        EXAMPLE / "agentci_spec.yaml",
+        "--record",
+        tmp_path,
+        "--format",
+        "json",
+        "--judge-mode",
+        "off",
+        env=hermetic_environment(),
+    )
+    assert result.returncode == 0, result.stderr
+    results = json.loads(result.stdout)
+    assert {r["id"]: r["status"] for r in results["results"]} == dict.fromkeys(
+        ["order-status", "unpaid-order", "angry-customer", "off-topic"], "pass"
+    )
+    assert results["summary"]["model_calls"] == {
+        "replayed": 7,
+        "live": 0,
+        "paid_usd": 0.0,
+        "missed": 0,
+        "went_live": [],
+    }
+    replayed = [json.loads(line) for p in sorted(tmp_path.glob("*.jsonl")) for line in p.read_text().splitlines()]
+    recorded = [json.loads(line) for line in (EXAMPLE / "traces" / "current.jsonl").read_text().splitlines()]
+
+    def facts(traces):
+        return sorted((t["id"], t["final_answer"], json.dumps(t.get("tool_calls", []))) for t in traces)
+
+    assert facts(replayed) == facts(recorded)
+
+
+def test_recording_the_example_again_against_the_scripted_server_writes_its_recordings_byte_for_byte(tmp_path):
+    copy = tmp_path / "openai-agent"
+    shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns("recordings", "__pycache__"))
+    with FakeLLMServer(agent_model=order_model) as server:
+        result = run_cli(
+            "run",
+            "--spec",
+            copy / "agentci_spec.yaml",
+            "--output",
+            tmp_path / "traces",
+            "--replay",
+            "record",
+            env=environment(server),
+        )
+    assert result.returncode == 0, result.stderr
+    committed = sorted(p.relative_to(EXAMPLE) for p in (EXAMPLE / "recordings").rglob("*.json"))
+    assert sorted(p.relative_to(copy) for p in (copy / "recordings").rglob("*.json")) == committed
+    for path in committed:
+        assert (copy / path).read_bytes() == (EXAMPLE / path).read_bytes(), path
+        assert KEY not in (copy / path).read_text()
