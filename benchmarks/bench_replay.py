@@ -1,6 +1,6 @@
 """Record and replay of model calls: what the proxy adds to a live call, and how fast it replays, side by side.
 
-    python benchmarks/bench_replay.py [--calls 400] [--replays 20000]
+    python benchmarks/bench_replay.py [--calls 400] [--replays 20000] [--delay 1.0] [--rounds 3]
 
 Overhead per call: the real openai SDK in its own process (as an agent is) calls a local provider (its own
 process, tests/fakes/scripted_providers.py) directly and through the proxy recording every call (this process,
@@ -11,6 +11,11 @@ Replay throughput: a recording of `--replays` calls (a 1.6 KB Chat Completions r
 tools; half answered plainly, half as 20-frame streams), loaded, then replayed to four keep-alive connections of
 a client process posting those requests as fast as it can. Printed: calls per second (target ≥ 2,000), and how
 fast the recording loads.
+
+The example suite end to end: `agentci test` of examples/openai-agent (the real openai SDK agent, 4 queries, 7
+model calls) against a slow fake provider (`--delay` seconds per call, a hosted model's latency) with
+`--replay off`, and replayed from its recordings with no provider, alternating `--rounds` times. Printed: the
+median wall time of each and their ratio.
 """
 
 from __future__ import annotations
@@ -209,13 +214,38 @@ def throughput(count: int) -> None:
     print(f"  recording of {size / 1e6:.1f} MB loaded in {loaded:.2f} s ({count / loaded:,.0f} calls/s)")
 
 
+def example_suite(delay: float, rounds: int) -> None:
+    from conftest import hermetic_environment
+    from fakes.llm_server import FakeLLMServer
+    from test_example_openai_agent import KEY, order_model
+
+    spec = ROOT / "examples" / "openai-agent" / "agentci_spec.yaml"
+    command = [sys.executable, "-m", "agentci_action", "test", "--spec", str(spec), "--judge-mode", "off"]
+    times: dict[str, list[float]] = {"live": [], "replayed": []}
+    with FakeLLMServer(agent_model=order_model, delay=delay) as server:
+        live_env = hermetic_environment(OPENAI_BASE_URL=server.openai_url, OPENAI_API_KEY=KEY)
+        for _ in range(rounds):
+            for kind, extra, env in (("live", ["--replay", "off"], live_env), ("replayed", [], hermetic_environment())):
+                started = time.perf_counter()
+                subprocess.run([*command, *extra], env=env, cwd=ROOT, capture_output=True, check=True)
+                times[kind].append(time.perf_counter() - started)
+    live, replayed = statistics.median(times["live"]), statistics.median(times["replayed"])
+    print(
+        f"examples/openai-agent, `agentci test` end to end, {rounds} rounds alternating, provider {delay:g} s per call:"
+    )
+    print(f"  live {live:.2f} s · replayed {replayed:.2f} s (no provider, no key) · {live / replayed:.1f}× faster")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=400)
     parser.add_argument("--replays", type=int, default=20000)
+    parser.add_argument("--delay", type=float, default=1.0)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     overhead(args.calls)
     throughput(args.replays)
+    example_suite(args.delay, args.rounds)
 
 
 if __name__ == "__main__":

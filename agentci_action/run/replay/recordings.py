@@ -143,7 +143,7 @@ def content_of(raw: bytes, content_type: str | None) -> dict[str, Any]:
 
 def payload_bytes(content: dict[str, Any]) -> bytes:
     if "body" in content:
-        return json.dumps(content["body"], ensure_ascii=False, separators=(",", ":")).encode()
+        return sse_frames.compact_json(content["body"]).encode()
     if "stream" in content:
         return sse_frames.encode_stream(content["stream"])
     if "text" in content:

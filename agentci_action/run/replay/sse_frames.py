@@ -19,6 +19,7 @@ from typing import Any
 
 Frame = dict[str, Any]
 FIELDS = ("event", "id", "retry")
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # made once: json.dumps makes one per call
 
 
 class FrameSplitter:
@@ -91,10 +92,15 @@ def encode(frame: Frame) -> bytes:
     """A frame written back as the stream sent it: fields, then its data lines, then a blank line."""
     lines = [f"{name}: {frame[name]}" for name in FIELDS if name in frame]
     if "data" in frame:
-        lines.append("data: " + json.dumps(frame["data"], ensure_ascii=False, separators=(",", ":")))
+        lines.append("data: " + compact_json(frame["data"]))
     elif "text" in frame:
         lines.extend(f"data: {line}" for line in str(frame["text"]).split("\n"))
     return ("\n".join(lines) + "\n\n").encode()
+
+
+def compact_json(value: Any) -> str:
+    """JSON as the providers send it: no spaces, non-ASCII as is."""
+    return _COMPACT.encode(value)
 
 
 def encode_stream(frames: list[Frame]) -> bytes:
