@@ -12,10 +12,10 @@ tools; half answered plainly, half as 20-frame streams), loaded, then replayed t
 a client process posting those requests as fast as it can. Printed: calls per second (target ≥ 2,000), and how
 fast the recording loads.
 
-The example suite end to end: `agentci test` of examples/openai-agent (the real openai SDK agent, 4 queries, 7
-model calls) against a slow fake provider (`--delay` seconds per call, a hosted model's latency) with
+The example suite end to end: `agentci test` of examples/openai-agent (the real openai SDK agent on 4 workers, 4
+queries, 7 model calls) against a slow fake provider (`--delay` seconds per call, a hosted model's latency) with
 `--replay off`, and replayed from its recordings with no provider, alternating `--rounds` times. Printed: the
-median wall time of each and their ratio.
+median wall time of each and their ratio (both include starting Python and importing the openai SDK).
 """
 
 from __future__ import annotations

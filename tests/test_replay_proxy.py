@@ -308,3 +308,16 @@ def test_eight_runs_at_once_each_record_and_replay_their_own_calls(tmp_path):
     for n, path in enumerate(paths):
         text = path.read_text()
         assert f"question {n}" in text and not any(f"question {m}\n" in text for m in range(8) if m != n)
+
+
+def test_live_calls_to_an_https_provider_tunnel_through_https_proxy_unless_exempt():
+    from agentci_action.run.replay.upstream import Upstream
+
+    proxied = {"HTTPS_PROXY": "http://proxy.internal:3128", "NO_PROXY": "internal.example,.corp"}
+    assert Upstream("https://api.openai.com/v1", environ=proxied).tunnel == ("proxy.internal", 3128)
+    assert Upstream("https://llm.internal.example/v1", environ=proxied).tunnel is None
+    assert Upstream("https://127.0.0.1:8443/v1", environ=proxied).tunnel is None  # loopback never is
+    assert Upstream("http://vllm.lan:8000/v1", environ=proxied).tunnel is None  # plain HTTP goes direct
+    assert Upstream("https://api.anthropic.com", environ={}).tunnel is None
+    with pytest.raises(ValueError, match="give an http:// or https:// URL"):
+        Upstream("localhost:8000")
