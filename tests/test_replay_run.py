@@ -382,3 +382,39 @@ def test_a_bad_replay_block_is_a_spec_error_at_its_line(tmp_path, replay, line, 
     result = run_cli("validate", spec)
     assert result.returncode == 1  # validate: 1 lists every problem
     assert f"{spec}:{line}:" in result.stderr + result.stdout and message in result.stderr + result.stdout
+
+
+def test_a_callable_given_to_the_python_api_is_replayed_one_run_at_a_time(tmp_path, monkeypatch):
+    import importlib.util
+    import io
+
+    from agentci_action._util.progress import Progress
+    from agentci_action.run import RunOptions, run_agent
+    from agentci_action.spec.loader import load_spec
+
+    loaded = importlib.util.spec_from_file_location("weather_agents_in_process", WEATHER_AGENT)
+    assert loaded and loaded.loader
+    module = importlib.util.module_from_spec(loaded)
+    loaded.loader.exec_module(module)
+    spec = write_spec(
+        tmp_path, {"python": "given:agent", "workers": 4, "replay": {}}, [{"id": "paris", "query": QUESTION, "runs": 2}]
+    )
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+    def run(mode: str, environ: dict[str, str], output: str):
+        progress = Progress("agentci run", 2, "run", stream=io.StringIO())
+        options = RunOptions(tmp_path / output, replay=mode)
+        return run_agent(load_spec(spec), options, agent=module.answer, environ=environ, progress=progress)
+
+    with ScriptedProviders(SCRIPT) as provider:
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)  # the callable runs in this process, with its environment
+        live = run("record", {"OPENAI_BASE_URL": provider.openai_url, "OPENAI_API_KEY": KEY}, "live")
+        assert live.ok, live.errors
+        assert (live.replay.live, provider.count) == (4, 4)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    replayed = run("replay", {}, "replayed")
+    assert replayed.ok, replayed.errors
+    assert (replayed.replay.replayed, replayed.replay.live) == (4, 0)
+    assert facts(tmp_path / "replayed") == facts(tmp_path / "live")
+    assert "OPENAI_BASE_URL" not in __import__("os").environ  # the route was this process's only during the run

@@ -4,8 +4,9 @@ files as if the user had recorded them. Processes, the agent's output and the tr
 Modules: jobs (what a run is given, how it fails) · process (a command, its timeout and process group) ·
 python_call (a function: in worker processes, or a caller's callable in-process) · worker (a worker process's
 side) · agents_sdk (an Agents SDK RunResult, read through the SDK's tracing) · capture/ (where a run's trace comes
-from: the agent's output, or its OpenTelemetry spans) · records (records → one canonical trace) · trace_store
-(atomic per-query JSON Lines, --resume) · secrets (masking) · execute (workers, retries, the whole run).
+from: the agent's output, or its OpenTelemetry spans) · replay/ (the model-call proxy: recordings beside the spec,
+replayed or live) · records (records → one canonical trace) · trace_store (atomic per-query JSON Lines, --resume) ·
+secrets (masking) · execute (workers, retries, the whole run).
 """
 
 from __future__ import annotations
