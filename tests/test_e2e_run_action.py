@@ -40,7 +40,7 @@ def test_the_run_action_then_the_docker_action(container_engine, tmp_path):
     assert traces["refund-policy"]["final_answer"] == "Refunds are accepted within 30 days. (token ***)"
     assert traces["order-status"]["tool_calls"][0]["arguments"] == {"q": "Where is my order?"}
     assert "agentci run: 2 runs in" in log and "0 failed · 0 infra errors" in log
-    assert "model calls 2 replayed, 0 live (nothing paid)" in log  # the run action's `replay` input: no key, no server
+    assert "model calls 2 replayed, 0 live, nothing paid" in log  # the run action's `replay` input: no key, no server
     assert "e2e-secret-token-123" not in log
     assert (workspace / "e2e-outputs.txt").read_text() == "agent-traces pass"
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+from pathlib import Path
 
 from conftest import ROOT, hermetic_environment, run_cli
 from fakes.llm_server import FakeLLMServer
@@ -42,6 +44,19 @@ def order_model(messages: list[dict], tools: list[dict]) -> dict:
 
 def environment(server: FakeLLMServer, **extra: str) -> dict[str, str]:
     return hermetic_environment(OPENAI_BASE_URL=server.openai_url, OPENAI_API_KEY=KEY, **extra)
+
+
+def run_example(spec: Path, output: Path, replay: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """`agentci run` of the example's spec (or a copy) with `--replay replay`."""
+    return run_cli("run", "--spec", spec, "--output", output, "--replay", replay, env=env)
+
+
+def facts(directory: Path) -> list[tuple[str, str, str, int]]:
+    """Each trace in a directory's files: its query, answer, tool calls and number of model calls."""
+    traces = [json.loads(line) for p in sorted(directory.glob("*.jsonl")) for line in p.read_text().splitlines()]
+    return sorted(
+        (t["id"], t["final_answer"], json.dumps(t.get("tool_calls", [])), len(t["llm_calls"])) for t in traces
+    )
 
 
 def test_agentci_test_runs_the_real_sdk_agent_and_evaluates_it(tmp_path):
@@ -80,41 +95,15 @@ def test_agentci_test_runs_the_real_sdk_agent_and_evaluates_it(tmp_path):
 
 def test_recorded_traces_are_what_the_agent_produces(tmp_path):
     with FakeLLMServer(agent_model=order_model) as server:
-        result = run_cli(
-            "run",
-            "--spec",
-            EXAMPLE / "agentci_spec.yaml",
-            "--output",
-            tmp_path,
-            "--replay",
-            "off",
-            env=environment(server),
-        )
+        result = run_example(EXAMPLE / "agentci_spec.yaml", tmp_path, "off", environment(server))
     assert result.returncode == 0, result.stderr
-    produced = [json.loads(line) for p in sorted(tmp_path.glob("*.jsonl")) for line in p.read_text().splitlines()]
-    recorded = [json.loads(line) for line in (EXAMPLE / "traces" / "current.jsonl").read_text().splitlines()]
-
-    def facts(traces):
-        return sorted(
-            (t["id"], t["final_answer"], json.dumps(t.get("tool_calls", [])), len(t["llm_calls"])) for t in traces
-        )
-
-    assert facts(produced) == facts(recorded)
+    assert facts(tmp_path) == facts(EXAMPLE / "traces")
 
 
 def test_a_rate_limited_provider_is_retried_by_the_sdk_and_a_dead_one_is_an_infra_error(tmp_path):
     with FakeLLMServer(agent_model=order_model) as server:
         server.fail_next("429", retry_after=0)
-        result = run_cli(
-            "run",
-            "--spec",
-            EXAMPLE / "agentci_spec.yaml",
-            "--output",
-            tmp_path / "a",
-            "--replay",
-            "off",
-            env=environment(server),
-        )
+        result = run_example(EXAMPLE / "agentci_spec.yaml", tmp_path / "a", "off", environment(server))
         assert result.returncode == 0, result.stderr
     dead = environment(server)  # the server is gone: every call fails to connect
     spec = tmp_path / "spec.yaml"
@@ -124,7 +113,7 @@ def test_a_rate_limited_provider_is_retried_by_the_sdk_and_a_dead_one_is_an_infr
         .replace("timeout_s: 60", "timeout_s: 60\n  retries: 1\n  backoff_s: 0")
     )
     (tmp_path / "agent.py").write_text((EXAMPLE / "agent.py").read_text())
-    result = run_cli("run", "--spec", spec, "--output", tmp_path / "b", "--replay", "off", env=dead)
+    result = run_example(spec, tmp_path / "b", "off", dead)
     assert result.returncode == 2
     assert "error: [INFRA] query 'order-status' run 0: raised APIConnectionError: Connection error." in result.stderr
     assert "(2 attempts)" in result.stderr
@@ -168,16 +157,7 @@ def test_recording_the_example_again_against_the_scripted_server_writes_its_reco
     copy = tmp_path / "openai-agent"
     shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns("recordings", "__pycache__"))
     with FakeLLMServer(agent_model=order_model) as server:
-        result = run_cli(
-            "run",
-            "--spec",
-            copy / "agentci_spec.yaml",
-            "--output",
-            tmp_path / "traces",
-            "--replay",
-            "record",
-            env=environment(server),
-        )
+        result = run_example(copy / "agentci_spec.yaml", tmp_path / "traces", "record", environment(server))
     assert result.returncode == 0, result.stderr
     committed = sorted(p.relative_to(EXAMPLE) for p in (EXAMPLE / "recordings").rglob("*.json"))
     assert sorted(p.relative_to(copy) for p in (copy / "recordings").rglob("*.json")) == committed

@@ -7,6 +7,7 @@ workers without cross-talk, and a broken recording refused at its file and line 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,13 @@ def with_provider(server: Any, **extra: str) -> dict[str, str]:
     return hermetic_environment(**urls, OPENAI_API_KEY=KEY, ANTHROPIC_API_KEY=ANTHROPIC_KEY, **extra)
 
 
+def agentci_run(spec: Path, output: Path, env: dict[str, str], *options: str) -> subprocess.CompletedProcess[str]:
+    """`agentci run` of `spec` into `output`, which must succeed."""
+    done = run_cli("run", "--spec", spec, "--output", output, *options, env=env)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 def facts(directory: Path) -> dict[tuple[str, int], tuple[Any, ...]]:
     """Per (query, run): the answer, the tool calls with their arguments, each model call's model and tokens."""
     return {
@@ -84,15 +92,11 @@ def test_a_command_agent_records_then_replays_with_no_key_and_no_provider(tmp_pa
         [{"id": "paris", "query": QUESTION, "correctness": {"expected_in_answer": ["21°C"]}}],
     )
     with ScriptedProviders(SCRIPT) as provider:
-        recorded = run_cli(
-            "run", "--spec", spec, "--output", tmp_path / "live", "--replay", "record", env=with_provider(provider)
-        )
-        assert recorded.returncode == 0, recorded.stderr
+        recorded = agentci_run(spec, tmp_path / "live", with_provider(provider), "--replay", "record")
         assert provider.count == 2
     assert "model calls 0 replayed, 2 live" in recorded.stderr
-    replayed = run_cli("run", "--spec", spec, "--output", tmp_path / "replayed", env=hermetic_environment())
-    assert replayed.returncode == 0, replayed.stderr
-    assert "model calls 2 replayed, 0 live (nothing paid)" in replayed.stderr
+    replayed = agentci_run(spec, tmp_path / "replayed", hermetic_environment())
+    assert "model calls 2 replayed, 0 live, nothing paid" in replayed.stderr
     assert facts(tmp_path / "replayed") == facts(tmp_path / "live")
     answer, tools, calls = facts(tmp_path / "replayed")[("paris", 0)]
     assert answer == ANSWER and tools == [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "CET"})]
@@ -145,10 +149,7 @@ def test_a_changed_agent_misses_with_its_diff_under_replay_and_makes_one_live_ca
         [{"id": "paris", "query": QUESTION, "correctness": {"expected_in_answer": ["21°C"]}}],
     )
     with ScriptedProviders(SCRIPT) as provider:
-        recorded = run_cli(
-            "run", "--spec", spec, "--output", tmp_path / "a", "--replay", "record", env=with_provider(provider)
-        )
-        assert recorded.returncode == 0, recorded.stderr
+        agentci_run(spec, tmp_path / "a", with_provider(provider), "--replay", "record")
         changed = {"AGENT_WEATHER": "19°C, rain"}  # the second request carries the tool's result
         missed = run_cli("test", "--spec", spec, "--format", "json", env=hermetic_environment(**changed))
         assert missed.returncode == 2, missed.stderr
@@ -193,13 +194,9 @@ def test_a_python_runner_replays_each_run_through_its_worker_s_route(tmp_path, f
         queries,
     )
     with ScriptedProviders(SCRIPT) as provider:
-        recorded = run_cli(
-            "run", "--spec", spec, "--output", tmp_path / "live", "--replay", "record", env=with_provider(provider)
-        )
-        assert recorded.returncode == 0, recorded.stderr
+        agentci_run(spec, tmp_path / "live", with_provider(provider), "--replay", "record")
         assert provider.count == 6
-    replayed = run_cli("run", "--spec", spec, "--output", tmp_path / "replayed", env=hermetic_environment())
-    assert replayed.returncode == 0, replayed.stderr
+    agentci_run(spec, tmp_path / "replayed", hermetic_environment())
     assert facts(tmp_path / "replayed") == facts(tmp_path / "live")
     assert len(facts(tmp_path / "replayed")) == 3
 
@@ -209,13 +206,9 @@ def test_an_agents_sdk_agent_replays_the_same_run_result(tmp_path, api):
     runner = {"python": "agents_sdk_agent:answer", "cwd": str(AGENTS), "env": {"AGENT_OPENAI_API": api}, "replay": {}}
     spec = write_spec(tmp_path, runner, [{"id": "paris", "query": SDK_QUESTION}])
     with ScriptedOpenAIServer(SDK_SCRIPT) as provider:
-        recorded = run_cli(
-            "run", "--spec", spec, "--output", tmp_path / "live", "--replay", "record", env=with_provider(provider)
-        )
-        assert recorded.returncode == 0, recorded.stderr
+        agentci_run(spec, tmp_path / "live", with_provider(provider), "--replay", "record")
         model = "gpt-4o-mini" if api == "chat_completions" else provider.model
-    replayed = run_cli("run", "--spec", spec, "--output", tmp_path / "replayed", env=hermetic_environment())
-    assert replayed.returncode == 0, replayed.stderr
+    agentci_run(spec, tmp_path / "replayed", hermetic_environment())
     [trace] = [json.loads(line) for line in (tmp_path / "replayed" / "paris.jsonl").read_text().splitlines()]
     check_agents_sdk_trace(trace, model)
     assert facts(tmp_path / "replayed") == facts(tmp_path / "live")
@@ -254,13 +247,9 @@ def test_a_pydantic_ai_agent_replays(tmp_path):
         tmp_path, {"command": [sys.executable, "agent.py"], "replay": {}}, [{"id": "paris", "query": QUESTION}]
     )
     with ScriptedProviders(SCRIPT) as provider:
-        recorded = run_cli(
-            "run", "--spec", spec, "--output", tmp_path / "live", "--replay", "record", env=with_provider(provider)
-        )
-        assert recorded.returncode == 0, recorded.stderr
+        agentci_run(spec, tmp_path / "live", with_provider(provider), "--replay", "record")
         assert provider.count == 2
-    replayed = run_cli("run", "--spec", spec, "--output", tmp_path / "replayed", env=hermetic_environment())
-    assert replayed.returncode == 0, replayed.stderr
+    agentci_run(spec, tmp_path / "replayed", hermetic_environment())
     assert facts(tmp_path / "replayed") == facts(tmp_path / "live")
     answer, tools, _ = facts(tmp_path / "replayed")[("paris", 0)]
     assert answer == ANSWER and tools == [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "CET"})]
@@ -272,19 +261,14 @@ def test_capture_otel_and_replay_together_give_the_spans_the_live_run_gave(tmp_p
     spec = write_spec(tmp_path, runner, queries)
     env = {k: v for k, v in hermetic_environment().items() if not k.startswith(("OTEL_", "AGENTCI_"))}
     with ScriptedOpenAIServer(OTEL_SCRIPT) as provider:
-        recorded = run_cli(
-            "run",
-            "--spec",
+        agentci_run(
             spec,
-            "--output",
             tmp_path / "live",
+            {**env, "OPENAI_BASE_URL": provider.openai_url, "OPENAI_API_KEY": KEY},
             "--replay",
             "record",
-            env={**env, "OPENAI_BASE_URL": provider.openai_url, "OPENAI_API_KEY": KEY},
         )
-        assert recorded.returncode == 0, recorded.stderr
-    replayed = run_cli("run", "--spec", spec, "--output", tmp_path / "replayed", env=env)
-    assert replayed.returncode == 0, replayed.stderr
+    agentci_run(spec, tmp_path / "replayed", env)
     traces = {t.id: t for t in load_traces([str(tmp_path / "replayed")])}
     for key, city in CITIES.items():
         assert_facts(traces[key], city)
@@ -305,10 +289,7 @@ def test_eight_workers_replay_each_run_s_own_calls(tmp_path):
         tmp_path, {"command": [sys.executable, str(WEATHER_AGENT), "chat"], "workers": 8, "replay": {}}, queries
     )
     with ScriptedProviders(script, delay=0.05) as provider:
-        recorded = run_cli(
-            "run", "--spec", spec, "--output", tmp_path / "live", "--replay", "record", env=with_provider(provider)
-        )
-        assert recorded.returncode == 0, recorded.stderr
+        agentci_run(spec, tmp_path / "live", with_provider(provider), "--replay", "record")
     replayed = run_cli(
         "test", "--spec", spec, "--record", tmp_path / "replayed", "--format", "json", env=hermetic_environment()
     )
@@ -330,10 +311,7 @@ def test_a_broken_recording_is_an_error_at_its_file_and_line_before_any_run(tmp_
         [{"id": "paris", "query": QUESTION, "runs": 2}],
     )
     with ScriptedProviders(SCRIPT) as provider:
-        recorded = run_cli(
-            "run", "--spec", spec, "--output", tmp_path / "a", "--replay", "record", env=with_provider(provider)
-        )
-        assert recorded.returncode == 0, recorded.stderr
+        agentci_run(spec, tmp_path / "a", with_provider(provider), "--replay", "record")
     broken = tmp_path / "recorded" / "paris" / "run-1.json"
     text = broken.read_text()
     broken.write_text(text[: len(text) // 2])

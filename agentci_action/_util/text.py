@@ -139,3 +139,13 @@ def points(rate_change: float) -> str:
 def plural(count: float, one: str, many: str | None = None) -> str:
     """'1 query', '2 queries', '0 checks': the count and the noun that agrees with it."""
     return f"{count:,.0f} {one if count == 1 else many or one + 's'}"
+
+
+def model_calls_phrase(replayed: int, live: int, paid_usd: float | None, missed: int, separator: str = " · ") -> str:
+    """How the agent's model calls were answered under runner.replay, e.g. "12 replayed · 1 live · $0.0021 paid ·
+    1 call with no recorded answer" (what was paid is the live calls' cost; None: unknown)."""
+    paid = "cost unknown" if paid_usd is None else f"{usd(paid_usd)} paid" if paid_usd else "nothing paid"
+    parts = [f"{replayed:,} replayed", f"{live:,} live", paid]
+    if missed:
+        parts.append(f"{plural(missed, 'call')} with no recorded answer")
+    return separator.join(parts)

@@ -238,39 +238,15 @@ class ScriptedProviders(ScriptedOpenAIServer):
                 )
             else:
                 text = item["content"][0]["text"]
-                event(
-                    "response.output_item.added",
-                    output_index=position,
-                    item={**item, "content": [], "status": "in_progress"},
-                )
+                added = {**item, "content": [], "status": "in_progress"}
+                event("response.output_item.added", output_index=position, item=added)
+                at = {"item_id": item["id"], "output_index": position, "content_index": 0}
                 part = {"type": "output_text", "text": "", "annotations": []}
-                event(
-                    "response.content_part.added", item_id=item["id"], output_index=position, content_index=0, part=part
-                )
+                event("response.content_part.added", **at, part=part)
                 for piece in pieces(text):
-                    event(
-                        "response.output_text.delta",
-                        item_id=item["id"],
-                        output_index=position,
-                        content_index=0,
-                        delta=piece,
-                        logprobs=[],
-                    )
-                event(
-                    "response.output_text.done",
-                    item_id=item["id"],
-                    output_index=position,
-                    content_index=0,
-                    text=text,
-                    logprobs=[],
-                )
-                event(
-                    "response.content_part.done",
-                    item_id=item["id"],
-                    output_index=position,
-                    content_index=0,
-                    part={**part, "text": text},
-                )
+                    event("response.output_text.delta", **at, delta=piece, logprobs=[])
+                event("response.output_text.done", **at, text=text, logprobs=[])
+                event("response.content_part.done", **at, part={**part, "text": text})
             event("response.output_item.done", output_index=position, item=item)
         event("response.completed", response=final)
         return [sse(e["type"], e) for e in events]

@@ -27,9 +27,10 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 
+from agentci_action.run._loopback import LoopbackServer
 from agentci_action.run.capture import otlp
 
 RunKey = tuple[str, int]
@@ -55,7 +56,7 @@ def _stderr(message: str) -> None:
     print(f"agentci otel receiver: {message}", file=sys.stderr, flush=True)
 
 
-class Receiver:
+class Receiver(LoopbackServer):
     """Use as a context manager (the port is freed on every way out). `endpoint` is the OTLP base URL."""
 
     def __init__(
@@ -78,40 +79,7 @@ class Receiver:
         self._busy: set[int] = set()  # requests being handled, by number
         self._numbers = iter(range(1, sys.maxsize))
         self._cond = threading.Condition()
-        self._http = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class(), bind_and_activate=False)
-        self._http.daemon_threads = True
-        self._http.request_queue_size = 128
-        self._thread: threading.Thread | None = None
-
-    # -- life ---------------------------------------------------------------------------------------------------
-    def start(self) -> Self:
-        try:
-            self._http.server_bind()
-            self._http.server_activate()
-        except OSError:
-            self._http.server_close()
-            raise
-        self._thread = threading.Thread(target=self._http.serve_forever, name="agentci-otlp", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and free the port; safe to call twice, and before start."""
-        if self._thread is not None:
-            self._http.shutdown()
-            self._thread.join()
-            self._thread = None
-        self._http.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        return self._http.server_address[1]
+        super().__init__(port, "agentci-otlp")
 
     @property
     def endpoint(self) -> str:

@@ -30,10 +30,11 @@ import threading
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from agentci_action.run._loopback import LoopbackServer
 from agentci_action.run.replay import sse_frames
 from agentci_action.run.replay.recordings import RecordedCall, RecordedRequest, RecordedResponse, content_of, masked
 from agentci_action.run.replay.replay_session import ReplaySession
@@ -74,7 +75,7 @@ def _stderr(message: str) -> None:
     print(f"agentci replay proxy: {message}", file=sys.stderr, flush=True)
 
 
-class ReplayProxy:
+class ReplayProxy(LoopbackServer):
     """Use as a context manager (the port is freed on every way out). `upstreams` maps each provider name the
     agent may use (`openai`, `anthropic`, ...) to the base URL its live calls go to."""
 
@@ -91,44 +92,13 @@ class ReplayProxy:
         self.log = log
         self._routes: dict[str, ReplaySession | None] = {}
         self._lock = threading.Lock()
-        self._http = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class(), bind_and_activate=False)
-        self._http.daemon_threads = True
-        self._http.request_queue_size = 128
-        self._thread: threading.Thread | None = None
-
-    # -- life ---------------------------------------------------------------------------------------------------
-    def start(self) -> Self:
-        try:
-            self._http.server_bind()
-            self._http.server_activate()
-        except OSError:
-            self._http.server_close()
-            raise
-        self._thread = threading.Thread(
-            target=self._http.serve_forever, args=(POLL_S,), name="agentci-replay", daemon=True
-        )
-        self._thread.start()
-        return self
+        super().__init__(port, "agentci-replay", POLL_S)
 
     def stop(self) -> None:
         """Stop serving, free the port and close the connections to the providers; safe to call twice."""
-        if self._thread is not None:
-            self._http.shutdown()
-            self._thread.join()
-            self._thread = None
-        self._http.server_close()
+        super().stop()
         for upstream in self.upstreams.values():
             upstream.close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        return int(self._http.server_address[1])
 
     # -- routes -------------------------------------------------------------------------------------------------
     def route(self, session: ReplaySession | None = None) -> str:

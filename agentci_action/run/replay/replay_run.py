@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentci_action._util.text import usd
+from agentci_action._util.text import model_calls_phrase
 from agentci_action.run.jobs import Job, RunFailure
 from agentci_action.run.replay import recordings
 from agentci_action.run.replay.model_proxy import ReplayProxy
@@ -89,16 +89,8 @@ class RunFigures:
         self.went_live.extend(live[: max(0, MAX_MISSES_KEPT - len(self.went_live))])
 
     def phrase(self) -> str:
-        """The figures as the run's summary says them: "model calls 12 replayed, 1 live ($0.0021 paid)"."""
-        paid = (
-            "cost unknown"
-            if self.paid_usd is None
-            else f"{usd(self.paid_usd)} paid"
-            if self.paid_usd
-            else "nothing paid"
-        )
-        missed = f", {self.missed} with no recorded answer" if self.missed else ""
-        return f"model calls {self.replayed} replayed, {self.live} live ({paid}){missed}"
+        """The figures as the run's summary says them: "model calls 12 replayed, 1 live, $0.0021 paid"."""
+        return "model calls " + model_calls_phrase(self.replayed, self.live, self.paid_usd, self.missed, ", ")
 
     def as_metadata(self, mode: str) -> dict[str, Any]:
         return {

@@ -1,0 +1,54 @@
+"""An HTTP server on 127.0.0.1 only (never another interface), serving in a daemon thread from `start` to `stop`: the
+base of the OTLP receiver and the replay proxy, which give their handler class."""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
+
+
+class LoopbackServer:
+    """Use as a context manager (the port is freed on every way out). Subclasses set what their handler reads
+    before calling this `__init__`, which asks them for `_handler_class()`. `poll_s`: how soon `stop` is noticed."""
+
+    def __init__(self, port: int = 0, name: str = "agentci-http", poll_s: float = 0.5):
+        self._http = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class(), bind_and_activate=False)
+        self._http.daemon_threads = True
+        self._http.request_queue_size = 128
+        self._name, self._poll_s = name, poll_s
+        self._thread: threading.Thread | None = None
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+    def start(self) -> Self:
+        try:
+            self._http.server_bind()
+            self._http.server_activate()
+        except OSError:
+            self._http.server_close()
+            raise
+        self._thread = threading.Thread(
+            target=self._http.serve_forever, args=(self._poll_s,), name=self._name, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and free the port; safe to call twice, and before start."""
+        if self._thread is not None:
+            self._http.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._http.server_close()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        return int(self._http.server_address[1])
