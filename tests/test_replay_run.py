@@ -396,3 +396,19 @@ def test_a_callable_given_to_the_python_api_is_replayed_one_run_at_a_time(tmp_pa
     assert (replayed.replay.replayed, replayed.replay.live) == (4, 0)
     assert facts(tmp_path / "replayed") == facts(tmp_path / "live")
     assert "OPENAI_BASE_URL" not in __import__("os").environ  # the route was this process's only during the run
+
+
+def test_a_secret_the_agent_puts_in_a_prompt_is_neither_recorded_nor_matched_on(tmp_path):
+    token = "tok-prompt-secret-0123456789"
+    runner = {
+        "command": [sys.executable, str(WEATHER_AGENT), "chat"],
+        "env": {"SUPPORT_TOKEN": token, "AGENT_SYSTEM": f"You are a weather agent. Support token: {token}."},
+        "replay": {},
+    }
+    spec = write_spec(tmp_path, runner, [{"id": "paris", "query": QUESTION}])
+    with ScriptedProviders(SCRIPT) as provider:
+        agentci_run(spec, tmp_path / "live", with_provider(provider), "--replay", "record")
+    text = recordings_text(spec)
+    assert token not in text and "Support token: <volatile>." in text
+    agentci_run(spec, tmp_path / "replayed", hermetic_environment())
+    assert facts(tmp_path / "replayed") == facts(tmp_path / "live")

@@ -10,6 +10,9 @@ The variables a run gets: OPENAI_BASE_URL and OPENAI_API_BASE (the openai SDKs, 
 ANTHROPIC_BASE_URL and ANTHROPIC_API_BASE, each the run's route; under `replay`, OPENAI_API_KEY and
 ANTHROPIC_API_KEY are set to a placeholder when unset (the SDKs refuse to start without one; no call goes out).
 
+The values of the agent's variables whose names say they are secret (KEY, TOKEN, ..., as run/secrets.py decides)
+are volatile too: a key an agent puts in a prompt is neither matched on nor recorded.
+
 A run's figures go into its trace's metadata under `agentci_replay` (summed over its attempts): calls replayed,
 calls that went live, what those cost (priced from the usage the provider reported, as the trace is priced: spec
 prices, then the price table; None when a live call cannot be priced), and the misses' explanations. A miss under
@@ -18,6 +21,7 @@ prices, then the price table; None when a live call cannot be priced), and the m
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -32,6 +36,7 @@ from agentci_action.run.replay.recordings import Recording, RecordingError
 from agentci_action.run.replay.replay_session import Figures, ReplaySession
 from agentci_action.run.replay.request_keys import Volatility
 from agentci_action.run.replay.wire_usage import Usage
+from agentci_action.run.secrets import MIN_SECRET, SECRET_NAME
 from agentci_action.spec.models import AgentCISpec, ModelPrice
 from agentci_action.spec.runner_config import ReplaySpec, RunnerSpec
 from agentci_action.trace.canonical import REPLAY_KEY, LLMCall, Trace
@@ -131,7 +136,8 @@ class ReplayRun:
     ):
         self.mode, self.inherited, self.pricing = mode, inherited, pricing or {}
         self.directory = spec_dir / replay.recordings
-        self.volatility = Volatility.declared(replay.volatile_paths, replay.volatile_patterns)
+        secrets = [re.escape(v) for k, v in inherited.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET]
+        self.volatility = Volatility.declared(replay.volatile_paths, [*replay.volatile_patterns, *secrets])
         self.proxy = ReplayProxy(upstreams(replay, inherited), record_headers=replay.record_headers)
         if log is not None:
             self.proxy.log = log
