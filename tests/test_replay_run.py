@@ -412,3 +412,20 @@ def test_a_secret_the_agent_puts_in_a_prompt_is_neither_recorded_nor_matched_on(
     assert token not in text and "Support token: <volatile>." in text
     agentci_run(spec, tmp_path / "replayed", hermetic_environment())
     assert facts(tmp_path / "replayed") == facts(tmp_path / "live")
+
+
+def test_live_calls_go_to_the_declared_upstream_else_the_inherited_base_url_else_the_provider():
+    from agentci_action.run.replay.replay_run import upstreams
+    from agentci_action.spec.runner_config import ReplaySpec
+
+    public = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+    assert upstreams(ReplaySpec(), {}) == public
+    assert upstreams(ReplaySpec(), {"OPENAI_API_BASE": "http://litellm:4000"})["openai"] == "http://litellm:4000"
+    inherited = {
+        "OPENAI_BASE_URL": "http://ollama:11434/v1",
+        "OPENAI_API_BASE": "http://other",
+        "ANTHROPIC_BASE_URL": "",
+    }
+    assert upstreams(ReplaySpec(), inherited) == {**public, "openai": "http://ollama:11434/v1"}
+    declared = ReplaySpec(upstreams={"openai": "http://vllm:8000/v1"})
+    assert upstreams(declared, inherited)["openai"] == "http://vllm:8000/v1"

@@ -95,10 +95,6 @@ class RecordedResponse:
     headers: dict[str, str]
     content: dict[str, Any]  # {"body": JSON} | {"stream": [frames]} | {"text": str} | {"base64": str} | {}
 
-    @property
-    def streamed(self) -> bool:
-        return "stream" in self.content
-
     @cached_property
     def payload(self) -> bytes:
         """The body to send: the JSON compactly, the frames with their framing, text or bytes as they were."""

@@ -15,7 +15,8 @@ are volatile too: a key an agent puts in a prompt is neither matched on nor reco
 
 A run's figures go into its trace's metadata under `agentci_replay` (summed over its attempts): calls replayed,
 calls that went live, what those cost (priced from the usage the provider reported, as the trace is priced: spec
-prices, then the price table; None when a live call cannot be priced), and the misses' explanations. A miss under
+prices, then the price table; None when a live call cannot be priced), the calls that missed and failed the run,
+and why those that missed went live (record-missing). A miss under
 `replay` fails the run with its explanation, whatever the agent made of the error it got.
 """
 
@@ -32,7 +33,7 @@ from agentci_action._util.text import model_calls_phrase
 from agentci_action.run.jobs import Job, RunFailure
 from agentci_action.run.replay import recordings
 from agentci_action.run.replay.model_proxy import ReplayProxy
-from agentci_action.run.replay.recordings import Recording, RecordingError
+from agentci_action.run.replay.recordings import Recording
 from agentci_action.run.replay.replay_session import Figures, ReplaySession
 from agentci_action.run.replay.request_keys import Volatility
 from agentci_action.run.replay.wire_usage import Usage
@@ -64,11 +65,12 @@ def replay_for(
 
 
 def upstreams(replay: ReplaySpec, inherited: Mapping[str, str]) -> dict[str, str]:
-    """Where live calls go, per provider: the spec's `upstreams`, else the base URL the agent inherited, else the
-    provider's public API."""
+    """Where live calls go, per provider: the spec's `upstreams`, else the base URL the agent inherited
+    (OPENAI_BASE_URL, then OPENAI_API_BASE; likewise for Anthropic), else the provider's public API."""
     declared = {str(provider): url for provider, url in replay.upstreams.items()}
     return {
-        provider: declared.get(provider) or inherited.get(BASE_URL_VARIABLES[provider][0]) or default
+        provider: declared.get(provider)
+        or next((inherited[v] for v in BASE_URL_VARIABLES[provider] if inherited.get(v)), default)
         for provider, default in DEFAULT_UPSTREAMS.items()
     }
 
@@ -276,6 +278,3 @@ class ReplayRun:
                 else:
                     total.paid_usd += figures.paid_usd
         return total
-
-
-__all__ = ["RecordingError", "ReplayRun", "RunFigures", "upstreams"]
