@@ -68,7 +68,6 @@ SECRET_HEADERS = frozenset(
     }
 )
 LOOPBACK = frozenset({"127.0.0.1", "::1", "::ffff:127.0.0.1"})
-KINDS = {"openai": "openai", "anthropic": "anthropic"}  # provider → the shape of its error bodies
 
 
 def _stderr(message: str) -> None:
@@ -218,6 +217,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(refusal.status, refusal.message, provider)
         except (BrokenPipeError, ConnectionResetError):  # the agent went away
             self.close_connection = True
+        except Exception as exc:  # a fault of the proxy's own: answered, logged, and the proxy serves on
+            self.proxy.log(f"internal error on {self.command} {self.path}: {type(exc).__name__}: {exc}")
+            self.close_connection = True
+            self._error(500, f"AgentCI replay proxy: internal error ({type(exc).__name__})", provider)
 
     do_GET = do_PUT = do_PATCH = do_DELETE = do_POST
 
@@ -381,7 +384,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _error(self, status: int, message: str, provider: str, code: str = "replay_proxy") -> None:
         """An error body in the provider's shape, so its SDK raises with `message`; a miss is not retried."""
-        if KINDS.get(provider) == "anthropic":
+        if provider == "anthropic":
             body: dict[str, Any] = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
         else:
             body = {"error": {"message": message, "type": "agentci_replay", "param": None, "code": code}}
