@@ -29,14 +29,16 @@ def run_agent(
     workers: int | None = None,
     timeout_s: float | None = None,
     output: str | Path | None = None,
+    replay: str | None = None,
 ) -> list[Trace]:
     """Run the agent on `queries` (default: the spec's) as `agentci run` does and return every run's trace, in
     query and run order; a run that gave no trace is an error record (`trace.run_error`), evaluated as an error.
 
     `agent` is a callable used instead of the spec's `runner:` (as `python:` would call it: the query, and id, run,
-    tags, metadata when it names them; sync or async). The traces are also written to `output` when given."""
+    tags, metadata when it names them; sync or async). The traces are also written to `output` when given.
+    `replay` is `agentci run --replay`: a mode (replay, record, record-missing) or off, instead of runner.replay's."""
     with tempfile.TemporaryDirectory(prefix="agentci-traces-") as scratch:
-        options = RunOptions(Path(output or scratch), runs=runs, workers=workers, timeout_s=timeout_s)
+        options = RunOptions(Path(output or scratch), runs=runs, workers=workers, timeout_s=timeout_s, replay=replay)
         return execute(spec, options, queries=queries, agent=agent).traces
 
 
