@@ -396,6 +396,11 @@ def test_a_callable_given_to_the_python_api_is_replayed_one_run_at_a_time(tmp_pa
     assert (replayed.replay.replayed, replayed.replay.live) == (4, 0)
     assert facts(tmp_path / "replayed") == facts(tmp_path / "live")
     assert "OPENAI_BASE_URL" not in __import__("os").environ  # the route was this process's only during the run
+    import agentci_action
+
+    public = agentci_action.run_agent(load_spec(spec), module.answer, replay="replay", output=tmp_path / "public")
+    assert [t.model_calls["replayed"] for t in public] == [2, 2]
+    assert facts(tmp_path / "public") == facts(tmp_path / "live")
 
 
 def test_a_secret_the_agent_puts_in_a_prompt_is_neither_recorded_nor_matched_on(tmp_path):
