@@ -296,7 +296,7 @@ class _Handler(BaseHTTPRequestHandler):
         if session.mode == "record":  # nothing to look up: the request is read when the recording is written
             return self._live(session, asked, number, upstream)
         request = asked.recorded(session.volatility)
-        recorded = session.answer(request.key(session.volatility), number)
+        recorded = session.answer(request.key(), number)
         if recorded is not None:
             return self._replay(recorded.response)
         miss = session.miss(request, number)

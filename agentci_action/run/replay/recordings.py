@@ -75,8 +75,10 @@ class RecordedRequest:
     query: dict[str, str] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
 
-    def key(self, volatility: Volatility) -> str:
-        return request_key(self.provider, self.method, self.path, self.query, masked(self.content, volatility))
+    def key(self, volatility: Volatility | None = None) -> str:
+        """The request's key; its content masked by `volatility` first (None: it already is)."""
+        content = self.content if volatility is None else masked(self.content, volatility)
+        return request_key(self.provider, self.method, self.path, self.query, content)
 
     def as_json(self) -> dict[str, Any]:
         return {

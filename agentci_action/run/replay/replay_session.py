@@ -10,7 +10,8 @@ Modes:
 Identical requests are answered in order: the k-th request with a key gets the k-th answer recorded under that
 key in this run's recording (a per-key queue), so an agent that asks the same thing twice gets both answers, in
 order, whatever it asks in between. Calls are numbered as they arrive (1, 2, ...), and the recording lists them
-in that order.
+in that order. Recorded answers are encoded when the session is made (a stream as its frames' bytes), so answering
+a call is one write.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ class ReplaySession:
         self._answers: dict[str, deque[RecordedCall]] = {}
         for call in self.recording.calls if self.recording else []:
             self._answers.setdefault(call.request.key(volatility), deque()).append(call)
+            call.response.payload  # noqa: B018  # encoded now, before the agent asks: serving it is one write
         self._numbers = itertools.count(1)
         self._made: dict[int, RecordedCall | Callable[[], RecordedCall]] = {}
         self._lock = threading.Lock()
