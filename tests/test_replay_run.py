@@ -164,6 +164,15 @@ def test_a_changed_agent_misses_with_its_diff_under_replay_and_makes_one_live_ca
         assert "messages[3].content (a tool result) changed: recorded '21°C, clear', now '19°C, rain'" in message
         console = run_cli("test", "--spec", spec, env=hermetic_environment(**changed))
         assert "messages[3].content (a tool result) changed" in console.stdout
+        prompt = {"AGENT_SYSTEM": "You are a weather agent.\nUse the tools, then answer in one line."}
+        reprompted = run_cli("test", "--spec", spec, env=hermetic_environment(**prompt))
+        assert reprompted.returncode == 2 and provider.count == 2
+        flat = " ".join(reprompted.stdout.split())  # the console wraps long messages
+        assert "call 1 (POST openai /chat/completions): no recorded request matches; the nearest (call 1 at " in flat
+        assert (
+            "messages[0].content (the system prompt) changed at line 2: recorded 'Use the tools, then answer in two "
+            "lines.', now 'Use the tools, then answer in one line.'" in flat
+        )
         markdown = run_cli("test", "--spec", spec, "--format", "markdown", env=hermetic_environment(**changed))
         assert "messages\\[3\\].content \\(a tool result\\) changed" in markdown.stdout
         mixed = run_cli(
