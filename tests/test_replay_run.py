@@ -443,3 +443,16 @@ def test_live_calls_go_to_the_declared_upstream_else_the_inherited_base_url_else
     assert upstreams(ReplaySpec(), inherited) == {**public, "openai": "http://ollama:11434/v1"}
     declared = ReplaySpec(upstreams={"openai": "http://vllm:8000/v1"})
     assert upstreams(declared, inherited)["openai"] == "http://vllm:8000/v1"
+
+
+def test_what_a_live_call_cost_is_priced_from_the_usage_its_answer_reported():
+    from agentci_action.run.replay.replay_run import _price
+    from agentci_action.run.replay.wire_usage import Usage
+    from agentci_action.spec.models import ModelPrice
+
+    prices = {"my-model": ModelPrice(input=1.0, output=2.0)}  # USD per million tokens
+    assert _price(Usage("my-model", 1_000_000, 500_000), prices) == 2.0
+    assert _price(Usage("gpt-4o-mini-2024-07-18", 1_000_000, 0), {}) == pytest.approx(0.15)  # the price table
+    assert _price(Usage("my-model"), prices) is None  # a model, but no usage reported (a stream without it)
+    assert _price(Usage("no-such-model", 10, 10), {}) is None
+    assert _price(Usage(None), {}) == 0.0  # no model named: a model list, not billed by the token

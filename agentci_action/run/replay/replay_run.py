@@ -111,8 +111,11 @@ class RunFigures:
 
 
 def _price(usage: Usage, pricing: dict[str, ModelPrice]) -> float | None:
-    """What a live call cost, from the usage its answer reported; None when unknown (no model, no usage, no price)."""
-    if not usage.known or not usage.model:
+    """What a live call cost, from the usage its answer reported: 0 for an answer that names no model (a model
+    list: not billed by the token); None when unknown (a model but no usage reported, or no price for it)."""
+    if not usage.model:
+        return 0.0
+    if not usage.known:
         return None
     call = LLMCall(
         model=usage.model,
