@@ -7,7 +7,8 @@ gets its own route per attempt; a `python:` runner's worker process keeps one ro
 made at import uses it too) and the route is bound to each run the worker serves.
 
 The variables a run gets: OPENAI_BASE_URL and OPENAI_API_BASE (the openai SDKs, LangChain, LiteLLM),
-ANTHROPIC_BASE_URL and ANTHROPIC_API_BASE, each the run's route; under `replay`, OPENAI_API_KEY and
+ANTHROPIC_BASE_URL, ANTHROPIC_API_BASE and ANTHROPIC_API_URL (the anthropic SDKs, LiteLLM, LangChain, which
+prefers the last), each the run's route; under `replay`, OPENAI_API_KEY and
 ANTHROPIC_API_KEY are set to a placeholder when unset (the SDKs refuse to start without one; no call goes out).
 
 The values of the agent's variables whose names say they are secret (KEY, TOKEN, ..., as run/secrets.py decides)
@@ -46,7 +47,7 @@ from agentci_action.trace.pricing import price_call
 DEFAULT_UPSTREAMS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 BASE_URL_VARIABLES = {
     "openai": ("OPENAI_BASE_URL", "OPENAI_API_BASE"),
-    "anthropic": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE"),
+    "anthropic": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE", "ANTHROPIC_API_URL"),
 }
 KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 PLACEHOLDER_KEY = "agentci-replay-needs-no-key"
