@@ -17,7 +17,7 @@ import time
 import zlib
 from typing import Any
 
-from .llm_server import JSONHandler, LocalServer, Received
+from .llm_server import JSONHandler, Received
 from .scripted_openai import ScriptedOpenAIServer, Turn, _text
 
 CREATED = 1767225600
@@ -322,6 +322,3 @@ def _responses_turns(items: list[dict]) -> int:
         turns += kind == "assistant" or (kind == "call" and previous != "call")
         previous = kind
     return turns
-
-
-__all__ = ["CREATED", "LocalServer", "ScriptedProviders", "Turn"]
