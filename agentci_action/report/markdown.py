@@ -230,7 +230,10 @@ def finding_lines(query: QueryResult) -> str:
         key=lambda item: -SEVERITY[item[0].status],
     )
     shown = [f"{ICONS[finding.status]} **{name}**: {inline(finding.message, 1000)}" for finding, name in found]
-    shown += [f"**replay**: went live: {inline(note, 1000)}" for note in (query.model_calls.went_live if query.model_calls else [])]
+    shown += [
+        f"**replay**: went live: {inline(note, 1000)}"
+        for note in (query.model_calls.went_live if query.model_calls else [])
+    ]
     more = len(shown) - FINDINGS_SHOWN
     return "<br>".join(shown[:FINDINGS_SHOWN]) + (f"<br>… {more} more (the results file has them)" if more > 0 else "")
 
