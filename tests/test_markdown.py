@@ -11,6 +11,7 @@ import pytest
 from conftest import GOLDEN, check_golden
 from results_builder import HOSTILE, layer, mixed_diff, mixed_run, query, run
 
+from agentci_action.engine.results import ModelCalls
 from agentci_action.report.markdown import (
     COMMENT_BUDGET,
     COMMENT_ROWS,
@@ -142,6 +143,21 @@ def test_each_reason_is_said_once_failures_first_and_each_finding_with_its_own_s
     assert (
         comment.index("| | Query | Spec | Why |") < comment.index("### AgentCI diff") < comment.index("layer by layer")
     )
+
+
+def test_a_replayed_run_s_figures_head_the_report_and_calls_that_went_live_are_said_in_the_query_s_row():
+    went_live = "call 2 (POST openai /chat/completions): the nearest differs: " + HOSTILE
+    calls = ModelCalls(replayed=3, live=1, paid_usd=0.0021, went_live=[went_live])
+    failing = query("refund", 12, "fail", correctness=layer("fail", "answer does not contain 'refund'"))
+    current = run(failing.model_copy(update={"model_calls": calls}), query("status", 20, "pass"))
+    current.summary = current.summary.model_copy(update={"model_calls": ModelCalls.total([calls])})
+    for rendered in (render_comment(current, "agentci", links=LINKS), render_summary(current, links=LINKS)):
+        assert "Model calls (replay): 3 replayed · 1 live · $0.0021 paid" in rendered
+        [row] = [line for line in table_rows(rendered) if line.startswith("| ❌ | refund<br>")]
+        assert "❌ **correctness**: answer does not contain 'refund'<br>**replay**: went live: call 2 \\(POST" in row
+        assert (
+            "@octocat" not in rendered and "&lt;details&gt;" in row and "<!-- agentci-comment: agentci -->" not in row
+        )
 
 
 def test_the_changed_query_fold_shows_the_route_before_and_after_with_its_arguments():
