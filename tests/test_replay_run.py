@@ -24,6 +24,8 @@ from test_runner_python import QUESTION as SDK_QUESTION
 from test_runner_python import SCRIPT as SDK_SCRIPT
 from test_runner_python import check_agents_sdk_trace
 
+from agentci_action import load_spec, run_spec
+from agentci_action.trace.canonical import REPLAY_KEY, Trace
 from agentci_action.trace.load import load_traces
 
 AGENTS = ROOT / "tests" / "agents"
@@ -456,3 +458,15 @@ def test_what_a_live_call_cost_is_priced_from_the_usage_its_answer_reported():
     assert _price(Usage("my-model"), prices) is None  # a model, but no usage reported (a stream without it)
     assert _price(Usage("no-such-model", 10, 10), {}) is None
     assert _price(Usage(None), {}) == 0.0  # no model named: a model list, not billed by the token
+
+
+def test_a_query_s_and_the_suite_s_live_spend_are_summed_without_float_noise(tmp_path):
+    spec = load_spec(write_spec(tmp_path, {"command": ["true"]}, [{"id": "paris", "query": QUESTION, "runs": 2}]))
+    figures = [{"replayed": 1, "live": 1, "paid_usd": paid, "missed": 0} for paid in (0.0021, 0.0014)]
+    assert 0.0021 + 0.0014 != 0.0035  # the noise a plain sum would show
+    traces = [Trace(id="paris", run=i, final_answer="21°C", metadata={REPLAY_KEY: f}) for i, f in enumerate(figures)]
+    run = run_spec(spec, traces)
+    [calls] = [result.model_calls for result in run.results]
+    assert calls is not None and run.summary.model_calls is not None
+    assert (calls.replayed, calls.live, calls.paid_usd) == (2, 2, 0.0035)
+    assert run.summary.model_calls.paid_usd == 0.0035

@@ -303,8 +303,15 @@ def evaluate_query(
         answer=redact(answer, leaks) if leaks else answer,
         tools=list(route) if (route := most_frequent(sequences)) else [],
         tokens=query_tokens(traces),
-        model_calls=ModelCalls.of_runs(replayed) if replayed else None,
+        model_calls=_paid_tidied(ModelCalls.of_runs(replayed)),
     )
+
+
+def _paid_tidied(calls: ModelCalls | None) -> ModelCalls | None:
+    """The model calls with what the live ones cost without float noise (stats.tidy), as the suite's cost is."""
+    if calls is not None and calls.paid_usd is not None:
+        calls.paid_usd = tidy(calls.paid_usd)
+    return calls
 
 
 def summarize(
@@ -369,7 +376,7 @@ def summarize(
         tokens=suite_tokens((result.tokens, result.runs) for result in results),
         max_runs=at_max[0],
         cost_at_max_runs_usd=at_max[1],
-        model_calls=ModelCalls.total(model_calls),
+        model_calls=_paid_tidied(ModelCalls.total(model_calls)),
     )
 
 
