@@ -107,6 +107,22 @@ def test_a_command_agent_records_then_replays_with_no_key_and_no_provider(tmp_pa
     assert KEY not in text and ANTHROPIC_KEY not in text and "Bearer" not in text and "x-api-key" not in text
 
 
+def test_an_agent_that_inherits_only_an_allow_list_still_gets_its_route_and_a_placeholder_key(tmp_path):
+    """runner.inherit_env leaves out the key and the base URL the job has: the replay route's variables are added on
+    top, as the OTLP capture's are, and the key's placeholder is set since the agent would start with none."""
+    runner = {"command": [sys.executable, str(WEATHER_AGENT), "chat"], "replay": {}}
+    spec = write_spec(tmp_path, runner, [{"id": "paris", "query": QUESTION}])
+    with ScriptedProviders(SCRIPT) as provider:
+        agentci_run(spec, tmp_path / "live", with_provider(provider), "--replay", "record")
+    spec = write_spec(
+        tmp_path, {**runner, "inherit_env": ["PATH", "HOME", "SYSTEMROOT"]}, [{"id": "paris", "query": QUESTION}]
+    )
+    job = hermetic_environment(OPENAI_API_KEY=KEY, OPENAI_BASE_URL="http://127.0.0.1:9/v1")  # neither inherited
+    replayed = agentci_run(spec, tmp_path / "replayed", job)
+    assert "model calls 2 replayed, 0 live, nothing paid" in replayed.stderr
+    assert facts(tmp_path / "replayed") == facts(tmp_path / "live")
+
+
 def test_test_replays_by_default_and_reports_the_figures_in_every_format(tmp_path):
     spec = write_spec(
         tmp_path,

@@ -9,7 +9,7 @@ made at import uses it too) and the route is bound to each run the worker serves
 The variables a run gets: OPENAI_BASE_URL and OPENAI_API_BASE (the openai SDKs, LangChain, LiteLLM),
 ANTHROPIC_BASE_URL, ANTHROPIC_API_BASE and ANTHROPIC_API_URL (the anthropic SDKs, LiteLLM, LangChain, which
 prefers the last), each the run's route; under `replay`, OPENAI_API_KEY and
-ANTHROPIC_API_KEY are set to a placeholder when unset (the SDKs refuse to start without one; no call goes out).
+ANTHROPIC_API_KEY are set to a placeholder when the agent inherits none (the SDKs refuse to start without one; no call goes out).
 
 The values of the agent's variables whose names say they are secret (KEY, TOKEN, ..., as run/secrets.py decides)
 are volatile too: a key an agent puts in a prompt is neither matched on nor recorded.
