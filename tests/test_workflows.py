@@ -1,10 +1,13 @@
 """The workflows we ship or write (the dog-food workflow, agentci init's) only use inputs the action declares."""
 
 import re
+import shutil
+import subprocess
+import sys
 
 import pytest
 import yaml
-from conftest import ROOT, github_outputs
+from conftest import ROOT, github_outputs, hermetic_environment
 
 from agentci_action.cli.cmd_init import FILES, render
 
@@ -55,31 +58,47 @@ def test_documented_workflow_snippets_use_declared_inputs():
     assert checked >= 1
 
 
-def test_a_newline_in_the_run_action_s_output_input_adds_no_output_of_its_own(tmp_path):
-    """run/action.yml's own script, run as the runner runs it (bash, its env), with an `output` input that holds a
-    newline and a line of its own: the one output `traces` holds the value whole."""
-    import os
-    import subprocess
-    import sys
-
+def run_action_script(tmp_path, cwd, **inputs: str) -> subprocess.CompletedProcess[str]:
+    """run/action.yml's own script, run as the runner runs it (bash, its env, the test's own Python as the action's
+    environment), with `inputs` as its AGENTCI_* variables (the others empty) and GITHUB_OUTPUT in tmp_path."""
     step = next(
         s for s in yaml.safe_load((ROOT / "run" / "action.yml").read_text())["runs"]["steps"] if s.get("id") == "run"
     )
     venv = tmp_path / "temp" / "agentci-venv" / "bin"
-    venv.mkdir(parents=True)
-    (venv / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')  # the test's own environment
+    venv.mkdir(parents=True, exist_ok=True)
+    (venv / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
     (venv / "python").chmod(0o755)
-    outputs = tmp_path / "github_output"
-    value = "traces-dir\nstatus=pass\ninjected<<EOF"
     env = {
-        **os.environ,
+        **hermetic_environment(),
         **dict.fromkeys(step["env"], ""),
-        "AGENTCI_SPEC": str(tmp_path / "missing.yaml"),
-        "AGENTCI_OUTPUT": value,
         "AGENTCI_RESUME": "false",
+        **inputs,
         "RUNNER_TEMP": str(tmp_path / "temp"),
-        "GITHUB_OUTPUT": str(outputs),
+        "GITHUB_OUTPUT": str(tmp_path / "github_output"),
     }
-    done = subprocess.run(["bash", "-c", step["run"]], env=env, cwd=tmp_path, capture_output=True, text=True)
+    return subprocess.run(["bash", "-c", step["run"]], env=env, cwd=cwd, capture_output=True, text=True)
+
+
+def test_a_newline_in_the_run_action_s_output_input_adds_no_output_of_its_own(tmp_path):
+    """An `output` input that holds a newline and a line of its own: the one output `traces` holds the value whole."""
+    value = "traces-dir\nstatus=pass\ninjected<<EOF"
+    done = run_action_script(tmp_path, tmp_path, AGENTCI_SPEC=str(tmp_path / "missing.yaml"), AGENTCI_OUTPUT=value)
     assert done.returncode == 2, done.stderr  # the spec is missing: the run itself fails after the output is set
-    assert github_outputs(outputs.read_text()) == {"traces": value}
+    assert github_outputs((tmp_path / "github_output").read_text()) == {"traces": value}
+
+
+def test_the_run_action_s_replay_input_is_the_run_s_mode(tmp_path):
+    """The end-to-end workflow's agent (tests/e2e/run/) without act: replayed from its recordings by the spec's
+    `replay:`, with no key and no server; with the input `off` it asks the model it was given, which is not there."""
+    agent = tmp_path / "agent"
+    shutil.copytree(ROOT / "tests" / "e2e" / "run", agent)
+    spec = yaml.safe_load((agent / "agentci.yaml").read_text())
+    (agent / "agentci.yaml").write_text(yaml.safe_dump({**spec, "runner": {**spec["runner"], "retries": 0}}))
+    model = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-test-0123456789abcdef"}
+    inputs = {"AGENTCI_SPEC": "agentci.yaml", "AGENTCI_OUTPUT": "traces", **model}
+    replayed = run_action_script(tmp_path, agent, **inputs, AGENTCI_REPLAY="replay")
+    assert replayed.returncode == 0, replayed.stderr
+    assert "model calls 2 replayed, 0 live, nothing paid" in replayed.stderr
+    live = run_action_script(tmp_path, agent, **inputs, AGENTCI_REPLAY="off")
+    assert live.returncode == 2 and "model calls" not in live.stderr  # a model that cannot be reached: [INFRA]
+    assert "after a model outage" in live.stderr or "Connection refused" in live.stderr, live.stderr
