@@ -145,7 +145,7 @@ def test_each_reason_is_said_once_failures_first_and_each_finding_with_its_own_s
     )
 
 
-def test_a_replayed_run_s_figures_head_the_report_and_calls_that_went_live_are_said_in_the_query_s_row():
+def test_a_replayed_run_s_figures_are_said_in_total_and_per_query_and_calls_that_went_live_in_the_query_s_reasons():
     went_live = "call 2 (POST openai /chat/completions): the nearest differs: " + HOSTILE
     calls = ModelCalls(replayed=3, live=1, paid_usd=0.0021, went_live=[went_live])
     failing = query("refund", 12, "fail", correctness=layer("fail", "answer does not contain 'refund'"))
@@ -158,6 +158,12 @@ def test_a_replayed_run_s_figures_head_the_report_and_calls_that_went_live_are_s
         assert (
             "@octocat" not in rendered and "&lt;details&gt;" in row and "<!-- agentci-comment: agentci -->" not in row
         )
+        [folded] = [line for line in table_rows(rendered) if line.startswith("| ❌ | refund |")]
+        assert folded.endswith(
+            "| ✅ pass · $0.0021 · ×1.05 vs baseline · 812 tok · model calls 3 replayed · 1 live · $0.0021 paid |"
+        )
+        [passing] = [line for line in table_rows(rendered) if line.startswith("| ✅ | status |")]
+        assert "model calls" not in passing  # a query not run through replay says nothing of it
 
 
 def test_the_changed_query_fold_shows_the_route_before_and_after_with_its_arguments():

@@ -155,14 +155,18 @@ def path_figures(query: QueryResult) -> str:
 
 
 def cost_figures(query: QueryResult) -> str:
-    """'$0.0040 · ×1.20 vs baseline · 1,234 tok': the query's figures, means per run for repeated runs (so marked)."""
+    """'$0.0040 · ×1.20 vs baseline · 1,234 tok': the query's figures, means per run for repeated runs (so marked);
+    under replay, then how its model calls were answered over all its runs ('model calls 2 replayed · 0 live · …')."""
     cost, multiplier, tokens = (query.figure(name) for name in ("cost_usd", "cost_multiplier", "total_tokens"))
     parts = [_money(cost)]
     if multiplier is not None:
         parts.append(f"×{multiplier:.2f} vs baseline")
     if tokens is not None:
         parts.append(f"{tokens:,.0f} tok")
-    return ("mean " if query.runs > 1 else "") + " · ".join(parts)
+    figures = ("mean " if query.runs > 1 else "") + " · ".join(parts)
+    if query.model_calls is not None:
+        figures += f" · model calls {replay_phrases.model_calls(query.model_calls)}"
+    return figures
 
 
 def _cell(layer: LayerResult, figures: str = "") -> str:
