@@ -1,5 +1,6 @@
 """`runner.replay` end to end through the CLI: real agents on the real SDKs (command and python runners, the Agents
-SDK, pydantic-ai, an OpenTelemetry-instrumented agent under `capture: otel`) record their model calls against a
+SDK, pydantic-ai, an OpenTelemetry-instrumented agent under `capture: otel`) and a JavaScript agent on Node's own
+fetch (when Node is installed) record their model calls against a
 local provider, the provider goes away, and `agentci run`/`test` replay them with no key: the same traces, the
 figures in the results, a changed agent's miss explained with its diff, one live call in the mixed mode, eight
 workers without cross-talk, and a broken recording refused at its file and line before any run."""
@@ -7,6 +8,7 @@ workers without cross-talk, and a broken recording refused at its file and line 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -82,18 +84,29 @@ def recordings_text(spec: Path) -> str:
     return "".join(p.read_text() for p in sorted((spec.parent / "recordings").rglob("*.json")))
 
 
+PROGRAMS = {
+    **{
+        "-".join(api): [sys.executable, str(WEATHER_AGENT), *api]
+        for api in (["chat", "stream"], ["responses", "stream"], ["anthropic", "stream"], ["anthropic"])
+    },
+    "node-fetch-stream": ["node", str(AGENTS / "node_weather_agent.mjs")],  # JavaScript, no SDK, gzip answers
+}
+
+
 @pytest.mark.parametrize(
-    "program",
-    [["chat", "stream"], ["responses", "stream"], ["anthropic", "stream"], ["anthropic"]],
-    ids=lambda p: "-".join(p),
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.skipif(shutil.which(argv[0]) is None, reason=f"{argv[0]} not installed"))
+        for name, argv in PROGRAMS.items()
+    ],
 )
-def test_a_command_agent_records_then_replays_with_no_key_and_no_provider(tmp_path, program):
+def test_a_command_agent_records_then_replays_with_no_key_and_no_provider(tmp_path, name):
     spec = write_spec(
         tmp_path,
-        {"command": [sys.executable, str(WEATHER_AGENT), *program], "replay": {}},
+        {"command": PROGRAMS[name], "replay": {}},
         [{"id": "paris", "query": QUESTION, "correctness": {"expected_in_answer": ["21°C"]}}],
     )
-    with ScriptedProviders(SCRIPT) as provider:
+    with ScriptedProviders(SCRIPT, gzip=name.startswith("node")) as provider:
         recorded = agentci_run(spec, tmp_path / "live", with_provider(provider), "--replay", "record")
         assert provider.count == 2
     assert "model calls 0 replayed, 2 live" in recorded.stderr
