@@ -119,6 +119,8 @@ def more_runs_into(
     from agentci_action.run import RunOptions
 
     def more(targets: dict[str, int]) -> None:
-        run_the_agent(spec_path, tags, shard, RunOptions(Path(record), resume=True, replay=replay), lambda q: targets.get(q.key))
+        run_the_agent(
+            spec_path, tags, shard, RunOptions(Path(record), resume=True, replay=replay), lambda q: targets.get(q.key)
+        )
 
     return more
