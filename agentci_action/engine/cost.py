@@ -63,6 +63,7 @@ def evaluate_cost(
         _limit(spec, "max_llm_calls", llm_calls, spec.max_llm_calls, "LLM calls"),
         _limit(spec, "max_latency_ms", latency, spec.max_latency_ms, "latency (ms)"),
         _limit(spec, "max_cost_usd", cost, spec.max_cost_usd, "cost", "$", details.get("cost_unknown_reason", "")),
+        _limit(spec, "max_turns", len(trace.turns) or 1, spec.max_turns, "turns"),
     ]
     if spec.max_cost_multiplier is not None:
         checks.append(_multiplier_check(spec, spec.max_cost_multiplier, trace, baseline, details))

@@ -19,6 +19,7 @@ from agentci_action._util.gcpause import gc_paused
 from agentci_action.engine.checks import evaluate_checks, mask_layers
 from agentci_action.engine.checks.answer import Embedder
 from agentci_action.engine.checks.leakage import Finding, redact
+from agentci_action.engine.conversation import evaluate_turns, merged_layers, turn_query
 from agentci_action.engine.correctness import Judge, asks_for_judge, evaluate_correctness
 from agentci_action.engine.cost import evaluate_cost
 from agentci_action.engine.path import evaluate_path
@@ -27,6 +28,7 @@ from agentci_action.engine.repeated_runs import Run, combine_runs
 from agentci_action.engine.results import (
     ERROR,
     FAIL,
+    LAYERS,
     PASS,
     SKIP,
     WARN,
@@ -39,6 +41,7 @@ from agentci_action.engine.results import (
     ShardInfo,
     Status,
     Summary,
+    TurnResult,
 )
 from agentci_action.engine.score import letter_grade, suite_composite_score
 from agentci_action.engine.shard import select_shard
@@ -228,13 +231,38 @@ def _evaluate_run(
     judge: Judge | None,
     embedder: Embedder | None,
     leaks: list[Finding],
+    fail_on: frozenset[str],
+) -> tuple[dict[str, LayerResult], list[dict[str, LayerResult]]]:
+    """The run's layers, and a conversation's turns' layers (engine/conversation.py: each turn, and the whole, by
+    _evaluate_exchange). A run `agentci run` got no trace from is an error, with nothing else evaluated."""
+    if trace.run_error is not None:
+        return failed_run_layers(trace.run_error), []
+    whole = _evaluate_exchange(query, trace, variants, judge, embedder, leaks)
+    if query.turns is None:
+        return whole, []
+
+    def exchange(turn: QuerySpec, reply: Trace, turn_variants: list[Trace]) -> dict[str, LayerResult]:
+        return _evaluate_exchange(turn, reply, turn_variants, judge, embedder, leaks)
+
+    turns = evaluate_turns(query, trace, variants, exchange, lambda layers: _blocks(layers, fail_on))
+    return merged_layers(whole, turns), turns
+
+
+def _blocks(layers: dict[str, LayerResult], fail_on: frozenset[str]) -> bool:
+    return is_blocking([layers[name].status for name in LAYERS], fail_on)
+
+
+def _evaluate_exchange(
+    query: QuerySpec,
+    trace: Trace,
+    variants: list[Trace],
+    judge: Judge | None,
+    embedder: Embedder | None,
+    leaks: list[Finding],
 ) -> dict[str, LayerResult]:
     """Path compares with the closest baseline variant; cost with that same variant (the route the agent took).
     The query's `checks:` block is evaluated once and merged into each layer; leaked values are masked in all, and
-    added to `leaks` (the query's answer is masked with them too).
-    A run `agentci run` got no trace from is an error, with nothing else evaluated."""
-    if trace.run_error is not None:
-        return failed_run_layers(trace.run_error)
+    added to `leaks` (the query's answer is masked with them too)."""
     extra = evaluate_checks(query, trace, judge, embedder)
     path = evaluate_path(query.path, trace, variants, extra.by_layer["path"])
     baseline = variants[path.details["baseline_variant"]] if variants else None
@@ -271,10 +299,13 @@ def evaluate_query(
     answers: list[str] = []
     sequences: list[tuple[str, ...]] = []
     replayed: list[dict[str, Any]] = []
+    turn_runs: list[tuple[int, Trace, list[dict[str, LayerResult]]]] = []  # a conversation's runs, turn by turn
     for i, trace in enumerate(traces):  # one loop, not a comprehension per list: most queries have one run
-        runs.append(
-            Run(i if trace.run is None else trace.run, _evaluate_run(query, trace, variants, judge, embedder, leaks))
-        )
+        number = i if trace.run is None else trace.run
+        layers, turn_layers = _evaluate_run(query, trace, variants, judge, embedder, leaks, settings.fail_on)
+        runs.append(Run(number, layers))
+        if turn_layers:
+            turn_runs.append((number, trace, turn_layers))
         answers.append(trace.final_answer.strip())
         sequences.append(trace.tool_sequence)
         if (figures := trace.model_calls) is not None:
@@ -304,6 +335,7 @@ def evaluate_query(
         tools=list(route) if (route := most_frequent(sequences)) else [],
         tokens=query_tokens(traces),
         model_calls=_paid_tidied(ModelCalls.of_runs(replayed)),
+        turns=_turn_results(query, turn_runs, settings.fail_on, composite, leaks) if turn_runs else [],
     )
 
 
@@ -312,6 +344,39 @@ def _paid_tidied(calls: ModelCalls | None) -> ModelCalls | None:
     if calls is not None and calls.paid_usd is not None:
         calls.paid_usd = tidy(calls.paid_usd)
     return calls
+
+
+def _turn_results(
+    query: QuerySpec,
+    turn_runs: list[tuple[int, Trace, list[dict[str, LayerResult]]]],
+    fail_on: frozenset[str],
+    composite: CompositeWeights,
+    leaks: list[Finding],
+) -> list[TurnResult]:
+    """Each scripted turn over the conversation's runs: its layers combined as a query's runs are (combine_runs), its
+    status as a query's, its answer and route the most frequent among the runs that reached it."""
+    results = []
+    for index, turn in enumerate(query.turns or ()):
+        runs = [Run(number, turns[index]) for number, _, turns in turn_runs]
+        layers = combine_runs(turn_query(query, index), runs, composite).layers
+        statuses = [layers[name].status for name in LAYERS]
+        replies = [reply for _, trace, _ in turn_runs if (reply := trace.turn(index)) is not None]
+        answer = most_frequent([reply.final_answer.strip() for reply in replies]) or ""
+        route = most_frequent([reply.tool_sequence for reply in replies])
+        results.append(
+            TurnResult(
+                index + 1,
+                turn.user,
+                turn.line,
+                query_status(statuses, is_blocking(statuses, fail_on)),
+                layers["correctness"],
+                layers["path"],
+                layers["cost"],
+                redact(answer, leaks) if leaks else answer,
+                list(route) if route else [],
+            )
+        )
+    return results
 
 
 def summarize(

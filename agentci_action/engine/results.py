@@ -367,10 +367,31 @@ class ScoreResult(ResultData):
 
 
 @dataclass(slots=True)
+class TurnResult(ResultData):
+    """One turn of a conversation: its number (from 1), the user's message, its line in the spec, its status and
+    layers over the runs (combined as a query's), and its answer and route (the most frequent over the runs)."""
+
+    turn: int
+    user: str
+    line: int
+    status: Status
+    correctness: LayerResult
+    path: LayerResult
+    cost: LayerResult
+    answer: str = ""
+    tools: list[str] = field(default_factory=list)
+
+    def layer(self, name: str) -> LayerResult:
+        layer: LayerResult = getattr(self, name)
+        return layer
+
+
+@dataclass(slots=True)
 class QueryResult(ResultData):
     """One query's result. blocking: a layer listed in fail-on failed (or warned, for path/cost). answer: the final
     answer in full, surrounding white space stripped, the most frequent over the runs (the first seen among equals),
-    as the diff compares it. tools: the tools called, in order: the most frequent route over the runs."""
+    as the diff compares it. tools: the tools called, in order: the most frequent route over the runs. turns: a
+    conversation's turns (empty for a single query); its layers hold every turn's checks too."""
 
     id: str
     query: str
@@ -390,6 +411,7 @@ class QueryResult(ResultData):
     tools: list[str] = field(default_factory=list, kw_only=True)
     tokens: TokenAttribution | None = field(default=None, kw_only=True)
     model_calls: ModelCalls | None = field(default=None, kw_only=True)
+    turns: list[TurnResult] = field(default_factory=list, kw_only=True)
 
     def layer(self, name: str) -> LayerResult:
         layer: LayerResult = getattr(self, name)

@@ -308,6 +308,8 @@ def _load_spec(path: Path, tags: list[str] | None) -> AgentCISpec:
                 problems.extend(_problems(exc, QuerySpec, composer.locations, at))
                 continue
         query._file, query._line = composer.locations[at]
+        for turn_index, turn in enumerate(query.turns or ()):
+            turn._line = composer.locations[(*at, "turns", turn_index)][1]
         queries.append(query)
     problems.extend(_assign_ids(queries))
     if problems:

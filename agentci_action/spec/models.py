@@ -343,7 +343,9 @@ PathRule = Literal[
     "expected_handoffs_available",
     "max_handoff_count",
 ]
-CostRule = Literal["max_cost_multiplier", "max_total_tokens", "max_llm_calls", "max_latency_ms", "max_cost_usd"]
+CostRule = Literal[
+    "max_cost_multiplier", "max_total_tokens", "max_llm_calls", "max_latency_ms", "max_cost_usd", "max_turns"
+]
 ProcessRule = Literal["min_progress_rate", "max_strategic_drift"]
 # What a rule's failure is unless the block's `severity` says otherwise: the allow- and deny-lists fail, the rest warn.
 DEFAULT_SEVERITY: dict[str, Severity] = {
@@ -431,6 +433,12 @@ class CostSpec(RuleBlock):
     max_llm_calls: int | None = Field(None, ge=0)
     max_latency_ms: float | None = Field(None, ge=0)
     max_cost_usd: float | None = Field(None, ge=0)
+    max_turns: int | None = Field(
+        None,
+        ge=1,
+        description="The turn budget of a conversation (a query with `turns:`): the turns the trace holds; a "
+        "single-turn trace counts 1.",
+    )
 
 
 class ScoreWeights(_Strict):
@@ -550,16 +558,65 @@ class QueryDefaults(_Strict):
         return value
 
 
+class TurnSpec(_Strict):
+    """One turn of a scripted conversation: the user's message and the checks on the agent's reply to it (its
+    answer, and the tools, model calls and handoffs of that turn alone)."""
+
+    user: str = Field(..., description="The user's message of this turn.")
+    description: str | None = None
+    correctness: CorrectnessSpec | None = Field(None, description="On this turn's answer (layer 1, hard fail).")
+    path: PathSpec | None = Field(None, description="On this turn's tool calls and handoffs (layer 2).")
+    cost: CostSpec | None = Field(None, description="On this turn's tokens, model calls, cost and latency (layer 3).")
+
+    _line: int = PrivateAttr(0)
+    _as_query: Any = PrivateAttr(None)  # this turn as a query of its own (engine/conversation.py's turn_query)
+
+    @field_validator("user")
+    @classmethod
+    def _not_blank(cls, text: str) -> str:
+        if not text.strip():
+            raise ValueError("a turn's `user` message must not be empty")
+        return text
+
+    @field_validator("cost")
+    @classmethod
+    def _no_turn_budget(cls, cost: CostSpec | None) -> CostSpec | None:
+        if cost is not None and cost.max_turns is not None:
+            raise ValueError("max_turns is the whole conversation's budget: set it in the query's own `cost:` block")
+        return cost
+
+    @property
+    def line(self) -> int:
+        """The line of this turn in the spec (0 until the loader sets it)."""
+        line: int = private_attributes(self)["_line"]
+        return line
+
+
 class QuerySpec(QueryDefaults):
-    """One golden query and its three layers of assertions."""
+    """One golden query and its three layers of assertions; with `turns:`, a conversation whose own layers judge it
+    as a whole (correctness the final answer, path every turn's calls, cost the totals and `max_turns`)."""
 
     id: str | None = Field(
         None,
         pattern=ID_PATTERN,
         description="Stable id matching traces and baselines; derived from the query when absent.",
     )
-    query: str = Field(..., description="The input given to the agent.")
+    query: str = Field(
+        ...,
+        description="The input given to the agent; in a conversation, its name (default: the first turn's message).",
+    )
     description: str | None = None
+    turns: list[TurnSpec] | None = Field(
+        None,
+        min_length=1,
+        description="A scripted conversation: the user's messages in order, each with the checks on its own turn. "
+        "The query's own correctness, path and cost blocks then judge the whole conversation.",
+    )
+    stop_on_failure: bool = Field(
+        False,
+        description="In a conversation, a turn that fails a blocking check ends it: later turns are not run and are "
+        "reported skipped.",
+    )
     tags: list[str] = Field(default_factory=no_names, description="For --tags filtering.")
     reference_answer: str | None = Field(None, description="The gold answer that checks.answer compares with.")
     expected_sources: list[str] | None = Field(
@@ -569,12 +626,35 @@ class QuerySpec(QueryDefaults):
     _file: str = PrivateAttr("")
     _line: int = PrivateAttr(0)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _conversation_named(cls, data: Any) -> Any:
+        """A conversation without `query:` is named by its first turn's message."""
+        if isinstance(data, dict) and "query" not in data and isinstance(turns := data.get("turns"), list) and turns:
+            first = turns[0]
+            if isinstance(first, dict) and isinstance(first.get("user"), str):
+                return {**data, "query": first["user"]}
+        return data
+
     @field_validator("query")
     @classmethod
     def _not_blank(cls, text: str) -> str:
         if not text.strip():
             raise ValueError("query must not be empty")
         return text
+
+    @model_validator(mode="after")
+    def _turns_fit(self) -> "QuerySpec":
+        if self.turns is None:
+            if self.stop_on_failure:
+                raise ValueError("stop_on_failure applies to a conversation: add `turns:` or remove it")
+            return self
+        budget = self.cost.max_turns if self.cost else None
+        if budget is not None and len(self.turns) > budget:
+            raise ValueError(
+                f"the script has {len(self.turns)} turns but cost.max_turns is {budget}: it could never pass"
+            )
+        return self
 
     @property
     def file(self) -> str:

@@ -102,6 +102,11 @@ class Trace(_Strict):
     total_tokens: int | None = Field(None, ge=0)
     total_llm_calls: int | None = Field(None, ge=0)
     run: int | None = Field(None, ge=0, description="Repetition index when a query was run several times.")
+    turns: list[Trace] = Field(
+        default_factory=list,
+        description="A conversation's turns in order, each a trace of one exchange (`query`: the user's message). "
+        "The conversation's own calls, handoffs and context are its turns' in order, its answer the last turn's.",
+    )
     metadata: dict[str, Any] = Field(
         default_factory=dict,
         description="Free-form; `status` is the task's final status for the agent checks (completed, success, … or failed).",
@@ -122,7 +127,21 @@ class Trace(_Strict):
     def _needs_a_key(self) -> Trace:
         if not self.id and not self.query:
             raise ValueError("a trace needs `id` or `query` to be matched to its spec query")
+        if self.turns:
+            if any(turn.turns for turn in self.turns):
+                raise ValueError("a turn holds no turns of its own")
+            self._whole_from_turns()
         return self
+
+    def _whole_from_turns(self) -> None:
+        """The conversation's calls, handoffs and context, when the trace does not give them: its turns' in order;
+        its answer, when empty: the last turn's."""
+        turns = self.turns
+        if not self.final_answer:
+            self.final_answer = turns[-1].final_answer
+        for name in ("tool_calls", "llm_calls", "handoffs", "retrieved_context"):
+            if not getattr(self, name):
+                setattr(self, name, [item for turn in turns for item in getattr(turn, name)])
 
     @property
     def run_error(self) -> str | None:
@@ -163,7 +182,10 @@ class Trace(_Strict):
         total_llm_calls = |llm_calls|
         total_cost_usd = Σ cost_usd over llm_calls, left unknown (None) if any call's cost is unknown
         total_duration_ms = Σ duration_ms over llm_calls and tool_calls (an upper bound when calls overlap)
+        A conversation's totals are the sums of its turns' (`_with_turn_totals`).
         """
+        if self.turns:
+            return self._with_turn_totals()
         updates: dict[str, Any] = {}
         if self.total_tokens is None:
             updates["total_tokens"] = sum(c.input_tokens + c.output_tokens for c in self.llm_calls)
@@ -177,6 +199,24 @@ class Trace(_Strict):
             if durations:
                 updates["total_duration_ms"] = sum(durations)
         return self.model_copy(update=updates) if updates else self
+
+    def _with_turn_totals(self) -> Trace:
+        """A conversation: each turn's totals derived, then each total absent from the conversation is the sum of
+        its turns' (its cost unknown when a turn's is)."""
+        turns = [turn.with_derived_totals() for turn in self.turns]
+        updates: dict[str, Any] = {"turns": turns}
+        for name in ("total_tokens", "total_llm_calls", "total_duration_ms", "total_cost_usd"):
+            values = [getattr(turn, name) for turn in turns]
+            if getattr(self, name) is None and (name != "total_cost_usd" or None not in values):
+                known = [value for value in values if value is not None]
+                updates[name] = sum(known) if known or name != "total_duration_ms" else None
+        return self.model_copy(update=updates)
+
+    def turn(self, index: int) -> Trace | None:
+        """The turn at `index` (0-based), or None past the last; a trace without turns is a conversation of one."""
+        if not self.turns:
+            return self if index == 0 else None
+        return self.turns[index] if index < len(self.turns) else None
 
 
 _set = object.__setattr__

@@ -148,7 +148,10 @@ def _priced(call: LLMCall, pricing: dict[str, ModelPrice], undated: datetime) ->
 
 
 def price_trace(trace: Trace, pricing: dict[str, ModelPrice] | None = None) -> Trace:
-    """The trace with every unpriced call priced where possible and the total re-derived when it was unknown."""
+    """The trace with every unpriced call priced where possible and the total re-derived when it was unknown. A
+    conversation's turns are priced each, and its calls and cost are theirs."""
+    if trace.turns:
+        return _price_turns(trace, pricing)
     if not any(map(_unpriced, trace.llm_calls)):
         return trace
     calls, reasons = [], []
@@ -162,5 +165,21 @@ def price_trace(trace: Trace, pricing: dict[str, ModelPrice] | None = None) -> T
     priced = trace.model_copy(update={"llm_calls": calls, "metadata": metadata})
     if trace.total_cost_usd is None and not reasons:
         priced.total_cost_usd = sum(call.cost_usd or 0.0 for call in calls)
+    priced._source = trace.source
+    return priced
+
+
+def _price_turns(trace: Trace, pricing: dict[str, ModelPrice] | None) -> Trace:
+    """A conversation priced turn by turn: its calls the priced turns' calls, its cost their sum (unknown when a
+    turn's is, with the turns' reasons)."""
+    turns = [price_trace(turn, pricing) for turn in trace.turns]
+    reasons = list(dict.fromkeys(reason for turn in turns for reason in turn.metadata.get("cost_unknown") or []))
+    costs = [turn.total_cost_usd for turn in turns]
+    update: dict[str, object] = {"turns": turns, "llm_calls": [call for turn in turns for call in turn.llm_calls]}
+    if reasons:
+        update["metadata"] = {**trace.metadata, "cost_unknown": reasons}
+    if trace.total_cost_usd is None and None not in costs:
+        update["total_cost_usd"] = sum(cost or 0.0 for cost in costs)
+    priced = trace.model_copy(update=update)
     priced._source = trace.source
     return priced

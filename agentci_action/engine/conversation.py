@@ -1,0 +1,103 @@
+"""A conversation (a query with `turns:`) judged per turn and as a whole, by the evaluation a single query gets.
+
+Turn i (1-based) of the script is evaluated on turn i of the trace, as a query of its own whose input is the user's
+message and whose checks are the turn's (turn_query), against turn i of each baseline variant. The whole
+conversation is evaluated as the query itself on the whole trace: its answer the last turn's, its calls every
+turn's, its totals their sums. Each layer of the conversation then holds the whole's checks and every turn's, a
+turn's messages labelled `turn i: ` (merged_layers): a failing turn fails the conversation in that layer.
+
+A turn missing from the trace fails its correctness (the conversation ended early); with `stop_on_failure`, the
+turns after the first one that blocks are skipped, as the runner does not run them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agentci_action.engine.results import FAIL, SKIP, Check, LayerResult, Status
+from agentci_action.spec.models import QuerySpec, private_attributes
+from agentci_action.trace.canonical import Trace
+
+# The evaluation of one exchange: (query, its trace, the baseline's variants) → its three layers.
+EvaluateExchange = Callable[[QuerySpec, Trace, list[Trace]], dict[str, LayerResult]]
+# Whether a turn's layers block (fail-on applied): the conversation stops there under stop_on_failure.
+Blocks = Callable[[dict[str, LayerResult]], bool]
+
+
+def turn_query(query: QuerySpec, index: int) -> QuerySpec:
+    """Turn `index` (0-based) of the conversation as a query: id `<query id>.turn<i>`, input the user's message,
+    the turn's own checks, at the turn's line. Made once per turn of a loaded spec (kept on the turn)."""
+    assert query.turns is not None, "turn_query of a query without turns"
+    turn = query.turns[index]
+    private = private_attributes(turn)
+    made: QuerySpec | None = private.get("_as_query")
+    if made is None:
+        made = QuerySpec(
+            id=f"{query.key}.turn{index + 1}",
+            query=turn.user,
+            correctness=turn.correctness,
+            path=turn.path,
+            cost=turn.cost,
+        )
+        made._file, made._line = query.file, turn.line or query.line
+        private["_as_query"] = made
+    return made
+
+
+def turn_variants(variants: list[Trace], index: int) -> list[Trace]:
+    """Turn `index` of each baseline variant that reached it."""
+    return [turn for variant in variants if (turn := variant.turn(index)) is not None]
+
+
+def evaluate_turns(
+    query: QuerySpec, trace: Trace, variants: list[Trace], evaluate: EvaluateExchange, blocks: Blocks
+) -> list[dict[str, LayerResult]]:
+    """The layers of each scripted turn, in order (see the module docstring)."""
+    assert query.turns is not None, "evaluate_turns of a query without turns"
+    results: list[dict[str, LayerResult]] = []
+    stopped_at = 0  # the 1-based turn that blocked under stop_on_failure, 0 while none has
+    for index in range(len(query.turns)):
+        turn = trace.turn(index)
+        if stopped_at:
+            layers = _unreached(
+                SKIP, f"not run: turn {stopped_at} failed a blocking check and the spec stops there (stop_on_failure)"
+            )
+        elif turn is None:
+            layers = _unreached(
+                FAIL,
+                f"the conversation ended after {len(trace.turns) or 1} of {len(query.turns)} turns: no reply to "
+                "this turn",
+            )
+        else:
+            layers = evaluate(turn_query(query, index), turn, turn_variants(variants, index))
+        if query.stop_on_failure and not stopped_at and blocks(layers):
+            stopped_at = index + 1
+        results.append(layers)
+    return results
+
+
+def _unreached(status: Status, message: str) -> dict[str, LayerResult]:
+    """A turn with no reply to evaluate: correctness has the status and message, path and cost skip."""
+    skipped = LayerResult.from_checks([Check("turn_reached", SKIP, "not evaluated: the turn has no reply")])
+    return {
+        "correctness": LayerResult.from_checks([Check("turn_reached", status, message)]),
+        "path": skipped,
+        "cost": skipped,
+    }
+
+
+def merged_layers(whole: dict[str, LayerResult], turns: list[dict[str, LayerResult]]) -> dict[str, LayerResult]:
+    """Each layer of the conversation: the whole's checks and details, then each turn's checks, labelled with their
+    turn (`data.turn`, and `turn i: ` before the message); its status the worst of them (LayerResult.from_checks)."""
+    merged = {}
+    for name, layer in whole.items():
+        checks = list(layer.checks)
+        for number, layers in enumerate(turns, 1):
+            checks += [_labelled(check, number) for check in layers[name].checks]
+        merged[name] = LayerResult.from_checks(checks, layer.details) if checks else layer
+    return merged
+
+
+def _labelled(check: Check, number: int) -> Check:
+    message = f"turn {number}: {check.message}" if check.message else ""
+    return Check(check.name, check.status, message, {**check.data, "turn": number})
