@@ -48,7 +48,7 @@ def test_an_unknown_key_suggests_the_closest_field_by_the_name_the_file_writes(w
         f"{path}:1: handoffs[0]: unknown key 'form'; did you mean 'from'?",  # the alias, not the attribute
         f"{path}:2: llm_calls[0]: unknown key 'input_tokns'; did you mean 'input_tokens'?",
         f"{path}:2: unknown key 'zzz'; valid keys: id, query, final_answer, tool_calls, llm_calls, handoffs, "
-        "retrieved_context, total_duration_ms, total_cost_usd, total_tokens, total_llm_calls, run, metadata",
+        "retrieved_context, total_duration_ms, total_cost_usd, total_tokens, total_llm_calls, run, turns, metadata",
     ]
 
 

@@ -86,6 +86,12 @@ def _unreached(status: Status, message: str) -> dict[str, LayerResult]:
     }
 
 
+def skipped(layers: dict[str, LayerResult]) -> bool:
+    """Whether these are the layers of a turn stop_on_failure left unrun (its status is then skip, not pass)."""
+    checks = layers["correctness"].checks
+    return len(checks) == 1 and checks[0].name == "turn_reached" and checks[0].status is SKIP
+
+
 def merged_layers(whole: dict[str, LayerResult], turns: list[dict[str, LayerResult]]) -> dict[str, LayerResult]:
     """Each layer of the conversation: the whole's checks and details, then each turn's checks, labelled with their
     turn (`data.turn`, and `turn i: ` before the message); its status the worst of them (LayerResult.from_checks)."""
