@@ -85,7 +85,7 @@ def test_a_conversation_trace_is_its_turns_in_order():
 
 def test_each_turn_and_the_whole_conversation_are_judged(write):
     spec_path = write("spec.yaml", SPEC)
-    spec, good = _evaluate(spec_path, ASKS_FIRST, HELLO)
+    _, good = _evaluate(spec_path, ASKS_FIRST, HELLO)
     refund = good.results[0]
     assert refund.status is Status.PASS
     assert [t.turn for t in refund.turns] == [1, 2] and [t.status for t in refund.turns] == [Status.PASS] * 2

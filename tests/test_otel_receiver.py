@@ -107,18 +107,18 @@ def receiver():
 @pytest.mark.parametrize("compression", [Compression.NoCompression, Compression.Gzip])
 def test_the_real_exporter_s_spans_are_kept_by_run_and_make_the_run_s_trace(receiver, compression):
     export(receiver, {"agentci.query_id": "oslo", "agentci.run": "1", "service.name": "agent"}, compression)
-    assert receiver.settle(("oslo", 1), 5)
-    trace = run_trace(receiver.take(("oslo", 1)), "oslo", 1, "otel:oslo")
+    assert receiver.settle(("oslo", 1, 0), 5)
+    trace = run_trace(receiver.take(("oslo", 1, 0)), "oslo", 1, "otel:oslo")
     assert (trace.id, trace.run, trace.final_answer) == ("oslo", 1, "Sunny, 21 C.")
     assert [(c.name, c.arguments) for c in trace.tool_calls] == [("get_weather", {"city": "Oslo"})]
     assert [(c.model, c.input_tokens, c.output_tokens) for c in trace.llm_calls] == [("gpt-4o-mini", 30, 7)]
-    assert receiver.take(("oslo", 1)) == [] and receiver.problems == {}
+    assert receiver.take(("oslo", 1, 0)) == [] and receiver.problems == {}
 
 
 def test_otlp_json_with_base64_or_hex_ids_gives_the_trace_protobuf_gives(receiver):
     request = sdk_request({"agentci.query_id": "q", "agentci.run": "0"})
     assert post(receiver, request, PROTOBUF)[0] == 200
-    from_protobuf = run_trace(receiver.take(("q", 0)), "q", 0, "p")
+    from_protobuf = run_trace(receiver.take(("q", 0, 0)), "q", 0, "p")
     # json_format writes bytes as base64 and int64 as strings; OTLP/JSON proper writes hex ids.
     as_json = MessageToDict(otlp.ExportTraceServiceRequest.FromString(request))
     hex_json = json.loads(json.dumps(as_json))
@@ -133,7 +133,7 @@ def test_otlp_json_with_base64_or_hex_ids_gives_the_trace_protobuf_gives(receive
             receiver, json.dumps(body).encode(), {"content-type": "application/json; charset=utf-8"}
         )
         assert (status, content_type, json.loads(payload)) == (200, "application/json", {})
-        from_json = run_trace(receiver.take(("q", 0)), "q", 0, "j")
+        from_json = run_trace(receiver.take(("q", 0, 0)), "q", 0, "j")
         assert from_json.model_dump(exclude={"metadata"}) == from_protobuf.model_dump(exclude={"metadata"})
 
 
@@ -144,7 +144,7 @@ def test_spans_of_several_otel_traces_in_one_run_make_one_trace(receiver):
     agent_spans(provider, "first")
     agent_spans(provider, "second")  # a second root span: a second OpenTelemetry trace
     provider.shutdown()
-    trace = run_trace(receiver.take(("split", 0)), "split", 0, "s")
+    trace = run_trace(receiver.take(("split", 0, 0)), "split", 0, "s")
     assert (len(trace.llm_calls), len(trace.tool_calls), trace.final_answer) == (2, 2, "second")
 
 
@@ -207,8 +207,8 @@ def test_a_flood_of_foreign_spans_is_answered_with_partial_success_and_leaves_ru
         assert status == 200 and answer.partial_success.rejected_spans == 3
         assert "agentci.query_id" in answer.partial_success.error_message
     export(receiver, {"agentci.query_id": "mine", "agentci.run": "0"})
-    assert receiver.runs() == [("mine", 0)] and receiver.foreign_spans == 600
-    assert run_trace(receiver.take(("mine", 0)), "mine", 0, "m").final_answer == "Sunny, 21 C."
+    assert receiver.runs() == [("mine", 0, 0)] and receiver.foreign_spans == 600
+    assert run_trace(receiver.take(("mine", 0, 0)), "mine", 0, "m").final_answer == "Sunny, 21 C."
     assert len(receiver.logged) == 1 and "some-other-service" in receiver.logged[0]
 
 

@@ -74,6 +74,7 @@ def run_the_agent(
 ) -> AgentRun:
     """The spec's runner on the selected queries (tags, then shard), progress and summary on stderr. `runs_of`
     gives a query's runs instead of its `runs:` (the minimum of a range), None to leave it out."""
+    from agentci_action.engine.evaluate_spec import turn_stops
     from agentci_action.engine.shard import select_shard
     from agentci_action.run import run_agent
     from agentci_action.run.execute import terminate_on_sigterm
@@ -84,7 +85,7 @@ def run_the_agent(
     if runs_of is not None:
         queries = [q.model_copy(update={"runs": runs}) for q in queries if (runs := runs_of(q)) is not None]
     with terminate_on_sigterm():
-        outcome = run_agent(spec, options, queries=queries)
+        outcome = run_agent(spec, options, queries=queries, stop_after=turn_stops)
     print(outcome.summary(options.output), file=sys.stderr)
     return outcome
 

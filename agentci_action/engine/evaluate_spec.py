@@ -252,6 +252,15 @@ def _blocks(layers: dict[str, LayerResult], fail_on: frozenset[str]) -> bool:
     return is_blocking([layers[name].status for name in LAYERS], fail_on)
 
 
+def turn_stops(query: QuerySpec, index: int, reply: Trace, fail_on: frozenset[str] = DEFAULT_FAIL_ON) -> bool:
+    """Whether a conversation's runner ends it after turn `index` (from 0): the query says stop_on_failure and the
+    turn's checks block, judged as the evaluation will judge them but without a judge or baseline (those checks
+    skip here), so the runner never calls a model of its own."""
+    if not query.stop_on_failure:
+        return False
+    return _blocks(_evaluate_exchange(turn_query(query, index), reply, [], None, None, []), fail_on)
+
+
 def _evaluate_exchange(
     query: QuerySpec,
     trace: Trace,

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentci_action.compare.suite_gates import with_gates
-from agentci_action.engine.evaluate_spec import evaluate_spec
+from agentci_action.engine.evaluate_spec import evaluate_spec, turn_stops
 from agentci_action.engine.shard import select_shard
 from agentci_action.run.execute import RunOptions
 from agentci_action.run.execute import run_agent as execute
@@ -39,7 +39,7 @@ def run_agent(
     `replay` is `agentci run --replay`: a mode (replay, record, record-missing) or off, instead of runner.replay's."""
     with tempfile.TemporaryDirectory(prefix="agentci-traces-") as scratch:
         options = RunOptions(Path(output or scratch), runs=runs, workers=workers, timeout_s=timeout_s, replay=replay)
-        return execute(spec, options, queries=queries, agent=agent).traces
+        return execute(spec, options, queries=queries, agent=agent, stop_after=turn_stops).traces
 
 
 def run_spec(

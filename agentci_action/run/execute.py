@@ -11,10 +11,11 @@ import os
 import shutil
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,9 @@ MAX_BACKOFF_S = 60.0
 
 # What runs the agent: the caller's own callable, the `python:` runner's worker processes, or the command's argv.
 Agent = Callable[..., Any] | PythonWorkers | list[str]
+# Whether a conversation ends after this turn (query, turn index from 0, the turn's trace): its stop_on_failure,
+# judged by the caller (the pipeline, which may evaluate; this stage may not).
+StopAfter = Callable[[QuerySpec, int, Trace], bool]
 
 
 @dataclass(frozen=True)
@@ -99,10 +103,12 @@ def run_agent(
     capture: Capture | None = None,
     environ: Mapping[str, str] | None = None,
     progress: Progress | None = None,
+    stop_after: StopAfter | None = None,
 ) -> AgentRun:
     """Run the agent (the spec's `runner:`, or `agent`, a callable used as `python:` would be) on `queries`
-    (default: the spec's) and write their traces into `options.output`. SpecError for a runner that cannot
-    start at all (no runner, a program not found, a module that does not import)."""
+    (default: the spec's) and write their traces into `options.output`. A conversation is driven turn by turn
+    (drive), ended early where `stop_after` says so. SpecError for a runner that cannot start at all (no runner, a
+    program not found, a module that does not import)."""
     environ = os.environ if environ is None else environ
     runner = _runner_of(spec, agent)
     selected = spec.queries if queries is None else queries
@@ -142,7 +148,10 @@ def run_agent(
             pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentci-run")
             try:
                 stamp = replay.stamp if replay else None
-                futures = {pool.submit(_run_one, job, attempt, runner, store, masker, live, stamp): job for job in jobs}
+                futures = {
+                    pool.submit(_run_one, job, attempt, runner, store, masker, live, stamp, stop_after): job
+                    for job in jobs
+                }
                 for future in as_completed(futures):
                     trace, infra = future.result()
                     job = futures[future]
@@ -322,6 +331,7 @@ def _run_one(
     masker: Masker,
     live: LiveProcesses,
     stamp: Callable[[Trace, Job], Trace] | None = None,
+    stop_after: StopAfter | None = None,
 ) -> tuple[Trace, bool]:
     """The job's trace (or error record, masked), written to the store before returning; and whether it failed
     for infrastructure reasons. A run cut short by an interruption is not recorded: --resume runs it again.
@@ -334,7 +344,7 @@ def _run_one(
     )
     infra = False
     try:
-        trace = retrying(attempt, job)
+        trace = drive(job, lambda one: retrying(attempt, one), stop_after)
     except InfraFailure as failure:
         tries = runner.retries + 1
         trace, infra = (
@@ -348,6 +358,32 @@ def _run_one(
     if not live.closed:
         store.add(trace)
     return trace, infra
+
+
+def drive(job: Job, attempt: Callable[[Job], Trace], stop_after: StopAfter | None = None) -> Trace:
+    """The job's trace: one attempt for a single query; for a conversation, one attempt per turn in order, each
+    given the messages so far and the conversation's session id, until the script ends or `stop_after` says so.
+    A turn that fails raises its failure, named by its turn (the conversation has no trace)."""
+    turns = job.query.turns
+    if turns is None:
+        return attempt(job)
+    session_id = f"{job.query.key}.run{job.run}.{uuid.uuid4().hex[:8]}"
+    replies: list[Trace] = []
+    history: list[dict[str, str]] = []
+    for index, turn in enumerate(turns):
+        step = replace(job, turn=index + 1, history=tuple(history), session_id=session_id)
+        try:
+            reply = attempt(step)
+        except RunFailure as failure:
+            failure.message = f"turn {index + 1}: {failure.message}"
+            raise
+        replies.append(reply)
+        history += [{"role": "user", "content": turn.user}, {"role": "assistant", "content": reply.final_answer}]
+        if stop_after is not None and index + 1 < len(turns) and stop_after(job.query, index, reply):
+            break
+    conversation = Trace(id=job.query.key, query=job.query.query, run=job.run, turns=replies).with_derived_totals()
+    conversation._source = replies[0].source
+    return conversation
 
 
 @contextmanager

@@ -11,29 +11,54 @@ from agentci_action.spec.models import QuerySpec
 
 @dataclass(frozen=True)
 class Job:
-    """One run of the agent on one query: what it reads on stdin (or as arguments) and in AGENTCI_* variables."""
+    """One run of the agent on one query, or on one turn of a conversation (`turn` from 1; 0 for a single query):
+    what it reads on stdin (or as arguments) and in AGENTCI_* variables. A turn carries the conversation so far
+    (`history`: the user's and the agent's messages, {role, content}) and the conversation's `session_id`, so an
+    agent may either read the history resent on every turn or keep its own state under the session id."""
 
     query: QuerySpec
     run: int
     metadata: dict[str, Any] = field(default_factory=dict)
+    turn: int = 0
+    history: tuple[dict[str, str], ...] = ()
+    session_id: str = ""
 
     @property
     def label(self) -> str:
-        """How messages name the run: the query's id, and the run when there are several."""
-        return f"query {self.query.key!r} run {self.run}"
+        """How messages name the run: the query's id, the run, and the turn of a conversation."""
+        return f"query {self.query.key!r} run {self.run}" + (f" turn {self.turn}" if self.turn else "")
 
-    def payload(self) -> dict[str, Any]:
-        """The JSON object a command reads on stdin."""
-        return {
+    @property
+    def key(self) -> tuple[str, int, int]:
+        """(query id, run, turn): how captured spans are attributed to this job."""
+        return self.query.key, self.run, self.turn
+
+    @property
+    def message(self) -> str:
+        """What the agent is asked: the query, or the user's message of this turn."""
+        return self.query.turns[self.turn - 1].user if self.turn and self.query.turns else self.query.query
+
+    def values(self) -> dict[str, Any]:
+        """Everything but the message: id, run, tags, metadata, and a turn's number, history and session id."""
+        values: dict[str, Any] = {
             "id": self.query.key,
-            "query": self.query.query,
             "run": self.run,
             "tags": list(self.query.tags),
             "metadata": self.metadata,
         }
+        if self.turn:
+            values.update(turn=self.turn, history=[dict(m) for m in self.history], session_id=self.session_id)
+        return values
+
+    def payload(self) -> dict[str, Any]:
+        """The JSON object a command reads on stdin."""
+        return {"query": self.message, **self.values()}
 
     def environment(self) -> dict[str, str]:
-        return {"AGENTCI_QUERY_ID": self.query.key, "AGENTCI_QUERY": self.query.query, "AGENTCI_RUN": str(self.run)}
+        variables = {"AGENTCI_QUERY_ID": self.query.key, "AGENTCI_QUERY": self.message, "AGENTCI_RUN": str(self.run)}
+        if self.turn:
+            variables.update(AGENTCI_TURN=str(self.turn), AGENTCI_SESSION_ID=self.session_id)
+        return variables
 
 
 @dataclass

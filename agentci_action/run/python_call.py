@@ -1,5 +1,5 @@
-"""Run the agent's function, given the query (and id, run, tags, metadata when its signature names them, or takes
-**kwargs), sync or async, returning the trace.
+"""Run the agent's function, given the query (and id, run, tags, metadata, and a conversation's turn, history and
+session_id, when its signature names them, or takes **kwargs), sync or async, returning the trace.
 
 The spec's `python: module:function` runs in worker processes (worker.py), one run at a time each, as many as the
 runner's `workers`: each imports the module once, and a run that overruns `timeout_s` has its worker killed with
@@ -32,10 +32,6 @@ from agentci_action.run.worker import failure, keywords
 
 WORKER = Path(__file__).with_name("worker.py")
 START_TIMEOUT_S = 120.0  # for the module to import in a new worker
-
-
-def _values(job: Job) -> dict[str, Any]:
-    return {"id": job.query.key, "run": job.run, "tags": list(job.query.tags), "metadata": job.metadata}
 
 
 def _raise(answer: dict[str, Any]) -> None:
@@ -124,7 +120,7 @@ class PythonWorkers:
         if self.routes:
             self.routes.bind(self._tokens[process.pid], job)
         try:
-            process.stdin.write(json.dumps({"query": job.query.query, "values": _values(job)}).encode() + b"\n")
+            process.stdin.write(json.dumps({"query": job.message, "values": job.values()}).encode() + b"\n")
             process.stdin.flush()
             answer = self._answer(process, timeout_s)
         except TimeoutError:
@@ -177,13 +173,13 @@ def _status(process: subprocess.Popen[bytes]) -> str:
 def call_in_process(function: Callable[..., Any], job: Job, timeout_s: float, trace_file: Path) -> Finished:
     """Call a callable of the caller's own in this process, on a thread: InfraFailure on a timeout or a provider's
     transient error, RunFailure on any other exception (its type, message and where it was raised)."""
-    kwargs = keywords(function, _values(job))
+    kwargs = keywords(function, job.values())
     outcome: dict[str, Any] = {}
 
     def target() -> None:
         since = agents_sdk.collect() if "agents" in sys.modules else set()
         try:
-            result = function(job.query.query, **kwargs)
+            result = function(job.message, **kwargs)
             if inspect.isawaitable(result):
                 result = asyncio.run(_bounded(result, timeout_s))
             if agents_sdk.is_run_result(result):

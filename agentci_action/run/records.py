@@ -68,7 +68,7 @@ def trace_of_run(
             else "returned JSON that validates to no trace: return an object such as "
             '{"final_answer": "...", "tool_calls": [...]}'
         )
-    trace = traces[0].model_copy(update={"id": job.query.key, "query": job.query.query, "run": job.run})
+    trace = traces[0].model_copy(update={"id": job.query.key, "query": job.message, "run": job.run})
     trace._source = source
     return price_trace(trace, pricing)
 

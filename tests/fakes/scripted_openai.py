@@ -42,11 +42,17 @@ def _text(content) -> str:
 
 class ScriptedOpenAIServer(FakeLLMServer):
     """`openai_url` is the SDK's base_url; `script` maps the first user message to its turns, played over Chat
-    Completions (`/v1/chat/completions`) or the Responses API (`/v1/responses`)."""
+    Completions (`/v1/chat/completions`) or the Responses API (`/v1/responses`).
 
-    def __init__(self, script: dict[str, list[Turn]], model: str = "gpt-4o-mini-2024-07-18"):
+    `per_message`: for conversations, the script maps each user message to its turns instead, the turn to play being
+    the number of assistant messages since the last user message (the conversation before it is context only);
+    every request body is kept in `bodies`."""
+
+    def __init__(self, script: dict[str, list[Turn]], model: str = "gpt-4o-mini-2024-07-18", per_message: bool = False):
         self.script = script
         self.model = model
+        self.per_message = per_message
+        self.bodies: list[dict] = []
         super().__init__()
 
     def _handler_class(self):
@@ -63,7 +69,12 @@ class ScriptedOpenAIServer(FakeLLMServer):
                 messages = body.get("messages") if chat else body.get("input")
                 if isinstance(messages, str):
                     messages = [{"role": "user", "content": messages}]
-                question = next((_text(m["content"]) for m in messages or [] if m.get("role") == "user"), "")
+                messages = messages or []
+                if server.per_message:  # the exchange since the last user message
+                    server.bodies.append(body)
+                    last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
+                    messages = messages[last:]
+                question = next((_text(m["content"]) for m in messages if m.get("role") == "user"), "")
                 turns = server.script.get(question)
                 if turns is None:
                     return self._send(400, {"error": {"message": f"no script for {question!r}"}})

@@ -4,7 +4,7 @@ Added to what the agent inherits:
 - `OTEL_EXPORTER_OTLP_ENDPOINT` (base URL: every signal comes here, metrics and logs are discarded) and
   `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (`…/v1/traces`, used as given), both replacing the inherited ones;
 - `OTEL_RESOURCE_ATTRIBUTES`: the inherited list, less any `agentci.*` entry, then `agentci.query_id` and
-  `agentci.run` (percent-encoded, as the variable's format requires);
+  `agentci.run`, and in a conversation `agentci.turn` (percent-encoded, as the variable's format requires);
 - `OTEL_EXPORTER_OTLP_HEADERS` and `OTEL_EXPORTER_OTLP_TRACES_HEADERS` (which the SDK reads instead of the first
   when set): each inherited list, less any `x-agentci-token` entry, then the receiver's token, without which it
   refuses spans;
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from urllib.parse import quote
 
-from agentci_action.run.capture.receiver import QUERY_ID, RUN, TOKEN_HEADER
+from agentci_action.run.capture.receiver import QUERY_ID, RUN, TOKEN_HEADER, TURN
 
 DEFAULTS = {
     "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
@@ -29,10 +29,12 @@ DEFAULTS = {
 PROTOCOL_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
 
 
-def resource_attributes(inherited: str | None, query_id: str, run: int) -> str:
-    """`inherited` (key=value,…) without agentci.* entries, then this run's query id and run."""
+def resource_attributes(inherited: str | None, query_id: str, run: int, turn: int = 0) -> str:
+    """`inherited` (key=value,…) without agentci.* entries, then this run's query id and run (and its turn, in a
+    conversation)."""
     kept = [item for item in (inherited or "").split(",") if item.strip() and not _is_ours(item)]
-    return ",".join([*kept, f"{QUERY_ID}={quote(query_id, safe='')}", f"{RUN}={run}"])
+    ours = [f"{QUERY_ID}={quote(query_id, safe='')}", f"{RUN}={run}", *([f"{TURN}={turn}"] if turn else [])]
+    return ",".join([*kept, *ours])
 
 
 def _is_ours(item: str) -> bool:
@@ -61,7 +63,9 @@ def _is_token(item: str) -> bool:
     return item.split("=", 1)[0].strip().lower() == TOKEN_HEADER
 
 
-def run_environment(endpoint: str, token: str, query_id: str, run: int, inherited: Mapping[str, str]) -> dict[str, str]:
+def run_environment(
+    endpoint: str, token: str, query_id: str, run: int, inherited: Mapping[str, str], turn: int = 0
+) -> dict[str, str]:
     """The variables to add to one run's environment (see the module docstring)."""
     added = {name: value for name, value in DEFAULTS.items() if name not in inherited}
     if any(name in inherited for name in PROTOCOL_VARIABLES):
@@ -69,7 +73,7 @@ def run_environment(endpoint: str, token: str, query_id: str, run: int, inherite
     return {
         **added,
         **exporter_environment(endpoint, token, inherited),
-        "OTEL_RESOURCE_ATTRIBUTES": resource_attributes(inherited.get("OTEL_RESOURCE_ATTRIBUTES"), query_id, run),
+        "OTEL_RESOURCE_ATTRIBUTES": resource_attributes(inherited.get("OTEL_RESOURCE_ATTRIBUTES"), query_id, run, turn),
     }
 
 

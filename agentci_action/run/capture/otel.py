@@ -49,14 +49,16 @@ class OtelCapture(Capture):
         self.receiver.stop()
 
     def environment(self, job: Job, trace_file: Path) -> dict[str, str]:
-        self.receiver.take((job.query.key, job.run))  # a retried run starts with none of its last attempt's spans
+        self.receiver.take(job.key)  # a retried run starts with none of its last attempt's spans
         return {
             **super().environment(job, trace_file),
-            **run_environment(self.receiver.endpoint, self.receiver.token, job.query.key, job.run, self.inherited),
+            **run_environment(
+                self.receiver.endpoint, self.receiver.token, job.query.key, job.run, self.inherited, job.turn
+            ),
         }
 
     def records(self, job: Job, finished: Finished) -> list[Record]:
-        key = (job.query.key, job.run)
+        key = job.key
         if not self.receiver.settle(key, self.wait_s):
             raise RunFailure(self.no_spans())
         document = run_document(self.receiver.take(key), job.query.key)
@@ -68,7 +70,7 @@ class OtelCapture(Capture):
     def outage(self, job: Job) -> str | None:
         """The outage the failed run's spans recorded (an SDK's exception on a model call span), if any: its spans
         are kept for the retry to drop."""
-        key = (job.query.key, job.run)
+        key = job.key
         self.receiver.settle(key, min(self.wait_s, OUTAGE_WAIT_S))
         return outage_in_spans(self.receiver.spans(key))
 

@@ -33,9 +33,10 @@ from typing import Any
 from agentci_action.run._loopback import LoopbackServer
 from agentci_action.run.capture import otlp
 
-RunKey = tuple[str, int]
+RunKey = tuple[str, int, int]  # (query id, run, turn: 0 outside a conversation)
 QUERY_ID = "agentci.query_id"
 RUN = "agentci.run"
+TURN = "agentci.turn"
 IDLE_TIMEOUT = 30.0
 DRAIN_S = 5.0
 DISCARDED_SIGNALS = ("/v1/metrics", "/v1/logs")
@@ -43,13 +44,13 @@ TOKEN_HEADER = "x-agentci-token"
 
 
 def run_key(resource: dict[str, Any]) -> RunKey | None:
-    """(query id, run) named by a resource's attributes; None without a query id. A run that is not a
-    whole number counts as run 0."""
+    """(query id, run, turn) named by a resource's attributes; None without a query id. A run or turn that is not
+    a whole number counts as 0."""
     query_id = resource.get(QUERY_ID)
     if query_id in (None, ""):
         return None
-    run = str(resource.get(RUN, "0")).strip()
-    return str(query_id), int(run) if run.isdigit() else 0
+    run, turn = (str(resource.get(name, "0")).strip() for name in (RUN, TURN))
+    return str(query_id), int(run) if run.isdigit() else 0, int(turn) if turn.isdigit() else 0
 
 
 def _stderr(message: str) -> None:

@@ -1,0 +1,109 @@
+"""`agentci run` drives a conversation turn by turn: a real openai-SDK agent against the local scripted model, in
+both styles (the history resent each turn, or a session id the agent keeps state under), as a command and as a
+`python:` callable; stop_on_failure ends the conversation at the turn that blocks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT, hermetic_environment, run_cli
+from fakes.scripted_openai import ScriptedOpenAIServer, Turn
+
+AGENTS = ROOT / "tests" / "agents"
+ASK = "I want a refund for my headphones."
+GIVE = "It is order A-1234."
+ASKS_FIRST = {
+    ASK: [Turn(content="Sure, what is your order number?")],
+    GIVE: [
+        Turn(tool_calls=[("lookup_order", {"order_id": "A-1234"})]),
+        Turn(tool_calls=[("issue_refund", {"order_id": "A-1234"})]),
+        Turn(content="Order A-1234 is refunded: $59."),
+    ],
+}
+REFUNDS_AT_ONCE = {
+    ASK: [Turn(tool_calls=[("issue_refund", {"order_id": "last"})]), Turn(content="Done, your order is refunded.")],
+    GIVE: [Turn(content="It is refunded already.")],
+}
+CONVERSATION = {
+    "id": "refund",
+    "turns": [
+        {
+            "user": ASK,
+            "correctness": {"expected_in_answer": ["order number"]},
+            "path": {"forbidden_tools": ["issue_refund"]},
+        },
+        {"user": GIVE, "path": {"expected_tools": ["lookup_order", "issue_refund"]}},
+    ],
+    "correctness": {"expected_in_answer": ["refunded"]},
+    "cost": {"max_turns": 2},
+}
+RUNNERS = {
+    "command, history resent": {"command": ["python", str(AGENTS / "support_chat.py"), "history"]},
+    "command, session": {"command": ["python", str(AGENTS / "support_chat.py"), "session"]},
+    "python, history resent": {"python": "support_chat:chat", "workers": 2},
+    "python, session": {"python": "support_chat:chat_in_session", "workers": 2},
+}
+
+
+def _spec(folder: Path, runner: dict, **query) -> Path:
+    path = folder / "spec.yaml"
+    runner = {"cwd": str(AGENTS), "retries": 0, **runner}
+    path.write_text(yaml.safe_dump({"agent": "support", "runner": runner, "queries": [{**CONVERSATION, **query}]}))
+    return path
+
+
+def _environment(model: ScriptedOpenAIServer, folder: Path) -> dict[str, str]:
+    (folder / "sessions").mkdir(exist_ok=True)
+    return hermetic_environment(
+        OPENAI_BASE_URL=model.openai_url, OPENAI_API_KEY="test-key", SUPPORT_SESSIONS=str(folder / "sessions")
+    )
+
+
+@pytest.mark.parametrize("style", RUNNERS)
+def test_each_turn_reaches_the_agent_with_the_conversation_so_far(tmp_path, style):
+    with ScriptedOpenAIServer(ASKS_FIRST, per_message=True) as model:
+        spec = _spec(tmp_path, RUNNERS[style])
+        result = run_cli("test", "--spec", spec, "--record", tmp_path / "traces", env=_environment(model, tmp_path))
+        assert result.returncode == 0, result.stdout + result.stderr
+        (trace,) = [json.loads(line) for line in (tmp_path / "traces" / "refund.jsonl").read_text().splitlines()]
+        assert [turn["query"] for turn in trace["turns"]] == [ASK, GIVE]
+        assert [call["name"] for call in trace["turns"][1]["tool_calls"]] == ["lookup_order", "issue_refund"]
+        assert trace["turns"][0]["final_answer"] == "Sure, what is your order number?"
+        assert trace["total_llm_calls"] == 4 and trace["total_tokens"] == 4 * 15
+        # turn 2's model calls carry turn 1's exchange: resent by AgentCI, or kept by the agent under its session
+        later = [body["messages"] for body in model.bodies[1:]]
+        for messages in later:
+            said = [(m["role"], m.get("content")) for m in messages]
+            assert ("user", ASK) in said and ("assistant", "Sure, what is your order number?") in said
+        if "session" in style:
+            (kept,) = (tmp_path / "sessions").iterdir()  # one session, both turns under it
+            assert kept.name.startswith("refund.run0.")
+            assert sum(m["role"] == "tool" for m in json.loads(kept.read_text())) == 2
+
+
+def test_stop_on_failure_ends_the_conversation_at_the_turn_that_blocks(tmp_path):
+    with ScriptedOpenAIServer(REFUNDS_AT_ONCE, per_message=True) as model:
+        spec = _spec(tmp_path, RUNNERS["command, history resent"], stop_on_failure=True)
+        env = _environment(model, tmp_path)
+        result = run_cli("test", "--spec", spec, "--record", tmp_path / "traces", "--format", "json", env=env)
+        assert result.returncode == 1, result.stderr
+        assert len(model.bodies) == 2  # turn 1's two model calls; turn 2 never ran
+        (trace,) = [json.loads(line) for line in (tmp_path / "traces" / "refund.jsonl").read_text().splitlines()]
+        assert [turn["query"] for turn in trace["turns"]] == [ASK]
+        (query,) = json.loads(result.stdout)["results"]
+        assert [turn["status"] for turn in query["turns"]] == ["fail", "skip"]
+
+
+def test_under_capture_otel_a_turn_s_spans_carry_its_turn():
+    from agentci_action.run.capture.environment import resource_attributes
+    from agentci_action.run.capture.receiver import run_key
+
+    attributes = resource_attributes("service.name=chat,agentci.turn=9", "refund", 1, 2)
+    assert attributes == "service.name=chat,agentci.query_id=refund,agentci.run=1,agentci.turn=2"
+    resource = dict(item.split("=") for item in attributes.split(","))
+    assert run_key(resource) == ("refund", 1, 2)
+    assert resource_attributes(None, "single", 0) == "agentci.query_id=single,agentci.run=0"  # no turn outside one
+    assert run_key({"agentci.query_id": "single", "agentci.run": "0"}) == ("single", 0, 0)
