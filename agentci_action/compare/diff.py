@@ -65,6 +65,7 @@ from agentci_action.engine.results import (
     RunResult,
     Status,
     TokenAttribution,
+    TurnResult,
 )
 from agentci_action.engine.score import run_uplift
 from agentci_action.engine.significance import Verdict
@@ -225,6 +226,19 @@ class AnswerDiff(BaseModel):
     after: str | None = None
 
 
+class TurnDiff(BaseModel):
+    """The first turn of a conversation whose status, answer or route differs between the two sides (each the
+    turn's most frequent over its runs); a turn one side did not reach is its status null."""
+
+    turn: int = Field(description="The turn's number, from 1.")
+    user: str = Field(description="The user's message of that turn.")
+    line: int = Field(0, description="The turn's line in the spec.")
+    status: StatusDiff
+    answer: AnswerDiff
+    route_before: list[str] = Field(default_factory=list)
+    route_after: list[str] = Field(default_factory=list)
+
+
 class CostDiff(BaseModel):
     cost_usd: Delta
     total_tokens: Delta
@@ -284,6 +298,9 @@ class QueryDiff(BaseModel):
         description="The pass-rate verdict, baseline → current; null for a query on one side only or not run.",
     )
     answer: AnswerDiff = Field(default_factory=AnswerDiff)
+    first_diverged_turn: TurnDiff | None = Field(
+        None, description="In a conversation, the first turn that differs between the sides; null otherwise."
+    )
     models_before: list[str] = Field(default_factory=list, description="LLM models the before side's runs called.")
     models_after: list[str] = Field(default_factory=list)
     path: PathDiff
@@ -424,6 +441,7 @@ class _Figures:
     tokens: TokenAttribution | None = None  # where the input tokens went (means per run)
     run_statuses: tuple[Status, ...] = ()  # pass / fail / error per run, in run order (the pass counts)
     per_run: dict[str, list[float | None]] = field(default_factory=dict)  # cost figures per run, for their intervals
+    turns: tuple[TurnResult, ...] = ()  # a conversation's turns (QueryResult.turns)
 
     @property
     def tools(self) -> list[str]:
@@ -475,6 +493,7 @@ def _figures(result: QueryResult, runs: list[Trace]) -> _Figures:
         tokens=result.tokens,
         run_statuses=_counted_statuses(result, runs),
         per_run=_per_run(ran),
+        turns=tuple(result.turns),
     )
 
 
@@ -509,6 +528,28 @@ def _per_run(runs: list[Trace]) -> dict[str, list[float | None]]:
         "llm_calls": [t.total_llm_calls for t in runs],
         "latency_ms": [t.total_duration_ms for t in runs],
     }
+
+
+def first_diverged_turn(before: tuple[TurnResult, ...], after: tuple[TurnResult, ...]) -> TurnDiff | None:
+    """The first turn whose status, answer or route differs between the sides (a turn on one side only differs);
+    None when neither side is a conversation or every turn is the same."""
+    for index in range(max(len(before), len(after))):
+        b = before[index] if index < len(before) else None
+        a = after[index] if index < len(after) else None
+        if b and a and (b.status, b.answer, b.tools) == (a.status, a.answer, a.tools):
+            continue
+        shown = a or b
+        assert shown is not None  # index < the longer side's length
+        return TurnDiff(
+            turn=shown.turn,
+            user=shown.user,
+            line=shown.line,
+            status=StatusDiff(before=b.status if b else None, after=a.status if a else None),
+            answer=AnswerDiff(before=b.answer if b else None, after=a.answer if a else None),
+            route_before=b.tools if b else [],
+            route_after=a.tools if a else [],
+        )
+    return None
 
 
 def _route_calls(runs: list[Trace]) -> tuple[ToolCall, ...]:
@@ -704,6 +745,7 @@ def diff_query(
         why=list(a.failures if ChangeKind.NOT_RUN in kinds else _why(verdict, b, a)),
         pass_rate=verdict,
         answer=AnswerDiff(before=_shown_answer(before), after=_shown_answer(after)),
+        first_diverged_turn=first_diverged_turn(b.turns, a.turns) if kinds else None,
         models_before=list(b.models),
         models_after=list(a.models),
         path=path,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agentci_action.engine.results import FAIL, SKIP, Check, LayerResult, Status
+from agentci_action.engine.results import FAIL, SEVERITY, SKIP, Check, LayerResult, Status, TurnResult
 from agentci_action.spec.models import QuerySpec, private_attributes
 from agentci_action.trace.canonical import Trace
 
@@ -107,3 +107,16 @@ def merged_layers(whole: dict[str, LayerResult], turns: list[dict[str, LayerResu
 def _labelled(check: Check, number: int) -> Check:
     message = f"turn {number}: {check.message}" if check.message else ""
     return Check(check.name, check.status, message, {**check.data, "turn": number})
+
+
+def whole_layer(layer: LayerResult) -> LayerResult:
+    """A conversation's layer without its turns' checks: what the whole conversation's own checks found."""
+    own = [check for check in layer.checks if "turn" not in check.data]
+    if not own:
+        return LayerResult(SKIP, layer.details, ["no checks on the whole conversation"])
+    return LayerResult.from_checks(own, layer.details)
+
+
+def failing_first(turns: list[TurnResult]) -> list[TurnResult]:
+    """The turns the most severe first (error, fail, warn, pass, skip), in order among equals."""
+    return sorted(turns, key=lambda turn: (-SEVERITY[turn.status], turn.turn))

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentci_action._util.text import one_line, unverified_note
-from agentci_action.engine.results import LAYERS, QueryResult, RunResult, Status
+from agentci_action.engine.conversation import whole_layer
+from agentci_action.engine.results import LAYERS, LayerResult, QueryResult, RunResult, Status
 from agentci_action.engine.significance import Verdict
 from agentci_action.report import finding_phrases
 from agentci_action.report.console import render_with_diff
@@ -72,9 +73,8 @@ def repo_path(file: str, workspace: str | None) -> str:
     return file.replace(os.sep, "/").removeprefix("./")
 
 
-def _level(query: QueryResult, layer: str) -> str | None:
-    status = query.layer(layer).status
-    if status is Status.ERROR or (status is Status.FAIL and query.blocking):
+def _level(status: Status, blocking: bool) -> str | None:
+    if status is Status.ERROR or (status is Status.FAIL and blocking):
         return "error"
     if status in (Status.FAIL, Status.WARN):
         return "warning"
@@ -99,8 +99,25 @@ def _verdict_annotations(run: RunResult, diff: RunDiff, workspace: str | None) -
     return found
 
 
+def _places(query: QueryResult) -> list[tuple[int, str, LayerResult, bool]]:
+    """(line, title, layer, blocking) for each layer to annotate: a query's layers on its line; a conversation's own
+    checks on its line and each turn's layers on the turn's line (blocking when the turn failed in a blocking
+    conversation)."""
+    if not query.turns:
+        return [(query.line, f"AgentCI {name}: {query.id}", query.layer(name), query.blocking) for name in LAYERS]
+    places = [
+        (query.line, f"AgentCI {name}: {query.id}", whole_layer(query.layer(name)), query.blocking) for name in LAYERS
+    ]
+    for turn in query.turns:
+        blocking = query.blocking and turn.status is Status.FAIL
+        title = f"AgentCI {{}}: {query.id} turn {turn.turn}"
+        places += [(turn.line or query.line, title.format(name), turn.layer(name), blocking) for name in LAYERS]
+    return places
+
+
 def annotations_for(run: RunResult, workspace: str | None = None, diff: RunDiff | None = None) -> list[Annotation]:
-    """One annotation per query and failing/warning layer, on the query's line, most severe first.
+    """One annotation per query and failing/warning layer, on the query's line (a conversation's turn: on the turn's
+    line), most severe first.
 
     error: a layer errored, or failed in a blocking query; warning: any other fail or warn, and against a baseline
     a query whose repeated runs are regressed or inconclusive (its verdict in words); one notice on the spec
@@ -108,17 +125,17 @@ def annotations_for(run: RunResult, workspace: str | None = None, diff: RunDiff 
     """
     found = []
     for query in run.results:
-        for layer in LAYERS:
-            level = _level(query, layer)
+        for line, title, layer, blocking in _places(query):
+            level = _level(layer.status, blocking)
             if level is None:
                 continue
-            messages = finding_phrases.lines(query.layer(layer))
+            messages = finding_phrases.lines(layer)
             found.append(
                 Annotation(
                     level=level,
                     file=repo_path(query.file, workspace),
-                    line=query.line,
-                    title=one_line(f"AgentCI {layer}: {query.id}", 200),
+                    line=line,
+                    title=one_line(title, 200),
                     message=one_line("; ".join(messages), MAX_MESSAGE_CHARS),
                 )
             )

@@ -7,7 +7,8 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from agentci_action._util.text import milliseconds, no_baseline_note, one_line, plural, unverified_note, usd
-from agentci_action.engine.results import LAYERS, RUN_FIGURES, Finding, QueryResult, RunResult, Status
+from agentci_action.engine.conversation import failing_first, whole_layer
+from agentci_action.engine.results import LAYERS, RUN_FIGURES, Finding, LayerResult, QueryResult, RunResult, Status
 from agentci_action.report import gate_phrases, replay_phrases, suite_phrases, token_phrases
 from agentci_action.report import trend as trend_report
 from agentci_action.report.diff_console import render_diff
@@ -74,21 +75,46 @@ def reliability_line(result: QueryResult) -> str:
     )
 
 
+def _layer_lines(layers: list[tuple[str, LayerResult]], indent: str = "    ") -> list[str]:
+    """Each layer's status and findings, one finding a line (wrapped)."""
+    lines = []
+    for name, layer in layers:
+        said = layer.findings() or [Finding(layer.status, "", "" if layer.status is Status.SKIP else "ok")]
+        for k, finding in enumerate(said):  # a finding of another status than its layer's says its own
+            shown = finding.status.value if k == 0 or finding.status is not layer.status else ""
+            head = f"{indent}{name if k == 0 else '':<11} {shown:<5} "
+            # wrapped rather than cut: a path explanation's last part (the argument values) matters most
+            width = MESSAGE_WIDTH - len(indent) + 4
+            pieces = textwrap.wrap(one_line(finding.message, MESSAGE_LIMIT), width, break_on_hyphens=False)
+            lines.append((head + (pieces or [""])[0]).rstrip())
+            lines.extend(" " * (len(indent) + 20) + piece for piece in pieces[1:])
+    return lines
+
+
+def _turn_lines(result: QueryResult) -> list[str]:
+    """A conversation's turns, the failing first: each its status, line and message; a turn that did not pass
+    with its layers' findings, a passing or skipped one on its line alone."""
+    lines = []
+    for turn in failing_first(result.turns):
+        lines.append(
+            f"    turn {turn.turn} {MARKS[turn.status]} {turn.status.value.upper():5} ({result.file}:{turn.line})  "
+            f"{one_line(turn.user, 80)}"
+        )
+        if turn.status in (Status.FAIL, Status.WARN, Status.ERROR):
+            lines += _layer_lines([(name, turn.layer(name)) for name in LAYERS], indent="      ")
+    return lines
+
+
 def render_query(result: QueryResult) -> list[str]:
     lines = [
         f"{MARKS[result.status]} {result.status.value.upper():5} {one_line(result.id)}  ({result.file}:{result.line})",
         f"    {one_line(result.query, 100)!s}",
     ]
-    for name in LAYERS:
-        layer = result.layer(name)
-        said = layer.findings() or [Finding(layer.status, "", "" if layer.status is Status.SKIP else "ok")]
-        for k, finding in enumerate(said):  # a finding of another status than its layer's says its own
-            shown = finding.status.value if k == 0 or finding.status is not layer.status else ""
-            head = f"    {name if k == 0 else '':<11} {shown:<5} "
-            # wrapped rather than cut: a path explanation's last part (the argument values) matters most
-            pieces = textwrap.wrap(one_line(finding.message, MESSAGE_LIMIT), MESSAGE_WIDTH, break_on_hyphens=False)
-            lines.append((head + (pieces or [""])[0]).rstrip())
-            lines.extend(" " * 24 + piece for piece in pieces[1:])
+    if result.turns:  # the whole conversation's own checks, then its turns
+        lines += _layer_lines([(name, whole_layer(result.layer(name))) for name in LAYERS])
+        lines += _turn_lines(result)
+    else:
+        lines += _layer_lines([(name, result.layer(name)) for name in LAYERS])
     lines.append(f"    {figures_line(result)}")
     if result.model_calls is not None:
         lines.append(f"    model calls: {replay_phrases.model_calls(result.model_calls)}")

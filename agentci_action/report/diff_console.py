@@ -79,6 +79,7 @@ def query_lines(query: QueryDiff, diff: RunDiff) -> list[str]:
     ]
     if query.has(ChangeKind.NOT_RUN):
         return lines
+    lines += _turn_lines(query)
     lines += _answer_lines(query)
     models = fmt.models_text(query.models_before, query.models_after)
     if models:
@@ -108,6 +109,24 @@ def _why_lines(query: QueryDiff) -> list[str]:
         lines += _wrapped(head if k == 0 else "", one_line(message, 400), hanging=2)
     if len(query.why) > 5:
         lines.append(f"  {'':<16} and {len(query.why) - 5} more (the JSON has them)")
+    return lines
+
+
+def _turn_lines(query: QueryDiff) -> list[str]:
+    """A conversation's first diverged turn: its number, line and message, then its status, answer and route on
+    each side."""
+    turn = query.first_diverged_turn
+    if turn is None:
+        return []
+    where = f" ({query.file}:{turn.line})" if query.file and turn.line else ""
+    lines = _wrapped("First diverged", one_line(f"turn {turn.turn}{where}: {fmt.trimmed(turn.user, ANSWER_LIMIT)}"))
+    for side, status, answer, route in (
+        ("before", turn.status.before, turn.answer.before, turn.route_before),
+        ("after", turn.status.after, turn.answer.after, turn.route_after),
+    ):
+        said = "(not reached)" if answer is None else fmt.trimmed(answer, ANSWER_LIMIT)
+        tools = f" · tools: {', '.join(route)}" if route else ""
+        lines += _wrapped(f"  Turn {turn.turn} {side}", one_line(f"{_status(status)} · {said}{tools}"), hanging=2)
     return lines
 
 

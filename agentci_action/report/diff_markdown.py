@@ -208,6 +208,7 @@ def details_block(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
         )
         lines.append("\n</details>\n")
         return "".join(lines)
+    lines.append(turn_block(query))
     lines.append(_routes(query))
     lines.append(
         "| Tier | Metric | Before → after | Change |\n|---|---|---|---|\n"
@@ -270,6 +271,30 @@ def _routes(query: QueryDiff) -> str:
 
 
 ANSWER_LIMIT = 600  # characters of each answer shown; the JSON has them in full
+
+
+def turn_block(query: QueryDiff) -> str:
+    """A conversation's first diverged turn: its number, line and message, its status on each side, and its answers
+    before (-) and after (+) in an inert `diff` block. '' for a query that is no conversation."""
+    turn = query.first_diverged_turn
+    if turn is None:
+        return ""
+    where = f" ({inline(f'{query.file}:{turn.line}', 200)})" if query.file and turn.line else ""
+    lines = [
+        f"{sign} {line}"
+        for sign, text in (("-", turn.answer.before), ("+", turn.answer.after))
+        for line in ("(not reached)" if text is None else fmt.trimmed(text, ANSWER_LIMIT)).splitlines() or [""]
+    ]
+    routes = [
+        f"tools before: {', '.join(turn.route_before) or '—'}",
+        f"tools after:  {', '.join(turn.route_after) or '—'}",
+    ]
+    return (
+        f"**First diverged at turn {turn.turn}**{where}: {inline(turn.user, 300)} — "
+        f"{_icon_status(turn.status.before)} → {_icon_status(turn.status.after)}\n\n"
+        + code_block(lines + routes, "diff")
+        + "\n"
+    )
 
 
 def answer_block(query: QueryDiff) -> str:

@@ -25,6 +25,7 @@ from agentci_action._util.text import (
 )
 from agentci_action.compare.diff import RunDiff
 from agentci_action.compare.history import Trend
+from agentci_action.engine.conversation import failing_first
 from agentci_action.engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
 from agentci_action.report import finding_phrases, gate_phrases, replay_phrases, suite_phrases, token_phrases
 from agentci_action.report import trend as trend_report
@@ -173,12 +174,14 @@ def _cell(layer: LayerResult, figures: str = "") -> str:
     return f"{ICONS[layer.status]} {layer.status.value}" + (f" · {figures}" if figures else "")
 
 
-def _where(query: QueryResult, links: Links) -> str:
-    """The spec's file and line, linked to that line at the evaluated commit when the path stays in the repository."""
-    place = inline(f"{query.file}:{query.line}", 200)
+def _where(query: QueryResult, links: Links, line: int | None = None) -> str:
+    """The spec's file and line (the query's, or `line`), linked to that line at the evaluated commit when the path
+    stays in the repository."""
+    line = line or query.line
+    place = inline(f"{query.file}:{line}", 200)
     path = in_repository(query.file)
     if links.blob_url and path is not None:
-        return f"[{place}]({links.blob_url}/{_url_path(path)}#L{query.line})"
+        return f"[{place}]({links.blob_url}/{_url_path(path)}#L{line})"
     return place
 
 
@@ -243,10 +246,15 @@ def finding_lines(query: QueryResult) -> str:
 
 
 def finding_row(query: QueryResult, links: Links) -> str:
-    """A failing or warning query: its id and text, its line in the spec, and why."""
+    """A failing or warning query: its id and text, its line in the spec, and why. A conversation whose turn did not
+    pass is shown at its worst turn (the first of them): that turn's number, message and line."""
+    worst = failing_first(query.turns)[0] if query.turns else None
+    said, line = inline(query.query, 160), query.line
+    if worst is not None and worst.status in _REPORTED:
+        said, line = f"turn {worst.turn} of {len(query.turns)}: {inline(worst.user, 160)}", worst.line
     return (
-        f"| {ICONS[query.status]} | {inline(query.id, 120)}<br><sub>{inline(query.query, 160)}</sub> | "
-        f"{_where(query, links)} | {finding_lines(query)} |\n"
+        f"| {ICONS[query.status]} | {inline(query.id, 120)}<br><sub>{said}</sub> | "
+        f"{_where(query, links, line)} | {finding_lines(query)} |\n"
     )
 
 
