@@ -442,6 +442,10 @@ class _Figures:
     run_statuses: tuple[Status, ...] = ()  # pass / fail / error per run, in run order (the pass counts)
     per_run: dict[str, list[float | None]] = field(default_factory=dict)  # cost figures per run, for their intervals
     turns: tuple[TurnResult, ...] = ()  # a conversation's turns (QueryResult.turns)
+    # a conversation's runs, turn by turn: each run's routes and answers of its turns (a call moved from one turn to
+    # another changes these, not the whole conversation's route)
+    turn_routes: list[tuple[tuple[str, ...], ...]] = field(default_factory=list)
+    turn_answers: list[tuple[str, ...]] = field(default_factory=list)
 
     @property
     def tools(self) -> list[str]:
@@ -494,6 +498,8 @@ def _figures(result: QueryResult, runs: list[Trace]) -> _Figures:
         run_statuses=_counted_statuses(result, runs),
         per_run=_per_run(ran),
         turns=tuple(result.turns),
+        turn_routes=[tuple(turn.tool_sequence for turn in t.turns) for t in ran if t.turns],
+        turn_answers=[tuple(turn.final_answer.strip() for turn in t.turns) for t in ran if t.turns],
     )
 
 
@@ -659,7 +665,8 @@ _VERDICT_KINDS = {
 
 def _kinds(before: _Figures | None, after: _Figures | None, path: PathDiff, cost: CostDiff) -> list[ChangeKind]:
     """Every kind but the verdict's (regression, fixed, inconclusive: `_with_verdicts` adds it once the verdicts are
-    settled); routes, handoffs and answers are compared as distributions over the runs. A side whose runs all failed
+    settled); routes, handoffs and answers are compared as distributions over the runs (a conversation's also turn by
+    turn). A side whose runs all failed
     without a trace has nothing to compare: infrastructure is not_run (not the agent's doing), a crash only its
     verdict."""
     if before is None:
@@ -673,11 +680,15 @@ def _kinds(before: _Figures | None, after: _Figures | None, path: PathDiff, cost
     kinds = []
     if before.models and after.models and before.models != after.models:
         kinds.append(ChangeKind.MODEL_CHANGED)
-    if not same_distribution(before.routes, after.routes):
+    if not (
+        same_distribution(before.routes, after.routes) and same_distribution(before.turn_routes, after.turn_routes)
+    ):
         kinds.append(ChangeKind.TOOLS_CHANGED)
     if not same_distribution(before.handoffs, after.handoffs):
         kinds.append(ChangeKind.ROUTING_CHANGED)
-    if not same_distribution(before.answers, after.answers):
+    if not (
+        same_distribution(before.answers, after.answers) and same_distribution(before.turn_answers, after.turn_answers)
+    ):
         kinds.append(ChangeKind.OUTPUT_CHANGED)
     if any(
         delta.moved_beyond(COST_TOLERANCE) for delta in (cost.cost_usd, cost.total_tokens, cost.llm_calls)
@@ -745,7 +756,7 @@ def diff_query(
         why=list(a.failures if ChangeKind.NOT_RUN in kinds else _why(verdict, b, a)),
         pass_rate=verdict,
         answer=AnswerDiff(before=_shown_answer(before), after=_shown_answer(after)),
-        first_diverged_turn=first_diverged_turn(b.turns, a.turns) if kinds else None,
+        first_diverged_turn=first_diverged_turn(b.turns, a.turns),
         models_before=list(b.models),
         models_after=list(a.models),
         path=path,
