@@ -278,7 +278,7 @@ def test_spans_without_the_capture_token_are_refused_with_401_and_never_kept(rec
     assert status == 401 and status_of(payload, content_type).code == 16  # UNAUTHENTICATED
     assert receiver.runs() == [] and receiver.spans_received == 0
     assert receiver.problems == {"401": 1} and "x-agentci-token" in receiver.logged[0]
-    assert post(receiver, forged, PROTOBUF)[0] == 200 and receiver.runs() == [("refund", 0)]  # with the token
+    assert post(receiver, forged, PROTOBUF)[0] == 200 and receiver.runs() == [("refund", 0, 0)]  # with the token
 
 
 def test_each_receiver_has_its_own_token():
@@ -306,4 +306,4 @@ def test_the_sdk_s_exporter_sends_the_token_from_the_run_environment_alone(recei
     provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
     agent_spans(provider)
     provider.shutdown()
-    assert receiver.settle(("oslo", 0), 5) and receiver.problems == {}
+    assert receiver.settle(("oslo", 0, 0), 5) and receiver.problems == {}
