@@ -107,3 +107,51 @@ def test_under_capture_otel_a_turn_s_spans_carry_its_turn():
     assert run_key(resource) == ("refund", 1, 2)
     assert resource_attributes(None, "single", 0) == "agentci.query_id=single,agentci.run=0"  # no turn outside one
     assert run_key({"agentci.query_id": "single", "agentci.run": "0"}) == ("single", 0, 0)
+
+
+PARIS = "What's the weather in Paris?"
+CELSIUS = "And in Celsius?"
+WEATHER_SCRIPT = {
+    PARIS: [
+        Turn(tool_calls=[("transfer_to_weather", {})]),
+        Turn(tool_calls=[("get_weather", {"city": "Paris"})]),
+        Turn(tool_calls=[("to_fahrenheit", {"celsius": 21})]),
+        Turn(content="It is 69.8 °F in Paris."),
+    ],
+    CELSIUS: [Turn(tool_calls=[("transfer_to_weather", {})]), Turn(content="It is 21 °C in Paris.")],
+}
+
+
+@pytest.mark.parametrize("api", ["chat_completions", "responses"])
+def test_an_agents_sdk_agent_keeps_the_conversation_in_its_own_session(tmp_path, api):
+    with ScriptedOpenAIServer(WEATHER_SCRIPT, per_message=True) as model:
+        runner = {
+            "python": "agents_sdk_agent:answer_in_session",
+            "cwd": str(AGENTS),
+            "workers": 2,
+            "env": {"AGENT_OPENAI_API": api, "AGENT_SESSIONS_DB": str(tmp_path / "sessions.db")},
+        }
+        spec = tmp_path / "spec.yaml"
+        conversation = {
+            "id": "paris",
+            "turns": [
+                {"user": PARIS, "path": {"expected_handoff": "weather", "expected_tools": ["get_weather"]}},
+                {"user": CELSIUS, "correctness": {"expected_in_answer": ["21 °C"]}},
+            ],
+            "cost": {"max_turns": 2},
+        }
+        spec.write_text(yaml.safe_dump({"agent": "weather", "runner": runner, "queries": [conversation]}))
+        env = hermetic_environment(OPENAI_BASE_URL=model.openai_url, OPENAI_API_KEY="sk-test-agents")
+        result = run_cli("test", "--spec", spec, "--record", tmp_path / "traces", "--format", "json", env=env)
+        assert result.returncode == 0, result.stdout + result.stderr
+        (trace,) = [json.loads(line) for line in (tmp_path / "traces" / "paris.jsonl").read_text().splitlines()]
+        first, second = trace["turns"]
+        assert [c["name"] for c in first["tool_calls"]] == ["transfer_to_weather", "get_weather", "to_fahrenheit"]
+        assert first["handoffs"] == [{"from": "triage", "to": "weather"}]
+        assert second["final_answer"] == "It is 21 °C in Paris." and len(second["llm_calls"]) == 2
+        assert trace["total_llm_calls"] == 6
+        # the SDK's session resent turn 1 on turn 2: its question and its answer are in turn 2's first request
+        turn_two = json.dumps(model.bodies[4], ensure_ascii=False)
+        assert PARIS in turn_two and "69.8 °F" in turn_two
+        (query,) = json.loads(result.stdout)["results"]
+        assert [turn["status"] for turn in query["turns"]] == ["pass", "pass"]

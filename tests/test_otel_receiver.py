@@ -307,3 +307,20 @@ def test_the_sdk_s_exporter_sends_the_token_from_the_run_environment_alone(recei
     agent_spans(provider)
     provider.shutdown()
     assert receiver.settle(("oslo", 0, 0), 5) and receiver.problems == {}
+
+
+def test_collect_reads_a_run_s_turns_as_one_conversation(receiver):
+    from agentci_action.run.capture.collect import traces_of
+
+    for turn, answer in ((2, "Still sunny."), (1, "Sunny, 21 C.")):  # sent out of order
+        provider = TracerProvider(resource=Resource.create({"agentci.query_id": "oslo", "agentci.turn": str(turn)}))
+        exporter = OTLPSpanExporter(endpoint=f"{receiver.endpoint}/v1/traces", headers=receiver.headers)
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        agent_spans(provider, answer)
+        provider.shutdown()
+    assert receiver.settle(("oslo", 0, 1), 5) and receiver.settle(("oslo", 0, 2), 5)
+    (conversation,) = traces_of(receiver)
+    assert conversation.id == "oslo" and conversation.run == 0
+    assert [turn.final_answer for turn in conversation.turns] == ["Sunny, 21 C.", "Still sunny."]
+    assert conversation.final_answer == "Still sunny." and conversation.tool_names == ["get_weather"] * 2
+    assert conversation.total_tokens == 2 * 37

@@ -1,6 +1,7 @@
 """A real OpenAI Agents SDK agent for a `python:` runner: a triage agent hands off to a weather agent with two tools,
 over Chat Completions (or the Responses API: AGENT_OPENAI_API=responses) at $OPENAI_BASE_URL (a local scripted server in the tests). `answer` returns the SDK's own
-`RunResult`, which AgentCI reads through the SDK's tracing.
+`RunResult`, which AgentCI reads through the SDK's tracing; `answer_in_session` answers a conversation's turn with
+the SDK's own session keeping the conversation.
 
 The SDK's default trace processor would upload traces to OpenAI: it is replaced by none at import, as a user with
 their own exporter would; AgentCI adds its collector when it calls the function.
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from agents import Agent, Runner, function_tool, set_default_openai_api, set_trace_processors
+from agents import Agent, Runner, SQLiteSession, function_tool, set_default_openai_api, set_trace_processors
 
 set_default_openai_api(os.environ.get("AGENT_OPENAI_API", "chat_completions"))  # or "responses", the SDK's default
 set_trace_processors([])
@@ -45,3 +46,9 @@ def answer(query: str):
 
 async def answer_async(query: str):
     return await Runner.run(TRIAGE, query)
+
+
+def answer_in_session(query: str, session_id: str):
+    """A conversation's turn: the SDK keeps the conversation in its SQLite session (a file under
+    $AGENT_SESSIONS_DB, shared by the runner's worker processes), named by AgentCI's session id."""
+    return Runner.run_sync(TRIAGE, query, session=SQLiteSession(session_id, os.environ["AGENT_SESSIONS_DB"]))

@@ -81,7 +81,8 @@ class ScriptedOpenAIServer(FakeLLMServer):
                 # turns so far: assistant messages (Chat Completions); function calls and assistant messages (Responses)
                 index = sum(m.get("role") == "assistant" or m.get("type") == "function_call" for m in messages or [])
                 turn = turns[min(index, len(turns) - 1)]
-                self._send(200, (server.reply if chat else server.response)(turn, index, body.get("model")))
+                serial = len(server.bodies) if server.per_message else index  # ids unique across the conversation
+                self._send(200, (server.reply if chat else server.response)(turn, serial, body.get("model")))
 
         return Handler
 

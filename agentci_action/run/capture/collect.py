@@ -39,18 +39,31 @@ UNIDENTIFIED = "unidentified"
 
 
 def traces_of(receiver: Receiver) -> list[Trace]:
-    """Every trace the receiver's spans make; a run or trace AgentCI cannot read is logged (once), not raised."""
+    """Every trace the receiver's spans make; a run or trace AgentCI cannot read is logged (once), not raised. The
+    spans of a run's turns (`agentci.turn` 1, 2, …) make one conversation, its turns in order."""
     traces = []
+    conversations: dict[tuple[str, int], list[tuple[int, Trace]]] = {}
     for key in receiver.runs():
         spans = receiver.spans(key)
         try:
             if key is None:
                 traces.extend(_unnamed(spans, receiver))
+                continue
+            query_id, run, turn = key
+            source = f"otel:{query_id} run {run}" + (f" turn {turn}" if turn else "")
+            trace = run_traces.run_trace(spans, query_id, run, source)
+            if turn:
+                conversations.setdefault((query_id, run), []).append((turn, trace))
             else:
-                traces.append(run_traces.run_trace(spans, key[0], key[1], f"otel:{key[0]} run {key[1]}"))
+                traces.append(trace)
         except TraceError as exc:
             for problem in exc.problems:
                 receiver.note(str(problem), str(problem))
+    for (query_id, run), turns in conversations.items():
+        replies = [reply for _, reply in sorted(turns, key=lambda numbered: numbered[0])]
+        conversation = Trace(id=query_id, run=run, turns=replies).with_derived_totals()
+        conversation._source = f"otel:{query_id} run {run}"
+        traces.append(conversation)
     return traces
 
 
