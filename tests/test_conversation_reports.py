@@ -138,3 +138,15 @@ def test_hostile_turn_text_stays_inert(tmp_path, write, write_traces):
     markdown = run_cli("test", "--spec", spec, "--traces", tmp_path / "t.jsonl", "--format", "markdown").stdout
     assert "<img" not in markdown and "@octocat" not in markdown and "](javascript:" not in markdown
     assert "turn 1 of 3:" in markdown and "octocat" in markdown and "pwned" in markdown  # shown, made inert
+    page = run_cli("test", "--spec", spec, "--traces", tmp_path / "t.jsonl", "--format", "html").stdout
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+def test_the_html_page_shows_the_turns_failing_first_and_the_first_diverged_turn(project):
+    page = run_cli(
+        "test", "--spec", "agentci.yaml", "--traces", "traces", "--baseline", "v1", "--format", "html", cwd=project
+    ).stdout
+    turns = page[page.index('class="turns"') :]
+    assert turns.index("turn 2 · agentci.yaml:7") < turns.index("turn 1 · agentci.yaml:5")  # the failing first
+    diverged = turns[turns.index("First diverged at turn 2 · agentci.yaml:7") :]
+    assert "Order A-1234 is refunded." in diverged and "I closed your account instead." in diverged

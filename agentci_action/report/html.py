@@ -17,7 +17,8 @@ from itertools import groupby
 from agentci_action._util.text import no_baseline_note, plural, unverified_note
 from agentci_action.compare.diff import ChangeKind, QueryDiff, RunDiff
 from agentci_action.compare.history import Trend
-from agentci_action.engine.results import LAYERS, SEVERITY, QueryResult, RunResult, Status
+from agentci_action.engine.conversation import failing_first, whole_layer
+from agentci_action.engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
 from agentci_action.report import console, suite_phrases, token_phrases
 from agentci_action.report import diff_format as fmt
 from agentci_action.report import trend as trend_report
@@ -216,16 +217,46 @@ def _route(title: str, tools: list[str]) -> str:
     return f'<p class="route">{esc(title)}: {shown}</p>'
 
 
-def _query(result: QueryResult, change: QueryDiff | None, diff: RunDiff | None, anchor: str) -> str:
-    layers = "".join(
-        f"<tr><td>{name}</td><td>{_status(result.layer(name).status)}</td><td>"
+def _layer_table(layers: list[tuple[str, LayerResult]]) -> str:
+    """Each layer's status and findings, a finding of another status than its layer's marked with its own."""
+    rows = "".join(
+        f"<tr><td>{name}</td><td>{_status(layer.status)}</td><td>"
         + "<br>".join(
-            f"{_status(f.status)} {esc(f.message)}" if f.status is not result.layer(name).status else esc(f.message)
-            for f in result.layer(name).findings()
+            f"{_status(f.status)} {esc(f.message)}" if f.status is not layer.status else esc(f.message)
+            for f in layer.findings()
         )
         + "</td></tr>"
-        for name in LAYERS
+        for name, layer in layers
     )
+    return f"<table><tr><th>Layer</th><th>Status</th><th>Messages</th></tr>{rows}</table>"
+
+
+def _turns(result: QueryResult, change: QueryDiff | None) -> str:
+    """A conversation's turns, the failing first: each its status, line, message, answer and tools, its layers when
+    it did not pass; then the first turn that differs from the baseline, its answers before and after."""
+    parts = ['<div class="turns"><h4>Turns, failing first</h4>']
+    for turn in failing_first(result.turns):
+        parts.append(
+            f"<h4>{_status(turn.status)} turn {turn.turn} · {esc(result.file)}:{turn.line}</h4>"
+            f"<p>{esc(turn.user)}</p>" + _answer(f"Answer to turn {turn.turn}", turn.answer)
+        )
+        parts.append(_route(f"Tools in turn {turn.turn}", turn.tools))
+        if turn.status in (Status.FAIL, Status.WARN, Status.ERROR):
+            parts.append(_layer_table([(name, turn.layer(name)) for name in LAYERS]))
+    diverged = change.first_diverged_turn if change is not None else None
+    if diverged is not None:
+        parts.append(
+            f"<h4>First diverged at turn {diverged.turn} · {esc(result.file)}:{diverged.line}</h4>"
+            f"<p>{esc(diverged.user)}</p>"
+            + _answer(f"Turn {diverged.turn} before", diverged.answer.before)
+            + _answer(f"Turn {diverged.turn} after", diverged.answer.after)
+        )
+    return "".join(parts) + "</div>"
+
+
+def _query(result: QueryResult, change: QueryDiff | None, diff: RunDiff | None, anchor: str) -> str:
+    own = whole_layer if result.turns else (lambda layer: layer)  # a conversation's turns are shown on their own
+    layers = _layer_table([(name, own(result.layer(name))) for name in LAYERS])
     parts = [
         f'<section class="query {result.status.value}" id="{anchor}">',
         f"<h3>{_status(result.status)} {esc(result.id)}</h3>",
@@ -233,9 +264,11 @@ def _query(result: QueryResult, change: QueryDiff | None, diff: RunDiff | None, 
         + (f" · tags: {esc(', '.join(result.tags))}" if result.tags else "")
         + "</p>",
         f"<p>{esc(result.query)}</p>",
-        f"<table><tr><th>Layer</th><th>Status</th><th>Messages</th></tr>{layers}</table>",
+        layers,
         f'<p class="figures">{esc(console.figures_line(result))}</p>',
     ]
+    if result.turns:
+        parts.append(_turns(result, change))
     if result.runs > 1:
         parts.append(f'<p class="figures">{esc(console.reliability_line(result))}</p>')
     if result.tokens is not None:
