@@ -184,3 +184,19 @@ def test_a_conversation_is_named_by_its_first_message_and_its_schema_is_checked_
     turn = schema["$defs"]["TurnSpec"]
     assert turn["required"] == ["user"] and turn["additionalProperties"] is False
     assert "turns" in schema["$defs"]["QuerySpec"]["properties"]
+
+
+def test_a_conversation_s_repeated_runs_combine_turn_by_turn(write):
+    spec_path = write("spec.yaml", SPEC.replace("  - id: refund\n", "  - id: refund\n    runs: 3\n"))
+    runs = [{**conversation, "run": run} for run, conversation in enumerate([ASKS_FIRST, REFUNDS_AT_ONCE, ASKS_FIRST])]
+    _, result = _evaluate(spec_path, *runs, HELLO)
+    refund = result.results[0]
+    assert refund.reliability.run_statuses == [Status.PASS, Status.FAIL, Status.PASS]
+    first, second = refund.turns
+    assert first.status is Status.FAIL  # below min_pass_rate (every run must pass): run 1 refunded at once
+    assert first.correctness.messages == [
+        "2 of 3 runs passed (67%), below min_pass_rate 100%: run 1: expected in answer but missing: 'order number'; "
+        "run 1: forbidden tools used: issue_refund at step 0"
+    ]
+    assert first.answer == "Sure. What is your order number?"  # the most frequent over the runs
+    assert second.tools == ["lookup_order", "issue_refund"]
