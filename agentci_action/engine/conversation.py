@@ -86,7 +86,7 @@ def _unreached(status: Status, message: str) -> dict[str, LayerResult]:
     }
 
 
-def skipped(layers: dict[str, LayerResult]) -> bool:
+def left_unrun(layers: dict[str, LayerResult]) -> bool:
     """Whether these are the layers of a turn stop_on_failure left unrun (its status is then skip, not pass)."""
     checks = layers["correctness"].checks
     return len(checks) == 1 and checks[0].name == "turn_reached" and checks[0].status is SKIP

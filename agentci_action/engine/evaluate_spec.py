@@ -19,7 +19,7 @@ from agentci_action._util.gcpause import gc_paused
 from agentci_action.engine.checks import evaluate_checks, mask_layers
 from agentci_action.engine.checks.answer import Embedder
 from agentci_action.engine.checks.leakage import Finding, redact
-from agentci_action.engine.conversation import evaluate_turns, merged_layers, skipped, turn_query
+from agentci_action.engine.conversation import evaluate_turns, left_unrun, merged_layers, turn_query
 from agentci_action.engine.correctness import Judge, asks_for_judge, evaluate_correctness
 from agentci_action.engine.cost import evaluate_cost
 from agentci_action.engine.path import evaluate_path
@@ -378,7 +378,7 @@ def _turn_results(
                 turn.user,
                 turn.line,
                 SKIP
-                if all(skipped(turns[index]) for _, _, turns in turn_runs)
+                if all(left_unrun(turns[index]) for _, _, turns in turn_runs)
                 else query_status(statuses, is_blocking(statuses, fail_on)),
                 layers["correctness"],
                 layers["path"],
