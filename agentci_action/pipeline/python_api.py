@@ -35,8 +35,9 @@ def run_agent(
     query and run order; a run that gave no trace is an error record (`trace.run_error`), evaluated as an error.
 
     `agent` is a callable used instead of the spec's `runner:` (as `python:` would call it: the query, and id, run,
-    tags, metadata when it names them; sync or async). The traces are also written to `output` when given.
-    `replay` is `agentci run --replay`: a mode (replay, record, record-missing) or off, instead of runner.replay's."""
+    tags, metadata, and a conversation turn's turn, history and session_id when it names them; sync or async). The
+    traces are also written to `output` when given. `replay` is `agentci run --replay`: a mode (replay, record,
+    record-missing) or off, instead of runner.replay's."""
     with tempfile.TemporaryDirectory(prefix="agentci-traces-") as scratch:
         options = RunOptions(Path(output or scratch), runs=runs, workers=workers, timeout_s=timeout_s, replay=replay)
         return execute(spec, options, queries=queries, agent=agent, stop_after=turn_stops).traces

@@ -116,7 +116,8 @@ class RunnerSpec(BaseModel):
     python: str | None = Field(
         None,
         pattern=PYTHON_TARGET,
-        description="`module:function` called with the query (and id, run, tags, metadata when it takes them), "
+        description="`module:function` called with the query (and id, run, tags, metadata, and in a conversation "
+        "turn, history and session_id, when it takes them), "
         "sync or async, returning a trace. Imported with `cwd` on sys.path.",
     )
     cwd: str | None = Field(None, description="Working directory, relative to the spec file (default: its directory).")
