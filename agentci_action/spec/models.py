@@ -592,9 +592,19 @@ class TurnSpec(_Strict):
         return line
 
 
+def _query_or_turns(schema: dict[str, Any]) -> None:
+    """In the JSON Schema, a query needs `query` or `turns` (a conversation is named by its first message)."""
+    schema["required"] = [key for key in schema.get("required", []) if key != "query"]
+    if not schema["required"]:
+        del schema["required"]
+    schema["anyOf"] = [{"required": ["query"]}, {"required": ["turns"]}]
+
+
 class QuerySpec(QueryDefaults):
     """One golden query and its three layers of assertions; with `turns:`, a conversation whose own layers judge it
     as a whole (correctness the final answer, path every turn's calls, cost the totals and `max_turns`)."""
+
+    model_config = ConfigDict(json_schema_extra=_query_or_turns)
 
     id: str | None = Field(
         None,
