@@ -558,7 +558,7 @@ class QueryDefaults(_Strict):
         return value
 
 
-class TurnSpec(_Strict):
+class TurnSpec(_Part):
     """One turn of a scripted conversation: the user's message and the checks on the agent's reply to it (its
     answer, and the tools, model calls and handoffs of that turn alone)."""
 
