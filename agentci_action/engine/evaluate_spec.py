@@ -19,7 +19,7 @@ from agentci_action._util.gcpause import gc_paused
 from agentci_action.engine.checks import evaluate_checks, mask_layers
 from agentci_action.engine.checks.answer import Embedder
 from agentci_action.engine.checks.leakage import Finding, redact
-from agentci_action.engine.conversation import evaluate_turns, left_unrun, merged_layers, turn_query
+from agentci_action.engine.conversation import EvaluateExchange, evaluate_turns, left_unrun, merged_layers, turn_query
 from agentci_action.engine.correctness import Judge, asks_for_judge, evaluate_correctness
 from agentci_action.engine.cost import evaluate_cost
 from agentci_action.engine.path import evaluate_path
@@ -225,25 +225,16 @@ def _with_process(query: QuerySpec, trace: Trace, path: LayerResult) -> LayerRes
 
 
 def _evaluate_run(
-    query: QuerySpec,
-    trace: Trace,
-    variants: list[Trace],
-    judge: Judge | None,
-    embedder: Embedder | None,
-    leaks: list[Finding],
-    fail_on: frozenset[str],
+    query: QuerySpec, trace: Trace, variants: list[Trace], exchange: EvaluateExchange, fail_on: frozenset[str]
 ) -> tuple[dict[str, LayerResult], list[dict[str, LayerResult]]]:
     """The run's layers, and a conversation's turns' layers (engine/conversation.py: each turn, and the whole, by
-    _evaluate_exchange). A run `agentci run` got no trace from is an error, with nothing else evaluated."""
+    `exchange`, the query's _evaluate_exchange). A run `agentci run` got no trace from is an error, with nothing
+    else evaluated."""
     if trace.run_error is not None:
         return failed_run_layers(trace.run_error), []
-    whole = _evaluate_exchange(query, trace, variants, judge, embedder, leaks)
+    whole = exchange(query, trace, variants)
     if query.turns is None:
         return whole, []
-
-    def exchange(turn: QuerySpec, reply: Trace, turn_variants: list[Trace]) -> dict[str, LayerResult]:
-        return _evaluate_exchange(turn, reply, turn_variants, judge, embedder, leaks)
-
     turns = evaluate_turns(query, trace, variants, exchange, lambda layers: _blocks(layers, fail_on))
     return merged_layers(whole, turns), turns
 
@@ -309,9 +300,13 @@ def evaluate_query(
     sequences: list[tuple[str, ...]] = []
     replayed: list[dict[str, Any]] = []
     turn_runs: list[tuple[int, Trace, list[dict[str, LayerResult]]]] = []  # a conversation's runs, turn by turn
+
+    def exchange(asked: QuerySpec, trace: Trace, baseline: list[Trace]) -> dict[str, LayerResult]:
+        return _evaluate_exchange(asked, trace, baseline, judge, embedder, leaks)
+
     for i, trace in enumerate(traces):  # one loop, not a comprehension per list: most queries have one run
         number = i if trace.run is None else trace.run
-        layers, turn_layers = _evaluate_run(query, trace, variants, judge, embedder, leaks, settings.fail_on)
+        layers, turn_layers = _evaluate_run(query, trace, variants, exchange, settings.fail_on)
         runs.append(Run(number, layers))
         if turn_layers:
             turn_runs.append((number, trace, turn_layers))
