@@ -83,8 +83,9 @@ def make_query(query_id: str) -> QuerySpec:
 # check gained `data.severity` and the summary's cost lost its float noise (issue 31: with those two left out, the
 # 1,000 × 20 suite's results were compared key by key with the previous release's and found equal), and when each
 # result and the summary gained `tokens` (issue 36: null here, no request to split; with those keys left out, each
-# size's results JSON hashed to its previous digest); every speed-up was checked against the output of the code it
-# replaced, byte for byte.
+# size's results JSON hashed to its previous digest), and when each result gained its conversation's `turns` (issue
+# 35: `"turns": []` on every one of these single queries; with those lines left out, likewise); every speed-up was
+# checked against the output of the code it replaced, byte for byte.
 RESULTS_DIGESTS = {
     (1000, 20): "30756cd144070255aecda0d383272066d74318e02cfb026a68574c786aaeb92e",
     (10_000, 50): "7b26ca9dfa205f4940043e37c190ffde1d6d7a4a5d237b387b0261a119a575d9",
