@@ -155,3 +155,21 @@ def test_an_agents_sdk_agent_keeps_the_conversation_in_its_own_session(tmp_path,
         assert PARIS in turn_two and "69.8 °F" in turn_two
         (query,) = json.loads(result.stdout)["results"]
         assert [turn["status"] for turn in query["turns"]] == ["pass", "pass"]
+
+
+def test_a_turn_that_crashes_fails_the_run_naming_its_turn(tmp_path):
+    agent = tmp_path / "agent.py"
+    agent.write_text(
+        "import json, sys\n"
+        "job = json.load(sys.stdin)\n"
+        "if job['turn'] == 2:\n"
+        "    sys.exit('lost the order book')\n"
+        "print(json.dumps({'final_answer': 'What is your order number?'}))\n"
+    )
+    spec = _spec(tmp_path, {"command": ["python", str(agent)], "cwd": str(tmp_path)})
+    result = run_cli("run", "--spec", spec, "--output", tmp_path / "traces")
+    assert result.returncode == 1
+    (trace,) = [json.loads(line) for line in (tmp_path / "traces" / "refund.jsonl").read_text().splitlines()]
+    assert trace["metadata"]["agentci_error"] == (
+        "query 'refund' run 0: turn 2: exit code 1; stderr: lost the order book"
+    )
