@@ -34,6 +34,7 @@ def facts(patterns: list[str]) -> dict[str, dict]:
         ("support-router", "v1", "runs/v1.jsonl"),
         ("support-chat", "current", "traces/current.jsonl"),
         ("support-chat", "v1", "runs/v1.jsonl"),
+        ("support-chat", "v2-broken", "runs/v2-broken.jsonl"),
         ("dev-agent", "current", "traces/current.jsonl"),
         ("dev-agent", "v1", "runs/v1.jsonl"),
     ],

@@ -70,8 +70,8 @@ EXPECTED = {
         0,
         {"order-status": "pass", "unpaid-order": "pass", "angry-customer": "pass", "off-topic": "pass"},
     ),
-    # conversations: the current agent refunds before it asks for the order number (turn 1 fails)
-    "support-chat": (1, {"refund-headphones": "fail", "refund-with-order-number": "pass"}),
+    # conversations, each turn checked (runs/v2-broken.jsonl refunds before it asks: below)
+    "support-chat": (0, {"refund-headphones": "pass", "refund-with-order-number": "pass"}),
     # traces captured from the agent's OpenTelemetry spans (agentci collect; docs/otel-capture.md)
     "otel-capture": (0, {"order-shipped": "pass", "order-packing": "pass"}),
     # adaptive runs against a 20-run baseline: one query regressed (it fails its gate, and max_regressions), one
@@ -194,9 +194,10 @@ def test_support_router_diff_names_the_routing_regression():
 
 def test_support_chat_diff_names_the_turn_that_refunds_before_asking():
     example = ROOT / "examples" / "support-chat"
-    result = run_cli("test", "--spec", "agentci_spec.yaml", "--traces", "traces", cwd=example)
+    result = run_cli("test", "--spec", "agentci_spec.yaml", "--traces", "runs/v2-broken.jsonl", cwd=example)
     assert result.returncode == 1, result.stderr
     words = " ".join(result.stdout.replace("║", " ").split())
+    assert "AgentCI diff · support-chat · v1 → current" in words
     assert "REGRESSION refund-headphones regression, tools changed, output changed" in words
     assert "First diverged turn 1 (agentci_spec.yaml:15): Hi, I want a refund for my headphones." in words
     assert "Turn 1 before PASS · I can help with a refund. What is your order number?" in words

@@ -134,6 +134,7 @@ FAILING = {
     "max_llm_calls": ("cost", {"max_llm_calls": 0}, {"total_llm_calls": 3}),
     "max_latency_ms": ("cost", {"max_latency_ms": 100}, {"total_duration_ms": 900}),
     "max_cost_usd": ("cost", {"max_cost_usd": 0.001}, {"total_cost_usd": 0.5}),
+    "max_turns": ("cost", {"max_turns": 1}, {"turns": [{"query": "a"}, {"query": "b"}]}),
 }
 RULES = [*PathRule.__args__, *ProcessRule.__args__, *CostRule.__args__]
 

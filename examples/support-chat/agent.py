@@ -1,11 +1,12 @@
 """A support chat agent that refunds orders, a scripted policy (no model, no key) driven turn by turn by AgentCI.
 
-    AGENT_VERSION=v1 python agent.py < turn.json   # the release in baselines/v1: asks for the order number first
-    python agent.py < turn.json                    # current: refunds the customer's latest order at once
+    python agent.py < turn.json                           # current, and the release in baselines/v1: asks for
+                                                          # the order number first
+    AGENT_VERSION=v2-broken python agent.py < turn.json   # a broken change: refunds the latest order at once
 
 Each turn arrives as AgentCI's JSON on stdin: the user's `query`, and the conversation so far in `history` (the
 agent keeps no state of its own). The policy reads the order number (A-1234) from the conversation; it looks the
-order up and refunds it only once it has one, and otherwise asks for it. The current version "helpfully" refunds
+order up and refunds it only once it has one, and otherwise asks for it. The broken version "helpfully" refunds
 the latest order on the first request, the bug the spec's first turn catches. Token counts and latencies are
 modelled (../scripted_model.py).
 """
@@ -57,7 +58,7 @@ def reply(query: str, history: list[dict], asks_first: bool) -> dict:
 
 def main() -> None:
     job = json.load(sys.stdin)
-    asks_first = os.environ.get("AGENT_VERSION") == "v1"
+    asks_first = os.environ.get("AGENT_VERSION") != "v2-broken"
     print(json.dumps(reply(job["query"], job.get("history", []), asks_first), ensure_ascii=False))
 
 
