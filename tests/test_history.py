@@ -14,11 +14,13 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 from fakes.github_server import FakeGitHub
-from test_action import E2E, environment, run_action, traces
+from test_action import environment, run_action, traces
+from test_action import workspace as action_workspace
 
 from agentci_action.compare.history import HistoryEntry, history_figures, read_entries, reverted, spread, trend
 from agentci_action.engine.results import Status
 
+workspace = action_workspace  # test_action's fixture (its spec, a baseline, a traces folder), by its name
 RAG = ROOT / "examples" / "rag"
 
 
@@ -172,17 +174,6 @@ def test_the_reference_variance_and_the_reverts_a_message_names():
     assert history_figures([entry(1, 0.1, "abcdef1" + "0" * 33), entry(1, 0.1)], [abbreviated]).revert_rate == 0.5
 
 
-@pytest.fixture
-def action_workspace(tmp_path, monkeypatch) -> Path:
-    """test_action's workspace: its spec, a baseline, a traces folder; the working directory."""
-    (tmp_path / "agentci.yaml").write_text((E2E / "agentci.yaml").read_text())
-    (tmp_path / "baseline").mkdir()
-    (tmp_path / "baseline" / "b.jsonl").write_text((E2E / "baseline" / "baseline.jsonl").read_text())
-    (tmp_path / "traces").mkdir()
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 def push_environment(folder: Path, api_url: str, sha: str, message: str) -> dict[str, str]:
     """A push of one commit to the default branch."""
     env = environment(folder, api_url, event="push")
@@ -197,8 +188,7 @@ def push_environment(folder: Path, api_url: str, sha: str, message: str) -> dict
     return env
 
 
-def test_the_action_appends_on_pushes_and_shows_the_trend_on_pull_requests(action_workspace):
-    workspace = action_workspace
+def test_the_action_appends_on_pushes_and_shows_the_trend_on_pull_requests(workspace):
     with FakeGitHub() as github:
         traces(workspace, "Refunds are accepted within 30 days.")
         for n in range(3):
@@ -224,8 +214,7 @@ def test_the_action_appends_on_pushes_and_shows_the_trend_on_pull_requests(actio
         assert github.state.violations == []
 
 
-def test_a_token_that_cannot_write_the_history_is_a_warning(action_workspace):
-    workspace = action_workspace
+def test_a_token_that_cannot_write_the_history_is_a_warning(workspace):
     with FakeGitHub() as github:
         github.state.read_only.add("ghs_secretvalue123")
         traces(workspace, "Refunds are accepted within 30 days.")
