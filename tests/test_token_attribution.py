@@ -88,13 +88,12 @@ def test_a_file_that_does_not_match_the_pin_is_refused(monkeypatch, tmp_path):
         ([10, 20, 30], 120, [20, 40, 60]),
         ([1, 1, 1], 10, [4, 3, 3]),  # the remainder to the earlier part on a tie
         ([5, 0, 5], 7, [4, 0, 3]),
-        ([3, 4], 0, [3, 4]),  # nothing reported: the counts
-        ([0, 0], 9, [0, 0]),
+        ([7], 7, [7]),
     ],
 )
 def test_scaling_adds_up_to_the_reported_tokens(counts, reported, expected):
     assert scaled(counts, reported) == expected
-    assert sum(expected) == (reported if reported and sum(counts) else sum(counts))
+    assert sum(expected) == reported
 
 
 RESERVATION = {
@@ -248,6 +247,20 @@ def test_a_chat_completions_run_is_split_by_component_and_adds_up(tmp_path):
     assert found.skill_efficiency == pytest.approx(found.skill_tokens / (found.skill_tokens + found.schema_overhead))
     assert found.token_efficiency_ratio == pytest.approx(found.schema_overhead / found.skill_tokens)
     assert sum(found.costs.values()) == pytest.approx(trace.total_cost_usd)  # input by component + output
+
+
+def test_a_call_reporting_no_input_tokens_is_not_attributed(tmp_path):
+    """A request with text has tokens: a call that reports 0 (its usage not recorded) is left unattributed, so the
+    parts still add up to the reported input tokens."""
+    with AgentModel([0, 1600]) as server:
+        trace = loaded(tmp_path, openai_run(server, [reservation_tool()], json.dumps(RESERVATION)))
+    assert trace.llm_calls[0].input_breakdown.parts  # the request is there: only its usage is missing
+    found = query_tokens([trace])
+    assert found.calls == 1 and found.llm_calls == 2
+    assert sum(found.components.values()) == 1600 and found.components["unattributed"] == 0
+    second = query_tokens([trace.model_copy(update={"llm_calls": trace.llm_calls[1:]})])
+    assert {k: v for k, v in found.components.items() if k != "unattributed"} == second.components
+    assert found.costs["unattributed"] == pytest.approx(trace.llm_calls[0].cost_usd)  # its output tokens' cost
 
 
 def test_an_anthropic_run_is_split_by_component_estimated_and_adds_up(tmp_path):

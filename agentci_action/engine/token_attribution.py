@@ -2,9 +2,12 @@
 the provider reported, priced, and summed per run; the metrics reference's token tracking over them. Pure.
 
 Per call with a breakdown: part i, counted tᵢ of T = Σ t, gets round(tᵢ · I / T) of the call's reported input tokens
-I, rounded by largest remainder so the parts add up to I exactly (a call reporting no input tokens keeps the counts);
-its cost is input_cost · scaledᵢ / I, the call's input cost (as the cost layer priced it) shared by tokens, so a prompt
-cache's discount is shared in proportion. A query's figures are means per run over its runs; a suite's are sums over
+I, rounded by largest remainder so the parts add up to I exactly; its cost is input_cost · scaledᵢ / I, the call's
+input cost (as the cost layer priced it) shared by tokens, so a prompt cache's discount is shared in proportion. A call
+that reports no input tokens (I = 0) while its request holds text did not report its usage (some instrumentations
+write 0 for a streamed call): it is not attributed, like a call whose request the trace does not show, so every
+figure stays a share of the reported tokens; so is a call whose parts count no token (T = 0), having nothing to
+share by. A query's figures are means per run over its runs; a suite's are sums over
 every run of every query (as its cost and tokens are).
 
     schema_overhead = Σ tokens of tool_schemas          skill_tokens = Σ tokens of system_prompt
@@ -28,11 +31,9 @@ ITEMISED = ("tool_schemas", "tool_results", "retrieved_context")  # the componen
 
 
 def scaled(counts: list[int], reported: int) -> list[int]:
-    """`counts` scaled to add up to `reported` (largest remainder: each gets ⌊cᵢ·R/T⌋, the largest remainders one more,
-    ties to the earlier part); `counts` themselves when nothing was reported or nothing counted."""
+    """`counts` (T = Σ c > 0) scaled to add up to `reported` (largest remainder: each gets ⌊cᵢ·R/T⌋, the largest
+    remainders one more, ties to the earlier part)."""
     total = sum(counts)
-    if reported <= 0 or total <= 0:
-        return list(counts)
     shares = [count * reported / total for count in counts]
     floors = [math.floor(share) for share in shares]
     left = reported - sum(floors)
@@ -60,7 +61,7 @@ class _Sums:
     def add(self, call: LLMCall) -> None:
         self.llm_calls += 1
         breakdown = call.input_breakdown
-        if breakdown is None or not breakdown.parts:
+        if breakdown is None or call.input_tokens <= 0 or not any(part.tokens for part in breakdown.parts):
             self.tokens[UNATTRIBUTED] = self.tokens.get(UNATTRIBUTED, 0) + call.input_tokens
             self.add_cost(UNATTRIBUTED, call.cost_usd)
             return
@@ -70,9 +71,7 @@ class _Sums:
         reported, input_cost = call.input_tokens, breakdown.input_cost_usd
         for part, tokens in zip(breakdown.parts, scaled([p.tokens for p in breakdown.parts], reported)):
             self.tokens[part.component] = self.tokens.get(part.component, 0) + tokens
-            self.add_cost(
-                part.component, None if input_cost is None else input_cost * tokens / reported if reported else 0.0
-            )
+            self.add_cost(part.component, None if input_cost is None else input_cost * tokens / reported)
             if part.component in ITEMISED:
                 named = self.items.setdefault(part.component, {})
                 named[part.name or "?"] = named.get(part.name or "?", 0) + tokens
@@ -109,7 +108,7 @@ class _Sums:
 
 
 def query_tokens(traces: list[Trace]) -> TokenAttribution | None:
-    """A query's attribution: means per run over `traces` (its runs); None when no call shows its request."""
+    """A query's attribution: means per run over `traces` (its runs); None when no call is attributed."""
     if not any(call.input_breakdown is not None for trace in traces for call in trace.llm_calls):
         return None
     sums = _Sums()
