@@ -13,6 +13,10 @@ from pathlib import Path
 from conftest import ROOT, hermetic_environment, run_cli
 from fakes.llm_server import FakeLLMServer
 
+from agentci_action.engine.token_attribution import query_tokens
+from agentci_action.trace.load import load_traces
+from agentci_action.trace.tokenizer import encoding
+
 EXAMPLE = ROOT / "examples" / "openai-agent"
 KEY = "sk-test-openai-agent-0123456789"
 
@@ -151,6 +155,30 @@ def test_the_example_runs_replayed_from_its_recordings_with_no_key_and_no_server
         return sorted((t["id"], t["final_answer"], json.dumps(t.get("tool_calls", []))) for t in traces)
 
     assert facts(replayed) == facts(recorded)
+    assert_attributed_from_recordings(tmp_path)
+    assert results["summary"]["tokens"]["calls"] == 7  # every replayed call split from its recorded request
+
+
+def assert_attributed_from_recordings(directory: Path) -> None:
+    """The agent's trace shows no request; each of its model calls was split from the request the proxy recorded
+    (the i-th recorded call for the i-th model call), counted by tiktoken, and adds up to its reported tokens."""
+    o200k = encoding("o200k_base")
+    for trace in load_traces([directory]):
+        recorded = json.loads((EXAMPLE / "recordings" / trace.id / "run-0.json").read_text())["calls"]
+        assert len(trace.llm_calls) == len(recorded), trace.id
+        for call, made in zip(trace.llm_calls, recorded):
+            body = made["request"]["body"]
+            parts = {(p.component, p.name): p.tokens for p in call.input_breakdown.parts}
+            assert parts[("system_prompt", None)] == len(o200k.encode_ordinary(body["messages"][0]["content"]))
+            schema = json.dumps(body["tools"][0], ensure_ascii=False, separators=(",", ":"))
+            assert parts[("tool_schemas", "get_order_status")] == len(o200k.encode_ordinary(schema))
+            results = [m["content"] for m in body["messages"] if m["role"] == "tool"]
+            assert sum(v for (c, _), v in parts.items() if c == "tool_results") == sum(
+                len(o200k.encode_ordinary(r)) for r in results
+            )
+        found = query_tokens([trace])
+        assert sum(found.components.values()) == sum(c.input_tokens for c in trace.llm_calls) > 0
+        assert found.exact and "unattributed" not in found.components
 
 
 def test_recording_the_example_again_against_the_scripted_server_writes_its_recordings_byte_for_byte(tmp_path):
@@ -164,3 +192,4 @@ def test_recording_the_example_again_against_the_scripted_server_writes_its_reco
     for path in committed:
         assert (copy / path).read_bytes() == (EXAMPLE / path).read_bytes(), path
         assert KEY not in (copy / path).read_text()
+    assert_attributed_from_recordings(tmp_path / "traces")  # the live calls, as the proxy recorded them

@@ -14,7 +14,8 @@ ANTHROPIC_API_KEY are set to a placeholder when the agent inherits none (the SDK
 The values of the agent's variables whose names say they are secret (KEY, TOKEN, ..., as run/secrets.py decides)
 are volatile too: a key an agent puts in a prompt is neither matched on nor recorded.
 
-A run's figures go into its trace's metadata under `agentci_replay` (summed over its attempts): calls replayed,
+Each model call its trace lists without its request gets the input breakdown of the request it made, as the proxy saw
+it (recorded_requests.py). A run's figures go into its trace's metadata under `agentci_replay` (summed over its attempts): calls replayed,
 calls that went live, what those cost (priced from the usage the provider reported, as the trace is priced: spec
 prices, then the price table; None when a live call cannot be priced), the calls that missed and failed the run,
 and why those that missed went live (record-missing). A miss under
@@ -34,7 +35,8 @@ from agentci_action._util.text import model_calls_phrase
 from agentci_action.run.jobs import Job, RunFailure
 from agentci_action.run.replay import recordings
 from agentci_action.run.replay.model_proxy import ReplayProxy
-from agentci_action.run.replay.recordings import Recording
+from agentci_action.run.replay.recorded_requests import with_recorded_requests
+from agentci_action.run.replay.recordings import RecordedCall, Recording
 from agentci_action.run.replay.replay_session import Figures, ReplaySession
 from agentci_action.run.replay.request_keys import Volatility
 from agentci_action.run.replay.wire_usage import Usage
@@ -85,8 +87,10 @@ class RunFigures:
     paid_usd: float | None = 0.0
     missed: int = 0  # calls with no recorded answer that failed the run
     went_live: list[str] = field(default_factory=list)  # why calls missed and were answered live (a few)
+    calls: list[RecordedCall] = field(default_factory=list)  # the last attempt's calls: the trace's
 
     def add(self, figures: Figures, pricing: dict[str, ModelPrice]) -> None:
+        self.calls = figures.calls
         self.replayed += figures.replayed
         self.live += figures.live
         for usage in figures.live_usage:
@@ -262,11 +266,13 @@ class ReplayRun:
             )
 
     def stamp(self, trace: Trace, job: Job) -> Trace:
-        """The run's trace (or error record) with its figures in its metadata."""
+        """The run's trace (or error record) with its figures in its metadata, and its model calls attributed from
+        the requests they made (recorded_requests.py)."""
         with self._lock:
             figures = self._figures.get((job.query.key, job.run))
         if figures is None:
             return trace
+        trace = with_recorded_requests(trace, figures.calls)
         return trace.model_copy(update={"metadata": {**trace.metadata, REPLAY_KEY: figures.as_metadata(self.mode)}})
 
     def totals(self) -> RunFigures:

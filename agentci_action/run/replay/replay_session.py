@@ -47,6 +47,7 @@ class Figures:
     misses: list[Miss] = field(default_factory=list)
     live_usage: list[Usage] = field(default_factory=list)
     wrote: Path | None = None  # the recording file, when this run rewrote it
+    calls: list[RecordedCall] = field(default_factory=list)  # the calls made, replayed and live, in order
 
     @property
     def failed(self) -> bool:
@@ -124,7 +125,7 @@ class ReplaySession:
         """Rewrite the recording when the mode says so (see the module docstring); the run's figures. OSError
         when the file cannot be written."""
         with self._lock:
-            made = [self._read(number) for number in sorted(self._made)]
+            made = self.figures.calls = [self._read(number) for number in sorted(self._made)]
         if self.mode == "replay":
             return self.figures
         text = recordings.render(self.query, self.run, made)

@@ -114,7 +114,7 @@ def request_message(message: dict[str, Any]) -> Message:
     )
 
 
-def _system(value: Any) -> list[str]:
+def system_texts(value: Any) -> list[str]:
     """The texts of a request's `system`: a string, or text blocks."""
     return [value] if isinstance(value, str) else [str(b.get("text")) for b in _blocks(value) if b.get("text")]
 
@@ -164,7 +164,7 @@ def convert(records: list[Record], file: str) -> list[Trace]:
         results: ToolResults = {}
         query = ""
         documents: list[dict[str, Any]] = []
-        system = _system(value.get("system"))
+        system = system_texts(value.get("system"))
         tools = schemas(value.get("tools") or [])
         sent: list[Message] = []
         for message in value["messages"]:
