@@ -16,9 +16,13 @@ import pytest
 from fakes.scripted_openai import Turn
 from fakes.scripted_providers import ScriptedProviders
 
+from agentci_action.engine.token_attribution import query_tokens
 from agentci_action.run.replay.model_proxy import ReplayProxy
+from agentci_action.run.replay.recorded_requests import with_recorded_requests
 from agentci_action.run.replay.replay_session import Figures, ReplaySession
 from agentci_action.run.replay.request_keys import Volatility
+from agentci_action.trace.canonical import Trace
+from agentci_action.trace.tokenizer import tokenizer_for
 
 AGENT_FILE = Path(__file__).parent / "agents" / "sdk_weather_agents.py"
 _spec = importlib.util.spec_from_file_location("sdk_weather_agents", AGENT_FILE)
@@ -105,6 +109,34 @@ def test_a_recorded_run_replays_with_no_provider(tmp_path, name):
     text = recording.read_text(encoding="utf-8")
     for secret in (KEY, ANTHROPIC_KEY, ORGANIZATION, "secret-cookie", "Bearer"):
         assert secret not in text
+
+
+@pytest.mark.parametrize("name", list(AGENTS))
+def test_a_trace_without_requests_is_split_from_the_requests_the_proxy_saw(tmp_path, name):
+    """The agent's trace lists its calls' usage alone; the proxy's recorded requests (each SDK's own body) give
+    each call its split, counted as the model's tokenizer counts the texts, adding up to the reported tokens."""
+    with ScriptedProviders(SCRIPT, gzip=name.endswith("stream")) as upstream:
+        live, figures = through_proxy(upstream, tmp_path / "run-0.json", "record", AGENTS[name])
+    bare = Trace.model_validate({"id": "weather", **agents.trace_of(live)})
+    assert all(call.input_breakdown is None for call in bare.llm_calls)
+    trace = with_recorded_requests(bare, figures.calls)
+    first, second = (call.input_breakdown for call in trace.llm_calls)
+    count = tokenizer_for(expected_models(name)).count
+    assert first.exact == (not name.startswith("anthropic"))  # Claude's tokens are estimated, and said to be
+    parts = {(p.component, p.name): p.tokens for p in first.parts}
+    assert parts == {
+        **{("tool_schemas", tool): parts[("tool_schemas", tool)] for tool in agents.PARAMETERS},
+        ("system_prompt", None): count(agents.SYSTEM),
+        ("query", None): count(agents.QUESTION),
+    }
+    results = {(p.component, p.name): p.tokens for p in second.parts if p.component == "tool_results"}
+    assert results == {("tool_results", tool): count(text) for tool, text in agents.RESULTS.items()}
+    assert {p.component for p in second.parts} >= {"history", "query", "system_prompt", "tool_schemas"}
+    found = query_tokens([trace])
+    assert found.calls == 2 and sum(found.components.values()) == sum(c.input_tokens for c in bare.llm_calls)
+
+    fewer = bare.model_copy(update={"llm_calls": bare.llm_calls[:1]})  # calls the proxy saw that the trace leaves out
+    assert with_recorded_requests(fewer, figures.calls) is fewer
 
 
 @pytest.mark.parametrize("name", ["chat-stream", "responses-stream", "anthropic-stream", "anthropic"])
