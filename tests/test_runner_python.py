@@ -21,6 +21,7 @@ from test_runner import _alive, lines
 from agentci_action import load_spec
 from agentci_action._util.progress import Progress
 from agentci_action.run import RunOptions, run_agent
+from agentci_action.trace.tokenizer import tokenizer_for
 
 HANGING = """
 import os, subprocess, time
@@ -213,6 +214,27 @@ def test_a_python_runner_may_return_an_agents_sdk_run_result(tmp_path, openai_se
     assert [t["run"] for t in traces] == [0, 1]
     for trace in traces:
         check_agents_sdk_trace(trace, "gpt-4o-mini" if api == "chat_completions" else openai_server.model)
+        check_agents_sdk_breakdowns(trace, api)
+
+
+def check_agents_sdk_breakdowns(trace: dict, api: str) -> None:
+    """A Responses call's span keeps the input items it sent, and its Response the instructions and tools: each call
+    is split by component, counted by the model's tokenizer. A Chat Completions generation span records no tool
+    definitions: not attributed."""
+    breakdowns = [call.get("input_breakdown") for call in trace["llm_calls"]]
+    if api == "chat_completions":
+        assert breakdowns == [None] * 4
+        return
+    count = tokenizer_for("gpt-4o-mini").count
+    first, second, third, _ = ({(p["component"], p.get("name")): p["tokens"] for p in b["parts"]} for b in breakdowns)
+    assert first[("system_prompt", None)] == count("Hand weather questions to the weather agent.")
+    assert first[("query", None)] == count(QUESTION)
+    assert {name for component, name in first if component == "tool_schemas"} == {"transfer_to_weather"}
+    assert second[("system_prompt", None)] == count("You answer weather questions.")
+    assert {name for component, name in second if component == "tool_schemas"} == {"get_weather", "to_fahrenheit"}
+    assert third[("tool_results", "get_weather")] == count("{'city': 'Paris', 'celsius': 21}")
+    assert ("history", None) in third and ("query", None) in third
+    assert all(b["exact"] and b["tokenizer"] == "o200k_base" for b in breakdowns)
 
 
 def test_a_run_result_whose_run_the_sdk_did_not_trace_is_an_error_that_says_so(tmp_path, openai_server):

@@ -314,6 +314,45 @@ def test_real_recordings_add_up_to_their_reported_input_tokens(real_traces):
     assert second[("tool_schemas", "get_current_weather")].parameters == 1 and ("system_prompt", None) in second
 
 
+def test_langsmith_and_vercel_records_show_their_requests_langgraph_state_and_agents_exports_do_not(real_traces):
+    """LangSmith's chat model runs keep the messages sent and the bound tools, the Vercel AI SDK's provider calls
+    `ai.prompt.messages` and `ai.prompt.tools` (real SDK output): split, counted with tiktoken, adding up. A
+    LangGraph state holds no system prompt or tool definitions, and the Agents SDK's span export no Response's input:
+    not attributed, every call `unattributed`."""
+    o200k = encoding("o200k_base")
+    (langsmith,) = load_traces([real_traces / "langsmith" / "ls_otelc_weather.jsonl"])
+    first = {(p.component, p.name): p for p in langsmith.llm_calls[0].input_breakdown.parts}
+    assert first[("system_prompt", None)].tokens == len(o200k.encode_ordinary("You're a helpful assistant."))
+    assert first[("query", None)].tokens == len(
+        o200k.encode_ordinary("What's the weather in Seattle and San Francisco today?")
+    )
+    assert first[("tool_schemas", "get_current_weather")].parameters == 1
+    second = {(p.component, p.name): p.tokens for p in langsmith.llm_calls[1].input_breakdown.parts}
+    assert second[("tool_results", "get_current_weather")] == sum(
+        len(o200k.encode_ordinary(text)) for text in ("50 degrees and raining", "70 degrees and sunny")
+    )
+    found = query_tokens([langsmith])
+    assert found.exact and sum(found.components.values()) == 75 + 99 and "unattributed" not in found.components
+
+    vercel = load_traces([Path(__file__).parent / "fixtures" / "traces" / "vercel_ai" / "flat.json"])
+    (weather,) = [t for t in vercel if t.llm_calls]
+    calls = [{(p.component, p.name): p for p in c.input_breakdown.parts} for c in weather.llm_calls]
+    assert calls[0][("tool_schemas", "getForecast")].parameters == 2
+    assert calls[0][("query", None)].tokens == len(o200k.encode_ordinary("What's the weather in Paris?"))
+    assert calls[1][("tool_results", "getForecast")].tokens == len(
+        o200k.encode_ordinary("forecast service unavailable")
+    )
+    assert sum(query_tokens([weather]).components.values()) == 120 + 200
+    for trace in load_traces([real_traces / "unsupported" / "vercel_ai_sdk_v6_spans.json"]):
+        if trace.llm_calls:
+            found = query_tokens([trace])
+            assert sum(found.components.values()) == sum(c.input_tokens for c in trace.llm_calls), trace.query
+
+    for unseen in ("langgraph/lg_otelc_weather.jsonl", "openai-agents/agents_handoff.jsonl"):
+        for trace in load_traces([real_traces / unseen]):
+            assert all(call.input_breakdown is None for call in trace.llm_calls) and query_tokens([trace]) is None
+
+
 def test_the_diff_says_which_component_moved(tmp_path):
     result = json.dumps(RESERVATION)
     with AgentModel([480, 1600, 560, 3300]) as server:

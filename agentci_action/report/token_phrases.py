@@ -21,7 +21,7 @@ LABELS = {
     "tool_results": "tool results",
     "retrieved_context": "retrieved context",
     "query": "query",
-    "unattributed": "unattributed",
+    "unattributed": "not attributable",  # calls whose request the trace does not show
     "output": "output",
 }
 MAX_MOVED = 3  # components named per query; the JSON has every one

@@ -4,7 +4,7 @@ While AgentCI calls the function, a tracing processor of ours (`collect()`, regi
 keeps the spans each trace ends with. A returned RunResult names its trace (`_trace_state.trace_id`; else the one
 trace that ended during the call is taken), and `records_of_run` gives that trace as the SDK's export records
 (`{"object": "trace"}` and `{"object": "trace.span"}`, what `Trace.export()` / `Span.export()` write, plus the
-Response object of a Responses API call), which the openai-agents trace adapter reads: tools with their arguments
+Response object of a Responses API call and the input items it sent), which the openai-agents trace adapter reads: tools with their arguments
 and results, model calls with model and tokens, handoffs, guardrails, the final answer.
 
 Needs the SDK's tracing on (it is by default): with OPENAI_AGENTS_DISABLE_TRACING or
@@ -14,11 +14,17 @@ without the package.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from typing import Any
 
 KEPT_TRACES = 256  # traces no returned RunResult claimed (the agent's own extra runs) are dropped beyond this
+
+
+def _plain(value: Any) -> Any:
+    """An SDK object among a call's input items as JSON (a pydantic model's dump), else its text."""
+    return value.model_dump(mode="json") if hasattr(value, "model_dump") else str(value)
 
 
 class NoTrace(ValueError):
@@ -57,6 +63,9 @@ class SpanCollector:
         response = getattr(span.span_data, "response", None)
         if response is not None and hasattr(response, "model_dump"):  # model and output items of a Responses call
             exported["span_data"]["response"] = response.model_dump(mode="json")
+            sent = getattr(span.span_data, "input", None)  # the input items the call sent: its input breakdown
+            if sent is not None:
+                exported["span_data"]["input"] = json.loads(json.dumps(sent, default=_plain))
         with self._lock:
             self._entry(span.trace_id)["spans"].append(exported)
 

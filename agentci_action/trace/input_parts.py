@@ -66,10 +66,10 @@ def tool_name(tool: dict[str, Any]) -> str:
 
 def parameter_count(tool: dict[str, Any]) -> int:
     """The top-level properties of a tool's parameter schema (Chat's `function.parameters`, Responses' and OTel's
-    `parameters`, Anthropic's `input_schema`); 0 when it has none."""
+    `parameters`, Anthropic's `input_schema`, the Vercel AI SDK's `inputSchema`); 0 when it has none."""
     function = tool.get("function")
     described: dict[str, Any] = function if isinstance(function, dict) else tool
-    schema = described.get("parameters") or described.get("input_schema") or {}
+    schema = described.get("parameters") or described.get("input_schema") or described.get("inputSchema") or {}
     properties = schema.get("properties") if isinstance(schema, dict) else None
     return len(properties) if isinstance(properties, dict) else 0
 

@@ -82,7 +82,13 @@ class ScriptedOpenAIServer(FakeLLMServer):
                 index = sum(m.get("role") == "assistant" or m.get("type") == "function_call" for m in messages or [])
                 turn = turns[min(index, len(turns) - 1)]
                 serial = len(server.bodies) if server.per_message else index  # ids unique across the conversation
-                self._send(200, (server.reply if chat else server.response)(turn, serial, body.get("model")))
+                if chat:
+                    return self._send(200, server.reply(turn, serial, body.get("model")))
+                echoed = {key: body.get(key) for key in ("instructions", "previous_response_id")}  # as the API does
+                self._send(
+                    200,
+                    {**server.response(turn, serial, body.get("model")), **echoed, "tools": body.get("tools") or []},
+                )
 
         return Handler
 

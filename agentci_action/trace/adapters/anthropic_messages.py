@@ -119,6 +119,12 @@ def system_texts(value: Any) -> list[str]:
     return [value] if isinstance(value, str) else [str(b.get("text")) for b in _blocks(value) if b.get("text")]
 
 
+def request_breakdown(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The input breakdown of a Messages request `body` (`system`, `messages`, `tools`)."""
+    messages = [request_message(m) for m in body.get("messages") or [] if isinstance(m, dict)]
+    return breakdown(body.get("model"), system_texts(body.get("system")), messages, schemas(body.get("tools") or []))
+
+
 def _turn(
     content: Any, response: dict[str, Any] | None, request: tuple[list[str], list[Message], list[Schema]]
 ) -> Turn:

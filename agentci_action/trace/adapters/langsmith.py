@@ -6,7 +6,9 @@ sorts them). By `run_type`:
   run's `prompt_tokens` / `completion_tokens`; model: `extra.metadata.ls_model_name`, else the message's
   `response_metadata`, else `extra.invocation_params.model`; `total_cost` as the call's cost when set.
   The tool calls it issued are the message's `tool_calls`, in order. Time to first token:
-  `first_token_time − start_time` (LangSmith records the first token of streamed calls).
+  `first_token_time − start_time` (LangSmith records the first token of streamed calls). Input breakdown
+  (trace/input_parts.py): a chat model run's `inputs.messages` are the messages it sent (system, human, AI with
+  its tool calls, tool results) and `extra.invocation_params.tools` the tool definitions bound to it.
 - tool → a tool call: `name`, arguments from `inputs.input` (JSON parsed), result from `outputs.output`
   (a ToolMessage's content when it is one, serialized or as its repr string), failed when the run has
   `error` or the ToolMessage `status: "error"`. Linked to its model call by the ToolMessage's `tool_call_id`.
@@ -25,6 +27,7 @@ Dropped: prompt, parser and embedding runs, feedback, events.
 from __future__ import annotations
 
 import ast
+import json
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -41,12 +44,14 @@ from agentci_action.trace.adapters._conventions import (
 )
 from agentci_action.trace.adapters.langgraph import lc_documents, lc_message, lc_usage, tool_result
 from agentci_action.trace.adapters.spans import Span, Tree, by_trace, first_line
+from agentci_action.trace.input_parts import Message, breakdown, schemas
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
     from agentci_action.trace.json_records import Record
 
 NAME = "langsmith"
+ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}  # LangChain's message types
 RUN_TYPES = {"llm", "chain", "tool", "retriever", "prompt", "parser", "embedding"}
 STATUSES = {"success": "completed", "error": "failed"}
 
@@ -104,6 +109,34 @@ def _llm(run: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _request_message(message: dict[str, Any]) -> Message:
+    """A LangChain message as its chat model sent it (an AI message's tool call arguments as JSON text, as
+    langchain-openai writes them)."""
+    kind, text = message.get("type"), text_of(message.get("content"))
+    if kind == "tool":
+        return Message("tool", results=[(message.get("tool_call_id"), text)])
+    calls = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+    return Message(
+        ROLES.get(str(kind), "user"),
+        texts=[text] if text else [],
+        calls=[(str(c.get("name")), json.dumps(c.get("args"), ensure_ascii=False)) for c in calls],
+        call_ids=[c.get("id") for c in calls],
+    )
+
+
+def _input_breakdown(run: dict[str, Any], model: str | None) -> dict[str, Any] | None:
+    """A chat model run's input breakdown: the messages of `inputs.messages` and the bound tools; None for a run
+    that records no messages (a completion model's prompt string)."""
+    sent = (run.get("inputs") or {}).get("messages") or []
+    if sent and isinstance(sent[0], list):  # a batch of message lists: the run's is the first
+        sent = sent[0]
+    messages = [found for m in sent if (found := lc_message(m))]
+    if not messages:
+        return None
+    tools = ((run.get("extra") or {}).get("invocation_params") or {}).get("tools") or []
+    return breakdown(model, [], [_request_message(m) for m in messages], schemas(tools))
+
+
 def _view(agent_names: set[str]) -> ViewOf:
     def view(span: Span) -> SpanView:
         run = span.attributes
@@ -112,10 +145,11 @@ def _view(agent_names: set[str]) -> ViewOf:
         inputs, outputs = run.get("inputs") or {}, run.get("outputs") or {}
         if kind == "llm":
             message = _generation_message(run)
+            llm = _llm(run, message)
             return SpanView(
                 kind="llm",
                 metadata=meta,
-                llm=_llm(run, message),
+                llm={**llm, "input_breakdown": _input_breakdown(run, llm["model"])},
                 issued_calls=[c.get("id") for c in message.get("tool_calls") or [] if c.get("id")],
                 output_text=text_of(message.get("content")),
                 input_text=_first_human(inputs),

@@ -9,7 +9,10 @@ Spans are grouped by `trace_id` and re-sorted by `started_at` (processors see th
   accepted too); its `output` messages give the text and the tool calls it issued.
 - response → an LLM call from `usage`; when the exporter also writes `response` (the Response object),
   its `model`, `created_at` and output items are read too; its `file_search_call` results are the
-  retrieved context (`file_id`, `text`, `score`). Without a model the call's cost stays unknown.
+  retrieved context (`file_id`, `text`, `score`). Without a model the call's cost stays unknown. When it also
+  writes `input` (the span's input items, which `Span.export()` leaves out) and the Response keeps its
+  `instructions` and `tools`, the call has its input breakdown: the request those make (trace/input_parts.py).
+  A generation span (Chat Completions) has none: it records the messages sent but not the tool definitions.
 - function → a tool call (`name`, `input` and `output` JSON-parsed); the span's `error.message` marks it
   failed. Function spans carry no call id: each is linked to a call issued by the latest model call started
   before it, with the same name and arguments equal to the span's input (JSON compared parsed), else to the
@@ -44,7 +47,7 @@ from agentci_action.trace.adapters._conventions import (
     text_of,
 )
 from agentci_action.trace.adapters.openai_chat import openai_usage, unix_time
-from agentci_action.trace.adapters.openai_responses import file_search_documents
+from agentci_action.trace.adapters.openai_responses import file_search_documents, request_breakdown
 from agentci_action.trace.adapters.spans import Span, by_trace, first_line
 
 if TYPE_CHECKING:
@@ -98,6 +101,17 @@ def _output_calls(data: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
                 for c in item.get("tool_calls") or []
             )
     return "".join(texts), calls
+
+
+def _response_request(data: dict[str, Any]) -> dict[str, Any] | None:
+    """A response span's input breakdown, from the input items it sent and the Response's instructions and tools;
+    None when the export keeps neither the input nor both of those (a Response that echoes none of them was trimmed
+    by the exporter, and a split without them would give their tokens to the other parts)."""
+    response = data.get("response") or {}
+    if data.get("input") is None or not {"instructions", "tools"} <= response.keys():
+        return None
+    request = {key: response.get(key) for key in ("model", "instructions", "tools", "previous_response_id")}
+    return request_breakdown({**request, "conversation": response.get("conversation"), "input": data["input"]})
 
 
 def _first_user(data: dict[str, Any]) -> str:
@@ -164,6 +178,7 @@ def _view(links: dict[str, str]) -> ViewOf:
                     **usage,
                     "model": data.get("model") or response.get("model"),
                     **({"timestamp": unix_time(response["created_at"])} if response.get("created_at") else {}),
+                    **({"input_breakdown": _response_request(data)} if kind == "response" else {}),
                 },
                 issued_calls=[f"{span.span_id}#{i}" for i in range(len(calls))],
                 message_calls=[c for c in calls if c["name"]],

@@ -138,6 +138,12 @@ def request_message(message: dict[str, Any]) -> Message:
     )
 
 
+def request_breakdown(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The input breakdown of a Chat Completions request `body` (`messages`, `tools`)."""
+    messages = [request_message(m) for m in body.get("messages") or [] if isinstance(m, dict)]
+    return breakdown(body.get("model"), [], messages, schemas(body.get("tools") or []))
+
+
 def _turn(message: dict[str, Any], completion: dict[str, Any] | None, sent: list[Message], tools: list[Schema]) -> Turn:
     """The assistant `message` (and its `completion`), a call whose request held the messages `sent` and `tools`."""
     return Turn(

@@ -112,6 +112,35 @@ def _breakdowns(inputs: Any, responses: list[dict[str, Any]]) -> list[dict[str, 
     return found
 
 
+def _request_input(items: Any) -> list[Message]:
+    """A Responses request's `input` as messages: its calls the assistant's, their outputs tool results."""
+    found: list[Message] = []
+    for item in items if isinstance(items, list) else [items] if items else []:
+        kind = item.get("type") if isinstance(item, dict) else None
+        if not isinstance(item, dict):
+            found.append(Message("user", texts=[as_text(item)]))
+        elif kind == "function_call":
+            name, arguments = str(item.get("name")), as_text(item.get("arguments"))
+            found.append(Message("assistant", calls=[(name, arguments)], call_ids=[item.get("call_id")]))
+        elif kind == "function_call_output":
+            found.append(Message("tool", results=[(item.get("call_id"), as_text(item.get("output")))]))
+        elif kind in (None, "message"):
+            text = text_of(item.get("content"))
+            found.append(Message(str(item.get("role") or "user"), texts=[text] if text else []))
+    return found
+
+
+def request_breakdown(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The input breakdown of a Responses request `body` (`instructions`, `input`, `tools`); None for a request that
+    continues a stored response or conversation (`previous_response_id`, `conversation`): it sends only what is new,
+    and the tokens it reports hold a context it does not show."""
+    if body.get("previous_response_id") or body.get("conversation"):
+        return None
+    instructions = body.get("instructions")
+    system = [as_text(instructions)] if isinstance(instructions, str) else [text_of(instructions)]
+    return breakdown(body.get("model"), system, _request_input(body.get("input")), schemas(body.get("tools") or []))
+
+
 def _turn(response: dict[str, Any], input_breakdown: dict[str, Any] | None = None) -> Turn:
     items = [i for i in response.get("output") or [] if isinstance(i, dict)]
     usage = openai_usage(response.get("usage"))

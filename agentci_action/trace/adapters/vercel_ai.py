@@ -16,7 +16,9 @@ makes every span the root of its own trace). By
   `cachedInputTokens`) and writes `….cacheWriteTokens` (AI SDK 5+; input includes both), or
   `promptTokens` / `completionTokens` (AI SDK 4); time to first token `ai.response.msToFirstChunk`
   (streamed calls). Tool calls it issued: `ai.response.toolCalls` (`toolCallId`, `toolName`, `input` or
-  `args`), in order.
+  `args`), in order. Input breakdown (trace/input_parts.py): `ai.prompt.messages` are the messages the call sent
+  (system, user, assistant text and tool-call parts, tool-result parts) and `ai.prompt.tools` its tool definitions
+  (each a JSON string; the SDK writes the attribute only when the call has tools), recorded with `recordInputs`.
 - `ai.toolCall` → a tool call: `ai.toolCall.name`, `ai.toolCall.id`, arguments `ai.toolCall.args` /
   `input`, result `ai.toolCall.result` / `output` (JSON parsed); error status = failed call. Without
   `ai.toolCall` spans the tool calls come from the calls' messages (`ai.prompt.messages` tool-result parts
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from agentci_action.trace.adapters._assembly import SpanView, traces_of_spans
 from agentci_action.trace.adapters._conventions import KEY_NAMES, known, maybe_json, text_of
 from agentci_action.trace.adapters.spans import Span, read_spans, spans_in
+from agentci_action.trace.input_parts import Message, as_text, breakdown, schemas
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
@@ -86,6 +89,31 @@ def _prompt_text(value: Any) -> str:
     return text_of(prompt) if isinstance(prompt, str) else ""
 
 
+def _request_message(message: dict[str, Any]) -> Message:
+    """An AI SDK prompt message as the input breakdown reads it (its content a string or typed parts)."""
+    parts = _parts(message)
+    calls = [p for p in parts if p.get("type") == "tool-call"]
+    texts = [str(p.get("text")) for p in parts if p.get("type") == "text" and p.get("text")]
+    if isinstance(message.get("content"), str) and message["content"]:
+        texts = [message["content"]]
+    return Message(
+        str(message.get("role")),
+        texts=texts,
+        calls=[(str(c.get("toolName")), as_text(c.get("input", c.get("args")))) for c in calls],
+        call_ids=[c.get("toolCallId") for c in calls],
+        results=[(p.get("toolCallId"), as_text(_tool_output(p))) for p in parts if p.get("type") == "tool-result"],
+    )
+
+
+def _input_breakdown(attrs: dict[str, Any], model: Any, inputs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """A provider call's input breakdown: its prompt messages and tool definitions; None without messages."""
+    if not inputs:
+        return None
+    tools = [maybe_json(t) for t in attrs.get("ai.prompt.tools") or []]
+    messages = [_request_message(m) for m in inputs]
+    return breakdown(model if isinstance(model, str) else None, [], messages, schemas(tools))
+
+
 def view(span: Span) -> SpanView:
     attrs = span.attributes
     operation = str(attrs.get("ai.operationId", ""))
@@ -101,12 +129,13 @@ def view(span: Span) -> SpanView:
             for c in _messages(attrs.get("ai.response.toolCalls"))
         ]
         text = attrs.get("ai.response.text")
+        model = attrs.get("ai.response.model") or attrs.get("ai.model.id")
         return SpanView(
             kind="llm",
             metadata=meta,
             llm=known(
                 {
-                    "model": attrs.get("ai.response.model") or attrs.get("ai.model.id"),
+                    "model": model,
                     "provider": str(attrs["ai.model.provider"]).split(".")[0]
                     if attrs.get("ai.model.provider")
                     else None,
@@ -118,6 +147,7 @@ def view(span: Span) -> SpanView:
                     "cache_write_input_tokens": _int(attrs, "ai.usage.inputTokenDetails.cacheWriteTokens"),
                     "reasoning_tokens": _int(attrs, "ai.usage.reasoningTokens"),
                     "ttft_ms": attrs.get("ai.response.msToFirstChunk"),
+                    "input_breakdown": _input_breakdown(attrs, model, inputs),
                 }
             ),
             issued_calls=[c["id"] for c in issued if c["id"]],
