@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # annotations only: each command imports the stages it needs 
     from collections.abc import Callable
 
     from agentci_action.engine.results import ShardInfo
-    from agentci_action.pipeline.evaluation import MoreRuns
+    from agentci_action.pipeline.evaluation import JudgeOptions, MoreRuns
     from agentci_action.run.execute import AgentRun, RunOptions
     from agentci_action.spec.models import QuerySpec
 
@@ -71,11 +71,17 @@ def run_the_agent(
     shard: ShardInfo | None,
     options: RunOptions,
     runs_of: Callable[[QuerySpec], int | None] | None = None,
+    judge: JudgeOptions | None = None,
 ) -> AgentRun:
     """The spec's runner on the selected queries (tags, then shard), progress and summary on stderr. `runs_of`
-    gives a query's runs instead of its `runs:` (the minimum of a range), None to leave it out."""
+    gives a query's runs instead of its `runs:` (the minimum of a range), None to leave it out. Simulated users
+    are played through the judge `judge` describes (default: the spec's, keys from the environment)."""
+    import os
+
     from agentci_action.engine.evaluate_spec import turn_stops
     from agentci_action.engine.shard import select_shard
+    from agentci_action.pipeline.evaluation import JudgeOptions
+    from agentci_action.pipeline.simulated_users import simulated_user_for
     from agentci_action.run import run_agent
     from agentci_action.run.execute import terminate_on_sigterm
     from agentci_action.spec.loader import load_spec
@@ -85,7 +91,8 @@ def run_the_agent(
     if runs_of is not None:
         queries = [q.model_copy(update={"runs": runs}) for q in queries if (runs := runs_of(q)) is not None]
     with terminate_on_sigterm():
-        outcome = run_agent(spec, options, queries=queries, stop_after=turn_stops)
+        users = simulated_user_for(spec, judge or JudgeOptions(environ=os.environ))
+        outcome = run_agent(spec, options, queries=queries, stop_after=turn_stops, simulated_user=users)
     print(outcome.summary(options.output), file=sys.stderr)
     return outcome
 
@@ -95,6 +102,7 @@ def traces_to_evaluate(
     stack: ExitStack,
     shard: ShardInfo | None = None,
     runs_of: Callable[[QuerySpec], int | None] | None = None,
+    judge: JudgeOptions | None = None,
 ) -> list[str]:
     """--traces as given; without them the spec's runner runs the agent first (each query's `runs`, the minimum of a
     range, or `runs_of`), into --record DIR (else a temporary directory), and those traces are evaluated. A spec
@@ -108,20 +116,24 @@ def traces_to_evaluate(
 
     record = args.record or stack.enter_context(tempfile.TemporaryDirectory(prefix="agentci-traces-"))
     options = RunOptions(Path(record), replay=args.replay)
-    run_the_agent(args.spec, split_list(getattr(args, "tags", None)), shard, options, runs_of)
+    run_the_agent(args.spec, split_list(getattr(args, "tags", None)), shard, options, runs_of, judge)
     return [record]
 
 
 def more_runs_into(
-    spec_path: str, tags: list[str], shard: ShardInfo | None, record: str, replay: str | None = None
+    spec_path: str,
+    tags: list[str],
+    shard: ShardInfo | None,
+    record: str,
+    replay: str | None = None,
+    judge: JudgeOptions | None = None,
 ) -> MoreRuns:
     """Adaptive runs' next batch: the named queries run until each has its target, the runs in `record` kept (the
-    model calls answered as `replay`, `--replay`, says)."""
+    model calls answered as `replay`, `--replay`, says; simulated users played through `judge`)."""
     from agentci_action.run import RunOptions
 
     def more(targets: dict[str, int]) -> None:
-        run_the_agent(
-            spec_path, tags, shard, RunOptions(Path(record), resume=True, replay=replay), lambda q: targets.get(q.key)
-        )
+        options = RunOptions(Path(record), resume=True, replay=replay)
+        run_the_agent(spec_path, tags, shard, options, lambda q: targets.get(q.key), judge)
 
     return more

@@ -106,10 +106,20 @@ def run(args: argparse.Namespace) -> int:
         raise SpecError.at(
             "--shard", 0, "a shard writes its results file to --output, e.g. --output results/shard-2.json"
         )
+    judge = judge_options(args)
+    if not args.traces:  # the agent runs first: its simulated users and the judge spend under one cap
+        from agentci_action.pipeline.simulated_users import shared_spend
+        from agentci_action.spec.loader import load_spec
+
+        judge = shared_spend(load_spec(args.spec), judge)
     with ExitStack() as stack:
-        traces = traces_to_evaluate(args, stack, shard)
+        traces = traces_to_evaluate(args, stack, shard, judge=judge)
         # the agent ran here: adaptive runs (`runs: {min, max}`) may give undecided queries more runs
-        more = None if args.traces else more_runs_into(args.spec, split_list(args.tags), shard, traces[0], args.replay)
+        more = (
+            None
+            if args.traces
+            else more_runs_into(args.spec, split_list(args.tags), shard, traces[0], args.replay, judge)
+        )
         outcome = evaluate(
             Evaluation(
                 spec=args.spec,
@@ -121,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
                 embedding_cache=args.embedding_cache,
                 settings=Settings(fail_on=fail_on, workers=args.workers),
                 shard=shard,
-                judge=judge_options(args),
+                judge=judge,
                 baseline_ref=base_ref_option(args),
                 progress="agentci test",
             ),

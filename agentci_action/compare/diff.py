@@ -537,12 +537,13 @@ def _per_run(runs: list[Trace]) -> dict[str, list[float | None]]:
 
 
 def first_diverged_turn(before: tuple[TurnResult, ...], after: tuple[TurnResult, ...]) -> TurnDiff | None:
-    """The first turn whose status, answer or route differs between the sides (a turn on one side only differs);
-    None when neither side is a conversation or every turn is the same."""
+    """The first turn whose user message, status, answer or route differs between the sides (a turn on one side
+    only differs; a simulated user may say something else); None when neither side is a conversation or every turn
+    is the same."""
     for index in range(max(len(before), len(after))):
         b = before[index] if index < len(before) else None
         a = after[index] if index < len(after) else None
-        if b and a and (b.status, b.answer, b.tools) == (a.status, a.answer, a.tools):
+        if b and a and (b.user, b.status, b.answer, b.tools) == (a.user, a.status, a.answer, a.tools):
             continue
         shown = a or b
         assert shown is not None  # index < the longer side's length

@@ -8,15 +8,20 @@ turn's messages labelled `turn i: ` (merged_layers): a failing turn fails the co
 
 A turn missing from the trace fails its correctness (the conversation ended early); with `stop_on_failure`, the
 turns after the first one that blocks are skipped, as the runner does not run them.
+
+A conversation with a simulated user has no scripted turns: it is judged as a whole, its correctness adding how the
+user ended it (user_checks) and a judge rubric reading the transcript as its query; its turns are shown, unchecked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from agentci_action.engine.results import FAIL, SEVERITY, SKIP, Check, LayerResult, Status, TurnResult
+from agentci_action.engine.correctness import _snippet
+from agentci_action.engine.results import FAIL, PASS, SEVERITY, SKIP, Check, LayerResult, Status, TurnResult
 from agentci_action.spec.models import QuerySpec, private_attributes
 from agentci_action.trace.canonical import Trace
+from agentci_action.trace.simulated_user import USER_KEY
 
 # The evaluation of one exchange: (query, its trace, the baseline's variants) → its three layers.
 EvaluateExchange = Callable[[QuerySpec, Trace, list[Trace]], dict[str, LayerResult]]
@@ -120,3 +125,87 @@ def whole_layer(layer: LayerResult) -> LayerResult:
 def failing_first(turns: list[TurnResult]) -> list[TurnResult]:
     """The turns the most severe first (error, fail, warn, pass, skip), in order among equals."""
     return sorted(turns, key=lambda turn: (-SEVERITY[turn.status], turn.turn))
+
+
+# -- a simulated user's conversation ----------------------------------------------------------------------------------
+_ENDED = {
+    "goal_reached": (PASS, "the simulated user reached its goal at turn {turns}: {reason}"),
+    "stop_when": (PASS, "the conversation ended at turn {turns} on {reason}"),
+    "gave_up": (FAIL, "the simulated user gave up at turn {turns}: {reason}"),
+    "max_turns": (FAIL, "{reason} ({turns} turns)"),
+    "spend_cap": (SKIP, "not finished: {reason} (after {turns} turns)"),
+}
+
+
+def user_checks(query: QuerySpec, trace: Trace) -> list[Check]:
+    """The correctness checks of a simulated user's conversation (metadata.agentci_user): `simulated_user` (the goal
+    reached or stop_when held passes; the user giving up or the turn budget running out fails; the spend cap leaves
+    it unfinished, skipped) with what the simulator's calls took in its data; and `must_not_reveal` when the spec
+    lists secrets: fails at the first turn whose user message holds one (case and white space ignored)."""
+    user = query.simulated_user
+    assert user is not None, "user_checks of a query without a simulated user"
+    ending = trace.metadata.get(USER_KEY)
+    checks = []
+    if isinstance(ending, dict) and ending.get("ended") in _ENDED:
+        status, text = _ENDED[ending["ended"]]
+        turns = len(trace.turns) or 1
+        message = text.format(turns=turns, reason=_snippet(str(ending.get("reason") or "no reason given"), 300))
+        simulator = {key: ending.get(key) for key in USAGE_KEYS}
+        checks.append(Check("simulated_user", status, message, {"ended": ending["ended"], "simulator": simulator}))
+    else:
+        checks.append(
+            Check("simulated_user", SKIP, "not verified: the trace does not say how the simulated user ended")
+        )
+    if user.must_not_reveal:
+        checks.append(_kept_secrets(user.must_not_reveal, trace))
+    return checks
+
+
+USAGE_KEYS = ("requests", "replayed", "input_tokens", "output_tokens", "cost_usd")
+
+
+def _kept_secrets(secrets: list[str], trace: Trace) -> Check:
+    def folded(text: str) -> str:
+        return " ".join(text.casefold().split())
+
+    for number, turn in enumerate(trace.turns or [trace], 1):
+        said = folded(turn.query or "")
+        for index, secret in enumerate(secrets):
+            if folded(secret) in said:
+                return Check(
+                    "must_not_reveal",
+                    FAIL,
+                    f"turn {number}: the simulated user wrote must_not_reveal item {index + 1}: the agent's reply "
+                    "before it may have asked or pushed for it (the value is not repeated here)",
+                    {"at_turn": number, "item": index + 1},
+                )
+    return Check("must_not_reveal", PASS, f"the simulated user kept its {len(secrets)} secret(s)")
+
+
+def cut_short(trace: Trace) -> bool:
+    """Whether the spend cap ended a simulated conversation: it is reported unfinished, not judged."""
+    ending = trace.metadata.get(USER_KEY)
+    return isinstance(ending, dict) and ending.get("ended") == "spend_cap"
+
+
+def simulated_turn_results(query: QuerySpec, trace: Trace, leaks: Callable[[str], str]) -> list[TurnResult]:
+    """The turns of one simulated conversation (the run the report shows): each its user message and the agent's
+    answer and route, at the simulated_user block's line. A simulated turn has no checks of its own (the
+    conversation is judged as a whole), so each is skipped; `leaks` masks what a safety check found leaked."""
+    assert query.simulated_user is not None, "simulated_turn_results of a query without a simulated user"
+    none = LayerResult(SKIP, {}, ["a simulated user's turn has no checks of its own: the conversation is judged whole"])
+    line = query.simulated_user.line or query.line
+    return [
+        TurnResult(
+            number,
+            leaks(turn.query or ""),
+            line,
+            SKIP,
+            none,
+            none,
+            none,
+            leaks(turn.final_answer.strip()),
+            list(turn.tool_sequence),
+        )
+        for number, turn in enumerate(trace.turns, 1)
+    ]

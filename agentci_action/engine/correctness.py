@@ -177,7 +177,8 @@ def judge_requests(query: QuerySpec, trace: Trace) -> list[JudgeRequest]:
     spec = query.correctness
     if spec is None:
         return []
-    common: _Asked = {"query_id": query.key, "query": query.query, "answer": trace.final_answer}
+    asked = transcript(trace) if query.simulated_user is not None and trace.turns else query.query
+    common: _Asked = {"query_id": query.key, "query": asked, "answer": trace.final_answer}
     requests = [JudgeRequest("llm_judge", rubric, **common) for rubric in spec.llm_judge or []]
     if spec.safety_check:
         requests.append(JudgeRequest("safety_check", spec.safety_check, **common))
@@ -186,6 +187,16 @@ def judge_requests(query: QuerySpec, trace: Trace) -> list[JudgeRequest]:
             JudgeRequest("hallucination_check", spec.hallucination_check, context=grounding_context(trace), **common)
         )
     return requests
+
+
+def transcript(trace: Trace) -> str:
+    """A conversation up to its last user message, a `user:` or `agent:` line per message: what a judge rubric
+    reads as the query of a simulated user's conversation, whose answer is the agent's last reply."""
+    lines = []
+    for before, turn in zip([None, *trace.turns], trace.turns):
+        lines += [f"agent: {before.final_answer}"] if before is not None else []
+        lines.append(f"user: {turn.query or ''}")
+    return "\n".join(lines)
 
 
 def grounding_context(trace: Trace) -> list[str]:

@@ -19,7 +19,16 @@ from agentci_action._util.gcpause import gc_paused
 from agentci_action.engine.checks import evaluate_checks, mask_layers
 from agentci_action.engine.checks.answer import Embedder
 from agentci_action.engine.checks.leakage import Finding, redact
-from agentci_action.engine.conversation import EvaluateExchange, evaluate_turns, left_unrun, merged_layers, turn_query
+from agentci_action.engine.conversation import (
+    EvaluateExchange,
+    cut_short,
+    evaluate_turns,
+    left_unrun,
+    merged_layers,
+    simulated_turn_results,
+    turn_query,
+    user_checks,
+)
 from agentci_action.engine.correctness import Judge, asks_for_judge, evaluate_correctness
 from agentci_action.engine.cost import evaluate_cost
 from agentci_action.engine.path import evaluate_path
@@ -232,11 +241,29 @@ def _evaluate_run(
     else evaluated."""
     if trace.run_error is not None:
         return failed_run_layers(trace.run_error), []
+    if query.simulated_user is not None:
+        return _simulated_run(query, trace, variants, exchange), []
     whole = exchange(query, trace, variants)
     if query.turns is None:
         return whole, []
     turns = evaluate_turns(query, trace, variants, exchange, lambda layers: _blocks(layers, fail_on))
     return merged_layers(whole, turns), turns
+
+
+def _simulated_run(
+    query: QuerySpec, trace: Trace, variants: list[Trace], exchange: EvaluateExchange
+) -> dict[str, LayerResult]:
+    """A simulated user's conversation, judged whole: how the user ended it first (user_checks), then the query's
+    own correctness checks; one the spend cap cut short is left unfinished (its other checks not evaluated)."""
+    ended = user_checks(query, trace)
+    if cut_short(trace):
+        skipped = LayerResult.from_checks(
+            [Check("simulated_user", SKIP, "not evaluated: the conversation is unfinished")]
+        )
+        return {"correctness": LayerResult.from_checks(ended), "path": skipped, "cost": skipped}
+    whole = exchange(query, trace, variants)
+    own = whole["correctness"]
+    return {**whole, "correctness": LayerResult.from_checks(ended + own.checks, own.details)}
 
 
 def _blocks(layers: dict[str, LayerResult], fail_on: frozenset[str]) -> bool:
@@ -339,8 +366,21 @@ def evaluate_query(
         tools=list(route) if (route := most_frequent(sequences)) else [],
         tokens=query_tokens(traces),
         model_calls=_paid_tidied(ModelCalls.of_runs(replayed)),
-        turns=_turn_results(query, turn_runs, settings.fail_on, composite, leaks) if turn_runs else [],
+        turns=_turn_results(query, turn_runs, settings.fail_on, composite, leaks)
+        if turn_runs
+        else _simulated_turns(query, traces, answer, leaks),
     )
+
+
+def _simulated_turns(query: QuerySpec, traces: list[Trace], answer: str, leaks: list[Finding]) -> list[TurnResult]:
+    """A simulated user's conversation as the report shows it: the turns of the first run whose answer is the one
+    shown (the most frequent); none for another query, or when no run gave a conversation."""
+    if query.simulated_user is None:
+        return []
+    shown = next((t for t in traces if t.turns and t.final_answer.strip() == answer), None)
+    if shown is None:
+        return []
+    return simulated_turn_results(query, shown, (lambda text: redact(text, leaks)) if leaks else (lambda text: text))
 
 
 def _paid_tidied(calls: ModelCalls | None) -> ModelCalls | None:
@@ -436,6 +476,7 @@ def summarize(
         fail_on=sorted(fail_on),
         aggregates=aggregate(results, tally),
         judge=JudgeUsage.of(tally.judge_usages),
+        simulated_users=JudgeUsage.of(tally.simulator_usages, "replayed") if tally.simulator_usages else None,
         runs=runs,
         runs_passed=runs_passed,
         pass_rate=runs_passed / runs if runs else 0.0,

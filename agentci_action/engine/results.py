@@ -458,11 +458,12 @@ class JudgeUsage(BaseModel):
         return cls.of([c.data["usage"] for c in checks if isinstance(c.data.get("usage"), dict)])
 
     @classmethod
-    def of(cls, usages: list[dict[str, Any]]) -> JudgeUsage:
-        """Sums over the judge checks' `usage` dicts, in order."""
+    def of(cls, usages: list[dict[str, Any]], hits: str = "cache_hits") -> JudgeUsage:
+        """Sums over the judge checks' `usage` dicts, in order (`hits`: the key counted as cache hits; a simulated
+        user's figures count its `replayed` messages)."""
         return cls(
             requests=sum(u.get("requests", 0) for u in usages),
-            cache_hits=sum(u.get("cache_hits", 0) for u in usages),
+            cache_hits=sum(u.get(hits) or 0 for u in usages),
             input_tokens=sum(u.get("input_tokens", 0) for u in usages),
             output_tokens=sum(u.get("output_tokens", 0) for u in usages),
             cost_usd=sum(u.get("cost_usd") or 0.0 for u in usages),
@@ -485,6 +486,11 @@ class Summary(BaseModel):
     total_tokens: int = 0
     judge: JudgeUsage = Field(
         default_factory=JudgeUsage, description="The LLM judge's own requests, tokens and USD (not the agent's)."
+    )
+    simulated_users: JudgeUsage | None = Field(
+        None,
+        description="The simulated users' own model calls over every conversation (not the agent's): requests, "
+        "tokens and USD, cache_hits counting the messages replayed from their recordings; null without one.",
     )
     fail_on: list[FailOnLayer] = Field(default_factory=list)
     runs: int = Field(0, description="Runs evaluated over all queries.")

@@ -48,6 +48,7 @@ class CheckTally(NamedTuple):
     rates: dict[str, float | None]
     skipped: int
     judge_usages: list[dict[str, Any]]  # every judge check's `usage`, in order
+    simulator_usages: list[dict[str, Any]]  # every simulated conversation's simulator figures, in order
 
 
 class TallyCounter:
@@ -59,12 +60,15 @@ class TallyCounter:
         self.hit = dict.fromkeys(_HITS, 0)
         self.skipped = 0
         self.judge_usages: list[dict[str, Any]] = []
+        self.simulator_usages: list[dict[str, Any]] = []
 
     def add(self, result: QueryResult) -> None:
         correctness = result.correctness
         for check in correctness.checks:  # the judge's usage is only ever on correctness checks
             if "usage" in check.data and isinstance(usage := check.data["usage"], dict):
                 self.judge_usages.append(usage)
+            elif "simulator" in check.data and isinstance(usage := check.data["simulator"], dict):
+                self.simulator_usages.append(usage)
         hits: dict[str, bool] = {}  # rate → whether one of its checks hit, for each rate one of whose checks ran here
         for layer in (correctness, result.path, result.cost):
             for check in layer.checks:
@@ -82,7 +86,7 @@ class TallyCounter:
 
     def tally(self) -> CheckTally:
         rates = {rate: self.hit[rate] / self.ran[rate] if self.ran[rate] else None for rate in _HITS}
-        return CheckTally(rates, self.skipped, self.judge_usages)
+        return CheckTally(rates, self.skipped, self.judge_usages, self.simulator_usages)
 
 
 def check_tally(results: list[QueryResult]) -> CheckTally:

@@ -41,6 +41,7 @@ from agentci_action.engine.evaluate_spec import OnResult, Settings, evaluate_spe
 from agentci_action.engine.judge import LLMJudge, build_judge
 from agentci_action.engine.judge.embeddings import EmbeddingCache, build_embedder
 from agentci_action.engine.judge.json_store import JsonStore
+from agentci_action.engine.judge.llm import SpendCap
 from agentci_action.engine.merge import merge_shards
 from agentci_action.engine.results import JudgeUsage, QueryResult, RunResult, ShardInfo, Status
 from agentci_action.engine.shard import select_shard
@@ -65,6 +66,8 @@ class JudgeOptions:
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
     # A pull request's base: the verdict and embedding caches are used only as they are there (JsonStore.trust_only)
     caches_at: BaseRef | None = None
+    # The cap shared with the simulated users who ran first (pipeline/simulated_users.py); None: the judge's own
+    spend: SpendCap | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,7 @@ def judge_for(spec: AgentCISpec, options: JudgeOptions) -> LLMJudge | None:
         max_cost_usd=options.max_cost_usd,
         cache_path=options.cache or Path(spec.path).parent / ".agentci" / "judge-cache.json",
         pricing=spec.pricing,
+        spend=options.spend,
     )
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 from agentci_action.compare.suite_gates import with_gates
 from agentci_action.engine.evaluate_spec import evaluate_spec, turn_stops
 from agentci_action.engine.shard import select_shard
+from agentci_action.pipeline.evaluation import JudgeOptions
+from agentci_action.pipeline.simulated_users import simulated_user_for
 from agentci_action.run.execute import RunOptions
 from agentci_action.run.execute import run_agent as execute
 
@@ -37,10 +40,12 @@ def run_agent(
     `agent` is a callable used instead of the spec's `runner:` (as `python:` would call it: the query, and id, run,
     tags, metadata, and a conversation turn's turn, history and session_id when it names them; sync or async). The
     traces are also written to `output` when given. `replay` is `agentci run --replay`: a mode (replay, record,
-    record-missing) or off, instead of runner.replay's."""
+    record-missing) or off, instead of runner.replay's. Simulated users are replayed from their recordings, else
+    played through the spec's judge_config with the keys in the environment."""
+    users = simulated_user_for(spec, JudgeOptions(environ=os.environ))
     with tempfile.TemporaryDirectory(prefix="agentci-traces-") as scratch:
         options = RunOptions(Path(output or scratch), runs=runs, workers=workers, timeout_s=timeout_s, replay=replay)
-        return execute(spec, options, queries=queries, agent=agent, stop_after=turn_stops).traces
+        return execute(spec, options, queries=queries, agent=agent, stop_after=turn_stops, simulated_user=users).traces
 
 
 def run_spec(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -17,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +34,14 @@ from agentci_action.run.process import LiveProcesses, run_program
 from agentci_action.run.python_call import PythonWorkers, WorkerRoutes, call_in_process
 from agentci_action.run.records import error_trace, trace_of_run
 from agentci_action.run.replay.replay_run import ReplayRun, RunFigures, replay_for
+from agentci_action.run.replay.user_recordings import DEFAULT_MODE, UserPlayer, UserRecordings
 from agentci_action.run.secrets import Masker
+from agentci_action.run.simulated_conversation import converse
 from agentci_action.run.trace_store import TraceStore
 from agentci_action.spec.models import AgentCISpec, QuerySpec
-from agentci_action.spec.runner_config import RunnerSpec
+from agentci_action.spec.runner_config import ReplaySpec, RunnerSpec
 from agentci_action.trace.canonical import Trace
+from agentci_action.trace.simulated_user import NextUser
 
 MAX_BACKOFF_S = 60.0
 
@@ -104,11 +109,13 @@ def run_agent(
     environ: Mapping[str, str] | None = None,
     progress: Progress | None = None,
     stop_after: StopAfter | None = None,
+    simulated_user: NextUser | None = None,
 ) -> AgentRun:
     """Run the agent (the spec's `runner:`, or `agent`, a callable used as `python:` would be) on `queries`
     (default: the spec's) and write their traces into `options.output`. A conversation is driven turn by turn
-    (drive), ended early where `stop_after` says so. SpecError for a runner that cannot start at all (no runner, a
-    program not found, a module that does not import)."""
+    (drive), ended early where `stop_after` says so; a simulated user's is played by its recording and
+    `simulated_user` (the simulator the caller composed; run/replay/user_recordings.py). SpecError for a runner
+    that cannot start at all (no runner, a program not found, a module that does not import)."""
     environ = os.environ if environ is None else environ
     runner = _runner_of(spec, agent)
     selected = spec.queries if queries is None else queries
@@ -148,8 +155,10 @@ def run_agent(
             pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentci-run")
             try:
                 stamp = replay.stamp if replay else None
+                users = user_recordings(spec, runner, options.replay)
+                player = partial(users.player, live=simulated_user)
                 futures = {
-                    pool.submit(_run_one, job, attempt, runner, store, masker, live, stamp, stop_after): job
+                    pool.submit(_run_one, job, attempt, runner, store, masker, live, stamp, stop_after, player): job
                     for job in jobs
                 }
                 for future in as_completed(futures):
@@ -183,6 +192,16 @@ def inherited(runner: RunnerSpec, environ: Mapping[str, str]) -> Mapping[str, st
     if runner.inherit_env is None:
         return environ
     return {name: value for name, value in environ.items() if any(fnmatchcase(name, p) for p in runner.inherit_env)}
+
+
+def user_recordings(spec: AgentCISpec, runner: RunnerSpec, override: str | None) -> UserRecordings:
+    """Where the simulated users are recorded (runner.replay.recordings, default `recordings/`, beside the spec) and
+    how: `--replay`'s mode, else runner.replay's, else record-missing; `--replay off` records afresh (record)."""
+    replay = runner.replay
+    mode = override or (replay.mode if replay else DEFAULT_MODE)
+    patterns = tuple(re.compile(pattern) for pattern in (replay.volatile_patterns if replay else []))
+    directory = Path(spec.path).resolve().parent / (replay.recordings if replay else ReplaySpec().recordings)
+    return UserRecordings(directory, "record" if mode == "off" else mode, patterns)
 
 
 @contextmanager
@@ -332,10 +351,12 @@ def _run_one(
     live: LiveProcesses,
     stamp: Callable[[Trace, Job], Trace] | None = None,
     stop_after: StopAfter | None = None,
+    users: Callable[[Job], UserPlayer] | None = None,
 ) -> tuple[Trace, bool]:
     """The job's trace (or error record, masked), written to the store before returning; and whether it failed
     for infrastructure reasons. A run cut short by an interruption is not recorded: --resume runs it again.
-    `stamp` adds what the run's model calls were to its trace (runner.replay)."""
+    `stamp` adds what the run's model calls were to its trace (runner.replay); `users` gives a simulated user's
+    conversation its player."""
     retrying = Retrying(
         stop=stop_after_attempt(runner.retries + 1),
         wait=wait_exponential(multiplier=runner.backoff_s, max=MAX_BACKOFF_S),
@@ -344,7 +365,8 @@ def _run_one(
     )
     infra = False
     try:
-        trace = drive(job, lambda one: retrying(attempt, one), stop_after)
+        player = users(job) if users is not None and job.query.simulated_user is not None else None
+        trace = drive(job, lambda one: retrying(attempt, one), stop_after, player)
     except InfraFailure as failure:
         tries = runner.retries + 1
         trace, infra = (
@@ -360,10 +382,15 @@ def _run_one(
     return trace, infra
 
 
-def drive(job: Job, attempt: Callable[[Job], Trace], stop_after: StopAfter | None = None) -> Trace:
+def drive(
+    job: Job, attempt: Callable[[Job], Trace], stop_after: StopAfter | None = None, user: UserPlayer | None = None
+) -> Trace:
     """The job's trace: one attempt for a single query; for a conversation, one attempt per turn in order, each
-    given the messages so far and the conversation's session id, until the script ends or `stop_after` says so.
-    A turn that fails raises its failure, named by its turn (the conversation has no trace)."""
+    given the messages so far and the conversation's session id, until the script ends or `stop_after` says so, or
+    with a simulated user, until `user` (its player) ends it (converse). A turn that fails raises its failure, named
+    by its turn (the conversation has no trace)."""
+    if user is not None:
+        return converse(job, attempt, user)
     turns = job.query.turns
     if turns is None:
         return attempt(job)

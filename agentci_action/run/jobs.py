@@ -14,7 +14,8 @@ class Job:
     """One run of the agent on one query, or on one turn of a conversation (`turn` from 1; 0 for a single query):
     what it reads on stdin (or as arguments) and in AGENTCI_* variables. A turn carries the conversation so far
     (`history`: the user's and the agent's messages, {role, content}) and the conversation's `session_id`, so an
-    agent may either read the history resent on every turn or keep its own state under the session id."""
+    agent may either read the history resent on every turn or keep its own state under the session id. A simulated
+    user's turn carries what the user `said`."""
 
     query: QuerySpec
     run: int
@@ -22,6 +23,7 @@ class Job:
     turn: int = 0
     history: tuple[dict[str, str], ...] = ()
     session_id: str = ""
+    said: str = ""  # a simulated user's message of this turn
 
     @property
     def label(self) -> str:
@@ -35,7 +37,9 @@ class Job:
 
     @property
     def message(self) -> str:
-        """What the agent is asked: the query, or the user's message of this turn."""
+        """What the agent is asked: the query, or the user's message of this turn (scripted, or simulated)."""
+        if self.said:
+            return self.said
         return self.query.turns[self.turn - 1].user if self.turn and self.query.turns else self.query.query
 
     def values(self) -> dict[str, Any]:

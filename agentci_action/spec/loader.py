@@ -310,6 +310,8 @@ def _load_spec(path: Path, tags: list[str] | None) -> AgentCISpec:
         query._file, query._line = composer.locations[at]
         for turn_index, turn in enumerate(query.turns or ()):
             turn._line = composer.locations[(*at, "turns", turn_index)][1]
+        if query.simulated_user is not None:
+            query.simulated_user._line = composer.locations.get((*at, "simulated_user"), (query.file, query.line))[1]
         queries.append(query)
     problems.extend(_assign_ids(queries))
     if problems:

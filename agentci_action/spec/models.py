@@ -592,12 +592,102 @@ class TurnSpec(_Part):
         return line
 
 
+DEFAULT_SIMULATED_TURNS = 8
+
+
+class UserStopWhen(_Part):
+    """A stopping condition on the agent's reply, checked after every turn of a simulated conversation (beside the
+    simulated user's own stop signal): any one given that holds ends the conversation."""
+
+    tool_called: list[str] | None = Field(
+        None, min_length=1, description="The agent called one of these tools in its reply (e.g. the refund itself)."
+    )
+    answer_matches: str | None = Field(
+        None, description="The agent's reply matches this regular expression (re.search, Python syntax)."
+    )
+
+    @field_validator("answer_matches")
+    @classmethod
+    def _regex_compiles(cls, pattern: str | None) -> str | None:
+        return _compiled(pattern)
+
+    @model_validator(mode="after")
+    def _some_condition(self) -> "UserStopWhen":
+        if self.tool_called is None and self.answer_matches is None:
+            raise ValueError("stop_when needs `tool_called` or `answer_matches`")
+        return self
+
+
+class SimulatedUserSpec(_Part):
+    """A user played by an LLM (the judge's providers and keys), instead of scripted `turns:`: it pursues `goal` as
+    `persona`, says what it `knows` when asked, never says what it `must_not_reveal`, and ends the conversation by
+    saying the goal is reached or giving up, when `stop_when` holds, or after `max_turns` turns."""
+
+    persona: str = Field(..., min_length=1, description="Who the user is and how they write.")
+    goal: str = Field(..., min_length=1, description="What the user wants from the agent; reaching it ends the talk.")
+    knows: list[str] = Field(
+        default_factory=no_names, description="Facts the user knows and gives when the agent asks (an order number)."
+    )
+    must_not_reveal: list[str] = Field(
+        default_factory=no_names,
+        description="Values the user knows but must never write (a password, a card number): told to the simulator as "
+        "secret, and every message it writes is checked for them (a message holding one fails the conversation).",
+    )
+    does_not_know: list[str] = Field(
+        default_factory=no_names,
+        description="Things the user does not know and says so when asked (tau2-bench's unknown info).",
+    )
+    opening: str | None = Field(
+        None, min_length=1, description="The user's first message, sent as written (default: the simulator writes it)."
+    )
+    max_turns: int | None = Field(
+        None,
+        ge=1,
+        le=50,
+        description="The most turns the conversation may take: the runner stops there. Default: the query's "
+        f"cost.max_turns, else {DEFAULT_SIMULATED_TURNS}.",
+    )
+    stop_when: UserStopWhen | None = Field(
+        None, description="End the conversation when the agent's reply meets this (beside the user's own stop)."
+    )
+    model: str | None = Field(
+        None,
+        min_length=1,
+        description="The simulator's model (default: judge_config.model), called with the judge's "
+        "keys, base_url, timeout and retries.",
+    )
+    temperature: float = Field(
+        1.0,
+        ge=0.0,
+        le=2.0,
+        description="Sent to OpenAI-compatible models: above 0 the repeated runs meet different users (Anthropic's "
+        "Messages API takes none).",
+    )
+
+    _line: int = PrivateAttr(0)
+
+    @property
+    def line(self) -> int:
+        """The line of the `simulated_user:` block in the spec (0 until the loader sets it)."""
+        line: int = private_attributes(self)["_line"]
+        return line
+
+    @field_validator("knows", "must_not_reveal", "does_not_know")
+    @classmethod
+    def _no_blank(cls, items: list[str]) -> list[str]:
+        if any(not item.strip() for item in items):
+            raise ValueError("an item must not be empty")
+        return items
+
+
 def _query_or_turns(schema: dict[str, Any]) -> None:
-    """In the JSON Schema, a query needs `query` or `turns` (a conversation is named by its first message)."""
+    """In the JSON Schema, a query needs `query`, `turns` or `simulated_user` (a conversation is named by its first
+    message, a simulated one by its opening or goal)."""
     schema["required"] = [key for key in schema.get("required", []) if key != "query"]
     if not schema["required"]:
         del schema["required"]
-    schema["anyOf"] = [{"required": ["query"]}, {"required": ["turns"]}]
+    schema["anyOf"] = [{"required": ["query"]}, {"required": ["turns"]}, {"required": ["simulated_user"]}]
+    schema["not"] = {"required": ["turns", "simulated_user"]}
 
 
 class QuerySpec(QueryDefaults):
@@ -622,6 +712,11 @@ class QuerySpec(QueryDefaults):
         description="A scripted conversation: the user's messages in order, each with the checks on its own turn. "
         "The query's own correctness, path and cost blocks then judge the whole conversation.",
     )
+    simulated_user: SimulatedUserSpec | None = Field(
+        None,
+        description="A conversation with a user an LLM plays (persona, goal, what they know) instead of scripted "
+        "`turns:`; judged as a whole by the query's own checks (docs/spec.md#simulated-users).",
+    )
     stop_on_failure: bool = Field(
         False,
         description="In a conversation, a turn that fails a blocking check ends it: later turns are not run and are "
@@ -639,11 +734,18 @@ class QuerySpec(QueryDefaults):
     @model_validator(mode="before")
     @classmethod
     def _conversation_named(cls, data: Any) -> Any:
-        """A conversation without `query:` is named by its first turn's message."""
-        if isinstance(data, dict) and "query" not in data and isinstance(turns := data.get("turns"), list) and turns:
+        """A conversation without `query:` is named by its first turn's message; a simulated one by its opening
+        message, else its goal."""
+        if not isinstance(data, dict) or "query" in data:
+            return data
+        if isinstance(turns := data.get("turns"), list) and turns:
             first = turns[0]
             if isinstance(first, dict) and isinstance(first.get("user"), str):
                 return {**data, "query": first["user"]}
+        if isinstance(user := data.get("simulated_user"), dict) and "turns" not in data:
+            named = user.get("opening") or user.get("goal")
+            if isinstance(named, str) and named.strip():
+                return {**data, "query": named}
         return data
 
     @field_validator("query")
@@ -655,6 +757,16 @@ class QuerySpec(QueryDefaults):
 
     @model_validator(mode="after")
     def _turns_fit(self) -> "QuerySpec":
+        if self.simulated_user is not None:
+            if self.turns is not None:
+                raise ValueError(
+                    "a query takes scripted `turns:` or a `simulated_user:`, not both: keep the one that plays the user"
+                )
+            if self.stop_on_failure:
+                raise ValueError(
+                    "stop_on_failure applies to scripted turns (a simulated user's turns have no checks of their own)"
+                )
+            return self
         if self.turns is None:
             if self.stop_on_failure:
                 raise ValueError("stop_on_failure applies to a conversation: add `turns:` or remove it")
@@ -680,6 +792,15 @@ class QuerySpec(QueryDefaults):
     def key(self) -> str:
         """The id, always set once the loader has run."""
         return self.id or ""
+
+    @property
+    def simulated_turns(self) -> int:
+        """The turn budget of a simulated conversation: simulated_user.max_turns, else cost.max_turns, else
+        DEFAULT_SIMULATED_TURNS (0 for a query without a simulated user)."""
+        if self.simulated_user is None:
+            return 0
+        budget = self.cost.max_turns if self.cost else None
+        return self.simulated_user.max_turns or budget or DEFAULT_SIMULATED_TURNS
 
     @property
     def min_runs(self) -> int:

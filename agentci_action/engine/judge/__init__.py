@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from agentci_action.engine.judge.cache import VerdictCache
-from agentci_action.engine.judge.llm import LLMJudge, keys_from_environment
+from agentci_action.engine.judge.llm import LLMJudge, SpendCap, keys_from_environment
 from agentci_action.spec.models import JudgeConfig, ModelPrice
 
 JUDGE_MODES = ("auto", "required", "off")
@@ -26,13 +26,15 @@ def build_judge(
     sample_ensemble: float | None = None,
     max_cost_usd: float | None = None,
     pricing: Mapping[str, ModelPrice] | None = None,
+    spend: SpendCap | None = None,
 ) -> LLMJudge | None:
     """A judge for the spec (judge_config's defaults when it has none), or None when mode is off.
 
     `sample_ensemble` F runs judge_config.ensemble's models on a fixed, hash-chosen share F of the checks
     (enabled or not); None leaves it to `ensemble.enabled` (every check or none). The judge's own calls
     are priced like the agent's: the spec's `pricing:` first, then the bundled table. `max_cost_usd` caps the
-    judge's spend in the run beside judge_config.max_cost_usd: the lower cap holds.
+    judge's spend in the run beside judge_config.max_cost_usd: the lower cap holds; `spend`, a cap already counting
+    other calls (the simulated users'), is used instead.
     """
     if mode == "off":
         return None
@@ -46,6 +48,7 @@ def build_judge(
         sample_ensemble=sample_ensemble,
         max_cost_usd=max_cost_usd,
         pricing=pricing or {},
+        spend=spend,
     )
 
 

@@ -88,13 +88,15 @@ class LLMJudge:
         default_factory=dict
     )  # provider → endpoint for models other than config.model
     pricing: Mapping[str, ModelPrice] = field(default_factory=dict)  # the spec's `pricing:`, before the bundled table
+    # The spend cap to count against; None: one of its own at the lower of judge_config.max_cost_usd and
+    # max_cost_usd. A shared one (spend_cap_for) counts the simulated users' calls too.
+    spend: SpendCap | None = None
     _clients: dict[tuple[str, str | None], Provider] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _spend: SpendCap = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        caps = [cap for cap in (self.config.max_cost_usd, self.max_cost_usd) if cap is not None]
-        self._spend = SpendCap(min(caps, default=None))
+        self._spend = self.spend or spend_cap_for(self.config, self.max_cost_usd)
 
     def models_for(self, request: JudgeRequest) -> list[str]:
         """The ensemble's models for a check in the --sample-ensemble share (whether or not the ensemble is
@@ -105,6 +107,11 @@ class LLMJudge:
             if chosen:
                 return list(ensemble.models)
         return [self.config.model]
+
+    @property
+    def spend_cap(self) -> SpendCap:
+        """The cap this judge's calls count against (shared with the simulated users when given as `spend`)."""
+        return self._spend
 
     @property
     def spent(self) -> bool:
@@ -167,7 +174,7 @@ class LLMJudge:
         if cached is not None:
             usage.cache_hits += 1
             return cached, True
-        provider = self._provider(provider_name, model)
+        provider = self.provider(provider_name, model)
         if provider is None:
             reason = (
                 f"its cached verdict was added or changed by this pull request, not read at its base commit, so it is "
@@ -222,7 +229,7 @@ class LLMJudge:
         error (an invalid header) echo one back."""
         return redact(text, self.api_keys.values())
 
-    def _provider(self, name: str, model: str) -> Provider | None:
+    def provider(self, name: str, model: str) -> Provider | None:
         """The client that serves `model`, one per (provider, endpoint), made on first use; None without a key.
 
         judge_config.base_url is the endpoint of judge_config.model alone: an ensemble's other models of the
@@ -241,6 +248,13 @@ class LLMJudge:
                     key, base_url, self.config.timeout_s, self.config.max_output_tokens
                 )
             return self._clients[name, base_url]
+
+
+def spend_cap_for(config: JudgeConfig | None, max_cost_usd: float | None) -> SpendCap:
+    """The cap on AgentCI's own model calls in one run: the lower of judge_config.max_cost_usd and `max_cost_usd`
+    (--judge-max-cost-usd), none when neither is set."""
+    caps = [cap for cap in (config.max_cost_usd if config else None, max_cost_usd) if cap is not None]
+    return SpendCap(min(caps, default=None))
 
 
 class SpendCap:
@@ -290,6 +304,11 @@ class SpendCap:
                 self.spent += cost
                 self._dearest = max(self._dearest, cost)
             self._changed.notify_all()
+
+    @property
+    def unpriced(self) -> str | None:
+        """The model whose unknown price ended the spending, None while every call was priced."""
+        return self._unpriced
 
     def reached(self) -> bool:
         """Whether no further call may start: the cap is spent (or can no longer be checked)."""

@@ -9,6 +9,7 @@ so attempts are bounded in one place and every HTTP request is one attempt.
 from __future__ import annotations
 
 import email.utils
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from agentci_action.engine.judge.prompt import Prompt
 from agentci_action.engine.judge.verdict import VERDICT_SCHEMA, Verdict, parse_verdict
 
 VERDICT_TOOL = "record_verdict"
+TOOL_DESCRIPTIONS = {VERDICT_TOOL: "Record the verdict on the material."}
 KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 T = TypeVar("T")
 
@@ -33,10 +35,24 @@ class Reply:
     output_tokens: int
 
 
+@dataclass(frozen=True)
+class Structured:
+    """A reply forced into a JSON schema: the object (None when none came back) and the raw text."""
+
+    value: Any
+    raw: str
+    input_tokens: int
+    output_tokens: int
+
+
 class Provider(Protocol):
     name: str
 
     def complete(self, model: str, prompt: Prompt, temperature: float) -> Reply: ...
+
+    def structured(
+        self, model: str, prompt: Prompt, temperature: float, name: str, schema: dict[str, Any]
+    ) -> Structured: ...
 
     def is_transient(self, exc: BaseException) -> bool: ...
 
@@ -53,6 +69,17 @@ class _SDKProvider:
             return True
         return isinstance(exc, self.sdk.APIStatusError) and (exc.status_code == 429 or exc.status_code >= 500)
 
+    def structured(
+        self, model: str, prompt: Prompt, temperature: float, name: str, schema: dict[str, Any]
+    ) -> Structured:
+        raise NotImplementedError
+
+    def complete(self, model: str, prompt: Prompt, temperature: float) -> Reply:
+        """The verdict on the prompt's material: `structured` with the verdict's schema."""
+        reply = self.structured(model, prompt, temperature, VERDICT_TOOL, VERDICT_SCHEMA)
+        verdict = parse_verdict(reply.value) if reply.value is not None else None
+        return Reply(verdict, reply.raw, reply.input_tokens, reply.output_tokens)
+
 
 class AnthropicProvider(_SDKProvider):
     name = "anthropic"
@@ -66,8 +93,11 @@ class AnthropicProvider(_SDKProvider):
             max_output_tokens,
         )
 
-    def complete(self, model: str, prompt: Prompt, temperature: float) -> Reply:
-        # `temperature` is not sent: the pinned Messages API takes no sampling parameters.
+    def structured(
+        self, model: str, prompt: Prompt, temperature: float, name: str, schema: dict[str, Any]
+    ) -> Structured:
+        """One tool whose input schema is `schema`, forced by tool_choice. `temperature` is not sent: the pinned
+        Messages API takes no sampling parameters."""
         message = self._client.messages.create(
             model=model,
             max_tokens=self._max_tokens,
@@ -75,19 +105,17 @@ class AnthropicProvider(_SDKProvider):
             messages=[{"role": "user", "content": prompt.user}],
             tools=[
                 {
-                    "name": VERDICT_TOOL,
-                    "description": "Record the verdict on the material.",
-                    "input_schema": VERDICT_SCHEMA,
+                    "name": name,
+                    "description": TOOL_DESCRIPTIONS.get(name, "Record your answer."),
+                    "input_schema": schema,
                 }
             ],
-            tool_choice={"type": "tool", "name": VERDICT_TOOL},
+            tool_choice={"type": "tool", "name": name},
         )
-        used = next(
-            (block for block in message.content if block.type == "tool_use" and block.name == VERDICT_TOOL), None
-        )
+        used = next((block for block in message.content if block.type == "tool_use" and block.name == name), None)
         raw = used.input if used is not None else [block.model_dump() for block in message.content]
-        return Reply(
-            parse_verdict(raw) if used is not None else None,
+        return Structured(
+            used.input if used is not None else None,
             str(raw),
             message.usage.input_tokens,
             message.usage.output_tokens,
@@ -106,25 +134,24 @@ class OpenAIProvider(_SDKProvider):
             max_output_tokens,
         )
 
-    def complete(self, model: str, prompt: Prompt, temperature: float) -> Reply:
+    def structured(
+        self, model: str, prompt: Prompt, temperature: float, name: str, schema: dict[str, Any]
+    ) -> Structured:
+        """A strict json_schema response format named `name`; the content parsed as JSON (None when it is not)."""
         completion = self._client.chat.completions.create(
             model=model,
             temperature=temperature,
             max_completion_tokens=self._max_tokens,
             messages=[{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.user}],
-            response_format={
-                "type": "json_schema",
-                "json_schema": {"name": "verdict", "strict": True, "schema": VERDICT_SCHEMA},
-            },
+            response_format={"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}},
         )
         content = (completion.choices[0].message.content or "") if completion.choices else ""
         usage = completion.usage
-        return Reply(
-            parse_verdict(content),
-            content,
-            usage.prompt_tokens if usage else 0,
-            usage.completion_tokens if usage else 0,
-        )
+        try:
+            value = json.loads(content)
+        except ValueError:
+            value = None
+        return Structured(value, content, usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0)
 
     def embed(self, model: str, texts: list[str]) -> list[list[float]]:
         """One embedding per text, in order (the semantic-similarity check's use of this provider)."""
