@@ -1,4 +1,5 @@
-"""`agentci validate`: check a spec; exit 1 listing every problem as file:line: message."""
+"""`agentci validate`: check a spec; exit 1 listing every problem as file:line: message (warnings, such as a
+simulated user that runs once, are printed the same way and leave the exit code 0)."""
 
 from __future__ import annotations
 
@@ -52,6 +53,10 @@ def run(args: argparse.Namespace) -> int:
                 f"{args.spec}: invalid ({len(exc.problems)} problem{'s' * (len(exc.problems) != 1)})", file=sys.stderr
             )
             return EXIT_FAIL
+    from agentci_action.spec.advice import advice
+
+    for warning in advice(spec):
+        print(f"{warning.file}:{warning.line}: warning: {warning.message}", file=sys.stderr)
     count = len(spec.queries)  # report.text.plural's wording, without importing the reports into validate
     say(f"{args.spec}: valid · agent {spec.agent!r} · {count} {'query' if count == 1 else 'queries'}")
     return EXIT_PASS

@@ -15,6 +15,7 @@ user ended it (user_checks) and a judge rubric reading the transcript as its que
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from agentci_action.engine.correctness import _snippet
@@ -198,14 +199,23 @@ def simulated_turn_results(query: QuerySpec, trace: Trace, leaks: Callable[[str]
     return [
         TurnResult(
             number,
-            leaks(turn.query or ""),
+            secrets_masked(query, leaks(turn.query or "")),
             line,
             SKIP,
             none,
             none,
             none,
-            leaks(turn.final_answer.strip()),
+            secrets_masked(query, leaks(turn.final_answer.strip())),
             list(turn.tool_sequence),
         )
         for number, turn in enumerate(trace.turns, 1)
     ]
+
+
+def secrets_masked(query: QuerySpec, text: str) -> str:
+    """`text` with each of the simulated user's must_not_reveal values (case and white space ignored) as ***: a
+    report never repeats a secret the user or the agent wrote."""
+    for secret in query.simulated_user.must_not_reveal if query.simulated_user else ():
+        pattern = r"\s+".join(re.escape(word) for word in secret.split())
+        text = re.sub(pattern, "***", text, flags=re.IGNORECASE)
+    return text

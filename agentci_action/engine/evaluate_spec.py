@@ -25,6 +25,7 @@ from agentci_action.engine.conversation import (
     evaluate_turns,
     left_unrun,
     merged_layers,
+    secrets_masked,
     simulated_turn_results,
     turn_query,
     user_checks,
@@ -342,6 +343,7 @@ def evaluate_query(
         if (figures := trace.model_calls) is not None:
             replayed.append(figures)
     answer = most_frequent(answers) or ""
+    shown_answer = secrets_masked(query, redact(answer, leaks) if leaks else answer)
     combined = combine_runs(query, runs, composite)
     layers = combined.layers
     correctness, path, cost = layers["correctness"], layers["path"], layers["cost"]
@@ -362,7 +364,7 @@ def evaluate_query(
         blocking=blocking,
         trace_source=traces[0].source,
         runs=len(traces),
-        answer=redact(answer, leaks) if leaks else answer,
+        answer=shown_answer,
         tools=list(route) if (route := most_frequent(sequences)) else [],
         tokens=query_tokens(traces),
         model_calls=_paid_tidied(ModelCalls.of_runs(replayed)),

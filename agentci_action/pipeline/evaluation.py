@@ -46,6 +46,7 @@ from agentci_action.engine.merge import merge_shards
 from agentci_action.engine.results import JudgeUsage, QueryResult, RunResult, ShardInfo, Status
 from agentci_action.engine.shard import select_shard
 from agentci_action.pipeline.adaptive_runs import next_runs
+from agentci_action.spec.advice import advice
 from agentci_action.spec.loader import load_spec, select_tags
 from agentci_action.spec.models import AgentCISpec
 from agentci_action.trace.load import load_traces
@@ -300,6 +301,7 @@ def evaluate(request: Evaluation, more_runs: MoreRuns | None = None) -> Outcome:
             more_runs(wanted.targets)
             traces = load_traces(request.traces, request.trace_format, spec.pricing)
     run.warnings.extend(_judge_warnings(evaluator))
+    run.warnings.extend(str(warning) for warning in advice(spec))
     if request.shard is None:
         with_gates(run, spec.suite, diff)
     return Outcome(run, diff)

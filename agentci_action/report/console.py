@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from agentci_action._util.text import milliseconds, no_baseline_note, one_line, plural, unverified_note, usd
 from agentci_action.engine.conversation import failing_first, whole_layer
 from agentci_action.engine.results import LAYERS, RUN_FIGURES, Finding, LayerResult, QueryResult, RunResult, Status
-from agentci_action.report import gate_phrases, replay_phrases, suite_phrases, token_phrases
+from agentci_action.report import gate_phrases, replay_phrases, suite_phrases, token_phrases, user_phrases
 from agentci_action.report import trend as trend_report
 from agentci_action.report.diff_console import render_diff
 
@@ -93,7 +93,14 @@ def _layer_lines(layers: list[tuple[str, LayerResult]], indent: str = "    ") ->
 
 def _turn_lines(result: QueryResult) -> list[str]:
     """A conversation's turns, the failing first: each its status, line and message; a turn that did not pass
-    with its layers' findings, a passing or skipped one on its line alone."""
+    with its layers' findings, a passing or skipped one on its line alone. A simulated user's turns in order, each
+    what the user said and the agent answered."""
+    if user_phrases.endings(result) is not None:  # a simulated user's turns, unchecked: the conversation, in order
+        return [
+            f"    turn {turn.turn} ({result.file}:{turn.line})  user: {one_line(turn.user, 70)}  agent: "
+            f"{one_line(turn.answer, 70)}"
+            for turn in result.turns
+        ]
     lines = []
     for turn in failing_first(result.turns):
         lines.append(
@@ -116,6 +123,9 @@ def render_query(result: QueryResult) -> list[str]:
     else:
         lines += _layer_lines([(name, result.layer(name)) for name in LAYERS])
     lines.append(f"    {figures_line(result)}")
+    ended = user_phrases.endings(result)
+    if ended:
+        lines.append(f"    {ended}")
     if result.model_calls is not None:
         lines.append(f"    model calls: {replay_phrases.model_calls(result.model_calls)}")
         lines.extend(f"    went live: {one_line(note, 600)}" for note in result.model_calls.went_live)
@@ -187,6 +197,9 @@ def render(run: RunResult) -> str:
     judge = render_judge(run)
     if judge:
         lines.append(judge)
+    users = user_phrases.spend(run)
+    if users:
+        lines.append(users)
     return "\n".join(lines) + "\n"
 
 

@@ -27,7 +27,14 @@ from agentci_action.compare.diff import RunDiff
 from agentci_action.compare.history import Trend
 from agentci_action.engine.conversation import failing_first
 from agentci_action.engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
-from agentci_action.report import finding_phrases, gate_phrases, replay_phrases, suite_phrases, token_phrases
+from agentci_action.report import (
+    finding_phrases,
+    gate_phrases,
+    replay_phrases,
+    suite_phrases,
+    token_phrases,
+    user_phrases,
+)
 from agentci_action.report import trend as trend_report
 from agentci_action.report.diff_markdown import LEFT_OUT
 from agentci_action.report.diff_markdown import render_markdown as render_diff
@@ -365,6 +372,13 @@ def judge_spend(run: RunResult) -> str:
     )
 
 
+def users_spend(run: RunResult) -> str:
+    """The simulated users' own model calls ('' without one): in the summary and the comment, outside the comment's
+    content digest (a replayed rerun spends nothing and is no change)."""
+    said = user_phrases.spend(run)
+    return f"\n_{inline(said, 400)}_\n" if said else ""
+
+
 def render_summary(
     run: RunResult,
     title: str = "AgentCI",
@@ -375,7 +389,7 @@ def render_summary(
 ) -> str:
     """The job summary: the report body (with the diff against the baseline, when there is one, and the trend), the
     judge's spend and a footer, at most `budget` bytes."""
-    footer = judge_spend(run) + _footer(run, links)
+    footer = judge_spend(run) + users_spend(run) + _footer(run, links)
     return render_body(run, title, links, budget - utf8_size(footer), diff, trend=trend) + footer
 
 
@@ -390,7 +404,7 @@ def render_comment(
 ) -> str:
     """The sticky PR comment: hidden marker (with the content digest) first, then the summary's content."""
     first = f"{marker(header)}\n<!-- agentci-digest: {content_digest(run, diff, trend)} -->\n"
-    footer = _footer(run, links)
+    footer = users_spend(run) + _footer(run, links)
     body = render_body(run, title, links, budget - utf8_size(first) - utf8_size(footer), diff, COMMENT_ROWS, trend)
     return first + body + footer
 
