@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from agentci_action._util.text import plural
 from agentci_action.engine.correctness import _snippet
 from agentci_action.engine.results import FAIL, PASS, SEVERITY, SKIP, Check, LayerResult, Status, TurnResult
 from agentci_action.spec.models import QuerySpec, private_attributes
@@ -130,11 +131,11 @@ def failing_first(turns: list[TurnResult]) -> list[TurnResult]:
 
 # -- a simulated user's conversation ----------------------------------------------------------------------------------
 _ENDED = {
-    "goal_reached": (PASS, "the simulated user reached its goal at turn {turns}: {reason}"),
-    "stop_when": (PASS, "the conversation ended at turn {turns} on {reason}"),
-    "gave_up": (FAIL, "the simulated user gave up at turn {turns}: {reason}"),
-    "max_turns": (FAIL, "{reason} ({turns} turns)"),
-    "spend_cap": (SKIP, "not finished: {reason} (after {turns} turns)"),
+    "goal_reached": (PASS, "the simulated user reached its goal at turn {turn}: {reason}"),
+    "stop_when": (PASS, "the conversation ended at turn {turn} on {reason}"),
+    "gave_up": (FAIL, "the simulated user gave up at turn {turn}: {reason}"),
+    "max_turns": (FAIL, "{reason} ({turns})"),
+    "spend_cap": (SKIP, "not finished: {reason} (after {turns})"),
 }
 
 
@@ -150,7 +151,11 @@ def user_checks(query: QuerySpec, trace: Trace) -> list[Check]:
     if isinstance(ending, dict) and ending.get("ended") in _ENDED:
         status, text = _ENDED[ending["ended"]]
         turns = len(trace.turns) or 1
-        message = text.format(turns=turns, reason=_snippet(str(ending.get("reason") or "no reason given"), 300))
+        message = text.format(
+            turn=turns,
+            turns=plural(turns, "turn"),
+            reason=_snippet(str(ending.get("reason") or "no reason given"), 300),
+        )
         simulator = {key: ending.get(key) for key in USAGE_KEYS}
         checks.append(Check("simulated_user", status, message, {"ended": ending["ended"], "simulator": simulator}))
     else:

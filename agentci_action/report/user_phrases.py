@@ -44,7 +44,7 @@ def spend(run: RunResult) -> str | None:
         f" (+{plural(usage.cost_unknown, 'conversation')} of unknown price)" if usage.cost_unknown else ""
     )
     return (
-        f"simulated users (not in the agent's cost): {plural(usage.requests, 'request')} · "
+        f"simulated users, not in the agent's cost: {plural(usage.requests, 'request')} · "
         f"{plural(usage.cache_hits, 'message')} replayed from their recordings · "
         f"{plural(usage.input_tokens + usage.output_tokens, 'token')} · {cost}"
     )

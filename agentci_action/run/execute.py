@@ -133,6 +133,8 @@ def run_agent(
         jobs, kept = _jobs(spec, selected, options, store)
         if replay:
             replay.check(jobs)
+        users = user_recordings(spec, runner, options.replay)
+        users.check(jobs)
         # a caller's callable runs in this process, whose one environment names one route: one run at a time
         workers = 1 if replay and callable(start) else options.workers or runner.workers
         progress = progress or Progress("agentci run", len(jobs), "run", counters=("failed", "infra"), mask=masker)
@@ -155,7 +157,6 @@ def run_agent(
             pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentci-run")
             try:
                 stamp = replay.stamp if replay else None
-                users = user_recordings(spec, runner, options.replay)
                 player = partial(users.player, live=simulated_user)
                 futures = {
                     pool.submit(_run_one, job, attempt, runner, store, masker, live, stamp, stop_after, player): job

@@ -59,9 +59,18 @@ class UserRecordings:
     directory: Path
     mode: str = DEFAULT_MODE
     volatile: tuple[re.Pattern[str], ...] = ()
+    _read: dict[Path, dict[str, Any] | None] = field(default_factory=dict, init=False, repr=False)
 
     def path(self, job: Job) -> Path:
         return self.directory / job.query.key / f"run-{job.run}.user.json"
+
+    def check(self, jobs: list[Job]) -> None:
+        """Read every recording the runs may replay, so a broken one is an InputError at its file and line before
+        anything runs."""
+        for job in jobs:
+            path = self.path(job)
+            if job.query.simulated_user is not None and self.mode != "record":
+                self._read[path] = read(path) if path.is_file() else None
 
     def player(self, job: Job, live: NextUser | None) -> UserPlayer:
         """The user of one run of a conversation: recorded steps while the conversation follows them, then `live`
@@ -69,8 +78,8 @@ class UserRecordings:
         path = self.path(job)
         steps: list[dict[str, Any]] = []
         why = f"the simulated user has no recording ({path})"
-        if self.mode != "record" and path.is_file():
-            recorded = read(path)
+        recorded = self._read.get(path)
+        if recorded is not None:
             assert job.query.simulated_user is not None, "a player for a query without a simulated user"
             if recorded.get("user") == user_identity(job.query.simulated_user):
                 steps = recorded["steps"]
