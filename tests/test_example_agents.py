@@ -35,6 +35,7 @@ def facts(patterns: list[str]) -> dict[str, dict]:
         ("support-chat", "current", "traces/current.jsonl"),
         ("support-chat", "v1", "runs/v1.jsonl"),
         ("support-chat", "v2-broken", "runs/v2-broken.jsonl"),
+        ("simulated-customer", "current", "traces/current.jsonl"),  # the customer replayed from its recordings
         ("dev-agent", "current", "traces/current.jsonl"),
         ("dev-agent", "v1", "runs/v1.jsonl"),
     ],

@@ -72,6 +72,8 @@ EXPECTED = {
     ),
     # conversations, each turn checked (runs/v2-broken.jsonl refunds before it asks: below)
     "support-chat": (0, {"refund-headphones": "pass", "refund-with-order-number": "pass"}),
+    # the support-chat agent met by a simulated customer, three runs replayed from the recordings (no key)
+    "simulated-customer": (0, {"refund-simulated-customer": "pass"}),
     # traces captured from the agent's OpenTelemetry spans (agentci collect; docs/otel-capture.md)
     "otel-capture": (0, {"order-shipped": "pass", "order-packing": "pass"}),
     # adaptive runs against a 20-run baseline: one query regressed (it fails its gate, and max_regressions), one
