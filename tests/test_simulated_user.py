@@ -349,3 +349,60 @@ def test_validate_refuses_turns_beside_a_simulated_user_and_warns_on_one_run(tmp
     spec.write_text(yaml.safe_dump(document, sort_keys=False))
     refused = run_cli("validate", spec)
     assert refused.returncode == 1 and "unknown key 'stop_whn'; did you mean 'stop_when'?" in refused.stderr
+
+
+def test_a_provider_that_fails_is_retried_and_one_that_never_answers_is_an_infra_error(tmp_path):
+    with FakeLLMServer(customer()) as simulator:
+        spec = write_spec(tmp_path, simulator)
+        document = yaml.safe_load(spec.read_text())
+        document["judge_config"]["max_attempts"] = 2
+        spec.write_text(yaml.safe_dump(document))
+        simulator.fail_next("500")  # the opening's first attempt: retried
+        done = run_cli("run", "--spec", spec, "--output", tmp_path / "t", env=keyed())
+        assert done.returncode == 0, done.stderr
+        (trace,) = traces_of(tmp_path / "t")
+        assert trace["metadata"]["agentci_user"]["requests"] == 4  # 3 replies, one of them after a failed attempt
+        simulator.fail_next("malformed", times=2)  # twice no valid user message: AgentCI's tool failed, not the agent
+        failed = run_cli("run", "--spec", spec, "--output", tmp_path / "m", "--replay", "record", env=keyed())
+    assert failed.returncode == 2
+    (trace,) = traces_of(tmp_path / "m")
+    error = trace["metadata"]["agentci_error"]
+    assert error.startswith("[INFRA] query 'refund-chat' run 0: turn 1: the simulated user has no recording")
+    assert "claude-sonnet-4-6 twice answered without a valid user message" in error
+
+
+def turned(messages: list[str], answers: list[str]) -> dict:
+    """A recorded simulated conversation: a user message and the agent's answer a turn."""
+    turns = [{"query": m, "final_answer": a} for m, a in zip(messages, answers)]
+    ending = {"ended": "goal_reached", "reason": "done", "turns": len(turns), "requests": len(turns) + 1}
+    return {"id": "refund-chat", "turns": turns, "metadata": {"agentci_user": ending}}
+
+
+def test_the_diff_names_the_first_turn_a_simulated_conversation_diverged(tmp_path):
+    with FakeLLMServer(customer()) as simulator:
+        spec = write_spec(tmp_path, simulator, path={"max_tool_calls": 5})
+    before = turned([ASK, GIVE], ["Which order number?", "Order A-1234 is refunded."])
+    after = turned([ASK, "It's A-1234, the headphones."], ["Which order number?", "Order A-1234 is refunded."])
+    (tmp_path / "v1.jsonl").write_text(json.dumps(before) + "\n")
+    (tmp_path / "v2.jsonl").write_text(json.dumps(after) + "\n")
+    saved = run_cli("save", "--spec", spec, "--traces", tmp_path / "v1.jsonl", "--version", "v1")
+    assert saved.returncode == 0, saved.stderr
+    done = run_cli("test", "--spec", spec, "--traces", tmp_path / "v2.jsonl", "--baseline", "v1", "--format", "json")
+    (changed,) = results_of(done)["diff"]["queries"]
+    diverged = changed["first_diverged_turn"]
+    assert diverged["turn"] == 2 and diverged["user"] == "It's A-1234, the headphones."
+    assert diverged["answer"] == {"before": "Order A-1234 is refunded.", "after": "Order A-1234 is refunded."}
+
+
+def test_adaptive_runs_give_an_undecided_simulated_conversation_more_runs(tmp_path):
+    with FakeLLMServer(customer()) as simulator:
+        spec = write_spec(tmp_path, simulator, runs={"min": 2, "max": 4, "batch": 2})
+        assert run_cli("run", "--spec", spec, "--output", tmp_path / "v1", "--runs", "4", env=keyed()).returncode == 0
+        assert run_cli("save", "--spec", spec, "--traces", tmp_path / "v1", "--version", "v1").returncode == 0
+        before = simulator.count
+        done = run_cli("test", "--spec", spec, "--record", tmp_path / "now", "--format", "json", env=keyed())
+        assert done.returncode == 0, done.stderr
+        assert simulator.count == before  # every run's user replayed from the recordings the four runs left
+    (result,) = results_of(done)["results"]
+    assert result["runs"] >= 2 and len(traces_of(tmp_path / "now")) == result["runs"]
+    assert results_of(done)["summary"]["simulated_users"]["cache_hits"] == 3 * result["runs"]

@@ -15,6 +15,7 @@ user ended it (user_checks) and a judge rubric reading the transcript as its que
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 
@@ -156,7 +157,7 @@ def user_checks(query: QuerySpec, trace: Trace) -> list[Check]:
             turns=plural(turns, "turn"),
             reason=_snippet(str(ending.get("reason") or "no reason given"), 300),
         )
-        simulator = {key: ending.get(key) for key in USAGE_KEYS}
+        simulator = _figures(ending)
         checks.append(Check("simulated_user", status, message, {"ended": ending["ended"], "simulator": simulator}))
     else:
         checks.append(
@@ -167,7 +168,20 @@ def user_checks(query: QuerySpec, trace: Trace) -> list[Check]:
     return checks
 
 
-USAGE_KEYS = ("requests", "replayed", "input_tokens", "output_tokens", "cost_usd")
+def _figures(ending: dict[str, object]) -> dict[str, int | float | None]:
+    """What the simulator's calls took, as metadata.agentci_user says (a trace is untrusted input): each count a
+    non-negative whole number (0 otherwise), the cost a non-negative number or None (unknown)."""
+
+    def count(value: object) -> int:
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+    cost = ending.get("cost_usd")
+    if not (isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost) and cost >= 0):
+        cost = None
+    return {
+        **{key: count(ending.get(key)) for key in ("requests", "replayed", "input_tokens", "output_tokens")},
+        "cost_usd": None if cost is None else float(cost),
+    }
 
 
 def _kept_secrets(secrets: list[str], trace: Trace) -> Check:
