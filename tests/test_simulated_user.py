@@ -406,3 +406,28 @@ def test_adaptive_runs_give_an_undecided_simulated_conversation_more_runs(tmp_pa
     (result,) = results_of(done)["results"]
     assert result["runs"] >= 2 and len(traces_of(tmp_path / "now")) == result["runs"]
     assert results_of(done)["summary"]["simulated_users"]["cache_hits"] == 3 * result["runs"]
+
+
+def test_a_judge_rubric_reads_the_transcript_of_a_simulated_conversation(tmp_path):
+    seen: list[str] = []
+
+    def judge(model: str, system: str, user: str) -> dict:
+        seen.append(user)
+        return {"score": 5, "label": "pass", "rationale": "asked first"}
+
+    with FakeLLMServer(judge) as server:
+        rubric = {"rule": "The agent asked for the order number before refunding."}
+        spec = write_spec(tmp_path, server, correctness={"llm_judge": [rubric]})
+        (tmp_path / "t.jsonl").write_text(
+            json.dumps(turned([ASK, GIVE], ["Which order number?", "Order A-1234 is refunded."])) + "\n"
+        )
+        done = run_cli("test", "--spec", spec, "--traces", tmp_path / "t.jsonl", "--format", "json", env=keyed())
+    assert done.returncode == 0, done.stderr
+    (prompt,) = seen
+    material = json.loads(prompt.split(OPEN, 1)[1].rsplit(CLOSE, 1)[0])
+    assert material == {
+        "query": f"user: {ASK}\nagent: Which order number?\nuser: {GIVE}",
+        "answer": "Order A-1234 is refunded.",
+    }
+    (result,) = results_of(done)["results"]
+    assert [c["name"] for c in result["correctness"]["checks"]] == ["simulated_user", "llm_judge"]
