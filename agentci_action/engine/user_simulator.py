@@ -90,14 +90,10 @@ class UserSimulator:
 
     judge: LLMJudge
 
-    def model_of(self, user: SimulatedUserSpec) -> str:
-        """simulated_user.model, else the judge's model."""
-        return user.model or self.judge.config.model
-
     def reply(self, user: SimulatedUserSpec, history: Sequence[Mapping[str, str]]) -> UserReply:
         """The user's next move given the conversation so far; a reply that does not match the schema is asked for
         once more. Raises UserUnavailable (trace/simulated_user.py)."""
-        model = self.model_of(user)
+        model = user.model or self.judge.config.model
         name = self.judge.config.provider_for(model)
         provider = self.judge.provider(name, model)
         if provider is None:

@@ -1,25 +1,23 @@
 """What a simulated user said, shared by the stage that plays it (engine/user_simulator.py), the stage that runs
 the conversation and records it (run/), and the evaluation that reads how it ended from the trace.
 
-A conversation with a simulated user carries `metadata.agentci_user` (USER_KEY): how it ended (`ended`: one of
-ENDINGS), why (`reason`, the simulator's words or the rule that stopped it), at which turn, the simulator's model,
-and what its calls took (requests, replayed, input_tokens, output_tokens, cost_usd; cost_usd null when a model has
-no known price). Each turn's `query` is the user's message of that turn.
+A conversation with a simulated user carries `metadata.agentci_user` (USER_KEY): how it ended (`ended`:
+goal_reached or gave_up, as the user said; stop_when, the spec's condition held on the agent's reply; max_turns,
+the turn budget ran out; spend_cap, the cap on AgentCI's own model calls stopped the simulator), why (`reason`, the
+simulator's words or the rule that stopped it), after how many `turns`, the simulator's `model`, and what its calls
+took (requests, replayed, input_tokens, output_tokens, cost_usd; cost_usd null when a model has no known price).
+Each turn's `query` is the user's message of that turn.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from agentci_action.spec.models import SimulatedUserSpec
 
 USER_KEY = "agentci_user"
-# goal_reached / gave_up: the simulated user said so; stop_when: the spec's condition held on the agent's reply;
-# max_turns: the turn budget ran out; spend_cap: the cap on AgentCI's own model calls stopped the simulator.
-Ending = Literal["goal_reached", "gave_up", "stop_when", "max_turns", "spend_cap"]
-ENDINGS: tuple[str, ...] = ("goal_reached", "gave_up", "stop_when", "max_turns", "spend_cap")
 
 
 @dataclass(frozen=True)
@@ -37,15 +35,6 @@ class UserReply:
     output_tokens: int = 0
     cost_usd: float | None = 0.0
     replayed: bool = False
-
-    def usage(self) -> dict[str, Any]:
-        return {
-            "requests": self.requests,
-            "replayed": int(self.replayed),
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": self.cost_usd,
-        }
 
 
 class UserUnavailable(Exception):
