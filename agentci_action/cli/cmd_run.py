@@ -76,12 +76,8 @@ def run_the_agent(
     """The spec's runner on the selected queries (tags, then shard), progress and summary on stderr. `runs_of`
     gives a query's runs instead of its `runs:` (the minimum of a range), None to leave it out. Simulated users
     are played through the judge `judge` describes (default: the spec's, keys from the environment)."""
-    import os
-
     from agentci_action.engine.evaluate_spec import turn_stops
     from agentci_action.engine.shard import select_shard
-    from agentci_action.pipeline.evaluation import JudgeOptions
-    from agentci_action.pipeline.simulated_users import simulated_user_for
     from agentci_action.run import run_agent
     from agentci_action.run.execute import terminate_on_sigterm
     from agentci_action.spec.loader import load_spec
@@ -90,8 +86,15 @@ def run_the_agent(
     queries = select_shard(spec.queries, shard) if shard else spec.queries
     if runs_of is not None:
         queries = [q.model_copy(update={"runs": runs}) for q in queries if (runs := runs_of(q)) is not None]
-    with terminate_on_sigterm():
+    users = None
+    if any(query.simulated_user is not None for query in queries):  # the judge's stack, only when it plays a user
+        import os
+
+        from agentci_action.pipeline.evaluation import JudgeOptions
+        from agentci_action.pipeline.simulated_users import simulated_user_for
+
         users = simulated_user_for(spec, judge or JudgeOptions(environ=os.environ))
+    with terminate_on_sigterm():
         outcome = run_agent(spec, options, queries=queries, stop_after=turn_stops, simulated_user=users)
     print(outcome.summary(options.output), file=sys.stderr)
     return outcome

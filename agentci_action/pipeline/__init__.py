@@ -2,5 +2,6 @@
 with the baseline (compare/), for the edges (cli/, github/) to report and publish.
 
 Modules: evaluation (an `Evaluation` → its `Outcome`: the run and its diff; comparing two versions; merging shards) ·
-python_api (`run_agent`, `run_spec` of the Python API) · blocking (the fail-on text, the exit code).
+python_api (`run_agent`, `run_spec` of the Python API) · simulated_users (the simulator handed to the run stage, and
+the spend cap it shares with the judge) · blocking (the fail-on text, the exit code).
 """
