@@ -431,3 +431,32 @@ def test_a_judge_rubric_reads_the_transcript_of_a_simulated_conversation(tmp_pat
     }
     (result,) = results_of(done)["results"]
     assert [c["name"] for c in result["correctness"]["checks"]] == ["simulated_user", "llm_judge"]
+
+
+def test_with_the_model_call_replay_the_whole_conversation_runs_offline(tmp_path):
+    runner = {
+        "command": ["python", str(SDK_AGENTS / "support_chat.py"), "history"],
+        "cwd": str(SDK_AGENTS),
+        "replay": {"mode": "record"},
+    }
+    with ScriptedOpenAIServer(ASKS_FIRST, per_message=True) as model, FakeLLMServer(customer()) as simulator:
+        spec = write_spec(tmp_path, simulator, runner)
+        env = keyed(OPENAI_BASE_URL=model.openai_url, OPENAI_API_KEY="agent-key")
+        recorded = run_cli("run", "--spec", spec, "--output", tmp_path / "live", env=env)
+        assert recorded.returncode == 0, recorded.stderr
+        assert len(model.bodies) == 4 and simulator.count == 3
+    assert sorted(p.name for p in (tmp_path / "recordings" / "refund-chat").iterdir()) == [
+        "run-0.json",  # the agent's model calls
+        "run-0.user.json",  # the simulated user
+    ]
+    # both servers gone, no key at all: the agent's calls and the user's messages come from the recordings
+    offline = run_cli(
+        "test", "--spec", spec, "--record", tmp_path / "offline", "--replay", "replay", "--format", "json"
+    )
+    assert offline.returncode == 0, offline.stderr
+    (live,), (again,) = traces_of(tmp_path / "live"), traces_of(tmp_path / "offline")
+    assert [(t["query"], t["final_answer"]) for t in again["turns"]] == [
+        (t["query"], t["final_answer"]) for t in live["turns"]
+    ]
+    assert again["metadata"]["agentci_replay"]["replayed"] == 4 and again["metadata"]["agentci_replay"]["live"] == 0
+    assert again["metadata"]["agentci_user"]["replayed"] == 3 and again["metadata"]["agentci_user"]["requests"] == 0

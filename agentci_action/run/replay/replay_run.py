@@ -155,6 +155,7 @@ class ReplayRun:
         self._sessions: dict[tuple[str, int], ReplaySession] = {}
         self._figures: dict[tuple[str, int], RunFigures] = {}
         self._routes: dict[int, str] = {}  # a command's attempt's route, by id() of its session
+        self._turns: dict[tuple[str, int], ReplaySession] = {}  # a conversation's last finished turn, by run
         self._lock = threading.Lock()
 
     def path(self, query_id: str, run: int) -> Path:
@@ -176,8 +177,11 @@ class ReplayRun:
 
     # -- a run's attempts -----------------------------------------------------------------------------------------
     def open(self, job: Job) -> ReplaySession:
-        """A fresh session for one attempt of `job` (a retried attempt starts again from the recording's start)."""
+        """A fresh session for one attempt of `job` (a retried attempt starts again from the recording's start, or
+        a conversation's turn from where its previous turn ended)."""
         key = (job.query.key, job.run)
+        with self._lock:
+            before = self._turns.get(key) if job.turn > 1 else None
         session = ReplaySession(
             query=job.query.key,
             run=job.run,
@@ -185,6 +189,7 @@ class ReplayRun:
             mode=self.mode,
             volatility=self.volatility,
             recording=self._recordings.get(key),
+            continues=before,
         )
         with self._lock:
             self._sessions[key] = session
@@ -208,6 +213,9 @@ class ReplayRun:
                 if in_process is not None:
                     self.proxy.bind(in_process, None)
             self.close(session)
+            if job.turn:  # the conversation's next turn goes on from this one
+                with self._lock:
+                    self._turns[(job.query.key, job.run)] = session
             return trace
 
         return replayed

@@ -7,6 +7,9 @@ Modes:
 - `record-missing`: recorded answers are replayed, calls without one go to the provider, and the recording is
   rewritten with the calls this run made (replayed and live, in order) when that changes it.
 
+A conversation's turns are attempts of one run: each turn's session continues the previous turn's, so the recording
+holds every turn's calls in order and a replayed turn is answered from what the turns before it left.
+
 Identical requests are answered in order: the k-th request with a key gets the k-th answer recorded under that
 key in this run's recording (a per-key queue), so an agent that asks the same thing twice gets both answers, in
 order, whatever it asks in between. Calls are numbered as they arrive (1, 2, ...), and the recording lists them
@@ -60,21 +63,37 @@ class ReplaySession:
     recording exists (and the mode reads it) but cannot be read."""
 
     def __init__(
-        self, *, query: str, run: int, path: Path, mode: str, volatility: Volatility, recording: Recording | None = None
+        self,
+        *,
+        query: str,
+        run: int,
+        path: Path,
+        mode: str,
+        volatility: Volatility,
+        recording: Recording | None = None,
+        continues: ReplaySession | None = None,
     ):
-        """`recording`: the file at `path` already read (else it is read here, unless the mode records everything)."""
+        """`recording`: the file at `path` already read (else it is read here, unless the mode records everything).
+        `continues`: the finished session of the conversation's previous turn: this turn goes on from its calls (the
+        answers it left, the calls it made, which the recording keeps before this turn's), with figures of its own."""
         if mode not in MODES:
             raise ValueError(f"replay mode {mode!r}: one of {', '.join(MODES)}")
         self.query, self.run, self.path, self.mode, self.volatility = query, run, path, mode, volatility
-        self.recording = recording
-        if recording is None and mode != "record" and path.is_file():
-            self.recording = recordings.read(path)
-        self._answers: dict[str, deque[RecordedCall]] = {}
-        for call in self.recording.calls if self.recording else []:
-            self._answers.setdefault(call.request.key(volatility), deque()).append(call)
-            call.response.payload  # noqa: B018  # encoded now, before the agent asks: serving it is one write
-        self._numbers = itertools.count(1)
         self._made: dict[int, RecordedCall | Callable[[], RecordedCall]] = {}
+        self._answers: dict[str, deque[RecordedCall]] = {}
+        self.recording: Recording | None
+        if continues is not None:
+            self.recording = continues.recording
+            self._answers = {key: deque(queue) for key, queue in continues._answers.items()}
+            self._made = {number: continues._read(number) for number in continues._made}
+        else:
+            self.recording = recording
+            if recording is None and mode != "record" and path.is_file():
+                self.recording = recordings.read(path)
+            for call in self.recording.calls if self.recording else []:
+                self._answers.setdefault(call.request.key(volatility), deque()).append(call)
+                call.response.payload  # noqa: B018  # encoded now, before the agent asks: serving it is one write
+        self._numbers = itertools.count(max(self._made, default=0) + 1)
         self._lock = threading.Lock()
         self.figures = Figures()
 
