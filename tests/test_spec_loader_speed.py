@@ -172,6 +172,7 @@ VALIDATE_MODULES = {
     # every command's module, for its flags (each imports the stages it runs only when it runs)
     *(f"agentci_action.cli.cmd_{name}" for name in COMMANDS),
     "agentci_action.spec",
+    "agentci_action.spec.advice",  # validate's warnings (a simulated user that runs once)
     "agentci_action.spec.check_models",
     "agentci_action.spec.loader",
     "agentci_action.spec.models",
