@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 
 from agentci_action._util.text import plural
-from agentci_action.engine.correctness import _snippet
+from agentci_action.engine.correctness import snippet
 from agentci_action.engine.results import FAIL, PASS, SEVERITY, SKIP, Check, LayerResult, Status, TurnResult
 from agentci_action.spec.models import QuerySpec, private_attributes
 from agentci_action.trace.canonical import Trace
@@ -155,7 +155,7 @@ def user_checks(query: QuerySpec, trace: Trace) -> list[Check]:
         message = text.format(
             turn=turns,
             turns=plural(turns, "turn"),
-            reason=_snippet(str(ending.get("reason") or "no reason given"), 300),
+            reason=snippet(str(ending.get("reason") or "no reason given"), 300),
         )
         simulator = _figures(ending)
         checks.append(Check("simulated_user", status, message, {"ended": ending["ended"], "simulator": simulator}))

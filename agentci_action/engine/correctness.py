@@ -63,7 +63,8 @@ def judged_check(judge: Judge, request: JudgeRequest) -> Check:
     return check
 
 
-def _snippet(text: str, limit: int = 80) -> str:
+def snippet(text: str, limit: int = 80) -> str:
+    """`text` on one line (runs of whitespace one space), cut to `limit` characters with "…"."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -100,7 +101,7 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
                 status=PASS if ok else FAIL,
                 message=""
                 if ok
-                else f"answer is not the exact expected text (expected {_snippet(spec.exact_match)!r}, got {_snippet(answer)!r})",
+                else f"answer is not the exact expected text (expected {snippet(spec.exact_match)!r}, got {snippet(answer)!r})",
             )
         )
     if (pattern := spec.regex_match) is not None:
@@ -150,11 +151,11 @@ def _json_schema_check(schema: dict[str, Any], answer: str) -> Check:
         return Check(
             name="json_schema",
             status=ERROR,
-            message=f"the JSON Schema has a $ref that does not resolve: {_snippet(str(exc), 120)}",
+            message=f"the JSON Schema has a $ref that does not resolve: {snippet(str(exc), 120)}",
         )
     if not errors:
         return Check(name="json_schema", status=PASS)
-    described = [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {_snippet(e.message, 120)}" for e in errors]
+    described = [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {snippet(e.message, 120)}" for e in errors]
     return Check(
         name="json_schema",
         status=FAIL,

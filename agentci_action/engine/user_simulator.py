@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentci_action._util.redaction import redact
-from agentci_action.engine.correctness import _snippet
+from agentci_action.engine.correctness import snippet
 from agentci_action.engine.judge.llm import LLMJudge, SpendCap
 from agentci_action.engine.judge.prompt import CLOSE, OPEN, Prompt, untrusted_block
 from agentci_action.engine.judge.providers import KEY_VARIABLES, Attempts, call_with_retries
@@ -120,7 +120,7 @@ class UserSimulator:
                 )
                 paid = price_call(call, dict(self.judge.pricing))[0]
             except Exception as exc:
-                why = _snippet(redact(f"{type(exc).__name__}: {exc}", self.judge.api_keys.values()), 240)
+                why = snippet(redact(f"{type(exc).__name__}: {exc}", self.judge.api_keys.values()), 240)
                 raise UserUnavailable(
                     "infra",
                     f"the simulated user got no reply from {name} ({model}) after {attempts.count} attempt(s): {why}",
@@ -135,7 +135,7 @@ class UserSimulator:
             if parsed is not None:
                 return UserReply(*parsed, model, requests, input_tokens, output_tokens, cost)
         raise UserUnavailable(
-            "malformed", f"{model} twice answered without a valid user message, last: {_snippet(answer.raw, 120)!r}"
+            "malformed", f"{model} twice answered without a valid user message, last: {snippet(answer.raw, 120)!r}"
         )
 
 

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 from agentci_action._util.redaction import redact
-from agentci_action.engine.correctness import JudgeRequest, _snippet
+from agentci_action.engine.correctness import JudgeRequest, snippet
 from agentci_action.engine.judge.cache import VerdictCache, cache_key
 from agentci_action.engine.judge.prompt import Prompt, build_prompt
 from agentci_action.engine.judge.providers import (
@@ -158,10 +158,10 @@ class LLMJudge:
         )
         if len(verdicts) == 1:
             rationale = data["rationale"] = verdicts[0][1].rationale
-            how = f"{decision.score}/5 ({decision.label}), needs {data['threshold_score']}; judge: {_snippet(rationale, 160)}"
+            how = f"{decision.score}/5 ({decision.label}), needs {data['threshold_score']}; judge: {snippet(rationale, 160)}"
         else:
             how = f"mean {decision.score:g}/5 of {len(models)} judges, majority {decision.label}, needs {data['threshold_score']}"
-        message = f"{request.kind} {'passed' if decision.passed else 'failed'} ({_snippet(rubric.rule)}): {how}"
+        message = f"{request.kind} {'passed' if decision.passed else 'failed'} ({snippet(rubric.rule)}): {how}"
         return Check(
             name=request.kind, status=Status.PASS if decision.passed else Status.FAIL, message=message, data=data
         )
@@ -207,7 +207,7 @@ class LLMJudge:
                 cost = price_call(call, dict(self.pricing))[0]
             except Exception as exc:
                 usage.requests += attempts.count
-                why = _snippet(self._redacted(_describe(exc)), 240)  # redact first: a cut could leave part of a key
+                why = snippet(self._redacted(_describe(exc)), 240)  # redact first: a cut could leave part of a key
                 raise _Unavailable(
                     Status.ERROR,
                     f"[INFRA] {kind} got no verdict from {provider_name} ({model}) after {attempts.count} attempt(s): {why}",
@@ -221,7 +221,7 @@ class LLMJudge:
                 return reply.verdict, False
         raise _Unavailable(
             Status.ERROR,
-            f"[JUDGE] {kind}: {model} twice answered without a valid verdict, last: {_snippet(reply.raw, 120)!r}",
+            f"[JUDGE] {kind}: {model} twice answered without a valid verdict, last: {snippet(reply.raw, 120)!r}",
         )
 
     def _redacted(self, text: str) -> str:
