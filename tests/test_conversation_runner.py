@@ -9,8 +9,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, hermetic_environment, run_cli
+from conftest import ROOT, github_outputs, hermetic_environment, run_cli
 from fakes.scripted_openai import ScriptedOpenAIServer, Turn
+from test_cli_names import run_step_of_the_run_action
+
+from agentci_action import load_spec, run_agent, run_spec
+from agentci_action.engine.evaluate_spec import Settings
+from agentci_action.pipeline.blocking import parse_fail_on
 
 AGENTS = ROOT / "tests" / "agents"
 ASK = "I want a refund for my headphones."
@@ -173,3 +178,59 @@ def test_a_turn_that_crashes_fails_the_run_naming_its_turn(tmp_path):
     assert trace["metadata"]["agentci_error"] == (
         "query 'refund' run 0: turn 2: exit code 1; stderr: lost the order book"
     )
+
+
+# A conversation whose turn 1 answers without the lookup its path expects: a path warning, which blocks only when
+# fail-on names path. Under stop_on_failure the runner then ends the conversation there, as the evaluation judges it.
+ASKS_WITHOUT_LOOKUP = (
+    "import json, sys\n"
+    "job = json.load(sys.stdin)\n"
+    "print(json.dumps({'final_answer': 'What is your order number?' if job['turn'] == 1 else 'Refunded.'}))\n"
+)
+STOPPING = {
+    "id": "refund",
+    "stop_on_failure": True,
+    "turns": [
+        {"user": ASK, "path": {"expected_tools": ["lookup_order"]}},
+        {"user": GIVE, "correctness": {"expected_in_answer": ["Refunded"]}},
+    ],
+}
+
+
+def _stopping_spec(folder: Path) -> Path:
+    agent = folder / "agent.py"
+    agent.write_text(ASKS_WITHOUT_LOOKUP)
+    path = folder / "spec.yaml"
+    runner = {"command": ["python", str(agent)], "cwd": str(folder), "retries": 0}
+    path.write_text(yaml.safe_dump({"agent": "support", "runner": runner, "queries": [STOPPING]}))
+    return path
+
+
+def _turns_run(folder: Path) -> int:
+    (trace,) = [json.loads(line) for line in (folder / "refund.jsonl").read_text().splitlines()]
+    return len(trace["turns"])
+
+
+@pytest.mark.parametrize(("fail_on", "turns"), [(None, 2), ("correctness,path", 1)])
+def test_the_runner_stops_a_conversation_where_the_run_s_fail_on_blocks(tmp_path, fail_on, turns):
+    """`agentci run --fail-on`, `agentci test --fail-on` (which runs the agent), the run action's `fail-on` input and
+    the Python API's settings each judge the stop with the fail-on they were given, not the default."""
+    spec = _stopping_spec(tmp_path)
+    flag = ["--fail-on", fail_on] if fail_on else []
+    assert run_cli("run", "--spec", spec, "--output", tmp_path / "run", *flag).returncode == 0
+    assert _turns_run(tmp_path / "run") == turns
+    tested = run_cli("test", "--spec", spec, "--record", tmp_path / "test", "--format", "json", *flag)
+    assert tested.returncode == (1 if fail_on else 0), tested.stderr
+    assert _turns_run(tmp_path / "test") == turns
+    (query,) = json.loads(tested.stdout)["results"]
+    assert [turn["status"] for turn in query["turns"]] == (["fail", "skip"] if fail_on else ["warn", "pass"])
+    done = run_step_of_the_run_action(tmp_path, tmp_path, spec=str(spec), output="action", **{"fail-on": fail_on or ""})
+    assert done.returncode == 0, done.stderr
+    assert github_outputs((tmp_path / "github-output").read_text()) == {"traces": "action"}
+    assert _turns_run(tmp_path / "action") == turns
+    loaded = load_spec(str(spec))
+    settings = Settings(fail_on=parse_fail_on(fail_on))
+    (trace,) = run_agent(loaded, fail_on=settings.fail_on)
+    assert len(trace.turns) == turns
+    (result,) = run_spec(loaded, settings=settings).results
+    assert [turn.status.value for turn in result.turns] == (["fail", "skip"] if fail_on else ["warn", "pass"])

@@ -68,10 +68,11 @@ def shard_option(text: str | None) -> ShardInfo | None:
 
 
 def fail_on_option(args: argparse.Namespace) -> frozenset[str]:
+    """--fail-on as a set of layers; the default for a command without the flag (`save`)."""
     from agentci_action.pipeline.blocking import parse_fail_on
 
     try:
-        return parse_fail_on(args.fail_on)
+        return parse_fail_on(getattr(args, "fail_on", None))
     except ValueError as exc:
         raise SpecError.at("--fail-on", 0, str(exc)) from None
 
@@ -174,12 +175,11 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_fail_on_argument(parser: argparse.ArgumentParser) -> None:
+def add_fail_on_argument(parser: argparse.ArgumentParser, what: str = "what blocks (exit 1)") -> None:
     parser.add_argument(
         "--fail-on",
         default="correctness,suite",
-        help="what blocks (exit 1): correctness, path, cost, suite (the spec's suite: gates), or none "
-        "(default: correctness,suite)",
+        help=f"{what}: correctness, path, cost, suite (the spec's suite: gates), or none (default: correctness,suite)",
     )
 
 

@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING
 
 from agentci_action._util.errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS
 from agentci_action.cli._arguments import (
+    add_fail_on_argument,
     add_replay_argument,
     add_spec_argument,
+    fail_on_option,
     positive,
     seconds,
     shard_option,
@@ -50,6 +52,9 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "spans it exports (received on 127.0.0.1; docs/otel-capture.md)",
     )
     add_replay_argument(parser)
+    add_fail_on_argument(
+        parser, "what blocks a conversation's turn under stop_on_failure, as `test --fail-on` judges it"
+    )
     parser.set_defaults(func=run)
 
 
@@ -61,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     options = RunOptions(
         Path(args.output), args.runs, args.workers, args.timeout, args.resume, args.capture, args.replay
     )
-    outcome = run_the_agent(args.spec, split_list(args.tags), shard_option(args.shard), options)
+    outcome = run_the_agent(args.spec, split_list(args.tags), shard_option(args.shard), options, fail_on_option(args))
     return EXIT_ERROR if outcome.infra else EXIT_FAIL if outcome.failed else EXIT_PASS
 
 
@@ -70,12 +75,16 @@ def run_the_agent(
     tags: list[str],
     shard: ShardInfo | None,
     options: RunOptions,
+    fail_on: frozenset[str],
     runs_of: Callable[[QuerySpec], int | None] | None = None,
     judge: JudgeOptions | None = None,
 ) -> AgentRun:
-    """The spec's runner on the selected queries (tags, then shard), progress and summary on stderr. `runs_of`
-    gives a query's runs instead of its `runs:` (the minimum of a range), None to leave it out. Simulated users
-    are played through the judge `judge` describes (default: the spec's, keys from the environment)."""
+    """The spec's runner on the selected queries (tags, then shard), progress and summary on stderr; a
+    conversation under stop_on_failure ends at the turn that blocks under `fail_on`. `runs_of` gives a query's runs
+    instead of its `runs:` (the minimum of a range), None to leave it out. Simulated users are played through the
+    judge `judge` describes (default: the spec's, keys from the environment)."""
+    from functools import partial
+
     from agentci_action.engine.evaluate_spec import turn_stops
     from agentci_action.engine.shard import select_shard
     from agentci_action.run import run_agent
@@ -95,7 +104,9 @@ def run_the_agent(
 
         users = simulated_user_for(spec, judge or JudgeOptions(environ=os.environ))
     with terminate_on_sigterm():
-        outcome = run_agent(spec, options, queries=queries, stop_after=turn_stops, simulated_user=users)
+        outcome = run_agent(
+            spec, options, queries=queries, stop_after=partial(turn_stops, fail_on=fail_on), simulated_user=users
+        )
     print(outcome.summary(options.output), file=sys.stderr)
     return outcome
 
@@ -108,8 +119,8 @@ def traces_to_evaluate(
     judge: JudgeOptions | None = None,
 ) -> list[str]:
     """--traces as given; without them the spec's runner runs the agent first (each query's `runs`, the minimum of a
-    range, or `runs_of`), into --record DIR (else a temporary directory), and those traces are evaluated. A spec
-    without a runner needs --traces."""
+    range, or `runs_of`), into --record DIR (else a temporary directory), and those traces are evaluated (a
+    conversation's stop_on_failure judged with the command's --fail-on). A spec without a runner needs --traces."""
     traces: list[str] | None = args.traces  # append: None when not given
     if traces:
         return traces
@@ -119,7 +130,9 @@ def traces_to_evaluate(
 
     record = args.record or stack.enter_context(tempfile.TemporaryDirectory(prefix="agentci-traces-"))
     options = RunOptions(Path(record), replay=args.replay)
-    run_the_agent(args.spec, split_list(getattr(args, "tags", None)), shard, options, runs_of, judge)
+    run_the_agent(
+        args.spec, split_list(getattr(args, "tags", None)), shard, options, fail_on_option(args), runs_of, judge
+    )
     return [record]
 
 
@@ -128,15 +141,17 @@ def more_runs_into(
     tags: list[str],
     shard: ShardInfo | None,
     record: str,
+    fail_on: frozenset[str],
     replay: str | None = None,
     judge: JudgeOptions | None = None,
 ) -> MoreRuns:
     """Adaptive runs' next batch: the named queries run until each has its target, the runs in `record` kept (the
-    model calls answered as `replay`, `--replay`, says; simulated users played through `judge`)."""
+    model calls answered as `replay`, `--replay`, says; simulated users played through `judge`; stop_on_failure
+    judged with `fail_on`)."""
     from agentci_action.run import RunOptions
 
     def more(targets: dict[str, int]) -> None:
         options = RunOptions(Path(record), resume=True, replay=replay)
-        run_the_agent(spec_path, tags, shard, options, lambda q: targets.get(q.key), judge)
+        run_the_agent(spec_path, tags, shard, options, fail_on, lambda q: targets.get(q.key), judge)
 
     return more

@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         more = (
             None
             if args.traces
-            else more_runs_into(args.spec, split_list(args.tags), shard, traces[0], args.replay, judge)
+            else more_runs_into(args.spec, split_list(args.tags), shard, traces[0], fail_on, args.replay, judge)
         )
         outcome = evaluate(
             Evaluation(

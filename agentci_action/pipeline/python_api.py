@@ -6,11 +6,12 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentci_action.compare.suite_gates import with_gates
-from agentci_action.engine.evaluate_spec import evaluate_spec, turn_stops
+from agentci_action.engine.evaluate_spec import DEFAULT_FAIL_ON, Settings, evaluate_spec, turn_stops
 from agentci_action.engine.shard import select_shard
 from agentci_action.pipeline.evaluation import JudgeOptions
 from agentci_action.pipeline.simulated_users import simulated_user_for
@@ -33,6 +34,7 @@ def run_agent(
     timeout_s: float | None = None,
     output: str | Path | None = None,
     replay: str | None = None,
+    fail_on: frozenset[str] = DEFAULT_FAIL_ON,
 ) -> list[Trace]:
     """Run the agent on `queries` (default: the spec's) as `agentci run` does and return every run's trace, in
     query and run order; a run that gave no trace is an error record (`trace.run_error`), evaluated as an error.
@@ -41,11 +43,13 @@ def run_agent(
     tags, metadata, and a conversation turn's turn, history and session_id when it names them; sync or async). The
     traces are also written to `output` when given. `replay` is `agentci run --replay`: a mode (replay, record,
     record-missing) or off, instead of runner.replay's. Simulated users are replayed from their recordings, else
-    played through the spec's judge_config with the keys in the environment."""
+    played through the spec's judge_config with the keys in the environment. `fail_on` (pipeline.blocking's
+    parse_fail_on set) says which failing turn blocks, where a conversation's stop_on_failure ends it."""
     users = simulated_user_for(spec, JudgeOptions(environ=os.environ))
     with tempfile.TemporaryDirectory(prefix="agentci-traces-") as scratch:
         options = RunOptions(Path(output or scratch), runs=runs, workers=workers, timeout_s=timeout_s, replay=replay)
-        return execute(spec, options, queries=queries, agent=agent, stop_after=turn_stops, simulated_user=users).traces
+        stop_after = partial(turn_stops, fail_on=fail_on)
+        return execute(spec, options, queries=queries, agent=agent, stop_after=stop_after, simulated_user=users).traces
 
 
 def run_spec(
@@ -57,14 +61,16 @@ def run_spec(
     **evaluation: Any,
 ) -> RunResult:
     """Evaluate `queries` against `traces`; without traces, run the agent first (`agent`, else the spec's runner).
-    Other keyword arguments are the engine's: baselines, judge, embedder, settings, shard. Over the whole suite
+    Other keyword arguments are the engine's: baselines, judge, embedder, settings (its fail_on also ends a
+    conversation under stop_on_failure where the evaluation will block), shard. Over the whole suite
     (no `queries`, no shard) the spec's `suite:` gates are judged too; those comparing with a baseline run
     (max_cost_multiplier, max_regressions) need `agentci_action.evaluate` and are skipped here."""
     if traces is None:
         selected = queries if queries is not None else spec.queries
         if evaluation.get("shard") is not None:
             selected = select_shard(selected, evaluation["shard"])
-        traces = run_agent(spec, agent, queries=selected)
+        settings: Settings = evaluation.get("settings") or Settings()
+        traces = run_agent(spec, agent, queries=selected, fail_on=settings.fail_on)
     run = evaluate_spec(spec, traces, queries=queries, **evaluation)
     if queries is None and evaluation.get("shard") is None:  # the whole suite: its gates (none that need a baseline)
         with_gates(run, spec.suite)
