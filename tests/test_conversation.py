@@ -200,3 +200,68 @@ def test_a_conversation_s_repeated_runs_combine_turn_by_turn(write):
     ]
     assert first.answer == "Sure. What is your order number?"  # the most frequent over the runs
     assert second.tools == ["lookup_order", "issue_refund"]
+
+
+TURN_CHECKS = """
+agent: support
+queries:
+  - id: refund
+    turns:
+      - user: I want a refund for my headphones.
+        reference_answer: Sure. What is your order number?
+        checks:
+          answer: {normalized_exact_match: true}
+          validity: {max_length: 40}
+          safety: {no_pii_leakage: true}
+      - user: It is order A-1234.
+        checks:
+          agent: {min_tool_success_rate: 1.0}
+          validity: {no_html: true}
+    checks:
+      validity: {max_length: 200}
+"""
+
+
+def test_a_turn_s_checks_block_judges_that_turn_alone_with_the_query_s_semantics(write):
+    """checks: on a turn reads the turn's answer, calls and reference answer, files each check in its layer as a
+    single query's do, and the conversation's layer holds it labelled with its turn."""
+    spec_path = write("spec.yaml", TURN_CHECKS)
+    _, good = _evaluate(spec_path, ASKS_FIRST)
+    (refund,) = good.results
+    assert [t.status for t in refund.turns] == [Status.PASS, Status.PASS]
+    assert {c.name for c in refund.turns[0].correctness.checks} == {
+        "normalized_exact_match",
+        "max_length",
+        "no_pii_leakage",
+    }
+    assert [c.name for c in refund.turns[1].path.checks if c.name == "min_tool_success_rate"] == [
+        "min_tool_success_rate"
+    ]
+
+    failing_tool = json.loads(json.dumps(ASKS_FIRST))
+    failing_tool["turns"][0]["final_answer"] = "<b>Refunded</b> at once to jane@example.com, order 4111 1111 1111 1111"
+    failing_tool["turns"][1]["tool_calls"][1]["error"] = "refund service down"
+    _, bad = _evaluate(spec_path, failing_tool)
+    (refund,) = bad.results
+    first, second = refund.turns
+    failed = {c.name: c.status for c in first.correctness.checks}
+    assert failed["normalized_exact_match"] is Status.FAIL and failed["max_length"] is Status.FAIL
+    assert failed["no_pii_leakage"] is Status.WARN
+    assert first.status is Status.FAIL and refund.status is Status.FAIL and refund.blocking
+    assert second.status is Status.WARN  # a failed tool: its path warns, its answer has no HTML
+    assert any(m.startswith("turn 2: tool success rate") for m in refund.path.messages), refund.path.messages
+    whole = [c for c in refund.correctness.checks if c.name == "max_length" and "turn" not in c.data]
+    assert [c.status for c in whole] == [Status.PASS]  # the whole's own max_length (200) on the last answer
+
+
+def test_a_turn_s_checks_are_validated_at_their_line_and_in_the_schema(write):
+    path = write(
+        "spec.yaml",
+        "agent: a\nqueries:\n  - id: c\n    turns:\n      - user: hi\n        checks: {validity: {max_lenght: 3}}\n",
+    )
+    with pytest.raises(SpecError) as error:
+        load_spec(path)
+    assert any(p.line == 6 and "max_lenght" in p.message for p in error.value.problems), error.value.problems
+    turn = json.loads(run_cli("schema").stdout)["$defs"]["TurnSpec"]["properties"]
+    assert turn["checks"]["anyOf"][0] == {"$ref": "#/$defs/Checks"}
+    assert {"reference_answer", "expected_sources"} <= set(turn)

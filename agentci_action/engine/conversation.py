@@ -34,7 +34,8 @@ Blocks = Callable[[dict[str, LayerResult]], bool]
 
 def turn_query(query: QuerySpec, index: int) -> QuerySpec:
     """Turn `index` (0-based) of the conversation as a query: id `<query id>.turn<i>`, input the user's message,
-    the turn's own checks, at the turn's line. Made once per turn of a loaded spec (kept on the turn)."""
+    the turn's own blocks (correctness, path, cost, checks, with its reference answer and expected sources), at the
+    turn's line. Made once per turn of a loaded spec (kept on the turn)."""
     assert query.turns is not None, "turn_query of a query without turns"
     turn = query.turns[index]
     private = private_attributes(turn)
@@ -46,6 +47,9 @@ def turn_query(query: QuerySpec, index: int) -> QuerySpec:
             correctness=turn.correctness,
             path=turn.path,
             cost=turn.cost,
+            checks=turn.checks,
+            reference_answer=turn.reference_answer,
+            expected_sources=turn.expected_sources,
         )
         made._file, made._line = query.file, turn.line or query.line
         private["_as_query"] = made

@@ -15,6 +15,7 @@ from agentci_action._util.limits import MAX_NESTING, deeper_than
 from agentci_action.engine.arguments import inert_name
 from agentci_action.engine.patterns import PatternTimeout, found
 from agentci_action.engine.results import ERROR, FAIL, PASS, SKIP, Check, LayerResult, Status
+from agentci_action.spec.check_models import Checks
 from agentci_action.spec.json_schemas import local_validator
 from agentci_action.spec.models import CorrectnessSpec, JudgeRubric, QuerySpec
 from agentci_action.trace.canonical import Trace
@@ -166,8 +167,13 @@ def _json_schema_check(schema: dict[str, Any], answer: str) -> Check:
 
 
 def asks_for_judge(query: QuerySpec) -> bool:
-    """Whether the query has any judge check (llm_judge, safety_check, hallucination_check, checks.safety toxicity or bias)."""
-    spec, safety = query.correctness, query.checks.safety if query.checks else None
+    """Whether the query, or a turn of a conversation, has any judge check (llm_judge, safety_check,
+    hallucination_check, checks.safety toxicity or bias)."""
+    return any(_judged(block.correctness, block.checks) for block in (query, *(query.turns or ())))
+
+
+def _judged(spec: CorrectnessSpec | None, checks: Checks | None) -> bool:
+    safety = checks.safety if checks else None
     return (spec is not None and bool(spec.llm_judge or spec.safety_check or spec.hallucination_check)) or (
         safety is not None and bool(safety.toxicity or safety.bias)
     )

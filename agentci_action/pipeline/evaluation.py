@@ -353,7 +353,9 @@ def _embedder(
 ) -> tuple[Embedder | None, EmbeddingCache | None]:
     """(embedder, its cache) when a query asks for semantic similarity, else (None, None)."""
     if not any(
-        q.checks and q.checks.answer and q.checks.answer.min_semantic_similarity is not None for q in spec.queries
+        block.checks and block.checks.answer and block.checks.answer.min_semantic_similarity is not None
+        for q in spec.queries
+        for block in (q, *(q.turns or ()))
     ):
         return None, None
 

@@ -567,6 +567,16 @@ class TurnSpec(_Part):
     correctness: CorrectnessSpec | None = Field(None, description="On this turn's answer (layer 1, hard fail).")
     path: PathSpec | None = Field(None, description="On this turn's tool calls and handoffs (layer 2).")
     cost: CostSpec | None = Field(None, description="On this turn's tokens, model calls, cost and latency (layer 3).")
+    checks: Checks | None = Field(
+        None,
+        description="Answer, RAG, safety, agent, performance and validity checks on this turn alone, each in its layer.",
+    )
+    reference_answer: str | None = Field(
+        None, description="The gold answer of this turn that checks.answer compares with."
+    )
+    expected_sources: list[str] | None = Field(
+        None, description="Ids of the documents this turn's retrieval should find (checks.rag recall@k, precision@k)."
+    )
 
     _line: int = PrivateAttr(0)
     _as_query: Any = PrivateAttr(None)  # this turn as a query of its own (engine/conversation.py's turn_query)
