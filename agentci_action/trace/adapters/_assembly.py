@@ -27,7 +27,8 @@ each span is (`SpanView`); `from_spans` then
 - sets `metadata.content_missing` (to the adapter's `content_switch`) when model calls carry no message
   content at all (an instrumentation's default of not capturing it), so the run can say which switch to set;
 - matches the query by `agentci.query_id` / `agentci.query` on any span, else the root span's input,
-  else the first user message of the first model call.
+  else the first user message of the first model call; in a session (a span's `session`), the turn's message:
+  the last user message of its first model call, and `metadata.session_id` names the session.
 
 Conversations (Chat Completions, Responses, Anthropic Messages, LangGraph messages): `from_turns` takes
 assistant turns in order; tool calls keep the order of the turn and of the call inside it, and a tool
@@ -53,6 +54,7 @@ from agentci_action.trace.adapters._conventions import (
     same_agent,
     tool_output,
 )
+from agentci_action.trace.adapters._sessions import SESSION_KEY, conversations
 from agentci_action.trace.adapters.spans import Span, Tree, by_trace, first_line
 from agentci_action.trace.canonical import Trace
 
@@ -77,6 +79,8 @@ class SpanView:
     continues: bool | None = None  # llm spans: its input holds an earlier assistant turn (None: no input recorded)
     fails_task: bool = False  # an error on this span ends the run (beside root spans)
     input_text: str = ""  # the user's input (llm spans: first user message; root spans: the query)
+    latest_input: str = ""  # llm spans: the last user message (in a session, the turn's own after the history)
+    session: str | None = None  # the conversation the span belongs to (_sessions.py), when it names one
     output_text: str = ""  # assistant text produced by the span
     documents: list[dict[str, Any]] = field(default_factory=list)  # retrieval spans, model calls with built-in search
     metadata: dict[str, Any] = field(default_factory=dict)  # agentci.* keys and other per-span facts
@@ -305,9 +309,13 @@ def from_spans(
     key: dict[str, str] = {}
     for span in spans:
         key = {**query_key(views[span.span_id].metadata), **key}
+    session = next((view.session for view in views.values() if view.session), None)
     if "query" not in key:
-        first_input = root_view.input_text or next(
-            (views[s.span_id].input_text for s in llm_spans if views[s.span_id].input_text), ""
+        first_input = _turn_input(llm_spans, views) if session else ""
+        first_input = (
+            first_input
+            or root_view.input_text
+            or next((views[s.span_id].input_text for s in llm_spans if views[s.span_id].input_text), "")
         )
         if first_input:
             key["query"] = first_input
@@ -324,6 +332,7 @@ def from_spans(
         "metadata": {
             "trace_id": spans[0].trace_id,
             "status": "failed" if any(s.error for s in roots + failing) else "completed",
+            **({SESSION_KEY: session} if session else {}),
             **({"agents": agents} if agents else {}),
             **(
                 {"content_missing": content_switch}
@@ -333,6 +342,17 @@ def from_spans(
         },
     }
     return fields, inferred
+
+
+def last_user(messages: list[dict[str, Any]]) -> str:
+    """The text of the last user message of {role, text} messages, "" when none has text."""
+    return next((m["text"] for m in reversed(messages) if m["role"] == "user" and m["text"]), "")
+
+
+def _turn_input(llm_spans: list[Span], views: dict[str, SpanView]) -> str:
+    """A session's run: the user's message of this turn, the last one its first model call was sent (the session
+    sends the conversation so far before it)."""
+    return next((views[s.span_id].latest_input for s in llm_spans if views[s.span_id].latest_input), "")
 
 
 def _run_key(group: list[Span], views: dict[str, SpanView]) -> tuple[str | None, str | None]:
@@ -347,7 +367,8 @@ def span_runs(spans: list[Span], view_of: ViewOf) -> list[tuple[list[Span], dict
     """Spans grouped into runs, each with its views (span id → SpanView), runs in order of first appearance.
 
     A trace (trace id) is a run, except:
-    - traces carrying the same `agentci.query_id` and `agentci.run` are one run;
+    - traces carrying the same `agentci.query_id` and `agentci.run` are one run, unless they name a session (each
+      trace of a session is a turn of its own: _sessions.py);
     - without `agentci.run`, a trace of bare model calls (no span encloses them: an instrumented client called
       with no agent or workflow span around it, one trace per call) joins the run of the trace before it with
       the same `agentci.query_id` when that one was bare model calls too, unless its first model call starts a
@@ -364,7 +385,13 @@ def span_runs(spans: list[Span], view_of: ViewOf) -> list[tuple[list[Span], dict
         first_llm = next((views[s.span_id] for s in group if views[s.span_id].kind == "llm"), None)
         new_conversation = first_llm is not None and first_llm.continues is False
         slot = (query_id, run)
-        joins = query_id is not None and slot in open_runs and (run is not None or (bare and not new_conversation))
+        in_session = any(view.session for view in views.values())
+        joins = (
+            query_id is not None
+            and not in_session
+            and slot in open_runs
+            and (run is not None or (bare and not new_conversation))
+        )
         if joins:
             members, known = runs[open_runs[slot]]
             members.extend(group)
@@ -389,7 +416,7 @@ def traces_of_spans(
     keep: Keep | None = None,
 ) -> list[Trace]:
     """One canonical trace per run of `spans` (see span_runs), each read with `view_of`; `keep(views)` may
-    leave a run out (by its span views)."""
+    leave a run out (by its span views); the runs of one session are one conversation (_sessions.py)."""
 
     def one(run: tuple[list[Span], dict[str, SpanView]]) -> Trace:
         members, views = run
@@ -397,7 +424,7 @@ def traces_of_spans(
         return build_trace(fields, file, first_line(members), source_format, inferred)
 
     runs = [run for run in span_runs(spans, view_of) if keep is None or keep(run[1])]
-    return convert_each(runs, file, source_format, one, lambda run: first_line(run[0]))
+    return conversations(convert_each(runs, file, source_format, one, lambda run: first_line(run[0])))
 
 
 @dataclass

@@ -29,7 +29,9 @@ error, e.g. max turns exceeded or a guardrail tripwire: a root span, an agent sp
 spans as roots and no such spans), else completed. Tool errors sit on function spans and do not fail the task. No time to
 first token: the export does not record it.
 Matching: the trace's `metadata.agentci.query_id` / `agentci.query`, else the first user input of the
-first model call. Dropped: transcription, speech and MCP listing spans, custom span data.
+first model call. Sessions: the traces with one `group_id` (`RunConfig(group_id=session.session_id)` beside a
+session) are the turns of one conversation, each trace a turn, its message the last user input of its first model
+call (the session sends the conversation so far before it; adapters/_sessions.py). Dropped: transcription, speech and MCP listing spans, custom span data.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from agentci_action.trace.adapters._conventions import (
     query_key,
     text_of,
 )
+from agentci_action.trace.adapters._sessions import conversations
 from agentci_action.trace.adapters.openai_chat import openai_usage, unix_time
 from agentci_action.trace.adapters.openai_responses import file_search_documents, request_breakdown
 from agentci_action.trace.adapters.spans import Span, by_trace, first_line
@@ -114,13 +117,12 @@ def _response_request(data: dict[str, Any]) -> dict[str, Any] | None:
     return request_breakdown({**request, "conversation": response.get("conversation"), "input": data["input"]})
 
 
-def _first_user(data: dict[str, Any]) -> str:
+def _user_texts(data: dict[str, Any]) -> list[str]:
+    """The texts of the user messages a model call was sent, in order."""
     inputs = data.get("input")
     if isinstance(inputs, str):
-        return inputs
-    return next(
-        (text_of(m.get("content")) for m in inputs or [] if isinstance(m, dict) and m.get("role") == "user"), ""
-    )
+        return [inputs]
+    return [text_of(m.get("content")) for m in inputs or [] if isinstance(m, dict) and m.get("role") == "user"]
 
 
 def _claim(calls: list[dict[str, Any]], functions: list[Span], links: dict[str, str]) -> None:
@@ -160,8 +162,13 @@ def _link_functions(spans: list[Span]) -> dict[str, str]:
     return links
 
 
-def _view(links: dict[str, str]) -> ViewOf:
+def _view(links: dict[str, str], session: str | None) -> ViewOf:
     def view(span: Span) -> SpanView:
+        found = _role_view(span)
+        found.session = session
+        return found
+
+    def _role_view(span: Span) -> SpanView:
         data = span.attributes
         kind = data.get("type")
         if kind == "agent":
@@ -184,7 +191,8 @@ def _view(links: dict[str, str]) -> ViewOf:
                 message_calls=[c for c in calls if c["name"]],
                 has_content=bool(data.get("input") or text or calls),
                 output_text=text,
-                input_text=_first_user(data),
+                input_text=next(iter(_user_texts(data)), ""),
+                latest_input=next(reversed(_user_texts(data)), ""),
                 documents=file_search_documents(response.get("output") or []),
             )
         if kind == "function":
@@ -236,7 +244,8 @@ def convert(records: list[Record], file: str) -> list[Trace]:
 
     def one(group: list[Span]) -> Trace:
         head, head_line = heads.get(group[0].trace_id) or ({}, None)
-        fields, inferred = from_spans(group, _view(_link_functions(group)), content_switch=CONTENT_SWITCH)
+        session = head.get("group_id") or None
+        fields, inferred = from_spans(group, _view(_link_functions(group), session), content_switch=CONTENT_SWITCH)
         final = [
             s
             for s in group
@@ -255,4 +264,4 @@ def convert(records: list[Record], file: str) -> list[Trace]:
         )
         return build_trace(fields, file, head_line or first_line(group), NAME, inferred)
 
-    return convert_each(by_trace(spans), file, NAME, one, first_line)
+    return conversations(convert_each(by_trace(spans), file, NAME, one, first_line))

@@ -26,6 +26,9 @@ each span comes from `openinference.span.kind`:
   JSON CrewOutput); else the last LLM output text
   (marked inferred). Matching: `agentci.query_id` / `agentci.query` on any span (directly or inside the
   `metadata` JSON attribute), else the root span's `input.value`, else the first user message.
+- Sessions: the traces whose spans carry one `session.id` (OpenInference's `using_session`) are the turns of one
+  conversation, each trace a turn, its message the last user message of its first model call
+  (adapters/_sessions.py).
 - Task status (`metadata.status`, read by the agent checks): failed when a root span has error status,
   else completed.
 Dropped: EMBEDDING, RERANKER, GUARDRAIL, EVALUATOR and PROMPT spans; token counts on non-LLM spans.
@@ -36,7 +39,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from agentci_action.trace.adapters._assembly import SpanView, traces_of_spans
+from agentci_action.trace.adapters._assembly import SpanView, last_user, traces_of_spans
 from agentci_action.trace.adapters._conventions import KEY_NAMES, known, maybe_json
 from agentci_action.trace.adapters.spans import Span, read_spans, spans_in
 from agentci_action.trace.input_parts import Message, as_text, breakdown, schemas
@@ -143,7 +146,7 @@ def _plain_output(attrs: dict[str, Any]) -> str:
     return value
 
 
-def view(span: Span) -> SpanView:
+def _role_view(span: Span) -> SpanView:
     attrs = span.attributes
     kind = str(attrs.get(KIND, "")).upper()
     meta = _metadata(attrs)
@@ -177,6 +180,7 @@ def view(span: Span) -> SpanView:
             continues=any(m["role"] == "assistant" for m in inputs) if inputs else None,
             output_text="".join(m["text"] for m in out if m["role"] in ("assistant", "")),
             input_text=next((m["text"] for m in inputs if m["role"] == "user" and m["text"]), ""),
+            latest_input=last_user(inputs),
         )
     if kind == "TOOL" and not attrs.get("tool.name") and span.name.startswith(HANDOFF_SPAN):
         # openinference-instrumentation-openai-agents: input.value is the agent handing off, output.value the target
@@ -214,6 +218,14 @@ def view(span: Span) -> SpanView:
         ]
         return SpanView(kind="retrieval", metadata=meta, documents=docs)
     return SpanView(metadata=meta, output_text=_plain_output(attrs), input_text=str(attrs.get("input.value") or ""))
+
+
+def view(span: Span) -> SpanView:
+    """What the span is (by its role), and the session it belongs to (`session.id`)."""
+    found = _role_view(span)
+    session = span.attributes.get("session.id")
+    found.session = str(session) if session not in (None, "") else None
+    return found
 
 
 def convert(records: list[Record], file: str) -> list[Trace]:

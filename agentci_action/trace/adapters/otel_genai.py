@@ -32,7 +32,9 @@ Span roles come from `gen_ai.operation.name` (inferred from the attributes when 
 Task status (`metadata.status`, read by the agent checks): failed when a root span has error status,
 else completed.
 Matching to the spec: `agentci.query_id` (→ id) and `agentci.query` (→ query) on any span, else the root
-agent's input, else the first user message. Dropped: embeddings spans (not model turns), other spans'
+agent's input, else the first user message. Sessions: the traces whose spans carry one `gen_ai.conversation.id`
+(Pydantic AI keeps it across runs given the message history) are the turns of one conversation, each trace a turn,
+its message the last user message of its first model call (adapters/_sessions.py). Dropped: embeddings spans (not model turns), other spans'
 timing (only the root span's wall time is kept as the total duration), usage recorded on agent spans.
 """
 
@@ -41,7 +43,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from agentci_action.trace.adapters._assembly import SpanView, traces_of_spans
+from agentci_action.trace.adapters._assembly import SpanView, last_user, traces_of_spans
 from agentci_action.trace.adapters._conventions import KEY_NAMES, known, maybe_json, text_of
 from agentci_action.trace.adapters.spans import Span, read_spans, spans_in
 from agentci_action.trace.input_parts import Message, as_text, breakdown, schemas
@@ -223,7 +225,7 @@ def _input_breakdown(attrs: dict[str, Any], model: Any, inputs: list[dict[str, A
     return breakdown(model, [system], sent, schemas(tools if isinstance(tools, list) else []))
 
 
-def view(span: Span) -> SpanView:
+def _role_view(span: Span) -> SpanView:
     attrs = span.attributes
     operation = _operation(span)
     meta = {k: attrs[k] for k in KEY_NAMES if k in attrs}
@@ -275,6 +277,7 @@ def view(span: Span) -> SpanView:
             continues=any(m["role"] == "assistant" for m in inputs) if inputs else None,
             output_text=_assistant_text(out),
             input_text=_first_user(inputs),
+            latest_input=last_user(inputs),
         )
     if operation == "execute_tool" and attrs.get("gen_ai.tool.name") != ADK_MERGED_TOOLS:
         return SpanView(
@@ -296,6 +299,14 @@ def view(span: Span) -> SpanView:
     if operation == "retrieval":
         return SpanView(kind="retrieval", metadata=meta, documents=_documents(attrs.get("gen_ai.retrieval.documents")))
     return SpanView(metadata=meta)
+
+
+def view(span: Span) -> SpanView:
+    """What the span is (by its role), and the session it belongs to (`gen_ai.conversation.id`)."""
+    found = _role_view(span)
+    session = span.attributes.get("gen_ai.conversation.id")
+    found.session = str(session) if session not in (None, "") else None
+    return found
 
 
 def convert(records: list[Record], file: str) -> list[Trace]:

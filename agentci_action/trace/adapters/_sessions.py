@@ -1,0 +1,66 @@
+"""A framework session's runs read as one conversation (not an adapter itself).
+
+Frameworks mark the runs of one conversation with a session id: the OpenAI Agents SDK's trace `group_id`,
+OpenInference's `session.id`, OpenTelemetry GenAI's `gen_ai.conversation.id`. A reader puts it in each run's
+`metadata.session_id`; `conversations` then makes the runs sharing one into a single trace whose turns are those
+runs, in time order (each run's first model call; file order when a run has none), placed where its first run was:
+- its `id` is the query id a turn carries (`agentci.query_id`), else the session id; its `query` the first turn's
+  (the user's first message, which names a conversation in the spec); its `run` the turns' `agentci.run`;
+- its metadata the session id, the format, the agents of every turn and the task's status (failed when a turn
+  failed); each turn keeps its own;
+- its calls, handoffs and totals are its turns' (canonical.Trace).
+A session of one run stays a single trace.
+"""
+
+from __future__ import annotations
+
+from agentci_action.trace.adapters._conventions import parse_time
+from agentci_action.trace.canonical import Trace
+
+SESSION_KEY = "session_id"
+
+
+def conversations(traces: list[Trace]) -> list[Trace]:
+    """`traces` with each session of two or more runs made one conversation (see the module docstring)."""
+    sessions: dict[str, list[Trace]] = {}
+    for trace in traces:
+        if session := trace.metadata.get(SESSION_KEY):
+            sessions.setdefault(str(session), []).append(trace)
+    folded = {session: _conversation(session, runs) for session, runs in sessions.items() if len(runs) > 1}
+    if not folded:
+        return traces
+    result: list[Trace] = []
+    for trace in traces:
+        session = str(trace.metadata.get(SESSION_KEY) or "")
+        if session not in folded:
+            result.append(trace)
+        elif trace is sessions[session][0]:
+            result.append(folded[session])
+    return result
+
+
+def _started(trace: Trace) -> float | None:
+    return parse_time(trace.llm_calls[0].timestamp) if trace.llm_calls else None
+
+
+def _conversation(session: str, runs: list[Trace]) -> Trace:
+    starts = [_started(run) for run in runs]
+    if None not in starts:
+        runs = [run for _, _, run in sorted(zip(starts, range(len(runs)), runs, strict=True))]
+    first = runs[0]
+    agents = list(dict.fromkeys(agent for run in runs for agent in run.metadata.get("agents", [])))
+    metadata = {
+        SESSION_KEY: session,
+        "source_format": first.metadata.get("source_format"),
+        "status": "failed" if any(run.metadata.get("status") == "failed" for run in runs) else "completed",
+        **({"agents": agents} if agents else {}),
+    }
+    conversation = Trace(
+        id=next((run.id for run in runs if run.id), session),
+        query=first.query,
+        run=next((run.run for run in runs if run.run is not None), None),
+        turns=runs,
+        metadata=metadata,
+    ).with_derived_totals()
+    conversation._source = first.source
+    return conversation

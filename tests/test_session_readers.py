@@ -1,0 +1,175 @@
+"""Readers of framework sessions: the runs of one conversation, recorded by the real libraries as their owners
+record them, read as one trace whose turns are those runs.
+
+- The OpenAI Agents SDK (0.24) keeping the conversation in a `SQLiteSession`, each `Runner.run` given the session
+  id as its `group_id`: its own trace export, and the spans of openinference-instrumentation-openai-agents inside
+  `using_session` (`session.id`).
+- Pydantic AI (2.68) given the message history, which keeps its `gen_ai.conversation.id` across runs (OTel GenAI).
+
+Each agent plays the local scripted model; the facts each conversation must give are the script's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT, run_cli
+from fakes.scripted_openai import ScriptedOpenAIServer, Turn
+
+from agentci_action.trace.load import load_traces
+
+AGENTS = ROOT / "tests" / "agents"
+PARIS = "What's the weather in Paris?"
+CELSIUS = "And in Celsius?"
+SESSION = "chat-42"
+WEATHER = {
+    PARIS: [
+        Turn(tool_calls=[("transfer_to_weather", {})]),
+        Turn(tool_calls=[("get_weather", {"city": "Paris"})]),
+        Turn(tool_calls=[("to_fahrenheit", {"celsius": 21})]),
+        Turn(content="It is 69.8 °F in Paris."),
+    ],
+    CELSIUS: [Turn(tool_calls=[("transfer_to_weather", {})]), Turn(content="It is 21 °C in Paris.")],
+}
+FORGETS = {**WEATHER, CELSIUS: [Turn(tool_calls=[("transfer_to_weather", {})]), Turn(content="Which city?")]}
+
+
+def _agents_sdk_session(
+    folder: Path, tracing: str, script: dict = WEATHER, session: str = SESSION, questions: tuple = (PARIS, CELSIUS)
+) -> Path:
+    """The conversation's recording: agents_sdk_session.py asked `questions` in one session, traced by `tracing`."""
+    folder.mkdir(exist_ok=True)
+    out = folder / f"{tracing}.jsonl"
+    with ScriptedOpenAIServer(script, per_message=True) as model:
+        env = {**os.environ, "OPENAI_BASE_URL": model.openai_url, "OPENAI_API_KEY": "sk-test-agents"}
+        command = [sys.executable, str(AGENTS / "agents_sdk_session.py"), tracing, str(out), session, *questions]
+        subprocess.run(command, env=env, cwd=AGENTS, check=True, timeout=120, capture_output=True)
+    return out
+
+
+def _turn_facts(trace):
+    return [
+        (
+            turn.query,
+            turn.final_answer,
+            turn.tool_names,
+            len(turn.llm_calls),
+            [(h.from_agent, h.to) for h in turn.handoffs],
+        )
+        for turn in trace.turns
+    ]
+
+
+TURNS = [
+    (
+        PARIS,
+        "It is 69.8 °F in Paris.",
+        ["transfer_to_weather", "get_weather", "to_fahrenheit"],
+        4,
+        [("triage", "weather")],
+    ),
+    (CELSIUS, "It is 21 °C in Paris.", ["transfer_to_weather"], 2, [("triage", "weather")]),
+]
+
+
+@pytest.mark.parametrize("tracing", ["agents-sdk", "openinference"])
+def test_an_agents_sdk_session_is_one_conversation_of_its_runs(tmp_path, tracing):
+    """Each Runner.run on the session is a turn, its message the user's own (the session resent turn 1 before it),
+    in time order whatever the order of the file's records."""
+    path = _agents_sdk_session(tmp_path, tracing)
+    (trace,) = load_traces([str(path)])
+    assert (trace.id, trace.query, trace.final_answer) == (SESSION, PARIS, "It is 21 °C in Paris.")
+    assert _turn_facts(trace) == TURNS
+    assert trace.metadata["session_id"] == SESSION and trace.metadata["status"] == "completed"
+    assert trace.total_llm_calls == 6 and trace.total_tokens == sum(t.total_tokens for t in trace.turns) > 0
+    assert trace.tool_names == TURNS[0][2] + TURNS[1][2]
+    reversed_file = tmp_path / "reversed.jsonl"
+    reversed_file.write_text("".join(reversed(path.read_text().splitlines(keepends=True))))
+    (again,) = load_traces([str(reversed_file)])
+    assert _turn_facts(again) == TURNS
+
+
+def _spec(folder: Path, **key: str) -> Path:
+    conversation = {
+        **key,
+        "turns": [
+            {"user": PARIS, "path": {"expected_handoff": "weather", "expected_tools": ["get_weather"]}},
+            {"user": CELSIUS, "correctness": {"expected_in_answer": ["21 °C"]}},
+        ],
+        "cost": {"max_turns": 2},
+    }
+    path = folder / "spec.yaml"
+    path.write_text(yaml.safe_dump({"agent": "weather", "queries": [conversation]}))
+    return path
+
+
+@pytest.mark.parametrize("key", [{"id": SESSION}, {}], ids=["by session id", "by first message"])
+def test_a_recorded_session_is_judged_turn_by_turn_against_its_conversation(tmp_path, key):
+    """A spec's conversation matches the session by its id (the session id), else by its first message; a session
+    whose turn 2 forgot the city fails at turn 2."""
+    spec = _spec(tmp_path, **key)
+    good = _agents_sdk_session(tmp_path, "agents-sdk")
+    done = run_cli("test", "--spec", spec, "--traces", good, "--format", "json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (query,) = json.loads(done.stdout)["results"]
+    assert [turn["status"] for turn in query["turns"]] == ["pass", "pass"]
+    bad = _agents_sdk_session(tmp_path / "bad", "agents-sdk", FORGETS)
+    done = run_cli("test", "--spec", spec, "--traces", bad, "--format", "json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    (query,) = json.loads(done.stdout)["results"]
+    assert [turn["status"] for turn in query["turns"]] == ["pass", "fail"]
+    assert "turn 2: expected in answer but missing: '21 °C'" in query["correctness"]["messages"]
+
+
+def test_pydantic_ai_runs_given_the_history_are_one_conversation_by_its_conversation_id(tmp_path):
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities.instrumentation import Instrumentation
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    script = {
+        PARIS: [Turn(tool_calls=[("get_weather", {"city": "Paris"})]), Turn(content="It is 69.8 °F in Paris.")],
+        CELSIUS: [Turn(content="It is 21 °C in Paris.")],
+    }
+    path = tmp_path / "pydantic_ai.jsonl"
+    with path.open("w") as out, ScriptedOpenAIServer(script, per_message=True) as server:
+        provider = TracerProvider()
+        exporter = ConsoleSpanExporter(out=out, formatter=lambda span: span.to_json(indent=None) + "\n")
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        model = OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider(base_url=server.openai_url, api_key="sk-test"))
+        instrumentation = Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))
+        agent = Agent(model, name="weather_agent", capabilities=[instrumentation])
+        agent.tool_plain(lambda city: {"city": city, "celsius": 21}, name="get_weather")
+        first = agent.run_sync(PARIS)
+        second = agent.run_sync(CELSIUS, message_history=first.all_messages())
+        provider.shutdown()
+    (trace,) = load_traces([str(path)])
+    assert trace.metadata["source_format"] == "otel-genai"
+    assert trace.id == trace.metadata["session_id"] == first.all_messages()[0].conversation_id
+    assert [(t.query, t.final_answer, t.tool_names, len(t.llm_calls)) for t in trace.turns] == [
+        (PARIS, "It is 69.8 °F in Paris.", ["get_weather"], 2),
+        (CELSIUS, second.output, [], 1),
+    ]
+
+
+def test_a_session_of_one_run_stays_a_single_trace_and_sessions_never_mix(tmp_path):
+    """Three sessions an exporter appended to one file: two conversations and, for a session with one run, a plain
+    trace that still names its session."""
+    recorded = [
+        _agents_sdk_session(tmp_path / session, "agents-sdk", session=session, questions=questions)
+        for session, questions in (("chat-42", [PARIS, CELSIUS]), ("chat-7", [PARIS, CELSIUS]), ("chat-9", [PARIS]))
+    ]
+    both = tmp_path / "appended.jsonl"
+    both.write_text("".join(path.read_text() for path in recorded))
+    traces = load_traces([str(both)])
+    assert [(t.id, len(t.turns)) for t in traces] == [("chat-42", 2), ("chat-7", 2), (None, 0)]
+    assert traces[2].metadata["session_id"] == "chat-9" and traces[2].query == PARIS
