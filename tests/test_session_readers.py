@@ -5,6 +5,7 @@ record them, read as one trace whose turns are those runs.
   id as its `group_id`: its own trace export, and the spans of openinference-instrumentation-openai-agents inside
   `using_session` (`session.id`).
 - Pydantic AI (2.68) given the message history, which keeps its `gen_ai.conversation.id` across runs (OTel GenAI).
+- LangGraph (1.2) with a checkpointer, invoked on one thread_id: the thread's state, and LangSmith's runs of it.
 
 Each agent plays the local scripted model; the facts each conversation must give are the script's.
 """
@@ -16,6 +17,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -173,3 +175,76 @@ def test_a_session_of_one_run_stays_a_single_trace_and_sessions_never_mix(tmp_pa
     traces = load_traces([str(both)])
     assert [(t.id, len(t.turns)) for t in traces] == [("chat-42", 2), ("chat-7", 2), (None, 0)]
     assert traces[2].metadata["session_id"] == "chat-9" and traces[2].query == PARIS
+
+
+def _keeping_client() -> Any:
+    """The real LangSmith client, except that it keeps the runs LangChain's tracer would upload (each run's create
+    and update merged, as `client.list_runs` gives them back) instead of sending them."""
+    from langsmith import Client
+
+    class Keeping(Client):
+        def __init__(self) -> None:
+            super().__init__(api_key="lsv2-test", api_url="http://127.0.0.1:9", auto_batch_tracing=False)
+            self.kept: dict[str, dict[str, Any]] = {}
+
+        def create_run(self, name: str, inputs: dict[str, Any], run_type: str, **fields: Any) -> None:
+            self.kept[str(fields["id"])] = {"name": name, "inputs": inputs, "run_type": run_type, **fields}
+
+        def update_run(self, run_id: Any, **fields: Any) -> None:
+            self.kept.setdefault(str(run_id), {}).update(fields)
+
+    return Keeping()
+
+
+def test_a_langgraph_thread_is_one_conversation_in_its_state_and_in_its_langsmith_runs(tmp_path):
+    """LangGraph (1.2) with a checkpointer, invoked twice on one thread_id: the thread's state (messages_to_dict,
+    with the thread's config) and the runs LangSmith's tracer records (each carrying the thread_id) each read as one
+    conversation of two turns."""
+    import warnings
+
+    from langchain_core.messages import messages_to_dict
+    from langchain_core.tools import tool
+    from langchain_core.tracers import LangChainTracer
+    from langchain_openai import ChatOpenAI
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    with warnings.catch_warnings():  # moved to langchain.agents in LangGraph 1.0; still LangGraph's own
+        warnings.simplefilter("ignore")
+        from langgraph.prebuilt import create_react_agent
+
+    @tool
+    def get_weather(city: str) -> dict:
+        """Current weather of a city."""
+        return {"city": city, "celsius": 21}
+
+    script = {
+        PARIS: [Turn(tool_calls=[("get_weather", {"city": "Paris"})]), Turn(content="It is 69.8 °F in Paris.")],
+        CELSIUS: [Turn(content="It is 21 °C in Paris.")],
+    }
+    client = _keeping_client()
+    thread = {"configurable": {"thread_id": "thread-1"}}
+    with ScriptedOpenAIServer(script, per_message=True) as server:
+        model = ChatOpenAI(model="gpt-4o-mini", base_url=server.openai_url, api_key="sk-test")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            graph = create_react_agent(model, [get_weather], checkpointer=InMemorySaver())
+        for question in (PARIS, CELSIUS):
+            graph.invoke(
+                {"messages": [{"role": "user", "content": question}]},
+                {**thread, "callbacks": [LangChainTracer(client=client)]},
+            )
+        snapshot = graph.get_state(thread)
+    state = tmp_path / "thread.json"
+    state.write_text(json.dumps({"config": snapshot.config, "messages": messages_to_dict(snapshot.values["messages"])}))
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("".join(json.dumps(run, default=str) + "\n" for run in client.kept.values()))
+    expected = [
+        (PARIS, "It is 69.8 °F in Paris.", ["get_weather"], 2),
+        (CELSIUS, "It is 21 °C in Paris.", [], 1),
+    ]
+    for path, source_format in ((state, "langgraph"), (runs, "langsmith")):
+        (trace,) = load_traces([str(path)])
+        assert trace.metadata["source_format"] == source_format
+        assert (trace.id, trace.query, trace.metadata["session_id"]) == ("thread-1", PARIS, "thread-1")
+        assert [(t.query, t.final_answer, t.tool_names, len(t.llm_calls)) for t in trace.turns] == expected, path
+        assert trace.total_llm_calls == 3 and trace.final_answer == "It is 21 °C in Paris."

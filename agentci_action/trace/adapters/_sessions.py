@@ -7,7 +7,7 @@ runs, in time order (each run's first model call; file order when a run has none
 - its `id` is the query id a turn carries (`agentci.query_id`), else the session id; its `query` the first turn's
   (the user's first message, which names a conversation in the spec); its `run` the turns' `agentci.run`;
 - its metadata the session id, the format, the agents of every turn and the task's status (failed when a turn
-  failed); each turn keeps its own;
+  failed, else the last turn's; none when the turns record none); each turn keeps its own;
 - its calls, handoffs and totals are its turns' (canonical.Trace).
 A session of one run stays a single trace.
 """
@@ -26,7 +26,7 @@ def conversations(traces: list[Trace]) -> list[Trace]:
     for trace in traces:
         if session := trace.metadata.get(SESSION_KEY):
             sessions.setdefault(str(session), []).append(trace)
-    folded = {session: _conversation(session, runs) for session, runs in sessions.items() if len(runs) > 1}
+    folded = {session: conversation(session, runs) for session, runs in sessions.items() if len(runs) > 1}
     if not folded:
         return traces
     result: list[Trace] = []
@@ -43,16 +43,18 @@ def _started(trace: Trace) -> float | None:
     return parse_time(trace.llm_calls[0].timestamp) if trace.llm_calls else None
 
 
-def _conversation(session: str, runs: list[Trace]) -> Trace:
+def conversation(session: str, runs: list[Trace]) -> Trace:
+    """The runs of one session as one conversation (see the module docstring)."""
     starts = [_started(run) for run in runs]
     if None not in starts:
         runs = [run for _, _, run in sorted(zip(starts, range(len(runs)), runs, strict=True))]
     first = runs[0]
     agents = list(dict.fromkeys(agent for run in runs for agent in run.metadata.get("agents", [])))
+    statuses = [str(run.metadata["status"]) for run in runs if run.metadata.get("status")]
     metadata = {
         SESSION_KEY: session,
         "source_format": first.metadata.get("source_format"),
-        "status": "failed" if any(run.metadata.get("status") == "failed" for run in runs) else "completed",
+        **({"status": "failed" if "failed" in statuses else statuses[-1]} if statuses else {}),
         **({"agents": agents} if agents else {}),
     }
     conversation = Trace(

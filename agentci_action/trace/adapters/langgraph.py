@@ -16,6 +16,11 @@ form), or a file that is just the list of messages.
   them in) and in a ToolMessage's `artifact` (a retriever tool made with `response_format="content_and_artifact"`).
 - Query: the record's `id` / `query` (or `metadata.agentci.query_id` / `agentci.query`), else the first
   human message. Dropped: system messages, `additional_kwargs`, reasoning content blocks.
+- Threads: a record that names its thread (`thread_id`, or the `config` of `graph.get_state(config)`, whose
+  `configurable.thread_id` it is) is the thread's state after its last invocation, the whole conversation the
+  checkpointer kept: each human message begins a turn, the AI and tool messages after it are that turn's
+  (adapters/_sessions.py); the conversation's id is the record's `id`, else the thread id. Record the thread once,
+  after its last turn (each invocation's state holds the turns before it).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentci_action.trace.adapters._assembly import ToolResults, Turn, from_turns
 from agentci_action.trace.adapters._conventions import build_trace, convert_each, maybe_json, record_key, text_of
+from agentci_action.trace.adapters._sessions import SESSION_KEY, conversation
 
 if TYPE_CHECKING:
     from agentci_action.trace.canonical import Trace
@@ -122,6 +128,33 @@ def tool_result(message: dict[str, Any]) -> tuple[Any, str | None]:
     return result, (text_of(content) or "tool error") if message.get("status") == "error" else None
 
 
+def thread_of(value: dict[str, Any]) -> str | None:
+    """The LangGraph thread a record is the state of: its `thread_id`, else its `config.configurable.thread_id` (a
+    StateSnapshot's config)."""
+    configurable = ((value.get("config") or {}).get("configurable") or {}) if isinstance(value, dict) else {}
+    thread = value.get("thread_id") or configurable.get("thread_id")
+    return str(thread) if thread not in (None, "") else None
+
+
+def by_human_message(messages: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """A thread's messages cut before each human message after the first: one exchange each."""
+    exchanges: list[list[dict[str, Any]]] = [[]]
+    for message in messages:
+        if message["type"] == "human" and any(m["type"] == "human" for m in exchanges[-1]):
+            exchanges.append([])
+        exchanges[-1].append(message)
+    return exchanges
+
+
+def _exchange(messages: list[dict[str, Any]], documents: list[dict[str, Any]]) -> dict[str, Any]:
+    """Trace fields of messages holding one run: calls, answer, query the first human message."""
+    turns = [ai_turn(m) for m in messages if m["type"] == "ai"]
+    results: ToolResults = {m.get("tool_call_id"): tool_result(m) for m in messages if m["type"] == "tool"}
+    query = next((text_of(m.get("content")) for m in messages if m["type"] == "human"), "")
+    documents = documents + [doc for m in messages if m["type"] == "tool" for doc in lc_documents(m.get("artifact"))]
+    return {**from_turns(turns, results, query), "retrieved_context": documents}
+
+
 def convert(records: list[Record], file: str) -> list[Trace]:
     if records and all(lc_message(r.value) for r in records):
         records = [type(records[0])({"messages": [r.value for r in records]}, records[0].line)]
@@ -130,13 +163,24 @@ def convert(records: list[Record], file: str) -> list[Trace]:
         messages = _messages(record.value)
         if messages is None:
             raise ValueError("expected `messages`: a list of LangChain messages")
-        turns = [ai_turn(m) for m in messages if m["type"] == "ai"]
-        results: ToolResults = {m.get("tool_call_id"): tool_result(m) for m in messages if m["type"] == "tool"}
-        query = next((text_of(m.get("content")) for m in messages if m["type"] == "human"), "")
-        documents = lc_documents(record.value.get("documents")) + [
-            doc for m in messages if m["type"] == "tool" for doc in lc_documents(m.get("artifact"))
+        documents = lc_documents(record.value.get("documents"))
+        thread = thread_of(record.value)
+        exchanges = by_human_message(messages) if thread else [messages]
+        if len(exchanges) == 1:
+            fields = {**_exchange(messages, documents), **record_key(record.value)}
+            if thread:
+                fields["metadata"] = {SESSION_KEY: thread}
+            return build_trace(fields, file, record.line, NAME, inferred_answer=True)
+        turns = [
+            build_trace(
+                {**_exchange(exchange, documents if n == 0 else []), "metadata": {SESSION_KEY: thread}},
+                file,
+                record.line,
+                NAME,
+                inferred_answer=True,
+            )
+            for n, exchange in enumerate(exchanges)
         ]
-        fields = {**from_turns(turns, results, query), **record_key(record.value), "retrieved_context": documents}
-        return build_trace(fields, file, record.line, NAME, inferred_answer=True)
+        return conversation(str(thread), turns).model_copy(update=record_key(record.value))
 
     return convert_each(records, file, NAME, one)

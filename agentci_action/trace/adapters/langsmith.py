@@ -21,6 +21,10 @@ sorts them). By `run_type`:
   without one, failed when the root run has an `error`, else completed.
 Matching: `agentci.query_id` / `agentci.query` in a run's `extra.metadata`, else the root's
 `inputs.input` / first human message in `inputs.messages`, else the first model call's first human message.
+Threads: the traces whose runs name one thread in `extra.metadata` (`session_id`, `thread_id` or
+`conversation_id`, the keys LangSmith groups threads by; LangGraph writes the `thread_id` of its config there) are
+the turns of one conversation, each trace a turn, its message the last human message of its first model call
+(adapters/_sessions.py).
 Dropped: prompt, parser and embedding runs, feedback, events.
 """
 
@@ -42,6 +46,7 @@ from agentci_action.trace.adapters._conventions import (
     parse_time,
     text_of,
 )
+from agentci_action.trace.adapters._sessions import conversations
 from agentci_action.trace.adapters.langgraph import lc_documents, lc_message, lc_usage, tool_result
 from agentci_action.trace.adapters.spans import Span, Tree, by_trace, first_line
 from agentci_action.trace.input_parts import Message, breakdown, schemas
@@ -54,6 +59,7 @@ NAME = "langsmith"
 ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}  # LangChain's message types
 RUN_TYPES = {"llm", "chain", "tool", "retriever", "prompt", "parser", "embedding"}
 STATUSES = {"success": "completed", "error": "failed"}
+THREAD_KEYS = ("session_id", "thread_id", "conversation_id")  # LangSmith's thread keys, in the order it reads them
 
 
 def detect(records: list[Record]) -> bool:
@@ -72,15 +78,25 @@ def _generation_message(run: dict[str, Any]) -> dict[str, Any]:
     return lc_message(outputs.get("output")) or lc_message(outputs) or {}
 
 
-def _first_human(inputs: dict[str, Any]) -> str:
+def _human_texts(inputs: dict[str, Any]) -> list[str]:
+    """The run's input text, else the texts of the human messages of its input, in order."""
     text = inputs.get("input")
     if isinstance(text, str):
-        return text
+        return [text]
     messages = inputs.get("messages") or []
     if messages and isinstance(messages[0], list):  # chat model runs take a batch of message lists
         messages = messages[0]
     found = [lc_message(m) for m in messages]
-    return next((text_of(m.get("content")) for m in found if m and m.get("type") == "human"), "")
+    return [text_of(m.get("content")) for m in found if m and m.get("type") == "human"]
+
+
+def _first_human(inputs: dict[str, Any]) -> str:
+    return next(iter(_human_texts(inputs)), "")
+
+
+def _session(meta: dict[str, Any]) -> str | None:
+    """The thread a run belongs to: the first of THREAD_KEYS its metadata gives."""
+    return next((str(meta[key]) for key in THREAD_KEYS if meta.get(key) not in (None, "")), None)
 
 
 def _llm(run: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
@@ -139,6 +155,11 @@ def _input_breakdown(run: dict[str, Any], model: str | None) -> dict[str, Any] |
 
 def _view(agent_names: set[str]) -> ViewOf:
     def view(span: Span) -> SpanView:
+        found = _role_view(span)
+        found.session = _session(found.metadata)
+        return found
+
+    def _role_view(span: Span) -> SpanView:
         run = span.attributes
         kind = run.get("run_type")
         meta = (run.get("extra") or {}).get("metadata") or {}
@@ -153,6 +174,7 @@ def _view(agent_names: set[str]) -> ViewOf:
                 issued_calls=[c.get("id") for c in message.get("tool_calls") or [] if c.get("id")],
                 output_text=text_of(message.get("content")),
                 input_text=_first_human(inputs),
+                latest_input=next(reversed(_human_texts(inputs)), ""),
             )
         if kind == "tool":
             output = _tool_message(outputs.get("output"))
@@ -244,4 +266,4 @@ def convert(records: list[Record], file: str) -> list[Trace]:
             fields["metadata"]["status"] = STATUSES.get(str(status).lower(), str(status))
         return build_trace(fields, file, first_line(group), NAME, inferred)
 
-    return convert_each(by_trace(spans), file, NAME, one, first_line)
+    return conversations(convert_each(by_trace(spans), file, NAME, one, first_line))
