@@ -41,7 +41,8 @@ def trace_of_run(
     pricing: dict[str, ModelPrice] | None = None,
 ) -> Trace:
     """Convert (format detected unless named), check there is exactly one trace, stamp it with the job's id,
-    query text and run index, and price it. Raises InfraFailure for a transient error object, RunFailure
+    query text and run index, and price it. A conversation's turn that returns its whole session so far (a
+    LangGraph thread's state) is read as that session's last turn. Raises InfraFailure for a transient error object, RunFailure
     for any other error object or anything that is not one trace."""
     error = error_object(records)
     if error is not None:
@@ -68,7 +69,10 @@ def trace_of_run(
             else "returned JSON that validates to no trace: return an object such as "
             '{"final_answer": "...", "tool_calls": [...]}'
         )
-    trace = traces[0].model_copy(update={"id": job.query.key, "query": job.message, "run": job.run})
+    trace = traces[0]
+    if job.turn and trace.turns:  # the agent recorded its session so far (adapters/_sessions.py): this turn is the last
+        trace = trace.turns[-1]
+    trace = trace.model_copy(update={"id": job.query.key, "query": job.message, "run": job.run})
     trace._source = source
     return price_trace(trace, pricing)
 
