@@ -265,3 +265,24 @@ def test_a_turn_s_checks_are_validated_at_their_line_and_in_the_schema(write):
     turn = json.loads(run_cli("schema").stdout)["$defs"]["TurnSpec"]["properties"]
     assert turn["checks"]["anyOf"][0] == {"$ref": "#/$defs/Checks"}
     assert {"reference_answer", "expected_sources"} <= set(turn)
+
+
+def test_a_judge_or_embedding_check_on_a_turn_alone_sets_the_judge_and_the_embedder_up(write, tmp_path):
+    """A spec whose only judge or semantic-similarity check is on a turn still gets its judge and embedder."""
+    from agentci_action.engine.correctness import asks_for_judge
+
+    spec_path = write(
+        "spec.yaml",
+        "agent: a\nqueries:\n  - id: refund\n    turns:\n      - user: I want a refund for my headphones.\n"
+        "        reference_answer: What is your order number?\n"
+        "        checks: {answer: {min_semantic_similarity: 0.8}}\n"
+        "        correctness: {llm_judge: [{rule: asks for the order number}]}\n",
+    )
+    (query,) = load_spec(spec_path).queries
+    assert asks_for_judge(query) and not asks_for_judge(query.model_copy(update={"turns": None}))
+    traces = tmp_path / "t.jsonl"
+    traces.write_text(json.dumps({"id": "refund", "turns": ASKS_FIRST["turns"][:1]}) + "\n")
+    done = run_cli("test", "--spec", spec_path, "--traces", traces, "--format", "json", env={"OPENAI_API_KEY": ""})
+    (result,) = json.loads(done.stdout)["results"]
+    (similarity,) = [c for c in result["turns"][0]["correctness"]["checks"] if c["name"] == "min_semantic_similarity"]
+    assert similarity["status"] == "skip" and "OPENAI_API_KEY is not set" in similarity["message"], similarity
