@@ -129,6 +129,32 @@ def test_a_recorded_session_is_judged_turn_by_turn_against_its_conversation(tmp_
     assert "turn 2: expected in answer but missing: '21 °C'" in query["correctness"]["messages"]
 
 
+def test_an_openinference_chat_session_of_bare_model_calls_splits_at_the_user_s_messages(tmp_path):
+    """OpenAIInstrumentor alone writes one trace per model call: in a session, the calls of one turn's tool loop
+    are that turn (each was sent the same user messages), and the user's next message begins the next turn."""
+    script = {
+        PARIS: [
+            Turn(tool_calls=[("get_weather", {"city": "Paris"})]),
+            Turn(tool_calls=[("to_fahrenheit", {"celsius": 21})]),
+            Turn(content="It is 69.8 °F in Paris."),
+        ],
+        CELSIUS: [Turn(content="It is 21 °C in Paris.")],
+    }
+    out = tmp_path / "chat.jsonl"
+    with ScriptedOpenAIServer(script, per_message=True) as model:
+        env = {**os.environ, "OPENAI_BASE_URL": model.openai_url, "OPENAI_API_KEY": "sk-test"}
+        command = [sys.executable, str(AGENTS / "openai_chat_session.py"), str(out), SESSION, PARIS, CELSIUS]
+        subprocess.run(command, env=env, cwd=AGENTS, check=True, timeout=120, capture_output=True)
+    assert len({json.loads(line)["context"]["trace_id"] for line in out.read_text().splitlines()}) == 4
+    (trace,) = load_traces([str(out)])
+    assert (trace.id, trace.query, trace.metadata["session_id"]) == (SESSION, PARIS, SESSION)
+    assert [(t.query, t.final_answer, t.tool_names, len(t.llm_calls)) for t in trace.turns] == [
+        (PARIS, "It is 69.8 °F in Paris.", ["get_weather", "to_fahrenheit"], 3),
+        (CELSIUS, "It is 21 °C in Paris.", [], 1),
+    ]
+    assert trace.turns[0].tool_calls[1].result == "69.8"  # the tool message the loop sent back
+
+
 def test_pydantic_ai_runs_given_the_history_are_one_conversation_by_its_conversation_id(tmp_path):
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor

@@ -80,6 +80,7 @@ class SpanView:
     fails_task: bool = False  # an error on this span ends the run (beside root spans)
     input_text: str = ""  # the user's input (llm spans: first user message; root spans: the query)
     latest_input: str = ""  # llm spans: the last user message (in a session, the turn's own after the history)
+    user_messages: int | None = None  # llm spans: how many user messages with text its input holds (None: unknown)
     session: str | None = None  # the conversation the span belongs to (_sessions.py), when it names one
     output_text: str = ""  # assistant text produced by the span
     documents: list[dict[str, Any]] = field(default_factory=list)  # retrieval spans, model calls with built-in search
@@ -349,6 +350,11 @@ def last_user(messages: list[dict[str, Any]]) -> str:
     return next((m["text"] for m in reversed(messages) if m["role"] == "user" and m["text"]), "")
 
 
+def user_messages(messages: list[dict[str, Any]]) -> int | None:
+    """How many of {role, text} messages are the user's with text; None when no message was recorded."""
+    return sum(m["role"] == "user" and bool(m["text"]) for m in messages) if messages else None
+
+
 def _turn_input(llm_spans: list[Span], views: dict[str, SpanView]) -> str:
     """A session's run: the user's message of this turn, the last one its first model call was sent (the session
     sends the conversation so far before it)."""
@@ -363,6 +369,13 @@ def _run_key(group: list[Span], views: dict[str, SpanView]) -> tuple[str | None,
     return key.get("id"), key.get("run")
 
 
+def _join(run: tuple[list[Span], dict[str, SpanView]], group: list[Span], views: dict[str, SpanView]) -> None:
+    """Add a trace's spans and views to a run (span_runs)."""
+    members, known = run
+    members.extend(group)
+    known.update(views)
+
+
 def span_runs(spans: list[Span], view_of: ViewOf) -> list[tuple[list[Span], dict[str, SpanView]]]:
     """Spans grouped into runs, each with its views (span id → SpanView), runs in order of first appearance.
 
@@ -372,11 +385,16 @@ def span_runs(spans: list[Span], view_of: ViewOf) -> list[tuple[list[Span], dict
     - without `agentci.run`, a trace of bare model calls (no span encloses them: an instrumented client called
       with no agent or workflow span around it, one trace per call) joins the run of the trace before it with
       the same `agentci.query_id` when that one was bare model calls too, unless its first model call starts a
-      new conversation (its recorded input holds no earlier assistant turn).
+      new conversation (its recorded input holds no earlier assistant turn);
+    - in a session, a trace of bare model calls joins the session's run before it when that one was bare model
+      calls too and their first model calls were sent as many user messages (the same turn's tool loop; the next
+      turn adds the user's new message).
     """
     runs: list[tuple[list[Span], dict[str, SpanView]]] = []
     # (query id, run index or None for bare calls) → runs index; a run without a query id is never looked up
     open_runs: dict[tuple[str | None, str | None], int] = {}
+    # session → (runs index, user messages of its first model call) of its last run, while that run is bare calls
+    open_turns: dict[str, tuple[int, int | None]] = {}
     for group in by_trace(spans):
         views = {span.span_id: view_of(span) for span in group}
         query_id, run = _run_key(group, views)
@@ -385,19 +403,20 @@ def span_runs(spans: list[Span], view_of: ViewOf) -> list[tuple[list[Span], dict
         first_llm = next((views[s.span_id] for s in group if views[s.span_id].kind == "llm"), None)
         new_conversation = first_llm is not None and first_llm.continues is False
         slot = (query_id, run)
-        in_session = any(view.session for view in views.values())
-        joins = (
-            query_id is not None
-            and not in_session
-            and slot in open_runs
-            and (run is not None or (bare and not new_conversation))
-        )
-        if joins:
-            members, known = runs[open_runs[slot]]
-            members.extend(group)
-            known.update(views)
+        session = next((view.session for view in views.values() if view.session), None)
+        said = first_llm.user_messages if first_llm else None
+        if session is not None:
+            turn = open_turns.pop(session, None)
+            if bare and turn is not None and said is not None and turn[1] == said:  # the same turn's tool loop
+                _join(runs[turn[0]], group, views)
+                open_turns[session] = turn
+                continue
+            if bare:
+                open_turns[session] = (len(runs), said)
+        elif query_id is not None and slot in open_runs and (run is not None or (bare and not new_conversation)):
+            _join(runs[open_runs[slot]], group, views)
             continue
-        if query_id is not None and (run is not None or bare):
+        elif query_id is not None and (run is not None or bare):
             open_runs[slot] = len(runs)
         elif query_id is not None:
             open_runs.pop(slot, None)

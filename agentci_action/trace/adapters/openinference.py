@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from agentci_action.trace.adapters._assembly import SpanView, last_user, traces_of_spans
+from agentci_action.trace.adapters._assembly import SpanView, last_user, traces_of_spans, user_messages
 from agentci_action.trace.adapters._conventions import KEY_NAMES, known, maybe_json
 from agentci_action.trace.adapters.spans import Span, read_spans, spans_in
 from agentci_action.trace.input_parts import Message, as_text, breakdown, schemas
@@ -181,6 +181,7 @@ def _role_view(span: Span) -> SpanView:
             output_text="".join(m["text"] for m in out if m["role"] in ("assistant", "")),
             input_text=next((m["text"] for m in inputs if m["role"] == "user" and m["text"]), ""),
             latest_input=last_user(inputs),
+            user_messages=user_messages(inputs),
         )
     if kind == "TOOL" and not attrs.get("tool.name") and span.name.startswith(HANDOFF_SPAN):
         # openinference-instrumentation-openai-agents: input.value is the agent handing off, output.value the target

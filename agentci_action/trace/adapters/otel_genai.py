@@ -43,7 +43,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from agentci_action.trace.adapters._assembly import SpanView, last_user, traces_of_spans
+from agentci_action.trace.adapters._assembly import SpanView, last_user, traces_of_spans, user_messages
 from agentci_action.trace.adapters._conventions import KEY_NAMES, known, maybe_json, text_of
 from agentci_action.trace.adapters.spans import Span, read_spans, spans_in
 from agentci_action.trace.input_parts import Message, as_text, breakdown, schemas
@@ -278,6 +278,7 @@ def _role_view(span: Span) -> SpanView:
             output_text=_assistant_text(out),
             input_text=_first_user(inputs),
             latest_input=last_user(inputs),
+            user_messages=user_messages(inputs),
         )
     if operation == "execute_tool" and attrs.get("gen_ai.tool.name") != ADK_MERGED_TOOLS:
         return SpanView(
