@@ -4,7 +4,8 @@
 
 Writes the same support run (4 model calls, 3 tool calls, a handoff, a retrieval) `--runs` times as
 canonical traces with costs, as canonical traces without costs (priced from the genai-prices table on
-load), as OpenTelemetry GenAI spans (OTLP JSON Lines) and as OpenInference spans, then times
+load), as OpenTelemetry GenAI spans (OTLP JSON Lines), as OpenInference spans, and as OpenInference spans whose
+runs pair up into sessions of two (`session.id`: each session read as one conversation of two turns), then times
 `load_traces` on each file and prints runs per second and each one's ratio to canonical loading.
 """
 
@@ -31,6 +32,11 @@ def _respan(lines: list[str], n: int) -> list[str]:
     return out
 
 
+def _in_session(span: dict, session: str) -> dict:
+    """The span with OpenInference's `session.id` (what `using_session` adds to every span)."""
+    return {**span, "attributes": {**span["attributes"], "session.id": session}}
+
+
 def write_files(folder: Path, runs: int) -> dict[str, Path]:
     canonical = load_traces([str(FIXTURES / "otel_genai.jsonl")])[0].model_dump(by_alias=True, exclude_none=True)
     unpriced = {
@@ -45,6 +51,11 @@ def write_files(folder: Path, runs: int) -> dict[str, Path]:
     for name, fixture in (("otel-genai", "otel_genai.jsonl"), ("openinference", "openinference.jsonl")):
         lines = (FIXTURES / fixture).read_text().splitlines()
         files[name] = [line for n in range(runs) for line in _respan(lines, n)]
+    files["openinference (sessions)"] = [
+        json.dumps(_in_session(json.loads(line), f"session-{n // 2}"))
+        for n in range(runs)
+        for line in _respan((FIXTURES / "openinference.jsonl").read_text().splitlines(), n)
+    ]
     paths = {}
     for name, lines in files.items():
         paths[name] = folder / f"{name.split()[0]}-{len(paths)}.jsonl"

@@ -18,8 +18,8 @@ form), or a file that is just the list of messages.
   human message. Dropped: system messages, `additional_kwargs`, reasoning content blocks.
 - Threads: a record that names its thread (`thread_id`, or the `config` of `graph.get_state(config)`, whose
   `configurable.thread_id` it is) is the thread's state after its last invocation, the whole conversation the
-  checkpointer kept: each human message begins a turn, the AI and tool messages after it are that turn's
-  (adapters/_sessions.py); the conversation's id is the record's `id`, else the thread id. Record the thread once,
+  checkpointer kept: each human message begins a turn, the AI and tool messages after it are that turn's, the
+  state's `documents` the last turn's (adapters/_sessions.py); the conversation's id is the record's `id`, else the thread id. Record the thread once,
   after its last turn (each invocation's state holds the turns before it).
 """
 
@@ -173,7 +173,10 @@ def convert(records: list[Record], file: str) -> list[Trace]:
             return build_trace(fields, file, record.line, NAME, inferred_answer=True)
         turns = [
             build_trace(
-                {**_exchange(exchange, documents if n == 0 else []), "metadata": {SESSION_KEY: thread}},
+                {
+                    **_exchange(exchange, documents if n == len(exchanges) - 1 else []),
+                    "metadata": {SESSION_KEY: thread},
+                },
                 file,
                 record.line,
                 NAME,
