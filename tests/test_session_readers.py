@@ -43,13 +43,24 @@ FORGETS = {**WEATHER, CELSIUS: [Turn(tool_calls=[("transfer_to_weather", {})]), 
 
 
 def _agents_sdk_session(
-    folder: Path, tracing: str, script: dict = WEATHER, session: str = SESSION, questions: tuple = (PARIS, CELSIUS)
+    folder: Path,
+    tracing: str,
+    script: dict = WEATHER,
+    session: str = SESSION,
+    questions: tuple = (PARIS, CELSIUS),
+    query_ids: str = "",
 ) -> Path:
-    """The conversation's recording: agents_sdk_session.py asked `questions` in one session, traced by `tracing`."""
+    """The conversation's recording: agents_sdk_session.py asked `questions` in one session, traced by `tracing`
+    (each run's agentci.query_id from `query_ids`, comma-separated)."""
     folder.mkdir(exist_ok=True)
     out = folder / f"{tracing}.jsonl"
     with ScriptedOpenAIServer(script, per_message=True) as model:
-        env = {**os.environ, "OPENAI_BASE_URL": model.openai_url, "OPENAI_API_KEY": "sk-test-agents"}
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": model.openai_url,
+            "OPENAI_API_KEY": "sk-test-agents",
+            "AGENT_QUERY_IDS": query_ids,
+        }
         command = [sys.executable, str(AGENTS / "agents_sdk_session.py"), tracing, str(out), session, *questions]
         subprocess.run(command, env=env, cwd=AGENTS, check=True, timeout=120, capture_output=True)
     return out
@@ -274,3 +285,17 @@ def test_a_langgraph_thread_is_one_conversation_in_its_state_and_in_its_langsmit
         assert (trace.id, trace.query, trace.metadata["session_id"]) == ("thread-1", PARIS, "thread-1")
         assert [(t.query, t.final_answer, t.tool_names, len(t.llm_calls)) for t in trace.turns] == expected, path
         assert trace.total_llm_calls == 3 and trace.final_answer == "It is 21 °C in Paris."
+
+
+def test_a_session_s_query_id_names_the_conversation_and_different_ones_keep_its_runs_apart(tmp_path):
+    """Runs of one session tagged with one agentci.query_id are that query's conversation; runs tagged with different
+    ones (a batch sharing a group_id) stay single traces, each matched to its own query."""
+    one = _agents_sdk_session(tmp_path / "one", "agents-sdk", query_ids="weather,weather")
+    (trace,) = load_traces([str(one)])
+    assert (trace.id, [t.query for t in trace.turns]) == ("weather", [PARIS, CELSIUS])
+    batch = _agents_sdk_session(tmp_path / "batch", "agents-sdk", query_ids="paris,celsius")
+    traces = load_traces([str(batch)])
+    assert [(t.id, t.query, len(t.turns), t.metadata["session_id"]) for t in traces] == [
+        ("paris", PARIS, 0, SESSION),
+        ("celsius", CELSIUS, 0, SESSION),
+    ]

@@ -4,7 +4,8 @@
 
 Each question is one `Runner.run` of agents_sdk_agent.py's triage agent on one `SQLiteSession` (the session keeps
 the conversation, so each run is sent the turns before it), with the session id as the run's `group_id`, the
-SDK's grouping of the traces of one conversation. `agents-sdk` writes the SDK's own trace export (docs/traces.md's
+SDK's grouping of the traces of one conversation; $AGENT_QUERY_IDS (comma-separated, one per question) gives each
+run an `agentci.query_id` in its trace metadata. `agents-sdk` writes the SDK's own trace export (docs/traces.md's
 JsonLinesExporter) to OUT; `openinference` writes the spans of openinference-instrumentation-openai-agents, each
 turn inside `using_session(SESSION_ID)`, as the OpenTelemetry SDK's `span.to_json()`, one a line. The model is the
 one at $OPENAI_BASE_URL (a local scripted server in the tests).
@@ -13,6 +14,7 @@ one at $OPENAI_BASE_URL (a local scripted server in the tests).
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 from contextlib import nullcontext
@@ -77,9 +79,11 @@ def main() -> None:
         OpenAIAgentsInstrumentor().instrument(tracer_provider=provider)
     with tempfile.TemporaryDirectory() as folder:
         session = SQLiteSession(session_id, str(Path(folder) / "conversation.db"))
-        for question in questions:
+        query_ids = os.environ.get("AGENT_QUERY_IDS", "").split(",")  # each run's agentci.query_id, when given
+        for question, query_id in zip(questions, query_ids + [""] * len(questions)):
+            config = RunConfig(group_id=session_id, trace_metadata={"agentci.query_id": query_id} if query_id else None)
             with using_session(session_id) if provider else nullcontext():
-                result = Runner.run_sync(TRIAGE, question, session=session, run_config=RunConfig(group_id=session_id))
+                result = Runner.run_sync(TRIAGE, question, session=session, run_config=config)
             print(result.final_output)
     if provider is not None:
         provider.shutdown()

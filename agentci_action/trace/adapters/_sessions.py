@@ -9,7 +9,8 @@ runs, in time order (each run's first model call; file order when a run has none
 - its metadata the session id, the format, the agents of every turn and the task's status (failed when a turn
   failed, else the last turn's; none when the turns record none); each turn keeps its own;
 - its calls, handoffs and totals are its turns' (canonical.Trace).
-A session of one run stays a single trace.
+A session of one run stays a single trace, and so does each run of a session whose runs name different queries
+(`agentci.query_id`): an id shared by the runs of several queries (a batch's) is not a conversation.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def conversations(traces: list[Trace]) -> list[Trace]:
     for trace in traces:
         if session := trace.metadata.get(SESSION_KEY):
             sessions.setdefault(str(session), []).append(trace)
-    folded = {session: conversation(session, runs) for session, runs in sessions.items() if len(runs) > 1}
+    folded = {session: conversation(session, runs) for session, runs in sessions.items() if _one_conversation(runs)}
     if not folded:
         return traces
     result: list[Trace] = []
@@ -37,6 +38,12 @@ def conversations(traces: list[Trace]) -> list[Trace]:
         elif trace is sessions[session][0]:
             result.append(folded[session])
     return result
+
+
+def _one_conversation(runs: list[Trace]) -> bool:
+    """Two or more runs that name no two different queries (a session id shared by the runs of several queries, a
+    batch's id, does not make them one conversation)."""
+    return len(runs) > 1 and len({run.id for run in runs if run.id}) <= 1
 
 
 def _started(trace: Trace) -> float | None:
