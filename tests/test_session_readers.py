@@ -272,17 +272,26 @@ def test_a_langgraph_thread_is_one_conversation_in_its_state_and_in_its_langsmit
             )
         snapshot = graph.get_state(thread)
     state = tmp_path / "thread.json"
-    state.write_text(json.dumps({"config": snapshot.config, "messages": messages_to_dict(snapshot.values["messages"])}))
+    messages = messages_to_dict(snapshot.values["messages"])
+    state.write_text(json.dumps({"config": snapshot.config, "messages": messages}))
+    named = tmp_path / "named.json"  # the record names its query and run, as the docs' LangGraph snippet does
+    named.write_text(
+        json.dumps({"id": "weather-chat", "metadata": {"agentci.run": 1}, **json.loads(state.read_text())})
+    )
     runs = tmp_path / "runs.jsonl"
     runs.write_text("".join(json.dumps(run, default=str) + "\n" for run in client.kept.values()))
     expected = [
         (PARIS, "It is 69.8 °F in Paris.", ["get_weather"], 2),
         (CELSIUS, "It is 21 °C in Paris.", [], 1),
     ]
-    for path, source_format in ((state, "langgraph"), (runs, "langsmith")):
+    for path, source_format, key in (
+        (state, "langgraph", ("thread-1", None)),
+        (named, "langgraph", ("weather-chat", 1)),
+        (runs, "langsmith", ("thread-1", None)),
+    ):
         (trace,) = load_traces([str(path)])
         assert trace.metadata["source_format"] == source_format
-        assert (trace.id, trace.query, trace.metadata["session_id"]) == ("thread-1", PARIS, "thread-1")
+        assert ((trace.id, trace.run), trace.query, trace.metadata["session_id"]) == (key, PARIS, "thread-1")
         assert [(t.query, t.final_answer, t.tool_names, len(t.llm_calls)) for t in trace.turns] == expected, path
         assert trace.total_llm_calls == 3 and trace.final_answer == "It is 21 °C in Paris."
 

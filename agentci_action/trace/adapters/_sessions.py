@@ -1,8 +1,8 @@
 """A framework session's runs read as one conversation (not an adapter itself).
 
 Frameworks mark the runs of one conversation with a session id: the OpenAI Agents SDK's trace `group_id`,
-OpenInference's `session.id`, OpenTelemetry GenAI's `gen_ai.conversation.id`. A reader puts it in each run's
-`metadata.session_id`; `conversations` then makes the runs sharing one into a single trace whose turns are those
+OpenInference's `session.id`, OpenTelemetry GenAI's `gen_ai.conversation.id`, LangSmith's thread keys, a LangGraph
+thread's `thread_id`. A reader puts it in each run's `metadata.session_id`; `conversations` then makes the runs sharing one into a single trace whose turns are those
 runs, in time order (each run's first model call; file order when a run has none), placed where its first run was:
 - its `id` is the query id a turn carries (`agentci.query_id`), else the session id; its `query` the first turn's
   (the user's first message, which names a conversation in the spec); its `run` the turns' `agentci.run`;
@@ -50,8 +50,9 @@ def _started(trace: Trace) -> float | None:
     return parse_time(trace.llm_calls[0].timestamp) if trace.llm_calls else None
 
 
-def conversation(session: str, runs: list[Trace]) -> Trace:
-    """The runs of one session as one conversation (see the module docstring)."""
+def conversation(session: str, runs: list[Trace], key: dict[str, str] | None = None) -> Trace:
+    """The runs of one session as one conversation (see the module docstring); `key` ({id, query, run}, from the
+    record that holds the whole session) overrides the id, query and run taken from the turns."""
     starts = [_started(run) for run in runs]
     if None not in starts:
         runs = [run for _, _, run in sorted(zip(starts, range(len(runs)), runs, strict=True))]
@@ -64,12 +65,12 @@ def conversation(session: str, runs: list[Trace]) -> Trace:
         **({"status": "failed" if "failed" in statuses else statuses[-1]} if statuses else {}),
         **({"agents": agents} if agents else {}),
     }
-    conversation = Trace(
-        id=next((run.id for run in runs if run.id), session),
-        query=first.query,
-        run=next((run.run for run in runs if run.run is not None), None),
-        turns=runs,
-        metadata=metadata,
-    ).with_derived_totals()
+    fields = {
+        "id": next((run.id for run in runs if run.id), session),
+        "query": first.query,
+        "run": next((run.run for run in runs if run.run is not None), None),
+        **(key or {}),
+    }
+    conversation = Trace.model_validate({**fields, "turns": runs, "metadata": metadata}).with_derived_totals()
     conversation._source = first.source
     return conversation

@@ -19,8 +19,8 @@ form), or a file that is just the list of messages.
 - Threads: a record that names its thread (`thread_id`, or the `config` of `graph.get_state(config)`, whose
   `configurable.thread_id` it is) is the thread's state after its last invocation, the whole conversation the
   checkpointer kept: each human message begins a turn, the AI and tool messages after it are that turn's, the
-  state's `documents` the last turn's (adapters/_sessions.py); the conversation's id is the record's `id`, else the thread id. Record the thread once,
-  after its last turn (each invocation's state holds the turns before it).
+  state's `documents` the last turn's (adapters/_sessions.py); the conversation's id is the record's `id`, else
+  the thread id. Record the thread once, after its last turn (each invocation's state holds the turns before it).
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def tool_result(message: dict[str, Any]) -> tuple[Any, str | None]:
     return result, (text_of(content) or "tool error") if message.get("status") == "error" else None
 
 
-def thread_of(value: dict[str, Any]) -> str | None:
+def _thread_of(value: dict[str, Any]) -> str | None:
     """The LangGraph thread a record is the state of: its `thread_id`, else its `config.configurable.thread_id` (a
     StateSnapshot's config)."""
     configurable = ((value.get("config") or {}).get("configurable") or {}) if isinstance(value, dict) else {}
@@ -136,7 +136,7 @@ def thread_of(value: dict[str, Any]) -> str | None:
     return str(thread) if thread not in (None, "") else None
 
 
-def by_human_message(messages: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+def _by_human_message(messages: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """A thread's messages cut before each human message after the first: one exchange each."""
     exchanges: list[list[dict[str, Any]]] = [[]]
     for message in messages:
@@ -147,7 +147,8 @@ def by_human_message(messages: list[dict[str, Any]]) -> list[list[dict[str, Any]
 
 
 def _exchange(messages: list[dict[str, Any]], documents: list[dict[str, Any]]) -> dict[str, Any]:
-    """Trace fields of messages holding one run: calls, answer, query the first human message."""
+    """Trace fields of the messages of one run (a whole record, or one turn of a thread): its model calls and tool
+    calls, its last AI text as the answer, its first human message as the query; `documents` retrieved besides."""
     turns = [ai_turn(m) for m in messages if m["type"] == "ai"]
     results: ToolResults = {m.get("tool_call_id"): tool_result(m) for m in messages if m["type"] == "tool"}
     query = next((text_of(m.get("content")) for m in messages if m["type"] == "human"), "")
@@ -164,8 +165,8 @@ def convert(records: list[Record], file: str) -> list[Trace]:
         if messages is None:
             raise ValueError("expected `messages`: a list of LangChain messages")
         documents = lc_documents(record.value.get("documents"))
-        thread = thread_of(record.value)
-        exchanges = by_human_message(messages) if thread else [messages]
+        thread = _thread_of(record.value)
+        exchanges = _by_human_message(messages) if thread else [messages]
         if len(exchanges) == 1:
             fields = {**_exchange(messages, documents), **record_key(record.value)}
             if thread:
@@ -184,6 +185,6 @@ def convert(records: list[Record], file: str) -> list[Trace]:
             )
             for n, exchange in enumerate(exchanges)
         ]
-        return conversation(str(thread), turns).model_copy(update=record_key(record.value))
+        return conversation(str(thread), turns, record_key(record.value))
 
     return convert_each(records, file, NAME, one)
