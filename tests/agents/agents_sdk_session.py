@@ -45,8 +45,9 @@ class JsonLinesExporter(TracingProcessor):
         record = s.export()
         if record and getattr(s.span_data, "response", None) is not None:
             record["span_data"]["response"] = s.span_data.response.model_dump(
-                include={"model", "created_at", "output", "usage"}
+                mode="json", include={"model", "created_at", "output", "usage", "instructions", "tools"}
             )
+            record["span_data"]["input"] = s.span_data.input  # the input items the call sent
         self.write(record)
 
     def write(self, record: dict[str, Any] | None) -> None:
