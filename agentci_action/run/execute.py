@@ -12,7 +12,6 @@ import re
 import shutil
 import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -29,7 +28,7 @@ from agentci_action._util.output import OutputError, describe
 from agentci_action._util.progress import Progress
 from agentci_action._util.text import one_line, plural
 from agentci_action.run.capture import Capture, capture_for
-from agentci_action.run.jobs import InfraFailure, Job, RunFailure
+from agentci_action.run.jobs import InfraFailure, Job, RunFailure, new_session_id, take_turn
 from agentci_action.run.process import LiveProcesses, run_program
 from agentci_action.run.python_call import PythonWorkers, WorkerRoutes, call_in_process
 from agentci_action.run.records import error_trace, trace_of_run
@@ -395,16 +394,12 @@ def drive(
     turns = job.query.turns
     if turns is None:
         return attempt(job)
-    session_id = f"{job.query.key}.run{job.run}.{uuid.uuid4().hex[:8]}"
+    session_id = new_session_id(job)
     replies: list[Trace] = []
     history: list[dict[str, str]] = []
     for index, turn in enumerate(turns):
         step = replace(job, turn=index + 1, history=tuple(history), session_id=session_id)
-        try:
-            reply = attempt(step)
-        except RunFailure as failure:
-            failure.message = f"turn {index + 1}: {failure.message}"
-            raise
+        reply = take_turn(attempt, step)
         replies.append(reply)
         history += [{"role": "user", "content": turn.user}, {"role": "assistant", "content": reply.final_answer}]
         if stop_after is not None and index + 1 < len(turns) and stop_after(job.query, index, reply):

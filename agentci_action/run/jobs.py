@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentci_action.spec.models import QuerySpec
+
+if TYPE_CHECKING:
+    from agentci_action.trace.canonical import Trace
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,20 @@ class RunFailure(Exception):
     def __init__(self, message: str):
         super().__init__(message)
         self.message = message
+
+
+def new_session_id(job: Job) -> str:
+    """A conversation's session id: its query, its run and a random suffix, new for every run."""
+    return f"{job.query.key}.run{job.run}.{uuid.uuid4().hex[:8]}"
+
+
+def take_turn(attempt: Callable[[Job], Trace], step: Job) -> Trace:
+    """`attempt` on one turn of a conversation (`step.turn`); a failure is named by its turn."""
+    try:
+        return attempt(step)
+    except RunFailure as failure:
+        failure.message = f"turn {step.turn}: {failure.message}"
+        raise
 
 
 class InfraFailure(RunFailure):

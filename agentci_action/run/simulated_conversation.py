@@ -9,13 +9,12 @@ reached: its turns so far are kept, marked `spend_cap`.
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from agentci_action._util.text import one_line
-from agentci_action.run.jobs import Job, RunFailure
+from agentci_action.run.jobs import Job, RunFailure, new_session_id, take_turn
 from agentci_action.run.replay.user_recordings import UserPlayer
 from agentci_action.spec.models import UserStopWhen
 from agentci_action.trace.canonical import Trace
@@ -41,7 +40,7 @@ def converse(job: Job, attempt: Callable[[Job], Trace], player: UserPlayer) -> T
     user = job.query.simulated_user
     assert user is not None, "converse with a query without a simulated user"
     budget = job.query.simulated_turns
-    session_id = f"{job.query.key}.run{job.run}.{uuid.uuid4().hex[:8]}"
+    session_id = new_session_id(job)
     replies: list[Trace] = []
     history: list[dict[str, str]] = []
     asked: list[UserReply] = []
@@ -63,11 +62,7 @@ def converse(job: Job, attempt: Callable[[Job], Trace], player: UserPlayer) -> T
                 break  # asked after the last turn: the goal was not reached in the budget
             message = said.message
         step = replace(job, turn=len(replies) + 1, history=tuple(history), session_id=session_id, said=message)
-        try:
-            reply = attempt(step)
-        except RunFailure as failure:
-            failure.message = f"turn {step.turn}: {failure.message}"
-            raise
+        reply = take_turn(attempt, step)
         replies.append(reply)
         history += [{"role": "user", "content": message}, {"role": "assistant", "content": reply.final_answer}]
         met = stop_when_met(user.stop_when, reply)
