@@ -89,6 +89,8 @@ def test_a_file_that_does_not_match_the_pin_is_refused(monkeypatch, tmp_path):
         ([1, 1, 1], 10, [4, 3, 3]),  # the remainder to the earlier part on a tie
         ([5, 0, 5], 7, [4, 0, 3]),
         ([7], 7, [7]),
+        # parts 3 and 6 tie exactly (remainder 115/189); in floating point the later one looked larger
+        ([77, 62, 120, 22, 15, 24, 967, 603], 2200, [90, 72, 140, 26, 17, 28, 1125, 702]),
     ],
 )
 def test_scaling_adds_up_to_the_reported_tokens(counts, reported, expected):

@@ -32,13 +32,17 @@ ITEMISED = ("tool_schemas", "tool_results", "retrieved_context")  # the componen
 
 def scaled(counts: list[int], reported: int) -> list[int]:
     """`counts` (T = Σ c > 0) scaled to add up to `reported` (largest remainder: each gets ⌊cᵢ·R/T⌋, the largest
-    remainders one more, ties to the earlier part)."""
+    remainders (cᵢ·R mod T) one more, ties to the earlier part). Integer arithmetic: exact at any size."""
     total = sum(counts)
-    shares = [count * reported / total for count in counts]
-    floors = [math.floor(share) for share in shares]
+    floors, remainders = [], []
+    for count in counts:
+        floor, remainder = divmod(count * reported, total)
+        floors.append(floor)
+        remainders.append(remainder)
     left = reported - sum(floors)
-    for index in sorted(range(len(counts)), key=lambda i: floors[i] - shares[i])[:left]:
-        floors[index] += 1
+    if left:
+        for index in sorted(range(len(counts)), key=lambda i: -remainders[i])[:left]:
+            floors[index] += 1
     return floors
 
 
@@ -60,21 +64,23 @@ class _Sums:
 
     def add(self, call: LLMCall) -> None:
         self.llm_calls += 1
-        breakdown = call.input_breakdown
-        if breakdown is None or call.input_tokens <= 0 or not any(part.tokens for part in breakdown.parts):
-            self.tokens[UNATTRIBUTED] = self.tokens.get(UNATTRIBUTED, 0) + call.input_tokens
+        breakdown, reported = call.input_breakdown, call.input_tokens
+        counts = [part.tokens for part in breakdown.parts] if breakdown is not None and reported > 0 else []
+        if breakdown is None or not any(counts):
+            self.tokens[UNATTRIBUTED] = self.tokens.get(UNATTRIBUTED, 0) + reported
             self.add_cost(UNATTRIBUTED, call.cost_usd)
             return
         self.calls += 1
         self.tokenizers[breakdown.tokenizer] = None
         self.exact = self.exact and breakdown.exact
-        reported, input_cost = call.input_tokens, breakdown.input_cost_usd
-        for part, tokens in zip(breakdown.parts, scaled([p.tokens for p in breakdown.parts], reported)):
-            self.tokens[part.component] = self.tokens.get(part.component, 0) + tokens
-            self.add_cost(part.component, None if input_cost is None else input_cost * tokens / reported)
-            if part.component in ITEMISED:
-                named = self.items.setdefault(part.component, {})
-                named[part.name or "?"] = named.get(part.name or "?", 0) + tokens
+        input_cost, sums = breakdown.input_cost_usd, self.tokens
+        for part, tokens in zip(breakdown.parts, scaled(counts, reported)):
+            component = part.component
+            sums[component] = sums.get(component, 0) + tokens
+            self.add_cost(component, None if input_cost is None else input_cost * tokens / reported)
+            if component in ITEMISED:
+                named, name = self.items.setdefault(component, {}), part.name or "?"
+                named[name] = named.get(name, 0) + tokens
             if part.parameters is not None and part.name:
                 self.parameters[part.name] = max(self.parameters.get(part.name, 0), part.parameters)
         output = None if call.cost_usd is None or input_cost is None else max(call.cost_usd - input_cost, 0.0)
@@ -86,6 +92,8 @@ class _Sums:
             return None
 
         def per_run(value: float) -> float:
+            if type(value) is int and value % runs == 0:
+                return value // runs
             mean = tidy(value / runs)
             return int(mean) if mean.is_integer() else mean
 
