@@ -2,21 +2,24 @@
 
     python benchmarks/bench_attribution.py [--queries 1000] [--repeats 3]
 
-Two suites of `--queries` queries:
-- bench_engine's (canonical traces, 20 tool calls, no request to split): evaluate_spec with the attribution and with
-  it left out (query_tokens replaced by a function returning None), the cost of looking for requests;
-- a Chat Completions suite whose every query is a run as the README's recipe records it: a system prompt, three tool
-  definitions, the question, two tool calls each returning a 2-4 KB JSON document, the answer; three model calls.
-  Timed from the files to the results (load_traces: parse, split each request, count, price; then evaluate_spec),
-  with the attribution and with it left out (the adapters' `breakdown` and query_tokens replaced by functions
-  returning None).
-Prints the time of each (CPU time, best of `--repeats` interleaved rounds) and the attribution's share of the time
-with it. Each round with the attribution starts with no text counted, as a fresh process does (the counts a process
-keeps, trace/tokenizer.py, would otherwise serve every round after the first): the share is split into tiktoken
-encoding the suite's distinct texts once (timed alone, in the same rounds) and the rest, the attribution's own Python
-(splitting requests, validating the parts, scaling, summing); the same suite with every text already counted shows
-the latter alone. The tokenizer's files are loaded once per process (tiktoken building o200k_base): timed apart,
-before.
+Three suites of `--queries` queries, each timed with the attribution and with it left out (CPU time, best of
+`--repeats` interleaved rounds):
+- bench_engine's (canonical traces, 20 tool calls, no request to split): evaluate_spec, the attribution left out by
+  replacing query_tokens with a function returning None; what looking for requests costs;
+- the product's own flow: a Chat Completions suite (below) as `agentci run` stores its runs (trace_store's canonical
+  JSON Lines, each model call with the input breakdown counted while the agent ran), against the same runs stored
+  without their breakdowns: load_traces + evaluate_spec in this process, and `agentci test --format json --output`
+  as a whole process (start, loading, evaluation, the results file with every query's attribution);
+- the same Chat Completions runs read in the recipe's own format, every request split and counted on loading: each
+  query a system prompt, three tool definitions, the question, two tool calls each returning a 2-4 KB JSON document,
+  the answer; three model calls. Timed from the files to the results (load_traces: parse, split each request, count,
+  price; then evaluate_spec), against the adapters' `breakdown` and query_tokens replaced by functions returning None.
+  Each round with the attribution starts with no text counted, as a fresh process does (the counts a process keeps,
+  trace/tokenizer.py, would otherwise serve every round after the first): the share is split into tiktoken encoding
+  the suite's distinct texts once (timed alone, in the same rounds) and the rest, the attribution's own Python
+  (splitting requests, validating the parts, scaling, summing); the same suite with every text already counted
+  shows the latter alone. The tokenizer's files are loaded once per process (tiktoken building o200k_base): timed
+  apart, before.
 """
 
 from __future__ import annotations
@@ -30,13 +33,17 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from unittest import mock
 
+import yaml
+from bench_cli import process
 from bench_engine import make_query, make_trace, timed
 
 from agentci_action.engine import evaluate_spec as evaluate_module
 from agentci_action.engine.evaluate_spec import evaluate_spec
+from agentci_action.run.trace_store import line
 from agentci_action.spec.models import AgentCISpec
 from agentci_action.trace import tokenizer
 from agentci_action.trace.adapters import openai_chat
+from agentci_action.trace.canonical import Trace
 from agentci_action.trace.load import load_traces
 from agentci_action.trace.tokenizer import encoding
 
@@ -100,6 +107,17 @@ def counted_texts(chat: Path) -> list[str]:
     return list(seen)
 
 
+def stored(traces: list[Trace], path: Path, breakdowns: bool) -> Path:
+    """`traces` written as `agentci run` stores runs, each model call with its input breakdown or without it."""
+
+    def kept(trace: Trace) -> Trace:
+        calls = [call.model_copy(update={"input_breakdown": None}) for call in trace.llm_calls]
+        return trace if breakdowns else trace.model_copy(update={"llm_calls": calls})
+
+    path.write_text("".join(line(kept(trace)) + "\n" for trace in traces), encoding="utf-8")
+    return path
+
+
 @contextmanager
 def without_attribution(adapters: bool):
     """The attribution left out: no breakdown read from a request (with `adapters`), no query attribution."""
@@ -108,6 +126,12 @@ def without_attribution(adapters: bool):
         if adapters:
             stack.enter_context(mock.patch.object(openai_chat, "breakdown", lambda *args: None))
         yield
+
+
+def share(best: dict[str, float], with_it: str, without: str) -> str:
+    """ "W s with the attribution, O s without: +x % of the time" for two entries of `best`."""
+    added = best[with_it] - best[without]
+    return f"{best[with_it]:.3f} s with the attribution, {best[without]:.3f} s without: {added / best[with_it]:+.1%}"
 
 
 def main() -> None:
@@ -122,46 +146,67 @@ def main() -> None:
     encoding("o200k_base")
     load_once = time.process_time() - start
     with tempfile.TemporaryDirectory() as tmp:
-        canonical, chat = Path(tmp, "canonical.jsonl"), Path(tmp, "chat.jsonl")
+        folder = Path(tmp)
+        canonical, chat, spec_path = folder / "canonical.jsonl", folder / "chat.jsonl", folder / "agentci_spec.yaml"
         canonical.write_text("".join(json.dumps(make_trace(rng, i, 20)) + "\n" for i in ids))
         chat.write_text("".join(json.dumps(chat_record(rng, i)) + "\n" for i in ids))
+        queries = [query.model_dump(mode="json", exclude_defaults=True) for query in spec.queries]
+        spec_path.write_text(yaml.safe_dump({"agent": "bench", "queries": queries}, sort_keys=False))
         plain = load_traces([str(canonical)])
+        runs = load_traces([str(chat)])
+        with_parts = stored(runs, folder / "stored.jsonl", breakdowns=True)
+        without_parts = stored(runs, folder / "stored-without.jsonl", breakdowns=False)
         texts, o200k = counted_texts(chat), encoding("o200k_base")
-        names = ("canonical", "canonical_without", "chat", "chat_counted", "chat_without", "encoding")
-        best = dict.fromkeys(names, float("inf"))
+        names = ("canonical", "canonical_without", "stored", "stored_without", "process", "process_without")
+        best = dict.fromkeys((*names, "chat", "chat_counted", "chat_without", "encoding"), float("inf"))
+
+        def keep(name: str, seconds: float) -> None:
+            best[name] = min(best[name], seconds)
+
+        def test(traces: Path) -> float:
+            output = folder / "results.json"
+            return process("test", "--spec", str(spec_path), "--traces", str(traces), "--baseline", "none",
+                           "--format", "json", "--output", str(output))[1]  # fmt: skip
+
         for _ in range(args.repeats):  # interleaved: the machine's other work falls on either side alike
-            best["canonical"] = min(best["canonical"], timed(lambda: evaluate_spec(spec, plain))[1])
+            keep("canonical", timed(lambda: evaluate_spec(spec, plain))[1])
             with without_attribution(adapters=False):
-                best["canonical_without"] = min(best["canonical_without"], timed(lambda: evaluate_spec(spec, plain))[1])
+                keep("canonical_without", timed(lambda: evaluate_spec(spec, plain))[1])
+            stored_run, seconds = timed(lambda: evaluate_spec(spec, load_traces([str(with_parts)])))
+            keep("stored", seconds)
+            keep("stored_without", timed(lambda: evaluate_spec(spec, load_traces([str(without_parts)])))[1])
+            keep("process", test(with_parts))
+            keep("process_without", test(without_parts))
             tokenizer._count.cache_clear()  # no text counted yet, as in a fresh process
             run, seconds = timed(lambda: evaluate_spec(spec, load_traces([str(chat)])))
-            best["chat"] = min(best["chat"], seconds)
+            keep("chat", seconds)
             counted, seconds = timed(lambda: evaluate_spec(spec, load_traces([str(chat)])))
-            best["chat_counted"] = min(best["chat_counted"], seconds)
+            keep("chat_counted", seconds)
             with without_attribution(adapters=True):
                 bare, seconds = timed(lambda: evaluate_spec(spec, load_traces([str(chat)])))
-            best["chat_without"] = min(best["chat_without"], seconds)
-            best["encoding"] = min(best["encoding"], timed(lambda: [o200k.encode_ordinary(text) for text in texts])[1])
+            keep("chat_without", seconds)
+            keep("encoding", timed(lambda: [o200k.encode_ordinary(text) for text in texts])[1])
         assert run.summary.tokens is not None and bare.summary.tokens is None
-        assert counted.summary.tokens == run.summary.tokens
-        size_mb = chat.stat().st_size / 1e6
+        assert counted.summary.tokens == run.summary.tokens == stored_run.summary.tokens
+        sizes = [path.stat().st_size / 1e6 for path in (chat, with_parts, without_parts)]
     print(f"tokenizer files loaded once per process (o200k_base): {load_once:.2f} s")
+    print(f"canonical suite, {args.queries} queries x 20 calls (evaluate_spec): {share(best, *names[:2])}")
     print(
-        f"canonical suite, {args.queries} queries x 20 calls (evaluate_spec): {best['canonical']:.3f} s with the "
-        f"attribution, {best['canonical_without']:.3f} s without: "
-        f"{(best['canonical'] - best['canonical_without']) / best['canonical']:+.1%} of the time"
+        f"the Chat suite as `agentci run` stores it ({sizes[1]:.1f} MB with the breakdowns, {sizes[2]:.1f} MB "
+        f"without): load_traces + evaluate_spec {share(best, *names[2:4])}; `agentci test`, whole process "
+        f"{share(best, *names[4:6])}"
     )
     added, without = best["chat"] - best["chat_without"], best["chat_without"]
     print(
-        f"Chat Completions suite, {args.queries} queries, 3 calls each, {size_mb:.1f} MB (load_traces + evaluate_spec): "
-        f"{best['chat']:.3f} s with the attribution, {without:.3f} s without: {added / best['chat']:.1%} of the time; "
-        f"of which tiktoken encoding the {len(texts):,} distinct texts ({sum(map(len, texts)) / 1e6:.2f} MB) once: "
+        f"the Chat suite read as recorded, {args.queries} queries, 3 calls each, {sizes[0]:.1f} MB, every request "
+        f"counted on loading (load_traces + evaluate_spec): {share(best, 'chat', 'chat_without')}; of which tiktoken "
+        f"encoding the {len(texts):,} distinct texts ({sum(map(len, texts)) / 1e6:.2f} MB) once: "
         f"{best['encoding']:.3f} s ({best['encoding'] / best['chat']:.1%}), the rest "
         f"{(added - best['encoding']) / best['chat']:.1%}"
     )
     print(
-        f"the same suite with every text already counted: {best['chat_counted']:.3f} s, "
-        f"{(best['chat_counted'] - without) / best['chat_counted']:.1%} of the time"
+        f"the same with every text already counted: {best['chat_counted']:.3f} s, "
+        f"{(best['chat_counted'] - without) / best['chat_counted']:+.1%} of the time"
     )
     components = run.summary.tokens.components
     print("input tokens by component over the suite: " + ", ".join(f"{k} {v:,}" for k, v in components.items()))
