@@ -34,14 +34,12 @@ def scaled(counts: list[int], reported: int) -> list[int]:
     """`counts` (T = Σ c > 0) scaled to add up to `reported` (largest remainder: each gets ⌊cᵢ·R/T⌋, the largest
     remainders (cᵢ·R mod T) one more, ties to the earlier part). Integer arithmetic: exact at any size."""
     total = sum(counts)
-    floors, remainders = [], []
-    for count in counts:
-        floor, remainder = divmod(count * reported, total)
-        floors.append(floor)
-        remainders.append(remainder)
+    products = [count * reported for count in counts]
+    floors = [product // total for product in products]
     left = reported - sum(floors)
     if left:
-        for index in sorted(range(len(counts)), key=lambda i: -remainders[i])[:left]:
+        remainders = [product % total for product in products]
+        for index in sorted(range(len(counts)), key=remainders.__getitem__, reverse=True)[:left]:
             floors[index] += 1
     return floors
 
