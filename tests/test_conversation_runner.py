@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT, github_outputs, hermetic_environment, run_cli
+from fakes.conversations import ASK, ASKS_FIRST, CELSIUS, GIVE, PARIS, WEATHER
 from fakes.scripted_openai import ScriptedOpenAIServer, Turn
 from test_cli_names import run_step_of_the_run_action
 
@@ -18,16 +19,6 @@ from agentci_action.engine.evaluate_spec import Settings
 from agentci_action.pipeline.blocking import parse_fail_on
 
 AGENTS = ROOT / "tests" / "agents"
-ASK = "I want a refund for my headphones."
-GIVE = "It is order A-1234."
-ASKS_FIRST = {
-    ASK: [Turn(content="Sure, what is your order number?")],
-    GIVE: [
-        Turn(tool_calls=[("lookup_order", {"order_id": "A-1234"})]),
-        Turn(tool_calls=[("issue_refund", {"order_id": "A-1234"})]),
-        Turn(content="Order A-1234 is refunded: $59."),
-    ],
-}
 REFUNDS_AT_ONCE = {
     ASK: [Turn(tool_calls=[("issue_refund", {"order_id": "last"})]), Turn(content="Done, your order is refunded.")],
     GIVE: [Turn(content="It is refunded already.")],
@@ -114,25 +105,12 @@ def test_under_capture_otel_a_turn_s_spans_carry_its_turn():
     assert run_key({"agentci.query_id": "single", "agentci.run": "0"}) == ("single", 0, 0)
 
 
-PARIS = "What's the weather in Paris?"
-CELSIUS = "And in Celsius?"
-WEATHER_SCRIPT = {
-    PARIS: [
-        Turn(tool_calls=[("transfer_to_weather", {})]),
-        Turn(tool_calls=[("get_weather", {"city": "Paris"})]),
-        Turn(tool_calls=[("to_fahrenheit", {"celsius": 21})]),
-        Turn(content="It is 69.8 °F in Paris."),
-    ],
-    CELSIUS: [Turn(tool_calls=[("transfer_to_weather", {})]), Turn(content="It is 21 °C in Paris.")],
-}
-
-
 @pytest.mark.parametrize("api", ["chat_completions", "responses"])
 @pytest.mark.parametrize("style", ["session", "history"])
 def test_an_agents_sdk_agent_keeps_the_conversation_in_its_own_session_or_is_resent_it(tmp_path, api, style):
     """Both styles of state on the real Agents SDK: its SQLiteSession under AgentCI's session id, or the history
     AgentCI resends as the run's input items; either way turn 2's request carries turn 1."""
-    with ScriptedOpenAIServer(WEATHER_SCRIPT, per_message=True) as model:
+    with ScriptedOpenAIServer(WEATHER, per_message=True) as model:
         runner = {
             "python": f"agents_sdk_agent:{'answer_in_session' if style == 'session' else 'answer_with_history'}",
             "cwd": str(AGENTS),

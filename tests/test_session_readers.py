@@ -22,23 +22,13 @@ from typing import Any
 import pytest
 import yaml
 from conftest import ROOT, run_cli
+from fakes.conversations import CELSIUS, PARIS, WEATHER
 from fakes.scripted_openai import ScriptedOpenAIServer, Turn
 
 from agentci_action.trace.load import load_traces
 
 AGENTS = ROOT / "tests" / "agents"
-PARIS = "What's the weather in Paris?"
-CELSIUS = "And in Celsius?"
 SESSION = "chat-42"
-WEATHER = {
-    PARIS: [
-        Turn(tool_calls=[("transfer_to_weather", {})]),
-        Turn(tool_calls=[("get_weather", {"city": "Paris"})]),
-        Turn(tool_calls=[("to_fahrenheit", {"celsius": 21})]),
-        Turn(content="It is 69.8 °F in Paris."),
-    ],
-    CELSIUS: [Turn(tool_calls=[("transfer_to_weather", {})]), Turn(content="It is 21 °C in Paris.")],
-}
 FORGETS = {**WEATHER, CELSIUS: [Turn(tool_calls=[("transfer_to_weather", {})]), Turn(content="Which city?")]}
 
 

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT, hermetic_environment, run_cli
+from fakes.conversations import ASK, ASKS_FIRST, GIVE
 from fakes.github_server import FakeGitHub
 from fakes.llm_server import FakeLLMServer
-from fakes.scripted_openai import ScriptedOpenAIServer, Turn
+from fakes.scripted_openai import ScriptedOpenAIServer
 from test_action import environment
 
 import agentci_action
@@ -25,17 +26,7 @@ from agentci_action.spec.loader import load_spec
 
 EXAMPLE_AGENT = ROOT / "examples" / "support-chat"
 SDK_AGENTS = ROOT / "tests" / "agents"
-ASK = "Hi, I want a refund for my headphones."
-GIVE = "Sure, it is A-1234."
 SECRET = "4111 1111 1111 1111"
-ASKS_FIRST = {
-    ASK: [Turn(content="Sure, what is your order number?")],
-    GIVE: [
-        Turn(tool_calls=[("lookup_order", {"order_id": "A-1234"})]),
-        Turn(tool_calls=[("issue_refund", {"order_id": "A-1234"})]),
-        Turn(content="Order A-1234 is refunded: $59."),
-    ],
-}
 
 
 def conversation_in(prompt: str) -> list[dict]:
