@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
+from typing import Any, Literal
 
 from agentci_action.engine.results import Check, Status
 from agentci_action.spec.check_models import CHECK_INFO, CheckGroup, Severity
@@ -41,49 +42,27 @@ def number(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
 
 
-def at_least(
+def bounded(
     group: CheckGroup,
     name: str,
     value: float | None,
     limit: float | None,
     what: str,
     *,
+    bound: Literal["min", "max"],
     missing: str = "",
     unit: str = "",
 ) -> Check | None:
-    """value ≥ limit; None when no limit is set; skip (N/A) when the value is unknown."""
+    """value ≥ limit (`bound` "min") or value ≤ limit ("max"); None when no limit is set; skip (N/A) when the value is
+    unknown."""
     if limit is None:
         return None
     if value is None:
-        return skipped(name, missing, {"min": limit})
-    return verdict(
-        group,
-        name,
-        value >= limit,
-        f"{what} {number(value)}{unit} < min {number(limit)}{unit}",
-        {"value": value, "min": limit},
-    )
+        return skipped(name, missing, {bound: limit})
+    ok, beyond = (value >= limit, "<") if bound == "min" else (value <= limit, ">")
+    message = f"{what} {number(value)}{unit} {beyond} {bound} {number(limit)}{unit}"
+    return verdict(group, name, ok, message, {"value": value, bound: limit})
 
 
-def at_most(
-    group: CheckGroup,
-    name: str,
-    value: float | None,
-    limit: float | None,
-    what: str,
-    *,
-    missing: str = "",
-    unit: str = "",
-) -> Check | None:
-    """value ≤ limit; None when no limit is set; skip (N/A) when the value is unknown."""
-    if limit is None:
-        return None
-    if value is None:
-        return skipped(name, missing, {"max": limit})
-    return verdict(
-        group,
-        name,
-        value <= limit,
-        f"{what} {number(value)}{unit} > max {number(limit)}{unit}",
-        {"value": value, "max": limit},
-    )
+at_least = partial(bounded, bound="min")
+at_most = partial(bounded, bound="max")
