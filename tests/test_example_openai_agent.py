@@ -168,7 +168,7 @@ def assert_attributed_from_recordings(directory: Path) -> None:
         assert len(trace.llm_calls) == len(recorded), trace.id
         for call, made in zip(trace.llm_calls, recorded):
             body = made["request"]["body"]
-            parts = {(p.component, p.name): p.tokens for p in call.input_breakdown.parts}
+            parts = {(p["component"], p.get("name")): p["tokens"] for p in call.input_breakdown.parts}
             assert parts[("system_prompt", None)] == len(o200k.encode_ordinary(body["messages"][0]["content"]))
             schema = json.dumps(body["tools"][0], ensure_ascii=False, separators=(",", ":"))
             assert parts[("tool_schemas", "get_order_status")] == len(o200k.encode_ordinary(schema))

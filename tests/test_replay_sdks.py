@@ -123,15 +123,15 @@ def test_a_trace_without_requests_is_split_from_the_requests_the_proxy_saw(tmp_p
     first, second = (call.input_breakdown for call in trace.llm_calls)
     count = tokenizer_for(expected_models(name)).count
     assert first.exact == (not name.startswith("anthropic"))  # Claude's tokens are estimated, and said to be
-    parts = {(p.component, p.name): p.tokens for p in first.parts}
+    parts = {(p["component"], p.get("name")): p["tokens"] for p in first.parts}
     assert parts == {
         **{("tool_schemas", tool): parts[("tool_schemas", tool)] for tool in agents.PARAMETERS},
         ("system_prompt", None): count(agents.SYSTEM),
         ("query", None): count(agents.QUESTION),
     }
-    results = {(p.component, p.name): p.tokens for p in second.parts if p.component == "tool_results"}
+    results = {(p["component"], p.get("name")): p["tokens"] for p in second.parts if p["component"] == "tool_results"}
     assert results == {("tool_results", tool): count(text) for tool, text in agents.RESULTS.items()}
-    assert {p.component for p in second.parts} >= {"history", "query", "system_prompt", "tool_schemas"}
+    assert {p["component"] for p in second.parts} >= {"history", "query", "system_prompt", "tool_schemas"}
     found = query_tokens([trace])
     assert found.calls == 2 and sum(found.components.values()) == sum(c.input_tokens for c in bare.llm_calls)
 

@@ -227,15 +227,15 @@ def test_a_chat_completions_run_is_split_by_component_and_adds_up(tmp_path):
     first, second = (call.input_breakdown for call in trace.llm_calls)
     count = tokenizer_for("gpt-4o-mini").count
     assert first.exact and first.tokenizer == "o200k_base"
-    assert [(p.component, p.name) for p in first.parts] == [
+    assert [(p["component"], p.get("name")) for p in first.parts] == [
         ("tool_schemas", "get_reservation_details"),
         ("system_prompt", None),
         ("query", None),
     ]
     schema = json.dumps(reservation_tool(), ensure_ascii=False, separators=(",", ":"))
-    assert [p.tokens for p in first.parts] == [count(schema), count(SYSTEM), count(QUESTION)]
-    assert first.parts[0].parameters == 1
-    by_part = {(p.component, p.name): p.tokens for p in second.parts}
+    assert [p["tokens"] for p in first.parts] == [count(schema), count(SYSTEM), count(QUESTION)]
+    assert first.parts[0]["parameters"] == 1
+    by_part = {(p["component"], p.get("name")): p["tokens"] for p in second.parts}
     assert by_part[("tool_results", "get_reservation_details")] == count(result)
     assert by_part[("history", None)] == count('get_reservation_details({"reservation_id": "ZFA04Y"})')
 
@@ -278,7 +278,13 @@ def test_an_anthropic_run_is_split_by_component_estimated_and_adds_up(tmp_path):
         )
     second = trace.llm_calls[1].input_breakdown
     assert not second.exact  # no offline tokenizer for Claude: an estimate, said so
-    assert {p.component for p in second.parts} == {"tool_schemas", "system_prompt", "query", "history", "tool_results"}
+    assert {p["component"] for p in second.parts} == {
+        "tool_schemas",
+        "system_prompt",
+        "query",
+        "history",
+        "tool_results",
+    }
     assert trace.llm_calls[1].input_tokens == 2100 and trace.llm_calls[1].cached_input_tokens == 100
     found = query_tokens([trace])
     assert sum(found.components.values()) == 700 + 2100 and not found.exact
@@ -306,14 +312,14 @@ def test_real_recordings_add_up_to_their_reported_input_tokens(real_traces):
     assert found.parameters == {"get_temperature": 1, "get_humidity": 1, "calculate_heat_index": 2}
     assert set(found.items["tool_results"]) == {"get_temperature", "get_humidity"}
     (otel, *_) = load_traces([files[2]])
-    assert {p.name for p in otel.llm_calls[0].input_breakdown.parts if p.component == "tool_schemas"} == {
+    assert {p.get("name") for p in otel.llm_calls[0].input_breakdown.parts if p["component"] == "tool_schemas"} == {
         "country_source",
         "capital_lookup",
     }
     (weather,) = load_traces([files[4]])  # OpenInference: the second call carries the tool's result back
-    second = {(p.component, p.name): p for p in weather.llm_calls[1].input_breakdown.parts}
-    assert second[("tool_results", "get_current_weather")].tokens > 0 and second[("history", None)].tokens > 0
-    assert second[("tool_schemas", "get_current_weather")].parameters == 1 and ("system_prompt", None) in second
+    second = {(p["component"], p.get("name")): p for p in weather.llm_calls[1].input_breakdown.parts}
+    assert second[("tool_results", "get_current_weather")]["tokens"] > 0 and second[("history", None)]["tokens"] > 0
+    assert second[("tool_schemas", "get_current_weather")]["parameters"] == 1 and ("system_prompt", None) in second
 
 
 def test_langsmith_and_vercel_records_show_their_requests_langgraph_state_and_agents_exports_do_not(real_traces):
@@ -323,13 +329,13 @@ def test_langsmith_and_vercel_records_show_their_requests_langgraph_state_and_ag
     not attributed, every call `unattributed`."""
     o200k = encoding("o200k_base")
     (langsmith,) = load_traces([real_traces / "langsmith" / "ls_otelc_weather.jsonl"])
-    first = {(p.component, p.name): p for p in langsmith.llm_calls[0].input_breakdown.parts}
-    assert first[("system_prompt", None)].tokens == len(o200k.encode_ordinary("You're a helpful assistant."))
-    assert first[("query", None)].tokens == len(
+    first = {(p["component"], p.get("name")): p for p in langsmith.llm_calls[0].input_breakdown.parts}
+    assert first[("system_prompt", None)]["tokens"] == len(o200k.encode_ordinary("You're a helpful assistant."))
+    assert first[("query", None)]["tokens"] == len(
         o200k.encode_ordinary("What's the weather in Seattle and San Francisco today?")
     )
-    assert first[("tool_schemas", "get_current_weather")].parameters == 1
-    second = {(p.component, p.name): p.tokens for p in langsmith.llm_calls[1].input_breakdown.parts}
+    assert first[("tool_schemas", "get_current_weather")]["parameters"] == 1
+    second = {(p["component"], p.get("name")): p["tokens"] for p in langsmith.llm_calls[1].input_breakdown.parts}
     assert second[("tool_results", "get_current_weather")] == sum(
         len(o200k.encode_ordinary(text)) for text in ("50 degrees and raining", "70 degrees and sunny")
     )
@@ -338,10 +344,10 @@ def test_langsmith_and_vercel_records_show_their_requests_langgraph_state_and_ag
 
     vercel = load_traces([Path(__file__).parent / "fixtures" / "traces" / "vercel_ai" / "flat.json"])
     (weather,) = [t for t in vercel if t.llm_calls]
-    calls = [{(p.component, p.name): p for p in c.input_breakdown.parts} for c in weather.llm_calls]
-    assert calls[0][("tool_schemas", "getForecast")].parameters == 2
-    assert calls[0][("query", None)].tokens == len(o200k.encode_ordinary("What's the weather in Paris?"))
-    assert calls[1][("tool_results", "getForecast")].tokens == len(
+    calls = [{(p["component"], p.get("name")): p for p in c.input_breakdown.parts} for c in weather.llm_calls]
+    assert calls[0][("tool_schemas", "getForecast")]["parameters"] == 2
+    assert calls[0][("query", None)]["tokens"] == len(o200k.encode_ordinary("What's the weather in Paris?"))
+    assert calls[1][("tool_results", "getForecast")]["tokens"] == len(
         o200k.encode_ordinary("forecast service unavailable")
     )
     assert sum(query_tokens([weather]).components.values()) == 120 + 200

@@ -63,7 +63,7 @@ class _Sums:
     def add(self, call: LLMCall) -> None:
         self.llm_calls += 1
         breakdown, reported = call.input_breakdown, call.input_tokens
-        counts = [part.tokens for part in breakdown.parts] if breakdown is not None and reported > 0 else []
+        counts = [part["tokens"] for part in breakdown.parts] if breakdown is not None and reported > 0 else []
         if breakdown is None or not any(counts):
             self.tokens[UNATTRIBUTED] = self.tokens.get(UNATTRIBUTED, 0) + reported
             self.add_cost(UNATTRIBUTED, call.cost_usd)
@@ -73,14 +73,14 @@ class _Sums:
         self.exact = self.exact and breakdown.exact
         input_cost, sums = breakdown.input_cost_usd, self.tokens
         for part, tokens in zip(breakdown.parts, scaled(counts, reported)):
-            component = part.component
+            component, name, parameters = part["component"], part.get("name"), part.get("parameters")
             sums[component] = sums.get(component, 0) + tokens
             self.add_cost(component, None if input_cost is None else input_cost * tokens / reported)
             if component in ITEMISED:
-                named, name = self.items.setdefault(component, {}), part.name or "?"
-                named[name] = named.get(name, 0) + tokens
-            if part.parameters is not None and part.name:
-                self.parameters[part.name] = max(self.parameters.get(part.name, 0), part.parameters)
+                named = self.items.setdefault(component, {})
+                named[name or "?"] = named.get(name or "?", 0) + tokens
+            if parameters is not None and name:
+                self.parameters[name] = max(self.parameters.get(name, 0), parameters)
         output = None if call.cost_usd is None or input_cost is None else max(call.cost_usd - input_cost, 0.0)
         self.add_cost(OUTPUT, output)
 

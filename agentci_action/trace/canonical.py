@@ -6,9 +6,10 @@ Totals missing from the file are derived from the calls (see `Trace.with_derived
 from __future__ import annotations
 
 from sys import intern
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator, with_config
+from typing_extensions import TypedDict
 
 
 class _Strict(BaseModel):
@@ -25,16 +26,20 @@ class ToolCall(_Strict):
 
 
 # The components of a model call's input (trace/input_parts.py says what each holds).
+_PART_NAME = "The tool (schemas, results) or the document's source (retrieved context)."
+_PART_PARAMETERS = "Tool schemas: the schema's top-level parameters."
 Component = Literal["system_prompt", "tool_schemas", "history", "tool_results", "retrieved_context", "query"]
 
 
-class InputPart(_Strict):
+@with_config(ConfigDict(extra="forbid"))
+class InputPart(TypedDict):
+    """One part of a call's input. A dict, not a model: a suite's traces hold tens of thousands of parts, and pydantic
+    validates a dict four times faster than it builds a model (docs/performance.md#token-attribution)."""
+
     component: Component
-    name: str | None = Field(
-        None, description="The tool (schemas, results) or the document's source (retrieved context)."
-    )
-    tokens: int = Field(..., ge=0, description="As the tokenizer counted them.")
-    parameters: int | None = Field(None, ge=0, description="Tool schemas: the schema's top-level parameters.")
+    name: NotRequired[Annotated[str | None, Field(description=_PART_NAME)]]
+    tokens: Annotated[int, Field(ge=0, description="As the tokenizer counted them.")]
+    parameters: NotRequired[Annotated[int | None, Field(ge=0, description=_PART_PARAMETERS)]]
 
 
 class InputBreakdown(_Strict):

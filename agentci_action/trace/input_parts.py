@@ -115,11 +115,16 @@ def breakdown(
     model: str | None, system: list[str], messages: list[Message], tools: list[Schema]
 ) -> dict[str, Any] | None:
     """The call's `input_breakdown`: {tokenizer, exact, parts: [{component, name, tokens, parameters}]}, the parts
-    of one component and name summed, in request order; None when the request holds no text at all."""
+    of one component and name summed, in request order (a part without a name has no `name`); None when the request
+    holds no text at all."""
     tokenizer = tokenizer_for(model)
     summed: dict[tuple[str, str | None], dict[str, Any]] = {}
     for component, name, text, parameters in parts(system, messages, tools):
-        part = summed.setdefault((component, name), {"component": component, "name": name, "tokens": 0})
+        part = summed.get((component, name))
+        if part is None:
+            part = summed[component, name] = {"component": component, "tokens": 0}
+            if name is not None:
+                part["name"] = name
         part["tokens"] += tokenizer.count(text)
         if parameters is not None:
             part["parameters"] = max(part.get("parameters", 0), parameters)
