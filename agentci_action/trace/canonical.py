@@ -31,10 +31,11 @@ _PART_PARAMETERS = "Tool schemas: the schema's top-level parameters."
 Component = Literal["system_prompt", "tool_schemas", "history", "tool_results", "retrieved_context", "query"]
 
 
+# A dict, not a model: a suite's traces hold tens of thousands of parts, and pydantic validates a dict four times
+# faster than it builds a model (docs/performance.md#token-attribution).
 @with_config(ConfigDict(extra="forbid"))
 class InputPart(TypedDict):
-    """One part of a call's input. A dict, not a model: a suite's traces hold tens of thousands of parts, and pydantic
-    validates a dict four times faster than it builds a model (docs/performance.md#token-attribution)."""
+    """One part of a model call's input: a component, what it names, its tokens."""
 
     component: Component
     name: NotRequired[Annotated[str | None, Field(description=_PART_NAME)]]
