@@ -26,9 +26,9 @@ class ToolCall(_Strict):
 
 
 # The components of a model call's input (trace/input_parts.py says what each holds).
+Component = Literal["system_prompt", "tool_schemas", "history", "tool_results", "retrieved_context", "query"]
 _PART_NAME = "The tool (schemas, results) or the document's source (retrieved context)."
 _PART_PARAMETERS = "Tool schemas: the schema's top-level parameters."
-Component = Literal["system_prompt", "tool_schemas", "history", "tool_results", "retrieved_context", "query"]
 
 
 # A dict, not a model: a suite's traces hold tens of thousands of parts, and pydantic validates a dict four times
