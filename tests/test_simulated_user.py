@@ -173,6 +173,27 @@ def test_cost_max_turns_is_the_default_budget_and_stop_when_ends_without_asking_
         assert "simulated user: stop_when held" in done.stdout
 
 
+def test_stop_when_answer_matches_is_bounded_in_time_on_the_agents_reply():
+    """A spec regex that backtracks exponentially on the agent's reply fails the run, naming the pattern, instead of
+    holding the runner for ever (the bound every spec regex on agent output has, engine/patterns.py)."""
+    import time
+
+    from agentci_action.run.jobs import RunFailure
+    from agentci_action.run.simulated_conversation import stop_when_met
+    from agentci_action.spec.models import UserStopWhen
+    from agentci_action.trace.canonical import Trace
+
+    stop = UserStopWhen(answer_matches="(a|aa)+$")
+    assert stop_when_met(stop, Trace(query="q", final_answer="aaaa")) == (
+        "stop_when.answer_matches: the agent's reply matches '(a|aa)+$'"
+    )
+    assert stop_when_met(stop, Trace(query="q", final_answer="aaab")) is None
+    started = time.monotonic()
+    with pytest.raises(RunFailure, match=r"stop_when\.answer_matches '\(a\|aa\)\+\$' gave up after"):
+        stop_when_met(stop, Trace(query="q", final_answer="a" * 60 + "!"))
+    assert time.monotonic() - started < 10
+
+
 def test_the_spend_cap_ends_the_conversation_keeps_its_turns_and_leaves_the_judge_nothing(tmp_path):
     with FakeLLMServer(customer()) as simulator:
         spec = write_spec(

@@ -8,12 +8,12 @@ reached: its turns so far are kept, marked `spend_cap`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from agentci_action._util.text import one_line
+from agentci_action.engine.patterns import PatternTimeout, found
 from agentci_action.run.jobs import Job, RunFailure, new_session_id, take_turn
 from agentci_action.run.replay.user_recordings import UserPlayer
 from agentci_action.spec.models import UserStopWhen
@@ -22,14 +22,22 @@ from agentci_action.trace.simulated_user import USER_KEY, UserReply, UserUnavail
 
 
 def stop_when_met(stop: UserStopWhen | None, reply: Trace) -> str | None:
-    """Which of `stop`'s conditions the agent's reply meets (a sentence for the trace), or None."""
+    """Which of `stop`'s conditions the agent's reply meets (a sentence for the trace), or None. `answer_matches` is
+    searched as every spec regex on agent output is (engine/patterns.py, bounded in time): a pattern that gives up
+    fails the run, naming it."""
     if stop is None:
         return None
     if stop.tool_called:
         called = next((name for name in reply.tool_sequence if name in stop.tool_called), None)
         if called is not None:
             return f"stop_when.tool_called: the agent called {called}"
-    if stop.answer_matches is not None and re.search(stop.answer_matches, reply.final_answer):
+    if stop.answer_matches is None:
+        return None
+    try:
+        matched = found(stop.answer_matches, reply.final_answer)
+    except PatternTimeout as exc:
+        raise RunFailure(f"stop_when.answer_matches {stop.answer_matches!r} {exc}") from None
+    if matched:
         return f"stop_when.answer_matches: the agent's reply matches {stop.answer_matches!r}"
     return None
 
