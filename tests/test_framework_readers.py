@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from agentci_action.trace.load import load_traces
+from tests.fakes.instrumented_agents import pydantic_ai_weather_agent
 from tests.fakes.mlflow_server import FakeMlflowServer
 from tests.fakes.scripted_openai import FAILING_TOOL_SCRIPT as SCRIPT
 from tests.fakes.scripted_openai import PARIS_ANSWER as ANSWER
@@ -183,23 +184,9 @@ def test_pydantic_ai_spans_of_a_real_agent(tmp_path):
     """Pydantic AI (2.68) with its Instrumentation capability writes GenAI spans the OTel GenAI reader reads: its
     chat spans (model calls), execute_tool spans (a tool that returns its error is a call that succeeded, as
     Pydantic AI records it) and invoke_agent span."""
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
-    from pydantic_ai import Agent
-    from pydantic_ai.capabilities.instrumentation import Instrumentation
-    from pydantic_ai.models.instrumented import InstrumentationSettings
-    from pydantic_ai.models.openai import OpenAIChatModel
-    from pydantic_ai.providers.openai import OpenAIProvider
-
     path = tmp_path / "pydantic_ai.jsonl"
     with path.open("w") as out, ScriptedOpenAIServer(SCRIPT) as server:
-        provider = TracerProvider()
-        exporter = ConsoleSpanExporter(out=out, formatter=lambda span: span.to_json(indent=None) + "\n")
-        provider.add_span_processor(SimpleSpanProcessor(exporter))
-        model = OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider(base_url=server.openai_url, api_key="sk-test"))
-        instrumentation = Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))
-        agent = Agent(model, name="weather_agent", capabilities=[instrumentation])
-        agent.tool_plain(lambda city: {"city": city, "celsius": 21}, name="get_weather")
+        agent, provider = pydantic_ai_weather_agent(server.openai_url, out)
         agent.tool_plain(lambda city, days: {"error": TOOLS[1][3]}, name="get_forecast")
         agent.run_sync(QUESTION)
         provider.shutdown()

@@ -23,6 +23,7 @@ import pytest
 import yaml
 from conftest import ROOT, run_cli
 from fakes.conversations import CELSIUS, PARIS, WEATHER
+from fakes.instrumented_agents import pydantic_ai_weather_agent
 from fakes.scripted_openai import ScriptedOpenAIServer, Turn
 
 from agentci_action.trace.load import load_traces
@@ -157,27 +158,13 @@ def test_an_openinference_chat_session_of_bare_model_calls_splits_at_the_user_s_
 
 
 def test_pydantic_ai_runs_given_the_history_are_one_conversation_by_its_conversation_id(tmp_path):
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
-    from pydantic_ai import Agent
-    from pydantic_ai.capabilities.instrumentation import Instrumentation
-    from pydantic_ai.models.instrumented import InstrumentationSettings
-    from pydantic_ai.models.openai import OpenAIChatModel
-    from pydantic_ai.providers.openai import OpenAIProvider
-
     script = {
         PARIS: [Turn(tool_calls=[("get_weather", {"city": "Paris"})]), Turn(content="It is 69.8 °F in Paris.")],
         CELSIUS: [Turn(content="It is 21 °C in Paris.")],
     }
     path = tmp_path / "pydantic_ai.jsonl"
     with path.open("w") as out, ScriptedOpenAIServer(script, per_message=True) as server:
-        provider = TracerProvider()
-        exporter = ConsoleSpanExporter(out=out, formatter=lambda span: span.to_json(indent=None) + "\n")
-        provider.add_span_processor(SimpleSpanProcessor(exporter))
-        model = OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider(base_url=server.openai_url, api_key="sk-test"))
-        instrumentation = Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))
-        agent = Agent(model, name="weather_agent", capabilities=[instrumentation])
-        agent.tool_plain(lambda city: {"city": city, "celsius": 21}, name="get_weather")
+        agent, provider = pydantic_ai_weather_agent(server.openai_url, out)
         first = agent.run_sync(PARIS)
         second = agent.run_sync(CELSIUS, message_history=first.all_messages())
         provider.shutdown()
