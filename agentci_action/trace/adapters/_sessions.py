@@ -2,8 +2,9 @@
 
 Frameworks mark the runs of one conversation with a session id: the OpenAI Agents SDK's trace `group_id`,
 OpenInference's `session.id`, OpenTelemetry GenAI's `gen_ai.conversation.id`, LangSmith's thread keys, a LangGraph
-thread's `thread_id`. A reader puts it in each run's `metadata.session_id`; `conversations` then makes the runs sharing one into a single trace whose turns are those
-runs, in time order (each run's first model call; file order when a run has none), placed where its first run was:
+thread's `thread_id`. A reader puts it in each run's `metadata.session_id`; `conversations` then makes the runs
+sharing one into a single trace whose turns are those runs, in time order (each run's first model call; file order
+when a run has none), placed where its first run was:
 - its `id` is the query id a turn carries (`agentci.query_id`), else the session id; its `query` the first turn's
   (the user's first message, which names a conversation in the spec); its `run` the turns' `agentci.run`;
 - its metadata the session id, the format, the agents of every turn and the task's status (failed when a turn
