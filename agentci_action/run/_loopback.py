@@ -4,11 +4,12 @@ base of the OTLP receiver and the replay proxy, which give their handler class."
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Self
 
 
-class LoopbackServer:
+class LoopbackServer(ABC):
     """Use as a context manager (the port is freed on every way out). Subclasses set what their handler reads
     before calling this `__init__`, which asks them for `_handler_class()`. `poll_s`: how soon `stop` is noticed."""
 
@@ -19,8 +20,8 @@ class LoopbackServer:
         self._name, self._poll_s = name, poll_s
         self._thread: threading.Thread | None = None
 
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        raise NotImplementedError
+    @abstractmethod
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]: ...
 
     def start(self) -> Self:
         try:

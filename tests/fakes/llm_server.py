@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -69,7 +70,7 @@ class JSONHandler(BaseHTTPRequestHandler):
             pass
 
 
-class LocalServer:
+class LocalServer(ABC):
     """An HTTP server on 127.0.0.1 serving in a daemon thread while used as a context manager; subclasses give
     `_handler_class()` and set what it reads before calling this `__init__`."""
 
@@ -78,8 +79,8 @@ class LocalServer:
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
 
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        raise NotImplementedError
+    @abstractmethod
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]: ...
 
     def __enter__(self) -> Self:
         self._thread.start()

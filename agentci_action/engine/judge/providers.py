@@ -11,6 +11,7 @@ from __future__ import annotations
 import email.utils
 import json
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -57,8 +58,9 @@ class Provider(Protocol):
     def is_transient(self, exc: BaseException) -> bool: ...
 
 
-class _SDKProvider:
-    """What both SDKs share: an error taxonomy with the same names, and a client with its retries off."""
+class _SDKProvider(ABC):
+    """What both SDKs share: an error taxonomy with the same names, and a client with its retries off. Each SDK's
+    provider gives `structured`."""
 
     def __init__(self, sdk: Any, client: Any, max_output_tokens: int):
         self.sdk, self._client, self._max_tokens = sdk, client, max_output_tokens
@@ -69,10 +71,10 @@ class _SDKProvider:
             return True
         return isinstance(exc, self.sdk.APIStatusError) and (exc.status_code == 429 or exc.status_code >= 500)
 
+    @abstractmethod
     def structured(
         self, model: str, prompt: Prompt, temperature: float, name: str, schema: dict[str, Any]
-    ) -> Structured:
-        raise NotImplementedError
+    ) -> Structured: ...
 
     def complete(self, model: str, prompt: Prompt, temperature: float) -> Reply:
         """The verdict on the prompt's material: `structured` with the verdict's schema."""
