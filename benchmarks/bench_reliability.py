@@ -21,9 +21,10 @@ from bench_engine import timed  # benchmarks/ is on the path when a benchmark ru
 
 from agentci_action._util.gcpause import gc_paused
 from agentci_action.engine.evaluate_spec import evaluate_spec
-from agentci_action.engine.merge import merge_shards
 from agentci_action.engine.results import RunResult
-from agentci_action.engine.shard import parse_shard
+from agentci_action.pipeline.merge import merge_shards
+from agentci_action.pipeline.python_api import run_spec
+from agentci_action.pipeline.shard import parse_shard
 from agentci_action.spec.models import AgentCISpec, QuerySpec
 from agentci_action.trace.load import load_traces
 
@@ -98,7 +99,7 @@ def main() -> None:
     def sharded() -> RunResult:
         shards = {
             f"shard-{i}.json": RunResult.model_validate_json(
-                evaluate_spec(spec, traces, shard=parse_shard(f"{i}/{args.shards}")).model_dump_json()
+                run_spec(spec, traces, shard=parse_shard(f"{i}/{args.shards}")).model_dump_json()
             )
             for i in range(1, args.shards + 1)
         }

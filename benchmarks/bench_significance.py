@@ -2,7 +2,7 @@
 
     python benchmarks/bench_significance.py [--queries 2000] [--seed 2026]
 
-Every figure comes from agentci_action.engine.significance (and suite_change, bootstrap), the functions the diff
+Every figure comes from agentci_action.compare.significance (and suite_change, bootstrap), the functions the diff
 and the runner call, on queries whose true pass rates are known:
 
 1. power to catch a pass rate falling from 90 % to 60 % (one-sided, 95 %) at each number of runs, computed
@@ -28,11 +28,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentci_action.engine.bootstrap import beyond, ratio_interval
-from agentci_action.engine.distributions import binomial_pmf
-from agentci_action.engine.significance import (
+from agentci_action.compare.bootstrap import beyond, ratio_interval
+from agentci_action.compare.distributions import binomial_pmf
+from agentci_action.compare.significance import (
+    ChangeVerdict,
     Comparison,
-    Verdict,
     compare,
     fisher_fewer,
     look_bar,
@@ -40,7 +40,7 @@ from agentci_action.engine.significance import (
     settled,
     verdicts,
 )
-from agentci_action.engine.suite_change import pass_rate_change
+from agentci_action.compare.suite_change import pass_rate_change
 from agentci_action.spec.models import RunRange
 
 CONFIDENCE, POWER, DROP = 0.95, 0.8, 0.3
@@ -71,7 +71,7 @@ def simulated(rng: np.random.Generator, queries: int, runs: int, base_runs: int 
         base = KNOWN if base_runs is None else (int(rng.binomial(base_runs, 0.9)), base_runs)
         passes = list(rng.random(runs) < 0.6)
         found = verdicts([compare(passes, *base, (runs,), DROP)], CONFIDENCE, POWER)[0]
-        flagged += found.verdict is Verdict.REGRESSED
+        flagged += found.verdict is ChangeVerdict.REGRESSED
     return flagged / queries
 
 
@@ -142,9 +142,9 @@ def run_query(
 
 def design_figures(
     rng: np.random.Generator, queries: int, rate_before: float, rate_after: float, base_runs: int, plan: tuple[int, ...]
-) -> tuple[Counter[Verdict], float]:
-    """Verdict shares and mean runs of `queries` single queries (nothing to adjust for across them)."""
-    counts: Counter[Verdict] = Counter()
+) -> tuple[Counter[ChangeVerdict], float]:
+    """ChangeVerdict shares and mean runs of `queries` single queries (nothing to adjust for across them)."""
+    counts: Counter[ChangeVerdict] = Counter()
     runs = 0
     for _ in range(queries):
         found = run_query(rng, rate_before, rate_after, base_runs, plan, 1)
@@ -153,7 +153,7 @@ def design_figures(
     return counts, runs / queries
 
 
-def share(counts: Counter[Verdict], verdict: Verdict, queries: int) -> str:
+def share(counts: Counter[ChangeVerdict], verdict: ChangeVerdict, queries: int) -> str:
     return f"{counts[verdict] / queries:6.1%}"
 
 
@@ -180,12 +180,12 @@ def designs(rng: np.random.Generator, queries: int) -> None:
             worst_false, runs_still = 0.0, 0.0
             for rate in (0.5, 0.7, 0.9, 0.97):  # the false-regression rate must hold at every pass rate
                 counts, runs = design_figures(rng, queries, rate, rate, base_runs, plan)
-                worst_false = max(worst_false, counts[Verdict.REGRESSED] / queries)
+                worst_false = max(worst_false, counts[ChangeVerdict.REGRESSED] / queries)
                 runs_still += runs / 4
             dropped, runs_dropped = design_figures(rng, queries, 0.9, 0.6, base_runs, plan)
             print(
                 f"   {base_runs:8d} | {name:16s} | ≤ {bound:4.1%} (simulated {worst_false:4.1%}){'':27s}{runs_still:5.1f}"
-                f" | {share(dropped, Verdict.REGRESSED, queries):>20s}  {share(dropped, Verdict.UNCHANGED, queries):>16s}"
+                f" | {share(dropped, ChangeVerdict.REGRESSED, queries):>20s}  {share(dropped, ChangeVerdict.UNCHANGED, queries):>16s}"
                 f"  {runs_dropped:4.1f} | {runs_still / 20:.2f}× / {runs_dropped / 20:.2f}×"
             )
     print(
@@ -206,7 +206,7 @@ def suites(rng: np.random.Generator, queries: int) -> None:
         for _ in range(count):
             found = [run_query(rng, 0.9, 0.9, 20, plan, size) for _ in range(size)]
             read = verdicts(found, CONFIDENCE, POWER)
-            held += any(v.verdict is Verdict.REGRESSED for v in read)
+            held += any(v.verdict is ChangeVerdict.REGRESSED for v in read)
             raw += any(c.p_fewer <= ALPHA for c in found)
             runs += sum(c.runs for c in found)
         print(

@@ -29,8 +29,8 @@ from agentci_action import load_spec, load_traces
 from agentci_action.engine.correctness import judge_requests
 from agentci_action.engine.evaluate_spec import group_traces
 from agentci_action.engine.judge.cache import cache_key
-from agentci_action.engine.judge.json_store import VERSION as CACHE_VERSION
 from agentci_action.engine.judge.prompt import build_prompt
+from agentci_action.model_access.json_store import VERSION as CACHE_VERSION
 from agentci_action.spec.models import JudgeConfig
 
 EXAMPLES = Path(__file__).resolve().parent

@@ -16,8 +16,9 @@ from agentci_action.engine.checks.answer import (
     rouge_f1,
 )
 from agentci_action.engine.judge.embeddings import EmbeddingCache, OpenAIEmbedder, build_embedder
-from agentci_action.engine.judge.providers import OpenAIProvider, RetryPolicy
 from agentci_action.engine.results import Status
+from agentci_action.model_access.providers import OpenAIProvider
+from agentci_action.model_access.retries import RetryPolicy
 from agentci_action.spec.check_models import AnswerChecks
 from agentci_action.spec.models import JudgeConfig
 

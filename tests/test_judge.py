@@ -10,8 +10,9 @@ from agentci_action._util.errors import InputError, SpecError
 from agentci_action.engine.correctness import JudgeRequest
 from agentci_action.engine.judge.cache import VerdictCache, cache_key
 from agentci_action.engine.judge.llm import in_sample
-from agentci_action.engine.judge.prompt import CLOSE, OPEN, Prompt, build_prompt
+from agentci_action.engine.judge.prompt import build_prompt
 from agentci_action.engine.judge.verdict import Verdict, decide, parse_verdict, threshold_score
+from agentci_action.model_access.untrusted import CLOSE, OPEN, Prompt
 from agentci_action.spec.loader import load_spec
 from agentci_action.spec.models import JudgeConfig, JudgeRubric
 from agentci_action.spec.rubric_templates import RUBRIC_TEMPLATES

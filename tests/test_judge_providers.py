@@ -14,9 +14,9 @@ from agentci_action.engine.evaluate_spec import Settings, evaluate_spec
 from agentci_action.engine.judge import LLMJudge, build_judge
 from agentci_action.engine.judge.cache import VerdictCache
 from agentci_action.engine.judge.llm import in_sample
-from agentci_action.engine.judge.prompt import CLOSE, OPEN
-from agentci_action.engine.judge.providers import RetryPolicy
 from agentci_action.engine.results import Status
+from agentci_action.model_access.retries import RetryPolicy
+from agentci_action.model_access.untrusted import CLOSE, OPEN
 from agentci_action.spec.loader import load_spec
 from agentci_action.spec.models import AgentCISpec, JudgeConfig, JudgeRubric, ModelPrice, QuerySpec
 from agentci_action.trace.canonical import Trace

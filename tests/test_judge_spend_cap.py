@@ -12,8 +12,8 @@ from conftest import hermetic_environment, run_cli
 from fakes.llm_server import FakeLLMServer
 
 from agentci_action.engine.evaluate_spec import Settings, evaluate_spec
-from agentci_action.engine.judge.providers import RetryPolicy
 from agentci_action.engine.results import Status
+from agentci_action.model_access.retries import RetryPolicy
 from agentci_action.pipeline.evaluation import JudgeOptions, judge_for
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.canonical import Trace

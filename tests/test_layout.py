@@ -2,6 +2,7 @@
 and a public API that changes only on purpose. The layers themselves are import-linter's contract in pyproject.toml,
 which .ci/run checks with `lint-imports`."""
 
+import ast
 import pathlib
 from collections import Counter
 
@@ -36,6 +37,12 @@ def test_the_package_root_holds_only_packages_and_the_entry_files():
     assert loose == ROOT_FILES
     for folder in (p for p in PACKAGE.iterdir() if p.is_dir() and p.name not in ("__pycache__", "templates")):
         assert (folder / "__init__.py").is_file(), f"{folder.name}/ is a stage and needs an __init__.py"
+
+
+def test_every_stage_says_what_it_is():
+    for folder in (p for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()):
+        docstring = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8")))
+        assert docstring, f"{folder.name}/__init__.py needs a docstring saying what the stage is"
 
 
 def test_no_module_or_package_name_is_used_twice():

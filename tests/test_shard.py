@@ -12,9 +12,10 @@ from conftest import ROOT, run_cli
 
 from agentci_action._util.errors import InputError
 from agentci_action.engine.evaluate_spec import evaluate_spec
-from agentci_action.engine.merge import merge_shards
 from agentci_action.engine.results import RunResult
-from agentci_action.engine.shard import parse_shard, select_shard, shard_of
+from agentci_action.pipeline.merge import merge_shards
+from agentci_action.pipeline.python_api import run_spec
+from agentci_action.pipeline.shard import parse_shard, select_shard, shard_of
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.load import load_traces
 
@@ -95,7 +96,7 @@ def test_merged_shards_equal_the_unsharded_run_exactly(tmp_path, count):
     assert len(whole.warnings) == 1
     shards = {
         f"shard-{i}.json": RunResult.model_validate_json(
-            evaluate_spec(spec, traces, shard=parse_shard(f"{i}/{count}")).model_dump_json()
+            run_spec(spec, traces, shard=parse_shard(f"{i}/{count}")).model_dump_json()
         )
         for i in range(1, count + 1)
     }
@@ -200,8 +201,8 @@ def test_merge_refuses_shards_run_with_different_fail_on(tmp_path):
     from agentci_action.engine.evaluate_spec import Settings
     from agentci_action.pipeline.blocking import parse_fail_on
 
-    one = evaluate_spec(spec, traces, shard=parse_shard("1/2"))
-    two = evaluate_spec(spec, traces, shard=parse_shard("2/2"), settings=Settings(fail_on=parse_fail_on("path")))
+    one = run_spec(spec, traces, shard=parse_shard("1/2"))
+    two = run_spec(spec, traces, shard=parse_shard("2/2"), settings=Settings(fail_on=parse_fail_on("path")))
     with pytest.raises(InputError, match="different fail-on settings"):
         merge_shards(spec, {"a.json": one, "b.json": two})
 

@@ -10,12 +10,12 @@ from scipy import stats
 from statsmodels.api import WLS, add_constant
 from statsmodels.stats.multitest import multipletests
 
-from agentci_action.engine import distributions as dist
-from agentci_action.engine import significance as sig
-from agentci_action.engine.bootstrap import beyond, clustered_ratio_interval, ratio_interval, seed_for
-from agentci_action.engine.significance import Verdict
+from agentci_action.compare import distributions as dist
+from agentci_action.compare import significance as sig
+from agentci_action.compare.bootstrap import beyond, clustered_ratio_interval, ratio_interval, seed_for
+from agentci_action.compare.significance import ChangeVerdict
+from agentci_action.compare.suite_change import drop_verdict, pass_rate_change
 from agentci_action.engine.stats import pass_at_k, pass_hat_k
-from agentci_action.engine.suite_change import drop_verdict, pass_rate_change
 from agentci_action.spec.models import RunRange
 
 # --- distributions -------------------------------------------------------------------------------------------------
@@ -213,7 +213,12 @@ def test_verdicts_of_a_suite():
         confidence=0.95,
         power=0.8,
     )
-    assert [v.verdict for v in found] == [Verdict.REGRESSED, Verdict.INCONCLUSIVE, Verdict.UNCHANGED, Verdict.IMPROVED]
+    assert [v.verdict for v in found] == [
+        ChangeVerdict.REGRESSED,
+        ChangeVerdict.INCONCLUSIVE,
+        ChangeVerdict.UNCHANGED,
+        ChangeVerdict.IMPROVED,
+    ]
     assert found[0].adjusted_fewer == pytest.approx(4 * sig.fisher_fewer(3, 10, 9, 10))
     assert all(v.compared == 4 for v in found)
     # only the inconclusive query gets a projection, at the Holm bar of its rank (second smallest p: α / 3)
@@ -224,7 +229,7 @@ def test_verdicts_of_a_suite():
 def test_holm_over_many_queries_keeps_a_lone_p_of_001_from_blocking():
     queries = [_comparison(3, 10, 9, 10)] + [_comparison(10, 10, 10, 10)] * 11
     lone = sig.verdicts(queries, confidence=0.95, power=0.8)[0]
-    assert lone.verdict is Verdict.INCONCLUSIVE
+    assert lone.verdict is ChangeVerdict.INCONCLUSIVE
     assert lone.adjusted_fewer == pytest.approx(12 * lone.comparison.p_fewer)
 
 
@@ -378,7 +383,7 @@ def test_pass_at_k_and_pass_hat_k_are_the_subset_averages():
 def _regressed(passed: int, runs: int, base_passed: int, base_runs: int) -> bool:
     """Whether AgentCI's verdict on one query (nothing to adjust for) is 'regressed'."""
     found = sig.compare([True] * passed + [False] * (runs - passed), base_passed, base_runs, (runs,), 0.3)
-    return sig.verdicts([found], confidence=0.95, power=0.8)[0].verdict is Verdict.REGRESSED
+    return sig.verdicts([found], confidence=0.95, power=0.8)[0].verdict is ChangeVerdict.REGRESSED
 
 
 def _power_known(runs: int) -> float:

@@ -20,8 +20,8 @@ from fakes.scripted_openai import ScriptedOpenAIServer
 from test_action import environment
 
 import agentci_action
-from agentci_action.engine.judge.prompt import CLOSE, OPEN
 from agentci_action.github.action import main as action_main
+from agentci_action.model_access.untrusted import CLOSE, OPEN
 from agentci_action.spec.loader import load_spec
 
 EXAMPLE_AGENT = ROOT / "examples" / "support-chat"
@@ -175,7 +175,7 @@ def test_cost_max_turns_is_the_default_budget_and_stop_when_ends_without_asking_
 
 def test_stop_when_answer_matches_is_bounded_in_time_on_the_agents_reply():
     """A spec regex that backtracks exponentially on the agent's reply fails the run, naming the pattern, instead of
-    holding the runner for ever (the bound every spec regex on agent output has, engine/patterns.py)."""
+    holding the runner for ever (the bound every spec regex on agent output has, _util/patterns.py)."""
     import time
 
     from agentci_action.run.jobs import RunFailure

@@ -9,9 +9,9 @@ from scipy import stats
 
 from agentci_action._util.errors import SpecError
 from agentci_action.compare.diff import ChangeKind, Side, diff_runs, evaluate_side
+from agentci_action.compare.significance import ChangeVerdict
 from agentci_action.compare.suite_gates import judge_gates
 from agentci_action.engine.evaluate_spec import evaluate_spec, group_traces
-from agentci_action.engine.significance import Verdict
 from agentci_action.report import diff_format
 from agentci_action.spec.loader import load_spec
 from agentci_action.spec.models import spec_hash
@@ -61,7 +61,11 @@ def test_one_run_per_side_keeps_the_status_rule_and_says_so(spec):
     after = side(spec, "current", runs("a", "F") + runs("b", "P") + runs("c", "P"))
     diff = diff_runs(before, after)
     found = {q.id: q for q in diff.queries}
-    assert [found[k].pass_rate.verdict for k in "abc"] == [Verdict.REGRESSED, Verdict.IMPROVED, Verdict.UNCHANGED]
+    assert [found[k].pass_rate.verdict for k in "abc"] == [
+        ChangeVerdict.REGRESSED,
+        ChangeVerdict.IMPROVED,
+        ChangeVerdict.UNCHANGED,
+    ]
     assert {found[k].pass_rate.method for k in "abc"} == {"one_run"}
     assert found["a"].has(ChangeKind.REGRESSION) and found["b"].has(ChangeKind.FIXED) and not found["c"].changed
     assert diff_format.verdict_text(found["a"], diff) == (
@@ -80,7 +84,11 @@ def test_repeated_runs_are_judged_by_the_exact_tests_with_holm_over_the_queries(
     assert found["a"].p_value == pytest.approx(fisher_a) and found["b"].p_value == pytest.approx(fisher_b)
     # Holm over the three compared queries: a's p is the smallest (×3), b's the second (×2)
     assert found["a"].p_holm == pytest.approx(3 * fisher_a) and found["b"].p_holm == pytest.approx(2 * fisher_b)
-    assert [found[k].verdict for k in "abc"] == [Verdict.REGRESSED, Verdict.REGRESSED, Verdict.UNCHANGED]
+    assert [found[k].verdict for k in "abc"] == [
+        ChangeVerdict.REGRESSED,
+        ChangeVerdict.REGRESSED,
+        ChangeVerdict.UNCHANGED,
+    ]
     assert all(v.method == "exact" and v.compared == 3 for v in found.values())
     text = diff_format.verdict_text(next(q for q in diff.queries if q.id == "b"), diff)
     assert text == "regressed: 3 of 10 runs passed vs 9 of 10 in v1 (p = 0.0099; 0.02 after Holm over 3 queries)"
@@ -94,7 +102,7 @@ def test_an_inconclusive_query_warns_with_the_runs_that_would_decide(spec):
     after = side(spec, "current", runs("a", "PPPPFF") + runs("b", "P" * 10) + runs("c", "P" * 10))
     diff = diff_runs(before, after)
     a = next(q for q in diff.queries if q.id == "a")
-    assert a.pass_rate.verdict is Verdict.INCONCLUSIVE and a.kinds[0] is ChangeKind.INCONCLUSIVE
+    assert a.pass_rate.verdict is ChangeVerdict.INCONCLUSIVE and a.kinds[0] is ChangeKind.INCONCLUSIVE
     assert diff.total.counts["inconclusive"] == 1 and diff.total.counts["regression"] == 0
     assert a.pass_rate.more_runs is not None and a.pass_rate.more_runs > 0
     assert diff_format.verdict_text(a, diff).startswith("inconclusive: 4 of 6 runs passed vs 9 of 10 in v1 (p = ")

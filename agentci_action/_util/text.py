@@ -19,6 +19,12 @@ def one_line(text: object, limit: int | None = None) -> str:
     return value
 
 
+def snippet(text: str, limit: int = 80) -> str:
+    """`text` on one line (runs of whitespace one space), cut to `limit` characters with "…"."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _escape(char: str) -> str:
     code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

@@ -59,7 +59,7 @@ def resolve_spec(args: argparse.Namespace) -> str:
 
 def shard_option(text: str | None) -> ShardInfo | None:
     """--shard I/N, or None when absent; a malformed value is a usage error (exit 2)."""
-    from agentci_action.engine.shard import parse_shard
+    from agentci_action.pipeline.shard import parse_shard
 
     try:
         return parse_shard(text) if text else None

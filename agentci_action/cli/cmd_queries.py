@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     """The selected queries as JSON Lines {id, query}: what to run the agent on (in a matrix job, its shard's)."""
     import json
 
-    from agentci_action.engine.shard import select_shard
+    from agentci_action.pipeline.shard import select_shard
     from agentci_action.spec.loader import load_spec
 
     shard = shard_option(args.shard)

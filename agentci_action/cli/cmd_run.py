@@ -86,7 +86,7 @@ def run_the_agent(
     from functools import partial
 
     from agentci_action.engine.evaluate_spec import turn_stops
-    from agentci_action.engine.shard import select_shard
+    from agentci_action.pipeline.shard import select_shard
     from agentci_action.run import run_agent
     from agentci_action.run.execute import terminate_on_sigterm
     from agentci_action.spec.loader import load_spec

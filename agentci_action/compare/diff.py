@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema
 
+from agentci_action.compare.bootstrap import beyond
 from agentci_action.compare.pass_verdicts import (
     PassVerdict,
     pass_verdict,
@@ -51,9 +52,10 @@ from agentci_action.compare.pass_verdicts import (
     suite_change,
     total_ratio_interval,
 )
+from agentci_action.compare.significance import ChangeVerdict
+from agentci_action.compare.suite_change import PassRateChange
 from agentci_action.engine import metrics
 from agentci_action.engine.arguments import ABSENT, NOT_AN_OBJECT, as_mapping, inert_name, inert_value, same_json
-from agentci_action.engine.bootstrap import beyond
 from agentci_action.engine.correctness import Judge
 from agentci_action.engine.evaluate_spec import Observe, Settings, evaluate_spec, group_traces, summarize
 from agentci_action.engine.path import closest_variant
@@ -68,9 +70,7 @@ from agentci_action.engine.results import (
     TurnResult,
 )
 from agentci_action.engine.score import run_uplift
-from agentci_action.engine.significance import Verdict
 from agentci_action.engine.stats import most_frequent, tidy
-from agentci_action.engine.suite_change import PassRateChange
 from agentci_action.spec.models import AgentCISpec, PathSpec, SignificanceSpec
 from agentci_action.trace.canonical import ToolCall, Trace
 
@@ -658,9 +658,9 @@ def _unevaluated(runs: list[Trace]) -> _Figures:
 
 
 _VERDICT_KINDS = {
-    Verdict.REGRESSED: ChangeKind.REGRESSION,
-    Verdict.IMPROVED: ChangeKind.FIXED,
-    Verdict.INCONCLUSIVE: ChangeKind.INCONCLUSIVE,
+    ChangeVerdict.REGRESSED: ChangeKind.REGRESSION,
+    ChangeVerdict.IMPROVED: ChangeKind.FIXED,
+    ChangeVerdict.INCONCLUSIVE: ChangeKind.INCONCLUSIVE,
 }
 
 
@@ -814,8 +814,8 @@ def _why(verdict: PassVerdict | None, before: _Figures, after: _Figures) -> tupl
     if verdict is None:
         return ()
     if verdict.method == "one_run":
-        fell = verdict.verdict is Verdict.REGRESSED
-        rose = verdict.verdict is Verdict.IMPROVED
+        fell = verdict.verdict is ChangeVerdict.REGRESSED
+        rose = verdict.verdict is ChangeVerdict.IMPROVED
     else:
         rate_before, rate_after = verdict.passed_before / verdict.runs_before, verdict.passed_after / verdict.runs_after
         fell, rose = rate_after < rate_before, rate_after > rate_before

@@ -1,6 +1,6 @@
 """Regression or noise, over a diff's queries: each query's pass-rate verdict, the suite's change in pass rate with
 its interval, and the bootstrap intervals of cost and latency ratios. The statistics are the engine's
-(engine/significance.py, suite_change.py, bootstrap.py); this module reads them off the two sides of a diff.
+(compare/significance.py, suite_change.py, bootstrap.py); this module reads them off the two sides of a diff.
 
 - A query run once on each side keeps the rule it always had, said as such (`one_run`): its status going from pass
   or warn to fail or error is `regressed`, the reverse `improved`, anything else `unchanged`.
@@ -16,10 +16,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agentci_action.engine.bootstrap import clustered_ratio_interval, ratio_interval, seed_for
+from agentci_action.compare.bootstrap import clustered_ratio_interval, ratio_interval, seed_for
+from agentci_action.compare.significance import ChangeVerdict, Comparison, compare, settled, verdicts
+from agentci_action.compare.suite_change import PassRateChange, pass_rate_change
 from agentci_action.engine.results import Status
-from agentci_action.engine.significance import Comparison, Verdict, compare, settled, verdicts
-from agentci_action.engine.suite_change import PassRateChange, pass_rate_change
 from agentci_action.spec.models import SignificanceSpec
 
 FAILING = (Status.FAIL, Status.ERROR)
@@ -28,7 +28,7 @@ FAILING = (Status.FAIL, Status.ERROR)
 class PassVerdict(BaseModel):
     """Whether a query's pass rate changed beyond noise, baseline → current."""
 
-    verdict: Verdict
+    verdict: ChangeVerdict
     method: Literal["one_run", "exact"] = Field(
         description="one_run: one run per side, the status rule without a confidence; exact: the tests on pass counts."
     )
@@ -82,11 +82,11 @@ def pass_verdict(
     if len(before) == 1 and len(after) == 1:
         fell = status_before not in FAILING and status_after in FAILING
         rose = status_before in FAILING and status_after not in FAILING
-        verdict = Verdict.REGRESSED if fell else Verdict.IMPROVED if rose else Verdict.UNCHANGED
+        verdict = ChangeVerdict.REGRESSED if fell else ChangeVerdict.IMPROVED if rose else ChangeVerdict.UNCHANGED
         return PassVerdict(verdict=verdict, method="one_run", **counts)
     found = compare([s is Status.PASS for s in after], passed_before, len(before), plan or (len(after),), drop)
     return PassVerdict(
-        verdict=Verdict.INCONCLUSIVE,  # until settle() has seen every query
+        verdict=ChangeVerdict.INCONCLUSIVE,  # until settle() has seen every query
         method="exact",
         p_value=found.p_fewer,
         p_improved=found.p_more,
@@ -112,7 +112,7 @@ def _comparison(verdict: PassVerdict, drop: float) -> Comparison:
 
 
 def settle(found: Sequence[PassVerdict], significance: SignificanceSpec) -> None:
-    """Decide every `exact` verdict in place, Holm-adjusted over all of them (engine.significance.verdicts)."""
+    """Decide every `exact` verdict in place, Holm-adjusted over all of them (compare.significance.verdicts)."""
     exact = [v for v in found if v.method == "exact"]
     decided = verdicts([_comparison(v, significance.drop) for v in exact], significance.confidence, significance.power)
     for verdict, outcome in zip(exact, decided):
@@ -125,14 +125,14 @@ def settle(found: Sequence[PassVerdict], significance: SignificanceSpec) -> None
 
 def undecided(verdict: PassVerdict, significance: SignificanceSpec, compared: int) -> bool:
     """Whether adaptive runs should give the query more runs: compared by tests and not yet settled whatever the
-    other `compared` queries show (engine.significance.settled)."""
+    other `compared` queries show (compare.significance.settled)."""
     if verdict.method != "exact":
         return False
     return not settled(_comparison(verdict, significance.drop), significance.confidence, significance.power, compared)
 
 
 def suite_change(found: Sequence[PassVerdict], confidence: float) -> PassRateChange | None:
-    """The suite's paired change in pass rate over the queries run on both sides (engine.suite_change)."""
+    """The suite's paired change in pass rate over the queries run on both sides (compare.suite_change)."""
     return pass_rate_change(
         [(v.passed_before / v.runs_before, v.passed_after / v.runs_after) for v in found], confidence
     )

@@ -24,8 +24,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agentci_action._util.text import points
+from agentci_action.compare.suite_change import drop_verdict
 from agentci_action.engine.results import GateResult, RunResult, Status
-from agentci_action.engine.suite_change import drop_verdict
 from agentci_action.spec.models import SuiteGates
 
 if TYPE_CHECKING:

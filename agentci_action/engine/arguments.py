@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from agentci_action._util.patterns import found
 from agentci_action._util.text import one_line
-from agentci_action.engine.patterns import found
 from agentci_action.spec.models import ArgumentMatch, ArgumentRule, ExpectedToolCall
 
 ABSENT = "(absent)"

@@ -19,8 +19,7 @@ import math
 import re
 from collections.abc import Callable
 
-from agentci_action._util.text import plural
-from agentci_action.engine.correctness import snippet
+from agentci_action._util.text import plural, snippet
 from agentci_action.engine.results import FAIL, PASS, SEVERITY, SKIP, Check, LayerResult, Status, TurnResult
 from agentci_action.spec.models import QuerySpec, private_attributes
 from agentci_action.trace.canonical import Trace

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypedDict
 
 from agentci_action._util.limits import MAX_NESTING, deeper_than
+from agentci_action._util.patterns import PatternTimeout, found
+from agentci_action._util.text import snippet
 from agentci_action.engine.arguments import inert_name
-from agentci_action.engine.patterns import PatternTimeout, found
 from agentci_action.engine.results import ERROR, FAIL, PASS, SKIP, Check, LayerResult, Status
 from agentci_action.spec.check_models import Checks
 from agentci_action.spec.json_schemas import local_validator
@@ -62,12 +63,6 @@ def judged_check(judge: Judge, request: JudgeRequest) -> Check:
                 f"{type(judge).__name__} gave the status {check.status!r}: not one of {STATUSES}"
             ) from None
     return check
-
-
-def snippet(text: str, limit: int = 80) -> str:
-    """`text` on one line (runs of whitespace one space), cut to `limit` characters with "…"."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:

@@ -18,7 +18,7 @@ from agentci_action._util.errors import Problem, TraceError
 from agentci_action._util.gcpause import gc_paused
 from agentci_action.engine.checks import evaluate_checks, mask_layers
 from agentci_action.engine.checks.answer import Embedder
-from agentci_action.engine.checks.leakage import Finding, redact
+from agentci_action.engine.checks.leakage import Leak, redact
 from agentci_action.engine.conversation import (
     EvaluateExchange,
     cut_short,
@@ -54,7 +54,6 @@ from agentci_action.engine.results import (
     TurnResult,
 )
 from agentci_action.engine.score import letter_grade, suite_composite_score
-from agentci_action.engine.shard import select_shard
 from agentci_action.engine.stats import cost_of_pass, most_frequent, tidy
 from agentci_action.engine.suite_figures import CheckTally, TallyCounter, aggregate, check_tally
 from agentci_action.engine.token_attribution import query_tokens, suite_tokens
@@ -286,7 +285,7 @@ def _evaluate_exchange(
     variants: list[Trace],
     judge: Judge | None,
     embedder: Embedder | None,
-    leaks: list[Finding],
+    leaks: list[Leak],
 ) -> dict[str, LayerResult]:
     """Path compares with the closest baseline variant; cost with that same variant (the route the agent took).
     The query's `checks:` block is evaluated once and merged into each layer; leaked values are masked in all, and
@@ -322,7 +321,7 @@ def evaluate_query(
     composite: CompositeWeights = CompositeWeights(),
     embedder: Embedder | None = None,
 ) -> QueryResult:
-    leaks: list[Finding] = []  # values a safety check found leaked, in any run
+    leaks: list[Leak] = []  # values a safety check found leaked, in any run
     runs: list[Run] = []
     answers: list[str] = []
     sequences: list[tuple[str, ...]] = []
@@ -374,7 +373,7 @@ def evaluate_query(
     )
 
 
-def _simulated_turns(query: QuerySpec, traces: list[Trace], answer: str, leaks: list[Finding]) -> list[TurnResult]:
+def _simulated_turns(query: QuerySpec, traces: list[Trace], answer: str, leaks: list[Leak]) -> list[TurnResult]:
     """A simulated user's conversation as the report shows it: the turns of the first run whose answer is the one
     shown (the most frequent); none for another query, or when no run gave a conversation."""
     if query.simulated_user is None:
@@ -397,7 +396,7 @@ def _turn_results(
     turn_runs: list[tuple[int, Trace, list[dict[str, LayerResult]]]],
     fail_on: frozenset[str],
     composite: CompositeWeights,
-    leaks: list[Finding],
+    leaks: list[Leak],
 ) -> list[TurnResult]:
     """Each scripted turn over the conversation's runs: its layers combined as a query's runs are (combine_runs), its
     status as a query's, its answer and route the most frequent among the runs that reached it."""
@@ -521,7 +520,8 @@ def evaluate_spec(
     on_result: OnResult | None = None,
     release_traces: bool = False,
 ) -> RunResult:
-    """Evaluate `queries` (default: all of the spec's, or this shard's of them) against `traces`.
+    """Evaluate `queries` (default: all of the spec's) against `traces`; `shard` names the shard they are, chosen by
+    the caller (pipeline/shard.py), in the run's results.
 
     `baselines` maps a query id to its accepted golden traces (variants, at most MAX_VARIANTS).
     With a judge and a query that asks for one, queries run on `settings.workers` threads (judge calls wait on
@@ -532,8 +532,6 @@ def evaluate_spec(
     both held whole: the results of 10k queries × 5 runs take the memory their traces leave.
     """
     selected = queries if queries is not None else spec.queries
-    if shard is not None:
-        selected = select_shard(selected, shard)
     if queries is None or release_traces:  # the whole suite, once: the spec is not made to hold on to the traces
         index = group_traces(spec.queries, traces)
         if release_traces:

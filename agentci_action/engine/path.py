@@ -15,10 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentci_action._util.patterns import PatternTimeout
 from agentci_action.engine import metrics
 from agentci_action.engine.arguments import inert_name
 from agentci_action.engine.call_matching import CallMatch, match_calls
-from agentci_action.engine.patterns import PatternTimeout
 from agentci_action.engine.results import ERROR, NO_BASELINE, PASS, SKIP, Check, LayerResult
 from agentci_action.engine.severity import failed
 from agentci_action.spec.models import ExpectedToolCall, MatchMode, PathSpec, RepeatedCalls, SequenceMetric

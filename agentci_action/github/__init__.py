@@ -1,0 +1,2 @@
+"""The GitHub Actions edge: the action's inputs, event and token become a pipeline call, and its results become the
+job summary, outputs, annotations, the sticky comment and check runs; never the command line edge."""

@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agentci_action._util.errors import InputError, Problem
 from agentci_action.engine.results import ShardInfo
-from agentci_action.engine.shard import parse_shard
 from agentci_action.github.comment import COMMENT_MODES
+from agentci_action.pipeline.shard import parse_shard
 from agentci_action.report import markdown
 from agentci_action.spec.names import SPEC_FILE
 

@@ -40,12 +40,12 @@ from agentci_action.engine.correctness import asks_for_judge
 from agentci_action.engine.evaluate_spec import OnResult, Settings, evaluate_spec, group_traces
 from agentci_action.engine.judge import LLMJudge, build_judge
 from agentci_action.engine.judge.embeddings import EmbeddingCache, build_embedder
-from agentci_action.engine.judge.json_store import JsonStore
-from agentci_action.engine.judge.llm import SpendCap
-from agentci_action.engine.merge import merge_shards
 from agentci_action.engine.results import JudgeUsage, QueryResult, RunResult, ShardInfo, Status
-from agentci_action.engine.shard import select_shard
+from agentci_action.model_access.json_store import JsonStore
+from agentci_action.model_access.spend import SpendCap
 from agentci_action.pipeline.adaptive_runs import next_runs
+from agentci_action.pipeline.merge import merge_shards
+from agentci_action.pipeline.shard import select_shard
 from agentci_action.spec.advice import advice
 from agentci_action.spec.loader import load_spec, select_tags
 from agentci_action.spec.models import AgentCISpec
@@ -277,6 +277,7 @@ def evaluate(request: Evaluation, more_runs: MoreRuns | None = None) -> Outcome:
             run = evaluate_spec(
                 spec,
                 traces,
+                queries=evaluated if request.shard else None,
                 baselines=reference.variants if reference else {},
                 judge=evaluator.judge,
                 embedder=evaluator.embedder,

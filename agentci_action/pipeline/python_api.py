@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentci_action.compare.suite_gates import with_gates
 from agentci_action.engine.evaluate_spec import DEFAULT_FAIL_ON, Settings, evaluate_spec, turn_stops
-from agentci_action.engine.shard import select_shard
 from agentci_action.pipeline.evaluation import JudgeOptions
+from agentci_action.pipeline.shard import select_shard
 from agentci_action.pipeline.simulated_users import simulated_user_for
 from agentci_action.run.execute import RunOptions
 from agentci_action.run.execute import run_agent as execute
@@ -65,13 +65,13 @@ def run_spec(
     conversation under stop_on_failure where the evaluation will block), shard. Over the whole suite
     (no `queries`, no shard) the spec's `suite:` gates are judged too; those comparing with a baseline run
     (max_cost_multiplier, max_regressions) need `agentci_action.evaluate` and are skipped here."""
+    whole = queries is None and evaluation.get("shard") is None
+    if evaluation.get("shard") is not None:
+        queries = select_shard(queries if queries is not None else spec.queries, evaluation["shard"])
     if traces is None:
-        selected = queries if queries is not None else spec.queries
-        if evaluation.get("shard") is not None:
-            selected = select_shard(selected, evaluation["shard"])
         settings: Settings = evaluation.get("settings") or Settings()
-        traces = run_agent(spec, agent, queries=selected, fail_on=settings.fail_on)
+        traces = run_agent(spec, agent, queries=queries, fail_on=settings.fail_on)
     run = evaluate_spec(spec, traces, queries=queries, **evaluation)
-    if queries is None and evaluation.get("shard") is None:  # the whole suite: its gates (none that need a baseline)
+    if whole:  # the whole suite: its gates (none that need a baseline)
         with_gates(run, spec.suite)
     return run

@@ -1,5 +1,5 @@
 """The simulated users of a run, composed here because the stage that runs the agent may not import the engine:
-the simulator (engine/user_simulator.py) through a judge built from the spec's judge_config and the keys in the
+the simulator (run/user_simulator.py) through a judge built from the spec's judge_config and the keys in the
 environment, handed to `run_agent` as a callable (trace/simulated_user.py's NextUser).
 
 One spend cap counts AgentCI's own model calls in a command: the simulated users' and then the judge's
@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from agentci_action.engine.judge import build_judge
-from agentci_action.engine.judge.llm import spend_cap_for
-from agentci_action.engine.user_simulator import UserSimulator
+from agentci_action.model_access.spend import spend_cap_for
 from agentci_action.pipeline.evaluation import JudgeOptions
+from agentci_action.run.user_simulator import UserSimulator
 from agentci_action.spec.models import AgentCISpec
 from agentci_action.trace.simulated_user import NextUser
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentci_action._util.text import one_line, unverified_note
+from agentci_action.compare.significance import ChangeVerdict
 from agentci_action.engine.conversation import whole_layer
 from agentci_action.engine.results import LAYERS, LayerResult, QueryResult, RunResult, Status
-from agentci_action.engine.significance import Verdict
 from agentci_action.report import finding_phrases
 from agentci_action.report.console import render_with_diff
 from agentci_action.report.diff_format import verdict_text
@@ -29,7 +29,10 @@ MAX_ERRORS_PER_STEP = 10
 MAX_WARNINGS_PER_STEP = 10
 MAX_MESSAGE_CHARS = 4000
 
-_ANNOTATED_VERDICTS = (Verdict.REGRESSED, Verdict.INCONCLUSIVE)  # what a reviewer should look at on the query's line
+_ANNOTATED_VERDICTS = (
+    ChangeVerdict.REGRESSED,
+    ChangeVerdict.INCONCLUSIVE,
+)  # what a reviewer should look at on the query's line
 # Check-run annotation levels for our workflow-command levels.
 CHECK_LEVELS = {"error": "failure", "warning": "warning", "notice": "notice"}
 

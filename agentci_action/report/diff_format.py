@@ -17,7 +17,7 @@ from typing import Any
 
 from agentci_action._util.text import milliseconds, one_line, plural, points, unverified_note, usd
 from agentci_action.compare.diff import COST_TOLERANCE, LATENCY_TOLERANCE, ChangeKind, Delta, QueryDiff, RunDiff
-from agentci_action.engine.significance import Verdict
+from agentci_action.compare.significance import ChangeVerdict
 
 
 class Unit(str, Enum):
@@ -217,29 +217,29 @@ def verdict_text(query: QueryDiff, diff: RunDiff) -> str:
     if found is None:
         return ""
     if found.method == "one_run":
-        if found.verdict is Verdict.UNCHANGED:
+        if found.verdict is ChangeVerdict.UNCHANGED:
             return ""
-        went = "pass → fail" if found.verdict is Verdict.REGRESSED else "fail → pass"
+        went = "pass → fail" if found.verdict is ChangeVerdict.REGRESSED else "fail → pass"
         return f"{found.verdict.value}: {went} against {before_label}, one run per side (no confidence measured)"
     counts = (
         f"{found.passed_after} of {plural(found.runs_after, 'run')} passed vs {found.passed_before} of "
         f"{found.runs_before} in {before_label}"
     )
-    if found.verdict is Verdict.UNCHANGED:
+    if found.verdict is ChangeVerdict.UNCHANGED:
         settings = diff.significance
         return (
             f"unchanged: {counts} (a drop of {100 * settings.drop:g} points ruled out with {settings.power:.0%} power)"
         )
     p, holm = (
         (found.p_improved, found.p_improved_holm)
-        if found.verdict is Verdict.IMPROVED
+        if found.verdict is ChangeVerdict.IMPROVED
         else (found.p_value, found.p_holm)
     )
     assert p is not None and holm is not None
     looks = f", over {len(found.plan)} looks" if len(found.plan) > 1 else ""
     adjusted = f"; {holm:.2g} after Holm over {found.compared} queries" if found.compared > 1 and holm > p else ""
     text = f"{found.verdict.value}: {counts} ({p_value(p)}{looks}{adjusted})"
-    if found.verdict is Verdict.INCONCLUSIVE:
+    if found.verdict is ChangeVerdict.INCONCLUSIVE:
         text += (
             f"; about {plural(found.more_runs, 'more run')} would decide"
             if found.more_runs

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from agentci_action._util.patterns import PatternTimeout, found
 from agentci_action._util.text import one_line
-from agentci_action.engine.patterns import PatternTimeout, found
 from agentci_action.run.jobs import Job, RunFailure, new_session_id, take_turn
 from agentci_action.run.replay.user_recordings import UserPlayer
 from agentci_action.spec.models import UserStopWhen
@@ -23,7 +23,7 @@ from agentci_action.trace.simulated_user import USER_KEY, UserReply, UserUnavail
 
 def stop_when_met(stop: UserStopWhen | None, reply: Trace) -> str | None:
     """Which of `stop`'s conditions the agent's reply meets (a sentence for the trace), or None. `answer_matches` is
-    searched as every spec regex on agent output is (engine/patterns.py, bounded in time): a pattern that gives up
+    searched as every spec regex on agent output is (_util/patterns.py, bounded in time): a pattern that gives up
     fails the run, naming it."""
     if stop is None:
         return None

@@ -234,7 +234,7 @@ def _inline_rule(key: str, value: Any) -> ArgumentRule | None:
 
 def _compiled(pattern: str | None) -> str | None:
     """The pattern itself, once it is known to compile in Python's syntax and in the `regex` package that runs it
-    (engine/patterns.py: re's syntax with a time bound). re's error wins when both reject it; regex is imported
+    (_util/patterns.py: re's syntax with a time bound). re's error wins when both reject it; regex is imported
     only for a pattern on whose validity the two may differ (pattern_syntax.py)."""
     if pattern is None:
         return None

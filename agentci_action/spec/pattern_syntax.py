@@ -1,6 +1,6 @@
 """Which spec regexes `validate` must also compile with the `regex` package.
 
-The engine runs spec patterns with `regex` (re's syntax with a time bound, engine/patterns.py), so a spec pattern
+The engine runs spec patterns with `regex` (re's syntax with a time bound, _util/patterns.py), so a spec pattern
 is valid when both re and regex compile it. Importing regex costs each `agentci validate` about 7 ms. In the
 common part of re's syntax that PLAIN_SYNTAX spells out, regex accepts every pattern re accepts, so there re's
 verdict is the verdict and regex is not needed:

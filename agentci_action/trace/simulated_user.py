@@ -1,4 +1,4 @@
-"""What a simulated user said, shared by the stage that plays it (engine/user_simulator.py), the stage that runs
+"""What a simulated user said, shared by the stage that plays it (run/user_simulator.py), the stage that runs
 the conversation and records it (run/), and the evaluation that reads how it ended from the trace.
 
 A conversation with a simulated user carries `metadata.agentci_user` (USER_KEY): how it ended (`ended`:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from agentci_action.engine.checks import agent, answer, performance, rag, safety, validity
 from agentci_action.engine.checks.answer import Embedder
-from agentci_action.engine.checks.leakage import Finding, redact_data
+from agentci_action.engine.checks.leakage import Leak, redact_data
 from agentci_action.engine.correctness import Judge
 from agentci_action.engine.results import Check, LayerResult
 from agentci_action.spec.check_models import CHECK_INFO
@@ -24,7 +24,7 @@ class QueryChecks:
     """The checks of one run of one query, by layer, and the leaked values to mask."""
 
     by_layer: dict[str, list[Check]] = field(default_factory=lambda: {"correctness": [], "path": [], "cost": []})
-    leaks: list[Finding] = field(default_factory=list)
+    leaks: list[Leak] = field(default_factory=list)
 
 
 # What evaluate_checks gives a query without a `checks:` block (most queries): one shared instance, never filled.
@@ -57,7 +57,7 @@ def evaluate_checks(
     return result
 
 
-def mask_layers(layers: dict[str, LayerResult], leaks: list[Finding]) -> dict[str, LayerResult]:
+def mask_layers(layers: dict[str, LayerResult], leaks: list[Leak]) -> dict[str, LayerResult]:
     """Every string in every layer (messages, details, check messages and data) with the leaked values masked."""
     if not leaks:
         return layers

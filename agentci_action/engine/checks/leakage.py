@@ -58,7 +58,9 @@ def mask(value: str, kind: str) -> str:
 
 
 @dataclass(frozen=True)
-class Finding:
+class Leak:
+    """A secret or personal datum found in the text: its kind and where it is (`value`, raw, stays out of reports)."""
+
     kind: str
     start: int
     end: int
@@ -73,23 +75,23 @@ class Finding:
         return {"kind": self.kind, "masked": self.masked, "start": self.start, "end": self.end}
 
 
-def find_leaks(text: str) -> list[Finding]:
+def find_leaks(text: str) -> list[Leak]:
     """Every PII or secret match, in text order, without overlaps (earlier kinds in PATTERNS win)."""
-    findings: list[Finding] = []
+    findings: list[Leak] = []
     for kind, pattern in PATTERNS:
         for match in pattern.finditer(text):
             if kind == "card" and not luhn_valid(match.group()):
                 continue
             if any(match.start() < f.end and f.start < match.end() for f in findings):
                 continue
-            findings.append(Finding(kind, match.start(), match.end(), match.group()))
+            findings.append(Leak(kind, match.start(), match.end(), match.group()))
     return sorted(findings, key=lambda f: f.start)
 
 
 MIN_FRAGMENT = 6  # a cut-off piece of a secret this long (e.g. in an 80-character snippet) is masked too
 
 
-def redact(text: str, findings: list[Finding]) -> str:
+def redact(text: str, findings: list[Leak]) -> str:
     """`text` with every finding's value, and every fragment of it of MIN_FRAGMENT or more characters, masked."""
     for finding in sorted(findings, key=lambda f: -len(f.value)):
         text = text.replace(finding.value, finding.masked)
@@ -104,7 +106,7 @@ def redact(text: str, findings: list[Finding]) -> str:
     return text
 
 
-def redact_data(value: Any, findings: list[Finding]) -> Any:
+def redact_data(value: Any, findings: list[Leak]) -> Any:
     """redact() applied to every string inside nested dicts and lists."""
     if isinstance(value, str):
         return redact(value, findings)

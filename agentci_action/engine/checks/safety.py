@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from agentci_action.engine.checks._measured import failure_status, skipped, verdict
-from agentci_action.engine.checks.leakage import Finding, find_leaks
+from agentci_action.engine.checks.leakage import Leak, find_leaks
 from agentci_action.engine.correctness import Judge, JudgeRequest, judged_check
 from agentci_action.engine.results import Check, Status
 from agentci_action.spec.check_models import SafetyChecks
@@ -47,7 +47,7 @@ def injection_echoes(answer: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _leakage_check(group: SafetyChecks, findings: list[Finding]) -> Check:
+def _leakage_check(group: SafetyChecks, findings: list[Leak]) -> Check:
     shown = ", ".join(f"{f.kind} {f.masked}" for f in findings[:5]) + (
         f" (+{len(findings) - 5} more)" if len(findings) > 5 else ""
     )
@@ -84,7 +84,7 @@ def _judged(group: SafetyChecks, name: str, query: QuerySpec, answer: str, judge
 
 def evaluate(
     group: SafetyChecks, query: QuerySpec, trace: Trace, judge: Judge | None
-) -> tuple[list[Check], list[Finding]]:
+) -> tuple[list[Check], list[Leak]]:
     """The group's checks, and the leaked values found (to be masked in every report)."""
     answer = trace.final_answer
     checks: list[Check] = []

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Literal
 
 from agentci_action.engine.judge.cache import VerdictCache
-from agentci_action.engine.judge.llm import LLMJudge, SpendCap, keys_from_environment
+from agentci_action.engine.judge.llm import LLMJudge
+from agentci_action.model_access.keys import keys_from_environment
+from agentci_action.model_access.spend import SpendCap
 from agentci_action.spec.models import JudgeConfig, ModelPrice
 
 JUDGE_MODES = ("auto", "required", "off")

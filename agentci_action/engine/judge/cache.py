@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentci_action.engine.judge.json_store import JsonStore
-from agentci_action.engine.judge.prompt import Prompt
 from agentci_action.engine.judge.verdict import Verdict, parse_verdict
+from agentci_action.model_access.json_store import JsonStore
+from agentci_action.model_access.untrusted import Prompt
 
 
 def cache_key(provider: str, model: str, temperature: float, prompt: Prompt, slot: int = 0) -> str:

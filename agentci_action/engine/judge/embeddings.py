@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from agentci_action.engine.checks.answer import Embedder, EmbeddingError, NoEmbedder
-from agentci_action.engine.judge.json_store import JsonStore
-from agentci_action.engine.judge.providers import Attempts, OpenAIProvider, RetryPolicy, call_with_retries
+from agentci_action.model_access.json_store import JsonStore
+from agentci_action.model_access.providers import OpenAIProvider
+from agentci_action.model_access.retries import Attempts, RetryPolicy, call_with_retries
 from agentci_action.spec.models import JudgeConfig
 
 PROVIDER = "openai"

@@ -13,26 +13,31 @@ verdict schema is asked once more. Outcomes:
 from __future__ import annotations
 
 import hashlib
-import math
 import threading
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 from agentci_action._util.redaction import redact
-from agentci_action.engine.correctness import JudgeRequest, snippet
+from agentci_action._util.text import snippet
+from agentci_action.engine.correctness import JudgeRequest
 from agentci_action.engine.judge.cache import VerdictCache, cache_key
-from agentci_action.engine.judge.prompt import Prompt, build_prompt
-from agentci_action.engine.judge.providers import (
-    KEY_VARIABLES,
-    PROVIDERS,
-    Attempts,
-    Provider,
-    RetryPolicy,
-    call_with_retries,
+from agentci_action.engine.judge.prompt import build_prompt
+from agentci_action.engine.judge.verdict import (
+    VERDICT_DESCRIPTION,
+    VERDICT_SCHEMA,
+    VERDICT_TOOL,
+    Verdict,
+    decide,
+    parse_verdict,
+    threshold_score,
 )
-from agentci_action.engine.judge.verdict import Verdict, decide, threshold_score
 from agentci_action.engine.results import Check, Status
+from agentci_action.model_access.keys import KEY_VARIABLES
+from agentci_action.model_access.providers import PROVIDERS, Provider
+from agentci_action.model_access.retries import Attempts, RetryPolicy, call_with_retries
+from agentci_action.model_access.spend import SpendCap, spend_cap_for
+from agentci_action.model_access.untrusted import Prompt
 from agentci_action.spec.models import JudgeConfig, ModelPrice
 from agentci_action.trace.canonical import LLMCall
 from agentci_action.trace.pricing import price_call
@@ -193,7 +198,9 @@ class LLMJudge:
             try:
                 reply = call_with_retries(
                     provider,
-                    lambda: provider.complete(model, prompt, self.config.temperature),
+                    lambda: provider.structured(
+                        model, prompt, self.config.temperature, VERDICT_TOOL, VERDICT_SCHEMA, VERDICT_DESCRIPTION
+                    ),
                     self.retry,
                     self.config.max_attempts,
                     attempts,
@@ -216,9 +223,10 @@ class LLMJudge:
                 self._spend.settle(cost, model)
             usage.requests += attempts.count
             usage.add_reply(reply.input_tokens, reply.output_tokens, cost)
-            if reply.verdict is not None:
-                self.cache.put(key, model, reply.verdict)
-                return reply.verdict, False
+            verdict = parse_verdict(reply.value) if reply.value is not None else None
+            if verdict is not None:
+                self.cache.put(key, model, verdict)
+                return verdict, False
         raise _Unavailable(
             Status.ERROR,
             f"[JUDGE] {kind}: {model} twice answered without a valid verdict, last: {snippet(reply.raw, 120)!r}",
@@ -250,87 +258,7 @@ class LLMJudge:
             return self._clients[name, base_url]
 
 
-def spend_cap_for(config: JudgeConfig | None, max_cost_usd: float | None) -> SpendCap:
-    """The cap on AgentCI's own model calls in one run: the lower of judge_config.max_cost_usd and `max_cost_usd`
-    (--judge-max-cost-usd), none when neither is set."""
-    caps = [cap for cap in (config.max_cost_usd if config else None, max_cost_usd) if cap is not None]
-    return SpendCap(min(caps, default=None))
-
-
-class SpendCap:
-    """The judge's spend in one run against judge_config.max_cost_usd (None: no cap). Thread-safe.
-
-    A call starts only while the spend so far, plus the calls in flight and itself each at the dearest call seen
-    so far, stays within the cap (with none seen yet, one call at a time): so with concurrent workers the calls
-    stop where one worker's would, at the first call that brings the spend to the cap. A call whose price is
-    unknown ends the spending: the cap can no longer be checked. Cached verdicts cost nothing and never wait.
-    """
-
-    def __init__(self, cap: float | None):
-        self.cap = cap
-        self.spent = 0.0
-        self._in_flight, self._dearest = 0, 0.0
-        self._unpriced: str | None = None
-        self._changed = threading.Condition()
-
-    def _reached(self) -> bool:
-        return self.cap is not None and (
-            self._unpriced is not None or self.spent >= self.cap or math.isclose(self.spent, self.cap, rel_tol=1e-9)
-        )
-
-    def admit(self) -> bool:
-        """Whether a call may start now; waits while calls in flight might bring the spend to the cap."""
-        if self.cap is None:
-            return True
-        with self._changed:
-            while True:
-                if self._reached():
-                    return False
-                committed = self.spent + (self._in_flight + 1) * self._dearest
-                if not self._in_flight or (self._dearest and committed <= self.cap * (1 + 1e-9)):
-                    self._in_flight += 1
-                    return True
-                self._changed.wait()
-
-    def settle(self, cost: float | None, model: str) -> None:
-        """A call admitted by admit() ended, costing `cost` (0 when it failed; None when its price is unknown)."""
-        if self.cap is None:
-            return
-        with self._changed:
-            self._in_flight -= 1
-            if cost is None:
-                self._unpriced = self._unpriced or model
-            else:
-                self.spent += cost
-                self._dearest = max(self._dearest, cost)
-            self._changed.notify_all()
-
-    @property
-    def unpriced(self) -> str | None:
-        """The model whose unknown price ended the spending, None while every call was priced."""
-        return self._unpriced
-
-    def reached(self) -> bool:
-        """Whether no further call may start: the cap is spent (or can no longer be checked)."""
-        with self._changed:
-            return self._reached()
-
-    def reason(self) -> str:
-        """Why a check was left unjudged: the same words for every such check, so reports count them as one reason."""
-        if self._unpriced is not None:
-            return (
-                f"not judged: the judge spend cap ${self.cap:g} cannot be checked, {self._unpriced} has no known "
-                "price (add it under `pricing:`)"
-            )
-        return f"not judged: judge spend cap ${self.cap:g} reached"
-
-
 def _describe(exc: BaseException) -> str:
     """The error's class, HTTP status and message."""
     status = getattr(exc, "status_code", None)
     return f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + f": {exc}"
-
-
-def keys_from_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """provider → API key, from ANTHROPIC_API_KEY / OPENAI_API_KEY."""
-    return {provider: environ[variable] for provider, variable in KEY_VARIABLES.items() if environ.get(variable)}

@@ -23,6 +23,8 @@ class Verdict(BaseModel):
     rationale: str = Field(..., description="A short explanation of the score.")
 
 
+VERDICT_TOOL = "record_verdict"  # the structured output's name (Anthropic's tool)
+VERDICT_DESCRIPTION = "Record the verdict on the material."
 # The JSON Schema sent to the providers (strict mode wants every property required and no extras).
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -1,4 +1,4 @@
-"""Split a suite into shards, one per job of a GitHub Actions matrix (engine/merge.py combines their results).
+"""Split a suite into shards, one per job of a GitHub Actions matrix (pipeline/merge.py combines their results).
 
 A query belongs to shard i of n (1-based) when int(sha256(id)[:16 hex], 16) mod n = i − 1: stable when
 queries are reordered, added or removed, and the same on every machine.

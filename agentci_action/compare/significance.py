@@ -35,7 +35,7 @@ from enum import Enum
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from agentci_action.engine.distributions import (
+from agentci_action.compare.distributions import (
     binomial_pmf,
     binomial_sf,
     hypergeometric_cdf,
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 # never needs it, and importing it costs every start of the command and the action a tenth of a second or more.
 
 
-class Verdict(str, Enum):
+class ChangeVerdict(str, Enum):
     REGRESSED = "regressed"
     IMPROVED = "improved"
     UNCHANGED = "unchanged"
@@ -297,7 +297,7 @@ class QueryVerdict:
     """A comparison's verdict, with its fewer- and more-passes p-values Holm-adjusted over the queries compared;
     for an inconclusive one, about how many more runs would decide (runs_to_decide; None: more runs alone won't)."""
 
-    verdict: Verdict
+    verdict: ChangeVerdict
     comparison: Comparison
     adjusted_fewer: float
     adjusted_more: float
@@ -317,13 +317,13 @@ def verdicts(comparisons: Sequence[Comparison], confidence: float, power: float)
     for index, (comparison, adjusted_fewer, adjusted_more) in enumerate(zip(comparisons, fewer, more)):
         more_runs = None
         if adjusted_fewer <= alpha:
-            verdict = Verdict.REGRESSED
+            verdict = ChangeVerdict.REGRESSED
         elif adjusted_more <= alpha:
-            verdict = Verdict.IMPROVED
+            verdict = ChangeVerdict.IMPROVED
         elif comparison.p_no_drop <= beta:
-            verdict = Verdict.UNCHANGED
+            verdict = ChangeVerdict.UNCHANGED
         else:
-            verdict = Verdict.INCONCLUSIVE
+            verdict = ChangeVerdict.INCONCLUSIVE
             more_runs = runs_to_decide(comparison, alpha / (len(comparisons) - rank[index]), beta)
         found.append(
             QueryVerdict(

@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agentci_action.engine.distributions import student_t_quantile
+from agentci_action.compare.distributions import student_t_quantile
 
 
 @dataclass(frozen=True, kw_only=True)

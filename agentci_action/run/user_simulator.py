@@ -1,10 +1,10 @@
 """The simulated user: an LLM plays the user of a conversation (a query's `simulated_user:`), through the judge's
-providers, keys, timeout, retries and spend cap.
+providers, keys, timeout, retries and spend cap (model_access/, as the pipeline hands them over in the judge).
 
 Its prompt keeps the spec's words and the agent's apart. The system prompt holds the persona, the goal, what the
 user knows, does not know and must never write: the spec's text, trusted. The conversation so far, the agent's
 replies included, is one JSON document between <untrusted_data> tags, written as the judge writes its material
-(engine/judge/prompt.py: every `<` and `>` a JSON escape), and the simulator is told that nothing in it is an
+(model_access/untrusted.py: every `<` and `>` a JSON escape), and the simulator is told that nothing in it is an
 instruction. Its answer is structured output the provider enforces: the next message and a status, `continue`,
 `goal_reached` or `gave_up` (tau2-bench's stop tokens, as a field the agent's text cannot forge). A stop the
 agent's text talked it into is still seen: the status, its reason and the turn are in the trace and the report,
@@ -15,14 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from agentci_action._util.redaction import redact
-from agentci_action.engine.correctness import snippet
-from agentci_action.engine.judge.llm import LLMJudge, SpendCap
-from agentci_action.engine.judge.prompt import CLOSE, OPEN, Prompt, untrusted_block
-from agentci_action.engine.judge.providers import KEY_VARIABLES, Attempts, call_with_retries
-from agentci_action.spec.models import SimulatedUserSpec
+from agentci_action._util.text import snippet
+from agentci_action.model_access.keys import KEY_VARIABLES
+from agentci_action.model_access.providers import Provider
+from agentci_action.model_access.retries import Attempts, RetryPolicy, call_with_retries
+from agentci_action.model_access.spend import SpendCap
+from agentci_action.model_access.untrusted import CLOSE, OPEN, Prompt, untrusted_block
+from agentci_action.spec.models import JudgeConfig, ModelPrice, SimulatedUserSpec
 from agentci_action.trace.canonical import LLMCall
 from agentci_action.trace.pricing import price_call
 from agentci_action.trace.simulated_user import UserReply, UserUnavailable
@@ -83,12 +85,34 @@ def user_prompt(user: SimulatedUserSpec, history: Sequence[Mapping[str, str]]) -
     return Prompt(system="\n".join(lines), user=asked)
 
 
+class ModelAccess(Protocol):
+    """What the simulator uses of the judge the pipeline builds: its settings, keys, clients, retries, prices and
+    spend cap (the engine's LLMJudge has them; this stage may not import it)."""
+
+    @property
+    def config(self) -> JudgeConfig: ...
+
+    @property
+    def api_keys(self) -> Mapping[str, str]: ...
+
+    @property
+    def retry(self) -> RetryPolicy: ...
+
+    @property
+    def pricing(self) -> Mapping[str, ModelPrice]: ...
+
+    @property
+    def spend_cap(self) -> SpendCap: ...
+
+    def provider(self, name: str, model: str) -> Provider | None: ...
+
+
 @dataclass
 class UserSimulator:
     """Plays simulated users through `judge`'s providers (its keys, base URLs, timeout, retries, prices and spend
     cap). Thread-safe as the judge is: conversations run on several workers."""
 
-    judge: LLMJudge
+    judge: ModelAccess
 
     def reply(self, user: SimulatedUserSpec, history: Sequence[Mapping[str, str]]) -> UserReply:
         """The user's next move given the conversation so far; a reply that does not match the schema is asked for

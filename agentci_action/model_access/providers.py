@@ -1,39 +1,24 @@
-"""Clients for the judge's providers, through their official SDKs (imported on first use).
+"""Clients for the providers of AgentCI's own model calls (the judge, the simulated users, embeddings), through
+their official SDKs (imported on first use).
 
 Structured output is enforced by the API, not asked for in prose: Anthropic gets one tool whose
-input schema is the verdict and a tool_choice that forces it; OpenAI gets a strict json_schema
-response_format. The SDKs' own retries are off (max_retries=0): `call_with_retries` owns retrying,
+input schema is the caller's schema and a tool_choice that forces it; OpenAI gets a strict json_schema
+response_format. The SDKs' own retries are off (max_retries=0): `call_with_retries` (retries.py) owns retrying,
 so attempts are bounded in one place and every HTTP request is one attempt.
 """
 
 from __future__ import annotations
 
-import email.utils
 import json
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
-
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+from typing import Any, Protocol
 
 from agentci_action._util.extras import require
-from agentci_action.engine.judge.prompt import Prompt
-from agentci_action.engine.judge.verdict import VERDICT_SCHEMA, Verdict, parse_verdict
+from agentci_action.model_access.untrusted import Prompt
 
-VERDICT_TOOL = "record_verdict"
-TOOL_DESCRIPTIONS = {VERDICT_TOOL: "Record the verdict on the material."}
-KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Reply:
-    verdict: Verdict | None  # None when the output did not match the verdict schema
-    raw: str  # what came back, for the error message when it did not parse
-    input_tokens: int
-    output_tokens: int
+DEFAULT_DESCRIPTION = "Record your answer."
 
 
 @dataclass(frozen=True)
@@ -49,10 +34,14 @@ class Structured:
 class Provider(Protocol):
     name: str
 
-    def complete(self, model: str, prompt: Prompt, temperature: float) -> Reply: ...
-
     def structured(
-        self, model: str, prompt: Prompt, temperature: float, name: str, schema: dict[str, Any]
+        self,
+        model: str,
+        prompt: Prompt,
+        temperature: float,
+        name: str,
+        schema: dict[str, Any],
+        description: str = DEFAULT_DESCRIPTION,
     ) -> Structured: ...
 
     def is_transient(self, exc: BaseException) -> bool: ...
@@ -73,14 +62,14 @@ class _SDKProvider(ABC):
 
     @abstractmethod
     def structured(
-        self, model: str, prompt: Prompt, temperature: float, name: str, schema: dict[str, Any]
+        self,
+        model: str,
+        prompt: Prompt,
+        temperature: float,
+        name: str,
+        schema: dict[str, Any],
+        description: str = DEFAULT_DESCRIPTION,
     ) -> Structured: ...
-
-    def complete(self, model: str, prompt: Prompt, temperature: float) -> Reply:
-        """The verdict on the prompt's material: `structured` with the verdict's schema."""
-        reply = self.structured(model, prompt, temperature, VERDICT_TOOL, VERDICT_SCHEMA)
-        verdict = parse_verdict(reply.value) if reply.value is not None else None
-        return Reply(verdict, reply.raw, reply.input_tokens, reply.output_tokens)
 
 
 class AnthropicProvider(_SDKProvider):
@@ -96,9 +85,15 @@ class AnthropicProvider(_SDKProvider):
         )
 
     def structured(
-        self, model: str, prompt: Prompt, temperature: float, name: str, schema: dict[str, Any]
+        self,
+        model: str,
+        prompt: Prompt,
+        temperature: float,
+        name: str,
+        schema: dict[str, Any],
+        description: str = DEFAULT_DESCRIPTION,
     ) -> Structured:
-        """One tool whose input schema is `schema`, forced by tool_choice. `temperature` is not sent: the pinned
+        """One tool named `name` and described by `description` whose input schema is `schema`, forced by tool_choice. `temperature` is not sent: the pinned
         Messages API takes no sampling parameters."""
         message = self._client.messages.create(
             model=model,
@@ -108,7 +103,7 @@ class AnthropicProvider(_SDKProvider):
             tools=[
                 {
                     "name": name,
-                    "description": TOOL_DESCRIPTIONS.get(name, "Record your answer."),
+                    "description": description,
                     "input_schema": schema,
                 }
             ],
@@ -137,9 +132,16 @@ class OpenAIProvider(_SDKProvider):
         )
 
     def structured(
-        self, model: str, prompt: Prompt, temperature: float, name: str, schema: dict[str, Any]
+        self,
+        model: str,
+        prompt: Prompt,
+        temperature: float,
+        name: str,
+        schema: dict[str, Any],
+        description: str = DEFAULT_DESCRIPTION,
     ) -> Structured:
-        """A strict json_schema response format named `name`; the content parsed as JSON (None when it is not)."""
+        """A strict json_schema response format named `name` (`description` is Anthropic's alone); the content parsed
+        as JSON (None when it is not)."""
         completion = self._client.chat.completions.create(
             model=model,
             temperature=temperature,
@@ -162,64 +164,3 @@ class OpenAIProvider(_SDKProvider):
 
 
 PROVIDERS: dict[str, Callable[..., Provider]] = {"anthropic": AnthropicProvider, "openai": OpenAIProvider}
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Waits between attempts: random in [0, min(max_wait, initial × 2^n)] unless the server says retry-after."""
-
-    initial_wait: float = 1.0
-    max_wait: float = 30.0
-    max_retry_after: float = 120.0  # a longer retry-after is capped here
-    sleep: Callable[[float], None] = time.sleep
-
-
-def retry_after_seconds(exc: BaseException) -> float | None:
-    """The server's retry-after-ms / retry-after (seconds or an HTTP date) on an error response, if any."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    try:
-        if headers.get("retry-after-ms"):
-            return float(headers["retry-after-ms"]) / 1000
-        value = headers.get("retry-after")
-        if not value:
-            return None
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return None
-
-
-@dataclass
-class Attempts:
-    """How many HTTP requests one call took (failed attempts included)."""
-
-    count: int = 0
-
-
-def call_with_retries(
-    provider: Provider, call: Callable[[], T], policy: RetryPolicy, max_attempts: int, attempts: Attempts
-) -> T:
-    """`call()` until it succeeds, raises a non-transient error, or has been tried `max_attempts` times; the last error is re-raised."""
-    backoff = wait_random_exponential(multiplier=policy.initial_wait, max=policy.max_wait)
-
-    def wait(state: Any) -> float:
-        told = retry_after_seconds(state.outcome.exception())
-        return min(told, policy.max_retry_after) if told is not None else backoff(state)
-
-    def counted() -> T:
-        attempts.count += 1
-        return call()
-
-    retrying = Retrying(
-        stop=stop_after_attempt(max_attempts),
-        wait=wait,
-        retry=retry_if_exception(provider.is_transient),
-        sleep=policy.sleep,
-        reraise=True,
-    )
-    return retrying(counted)
