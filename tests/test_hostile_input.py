@@ -10,8 +10,9 @@ import time
 import pytest
 from conftest import run_cli
 
+from agentci_action._util import patterns
 from agentci_action._util.limits import MAX_ALIAS_VALUES, MAX_NESTING, REGEX_TIMEOUT_S, deeper_than
-from agentci_action.engine import metrics, patterns
+from agentci_action.engine import metrics
 
 SPEC = """
 agent: demo
