@@ -3,5 +3,6 @@ with the baseline (compare/), for the edges (cli/, github/) to report and publis
 
 Modules: evaluation (an `Evaluation` → its `Outcome`: the run and its diff; comparing two versions; merging shards) ·
 python_api (`run_agent`, `run_spec` of the Python API) · simulated_users (the simulator handed to the run stage, and
-the spend cap it shares with the judge) · blocking (the fail-on text, the exit code).
+the spend cap it shares with the judge) · blocking (the fail-on text, the exit code) · shard (a shard's queries,
+chosen before the engine is called) · merge (the shards' results as one run).
 """

@@ -6,7 +6,8 @@ python_call (a function: in worker processes, or a caller's callable in-process)
 side) · agents_sdk (an Agents SDK RunResult, read through the SDK's tracing) · capture/ (where a run's trace comes
 from: the agent's output, or its OpenTelemetry spans) · replay/ (the model-call proxy: recordings beside the spec,
 replayed or live) · records (records → one canonical trace) · trace_store (atomic per-query JSON Lines, --resume) ·
-secrets (masking) · execute (workers, retries, the whole run).
+secrets (masking) · execute (workers, retries, the whole run) · simulated_conversation (a simulated user's
+conversation) · user_simulator (the LLM playing that user, through model_access/).
 """
 
 from __future__ import annotations

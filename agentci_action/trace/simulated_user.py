@@ -1,5 +1,5 @@
-"""What a simulated user said, shared by the stage that plays it (run/user_simulator.py), the stage that runs
-the conversation and records it (run/), and the evaluation that reads how it ended from the trace.
+"""What a simulated user said, shared by the run stage that plays it and records the conversation
+(run/user_simulator.py, run/simulated_conversation.py) and the evaluation that reads how it ended from the trace.
 
 A conversation with a simulated user carries `metadata.agentci_user` (USER_KEY): how it ended (`ended`:
 goal_reached or gave_up, as the user said; stop_when, the spec's condition held on the agent's reply; max_turns,

@@ -1,8 +1,8 @@
-"""Text embeddings for semantic similarity through the judge's OpenAI provider (any OpenAI-compatible endpoint,
+"""Text embeddings for semantic similarity through model_access's OpenAI provider (any OpenAI-compatible endpoint,
 official SDK) and its retries (429 honouring retry-after, 5xx, connection errors, timeouts), with a
 content-addressed cache file, so a rerun on unchanged text makes no request.
 
-This is the edge where the engine talks to a provider; the engine itself only sees the `Embedder` protocol
+This is where the engine reaches a provider, through model_access/; the rest of the engine only sees the `Embedder` protocol
 (engine/checks/answer.py), as it only sees the `Judge` protocol of the LLM judge.
 """
 
