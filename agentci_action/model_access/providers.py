@@ -32,6 +32,8 @@ class Structured:
 
 
 class Provider(Protocol):
+    """A provider's client: replies forced into a caller's JSON schema, and which of its errors are worth retrying."""
+
     name: str
 
     def structured(
