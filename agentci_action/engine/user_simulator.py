@@ -1,5 +1,7 @@
-"""The simulated user: an LLM plays the user of a conversation (a query's `simulated_user:`), through the judge's
-providers, keys, timeout, retries and spend cap.
+"""The simulated user.
+
+An LLM plays the user of a conversation (a query's `simulated_user:`), through the judge's providers, keys, timeout,
+retries and spend cap.
 
 Its prompt keeps the spec's words and the agent's apart. The system prompt holds the persona, the goal, what the
 user knows, does not know and must never write: the spec's text, trusted. The conversation so far, the agent's
@@ -45,8 +47,10 @@ USER_SCHEMA: dict[str, Any] = {
 
 
 def user_prompt(user: SimulatedUserSpec, history: Sequence[Mapping[str, str]]) -> Prompt:
-    """System prompt: the role, persona, goal, facts and rules, from the spec. User prompt: the conversation so far
-    ({role: user|agent, content}) as inert data, or word that it has not begun."""
+    """System prompt: the role, persona, goal, facts and rules, from the spec.
+
+    User prompt: the conversation so far ({role: user|agent, content}) as inert data, or word that it has not begun.
+    """
     lines = [
         "You are playing a user of an AI agent, in a test of that agent. Stay in this role for the whole conversation.",
         f"PERSONA: {user.persona}",
@@ -85,14 +89,18 @@ def user_prompt(user: SimulatedUserSpec, history: Sequence[Mapping[str, str]]) -
 
 @dataclass
 class UserSimulator:
-    """Plays simulated users through `judge`'s providers (its keys, base URLs, timeout, retries, prices and spend
-    cap). Thread-safe as the judge is: conversations run on several workers."""
+    """Plays simulated users through `judge`'s providers (its keys, base URLs, timeout, retries, prices and spend cap).
+
+    Thread-safe as the judge is: conversations run on several workers.
+    """
 
     judge: LLMJudge
 
     def reply(self, user: SimulatedUserSpec, history: Sequence[Mapping[str, str]]) -> UserReply:
-        """The user's next move given the conversation so far; a reply that does not match the schema is asked for
-        once more. Raises UserUnavailable (trace/simulated_user.py)."""
+        """The user's next move given the conversation so far.
+
+        A reply that does not match the schema is asked for once more. Raises UserUnavailable (trace/simulated_user.py).
+        """
         model = user.model or self.judge.config.model
         name = self.judge.config.provider_for(model)
         provider = self.judge.provider(name, model)

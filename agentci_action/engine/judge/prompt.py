@@ -38,8 +38,10 @@ class Prompt:
 
 
 def inert_json(value: object) -> str:
-    """JSON with every `<` and `>` escaped, so the text can sit between tags without forming one; encodable
-    (a lone surrogate in an answer becomes U+FFFD: the provider's API takes UTF-8)."""
+    """JSON with every `<` and `>` escaped, so the text can sit between tags without forming one.
+
+    Encodable (a lone surrogate in an answer becomes U+FFFD: the provider's API takes UTF-8).
+    """
     return encodable(json.dumps(value, ensure_ascii=False, indent=1)).replace("<", "\\u003c").replace(">", "\\u003e")
 
 

@@ -59,8 +59,10 @@ class Provider(Protocol):
 
 
 class _SDKProvider(ABC):
-    """What both SDKs share: an error taxonomy with the same names, and a client with its retries off. Each SDK's
-    provider gives `structured`."""
+    """What both SDKs share: an error taxonomy with the same names, and a client with its retries off.
+
+    Each SDK's provider gives `structured`.
+    """
 
     def __init__(self, sdk: Any, client: Any, max_output_tokens: int):
         self.sdk, self._client, self._max_tokens = sdk, client, max_output_tokens
@@ -98,8 +100,10 @@ class AnthropicProvider(_SDKProvider):
     def structured(
         self, model: str, prompt: Prompt, temperature: float, name: str, schema: dict[str, Any]
     ) -> Structured:
-        """One tool whose input schema is `schema`, forced by tool_choice. `temperature` is not sent: the pinned
-        Messages API takes no sampling parameters."""
+        """One tool whose input schema is `schema`, forced by tool_choice.
+
+        `temperature` is not sent: the pinned Messages API takes no sampling parameters.
+        """
         message = self._client.messages.create(
             model=model,
             max_tokens=self._max_tokens,
