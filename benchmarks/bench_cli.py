@@ -1,5 +1,6 @@
-"""`agentci test` as a whole process, against the time to parse its input files, side by side in one run; and the
-start of the CLI.
+"""`agentci test` as a whole process, against the time to parse its input files, side by side in one run.
+
+And the start of the CLI.
 
     python benchmarks/bench_cli.py [--queries 20000] [--tools 20] [--repeats 3]
     python benchmarks/bench_cli.py --start-up [--repeats 15]

@@ -1,9 +1,10 @@
-"""The action's container: image size and where it goes (the runtime under the dependencies, the dependencies, our
-package), time from `docker run` to the first line of output and to the exit for a deterministic-only spec
-(tests/e2e) beside `docker run` of a bare `python -c pass` (the container's own start, which no image change
-removes), the same first line timed inside the container, the time to import the action (and what importing the
-SDKs up front would add), and what each dependency costs: installed size, and import time when every feature's
-modules are loaded.
+"""The action's container: its image size, start and import times, and what each dependency costs.
+
+Image size and where it goes (the runtime under the dependencies, the dependencies, our package), time from `docker run`
+to the first line of output and to the exit for a deterministic-only spec (tests/e2e) beside `docker run` of a bare
+`python -c pass` (the container's own start, which no image change removes), the same first line timed inside the
+container, the time to import the action (and what importing the SDKs up front would add), and what each dependency
+costs: installed size, and import time when every feature's modules are loaded.
 
     python benchmarks/bench_container.py [--runs 5] [--image NAME ...] [--top 12]
 
@@ -52,8 +53,10 @@ ENVIRONMENT = {"INPUT_SPEC": "agentci.yaml", "INPUT_TRACES": "traces.jsonl", "GI
 
 
 def docker_run(image: str, path: Path | None, *entrypoint: str) -> list[str]:
-    """`docker run` of the image's entrypoint, or of `entrypoint` given instead, with the workspace at `path` and the
-    inputs the action's runs get (none without a workspace)."""
+    """`docker run` of the image's entrypoint, or of `entrypoint` given instead, with the workspace at `path`.
+
+    With the inputs the action's runs get (none without a workspace).
+    """
     command = ["docker", "run", "--rm"]
     if path is not None:
         command += ["-v", f"{path}:/github/workspace", "-w", "/github/workspace"]
@@ -71,8 +74,10 @@ def python_in(image: str, code: str, *args: str, path: Path | None = None) -> st
 
 
 def timed_run(image: str, path: Path, *entrypoint: str) -> tuple[float, float, str]:
-    """(seconds to the first line of output, seconds to the exit, that first line) of the image's entrypoint, or
-    of `entrypoint` (e.g. python -c pass) given instead."""
+    """(seconds to the first line of output, seconds to the exit, that first line) of the image's entrypoint.
+
+    Or of `entrypoint` (e.g. python -c pass) given instead.
+    """
     command = docker_run(image, path, *entrypoint)
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)

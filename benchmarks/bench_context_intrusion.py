@@ -1,6 +1,7 @@
-"""Longest common substring for context intrusion: cydifflib (what the engine uses: difflib's algorithm in C++)
-against the standard library's difflib and the textbook dynamic programme of the metrics reference, side by side
-on the same texts in one run.
+"""Longest common substring for context intrusion: cydifflib against difflib and the textbook programme.
+
+Cydifflib (what the engine uses: difflib's algorithm in C++) against the standard library's difflib and the textbook
+dynamic programme of the metrics reference, side by side on the same texts in one run.
 
     python benchmarks/bench_context_intrusion.py [--pairs 20] [--answer 800] [--document 2000]
 

@@ -117,8 +117,11 @@ def check_results(run, folder: str, queries: int, tools: int) -> str:
 
 
 def timed(fn):
-    """(fn(), the CPU time it took in this process): on a shared machine the others' work stretches wall time
-    far more than CPU time, and every step timed here runs on this one thread."""
+    """(fn(), the CPU time it took in this process).
+
+    On a shared machine the others' work stretches wall time far more than CPU time, and every step timed here runs on
+    this one thread.
+    """
     start = time.process_time()
     value = fn()
     return value, time.process_time() - start

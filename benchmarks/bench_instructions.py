@@ -1,5 +1,6 @@
-"""Machine instructions per query of deterministic evaluation: a count that, unlike a time, does not move with the
-machine's other work.
+"""Machine instructions per query of deterministic evaluation.
+
+A count that, unlike a time, does not move with the machine's other work.
 
     python benchmarks/bench_instructions.py [--queries 300] [--tools 20] [--rounds 3]
 

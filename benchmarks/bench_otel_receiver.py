@@ -69,8 +69,10 @@ SENDER = textwrap.dedent(
 
 
 def batches(total: int) -> list[bytes]:
-    """ExportTraceServiceRequests of BATCH spans each: a chat span and a tool span per agent turn, one resource
-    (run) per 100 spans."""
+    """ExportTraceServiceRequests of BATCH spans each.
+
+    A chat span and a tool span per agent turn, one resource (run) per 100 spans.
+    """
     bodies = []
     for first in range(0, total, BATCH):
         memory = InMemorySpanExporter()

@@ -1,5 +1,7 @@
-"""The runner's overhead: with an agent that sleeps 1 s, 200 queries on 8 workers against the ideal 25 s; and the
-runner's own cost per run with spawning excluded (an in-process agent that returns at once), per run.
+"""The runner's overhead.
+
+With an agent that sleeps 1 s, 200 queries on 8 workers against the ideal 25 s; and the runner's own cost per run with
+spawning excluded (an in-process agent that returns at once), per run.
 
     python benchmarks/bench_runner.py [--queries 200] [--workers 8] [--sleep 1.0]
 

@@ -64,8 +64,10 @@ def exact_power_fresh(runs: int) -> float:
 
 
 def simulated(rng: np.random.Generator, queries: int, runs: int, base_runs: int | None) -> float:
-    """The share of `queries` synthetic queries at 60 % (baseline at 90 %, known when base_runs is None) that the
-    verdicts call regressed, one query at a time (nothing to adjust for)."""
+    """The share of `queries` synthetic queries at 60 % that the verdicts call regressed, one query at a time.
+
+    Baseline at 90 %, known when base_runs is None; one at a time: nothing to adjust for.
+    """
     flagged = 0
     for _ in range(queries):
         base = KNOWN if base_runs is None else (int(rng.binomial(base_runs, 0.9)), base_runs)
@@ -76,8 +78,10 @@ def simulated(rng: np.random.Generator, queries: int, runs: int, base_runs: int 
 
 
 def wald(rate: float, cap: int = 20) -> tuple[float, float]:
-    """Wald's sequential test of 90 % against 60 % (α 0.05, β 0.2) on runs passing at `rate`, decided after every
-    run, capped at `cap`: exactly, (P(flagged), mean runs). Boundaries log((1−β)/α) and log(β/(1−α))."""
+    """Wald's sequential test of 90 % against 60 % on runs passing at `rate`, exactly: (P(flagged), mean runs).
+
+    α 0.05, β 0.2, decided after every run, capped at `cap`. Boundaries log((1−β)/α) and log(β/(1−α)).
+    """
     upper, lower = math.log(0.8 / 0.05), math.log(0.2 / 0.95)
     per_pass, per_fail = math.log(0.6 / 0.9), math.log(0.4 / 0.1)
     alive, flagged, runs = {0: 1.0}, 0.0, 0.0

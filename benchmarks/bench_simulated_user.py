@@ -1,6 +1,7 @@
-"""What a simulated user adds to running a conversation, side by side in one run: the same conversations driven
-with scripted turns, with a simulated user replayed from its recordings, and with the simulator live (the real
-anthropic SDK against the local fake provider on 127.0.0.1, its recordings written).
+"""What a simulated user adds to running a conversation, side by side in one run.
+
+The same conversations driven with scripted turns, with a simulated user replayed from its recordings, and with the
+simulator live (the real anthropic SDK against the local fake provider on 127.0.0.1, its recordings written).
 
     python benchmarks/bench_simulated_user.py [--conversations 40] [--turns 4] [--repeats 3]
 

@@ -1,7 +1,8 @@
-"""zizmor over the workflows AgentCI hands its users: what `agentci init` writes (and again with its optional jobs
-uncommented, as its comment says to use them) and every workflow snippet of README.md and docs/*.md (a snippet of
-jobs or steps is completed into a workflow of its own: a name, a trigger, no default permissions). Run by .ci/run;
-tests/test_release.py runs it too.
+"""zizmor over the workflows AgentCI hands its users.
+
+What `agentci init` writes (and again with its optional jobs uncommented, as its comment says to use them) and every
+workflow snippet of README.md and docs/*.md (a snippet of jobs or steps is completed into a workflow of its own: a name,
+a trigger, no default permissions). Run by .ci/run; tests/test_release.py runs it too.
 
     python scripts/audit_workflows.py   # exit 1 and zizmor's findings when there is any at medium or above
 
@@ -42,8 +43,11 @@ def uncommented(template: str) -> str:
 
 
 def as_workflow(snippet: str) -> str | None:
-    """A documentation snippet as a whole workflow: a workflow as it is (with what it leaves out added: a name, a
-    trigger, `permissions: {}`), jobs or steps put into one; None for YAML that uses no action (a spec, say)."""
+    """A documentation snippet as a whole workflow.
+
+    A workflow as it is (with what it leaves out added: a name, a trigger, `permissions: {}`), jobs or steps put into
+    one; None for YAML that uses no action (a spec, say).
+    """
     if "uses:" not in snippet:
         return None
     body = textwrap.dedent(snippet)

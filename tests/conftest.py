@@ -17,9 +17,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def real_traces_dir() -> Path | None:
-    """shared/fixtures/real-traces (recordings made by other projects, never copied into the repository):
+    """shared/fixtures/real-traces (recordings made by other projects, never copied into the repository).
+
     $AGENTCI_REAL_TRACES, else beside the clone (CI lays shared/ next to it), else the development machine's
-    /work/shared; None when none exists."""
+    /work/shared; None when none exists.
+    """
     override = os.environ.get("AGENTCI_REAL_TRACES")
     if override:
         return Path(override) if Path(override).is_dir() else None
@@ -30,8 +32,10 @@ def real_traces_dir() -> Path | None:
 
 
 def shared_fixture(found: Path | None, reason: str) -> Path:
-    """`found` (a shared fixture's path); without it the test is skipped for `reason`, or fails where end-to-end
-    tests may not skip (CI)."""
+    """`found` (a shared fixture's path).
+
+    Without it the test is skipped for `reason`, or fails where end-to-end tests may not skip (CI).
+    """
     if found is None:
         if os.environ.get("AGENTCI_REQUIRE_E2E"):
             pytest.fail(reason)
@@ -97,8 +101,11 @@ GOLDEN = ROOT / "tests" / "golden"
 
 
 def check_golden(name: str, text: str) -> None:
-    """`text` equals tests/golden/NAME. AGENTCI_UPDATE_GOLDEN=1 rewrites the file instead: then review the change
-    by reading `git diff tests/golden` (docs/CONTRIBUTING.md)."""
+    """`text` equals tests/golden/NAME.
+
+    AGENTCI_UPDATE_GOLDEN=1 rewrites the file instead: then review the change by reading `git diff tests/golden`
+    (docs/CONTRIBUTING.md).
+    """
     path = GOLDEN / name
     if os.environ.get("AGENTCI_UPDATE_GOLDEN") == "1":
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -153,8 +160,10 @@ ACTION_FILES = (
 
 
 def action_workspace(path: Path) -> Path:
-    """A new directory holding this repository's action, its Dockerfile built on the local base (act passes no
-    build arguments), and an empty .github/workflows."""
+    """A new directory holding this repository's action, its Dockerfile built on the local base.
+
+    Act passes no build arguments. It also holds an empty .github/workflows.
+    """
     path.mkdir()
     for name in ACTION_FILES:
         source = ROOT / name
@@ -177,9 +186,11 @@ def run_act(
     secrets: dict[str, str] | None = None,
     timeout_s: float = 900,
 ) -> tuple[int, str]:
-    """Run `.github/workflows/<workflow>` of `workspace` on `event` with act, as GitHub would: the local base image
-    as ubuntu-latest, nothing pulled, the workspace bound, containers removed, no first-run prompt.
-    (exit code, log)."""
+    """Run `.github/workflows/<workflow>` of `workspace` on `event` with act, as GitHub would.
+
+    The local base image as ubuntu-latest, nothing pulled, the workspace bound, containers removed, no first-run prompt.
+    (exit code, log).
+    """
     event_path = workspace.parent / f"{event_name}.json"
     event_path.write_text(json.dumps(event))
     command = [act_binary(), event_name, "-W", f".github/workflows/{workflow}", "-P", f"ubuntu-latest={base_image()}"]

@@ -171,9 +171,11 @@ def _figures(side: Side, **path) -> dict:
 
 
 def mixed_run() -> RunResult:
-    """The suite now: one pass; a path warning (the order searched for, not looked up); a refund made
-    before the order was looked up (a path rule the spec made blocking, beside a warning of its own); and a
-    correctness failure whose answer obeys a hostile prompt."""
+    """The suite now: one pass, a path warning, a refund made before the lookup, a correctness failure.
+
+    The path warning: the order searched for, not looked up; the refund made before the order was looked up is a path
+    rule the spec made blocking, beside a warning of its own; the correctness failure's answer obeys a hostile prompt.
+    """
     now = {qid: (line, text, after or before) for qid, line, text, before, after in SUITE}
     findings = {
         "order-status": {
@@ -229,8 +231,10 @@ def _trace(qid: str, side: Side):
 
 
 def mixed_diff(after: RunResult):
-    """mixed_run() against its baseline v1, where every query but the order status passed: the refund now made before
-    the lookup (and for ten times the amount), the injection obeyed."""
+    """mixed_run() against its baseline v1, where every query but the order status passed.
+
+    The refund now made before the lookup (and for ten times the amount), the injection obeyed.
+    """
     from agentci_action.compare.diff import Side as DiffSide
     from agentci_action.compare.diff import diff_runs
 

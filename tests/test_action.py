@@ -1,5 +1,8 @@
-"""The runner contract in-process: INPUT_* and GITHUB_* in, results file, summary, outputs, annotations, comment
-and exit code out; PyGithub talks to the local GitHub API server."""
+"""The runner contract in-process.
+
+INPUT_* and GITHUB_* in, results file, summary, outputs, annotations, comment and exit code out; PyGithub talks to the
+local GitHub API server.
+"""
 
 from __future__ import annotations
 

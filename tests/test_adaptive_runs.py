@@ -1,6 +1,9 @@
-"""Adaptive runs (`runs: {min, max, batch}`): `agentci test` without --traces runs the minimum, then only the
-queries whose verdict against the baseline is still open, a batch at a time, within the agent's spend cap; `save`
-records the maximum. The agent is a real `python:` runner whose runs pass or fail by a fixed pattern per query."""
+"""Adaptive runs (`runs: {min, max, batch}`).
+
+`agentci test` without --traces runs the minimum, then only the queries whose verdict against the baseline is still
+open, a batch at a time, within the agent's spend cap; `save` records the maximum. The agent is a real `python:` runner
+whose runs pass or fail by a fixed pattern per query.
+"""
 
 from __future__ import annotations
 

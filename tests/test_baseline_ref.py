@@ -1,7 +1,10 @@
-"""The base branch as the baseline: `--baseline-ref REF` and the action's `baseline: base` read the traces and the
-saved versions as they are at the base commit, through git in a real repository (two commits built here), else
-through the GitHub contents API with the real PyGithub against the local fake GitHub (a shallow clone), and
-evaluate them with the current spec exactly as a saved version is."""
+"""The base branch as the baseline.
+
+`--baseline-ref REF` and the action's `baseline: base` read the traces and the saved versions as they are at the base
+commit, through git in a real repository (two commits built here), else through the GitHub contents API with the real
+PyGithub against the local fake GitHub (a shallow clone), and evaluate them with the current spec exactly as a saved
+version is.
+"""
 
 from __future__ import annotations
 

@@ -421,8 +421,10 @@ def test_the_precheck_fails_whatever_fails_test(write, write_traces, spec_text, 
 
 
 def test_the_precheck_judges_repeated_runs_by_min_pass_rate(tmp_path):
-    """examples/repeated-runs' baseline runs pass `test` (some runs fail, within min_pass_rate): their save passes
-    the precheck."""
+    """examples/repeated-runs' baseline runs pass `test` (some runs fail, within min_pass_rate).
+
+    Their save passes the precheck.
+    """
     spec = load_spec(ROOT / "examples/repeated-runs/agentci_spec.yaml").model_copy(
         update={"baseline_dir": str(tmp_path)}
     )

@@ -208,8 +208,11 @@ def test_matches_brute_force_on_random_cases(mode, repeats_allowed):
 
 
 def test_the_action_and_the_engine_import_without_numpy_or_jsonschema():
-    """numpy is imported on the first expected_tool_calls match and jsonschema on the first json_schema check, not
-    at start: a spec without them never pays for them (scipy is no dependency at all)."""
+    """numpy and jsonschema are imported on first use, not at start: a spec without them never pays for them.
+
+    numpy on the first expected_tool_calls match and jsonschema on the first json_schema check (scipy is no dependency
+    at all).
+    """
     import subprocess
     import sys
 
@@ -227,8 +230,10 @@ def test_the_action_and_the_engine_import_without_numpy_or_jsonschema():
 
 
 def _perturbed_case(rng: random.Random):
-    """A recorded run as the expectation (steps with its arguments, rules, any_of, optional steps), and the run
-    with a few calls dropped, inserted, swapped or, sometimes, all shuffled."""
+    """A recorded run as the expectation, and the run with a few calls dropped, inserted, swapped or shuffled.
+
+    The expectation: steps with its arguments, rules, any_of, optional steps; sometimes all the calls are shuffled.
+    """
     tools = "abcd"[: rng.randint(1, 4)]
     recorded = [
         ToolCall(name=rng.choice(tools), arguments={"x": rng.randint(0, 3), "y": rng.choice("pq")})
@@ -281,8 +286,11 @@ def _best_weight(steps, trace, ordered: bool) -> int:
 
 @pytest.mark.parametrize("mode", list(MatchMode))
 def test_searches_from_the_diagonals_agree_with_exhaustive_ones_on_long_traces(mode, monkeypatch):
-    """Every case twice: as shipped (diagonals, Myers' diff, assignment of what is left) and with no unpaired
-    step or call searched that way (the DP over the whole middle, the assignment over the whole graph)."""
+    """Every case twice.
+
+    As shipped (diagonals, Myers' diff, assignment of what is left) and with no unpaired step or call searched that way
+    (the DP over the whole middle, the assignment over the whole graph).
+    """
     from agentci_action.engine import call_matching
 
     rng = random.Random(20261123)
@@ -325,8 +333,11 @@ def test_an_expectation_is_compiled_once_for_the_same_steps():
 
 
 def _scipy_assignment(steps, calls, n, m, weights):
-    """The previous release's assignment: scipy's sparse LAPJV, a min-cost full matching on the compatible pairs
-    (cost 1) plus a stand-in call per step (cost 1 + w_i, "unpaired")."""
+    """The previous release's assignment.
+
+    scipy's sparse LAPJV, a min-cost full matching on the compatible pairs (cost 1) plus a stand-in call per step (cost
+    1 + w_i, "unpaired").
+    """
     import numpy as np
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import min_weight_full_bipartite_matching
@@ -342,9 +353,12 @@ def _scipy_assignment(steps, calls, n, m, weights):
 
 
 def test_the_assignment_weighs_what_scipys_does_and_pairs_the_earlier_of_competing_steps():
-    """20,000 random graphs (up to 12 × 12, any density, required steps weighing more than optional ones) and a few
-    large ones: a one-to-one pairing of compatible pairs, of the weight scipy's min-cost matching finds. Among
-    pairings of equal weight ours pairs the heavier and then the earlier step (scipy's choice is LAPJV's)."""
+    """Pairings of maximum weight, as scipy's min-cost matching finds, on 20,000 random graphs and a few large ones.
+
+    Random graphs up to 12 × 12, any density, required steps weighing more than optional ones: a one-to-one pairing of
+    compatible pairs, of the weight scipy's min-cost matching finds. Among pairings of equal weight ours pairs the
+    heavier and then the earlier step (scipy's choice is LAPJV's).
+    """
     from agentci_action.engine.call_matching import assign
 
     rng = random.Random(20261125)

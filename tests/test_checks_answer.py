@@ -1,5 +1,8 @@
-"""Answer vs reference: normalised exact match, ROUGE, BLEU (hand-computed), semantic similarity through the real
-openai SDK against a local embeddings server (retries, cache, honest skips)."""
+"""Answer vs reference.
+
+Normalised exact match, ROUGE, BLEU (hand-computed), semantic similarity through the real openai SDK against a local
+embeddings server (retries, cache, honest skips).
+"""
 
 import json
 

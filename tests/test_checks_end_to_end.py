@@ -1,5 +1,7 @@
-"""The `checks:` block through the real CLI: layers, severities, exit codes, suite aggregates, and secrets masked in
-the console and JSON reports."""
+"""The `checks:` block through the real CLI.
+
+Layers, severities, exit codes, suite aggregates, and secrets masked in the console and JSON reports.
+"""
 
 import json
 import re
@@ -236,8 +238,10 @@ def test_the_docs_example_of_checks_is_a_valid_query():
 
 
 def every_report(run) -> dict[str, str]:
-    """Every rendering of a run the package has: console and JSON, and once they exist the job summary, the
-    PR comment and the workflow-command annotations."""
+    """Every rendering of a run the package has.
+
+    Console and JSON, and once they exist the job summary, the PR comment and the workflow-command annotations.
+    """
     import importlib
 
     from agentci_action.report import console

@@ -1,5 +1,8 @@
-"""RAG: recall@k and precision@k (N/A without labels), context intrusion by longest common substring with every
-boundary of the piecewise mapping, citations."""
+"""RAG: recall@k and precision@k, context intrusion by longest common substring, citations.
+
+recall@k and precision@k are N/A without labels; context intrusion is tested with every boundary of the piecewise
+mapping.
+"""
 
 import random
 
@@ -70,8 +73,11 @@ def test_intrusion_ratio_by_hand():
 
 
 def test_intrusion_ratio_divides_by_the_answer_as_given_like_the_reference():
-    """The reference: LCS of normalised texts / len(response), the raw answer. A verbatim copy padded with triple
-    spaces: LCS 44 (the normalised texts are equal), raw answer 44 + 6 gaps × 2 extra spaces = 56 characters."""
+    """The reference: LCS of normalised texts / len(response), the raw answer.
+
+    A verbatim copy padded with triple spaces: LCS 44 (the normalised texts are equal), raw answer 44 + 6 gaps × 2 extra
+    spaces = 56 characters.
+    """
     doc = "refunds are issued within five business days"
     answer = "Refunds   are   issued   within   five   business   days"
     assert len(doc) == 44 and len(answer) == 56

@@ -1,5 +1,7 @@
-"""Safety: Luhn, PII and secret patterns, masking (also of cut-off fragments), refusal, injection echo, and the
-toxicity and bias rubric templates sent to the judge."""
+"""Safety: Luhn, PII and secret patterns, masking, refusal, injection echo, toxicity and bias rubrics.
+
+Masking also of cut-off fragments; the toxicity and bias rubric templates sent to the judge.
+"""
 
 import pytest
 

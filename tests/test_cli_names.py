@@ -1,5 +1,8 @@
-"""Names that agree: the spec is agentci_spec.yaml everywhere (agentci.yaml still read by default, with a
-deprecation notice), named as SPEC or --spec on every command, found by default; `agentci --version`."""
+"""Names that agree.
+
+The spec is agentci_spec.yaml everywhere (agentci.yaml still read by default, with a deprecation notice), named as SPEC
+or --spec on every command, found by default; `agentci --version`.
+"""
 
 import io
 import json
@@ -61,8 +64,11 @@ def test_one_default_spec_name_in_both_actions_every_command_init_and_the_exampl
 
 
 def run_step_of_the_run_action(workspace: Path, tmp_path: Path, **inputs: str) -> subprocess.CompletedProcess:
-    """The composite action run/action.yml's `run` step ("Run the agent") as the runner runs it: its env made from the
-    inputs (the defaults for those not given), in `workspace`; its virtual environment's python is this one."""
+    """The composite action run/action.yml's `run` step ("Run the agent") as the runner runs it.
+
+    Its env made from the inputs (the defaults for those not given), in `workspace`; its virtual environment's python is
+    this one.
+    """
     action = yaml.safe_load((ROOT / "run" / "action.yml").read_text())
     (step,) = [step for step in action["runs"]["steps"] if step.get("id") == "run"]
     values = {name: inputs.get(name, str(spec.get("default", ""))) for name, spec in action["inputs"].items()}

@@ -223,8 +223,11 @@ queries:
 
 
 def test_a_turn_s_checks_block_judges_that_turn_alone_with_the_query_s_semantics(write):
-    """checks: on a turn reads the turn's answer, calls and reference answer, files each check in its layer as a
-    single query's do, and the conversation's layer holds it labelled with its turn."""
+    """checks: on a turn reads that turn, files each check in its layer, and the conversation's layer labels it.
+
+    It reads the turn's answer, calls and reference answer, files each check in its layer as a single query's do, and
+    the conversation's layer holds it labelled with its turn.
+    """
     spec_path = write("spec.yaml", TURN_CHECKS)
     _, good = _evaluate(spec_path, ASKS_FIRST)
     (refund,) = good.results

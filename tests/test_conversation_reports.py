@@ -1,6 +1,8 @@
-"""A conversation whose turn 2 regresses is reported at turn 2 by `test`, `diff`, the action and the Python API
-alike: the first diverged turn with its answers before and after, the failing turn first, the annotation on the
-turn's line. Hostile turn text stays inert in every report."""
+"""A conversation whose turn 2 regresses is reported at turn 2 by `test`, `diff`, the action and the Python API alike.
+
+The first diverged turn with its answers before and after, the failing turn first, the annotation on the turn's line.
+Hostile turn text stays inert in every report.
+"""
 
 from __future__ import annotations
 

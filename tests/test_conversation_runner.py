@@ -1,6 +1,9 @@
-"""`agentci run` drives a conversation turn by turn: a real openai-SDK agent against the local scripted model, in
-both styles (the history resent each turn, or a session id the agent keeps state under), as a command and as a
-`python:` callable; stop_on_failure ends the conversation at the turn that blocks."""
+"""`agentci run` drives a conversation turn by turn.
+
+A real openai-SDK agent against the local scripted model, in both styles (the history resent each turn, or a session id
+the agent keeps state under), as a command and as a `python:` callable; stop_on_failure ends the conversation at the
+turn that blocks.
+"""
 
 from __future__ import annotations
 
@@ -108,8 +111,11 @@ def test_under_capture_otel_a_turn_s_spans_carry_its_turn():
 @pytest.mark.parametrize("api", ["chat_completions", "responses"])
 @pytest.mark.parametrize("style", ["session", "history"])
 def test_an_agents_sdk_agent_keeps_the_conversation_in_its_own_session_or_is_resent_it(tmp_path, api, style):
-    """Both styles of state on the real Agents SDK: its SQLiteSession under AgentCI's session id, or the history
-    AgentCI resends as the run's input items; either way turn 2's request carries turn 1."""
+    """Both styles of state on the real Agents SDK.
+
+    Its SQLiteSession under AgentCI's session id, or the history AgentCI resends as the run's input items; either way
+    turn 2's request carries turn 1.
+    """
     with ScriptedOpenAIServer(WEATHER, per_message=True) as model:
         runner = {
             "python": f"agents_sdk_agent:{'answer_in_session' if style == 'session' else 'answer_with_history'}",
@@ -144,8 +150,11 @@ def test_an_agents_sdk_agent_keeps_the_conversation_in_its_own_session_or_is_res
 
 
 def test_a_langgraph_agent_returning_its_thread_gives_each_turn_its_own_reply(tmp_path):
-    """A real LangGraph agent keeping the conversation in its checkpointer's thread (AgentCI's session id) returns the
-    whole thread every turn: each turn's trace is the thread's last turn, not the conversation so far."""
+    """A LangGraph agent returning its whole thread every turn: each turn's trace is the thread's last turn.
+
+    A real LangGraph agent keeping the conversation in its checkpointer's thread (AgentCI's session id); each turn's
+    trace is not the conversation so far.
+    """
     with ScriptedOpenAIServer(ASKS_FIRST, per_message=True) as model:
         spec = _spec(tmp_path, {"python": "langgraph_thread_agent:chat_in_thread", "workers": 1})
         env = hermetic_environment(OPENAI_BASE_URL=model.openai_url, OPENAI_API_KEY="sk-test")
@@ -216,8 +225,11 @@ def _turns_run(folder: Path) -> int:
 
 @pytest.mark.parametrize(("fail_on", "turns"), [(None, 2), ("correctness,path", 1)])
 def test_the_runner_stops_a_conversation_where_the_run_s_fail_on_blocks(tmp_path, fail_on, turns):
-    """`agentci run --fail-on`, `agentci test --fail-on` (which runs the agent), the run action's `fail-on` input and
-    the Python API's settings each judge the stop with the fail-on they were given, not the default."""
+    """Every way to run the agent judges the stop with the fail-on it was given, not the default.
+
+    `agentci run --fail-on`, `agentci test --fail-on` (which runs the agent), the run action's `fail-on` input and the
+    Python API's settings.
+    """
     spec = _stopping_spec(tmp_path)
     flag = ["--fail-on", fail_on] if fail_on else []
     assert run_cli("run", "--spec", spec, "--output", tmp_path / "run", *flag).returncode == 0

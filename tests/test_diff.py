@@ -272,8 +272,11 @@ VARIANT_SPEC = "agent: demo\nqueries:\n  - {id: q, query: q, correctness: {expec
 
 
 def test_the_diff_compares_with_the_variant_the_path_layer_chose(write, write_traces):
-    """Variants [s, a] ($0.01) and [s, f, a] ($0.02); the current run takes [s, f, a] for $0.03: the path layer
-    picks variant 1, and so do the per-query figures and the uplift."""
+    """Variants [s, a] ($0.01) and [s, f, a] ($0.02).
+
+    The current run takes [s, f, a] for $0.03: the path layer picks variant 1, and so do the per-query figures and the
+    uplift.
+    """
     from agentci_action.pipeline.evaluation import Evaluation, evaluate
 
     spec = write("spec.yaml", VARIANT_SPEC)

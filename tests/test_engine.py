@@ -135,8 +135,11 @@ def test_judge_runs_only_after_deterministic_checks_pass_and_in_gating_order():
 
 
 def test_a_judge_of_ones_own_may_answer_with_plain_status_strings():
-    """A Check's constructor does not validate: a judge written outside the engine that gives "pass" gets its
-    verdicts read as Status members (the gate opens, the layer passes); a status that is none is a clear error."""
+    """A Check's constructor does not validate.
+
+    A judge written outside the engine that gives "pass" gets its verdicts read as Status members (the gate opens, the
+    layer passes); a status that is none is a clear error.
+    """
     judge = ScriptedJudge("pass", "pass", "pass", "fail")
     layer = evaluate_correctness(query(correctness=JUDGED), trace(final_answer="ok"), judge)
     assert len(judge.asked) == 4 and layer.status is Status.FAIL
@@ -317,8 +320,11 @@ def test_summary_counts(write):
 
 
 def test_results_made_without_validation_read_back_equal_through_pydantic(write):
-    """A query's results are dataclasses the engine makes unvalidated: pydantic must write them as the results JSON
-    and read that JSON back into equal objects (statuses as Status members), refusing what is not a result."""
+    """A query's results are dataclasses the engine makes unvalidated.
+
+    Pydantic must write them as the results JSON and read that JSON back into equal objects (statuses as Status
+    members), refusing what is not a result.
+    """
     data = {"actual": 3, "max": 2.5}
     built = Check(name="max_loops", status=Status.WARN, message="loops: 3 > max 2.5", data=data)
     validated = Check.model_validate_json(built.model_dump_json())
@@ -369,8 +375,10 @@ queries:
 
 
 def test_queries_without_a_checks_block_share_an_empty_one_nothing_fills(write):
-    """A query without `checks:` is given the shared NO_CHECKS instead of a fresh empty set of checks: a suite mixing
-    such queries with ones whose checks find a leak, fail and pass must leave it empty."""
+    """A query without `checks:` is given the shared NO_CHECKS instead of a fresh empty set of checks.
+
+    A suite mixing such queries with ones whose checks find a leak, fail and pass must leave it empty.
+    """
     from agentci_action.engine.checks import NO_CHECKS
 
     spec = load_spec(

@@ -1,10 +1,12 @@
-"""The examples' agents (scripted policies in examples/*/agent.py): `agentci run` on each example reproduces its
-recorded traces fact for fact, and the RAG story (test the broken agent, save it, fix it, test, save, diff) runs
-with the agent instead of recorded files.
+"""The examples' agents (scripted policies in examples/*/agent.py).
+
+`agentci run` on each example reproduces its recorded traces fact for fact, and the RAG story (test the broken agent,
+save it, fix it, test, save, diff) runs with the agent instead of recorded files.
 
 Timings are compared too: the scripted agents model their latencies (and tokens) from the text instead of
 measuring a model that does not run (examples/scripted_model.py), so a run is deterministic to the millisecond.
-A real agent's timings are not, and a test of one would leave them out."""
+A real agent's timings are not, and a test of one would leave them out.
+"""
 
 from __future__ import annotations
 
@@ -67,8 +69,11 @@ def test_the_baselines_are_the_recorded_runs(name):
 
 
 def test_the_broken_and_fixed_agents_differ_only_where_the_story_says():
-    """rag: only weather-tokyo changes between versions; support-router: only the two misrouted queries;
-    dev-agent: only the re-read file."""
+    """Each example's versions differ only where meant.
+
+    rag: only weather-tokyo changes between versions; support-router: only the two misrouted queries; dev-agent: only
+    the re-read file.
+    """
     changed = {}
     for name, before, after in [
         ("rag", "runs/v1-broken.jsonl", "runs/v2-fixed.jsonl"),

@@ -1,6 +1,9 @@
-"""The openai-agent example: a real `openai` SDK tool-calling agent, run by the python runner against a local fake
-OpenAI server (tests/fakes/llm_server.py with an agent model), so the whole path runs without a key; and replayed from
-its committed recordings (made against that server by the test below that re-records them) with no server at all."""
+"""The openai-agent example.
+
+A real `openai` SDK tool-calling agent, run by the python runner against a local fake OpenAI server
+(tests/fakes/llm_server.py with an agent model), so the whole path runs without a key; and replayed from its committed
+recordings (made against that server by the test below that re-records them) with no server at all.
+"""
 
 from __future__ import annotations
 
@@ -22,8 +25,11 @@ KEY = "sk-test-openai-agent-0123456789"
 
 
 def order_model(messages: list[dict], tools: list[dict]) -> dict:
-    """The model the example's agent talks to: one tool call for an order or a request for a human, then an answer
-    built from the tool's result; anything else is declined without tools."""
+    """The model the example's agent talks to.
+
+    One tool call for an order or a request for a human, then an answer built from the tool's result; anything else is
+    declined without tools.
+    """
     last = messages[-1]
     if last["role"] == "tool":
         asked = next(m for m in reversed(messages) if m["role"] == "assistant")["tool_calls"][0]["function"]
@@ -160,8 +166,11 @@ def test_the_example_runs_replayed_from_its_recordings_with_no_key_and_no_server
 
 
 def assert_attributed_from_recordings(directory: Path) -> None:
-    """The agent's trace shows no request; each of its model calls was split from the request the proxy recorded
-    (the i-th recorded call for the i-th model call), counted by tiktoken, and adds up to its reported tokens."""
+    """The agent's trace shows no request.
+
+    Each of its model calls was split from the request the proxy recorded (the i-th recorded call for the i-th model
+    call), counted by tiktoken, and adds up to its reported tokens.
+    """
     o200k = encoding("o200k_base")
     for trace in load_traces([directory]):
         recorded = json.loads((EXAMPLE / "recordings" / trace.id / "run-0.json").read_text())["calls"]

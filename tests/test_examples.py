@@ -121,8 +121,10 @@ def test_pytest_integration_example_runs_one_test_per_query_in_parallel():
 
 
 def test_pytest_examples_runs_with_pytest_alone_from_the_repository_root():
-    """As docs/examples.md runs it after the README's install: pytest without pytest-xdist (`-p no:xdist`), from the
-    root of a checkout, whose own configuration adds `-n auto`."""
+    """As docs/examples.md runs it after the README's install.
+
+    Pytest without pytest-xdist (`-p no:xdist`), from the root of a checkout, whose own configuration adds `-n auto`.
+    """
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "examples/pytest"],
         capture_output=True,

@@ -1,6 +1,9 @@
-"""A lean install (`pip install agentci-action`, no extras): a feature whose optional dependency is missing stops
-with exit 2 and names the extra to install, never with a traceback. The package is made missing the way Python
-sees an absent one (None in sys.modules: ModuleNotFoundError); .ci/compat runs the core suite in a real lean venv."""
+"""A lean install (`pip install agentci-action`, no extras).
+
+A feature whose optional dependency is missing stops with exit 2 and names the extra to install, never with a traceback.
+The package is made missing the way Python sees an absent one (None in sys.modules: ModuleNotFoundError); .ci/compat
+runs the core suite in a real lean venv.
+"""
 
 from __future__ import annotations
 

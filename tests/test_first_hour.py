@@ -1,6 +1,9 @@
-"""The first hour, as the README tells it: a fresh directory walked through "Your own repository in five steps" with
-a runnable agent (the README's own) ends in a workflow that runs the agent, a clean first diff, and no error or
-warning a newcomer would have to look up. The steps are read from the README, so this walks what it says."""
+"""The first hour, as the README tells it.
+
+A fresh directory walked through "Your own repository in five steps" with a runnable agent (the README's own) ends in a
+workflow that runs the agent, a clean first diff, and no error or warning a newcomer would have to look up. The steps
+are read from the README, so this walks what it says.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""Readers of the frameworks' own trace formats, on what the real libraries write: MLflow (run here, against a
-local tracking server and model), LiteLLM (a committed recording its generator makes with the real library,
-regenerated and compared when litellm is installed) and Langfuse (run here, its spans as its SDK exports them).
+"""Readers of the frameworks' own trace formats, on what the real libraries write.
+
+MLflow (run here, against a local tracking server and model), LiteLLM (a committed recording its generator makes with
+the real library, regenerated and compared when litellm is installed) and Langfuse (run here, its spans as its SDK
+exports them).
 
 Every agent below plays the same scripted model: two tool calls issued together (the second tool fails), then
 the answer. The facts each trace must give are the script's.
@@ -45,8 +47,11 @@ def _facts(trace):
 
 @pytest.mark.parametrize("traced_tools", [True, False], ids=["tool spans", "tools in the messages"])
 def test_mlflow_traces_of_a_real_agent(tmp_path, traced_tools):
-    """mlflow-tracing's OpenAI autolog and @mlflow.trace; with tool spans a failing tool's error is the
-    exception MLflow recorded, without them the calls and results come from the autologged messages."""
+    """mlflow-tracing's OpenAI autolog and @mlflow.trace.
+
+    With tool spans a failing tool's error is the exception MLflow recorded, without them the calls and results come
+    from the autologged messages.
+    """
     out = tmp_path / "mlflow.jsonl"
     with ScriptedOpenAIServer(SCRIPT) as model, FakeMlflowServer(tmp_path / "artifacts") as tracking:
         env = {
@@ -95,8 +100,11 @@ def test_litellm_logging_payloads_give_one_trace_per_run():
 
 
 def test_langfuse_spans_of_a_real_agent(tmp_path):
-    """The langfuse SDK's own spans (langfuse.observation.*, no gen_ai.*): the OpenAI wrapper's generations, the
-    @observe tools (the failing one with its error status) and agent, two runs told apart by their trace."""
+    """The langfuse SDK's own spans (langfuse.observation.*, no gen_ai.*).
+
+    The OpenAI wrapper's generations, the @observe tools (the failing one with its error status) and agent, two runs
+    told apart by their trace.
+    """
     out = tmp_path / "langfuse.jsonl"
     with ScriptedOpenAIServer(SCRIPT) as model:
         env = {**os.environ, "OPENAI_BASE_URL": model.openai_url, "OPENAI_API_KEY": "sk-test"}
@@ -119,8 +127,11 @@ def _adk_facts(path: Path) -> list:
 
 
 def test_google_adk_spans_are_read_as_otel_genai():
-    """ADK's own GenAI spans: generate_content calls (Gemini usage with cached tokens), one execute_tool span per
-    call (its '(merged tools)' span for the parallel pair is no call), the error the tool returned."""
+    """ADK's own GenAI spans.
+
+    generate_content calls (Gemini usage with cached tokens), one execute_tool span per call (its '(merged tools)' span
+    for the parallel pair is no call), the error the tool returned.
+    """
     gemini = [("gemini-2.0-flash", *call[1:]) for call in LLM]
     tools = [TOOLS[0], (*TOOLS[1][:2], {"error": TOOLS[1][3]}, "TOOL_ERROR")]
     assert _adk_facts(GOOGLE_ADK / "weather.jsonl") == [
@@ -141,8 +152,11 @@ def _crewai_facts(path: Path) -> list:
 
 
 def test_crewai_spans_are_read_as_openinference():
-    """CrewAI's OpenInference instrumentor (agent, tool and crew spans) beside its OpenAI instrumentor (the model
-    calls): the failing tool's error, the agent's role as its name, the crew's raw output as the answer."""
+    """CrewAI's OpenInference instrumentor beside its OpenAI instrumentor: errors, names and the answer.
+
+    The OpenInference instrumentor gives agent, tool and crew spans, the OpenAI instrumentor the model calls: the
+    failing tool's error, the agent's role as its name, the crew's raw output as the answer.
+    """
     assert _crewai_facts(CREWAI / "weather.jsonl") == [
         (
             "weather-paris",
@@ -166,8 +180,10 @@ def _crewai_query() -> str:
 
 
 def test_parallel_tool_spans_without_call_ids_keep_the_order_the_model_issued_them(tmp_path):
-    """CrewAI runs the two calls at once and its tool spans name no tool-call id: whichever starts first, the
-    calls are in the order of the model's output (matched by tool name and arguments)."""
+    """CrewAI runs the two calls at once and its tool spans name no tool-call id.
+
+    Whichever starts first, the calls are in the order of the model's output (matched by tool name and arguments).
+    """
     spans = [json.loads(line) for line in (CREWAI / "weather.jsonl").read_text().splitlines()]
     weather, forecast = (
         next(s for s in spans if s["name"] == f"{name}.run") for name in ("get_weather", "get_forecast")
@@ -181,9 +197,11 @@ def test_parallel_tool_spans_without_call_ids_keep_the_order_the_model_issued_th
 
 
 def test_pydantic_ai_spans_of_a_real_agent(tmp_path):
-    """Pydantic AI (2.68) with its Instrumentation capability writes GenAI spans the OTel GenAI reader reads: its
-    chat spans (model calls), execute_tool spans (a tool that returns its error is a call that succeeded, as
-    Pydantic AI records it) and invoke_agent span."""
+    """Pydantic AI (2.68) with its Instrumentation capability writes GenAI spans the OTel GenAI reader reads.
+
+    Its chat spans (model calls), execute_tool spans (a tool that returns its error is a call that succeeded, as
+    Pydantic AI records it) and invoke_agent span.
+    """
     path = tmp_path / "pydantic_ai.jsonl"
     with path.open("w") as out, ScriptedOpenAIServer(SCRIPT) as server:
         agent, provider = pydantic_ai_weather_agent(server.openai_url, out)
@@ -206,9 +224,11 @@ def test_pydantic_ai_spans_of_a_real_agent(tmp_path):
     ids=["litellm", "google-adk", "crewai"],
 )
 def test_a_committed_recording_is_what_the_library_writes_today(tmp_path, library, folder, facts, why):
-    """Where the library is installed (an environment of its own: it cannot share the test environment), its
-    generator makes the recording again and the facts read from it equal those of the committed one (ids and
-    times differ run to run)."""
+    """The library's generator makes the recording again, and the facts read from it equal the committed one's.
+
+    Where the library is installed (an environment of its own: it cannot share the test environment); ids and times
+    differ run to run.
+    """
     pytest.importorskip(library, reason=f"{why}: install it beside AgentCI to regenerate {folder.name}")
     out = tmp_path / "weather.jsonl"
     command = [sys.executable, str(folder / "generate.py"), str(out)]

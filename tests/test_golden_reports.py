@@ -1,10 +1,12 @@
-"""Golden files of what `agentci test` prints (console) and writes for the job summary (markdown), for every example and
-for a suite that changes in every way the diff knows (tests/fixtures/everyway: regressions on an answer and on a
-forbidden tool, a fix, tools, routing, model, cost and latency changed, a flaky repeated query, a new and a removed
-query), first run and against its baseline. A change to any report is a visible diff in review.
+"""Golden files of what `agentci test` prints (console) and writes for the job summary (markdown).
+
+For every example and for a suite that changes in every way the diff knows (tests/fixtures/everyway: regressions on an
+answer and on a forbidden tool, a fix, tools, routing, model, cost and latency changed, a flaky repeated query, a new
+and a removed query), first run and against its baseline. A change to any report is a visible diff in review.
 
 Regenerate: `AGENTCI_UPDATE_GOLDEN=1 python -m pytest -n 0 tests/test_golden_reports.py`, then read
-`git diff tests/golden` before committing (docs/CONTRIBUTING.md)."""
+`git diff tests/golden` before committing (docs/CONTRIBUTING.md).
+"""
 
 from __future__ import annotations
 

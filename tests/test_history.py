@@ -1,7 +1,10 @@
-"""How the agent trends: a history built on a real git repository (runs appended to a branch of their own, a change
-later reverted with `git revert`), its figures (change fail percentage, revert rate, variance, slope), the bands and
-alerts, its exports, and the action keeping it on the history branch through the GitHub API (a local server that
-checks every request against GitHub's OpenAPI description)."""
+"""How the agent trends.
+
+A history built on a real git repository (runs appended to a branch of their own, a change later reverted with `git
+revert`), its figures (change fail percentage, revert rate, variance, slope), the bands and alerts, its exports, and the
+action keeping it on the history branch through the GitHub API (a local server that checks every request against
+GitHub's OpenAPI description).
+"""
 
 from __future__ import annotations
 

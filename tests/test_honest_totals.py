@@ -1,5 +1,8 @@
-"""Figures that cannot contradict each other: the suite composite, what `save` says it verified, where `init`'s next
-step runs from, and whether a warning blocks (issue 20's defects 3, 5, 6 and 7)."""
+"""Figures that cannot contradict each other.
+
+The suite composite, what `save` says it verified, where `init`'s next step runs from, and whether a warning blocks
+(issue 20's defects 3, 5, 6 and 7).
+"""
 
 from __future__ import annotations
 
@@ -110,9 +113,11 @@ BLOCKING_RULE = "a correctness warning never blocks"
 
 
 def test_every_passage_on_blocking_warnings_says_the_same():
-    """The docs and action.yml state one rule: a fail blocks when its layer is in fail-on (forbidden tools are
-    correctness); a warning blocks only in path or cost, when that layer is in fail-on; a correctness warning
-    (a check of severity warn) never blocks."""
+    """The docs and action.yml state one rule.
+
+    A fail blocks when its layer is in fail-on (forbidden tools are correctness); a warning blocks only in path or cost,
+    when that layer is in fail-on; a correctness warning (a check of severity warn) never blocks.
+    """
     readme = " ".join(
         " ".join((ROOT / page).read_text(encoding="utf-8").split()) for page in ("docs/action.md", "docs/checks.md")
     )

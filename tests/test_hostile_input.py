@@ -1,5 +1,8 @@
-"""Broken and hostile input gets a message at its file and line, never a traceback or a hang: nesting depth, $ref
-cycles, FIFOs, and trace files with an unclosed record, a byte-order mark or bytes that are not UTF-8."""
+"""Broken and hostile input gets a message at its file and line, never a traceback or a hang.
+
+Nesting depth, $ref cycles, FIFOs, and trace files with an unclosed record, a byte-order mark or bytes that are not
+UTF-8.
+"""
 
 from __future__ import annotations
 
@@ -72,9 +75,11 @@ def test_a_key_nested_deep_is_refused_without_being_built(write):
 
 @pytest.mark.parametrize("fast", [True, False], ids=["libyaml", "pure"])
 def test_a_syntax_error_deep_in_the_spec_is_reported_without_recursion(write, monkeypatch, fast):
-    """libyaml composes 600 levels, then stops at the missing `]`; the pure-Python parser, which reads what libyaml
-    refuses, then recursed two frames a level into a RecursionError. Now its events are walked first (a loop), and
-    the depth is the error. Without libyaml, the same from the first read."""
+    """libyaml composes 600 levels, then stops at the missing `]`.
+
+    The pure-Python parser, which reads what libyaml refuses, then recursed two frames a level into a RecursionError.
+    Now its events are walked first (a loop), and the depth is the error. Without libyaml, the same from the first read.
+    """
     import yaml
 
     from agentci_action.spec import loader
@@ -209,8 +214,11 @@ def test_bytes_that_are_not_utf8_are_reported_by_line(write, tmp_path):
 
 
 def test_a_catastrophic_regex_is_an_error_of_its_check_not_a_hang(write, write_traces):
-    """(a|aa)+$ on 'aaaa…!' backtracks exponentially (Python's re would never return): both the answer regex and an
-    argument regex give up after the time bound, and the query is an error (exit 2) naming the pattern."""
+    """(a|aa)+$ on 'aaaa…!' backtracks exponentially (Python's re would never return).
+
+    Both the answer regex and an argument regex give up after the time bound, and the query is an error (exit 2) naming
+    the pattern.
+    """
     spec = write(
         "spec.yaml",
         """
@@ -279,8 +287,11 @@ def test_sequence_similarity_is_computed_once_per_pair():
 
 
 def test_sequence_similarity_of_huge_traces_is_a_flagged_lower_bound_within_the_cell_budget(monkeypatch):
-    """Past MAX_SEQUENCE_CELLS the lists are cut into aligned blocks whose exact metrics cost at most the budget
-    together: a lower bound, exact when the differences do not straddle a block boundary."""
+    """Past MAX_SEQUENCE_CELLS the lists are cut into aligned blocks, their exact metrics a lower bound.
+
+    The blocks' exact metrics cost at most the budget together: a lower bound, exact when the differences do not
+    straddle a block boundary.
+    """
     monkeypatch.setattr(metrics, "MAX_SEQUENCE_CELLS", 10_000)  # 100 calls a side, so the test is quick
     predicted = [f"tool{i % 20}" for i in range(1_000)]
     changed = [*predicted[:500], "other", *predicted[501:]]

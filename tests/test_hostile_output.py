@@ -1,6 +1,7 @@
 """Nothing lost on the way out: racing saves, failed report writes, unwritable runner files, lone surrogates.
 
-Each test runs the real command (a subprocess, real concurrency, real file-size limits and devices)."""
+Each test runs the real command (a subprocess, real concurrency, real file-size limits and devices).
+"""
 
 from __future__ import annotations
 

@@ -73,8 +73,10 @@ class Forger:
         return f"{PAYLOAD} {tag}"
 
     def generate(self, node: dict[str, Any], where: str = "") -> Any:
-        """A document of the schema `node` with every free string hostile, every array of one item, every optional
-        value present, and one hostile key in every free-form object."""
+        """A document of the schema `node` with every free string hostile.
+
+        Every array of one item, every optional value present, and one hostile key in every free-form object.
+        """
         node = resolved(node)
         if "anyOf" in node:
             present = [branch for branch in node["anyOf"] if resolved(branch).get("type") != "null"]
@@ -215,8 +217,11 @@ def ours(href: str) -> bool:
 
 
 def assert_inert_markdown(markdown: str, where: str, markers: int) -> None:
-    """Rendered as GitHub renders it: no element or attribute from the payload, no link off our own, no mention, every
-    table row as wide as its header, and only our own hidden comments (`markers` of them)."""
+    """Rendered as GitHub renders it.
+
+    No element or attribute from the payload, no link off our own, no mention, every table row as wide as its header,
+    and only our own hidden comments (`markers` of them).
+    """
     assert markdown.count("<!--") == markers, f"{where}: a hidden comment from the payload"
     html = cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE)
     page = Elements(html)

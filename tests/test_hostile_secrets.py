@@ -1,5 +1,8 @@
-"""Secrets never printed: every line of a multi-line secret input is masked, and no header, URL credential or request
-quoting one reaches the log, the summary, the outputs, the comment or the results, whatever the exception."""
+"""Secrets never printed.
+
+Every line of a multi-line secret input is masked, and no header, URL credential or request quoting one reaches the log,
+the summary, the outputs, the comment or the results, whatever the exception.
+"""
 
 from __future__ import annotations
 

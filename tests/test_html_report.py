@@ -1,10 +1,12 @@
-"""The HTML report (`--format html`, the action's html-report) in a real headless browser: Playwright driving
-Debian's Chromium (Playwright's own browser download is not used). The page renders with no console error and no
-request beyond itself, the answers sit side by side, and hostile agent text and spec strings are text: nothing in
-them runs, loads or links.
+"""The HTML report (`--format html`, the action's html-report) in a real headless browser.
+
+Playwright driving Debian's Chromium (Playwright's own browser download is not used). The page renders with no console
+error and no request beyond itself, the answers sit side by side, and hostile agent text and spec strings are text:
+nothing in them runs, loads or links.
 
 Needs the `playwright` package (test extras) and a Chromium (`apt-get install chromium`; .ci/run installs both).
-Skipped when either is missing, except under CI=true or AGENTCI_REQUIRE_E2E=1, where that is a failure."""
+Skipped when either is missing, except under CI=true or AGENTCI_REQUIRE_E2E=1, where that is a failure.
+"""
 
 from __future__ import annotations
 
@@ -100,8 +102,11 @@ def test_the_rag_example_renders_with_answers_side_by_side(browser, tmp_path):
 
 
 def hostile_project(tmp_path: Path) -> list[str]:
-    """A spec whose agent name, query and expected term are hostile, and traces (current and baseline) whose answers,
-    tool names and models are; returns `agentci test` arguments writing the HTML report."""
+    """A spec and traces with hostile text; returns `agentci test` arguments writing the HTML report.
+
+    The spec's agent name, query and expected term are hostile, and the traces' (current and baseline) answers, tool
+    names and models are.
+    """
     spec = tmp_path / "agentci_spec.yaml"
     spec.write_text(
         f"agent: {json.dumps(SCRIPT)}\n"
@@ -204,8 +209,11 @@ def test_diff_of_two_versions_as_a_page(browser, tmp_path):
 
 
 def test_the_trend_on_the_default_branch_renders_as_inline_svg_with_its_alert(browser, tmp_path):
-    """Three good runs on the default branch, then a run of the broken version: each figure's runs are a drawn line,
-    its band a strip, this run a dot (red where it leaves the band on the worse side), and the alert is said."""
+    """Three good runs on the default branch, then a run of the broken version.
+
+    Each figure's runs are a drawn line, its band a strip, this run a dot (red where it leaves the band on the worse
+    side), and the alert is said.
+    """
     example = ROOT / "examples" / "rag"
     good, history = tmp_path / "good.json", tmp_path / "history.jsonl"
     done = run_cli(

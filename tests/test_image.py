@@ -1,9 +1,11 @@
-"""The action's image as the Dockerfile builds it (on the local stand-in for its base): at most 250 MB, nothing in it
-that only installs software, the dependencies as bytecode only, and the release named on the first line, before
-the verdict. The measurements are benchmarks/bench_container.py's own.
+"""The action's image as the Dockerfile builds it (on the local stand-in for its base).
+
+At most 250 MB, nothing in it that only installs software, the dependencies as bytecode only, and the release named on
+the first line, before the verdict. The measurements are benchmarks/bench_container.py's own.
 
 Needs Docker and the base image, like tests/test_e2e_action.py; builds the image once (its dependency stage is
-usually Docker's cache by then)."""
+usually Docker's cache by then).
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
-"""`agentci init` writes a starter that validates and passes, and never overwrites: with `--command`, a spec with a
-runner and a workflow that runs the agent; without, an example trace and a workflow that evaluates committed traces.
-Each workflow is pinned and least-privilege, and its commented alternatives are valid when uncommented."""
+"""`agentci init` writes a starter that validates and passes, and never overwrites.
+
+With `--command`, a spec with a runner and a workflow that runs the agent; without, an example trace and a workflow that
+evaluates committed traces. Each workflow is pinned and least-privilege, and its commented alternatives are valid when
+uncommented.
+"""
 
 import json
 import re
@@ -178,9 +181,12 @@ PINNED = re.compile(r"[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+(\.\d+)*")
 
 
 def check_workflow(flow: dict) -> None:
-    """What GitHub (and `act`) need of it: jobs with runs-on and steps, steps that use or run, known needs,
-    matrix variables a job defines, and only the action's declared inputs (its required ones present); and what
-    zizmor asks: no default permissions, each job its own, no credentials persisted by a checkout."""
+    """What GitHub (and `act`) need of it.
+
+    Jobs with runs-on and steps, steps that use or run, known needs, matrix variables a job defines, and only the
+    action's declared inputs (its required ones present); and what zizmor asks: no default permissions, each job its
+    own, no credentials persisted by a checkout.
+    """
     inputs = yaml.safe_load((ROOT / "action.yml").read_text())["inputs"]
     run_inputs = yaml.safe_load((ROOT / "run" / "action.yml").read_text())["inputs"]
     assert flow["permissions"] == {}
@@ -235,9 +241,11 @@ def test_each_layout_and_each_optional_block_uncommented_is_a_valid_pinned_workf
 
 
 def test_the_other_layouts_are_commented_out_where_they_go():
-    """The two layouts differ only in lines one has and the other has commented out (`# ` after the same lead), the
-    runner's run step and the action's `traces:` among them; the capture step, uncommented, runs the user's program
-    under `agentci collect`."""
+    """The two layouts differ only in lines one has and the other has commented out (`# ` after the same lead).
+
+    The runner's run step and the action's `traces:` among them; the capture step, uncommented, runs the user's program
+    under `agentci collect`.
+    """
     traces, runner = render(TEMPLATE.read_text(), None), render(TEMPLATE.read_text(), "python agent.py")
     pairs = [(a, b) for a, b in zip(traces.splitlines(), runner.splitlines(), strict=True) if a != b]
     for a, b in pairs:
@@ -258,8 +266,11 @@ def test_the_other_layouts_are_commented_out_where_they_go():
 
 
 def test_zizmor_finds_nothing_in_either_workflow_but_the_agentci_refs(tmp_path):
-    """Third-party actions are pinned by SHA; `agentci/action@v2` and `agentci/action/run@v2` are tags the release
-    moves to a commit that pins the image by digest (docs/releasing.md), so zizmor's unpinned-uses on them is all."""
+    """Third-party actions are pinned by SHA.
+
+    `agentci/action@v2` and `agentci/action/run@v2` are tags the release moves to a commit that pins the image by digest
+    (docs/releasing.md), so zizmor's unpinned-uses on them is all.
+    """
     zizmor = shutil.which("zizmor", path=str(Path(sys.executable).parent)) or shutil.which("zizmor")
     assert zizmor, "zizmor is in the test extras"
     for layout, command in LAYOUTS.items():

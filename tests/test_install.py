@@ -1,6 +1,9 @@
-"""One install story: `pip install agentci-action` (with its extras named) wherever an install is named, the
-unrelated `agentci` project named in the README, and the package a clone builds working from the wheel
-alone (its schema and `init` templates included), not from this checkout."""
+"""One install story.
+
+`pip install agentci-action` (with its extras named) wherever an install is named, the unrelated `agentci` project named
+in the README, and the package a clone builds working from the wheel alone (its schema and `init` templates included),
+not from this checkout.
+"""
 
 from __future__ import annotations
 
@@ -26,8 +29,10 @@ NAMED = re.compile(r"agentci-action(?:\[(?P<extras>[\w,]+)\])?")
 
 
 def installs() -> dict[str, list[str]]:
-    """Where AgentCI is installed by name → what is installed: the docs, the image's help, init's workflow, the
-    message of a missing extra."""
+    """Where AgentCI is installed by name → what is installed.
+
+    The docs, the image's help, init's workflow, the message of a missing extra.
+    """
     from agentci_action.cli.cmd_init import render
 
     texts = {str(page.relative_to(ROOT)): page.read_text(encoding="utf-8") for page in PAGES}

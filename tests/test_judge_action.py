@@ -1,5 +1,8 @@
-"""The action with the LLM judge, in-process: key inputs masked and never printed, the judge's spend in the job
-summary, a failing provider → exit 2 with every result still published."""
+"""The action with the LLM judge, in-process.
+
+Key inputs masked and never printed, the judge's spend in the job summary, a failing provider → exit 2 with every result
+still published.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
-"""judge_config.max_cost_usd: once the judge's spend in a run reaches the cap no further judge call starts, with
-concurrent workers too; what was judged is kept, the rest is reported as not verified with the cap as the reason,
-said once. The real openai and anthropic SDKs against the local fake server (tests/fakes/llm_server.py)."""
+"""judge_config.max_cost_usd.
+
+Once the judge's spend in a run reaches the cap no further judge call starts, with concurrent workers too; what was
+judged is kept, the rest is reported as not verified with the cap as the reason, said once. The real openai and
+anthropic SDKs against the local fake server (tests/fakes/llm_server.py).
+"""
 
 from __future__ import annotations
 
@@ -75,8 +78,10 @@ def test_judge_calls_stop_at_the_cap_with_concurrent_workers(tmp_path, model, ca
 
 
 def test_cached_verdicts_cost_nothing_and_a_rerun_judges_the_rest(tmp_path):
-    """The verdicts the capped run paid for are kept in the cache: a second capped run takes them for free and
-    spends its cap on the checks left."""
+    """The verdicts the capped run paid for are kept in the cache.
+
+    A second capped run takes them for free and spends its cap on the checks left.
+    """
     model = "claude-haiku-4-5"
     with FakeLLMServer() as calibration:
         run, _ = evaluate(tmp_path, calibration, model, None)

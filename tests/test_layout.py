@@ -1,6 +1,8 @@
-"""The package reads as the pipeline (DESIGN.md's layout): one package per stage, one name per module, no circles,
-and a public API that changes only on purpose. The layers themselves are import-linter's contract in pyproject.toml,
-which .ci/run checks with `lint-imports`."""
+"""The package reads as the pipeline (DESIGN.md's layout).
+
+One package per stage, one name per module, no circles, and a public API that changes only on purpose. The layers
+themselves are import-linter's contract in pyproject.toml, which .ci/run checks with `lint-imports`.
+"""
 
 import ast
 import pathlib

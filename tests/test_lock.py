@@ -1,6 +1,8 @@
-"""requirements.lock, which the action's image installs with --require-hashes: every runtime dependency of
-pyproject.toml (and of its extras) at one version its range allows, every package they pull in, each with a hash,
-nothing left to float."""
+"""requirements.lock, which the action's image installs with --require-hashes.
+
+Every runtime dependency of pyproject.toml (and of its extras) at one version its range allows, every package they pull
+in, each with a hash, nothing left to float.
+"""
 
 from __future__ import annotations
 
@@ -28,8 +30,10 @@ def lock() -> dict[str, str]:
 
 
 def requirements() -> list[Requirement]:
-    """pyproject.toml's runtime dependencies and every extra but `test` (the image installs them all), without
-    the extras' references to the package itself."""
+    """pyproject.toml's runtime dependencies and every extra but `test` (the image installs them all).
+
+    Without the extras' references to the package itself.
+    """
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     lines = project["dependencies"] + [
         line for extra, group in project["optional-dependencies"].items() if extra != "test" for line in group
@@ -55,8 +59,10 @@ def test_the_lock_holds_every_pyproject_requirement_at_a_version_it_allows():
 
 
 def test_the_lock_holds_every_dependency_of_what_it_locks():
-    """Closed under Requires-Dist (markers evaluated here, Python 3.11 on Linux like the image), read from the
-    installed distributions, which must be the locked versions."""
+    """Closed under Requires-Dist, read from the installed distributions, which must be the locked versions.
+
+    Markers are evaluated here, Python 3.11 on Linux like the image.
+    """
     locked = lock()
     missing = []
     for name, version in locked.items():

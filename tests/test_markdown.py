@@ -1,5 +1,7 @@
-"""The job summary and the PR comment: golden files (a change to the output is a visible diff), inert
-untrusted text, and GitHub's size limits."""
+"""The job summary and the PR comment.
+
+Golden files (a change to the output is a visible diff), inert untrusted text, and GitHub's size limits.
+"""
 
 from __future__ import annotations
 
@@ -123,8 +125,11 @@ def test_hostile_text_breaks_neither_the_table_nor_the_marker():
 
 
 def test_each_reason_is_said_once_failures_first_and_each_finding_with_its_own_status():
-    """The reasons are the first table (failures before warnings); the diff below shows routes and answers, not the
-    reasons again; a warning beside the blocking failure reads ⚠️, not ❌."""
+    """The reasons are the first table (failures before warnings).
+
+    The diff below shows routes and answers, not the reasons again; a warning beside the blocking failure reads ⚠️, not
+    ❌.
+    """
     current = mixed_run()
     comment = render_comment(current, "agentci", links=LINKS, diff=mixed_diff(current))
     reasons = tables(comment)[0]

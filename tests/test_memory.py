@@ -1,6 +1,8 @@
-"""What keeps a large run's memory down, without changing a byte of what it writes: the results file is written a
-query at a time (the same text as the run dumped whole), and a run's traces are dropped query by query once no
-diff against a baseline needs them (benchmarks/bench_memory.py measures the peak)."""
+"""What keeps a large run's memory down, without changing a byte of what it writes.
+
+The results file is written a query at a time (the same text as the run dumped whole), and a run's traces are dropped
+query by query once no diff against a baseline needs them (benchmarks/bench_memory.py measures the peak).
+"""
 
 from __future__ import annotations
 

@@ -98,8 +98,11 @@ def test_forbidden_names_are_case_and_separator_insensitive_and_counted_once():
 
 
 def test_a_deny_list_remembering_allowed_names_still_catches_every_forbidden_call():
-    """forbidden_calls remembers, per deny-list, the names it saw allowed, and answers from that memo when a trace
-    calls nothing else: a forbidden call after thousands of clean traces, under any spelling, is still found."""
+    """forbidden_calls remembers the names it saw allowed, and still finds a forbidden call under any spelling.
+
+    Per deny-list, it answers from that memo when a trace calls nothing else: a forbidden call after thousands of clean
+    traces, under any spelling, is still found.
+    """
     rng = random.Random(7)
     clean = ["search", "fetch", "Summarize", "grade"]
     deny = ["Delete-File", "shell"]

@@ -1,11 +1,14 @@
-"""The newcomer's scenario of issue 31, end to end: a real openai-SDK agent with `lookup_order` and `refund`, captured
-with `capture: otel` against a local model that follows its prompt; a baseline saved; then a one-line prompt change
-that makes it refund before looking the order up. The spec made that order blocking for the refund query, so the job
-fails with an `::error` on that query's line and the comment shows the route change.
+"""The newcomer's scenario of issue 31, end to end.
+
+A real openai-SDK agent with `lookup_order` and `refund`, captured with `capture: otel` against a local model that
+follows its prompt; a baseline saved; then a one-line prompt change that makes it refund before looking the order up.
+The spec made that order blocking for the refund query, so the job fails with an `::error` on that query's line and the
+comment shows the route change.
 
 The first test runs the CLI as a developer would; the second runs the Docker action under `act` on a pull request
 (needs Docker, the base image and act, like tests/test_e2e_action.py; skips without them, a failure under
-AGENTCI_REQUIRE_E2E=1)."""
+AGENTCI_REQUIRE_E2E=1).
+"""
 
 from __future__ import annotations
 
@@ -92,8 +95,11 @@ def agentci(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def newcomer_repository(folder: Path, model: FakeLLMServer) -> Path:
-    """The agent, its prompt, its spec; a baseline saved from the careful prompt, then the prompt changed and the
-    agent run again (its traces in traces/): what the pull request carries."""
+    """The agent, its prompt, its spec.
+
+    A baseline saved from the careful prompt, then the prompt changed and the agent run again (its traces in traces/):
+    what the pull request carries.
+    """
     shutil.copy(AGENT, folder / "agent.py")
     shutil.copy(ROOT / "agentci_action" / "spec" / "agentci_spec.schema.json", folder / "agentci_spec.schema.json")
     (folder / "agentci_spec.yaml").write_text(SPEC.format(python=sys.executable, url=model.openai_url))

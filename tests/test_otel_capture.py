@@ -1,6 +1,9 @@
-"""Zero-code capture end to end: real agents, instrumented as their owners would (openai-v2, OpenInference, the
-OpenAI Agents SDK through OpenInference's processor), talking to a scripted local model, exporting with the
-real OTLP exporter to AgentCI's receiver; the traces AgentCI writes are compared with the script's facts."""
+"""Zero-code capture end to end.
+
+Real agents, instrumented as their owners would (openai-v2, OpenInference, the OpenAI Agents SDK through OpenInference's
+processor), talking to a scripted local model, exporting with the real OTLP exporter to AgentCI's receiver; the traces
+AgentCI writes are compared with the script's facts.
+"""
 
 from __future__ import annotations
 
@@ -180,8 +183,11 @@ def test_collect_in_the_foreground_writes_what_arrived_and_frees_its_port_when_s
 
 
 def test_collect_never_writes_outside_its_directory_whatever_query_id_a_span_names(tmp_path):
-    """The audit's traversal: span attributes naming `../../x` or an absolute path as the query id wrote files and
-    made directories outside --output. Such a trace is refused (logged); the others are written."""
+    """The audit's traversal.
+
+    Span attributes naming `../../x` or an absolute path as the query id wrote files and made directories outside
+    --output. Such a trace is refused (logged); the others are written.
+    """
     script = tmp_path / "suite.py"
     script.write_text(SERVICE)
     out = tmp_path / "work" / "traces"

@@ -1,5 +1,8 @@
-"""The OTLP/HTTP receiver: what real exporters send is kept by run, what hostile clients send is answered as the
-OTLP specification says and never disturbs the runs being captured."""
+"""The OTLP/HTTP receiver.
+
+What real exporters send is kept by run, what hostile clients send is answered as the OTLP specification says and never
+disturbs the runs being captured.
+"""
 
 from __future__ import annotations
 
@@ -76,8 +79,10 @@ def export(receiver: Receiver, attributes: dict, compression: Compression = Comp
 def post(
     receiver: Receiver, body: bytes, headers: dict, path: str = "/v1/traces", method: str = "POST", token: bool = True
 ):
-    """A request as an exporter AgentCI started sends it (its token header), or, with `token=False`, as another
-    local process would."""
+    """A request as an exporter AgentCI started sends it (its token header).
+
+    Or, with `token=False`, as another local process would.
+    """
     connection = http.client.HTTPConnection("127.0.0.1", receiver.port, timeout=30)
     try:
         connection.request(method, path, body=body, headers={**(receiver.headers if token else {}), **headers})
@@ -294,8 +299,10 @@ def test_each_receiver_has_its_own_token():
     [{}, {"OTEL_EXPORTER_OTLP_HEADERS": "api-key=vendor", "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "x-agentci-token=old"}],
 )
 def test_the_sdk_s_exporter_sends_the_token_from_the_run_environment_alone(receiver, monkeypatch, inherited):
-    """The exporter is configured by nothing but the variables AgentCI sets (the signal-specific one too, which the
-    SDK reads instead of the general one when both are set), extending what the agent inherited."""
+    """The exporter is configured by nothing but the variables AgentCI sets, extending what the agent inherited.
+
+    The signal-specific one too, which the SDK reads instead of the general one when both are set.
+    """
     env = run_environment(receiver.endpoint, receiver.token, "oslo", 0, inherited)
     assert env["OTEL_EXPORTER_OTLP_TRACES_HEADERS"] == f"x-agentci-token={receiver.token}"
     assert env["OTEL_EXPORTER_OTLP_HEADERS"].endswith(f"x-agentci-token={receiver.token}")

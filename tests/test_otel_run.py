@@ -1,6 +1,9 @@
-"""`agentci run` with `capture: otel`: each run's trace from the spans its process exported, attributed to the
-right query and run however many run at once, evaluated like any recorded trace; a run that sent no spans is
-an error naming the causes; hostile clients do not disturb the runs; the receiver stops on every way out."""
+"""`agentci run` with `capture: otel`.
+
+Each run's trace from the spans its process exported, attributed to the right query and run however many run at once,
+evaluated like any recorded trace; a run that sent no spans is an error naming the causes; hostile clients do not
+disturb the runs; the receiver stops on every way out.
+"""
 
 from __future__ import annotations
 
@@ -125,9 +128,11 @@ def test_capture_otel_with_a_python_runner_is_a_spec_error_at_its_line(tmp_path)
 
 
 def flood(port: int, token: str, stop: threading.Event, answers: list[int], forged: bytes = b"") -> None:
-    """Garbage, wrong types, an oversized body and foreign spans, with the capture's token (as the agent's own
-    process could send them) and without it (as any other local process), and `forged` spans without it, sent until
-    `stop`."""
+    """Garbage, wrong types, an oversized body and foreign spans, with and without the capture's token.
+
+    With the token as the agent's own process could send them and without it as any other local process, and `forged`
+    spans without it, sent until `stop`.
+    """
     from tests.test_otel_receiver import sdk_request
 
     foreign = sdk_request({"service.name": "noisy-neighbour"})
@@ -198,8 +203,11 @@ def forged_spans(query_id: str, answer: str) -> bytes:
 
 
 def test_a_local_process_forging_spans_for_a_query_cannot_make_it_pass(tmp_path):
-    """The audit's attack: another process finds the receiver's port and posts spans for a failing query with the
-    answer the check wants. Without the capture's token they are refused; the run's trace is the agent's own."""
+    """The audit's attack.
+
+    Another process finds the receiver's port and posts spans for a failing query with the answer the check wants.
+    Without the capture's token they are refused; the run's trace is the agent's own.
+    """
     queries = [
         {"id": "order-1", "query": "Where is my order 1000?", "correctness": {"expected_in_answer": ["shipped"]}}
     ]

@@ -1,6 +1,8 @@
-"""A model outage is infrastructure, not a failing agent: what the real SDKs print when their model service is down,
-rate-limited or failing is recognised (stderr and spans), the run is retried and ends [INFRA] (exit 2), and the diff
-says the query was not run instead of comparing empty answers."""
+"""A model outage is infrastructure, not a failing agent.
+
+What the real SDKs print when their model service is down, rate-limited or failing is recognised (stderr and spans), the
+run is retried and ends [INFRA] (exit 2), and the diff says the query was not run instead of comparing empty answers.
+"""
 
 from __future__ import annotations
 
@@ -125,8 +127,11 @@ def test_the_agent_s_own_errors_are_not_outages(model):
 
 
 def test_litellm_s_exception_module_is_recognised(tmp_path):
-    """LiteLLM is no dependency here: its exceptions live in `litellm.exceptions` and are named as below (its
-    exception-mapping docs), so a stand-in module of that name raises one for a real traceback."""
+    """LiteLLM is no dependency here.
+
+    Its exceptions live in `litellm.exceptions` and are named as below (its exception-mapping docs), so a stand-in
+    module of that name raises one for a real traceback.
+    """
     (tmp_path / "litellm").mkdir()
     (tmp_path / "litellm" / "__init__.py").write_text("")
     (tmp_path / "litellm" / "exceptions.py").write_text(
@@ -252,8 +257,10 @@ def test_the_diff_says_not_run_instead_of_empty_answers(tmp_path, model):
 
 
 def test_capture_otel_reads_the_outage_from_the_spans_when_stderr_says_nothing(tmp_path):
-    """The openai-v2 instrumentation marks the failed model call's span (error.type); the agent's stderr is
-    discarded, so only the spans can tell an outage from a crash."""
+    """The openai-v2 instrumentation marks the failed model call's span (error.type).
+
+    The agent's stderr is discarded, so only the spans can tell an outage from a crash.
+    """
     agent = ROOT / "tests" / "agents" / "otel_weather_agent.py"
     env = {
         "OPENAI_BASE_URL": f"http://127.0.0.1:{DOWN}/v1",

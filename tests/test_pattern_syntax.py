@@ -1,5 +1,7 @@
-"""`validate` compiles a spec regex with the `regex` package only where re's verdict may not be regex's
-(agentci_action/spec/pattern_syntax.py): the verdict and the message stay those of compiling with both."""
+"""`validate` compiles a spec regex with the `regex` package only where re's verdict may not be regex's.
+
+See agentci_action/spec/pattern_syntax.py: the verdict and the message stay those of compiling with both.
+"""
 
 import random
 import re
@@ -51,8 +53,10 @@ def compiles(module, pattern: str) -> bool:
 
 
 def test_regex_accepts_every_plain_pattern_that_re_accepts():
-    """The claim that lets validate skip regex, on 40,000 generated patterns (millions pass it offline, with the
-    oldest regex the package allows too)."""
+    """The claim that lets validate skip regex, on 40,000 generated patterns.
+
+    Millions pass it offline, with the oldest regex the package allows too.
+    """
     plain_and_valid, regex_rejects = 0, []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # re's "possible nested set" and the like
@@ -101,8 +105,10 @@ def test_where_the_two_may_differ_regex_decides(pattern):
 
 
 def both_compilers_verdict(pattern: str) -> str | None:
-    """What validate said before it skipped regex: re's error, else regex's, else None (re's ValueError for
-    (?a)(?u) is now worded like the others)."""
+    """What validate said before it skipped regex.
+
+    re's error, else regex's, else None (re's ValueError for (?a)(?u) is now worded like the others).
+    """
     try:
         re.compile(pattern)
         regex.compile(pattern)
@@ -180,8 +186,10 @@ def test_expanded_items_multiply_counts_out(pattern, items):
 
 
 def test_a_regex_too_large_once_expanded_is_refused_before_regex_builds_it():
-    """Refused from its counts alone, without the `regex` package building it (which took 2.7 GB); a pattern at the
-    bound, or a large range, is accepted."""
+    """Refused from its counts alone, without the `regex` package building it (which took 2.7 GB).
+
+    A pattern at the bound, or a large range, is accepted.
+    """
     import resource
 
     from agentci_action._util.limits import MAX_REGEX_ITEMS

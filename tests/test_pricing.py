@@ -212,8 +212,11 @@ def test_the_cli_prices_traces_with_the_spec_pricing(write, write_traces):
 
 
 def test_an_undated_call_is_priced_at_the_traces_date_else_at_a_fixed_date_never_today():
-    """deepseek-v4-flash's price changes with the date (see above) and the time of day: an undated call takes the
-    trace's earliest dated call's time, else UNDATED_PRICE_DATE, so the price never depends on when CI runs."""
+    """deepseek-v4-flash's price changes with the date (see above) and the time of day.
+
+    An undated call takes the trace's earliest dated call's time, else UNDATED_PRICE_DATE, so the price never depends on
+    when CI runs.
+    """
     from agentci_action.trace.pricing import UNDATED_PRICE_DATE
 
     def call(timestamp=None):

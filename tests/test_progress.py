@@ -1,6 +1,8 @@
-"""Progress on stderr (agentci_action/_util/progress.py) for the agent's runs and for judge calls: the line itself, then the
-real commands under a real terminal (a pty: a live line rewritten in place) and with a pipe (CI: plain lines), against
-a slow local judge server. A deterministic suite prints no progress at all."""
+"""Progress on stderr (agentci_action/_util/progress.py) for the agent's runs and for judge calls.
+
+The line itself, then the real commands under a real terminal (a pty: a live line rewritten in place) and with a pipe
+(CI: plain lines), against a slow local judge server. A deterministic suite prints no progress at all.
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""Publish-only mode (input `results`) for fork pull requests: a `workflow_run` workflow publishes the results
-file that the pull request's own, read-only workflow uploaded. The real PyGithub against the local GitHub API;
-the pull request comes from the event (listed, or looked up by the fork's head branch and commit), never from
-the file, and the file's text is as inert as an agent's."""
+"""Publish-only mode (input `results`) for fork pull requests.
+
+A `workflow_run` workflow publishes the results file that the pull request's own, read-only workflow uploaded. The real
+PyGithub against the local GitHub API; the pull request comes from the event (listed, or looked up by the fork's head
+branch and commit), never from the file, and the file's text is as inert as an agent's.
+"""
 
 from __future__ import annotations
 

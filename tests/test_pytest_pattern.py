@@ -1,5 +1,7 @@
-"""Evaluating a spec one query at a time (the pytest pattern) gives each query the result of the whole run, and
-what evaluate_spec keeps between calls (the spec's hash, the traces by query) is never served for another input."""
+"""Evaluating a spec one query at a time (the pytest pattern) gives each query the result of the whole run.
+
+What evaluate_spec keeps between calls (the spec's hash, the traces by query) is never served for another input.
+"""
 
 from __future__ import annotations
 
@@ -36,9 +38,12 @@ def _spec_and_traces(write, write_traces, answer="4"):
 
 
 def test_only_a_query_at_a_time_keeps_the_trace_list_indexed(write, write_traces):
-    """The whole suite is evaluated once: the spec must not keep that trace list (and every trace in it) alive
-    after the caller drops it, which also made the next run free the last one's traces. Evaluating one query per
-    call keeps the list's index, and the list, for the calls to come."""
+    """The whole suite is evaluated once.
+
+    The spec must not keep that trace list (and every trace in it) alive after the caller drops it, which also made the
+    next run free the last one's traces. Evaluating one query per call keeps the list's index, and the list, for the
+    calls to come.
+    """
     spec, traces = _spec_and_traces(write, write_traces)
     held = sys.getrefcount(traces)
     evaluate_spec(spec, traces)

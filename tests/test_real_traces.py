@@ -1,5 +1,6 @@
-"""Real framework output recorded by other projects (shared/fixtures/real-traces, see its SOURCES.md): every
-recording, format detected, gives the facts its data shows; and the defects real output exposed stay fixed.
+"""Real framework output recorded by other projects (shared/fixtures/real-traces, see its SOURCES.md).
+
+Every recording, format detected, gives the facts its data shows; and the defects real output exposed stay fixed.
 
 The facts below were read off the recordings: tools in issue order with arguments and results, model calls
 (model, input tokens including cache reads and writes, output tokens, cache reads, cache writes), handoffs,
@@ -68,9 +69,11 @@ def capital(key: str, status: str | None) -> Facts:
 
 
 def handoff(key: str, random_number, transfer_arguments=None, transfer_result=None, marked: bool = True) -> Facts:
-    """agent1 calls random_number, then hands off to agent2 through the SDK's transfer_to_agent2 tool: a tool call
-    in every recording (with the arguments and result each recorded), and a handoff where the framework marks one
-    (`marked`: a handoff span; the Responses API's log names no agent)."""
+    """agent1 calls random_number, then hands off to agent2 through the SDK's transfer_to_agent2 tool.
+
+    A tool call in every recording (with the arguments and result each recorded), and a handoff where the framework
+    marks one (`marked`: a handoff span; the Responses API's log names no agent).
+    """
     tools = [
         ("random_number", {}, random_number, None),
         ("transfer_to_agent2", transfer_arguments, transfer_result, None),
@@ -274,8 +277,11 @@ def _appended_twice(real_traces: Path, name: str, tmp_path: Path, edit=lambda re
 
 
 def test_openinference_calls_of_one_query_are_one_run_and_a_rerun_is_another(real_traces, tmp_path, write):
-    """OpenInference's using_metadata gives one trace per model call: one run; the second recording in an
-    appended file starts a new conversation, so it is a second run, and the spec (no `runs:`) is warned."""
+    """OpenInference's using_metadata gives one trace per model call.
+
+    One run; the second recording in an appended file starts a new conversation, so it is a second run, and the spec (no
+    `runs:`) is warned.
+    """
     (single,) = load_traces([str(real_traces / "openinference/oi_openai_weather.jsonl")])
     assert single.total_llm_calls == 2 and len(single.tool_calls) == 2
     traces = load_traces([str(_appended_twice(real_traces, "openinference/oi_openai_weather.jsonl", tmp_path))])
@@ -322,8 +328,11 @@ def test_a_rerun_appended_to_an_agents_sdk_file_is_warned(real_traces, tmp_path,
     ],
 )
 def test_an_agents_sdk_handoff_span_is_a_handoff_and_the_transfer_tool_call(real_traces, name):
-    """The SDK runs no tool span for a handoff: its transfer_to_agent2 call is read from the model's output (the
-    OpenTelemetry contrib instrumentation records that output as text: then by the name the SDK gives it)."""
+    """The SDK runs no tool span for a handoff.
+
+    Its transfer_to_agent2 call is read from the model's output (the OpenTelemetry contrib instrumentation records that
+    output as text: then by the name the SDK gives it).
+    """
     (trace,) = load_traces([str(real_traces / name)])
     assert trace.tool_names == ["random_number", "transfer_to_agent2"]
     assert [(h.from_agent, h.to) for h in trace.handoffs] == [("agent1", "agent2")]
@@ -368,8 +377,10 @@ def test_absent_token_counts_stay_unknown(write):
 
 
 def _without_content(record, copy):
-    """What opentelemetry-instrumentation-openai-v2 writes with content capture off (its default): the same
-    spans without the message attributes."""
+    """What opentelemetry-instrumentation-openai-v2 writes with content capture off (its default).
+
+    The same spans without the message attributes.
+    """
     for key in ("gen_ai.input.messages", "gen_ai.output.messages"):
         record["attributes"].pop(key, None)
     return record
@@ -413,9 +424,11 @@ VERCEL = "unsupported/vercel_ai_sdk_v6_spans.json"  # AI SDK 6 spans as the Java
 
 
 def test_vercel_ai_sdk_spans_are_detected_and_read(real_traces):
-    """generateText (prompt, then messages), generateObject and streamText each one run of one model call; the
-    embeddings call is no agent run. Each provider call span lost its parent link in the dump: it joins the
-    call span of its function id that encloses it in time."""
+    """generateText (prompt, then messages), generateObject and streamText each one run of one model call.
+
+    The embeddings call is no agent run. Each provider call span lost its parent link in the dump: it joins the call
+    span of its function id that encloses it in time.
+    """
     traces = load_traces([str(real_traces / VERCEL)])
     assert {t.metadata["source_format"] for t in traces} == {"vercel-ai"}
     assert [(t.query, t.final_answer[:20]) for t in traces] == [
@@ -449,8 +462,11 @@ VERCEL_TOOLS = Path(__file__).parent / "fixtures" / "traces" / "vercel_ai"  # wr
 
 @pytest.mark.parametrize("name", ["nested.json", "flat.json"])
 def test_vercel_ai_sdk_tool_calls_and_usage_of_a_two_step_run(name):
-    """The real `ai` package (6.0.326) with its mock model: two parallel tool calls (one throwing), then the
-    answer; with a context manager the spans nest, without one every span is its own trace."""
+    """The real `ai` package (6.0.326) with its mock model.
+
+    Two parallel tool calls (one throwing), then the answer; with a context manager the spans nest, without one every
+    span is its own trace.
+    """
     (trace,) = load_traces([str(VERCEL_TOOLS / name)])
     assert trace.metadata["source_format"] == "vercel-ai"
     assert (trace.id, trace.query, trace.final_answer) == (

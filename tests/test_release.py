@@ -1,6 +1,9 @@
-"""Release tooling (scripts/release.py) and the supply-chain rules of our workflows: action.yml rewritten for a
-published image and still valid action metadata, tags and CHANGELOG in agreement, every workflow valid, every
-third-party action pinned by commit, checkouts without persisted credentials, zizmor silent at medium and above."""
+"""Release tooling (scripts/release.py) and the supply-chain rules of our workflows.
+
+action.yml rewritten for a published image and still valid action metadata, tags and CHANGELOG in agreement, every
+workflow valid, every third-party action pinned by commit, checkouts without persisted credentials, zizmor silent at
+medium and above.
+"""
 
 from __future__ import annotations
 
@@ -158,8 +161,11 @@ audit_spec.loader.exec_module(audit_workflows)
 
 
 def test_zizmor_finds_nothing_in_the_workflows_init_writes_and_the_documentation_shows():
-    """What users copy: `agentci init`'s workflow (its optional jobs too) and every snippet of README.md and docs/
-    that uses an action, each a workflow zizmor audits (scripts/audit_workflows.py, also run by .ci/run)."""
+    """What users copy.
+
+    `agentci init`'s workflow (its optional jobs too) and every snippet of README.md and docs/ that uses an action, each
+    a workflow zizmor audits (scripts/audit_workflows.py, also run by .ci/run).
+    """
     found = audit_workflows.workflows()
     assert {"init-agentci.yml", "init-agentci-optional-jobs.yml", "README-1.yml", "action-forks-2.yml"} <= set(found)
     assert "merge: results/shard-*.json" in found["init-agentci-optional-jobs.yml"].replace("#", "")
@@ -196,8 +202,10 @@ def test_the_image_builds_from_a_base_pinned_by_digest():
 
 
 def test_the_release_installs_the_wheel_beside_the_previous_openai_major_before_publishing():
-    """The release's test job runs every .ci/compat scenario (no arguments), and the publishing jobs need it; the
-    `previous` scenario installs the wheel with `openai<M`, M the lock's major, and fails unless pip chose M - 1."""
+    """The release's test job runs every .ci/compat scenario (no arguments), and the publishing jobs need it.
+
+    The `previous` scenario installs the wheel with `openai<M`, M the lock's major, and fails unless pip chose M - 1.
+    """
     workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())
     test_steps = [step.get("run", "") for step in workflow["jobs"]["test"]["steps"]]
     assert ".ci/compat" in test_steps  # all four scenarios: lean previous oldest newest

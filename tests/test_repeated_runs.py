@@ -382,8 +382,11 @@ def test_every_runs_checks_stay_in_the_layer_so_judge_usage_and_skips_count_for_
 
 @pytest.mark.parametrize("run_count", [1, 3])
 def test_reliability_and_score_are_built_with_their_field_types_as_validation_would_give(run_count):
-    """The engine builds Reliability and ScoreResult unvalidated: what it writes must equal the validated model's
-    JSON, even for an integer cost (a priced trace with no LLM calls totals 0, an int)."""
+    """The engine builds Reliability and ScoreResult unvalidated.
+
+    What it writes must equal the validated model's JSON, even for an integer cost (a priced trace with no LLM calls
+    totals 0, an int).
+    """
     from agentci_action.engine.repeated_runs import Run, combine_runs
     from agentci_action.engine.results import LayerResult, Reliability, ScoreResult
     from agentci_action.spec.models import QuerySpec

@@ -1,5 +1,8 @@
-"""The parts of record and replay that are pure: request keys and volatile parts, SSE frames, the recording file
-(written the same way every time, read back exactly, refused at its line when broken), usage and miss wording."""
+"""The parts of record and replay that are pure.
+
+Request keys and volatile parts, SSE frames, the recording file (written the same way every time, read back exactly,
+refused at its line when broken), usage and miss wording.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""The replay proxy's behaviour with the real openai SDK: modes, misses and their explanations, identical requests
-answered in order, volatile parts, what is never recorded, who may connect, provider failures, runs in parallel."""
+"""The replay proxy's behaviour with the real openai SDK.
+
+Modes, misses and their explanations, identical requests answered in order, volatile parts, what is never recorded, who
+may connect, provider failures, runs in parallel.
+"""
 
 from __future__ import annotations
 

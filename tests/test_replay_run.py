@@ -1,9 +1,11 @@
-"""`runner.replay` end to end through the CLI: real agents on the real SDKs (command and python runners, the Agents
-SDK, pydantic-ai, an OpenTelemetry-instrumented agent under `capture: otel`) and a JavaScript agent on Node's own
-fetch (when Node is installed) record their model calls against a
-local provider, the provider goes away, and `agentci run`/`test` replay them with no key: the same traces, the
-figures in the results, a changed agent's miss explained with its diff, one live call in the mixed mode, eight
-workers without cross-talk, and a broken recording refused at its file and line before any run."""
+"""`runner.replay` end to end through the CLI.
+
+Real agents on the real SDKs (command and python runners, the Agents SDK, pydantic-ai, an OpenTelemetry-instrumented
+agent under `capture: otel`) and a JavaScript agent on Node's own fetch (when Node is installed) record their model
+calls against a local provider, the provider goes away, and `agentci run`/`test` replay them with no key: the same
+traces, the figures in the results, a changed agent's miss explained with its diff, one live call in the mixed mode,
+eight workers without cross-talk, and a broken recording refused at its file and line before any run.
+"""
 
 from __future__ import annotations
 
@@ -121,8 +123,11 @@ def test_a_command_agent_records_then_replays_with_no_key_and_no_provider(tmp_pa
 
 
 def test_an_agent_that_inherits_only_an_allow_list_still_gets_its_route_and_a_placeholder_key(tmp_path):
-    """runner.inherit_env leaves out the key and the base URL the job has: the replay route's variables are added on
-    top, as the OTLP capture's are, and the key's placeholder is set since the agent would start with none."""
+    """runner.inherit_env leaves out the key and the base URL the job has.
+
+    The replay route's variables are added on top, as the OTLP capture's are, and the key's placeholder is set since the
+    agent would start with none.
+    """
     runner = {"command": [sys.executable, str(WEATHER_AGENT), "chat"], "replay": {}}
     spec = write_spec(tmp_path, runner, [{"id": "paris", "query": QUESTION}])
     with ScriptedProviders(SCRIPT) as provider:

@@ -1,5 +1,8 @@
-"""Record and replay through the real SDKs: an agent on each API records its calls against a local provider, the
-provider goes away, and the replayed run gets the same answer, tool calls, arguments, models and tokens."""
+"""Record and replay through the real SDKs.
+
+An agent on each API records its calls against a local provider, the provider goes away, and the replayed run gets the
+same answer, tool calls, arguments, models and tokens.
+"""
 
 from __future__ import annotations
 
@@ -113,8 +116,11 @@ def test_a_recorded_run_replays_with_no_provider(tmp_path, name):
 
 @pytest.mark.parametrize("name", list(AGENTS))
 def test_a_trace_without_requests_is_split_from_the_requests_the_proxy_saw(tmp_path, name):
-    """The agent's trace lists its calls' usage alone; the proxy's recorded requests (each SDK's own body) give
-    each call its split, counted as the model's tokenizer counts the texts, adding up to the reported tokens."""
+    """The agent's trace lists its calls' usage alone.
+
+    The proxy's recorded requests (each SDK's own body) give each call its split, counted as the model's tokenizer
+    counts the texts, adding up to the reported tokens.
+    """
     with ScriptedProviders(SCRIPT, gzip=name.endswith("stream")) as upstream:
         live, figures = through_proxy(upstream, tmp_path / "run-0.json", "record", AGENTS[name])
     bare = Trace.model_validate({"id": "weather", **agents.trace_of(live)})

@@ -1,6 +1,8 @@
-"""A path, process or cost rule made blocking (or relaxed) per query and as a spec-wide default: the spec's syntax
-and its errors, the engine's statuses, how it composes with fail-on (the table in docs/spec.md, read from there),
-and what every report says about the rule that blocked."""
+"""A path, process or cost rule made blocking (or relaxed) per query and as a spec-wide default.
+
+The spec's syntax and its errors, the engine's statuses, how it composes with fail-on (the table in docs/spec.md, read
+from there), and what every report says about the rule that blocked.
+"""
 
 from __future__ import annotations
 

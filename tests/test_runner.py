@@ -1,5 +1,8 @@
-"""`agentci run`: the spec's runner block, the command and python runners, retries, timeouts, the trace files,
---resume, interruption, progress and secrets. Agents here are small real programs run as the runner runs them."""
+"""`agentci run`: the runner block, the command and python runners, retries, timeouts, trace files, and more.
+
+The spec's runner block, the command and python runners, retries, timeouts, the trace files, --resume, interruption,
+progress and secrets. Agents here are small real programs run as the runner runs them.
+"""
 
 from __future__ import annotations
 

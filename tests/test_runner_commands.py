@@ -1,5 +1,7 @@
-"""`agentci test` and `save` without --traces run the agent first; the Python API runs it too; all agree with
-`agentci run` followed by `agentci test --traces`."""
+"""`agentci test` and `save` without --traces run the agent first.
+
+The Python API runs it too; all agree with `agentci run` followed by `agentci test --traces`.
+"""
 
 from __future__ import annotations
 
@@ -113,8 +115,10 @@ def test_python_api_runs_a_callable_or_the_spec_runner(tmp_path):
 
 
 def test_a_lone_surrogate_in_an_agent_answer_is_written_as_u_fffd(tmp_path):
-    """An agent's answer cut mid-emoji (valid JSON, a lone surrogate) is recorded, not a crash: the trace file is
-    valid UTF-8 JSON with U+FFFD where the surrogate was, as every other output writes it."""
+    """An agent's answer cut mid-emoji (valid JSON, a lone surrogate) is recorded, not a crash.
+
+    The trace file is valid UTF-8 JSON with U+FFFD where the surrogate was, as every other output writes it.
+    """
     spec = load_spec(project(tmp_path))
 
     def agent(query, id, run):

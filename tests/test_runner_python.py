@@ -1,6 +1,9 @@
-"""The `python:` runner: the spec's function runs in worker processes, so a run that overruns its timeout is killed
-with everything it started while the other runs go on; and a function may return an OpenAI Agents SDK `RunResult`,
-read through the SDK's own tracing (a real Agents SDK agent against the local scripted OpenAI server)."""
+"""The `python:` runner.
+
+The spec's function runs in worker processes, so a run that overruns its timeout is killed with everything it started
+while the other runs go on; and a function may return an OpenAI Agents SDK `RunResult`, read through the SDK's own
+tracing (a real Agents SDK agent against the local scripted OpenAI server).
+"""
 
 from __future__ import annotations
 
@@ -218,9 +221,11 @@ def test_a_python_runner_may_return_an_agents_sdk_run_result(tmp_path, openai_se
 
 
 def check_agents_sdk_breakdowns(trace: dict, api: str) -> None:
-    """A Responses call's span keeps the input items it sent, and its Response the instructions and tools: each call
-    is split by component, counted by the model's tokenizer. A Chat Completions generation span records no tool
-    definitions: not attributed."""
+    """A Responses call's span keeps the input items it sent, and its Response the instructions and tools.
+
+    Each call is split by component, counted by the model's tokenizer. A Chat Completions generation span records no
+    tool definitions: not attributed.
+    """
     breakdowns = [call.get("input_breakdown") for call in trace["llm_calls"]]
     if api == "chat_completions":
         assert breakdowns == [None] * 4

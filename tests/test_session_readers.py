@@ -1,5 +1,7 @@
-"""Readers of framework sessions: the runs of one conversation, recorded by the real libraries as their owners
-record them, read as one trace whose turns are those runs.
+"""Readers of framework sessions.
+
+The runs of one conversation, recorded by the real libraries as their owners record them, read as one trace whose turns
+are those runs.
 
 - The OpenAI Agents SDK (0.24) keeping the conversation in a `SQLiteSession`, each `Runner.run` given the session
   id as its `group_id`: its own trace export, and the spans of openinference-instrumentation-openai-agents inside
@@ -41,8 +43,11 @@ def _agents_sdk_session(
     questions: tuple = (PARIS, CELSIUS),
     query_ids: str = "",
 ) -> Path:
-    """The conversation's recording: agents_sdk_session.py asked `questions` in one session, traced by `tracing`
-    (each run's agentci.query_id from `query_ids`, comma-separated)."""
+    """The conversation's recording.
+
+    agents_sdk_session.py asked `questions` in one session, traced by `tracing` (each run's agentci.query_id from
+    `query_ids`, comma-separated).
+    """
     folder.mkdir(exist_ok=True)
     out = folder / f"{tracing}.jsonl"
     with ScriptedOpenAIServer(script, per_message=True) as model:
@@ -84,8 +89,10 @@ TURNS = [
 
 @pytest.mark.parametrize("tracing", ["agents-sdk", "openinference"])
 def test_an_agents_sdk_session_is_one_conversation_of_its_runs(tmp_path, tracing):
-    """Each Runner.run on the session is a turn, its message the user's own (the session resent turn 1 before it),
-    in time order whatever the order of the file's records."""
+    """Each Runner.run on the session is a turn, its message the user's own, in time order.
+
+    The session resent turn 1 before it; time order whatever the order of the file's records.
+    """
     path = _agents_sdk_session(tmp_path, tracing)
     (trace,) = load_traces([str(path)])
     assert (trace.id, trace.query, trace.final_answer) == (SESSION, PARIS, "It is 21 °C in Paris.")
@@ -115,8 +122,10 @@ def _spec(folder: Path, **key: str) -> Path:
 
 @pytest.mark.parametrize("key", [{"id": SESSION}, {}], ids=["by session id", "by first message"])
 def test_a_recorded_session_is_judged_turn_by_turn_against_its_conversation(tmp_path, key):
-    """A spec's conversation matches the session by its id (the session id), else by its first message; a session
-    whose turn 2 forgot the city fails at turn 2."""
+    """A spec's conversation matches the session by its id (the session id), else by its first message.
+
+    A session whose turn 2 forgot the city fails at turn 2.
+    """
     spec = _spec(tmp_path, **key)
     good = _agents_sdk_session(tmp_path, "agents-sdk")
     done = run_cli("test", "--spec", spec, "--traces", good, "--format", "json")
@@ -132,8 +141,11 @@ def test_a_recorded_session_is_judged_turn_by_turn_against_its_conversation(tmp_
 
 
 def test_an_openinference_chat_session_of_bare_model_calls_splits_at_the_user_s_messages(tmp_path):
-    """OpenAIInstrumentor alone writes one trace per model call: in a session, the calls of one turn's tool loop
-    are that turn (each was sent the same user messages), and the user's next message begins the next turn."""
+    """OpenAIInstrumentor alone writes one trace per model call.
+
+    In a session, the calls of one turn's tool loop are that turn (each was sent the same user messages), and the user's
+    next message begins the next turn.
+    """
     script = {
         PARIS: [
             Turn(tool_calls=[("get_weather", {"city": "Paris"})]),
@@ -178,8 +190,10 @@ def test_pydantic_ai_runs_given_the_history_are_one_conversation_by_its_conversa
 
 
 def test_a_session_of_one_run_stays_a_single_trace_and_sessions_never_mix(tmp_path):
-    """Three sessions an exporter appended to one file: two conversations and, for a session with one run, a plain
-    trace that still names its session."""
+    """Three sessions an exporter appended to one file.
+
+    Two conversations and, for a session with one run, a plain trace that still names its session.
+    """
     recorded = [
         _agents_sdk_session(tmp_path / session, "agents-sdk", session=session, questions=questions)
         for session, questions in (("chat-42", [PARIS, CELSIUS]), ("chat-7", [PARIS, CELSIUS]), ("chat-9", [PARIS]))
@@ -192,8 +206,10 @@ def test_a_session_of_one_run_stays_a_single_trace_and_sessions_never_mix(tmp_pa
 
 
 def _keeping_client() -> Any:
-    """The real LangSmith client, except that it keeps the runs LangChain's tracer would upload (each run's create
-    and update merged, as `client.list_runs` gives them back) instead of sending them."""
+    """The real LangSmith client, except that it keeps the runs LangChain's tracer would upload instead of sending them.
+
+    Each run's create and update merged, as `client.list_runs` gives them back.
+    """
     from langsmith import Client
 
     class Keeping(Client):
@@ -211,9 +227,11 @@ def _keeping_client() -> Any:
 
 
 def test_a_langgraph_thread_is_one_conversation_in_its_state_and_in_its_langsmith_runs(tmp_path):
-    """LangGraph (1.2) with a checkpointer, invoked twice on one thread_id: the thread's state (messages_to_dict,
-    with the thread's config) and the runs LangSmith's tracer records (each carrying the thread_id) each read as one
-    conversation of two turns."""
+    """LangGraph (1.2) with a checkpointer, invoked twice on one thread_id.
+
+    The thread's state (messages_to_dict, with the thread's config) and the runs LangSmith's tracer records (each
+    carrying the thread_id) each read as one conversation of two turns.
+    """
     import warnings
 
     from langchain_core.messages import messages_to_dict
@@ -274,8 +292,10 @@ def test_a_langgraph_thread_is_one_conversation_in_its_state_and_in_its_langsmit
 
 
 def test_a_session_s_query_id_names_the_conversation_and_different_ones_keep_its_runs_apart(tmp_path):
-    """Runs of one session tagged with one agentci.query_id are that query's conversation; runs tagged with different
-    ones (a batch sharing a group_id) stay single traces, each matched to its own query."""
+    """Runs of one session tagged with one agentci.query_id are that query's conversation.
+
+    Runs tagged with different ones (a batch sharing a group_id) stay single traces, each matched to its own query.
+    """
     one = _agents_sdk_session(tmp_path / "one", "agents-sdk", query_ids="weather,weather")
     (trace,) = load_traces([str(one)])
     assert (trace.id, [t.query for t in trace.turns]) == ("weather", [PARIS, CELSIUS])

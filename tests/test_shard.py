@@ -253,9 +253,12 @@ def test_queries_lists_what_a_shard_job_must_run_the_agent_on(tmp_path):
 
 
 def test_merged_shards_against_a_baseline_equal_the_unsharded_run_figure_for_figure(tmp_path):
-    """tests/fixtures/everyway differs from its baseline in every way the diff knows: its run in three shards, each
-    compared with the baseline, merges into the very results file of the unsharded run, the diff's uplift, suite
-    aggregates and unverified counts included (rebuilt from the baseline side each shard's file carries)."""
+    """tests/fixtures/everyway differs from its baseline in every way the diff knows.
+
+    Its run in three shards, each compared with the baseline, merges into the very results file of the unsharded run,
+    the diff's uplift, suite aggregates and unverified counts included (rebuilt from the baseline side each shard's file
+    carries).
+    """
     project = tmp_path / "everyway"
     shutil.copytree(ROOT / "tests" / "fixtures" / "everyway", project)
     common = ("--traces", "current.jsonl", "--baseline", "v1")
@@ -284,8 +287,11 @@ def test_merged_shards_against_a_baseline_equal_the_unsharded_run_figure_for_fig
 
 
 def test_merged_shards_give_the_verdicts_of_one_run(tmp_path):
-    """Holm over the whole suite, the suite's pass-rate interval and the clustered cost intervals are settled again
-    on the merged diff: the verdicts, their p-values and the gates are those of the unsharded run."""
+    """Holm, the suite's pass-rate interval and the cost intervals are settled again on the merged diff.
+
+    Holm over the whole suite, the clustered cost intervals: the verdicts, their p-values and the gates are those of the
+    unsharded run.
+    """
     example = ROOT / "examples" / "repeated-runs"
     spec, traces = example / "agentci_spec.yaml", example / "traces"
     whole = json.loads(run_cli("test", "--spec", spec, "--traces", traces, "--format", "json").stdout)

@@ -1,5 +1,7 @@
-"""The sharding workflow of docs/action.md (matrix + merge), run job by job through the action's entry point: the shard jobs'
-results files, downloaded together, merge into the same report and exit code as one unsharded run."""
+"""The sharding workflow of docs/action.md (matrix + merge), run job by job through the action's entry point.
+
+The shard jobs' results files, downloaded together, merge into the same report and exit code as one unsharded run.
+"""
 
 import io
 import json

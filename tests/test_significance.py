@@ -1,5 +1,8 @@
-"""Verdicts under noise: the exact tests, their look adjustment, Holm, the suite's paired change and the bootstrap,
-each checked against scipy.stats and statsmodels (test dependencies only) or against a brute-force enumeration."""
+"""Verdicts under noise.
+
+The exact tests, their look adjustment, Holm, the suite's paired change and the bootstrap, each checked against
+scipy.stats and statsmodels (test dependencies only) or against a brute-force enumeration.
+"""
 
 import itertools
 import math
@@ -286,8 +289,10 @@ def _suite(rng, queries):
 
 
 def test_pass_rate_change_is_the_query_clustered_paired_difference():
-    """The change and its standard error are a regression of every run's pass on the side, each query weighing
-    one on each side, with standard errors clustered by query (statsmodels' CR0 · sqrt(Q/(Q−1)))."""
+    """The change and its standard error are a regression of every run's pass on the side, clustered by query.
+
+    Each query weighing one on each side, with standard errors clustered by query (statsmodels' CR0 · sqrt(Q/(Q−1))).
+    """
     rows, pairs = _suite(np.random.default_rng(3), 12)
     found = pass_rate_change(pairs, confidence=0.95)
     fit = WLS(rows[:, 2], add_constant(rows[:, 1]), weights=rows[:, 3]).fit(
@@ -359,8 +364,10 @@ def test_clustered_ratio_interval_resamples_queries_as_pairs():
 
 
 def test_pass_at_k_and_pass_hat_k_are_the_subset_averages():
-    """The unbiased estimators are the averages over every k-subset of the n runs of 'any passed' and 'all passed'
-    (inspect_ai's pass_at, tau-bench's pass^k), for every k ≤ n."""
+    """The unbiased estimators are averages over every k-subset of the n runs of 'any passed' and 'all passed'.
+
+    As inspect_ai's pass_at, tau-bench's pass^k, for every k ≤ n.
+    """
     for runs in range(1, 8):
         for passed in range(runs + 1):
             outcomes = [True] * passed + [False] * (runs - passed)
@@ -402,8 +409,11 @@ def _power_fresh(runs: int) -> float:
 
 
 def test_power_to_catch_90_to_60_takes_13_runs_against_a_known_rate_and_30_a_side_fresh():
-    """The verdicts' power, summed exactly over every outcome with scipy's binomial: against a known 90 % the first
-    run count with 80 % power is 13 (flag at 9 passes or fewer), with two fresh samples 30 a side (20 a side: 62 %)."""
+    """The verdicts' power, summed exactly over every outcome with scipy's binomial.
+
+    Against a known 90 % the first run count with 80 % power is 13 (flag at 9 passes or fewer), with two fresh samples
+    30 a side (20 a side: 62 %).
+    """
     assert [_regressed(c, 13, 9000, 10_000) for c in (9, 10)] == [True, False]
     known = {runs: _power_known(runs) for runs in range(5, 14)}
     assert min(runs for runs, power in known.items() if power >= 0.8) == 13

@@ -1,7 +1,10 @@
-"""A simulated user (a query's `simulated_user:`): an LLM plays the customer through the judge's real SDKs against
-a local fake provider, the agent is a real openai-SDK agent against a scripted model (or the support-chat example's
-scripted policy); the conversation ends on the user's stop, stop_when, the turn budget or the spend cap; its
-messages are recorded and replayed offline; hostile agent text stays fenced and a leak or a false stop is seen."""
+"""A simulated user (a query's `simulated_user:`).
+
+An LLM plays the customer through the judge's real SDKs against a local fake provider, the agent is a real openai-SDK
+agent against a scripted model (or the support-chat example's scripted policy); the conversation ends on the user's
+stop, stop_when, the turn budget or the spend cap; its messages are recorded and replayed offline; hostile agent text
+stays fenced and a leak or a false stop is seen.
+"""
 
 from __future__ import annotations
 
@@ -37,9 +40,12 @@ def conversation_in(prompt: str) -> list[dict]:
 
 
 def customer(done_word: str = "refunded", gives_up: bool = False, leaks: bool = False, gullible: bool = False):
-    """The simulator's policy, a scripted customer: opens with ASK, gives the order number when asked for it, says
-    the goal is reached once the agent's last reply has `done_word`; `gives_up` at its second message; `leaks` the
-    card number when asked for it; `gullible` believes an agent that says the goal is reached."""
+    """The simulator's policy, a scripted customer.
+
+    Opens with ASK, gives the order number when asked for it, says the goal is reached once the agent's last reply has
+    `done_word`; `gives_up` at its second message; `leaks` the card number when asked for it; `gullible` believes an
+    agent that says the goal is reached.
+    """
 
     def policy(model: str, system: str, user: str) -> dict:
         said = conversation_in(user)
@@ -174,8 +180,10 @@ def test_cost_max_turns_is_the_default_budget_and_stop_when_ends_without_asking_
 
 
 def test_stop_when_answer_matches_is_bounded_in_time_on_the_agents_reply():
-    """A spec regex that backtracks exponentially on the agent's reply fails the run, naming the pattern, instead of
-    holding the runner for ever (the bound every spec regex on agent output has, _util/patterns.py)."""
+    """A spec regex that backtracks exponentially on the agent's reply fails the run, naming the pattern.
+
+    Instead of holding the runner for ever (the bound every spec regex on agent output has, _util/patterns.py).
+    """
     import time
 
     from agentci_action.run.jobs import RunFailure

@@ -1,6 +1,8 @@
-"""The spec loader's fast path: libyaml's parser gives the same specs and line numbers as the pure-Python one,
-syntax errors keep the pure parser's wording, `agentci test` loads the spec once, and the CLI's light commands
-do not import the engine."""
+"""The spec loader's fast path.
+
+libyaml's parser gives the same specs and line numbers as the pure-Python one, syntax errors keep the pure parser's
+wording, `agentci test` loads the spec once, and the CLI's light commands do not import the engine.
+"""
 
 from __future__ import annotations
 
@@ -110,8 +112,11 @@ def test_agentci_test_parses_the_spec_once(write, write_traces, monkeypatch):
 
 
 def test_loading_a_spec_leaves_no_garbage_cycle():
-    """The loader pauses the garbage collector, which then freezes what survived: a cycle left by the load (the
-    YAML parser's reference to itself held every node of the document) would never be freed."""
+    """The loader pauses the garbage collector, which then freezes what survived.
+
+    A cycle left by the load (the YAML parser's reference to itself held every node of the document) would never be
+    freed.
+    """
     import gc
 
     load_spec(SPECS[0])  # the first load fills the models' and the parser's caches
@@ -232,9 +237,12 @@ def test_the_cli_lists_every_adapter_in_detection_order():
 
 
 def test_validate_builds_the_spec_without_pydantic_plugins_and_leaves_them_to_later_models(write, tmp_path):
-    """A pydantic plugin installed beside AgentCI (a distribution with a `pydantic` entry point, as logfire's is)
-    sees no spec model in validate, the variable that turns plugins off is as it was afterwards, and a model the
-    same process builds later (a user's) gets the plugin; `agentci test` keeps plugins for every model."""
+    """A pydantic plugin installed beside AgentCI sees no spec model in `validate`, and every model elsewhere.
+
+    A distribution with a `pydantic` entry point, as logfire's is. The variable that turns plugins off is as it was
+    afterwards, and a model the same process builds later (a user's) gets the plugin; `agentci test` keeps plugins for
+    every model.
+    """
     site = tmp_path / "site"
     (site / "probe_plugin-1.0.dist-info").mkdir(parents=True)
     (site / "probe_plugin-1.0.dist-info" / "METADATA").write_text(
@@ -281,8 +289,10 @@ def test_a_yaml_set_which_marshal_cannot_copy_is_copied_by_pickle_and_reported(w
 
 
 def test_a_spec_with_more_brackets_than_the_nesting_bound_is_measured_then_loaded(write, monkeypatch):
-    """Past loader._COMPOSABLE_DEPTH's bound (here lowered), the depth is read from the events first: a sound spec
-    loads as it would have, and the events are walked once."""
+    """Past loader._COMPOSABLE_DEPTH's bound (here lowered), the depth is read from the events first.
+
+    A sound spec loads as it would have, and the events are walked once.
+    """
     queries = "".join(
         f"  - {{id: q{i}, query: 'Q {i}?', tags: [a, b], correctness: {{exact_match: '{i}'}}}}\n" for i in range(40)
     )

@@ -1,6 +1,9 @@
-"""The spec's `suite:` gates: judged on the whole suite after aggregation, blocking through fail-on's `suite` layer,
-with the figure and the limit in every headline, the results JSON and an annotation on the gate's line; `test`,
-`diff`, `merge` (of shards, never a shard alone), the action and the Python API judge them alike."""
+"""The spec's `suite:` gates.
+
+Judged on the whole suite after aggregation, blocking through fail-on's `suite` layer, with the figure and the limit in
+every headline, the results JSON and an annotation on the gate's line; `test`, `diff`, `merge` (of shards, never a shard
+alone), the action and the Python API judge them alike.
+"""
 
 from __future__ import annotations
 
@@ -302,8 +305,11 @@ def test_a_spec_without_gates_has_no_gate_metrics(write, write_traces):
 
 
 def test_merged_shards_show_the_diff_the_unsharded_run_shows(tmp_path):
-    """Each shard's results file carries the diff of its queries and their baseline side; the merge shows them as
-    one diff, the one `test` on the whole suite shows: queries, totals, the scores' uplift and the suite aggregates."""
+    """Each shard's results file carries the diff of its queries and their baseline side.
+
+    The merge shows them as one diff, the one `test` on the whole suite shows: queries, totals, the scores' uplift and
+    the suite aggregates.
+    """
     spec = make_project(tmp_path)
     save_v1(spec)
     whole = run_cli("test", spec, "--traces", tmp_path / "v2.jsonl", "--baseline", "v1", "--format", "json")

@@ -1,6 +1,8 @@
-"""τ-bench's real conversations, read and checked: 200 gpt-4o airline trajectories (50 tasks × 4 trials, each a whole
-Chat Completions conversation with a simulated user) from ../shared/fixtures/tau-bench, read in place and never
-copied into the repository (its SOURCES.md says where it comes from).
+"""τ-bench's real conversations, read and checked.
+
+200 gpt-4o airline trajectories (50 tasks × 4 trials, each a whole Chat Completions conversation with a simulated user)
+from ../shared/fixtures/tau-bench, read in place and never copied into the repository (its SOURCES.md says where it
+comes from).
 
 In τ-bench `transfer_to_human_agents` is a real tool: the agent escalates the customer to a person. A reader that took
 every `transfer_to_*` call for a handoff between agents dropped it from every tool check, and `forbidden_tools:

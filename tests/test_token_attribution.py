@@ -1,6 +1,9 @@
-"""Where the tokens go: the tokenizer against its own encoding, the input split by component on what the real openai
-and anthropic SDKs send (a local model server answers them) and on the shared real recordings, the parts adding up
-to the reported input tokens, the reference's token figures, and the diff naming the component that moved."""
+"""Where the tokens go.
+
+The tokenizer against its own encoding, the input split by component on what the real openai and anthropic SDKs send (a
+local model server answers them) and on the shared real recordings, the parts adding up to the reported input tokens,
+the reference's token figures, and the diff naming the component that moved.
+"""
 
 from __future__ import annotations
 
@@ -83,8 +86,10 @@ def test_a_file_that_does_not_match_the_pin_is_refused(monkeypatch, tmp_path):
 
 
 def test_tiktoken_loads_with_the_first_request_counted_not_before():
-    """Traces that show no request (canonical ones) load without importing tiktoken (about 50 ms at every start);
-    the first request split imports it."""
+    """Traces that show no request (canonical ones) load without importing tiktoken (about 50 ms at every start).
+
+    The first request split imports it.
+    """
     import subprocess
     import sys
 
@@ -269,8 +274,11 @@ def test_a_chat_completions_run_is_split_by_component_and_adds_up(tmp_path):
 
 
 def test_a_call_reporting_no_input_tokens_is_not_attributed(tmp_path):
-    """A request with text has tokens: a call that reports 0 (its usage not recorded) is left unattributed, so the
-    parts still add up to the reported input tokens."""
+    """A request with text has tokens.
+
+    A call that reports 0 (its usage not recorded) is left unattributed, so the parts still add up to the reported input
+    tokens.
+    """
     with AgentModel([0, 1600]) as server:
         trace = loaded(tmp_path, openai_run(server, [reservation_tool()], json.dumps(RESERVATION)))
     assert trace.llm_calls[0].input_breakdown.parts  # the request is there: only its usage is missing
@@ -309,8 +317,10 @@ def test_an_anthropic_run_is_split_by_component_estimated_and_adds_up(tmp_path):
 
 
 def test_real_recordings_add_up_to_their_reported_input_tokens(real_traces):
-    """The shared recordings of real API calls (Responses with tools, Anthropic with a cache, OTel GenAI and
-    OpenInference spans)."""
+    """The shared recordings of real API calls.
+
+    Responses with tools, Anthropic with a cache, OTel GenAI and OpenInference spans.
+    """
     files = [
         real_traces / "openai-responses" / "resp_af_multiple_tools.jsonl",
         real_traces / "anthropic" / "anth_pai_cache.jsonl",
@@ -340,10 +350,13 @@ def test_real_recordings_add_up_to_their_reported_input_tokens(real_traces):
 
 
 def test_langsmith_and_vercel_records_show_their_requests_langgraph_state_and_agents_exports_do_not(real_traces):
-    """LangSmith's chat model runs keep the messages sent and the bound tools, the Vercel AI SDK's provider calls
-    `ai.prompt.messages` and `ai.prompt.tools` (real SDK output): split, counted with tiktoken, adding up. A
-    LangGraph state holds no system prompt or tool definitions, and the Agents SDK's span export no Response's input:
-    not attributed, every call `unattributed`."""
+    """Input split, counted with tiktoken and adding up where a framework keeps the messages sent and the tools.
+
+    LangSmith's chat model runs keep the messages sent and the bound tools, the Vercel AI SDK's provider calls
+    `ai.prompt.messages` and `ai.prompt.tools` (real SDK output): split, counted with tiktoken, adding up. A LangGraph
+    state holds no system prompt or tool definitions, and the Agents SDK's span export no Response's input: not
+    attributed, every call `unattributed`.
+    """
     o200k = encoding("o200k_base")
     (langsmith,) = load_traces([real_traces / "langsmith" / "ls_otelc_weather.jsonl"])
     first = {(p["component"], p.get("name")): p for p in langsmith.llm_calls[0].input_breakdown.parts}
@@ -412,9 +425,11 @@ def test_the_diff_says_which_component_moved(tmp_path):
 
 
 def test_test_shards_merge_and_the_python_api_agree_on_where_the_tokens_went(tmp_path):
-    """Four queries recorded with the real openai SDK (tools of different widths, results of different lengths): the
-    unsharded run, its two shards merged and `evaluate` give the same attribution, byte for byte; the HTML report
-    says it per query and in total."""
+    """Four queries recorded with the real openai SDK (tools of different widths, results of different lengths).
+
+    The unsharded run, its two shards merged and `evaluate` give the same attribution, byte for byte; the HTML report
+    says it per query and in total.
+    """
     from agentci_action import Evaluation, evaluate
 
     records = []

@@ -1,6 +1,9 @@
-"""Framework adapters: one support run (triage hands off to billing; two parallel tool calls, one failing;
-cached input; a retrieval) recorded in every format under tests/fixtures/traces/, read into the same
-canonical trace and evaluated to the same layer results."""
+"""Framework adapters.
+
+One support run (triage hands off to billing; two parallel tool calls, one failing; cached input; a retrieval) recorded
+in every format under tests/fixtures/traces/, read into the same canonical trace and evaluated to the same layer
+results.
+"""
 
 from __future__ import annotations
 
@@ -500,8 +503,11 @@ def _oi_span(n, parent, kind, start, **attrs):
 
 
 def test_a_model_call_recorded_by_two_instrumentation_layers_counts_once_in_openinference(tmp_path):
-    """The outer (LangChain) LLM span carries the tool call it issued but no usage; the inner (OpenAI) one the
-    usage: one call with the inner span's tokens, and the tool call still follows the model's order."""
+    """The outer (LangChain) LLM span carries the tool call it issued but no usage.
+
+    The inner (OpenAI) one the usage: one call with the inner span's tokens, and the tool call still follows the model's
+    order.
+    """
     spans = [
         _oi_span(1, None, "AGENT", 0, **{"agent.name": "a", "input.value": "hi", "output.value": "done"}),
         _oi_span(
@@ -672,8 +678,11 @@ def test_agents_sdk_calls_of_one_tool_keep_the_order_the_model_issued_them(tmp_p
 
 
 def test_otel_handoff_attributes_are_a_handoff_and_the_tool_call_the_span_names(tmp_path):
-    """The OpenTelemetry contrib openai-agents instrumentation records a handoff as gen_ai.handoff.from/to_agent on
-    the span of the tool that made it: a handoff, and that tool's call (tool checks see it)."""
+    """A handoff recorded by the contrib openai-agents instrumentation is a handoff, and the tool's call.
+
+    The OpenTelemetry contrib openai-agents instrumentation records a handoff as gen_ai.handoff.from/to_agent on the
+    span of the tool that made it: a handoff, and that tool's call (tool checks see it).
+    """
     handoff = _span(
         4,
         2,

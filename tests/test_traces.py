@@ -176,8 +176,10 @@ def test_a_list_file_is_parsed_once_and_malformed_lists_name_their_line(write, m
 
 
 def test_loaded_traces_are_compact_and_unchanged(write_traces):
-    """Loaded traces share one fields-set per distinct set of fields and intern tool and model names; every value,
-    the fields set and copying are as pydantic's own models give them."""
+    """Loaded traces share one fields-set per distinct set of fields and intern tool and model names.
+
+    Every value, the fields set and copying are as pydantic's own models give them.
+    """
     from agentci_action.trace.canonical import Trace
 
     records = [

@@ -1,6 +1,9 @@
-"""Regression or noise in the diff: each query's pass-rate verdict (one run per side keeps the status rule; repeated
-runs take the exact tests, Holm over the queries), cost and latency by their bootstrap intervals, the suite's paired
-interval, the gates that read them, and the spec keys that configure them (errors at their line)."""
+"""Regression or noise in the diff.
+
+Each query's pass-rate verdict (one run per side keeps the status rule; repeated runs take the exact tests, Holm over
+the queries), cost and latency by their bootstrap intervals, the suite's paired interval, the gates that read them, and
+the spec keys that configure them (errors at their line).
+"""
 
 from __future__ import annotations
 
@@ -110,8 +113,10 @@ def test_an_inconclusive_query_warns_with_the_runs_that_would_decide(spec):
 
 
 def test_cost_with_repeated_runs_changes_by_its_interval_not_its_means(spec):
-    """A 40 % rise in the means beside a noisy spread is no cost change; a steady 40 % rise is; one run per side
-    keeps the 25 % threshold."""
+    """A 40 % rise in the means beside a noisy spread is no cost change.
+
+    A steady 40 % rise is; one run per side keeps the 25 % threshold.
+    """
     noisy_before = [
         t.model_copy(update={"total_cost_usd": c}) for t, c in zip(runs("a", "P" * 4), (0.01, 0.03, 0.01, 0.03))
     ]
@@ -227,8 +232,10 @@ def test_pass_at_k_takes_the_spec_k_and_is_unknown_above_the_runs(write):
 
 
 def test_a_regression_that_keeps_its_status_is_told_by_its_verdict(write):
-    """3 of 10 still passes a 20 % gate: the query's status holds, and the reports say what fell instead of a
-    status change that did not happen."""
+    """3 of 10 still passes a 20 % gate.
+
+    The query's status holds, and the reports say what fell instead of a status change that did not happen.
+    """
     from agentci_action.report import diff_console, diff_markdown
 
     spec = load_spec(write("gate.yaml", SPEC.replace("min_pass_rate: 0.5", "min_pass_rate: 0.2")))
@@ -243,8 +250,11 @@ def test_a_regression_that_keeps_its_status_is_told_by_its_verdict(write):
 
 
 def test_a_query_not_run_for_infrastructure_gets_no_verdict_and_stays_out_of_the_tests(spec):
-    """Every current run of `a` died of a model outage ([INFRA]): not_run with its reason, no verdict (nothing to
-    compare), and neither Holm's count nor the suite's paired change includes it; a crash is a failed run."""
+    """Every current run of `a` died of a model outage ([INFRA]).
+
+    not_run with its reason, no verdict (nothing to compare), and neither Holm's count nor the suite's paired change
+    includes it; a crash is a failed run.
+    """
     outage = [Trace(id="a", run=k, metadata={RUN_ERROR_KEY: "[INFRA] model down"}) for k in range(5)]
     before = side(spec, "v1", runs("a", "P" * 5) + runs("b", "P" * 5) + runs("c", "P" * 5))
     after = side(spec, "current", outage + runs("b", "F" * 5) + runs("c", "P" * 5))

@@ -59,8 +59,11 @@ def test_documented_workflow_snippets_use_declared_inputs():
 
 
 def run_action_script(tmp_path, cwd, **inputs: str) -> subprocess.CompletedProcess[str]:
-    """run/action.yml's own script, run as the runner runs it (bash, its env, the test's own Python as the action's
-    environment), with `inputs` as its AGENTCI_* variables (the others empty) and GITHUB_OUTPUT in tmp_path."""
+    """run/action.yml's own script, run as the runner runs it, with `inputs` as its AGENTCI_* variables.
+
+    Run with bash, its env, the test's own Python as the action's environment; the other variables empty and
+    GITHUB_OUTPUT in tmp_path.
+    """
     step = next(
         s for s in yaml.safe_load((ROOT / "run" / "action.yml").read_text())["runs"]["steps"] if s.get("id") == "run"
     )
@@ -88,8 +91,11 @@ def test_a_newline_in_the_run_action_s_output_input_adds_no_output_of_its_own(tm
 
 
 def test_the_run_action_s_replay_input_is_the_run_s_mode(tmp_path):
-    """The end-to-end workflow's agent (tests/e2e/run/) without act: replayed from its recordings by the spec's
-    `replay:`, with no key and no server; with the input `off` it asks the model it was given, which is not there."""
+    """The end-to-end workflow's agent (tests/e2e/run/) without act.
+
+    Replayed from its recordings by the spec's `replay:`, with no key and no server; with the input `off` it asks the
+    model it was given, which is not there.
+    """
     agent = tmp_path / "agent"
     shutil.copytree(ROOT / "tests" / "e2e" / "run", agent)
     spec = yaml.safe_load((agent / "agentci.yaml").read_text())

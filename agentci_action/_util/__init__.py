@@ -1,2 +1,4 @@
-"""Private helpers below every stage: errors, output files, text made inert, limits, time-bounded regexes,
-redaction, the GitHub client's setup."""
+"""Private helpers below every stage.
+
+Errors, output files, text made inert, limits, time-bounded regexes, redaction, the GitHub client's setup.
+"""

@@ -1,5 +1,7 @@
-"""Optional dependencies: `pip install agentci-action` is the lean core (spec, traces, engine, reports); the judge's
-SDKs, PyGithub and the ROUGE/BLEU libraries come with extras (the action's image has them all).
+"""Optional dependencies: the lean core, and extras for the judge's SDKs, PyGithub and ROUGE/BLEU.
+
+`pip install agentci-action` is the lean core (spec, traces, engine, reports); the judge's SDKs, PyGithub and the
+ROUGE/BLEU libraries come with extras (the action's image has them all).
 
 A feature that needs a missing one fails with an error naming the extra (exit 2), never an ImportError.
 """

@@ -1,6 +1,8 @@
-"""A pydantic validation error in the user's words: the field's path as written in the file, "required key is
-missing" for a missing one, and for an unknown key the closest valid key (did you mean …?) of the object that
-holds it. Spec, trace and baseline errors are worded the same way."""
+"""A pydantic validation error in the user's words.
+
+The field's path as written in the file, "required key is missing" for a missing one, and for an unknown key the closest
+valid key (did you mean …?) of the object that holds it. Spec, trace and baseline errors are worded the same way.
+"""
 
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ def field_message(
 
     `shown` is the location as the file writes it, when that differs from the model's (default: the error's);
     `name_parent` starts an unknown key's sentence with the path of the object holding it (where the line alone
-    does not say which object, as in a one-line JSON record)."""
+    does not say which object, as in a one-line JSON record).
+    """
     loc = tuple(error["loc"])
     shown = loc if shown is None else tuple(shown)
     if error["type"] == "extra_forbidden":
@@ -65,8 +68,10 @@ def _keys(model: type[BaseModel]) -> list[str]:
 
 
 def _model_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> type[BaseModel] | None:
-    """The pydantic model that holds the field at `loc` (for suggesting the closest valid key); `loc` may pass
-    through list items, the values of user-keyed maps (argument_rules, pricing) and union members."""
+    """The pydantic model that holds the field at `loc` (for suggesting the closest valid key).
+
+    `loc` may pass through list items, the values of user-keyed maps (argument_rules, pricing) and union members.
+    """
     current: Any = model
     for part in loc:
         current = _inside(current, part)
@@ -76,8 +81,10 @@ def _model_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> type[BaseMo
 
 
 def _inside(annotation: Any, part: str | int) -> Any:
-    """The annotation of `part` (a field or its alias, a list index, a map key or a union member's name) within
-    `annotation`."""
+    """The annotation of `part` within `annotation`.
+
+    `part` is a field or its alias, a list index, a map key or a union member's name.
+    """
     for option in _options(annotation):
         origin = typing.get_origin(option)
         if _is_model(option):

@@ -1,5 +1,8 @@
-"""A PyGithub client: for the edge's sticky comment and check run, and for reading the base branch through the
-contents API (compare/base_ref.py). PyGithub is the `github` extra, imported only when a client is made."""
+"""A PyGithub client, for the sticky comment, the check run and reading the base branch.
+
+For the edge's sticky comment and check run, and for reading the base branch through the contents API
+(compare/base_ref.py). PyGithub is the `github` extra, imported only when a client is made.
+"""
 
 from __future__ import annotations
 

@@ -12,10 +12,12 @@ _ANY = TypeAdapter(Any)
 
 
 def dumps(value: Any) -> str:
-    """Indented JSON of a model (a pydantic model, or a result with the same `model_dump_json`) or of plain JSON
-    data, by pydantic's compiled serialiser. A string it cannot encode (a lone surrogate, which trace JSON may hold)
-    takes json.dumps instead, with the same layout; the output boundary (_util/output.py) then replaces the
-    surrogate."""
+    """Indented JSON of a model or of plain JSON data, by pydantic's compiled serialiser.
+
+    The model is a pydantic model, or a result with the same `model_dump_json`. A string it cannot encode (a lone
+    surrogate, which trace JSON may hold) takes json.dumps instead, with the same layout; the output boundary
+    (_util/output.py) then replaces the surrogate.
+    """
     is_model = hasattr(value, "model_dump_json")
     try:
         if is_model:

@@ -28,8 +28,11 @@ MAX_VERSION_LENGTH = 100  # characters of a baseline version name: a file name o
 
 
 def deeper_than(value: Any, limit: int = MAX_NESTING) -> bool:
-    """Whether `value` nests lists/dicts more than `limit` levels deep (a scalar is 0 levels, `[]` and `[1]` 1,
-    `[[]]` 2). Level by level without recursion, so any depth is measured safely; a scalar costs one check."""
+    """Whether `value` nests lists/dicts more than `limit` levels deep.
+
+    A scalar is 0 levels, `[]` and `[1]` 1, `[[]]` 2. Level by level without recursion, so any depth is measured safely;
+    a scalar costs one check.
+    """
     level, depth = ([value] if isinstance(value, (dict, list)) else []), 0
     while level:
         depth += 1

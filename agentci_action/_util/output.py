@@ -1,5 +1,6 @@
-"""Where text leaves the process (standard output, report and results files, the runner's files): every write
-completes or raises OutputError (exit 2) naming the destination, never a silent truncation; and text is made
+"""Where text leaves the process (standard output, report and results files, the runner's files).
+
+Every write completes or raises OutputError (exit 2) naming the destination, never a silent truncation; and text is made
 encodable here, once for every output.
 
 Never through a symbolic link: the working directory is usually a checkout a pull request controls, and a link
@@ -54,8 +55,11 @@ def describe(exc: OSError) -> str:
 
 
 def write_all(fd: int, data: bytes) -> None:
-    """Every byte of `data` to the file descriptor `fd`. A file-size limit makes write() take only part of it, and
-    Python's buffered files then report success: the loop asks again, and the next write raises (EFBIG)."""
+    """Every byte of `data` to the file descriptor `fd`.
+
+    A file-size limit makes write() take only part of it, and Python's buffered files then report success: the loop asks
+    again, and the next write raises (EFBIG).
+    """
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
@@ -65,8 +69,11 @@ CHUNK = 1 << 20  # characters encoded at a time by write_text
 
 
 def write_text(fd: int, text: str) -> None:
-    """`text` in UTF-8 (lone surrogates replaced, as utf8 does) to `fd`, encoded a chunk at a time: a results file
-    of 100 MB is not held a second time as bytes. A chunk never ends between the two halves of a surrogate pair."""
+    """`text` in UTF-8 (lone surrogates replaced, as utf8 does) to `fd`, encoded a chunk at a time.
+
+    A results file of 100 MB is not held a second time as bytes. A chunk never ends between the two halves of a
+    surrogate pair.
+    """
     start = 0
     while start < len(text):
         end = start + CHUNK
@@ -77,8 +84,11 @@ def write_text(fd: int, text: str) -> None:
 
 
 def write_file(path: str | Path, text: str | Iterable[str], *, append: bool = False, what: str = "the report") -> None:
-    """Write (or append) `text`, or its pieces in turn, to `path`, creating its parent directories (not when
-    appending), never through a symbolic link (see the module docstring); OutputError when any of it fails."""
+    """Write (or append) `text`, or its pieces in turn, to `path`, never through a symbolic link.
+
+    Its parent directories are created (not when appending); see the module docstring for links. OutputError when any of
+    it fails.
+    """
     flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
     try:
         fd = open_no_follow(Path(path), flags, make_parents=not append)
@@ -101,9 +111,11 @@ class SymbolicLink(Exception):
 
 
 def open_no_follow(path: Path, flags: int, *, make_parents: bool = False, mode: int = 0o644) -> int:
-    """A descriptor of `path` opened with `flags`, following no symbolic link at the file itself nor in a directory
-    of its path below the working directory (missing ones are made with `make_parents`); SymbolicLink naming the
-    first link met, OSError for anything else."""
+    """A descriptor of `path` opened with `flags`, following no symbolic link.
+
+    No link is followed at the file itself nor in a directory of its path below the working directory (missing ones are
+    made with `make_parents`); SymbolicLink naming the first link met, OSError for anything else.
+    """
     absolute = path if path.is_absolute() else Path.cwd() / path
     try:
         inside: tuple[str, ...] = absolute.parent.relative_to(Path.cwd()).parts
@@ -131,8 +143,10 @@ def open_no_follow(path: Path, flags: int, *, make_parents: bool = False, mode: 
 
 
 def _enter(directory: int, part: str, walked: Path, make: bool) -> int:
-    """A descriptor of the directory `part` inside `directory`, not followed when it is a link; made when missing
-    and `make`."""
+    """A descriptor of the directory `part` inside `directory`, not followed when it is a link.
+
+    Made when missing and `make`.
+    """
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
     try:
         return os.open(part, flags, dir_fd=directory)
@@ -148,9 +162,11 @@ def _enter(directory: int, part: str, walked: Path, make: bool) -> int:
 
 
 def replace_file(path: Path, text: str, what: str) -> Path:
-    """Write `text` to `path` whole or not at all: a new temporary file beside it (created exclusively, so never
-    through a link), then a rename (which replaces a link at `path` rather than following it); OutputError when
-    that fails."""
+    """Write `text` to `path` whole or not at all.
+
+    A new temporary file beside it (created exclusively, so never through a link), then a rename (which replaces a link
+    at `path` rather than following it); OutputError when that fails.
+    """
     temporary = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -169,9 +185,11 @@ def replace_file(path: Path, text: str, what: str) -> Path:
 
 
 def write_stream(text: str | Iterable[str], stream: TextIO | None = None, *, what: str = "the report") -> None:
-    """Write `text`, or its pieces in turn, to `stream` (default standard output) whole; OutputError when the write
-    fails (a full disk, a file-size limit, a closed pipe), after which standard output is silenced so nothing more
-    fails at exit."""
+    """Write `text`, or its pieces in turn, to `stream` (default standard output) whole.
+
+    OutputError when the write fails (a full disk, a file-size limit, a closed pipe), after which standard output is
+    silenced so nothing more fails at exit.
+    """
     stream = stream or sys.stdout
     try:
         try:
@@ -190,14 +208,19 @@ def write_stream(text: str | Iterable[str], stream: TextIO | None = None, *, wha
 
 
 def pieces(text: str | Iterable[str]) -> Iterable[str]:
-    """A text given whole or in pieces (a report rendered a piece at a time), as pieces. A piece never ends between
-    the two halves of a surrogate pair (each is a whole JSON value, or a report whole)."""
+    """A text given whole or in pieces (a report rendered a piece at a time), as pieces.
+
+    A piece never ends between the two halves of a surrogate pair (each is a whole JSON value, or a report whole).
+    """
     return (text,) if isinstance(text, str) else text
 
 
 def _silence(stream: TextIO) -> None:
-    """After a failed write, point standard output at /dev/null: what it still buffers would fail again in the
-    interpreter's exit flush (printing 'Exception ignored' and changing the exit code)."""
+    """After a failed write, point standard output at /dev/null.
+
+    What it still buffers would fail again in the interpreter's exit flush (printing 'Exception ignored' and changing
+    the exit code).
+    """
     if stream is sys.stdout:
         devnull = os.open(os.devnull, os.O_WRONLY)
         try:

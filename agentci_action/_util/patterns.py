@@ -1,6 +1,8 @@
-"""Spec regexes on agent output, bounded in time: a pattern such as `(a|aa)+$` backtracks exponentially on
-'aaaa…!', and Python's re would run it for ever. The `regex` package (re's syntax, plus a timeout) stops after
-REGEX_TIMEOUT_S and the caller reports that check as an error."""
+"""Spec regexes on agent output, bounded in time.
+
+A pattern such as `(a|aa)+$` backtracks exponentially on 'aaaa…!', and Python's re would run it for ever. The `regex`
+package (re's syntax, plus a timeout) stops after REGEX_TIMEOUT_S and the caller reports that check as an error.
+"""
 
 from __future__ import annotations
 
@@ -23,10 +25,12 @@ class PatternTimeout(Exception):
 
 @lru_cache(maxsize=1024)  # a spec holds a few hundred patterns at most; each is searched once per run
 def compiled(pattern: str) -> tuple[regex.Pattern, float | None]:
-    """The compiled pattern and the timeout to search it with: REGEX_TIMEOUT_S, or None for a pattern with no
-    repetition at all (none of * + ? {, escaped or not): each of its parts matches at most once, so the work per
-    starting position is bounded by the pattern alone and a search is linear in the text. Skipping the timer
-    there matters: its bookkeeping costs ten times a short search."""
+    """The compiled pattern and the timeout to search it with.
+
+    REGEX_TIMEOUT_S, or None for a pattern with no repetition at all (none of * + ? {, escaped or not): each of its
+    parts matches at most once, so the work per starting position is bounded by the pattern alone and a search is linear
+    in the text. Skipping the timer there matters: its bookkeeping costs ten times a short search.
+    """
     return regex.compile(pattern), None if _REPETITION.isdisjoint(pattern) else REGEX_TIMEOUT_S
 
 

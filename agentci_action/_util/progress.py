@@ -1,6 +1,8 @@
-"""Progress on stderr for long work (the agent's runs, judge calls): a header at once, then a live line on a terminal
-(rewritten in place and refreshed each second, so the elapsed time moves while a slow call runs), or a plain line
-every few seconds otherwise (CI logs); errors as they happen; a last line when the work is done.
+"""Progress on stderr for long work (the agent's runs, judge calls).
+
+A header at once, then a live line on a terminal (rewritten in place and refreshed each second, so the elapsed time
+moves while a slow call runs), or a plain line every few seconds otherwise (CI logs); errors as they happen; a last line
+when the work is done.
 
 The line: `<label>: <done>/<total> <units> · <counter> <count> … · <elapsed> elapsed · ETA <remaining>`, where the ETA
 is elapsed / done × (total − done), shown once something is done and until everything is. Counters read as labels
@@ -47,8 +49,11 @@ def _same(text: str) -> str:
 
 
 class Progress:
-    """Thread-safe: workers call `advance` as their units end. `start` prints the header and starts the clock that
-    refreshes the line; `finish` stops it and prints the last line. Counters are shown in the order given."""
+    """Thread-safe: workers call `advance` as their units end.
+
+    `start` prints the header and starts the clock that refreshes the line; `finish` stops it and prints the last line.
+    Counters are shown in the order given.
+    """
 
     def __init__(
         self,
@@ -92,8 +97,10 @@ class Progress:
         return "".join(f" · {name} {value:,}" for name, value in self.counts.items())
 
     def start(self, header: str | None = None) -> None:
-        """Print `header` (and on a terminal the line) at once; then refresh the line each second on a terminal, each
-        interval in plain lines."""
+        """Print `header` (and on a terminal the line) at once.
+
+        Then refresh the line each second on a terminal, each interval in plain lines.
+        """
         with self._lock:
             if header:
                 self._print(header)

@@ -1,5 +1,7 @@
-"""Untrusted text made inert (one line without control characters for a terminal or log; markdown or HTML text),
-and sizes in the UTF-8 bytes GitHub's limits count."""
+"""Untrusted text made inert, and sizes in the UTF-8 bytes GitHub's limits count.
+
+Inert: one line without control characters for a terminal or log; markdown or HTML text.
+"""
 
 from __future__ import annotations
 
@@ -40,8 +42,9 @@ _AUTOLINK = re.compile(r"(?<=:)(?=//)|(?<=\bwww)(?=\.)", re.IGNORECASE)
 
 
 def html_text(text: object, limit: int = 120) -> str:
-    """Untrusted text inside an HTML element (where markdown escapes would show): one line, entities, broken mentions
-    and links.
+    """Untrusted text inside an HTML element (where markdown escapes would show).
+
+    One line, entities, broken mentions and links.
 
     `@` and `#` get a zero-width space after them, so nothing becomes a mention or an issue link; so do the `:` of
     `://` and a `www` before its dot, so a bare URL is not turned into a link.
@@ -57,8 +60,10 @@ def inline(text: object, limit: int = 300) -> str:
 
 
 def utf8_size(text: str) -> int:
-    """Bytes in UTF-8: GitHub's summary and comment limits count these (never fewer than characters). A lone
-    surrogate counts 3, as the U+FFFD that replaces it when written (_util/output.py)."""
+    """Bytes in UTF-8: GitHub's summary and comment limits count these (never fewer than characters).
+
+    A lone surrogate counts 3, as the U+FFFD that replaces it when written (_util/output.py).
+    """
     return len(text.encode("utf-8", "surrogatepass"))
 
 
@@ -85,8 +90,10 @@ def unverified_note(reasons: dict[str, int], shown: int = 5) -> str:
 
 
 def no_baseline_note(skipped: dict[str, list[str]]) -> str:
-    """Once per run, from RunResult.without_baseline(): how many queries had no baseline trace, which checks that
-    left unchecked, and how to record a baseline; '' when none."""
+    """How many queries had no baseline trace, the checks that left unchecked, and how to record a baseline.
+
+    Once per run, from RunResult.without_baseline(); '' when none.
+    """
     if not skipped:
         return ""
     names = list(dict.fromkeys(name for checks in skipped.values() for name in checks))
@@ -102,10 +109,13 @@ _BACKTICKS = re.compile(r"`+")
 
 
 def code_block(lines: list[str], language: str = "text") -> str:
-    """Untrusted lines as a fenced code block: inert (GitHub renders no HTML, mention or link inside one), each line
-    without control characters (one_line), with `@` and `<` broken by a zero-width space (no mention, tag or copy of
-    the hidden marker even when the text is quoted out of the block), the fence one backtick longer than any run of
-    backticks in the text so nothing in it can close the block."""
+    """Untrusted lines as a fenced code block.
+
+    Inert (GitHub renders no HTML, mention or link inside one), each line without control characters (one_line), with
+    `@` and `<` broken by a zero-width space (no mention, tag or copy of the hidden marker even when the text is quoted
+    out of the block), the fence one backtick longer than any run of backticks in the text so nothing in it can close
+    the block.
+    """
     body = [one_line(line).replace("@", "@" + _ZWSP).replace("<", "<" + _ZWSP) for line in lines]
     longest = max((len(run) for line in body for run in _BACKTICKS.findall(line)), default=0)
     fence = "`" * max(3, longest + 1)
@@ -118,9 +128,12 @@ def usd(value: float) -> str:
 
 
 def usd_pair(first: float, second: float) -> tuple[str, str]:
-    """Two amounts compared (a ratio of them shown beside): with 3 significant digits of the smaller non-zero one, so
-    the figures explain the ratio, trailing zeros dropped down to 4 decimals. 0.00014 and 0.0000401 →
-    ('$0.00014', '$0.0000401'), not '$0.0001 vs $0.0000'; 0.012 and 0.005 → ('$0.0120', '$0.0050')."""
+    """Two amounts compared (a ratio of them shown beside).
+
+    With 3 significant digits of the smaller non-zero one, so the figures explain the ratio, trailing zeros dropped down
+    to 4 decimals. 0.00014 and 0.0000401 → ('$0.00014', '$0.0000401'), not '$0.0001 vs $0.0000'; 0.012 and 0.005 →
+    ('$0.0120', '$0.0050').
+    """
     smallest = min((abs(v) for v in (first, second) if v), default=1.0)
     decimals = min(12, max(4, 2 - math.floor(math.log10(smallest))))
 
@@ -148,8 +161,11 @@ def plural(count: float, one: str, many: str | None = None) -> str:
 
 
 def model_calls_phrase(replayed: int, live: int, paid_usd: float | None, missed: int, separator: str = " · ") -> str:
-    """How the agent's model calls were answered under runner.replay, e.g. "12 replayed · 1 live · $0.0021 paid ·
-    1 call with no recorded answer" (what was paid is the live calls' cost; None: unknown)."""
+    """How the agent's model calls were answered under runner.replay, in one line.
+
+    E.g. "12 replayed · 1 live · $0.0021 paid · 1 call with no recorded answer" (what was paid is the live calls' cost;
+    None: unknown).
+    """
     paid = "cost unknown" if paid_usd is None else f"{usd(paid_usd)} paid" if paid_usd else "nothing paid"
     parts = [f"{replayed:,} replayed", f"{live:,} live", paid]
     if missed:

@@ -1,2 +1,5 @@
-"""The command line edge: `agentci`'s commands parse their arguments, build what they need and call the pipeline,
-then print the report and exit with its code; never the GitHub edge."""
+"""The command line edge: `agentci`'s commands.
+
+Each parses its arguments, builds what it needs, calls the pipeline, prints the report and exits with its code;
+never the GitHub edge.
+"""

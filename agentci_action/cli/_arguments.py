@@ -35,7 +35,9 @@ def add_spec_argument(parser: argparse.ArgumentParser, help: str = "the spec YAM
 
 def resolve_spec(args: argparse.Namespace) -> str:
     """The spec path given as SPEC or --spec (the same when both), else the default file in the working directory.
-    `merge`'s positional arguments are shard files: a first one ending in .yaml or .yml is the spec."""
+
+    `merge`'s positional arguments are shard files: a first one ending in .yaml or .yml is the spec.
+    """
     positional: str | None = args.spec_path
     option: str | None = args.spec_option
     shards = getattr(args, "shards", None)
@@ -78,8 +80,11 @@ def fail_on_option(args: argparse.Namespace) -> frozenset[str]:
 
 
 def base_ref_option(args: argparse.Namespace, option: str = "baseline_ref") -> BaseRef | None:
-    """--baseline-ref REF (or another option naming a commit), read through git, else through the GitHub API when
-    GITHUB_TOKEN and GITHUB_REPOSITORY are set (as in a workflow's run: step); None without the option."""
+    """The base ref --baseline-ref REF (or another option naming a commit) names; None without the option.
+
+    Read through git, else through the GitHub API when GITHUB_TOKEN and GITHUB_REPOSITORY are set (as in a workflow's
+    run: step).
+    """
     from agentci_action.compare.base_ref import BaseRef, GitHubAccess, check_ref
 
     if not getattr(args, option, None):
@@ -92,8 +97,10 @@ def base_ref_option(args: argparse.Namespace, option: str = "baseline_ref") -> B
 
 
 def judge_options(args: argparse.Namespace) -> JudgeOptions:
-    """The judge as --judge-mode, --judge-cache, --judge-max-cost-usd and --sample-ensemble ask (keys from the
-    environment)."""
+    """The judge as --judge-mode, --judge-cache, --judge-max-cost-usd and --sample-ensemble ask.
+
+    Keys from the environment.
+    """
     from agentci_action.pipeline.evaluation import JudgeOptions
 
     return JudgeOptions(

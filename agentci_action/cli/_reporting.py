@@ -18,9 +18,12 @@ if TYPE_CHECKING:  # annotations only: each command imports the stages it needs 
 
 
 def render(fmt: str, run: RunResult, diff: RunDiff | None = None, trend: Trend | None = None) -> str | Iterator[str]:
-    """The report in `fmt`. console, markdown (the job summary) and html (one self-contained page) include the diff
-    against the baseline and the trend on the default branch (`--history`), junit the diff's verdicts;
-    github is the step log the action prints: the console report inside stop-commands, then the annotations."""
+    """The report in `fmt`.
+
+    Console, markdown (the job summary) and html (one self-contained page) include the diff against the baseline and the
+    trend on the default branch (`--history`), junit the diff's verdicts; github is the step log the action prints: the
+    console report inside stop-commands, then the annotations.
+    """
     from agentci_action.report import annotations, console, html, json, junit, markdown, prometheus
 
     if fmt == "github":
@@ -39,9 +42,11 @@ def render(fmt: str, run: RunResult, diff: RunDiff | None = None, trend: Trend |
 
 
 def write_report(report: str | Iterator[str], fmt: str, output: str | None) -> None:
-    """write_output, except that a console report for standard output under GitHub Actions goes between
-    stop-commands markers: the runner reads `::command` lines from the log even after leading spaces, and the
-    report holds untrusted text (queries, answers, tool names)."""
+    """write_output, with a console report under GitHub Actions between stop-commands markers.
+
+    Only a console report for standard output: the runner reads `::command` lines from the log even after leading
+    spaces, and the report holds untrusted text (queries, answers, tool names).
+    """
     if isinstance(report, str) and fmt == "console" and not output and os.environ.get("GITHUB_ACTIONS") == "true":
         from agentci_action.report.annotations import stop_commands
 
@@ -50,8 +55,10 @@ def write_report(report: str | Iterator[str], fmt: str, output: str | None) -> N
 
 
 def report_outcome(outcome: Outcome, args: argparse.Namespace, trend: Trend | None = None) -> int:
-    """The run and its diff against the baseline as --format asks, to --output; the run's exit code. A format that
-    does not show the diff's warnings (json, junit, prometheus) has them said on standard error."""
+    """The run and its diff against the baseline as --format asks, to --output; the run's exit code.
+
+    A format that does not show the diff's warnings (json, junit, prometheus) has them said on standard error.
+    """
     from agentci_action.pipeline.blocking import exit_code
 
     if outcome.diff and args.format not in ("console", "github", "markdown", "html"):

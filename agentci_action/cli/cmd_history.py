@@ -1,5 +1,8 @@
-"""`agentci history`: the runs on the default branch, and how the agent trends (change fail percentage, revert rate,
-the variance of pass rate and cost across versions); `--append` adds a run's results to the history."""
+"""`agentci history`: the runs on the default branch, and how the agent trends.
+
+The trend: change fail percentage, revert rate, the variance of pass rate and cost across versions. `--append` adds a
+run's results to the history.
+"""
 
 from __future__ import annotations
 

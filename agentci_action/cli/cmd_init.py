@@ -38,8 +38,10 @@ TAGGED = re.compile(r"^(?P<lead>[# ]*?)#\[(?P<layout>runner|traces)\] ?(?P<line>
 
 
 def render(template: str, command: str | None) -> str:
-    """The template for the layout `command` asks for (a runner when given): its tagged lines as they are, the other
-    layout's commented out; `{command}` is the command as a YAML string."""
+    """The template for the layout `command` asks for (a runner when given).
+
+    Its tagged lines as they are, the other layout's commented out; `{command}` is the command as a YAML string.
+    """
     import json  # here: every command's parser is built at start-up, and `agentci validate` imports no json
 
     layout = "runner" if command else "traces"
@@ -58,8 +60,10 @@ def blocking(path: Path) -> Problem | None:
 
 
 def init_project(directory: Path, command: str | None = None) -> list[Path]:
-    """Write the starter files into `directory` for the layout `command` asks for, or raise InputError naming every
-    file in the way (writing nothing)."""
+    """Write the starter files into `directory` for the layout `command` asks for.
+
+    Or raise InputError naming every file in the way (writing nothing).
+    """
     if command is not None:
         try:
             RunnerSpec.model_validate({"command": command})

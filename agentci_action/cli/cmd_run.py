@@ -1,5 +1,7 @@
-"""`agentci run`: run the agent (the spec's `runner:`) on the selected queries and write their traces; `test` and
-`save` run it the same way when given no --traces."""
+"""`agentci run`: run the agent (the spec's `runner:`) on the selected queries and write their traces.
+
+`test` and `save` run it the same way when given no --traces.
+"""
 
 from __future__ import annotations
 
@@ -59,8 +61,11 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the agent on the selected queries and write their traces: 0 every run gave a trace, 1 the agent
-    failed on some (crashed, printed no trace), 2 some failed for infrastructure reasons after their retries."""
+    """Run the agent on the selected queries and write their traces.
+
+    0 every run gave a trace, 1 the agent failed on some (crashed, printed no trace), 2 some failed for infrastructure
+    reasons after their retries.
+    """
     from agentci_action.run import RunOptions
 
     options = RunOptions(
@@ -79,10 +84,12 @@ def run_the_agent(
     runs_of: Callable[[QuerySpec], int | None] | None = None,
     judge: JudgeOptions | None = None,
 ) -> AgentRun:
-    """The spec's runner on the selected queries (tags, then shard), progress and summary on stderr; a
-    conversation under stop_on_failure ends at the turn that blocks under `fail_on`. `runs_of` gives a query's runs
-    instead of its `runs:` (the minimum of a range), None to leave it out. Simulated users are played through the
-    judge `judge` describes (default: the spec's, keys from the environment)."""
+    """The spec's runner on the selected queries (tags, then shard), progress and summary on stderr.
+
+    A conversation under stop_on_failure ends at the turn that blocks under `fail_on`. `runs_of` gives a query's runs
+    instead of its `runs:` (the minimum of a range), None to leave it out. Simulated users are played through the judge
+    `judge` describes (default: the spec's, keys from the environment).
+    """
     from functools import partial
 
     from agentci_action.engine.evaluate_spec import turn_stops
@@ -118,9 +125,12 @@ def traces_to_evaluate(
     runs_of: Callable[[QuerySpec], int | None] | None = None,
     judge: JudgeOptions | None = None,
 ) -> list[str]:
-    """--traces as given; without them the spec's runner runs the agent first (each query's `runs`, the minimum of a
-    range, or `runs_of`), into --record DIR (else a temporary directory), and those traces are evaluated (a
-    conversation's stop_on_failure judged with the command's --fail-on). A spec without a runner needs --traces."""
+    """The traces to evaluate: --traces as given, else those the spec's runner records first.
+
+    Without --traces the spec's runner runs the agent first (each query's `runs`, the minimum of a range, or `runs_of`),
+    into --record DIR (else a temporary directory), and those traces are evaluated (a conversation's stop_on_failure
+    judged with the command's --fail-on). A spec without a runner needs --traces.
+    """
     traces: list[str] | None = args.traces  # append: None when not given
     if traces:
         return traces
@@ -145,9 +155,11 @@ def more_runs_into(
     replay: str | None = None,
     judge: JudgeOptions | None = None,
 ) -> MoreRuns:
-    """Adaptive runs' next batch: the named queries run until each has its target, the runs in `record` kept (the
-    model calls answered as `replay`, `--replay`, says; simulated users played through `judge`; stop_on_failure
-    judged with `fail_on`)."""
+    """Adaptive runs' next batch: the named queries run until each has its target.
+
+    The runs in `record` are kept (the model calls answered as `replay`, `--replay`, says; simulated users played
+    through `judge`; stop_on_failure judged with `fail_on`).
+    """
     from agentci_action.run import RunOptions
 
     def more(targets: dict[str, int]) -> None:

@@ -19,8 +19,10 @@ if TYPE_CHECKING:  # annotations only: the command imports the stages it needs w
 
 
 def _max_runs(query: QuerySpec) -> int:
-    """Without --traces a baseline is recorded at each query's most runs (a range's max): every later verdict
-    against it is only as sure as its runs let it be."""
+    """Without --traces a baseline is recorded at each query's most runs (a range's max).
+
+    Every later verdict against it is only as sure as its runs let it be.
+    """
     return query.max_runs
 
 

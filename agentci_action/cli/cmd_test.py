@@ -1,6 +1,8 @@
-"""`agentci test`: evaluate traces against a spec (the whole suite or one shard), against the baseline; without
---traces the spec's runner runs the agent first, and adaptive runs (`runs: {min, max}`) give the queries still
-undecided against the baseline more runs. The engine is imported when the command runs, not when the parser is built."""
+"""`agentci test`: evaluate traces against a spec (the whole suite or one shard), against the baseline.
+
+Without --traces the spec's runner runs the agent first, and adaptive runs (`runs: {min, max}`) give the queries still
+undecided against the baseline more runs. The engine is imported when the command runs, not when the parser is built.
+"""
 
 from __future__ import annotations
 

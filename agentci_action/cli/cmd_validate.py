@@ -1,5 +1,7 @@
-"""`agentci validate`: check a spec; exit 1 listing every problem as file:line: message (warnings, such as a
-simulated user that runs once, are printed the same way and leave the exit code 0)."""
+"""`agentci validate`: check a spec; exit 1 listing every problem as file:line: message.
+
+Warnings, such as a simulated user that runs once, are printed the same way and leave the exit code 0.
+"""
 
 from __future__ import annotations
 
@@ -22,9 +24,12 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 @contextmanager
 def pydantic_plugins_off() -> Iterator[None]:
-    """PYDANTIC_DISABLE_PLUGINS=__all__ inside, as it was after. pydantic looks for plugins in every installed
-    distribution's entry points when it builds its first model: 3 ms in a bare environment, more beside an agent's
-    many packages. While the variable is set it caches no answer, so models built later get their plugins."""
+    """PYDANTIC_DISABLE_PLUGINS=__all__ inside, as it was after.
+
+    Pydantic looks for plugins in every installed distribution's entry points when it builds its first model: 3 ms in a
+    bare environment, more beside an agent's many packages. While the variable is set it caches no answer, so models
+    built later get their plugins.
+    """
     saved = os.environ.get("PYDANTIC_DISABLE_PLUGINS")
     os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
     try:
@@ -37,8 +42,10 @@ def pydantic_plugins_off() -> Iterator[None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """validate builds and runs only the spec's models, without pydantic's plugins: it runs no user code and starts
-    no process, so nothing else sees the variable that turns them off."""
+    """validate builds and runs only the spec's models, without pydantic's plugins.
+
+    It runs no user code and starts no process, so nothing else sees the variable that turns them off.
+    """
     from agentci_action._util.gcpause import gc_paused
 
     with gc_paused(), pydantic_plugins_off():  # the spec's models: objects that live until exit (_util/gcpause.py)

@@ -1,6 +1,7 @@
-"""The `agentci` command: the parser, made of each command's own flags (cli/cmd_<command>.py: `add_arguments` and
-`run`), and `main`. Each command imports the stages it needs when it runs, so `agentci --help` and `validate` start
-fast.
+"""The `agentci` command.
+
+The parser, made of each command's own flags (cli/cmd_<command>.py: `add_arguments` and `run`), and `main`. Each command
+imports the stages it needs when it runs, so `agentci --help` and `validate` start fast.
 
 Exit codes: 0 pass (warnings allowed) · 1 a blocking layer failed (`validate`: the spec is invalid;
 `save`: the traces fail the correctness precheck) ·

@@ -190,8 +190,10 @@ def _under(path: str, prefix: str) -> bool:
 
 
 def open_snapshot(base: BaseRef, directory: Path) -> tuple[Snapshot, Path]:
-    """(the base commit's files, the repository root the run's paths are relative to): git when the checkout has
-    the commit, else the contents API; InputError saying what to do when neither can."""
+    """(the base commit's files, the repository root the run's paths are relative to).
+
+    Git when the checkout has the commit, else the contents API; InputError saying what to do when neither can.
+    """
     ref = check_ref(base.ref)
     root = GitSnapshot.toplevel(directory)
     if root is not None and (found := GitSnapshot.open(root, ref)) is not None:
@@ -211,8 +213,10 @@ def open_snapshot(base: BaseRef, directory: Path) -> tuple[Snapshot, Path]:
 
 
 def repository_path(path: str, root: Path, directory: Path) -> str:
-    """`path` (relative to `directory`, the working directory) as a path in the repository at `root`; InputError
-    when it leaves the repository."""
+    """`path` (relative to `directory`, the working directory) as a path in the repository at `root`.
+
+    InputError when it leaves the repository.
+    """
     absolute = Path(path) if Path(path).is_absolute() else directory / path
     parts: list[str] = []
     for part in PurePosixPath(absolute.as_posix()).parts:  # '..' resolved by text: the base's tree is not on disk
@@ -240,8 +244,10 @@ def fixed_prefix(pattern: str) -> str:
 
 
 def copy_files(snapshot: Snapshot, prefixes: list[str], scratch: Path, suffix: str = "", depth: int = 0) -> int:
-    """Copy every file at or under `prefixes` at the snapshot into `scratch` (same repository paths), only those
-    ending in `suffix` and (with `depth`) at most that many directories below the prefix; how many."""
+    """Copy the files at or under `prefixes` at the snapshot into `scratch` (same repository paths); how many.
+
+    Only those ending in `suffix` and (with `depth`) at most that many directories below the prefix.
+    """
 
     def kept(path: str, prefix: str) -> bool:
         below = path[len(prefix) :].strip("/").count("/") if prefix else path.count("/")
@@ -317,9 +323,11 @@ def base_reference(
 
 
 def read_at(base: BaseRef, path: str | Path, directory: Path | None = None) -> bytes | None:
-    """The file at `path` (relative to `directory`, the working directory) as it is at the base commit; None when
-    the base commit has no such file or the path is outside the repository. InputError or InfraError when the base
-    commit cannot be read (open_snapshot)."""
+    """The file at `path` (relative to `directory`, the working directory) as it is at the base commit.
+
+    None when the base commit has no such file or the path is outside the repository. InputError or InfraError when the
+    base commit cannot be read (open_snapshot).
+    """
     directory = (directory or Path.cwd()).resolve()
     snapshot, root = open_snapshot(base, directory)
     try:
@@ -330,8 +338,10 @@ def read_at(base: BaseRef, path: str | Path, directory: Path | None = None) -> b
 
 
 def _inside(paths: list[str], root: Path, directory: Path) -> list[str]:
-    """The paths inside the repository, as repository paths ('' never: the whole tree is not a trace path); a path
-    outside it (the runner's scratch directory, say) has no version at the base commit."""
+    """The paths inside the repository, as repository paths ('' never: the whole tree is not a trace path).
+
+    A path outside it (the runner's scratch directory, say) has no version at the base commit.
+    """
     found = []
     for path in paths:
         try:

@@ -131,8 +131,11 @@ def git_commit(directory: Path) -> str | None:
 
 
 def check_version_name(version: str, option: str = "--version") -> str:
-    """`version` when it is a usable name: letters, digits, '.', '_' and '-', starting with a letter or digit, at
-    most MAX_VERSION_LENGTH characters (it names a file); BaselineError naming `option` otherwise."""
+    """`version` when it is a usable name.
+
+    Letters, digits, '.', '_' and '-', starting with a letter or digit, at most MAX_VERSION_LENGTH characters (it names
+    a file); BaselineError naming `option` otherwise.
+    """
     if len(version) > MAX_VERSION_LENGTH:
         raise BaselineError.at(
             option, 0, f"baseline version name too long ({len(version)} characters; at most {MAX_VERSION_LENGTH})"
@@ -160,9 +163,10 @@ class Precheck:
 def precheck(
     spec: AgentCISpec, traces: dict[str, list[Trace]], judge: Judge | None = None, observe: Observe | None = None
 ) -> Precheck:
-    """Every query evaluated as `agentci test` evaluates it with fail-on correctness (and no baseline): its
-    correctness (the `checks:` block's included), forbidden tools, and with repeated runs the min_pass_rate
-    gate across them. The judge's checks skip without a judge.
+    """Every query evaluated as `agentci test` evaluates it with fail-on correctness (and no baseline).
+
+    Its correctness (the `checks:` block's included), forbidden tools, and with repeated runs the min_pass_rate gate
+    across them. The judge's checks skip without a judge.
 
     Returns one problem per query that would fail `test` (or could not be evaluated), at its spec line, and the
     correctness checks skipped in the others (RunResult.unverified).
@@ -232,8 +236,11 @@ def now_utc() -> str:
 
 
 def dump(baseline: Baseline) -> str:
-    """The file's text: indented JSON; traces leave out values equal to their default (a new trace field in a
-    later release does not touch every baseline), the metadata keeps every key (null says "unknown")."""
+    """The file's text.
+
+    Indented JSON; traces leave out values equal to their default (a new trace field in a later release does not touch
+    every baseline), the metadata keeps every key (null says "unknown").
+    """
     data = baseline.model_dump(mode="json", exclude={"queries"})
     data["queries"] = {
         key: [t.model_dump(mode="json", by_alias=True, exclude_defaults=True) for t in runs]
@@ -243,8 +250,9 @@ def dump(baseline: Baseline) -> str:
 
 
 def write_atomic(path: Path, text: str, *, overwrite: bool) -> None:
-    """Write `text` to a temporary file beside `path` and fsync it, then publish it in one step: without
-    `overwrite`, a hard link that fails if `path` exists (creation is atomic and exclusive: of two saves racing
+    """Write `text` to a temporary file beside `path` and fsync it, then publish it in one step.
+
+    Without `overwrite`, a hard link that fails if `path` exists (creation is atomic and exclusive: of two saves racing
     for one version, exactly one wins and the other raises); with it, a rename over `path`.
 
     An interrupted or failed write (a full disk) leaves any existing file untouched and raises BaselineError.
@@ -297,7 +305,8 @@ def save_baseline(
 ) -> tuple[Path, Baseline, list[Problem]]:
     """Precheck (with `judge` for the judge checks; `observe` sees its progress), then write `<baseline_dir>/<version>.json` atomically.
 
-    Returns (file, baseline, precheck failures)."""
+    Returns (file, baseline, precheck failures).
+    """
     path = baseline_dir(spec) / f"{check_version_name(version)}.json"
     if path.exists() and not overwrite:  # before the precheck's judge calls; write_atomic decides a race
         raise _exists(path)
@@ -478,8 +487,10 @@ def read_header(path: Path) -> BaselineHeader:
 
 
 def list_headers(spec: AgentCISpec) -> list[StoredHeader]:
-    """Every version under the spec's baseline_dir, oldest first (by captured_at, then version), from the
-    files' headers: the traces are read only for the version a run uses."""
+    """Every version under the spec's baseline_dir, oldest first (by captured_at, then version).
+
+    Read from the files' headers: the traces are read only for the version a run uses.
+    """
     found = [StoredHeader(read_header(path), path) for path in _candidate_files(baseline_dir(spec), spec.agent)]
     first_file: dict[str, Path] = {}
     for item in found:
@@ -494,9 +505,10 @@ def list_headers(spec: AgentCISpec) -> list[StoredHeader]:
 def traces_by_query(
     spec: AgentCISpec, baseline: Baseline
 ) -> tuple[dict[str, list[Trace]], list[str], dict[str, list[Trace]]]:
-    """(the baseline's runs keyed by the spec's query ids, matched by id else query text; notes on runs matching
-    no query that are not a removed query's; the queries since removed from the spec, by their saved key, which the
-    diff lists as removed).
+    """(the baseline's runs by query id, notes on unmatched runs, the queries since removed from the spec).
+
+    The runs are keyed by the spec's query ids, matched by id else query text; the notes are on runs matching no query
+    that are not a removed query's; the removed queries are keyed by their saved key, which the diff lists as removed.
 
     Calls saved without a cost (an older file, say) are priced with the spec's `pricing`, as trace files are.
     """
@@ -511,8 +523,11 @@ def traces_by_query(
 
 
 def reference_variants(runs: list[Trace]) -> list[Trace]:
-    """A saved version's golden variants for one query: the first run of each distinct tool sequence, in run
-    order, at most MAX_VARIANTS (runs repeating a route add no variant; a sixth distinct route is left out)."""
+    """A saved version's golden variants for one query.
+
+    The first run of each distinct tool sequence, in run order, at most MAX_VARIANTS (runs repeating a route add no
+    variant; a sixth distinct route is left out).
+    """
     seen: dict[tuple[str, ...], Trace] = {}
     for trace in runs:
         seen.setdefault(trace.tool_sequence, trace)
@@ -567,9 +582,10 @@ def compatibility_warnings(spec: AgentCISpec, stored: StoredBaseline, current_ha
 
 @dataclass(frozen=True)
 class Reference:
-    """What a run is compared with: a label (the version), per query id the runs the baseline side is evaluated
-    on and the golden variants the path layer compares with, queries of the version no longer in the spec, and
-    warnings about it.
+    """What a run is compared with.
+
+    A label (the version), per query id the runs the baseline side is evaluated on and the golden variants the path
+    layer compares with, queries of the version no longer in the spec, and warnings about it.
 
     A saved version's traces are repeated runs: its variants are their distinct routes (reference_variants).
     Baseline traces given on their own (`--baseline-traces`) are variants, one accepted route each: `runs` is
@@ -607,9 +623,10 @@ def only_queries(reference: Reference, keys: set[str]) -> Reference:
 
 
 def reference_for(full: AgentCISpec, selected: AgentCISpec, version: str | None = None) -> Reference | None:
-    """Baseline `version` (default: the newest whose precheck passed; None when there is none) for the
-    queries of `selected`, the `full` spec possibly filtered by tags: the hash and the matching of the
-    baseline's traces need every query.
+    """Baseline `version` for the queries of `selected`, the `full` spec possibly filtered by tags.
+
+    Default: the newest whose precheck passed; None when there is none. The hash and the matching of the baseline's
+    traces need every query.
     """
     stored = load_baseline(full, version)
     if stored is None:

@@ -54,8 +54,10 @@ def _ratios(before: npt.NDArray[np.float64], after: npt.NDArray[np.float64]) -> 
 def ratio_interval(
     before: Sequence[float], after: Sequence[float], confidence: float, seed: int, resamples: int = RESAMPLES
 ) -> tuple[float, float] | None:
-    """The percentile bootstrap interval of mean(after) / mean(before), each side's runs resampled on its own;
-    None when either side has no runs or mean(before) is 0 (no ratio to speak of)."""
+    """The percentile bootstrap interval of mean(after) / mean(before), each side's runs resampled on its own.
+
+    None when either side has no runs or mean(before) is 0 (no ratio to speak of).
+    """
     import numpy as np
 
     if not before or not after or sum(before) == 0:
@@ -71,8 +73,11 @@ def ratio_interval(
 def clustered_ratio_interval(
     before: Sequence[float], after: Sequence[float], confidence: float, seed: int, resamples: int = RESAMPLES
 ) -> tuple[float, float] | None:
-    """The percentile bootstrap interval of Σ after_i / Σ before_i, `before[i]` and `after[i]` query i's per-run
-    means, the queries resampled with replacement as pairs; None with fewer than two queries or Σ before = 0."""
+    """The percentile bootstrap interval of Σ after_i / Σ before_i, the queries resampled as pairs.
+
+    `before[i]` and `after[i]` are query i's per-run means; the pairs are resampled with replacement. None with fewer
+    than two queries or Σ before = 0.
+    """
     import numpy as np
 
     if len(before) != len(after):

@@ -141,8 +141,11 @@ class Delta(BaseModel):
 
     @classmethod
     def of(cls, before: float | None, after: float | None) -> Delta:
-        """The figures as JSON shows them: to 12 significant digits (stats.tidy: 0.28, not 0.2800000000000001), a
-        whole number as an integer (a mean of 3 and 3 is 3, not 3.0)."""
+        """The figures as JSON shows them.
+
+        To 12 significant digits (stats.tidy: 0.28, not 0.2800000000000001), a whole number as an integer (a mean of 3
+        and 3 is 3, not 3.0).
+        """
         before, after = _plain(before), _plain(after)
         if before is None or after is None:
             return cls(before=before, after=after)
@@ -156,8 +159,10 @@ class Delta(BaseModel):
         )
 
     def moved_beyond(self, tolerance: float) -> bool:
-        """With an interval: it lies wholly beyond 1 ± tolerance. Without: |change| > tolerance × |before|, or any
-        change from a zero base."""
+        """With an interval: it lies wholly beyond 1 ± tolerance.
+
+        Without: |change| > tolerance × |before|, or any change from a zero base.
+        """
         if self.interval is not None:
             return beyond(self.interval, tolerance)
         if self.change is None or self.change == 0:
@@ -184,8 +189,11 @@ MAX_ARGUMENT_CHANGES = 20
 
 
 class ArgumentChange(BaseModel):
-    """One argument of one call that changed: the k-th call of `tool` on each side (`step_before`, `step_after`: its
-    0-based position in each route), with both values as inert JSON text ('(absent)' on the side without the key)."""
+    """One argument of one call that changed.
+
+    The k-th call of `tool` on each side (`step_before`, `step_after`: its 0-based position in each route), with both
+    values as inert JSON text ('(absent)' on the side without the key).
+    """
 
     tool: str
     step_before: int
@@ -227,8 +235,10 @@ class AnswerDiff(BaseModel):
 
 
 class TurnDiff(BaseModel):
-    """The first turn of a conversation whose status, answer or route differs between the two sides (each the
-    turn's most frequent over its runs); a turn one side did not reach is its status null."""
+    """The first turn of a conversation whose status, answer or route differs between the two sides.
+
+    Each is the turn's most frequent over its runs; a turn one side did not reach is its status null.
+    """
 
     turn: int = Field(description="The turn's number, from 1.")
     user: str = Field(description="The user's message of that turn.")
@@ -258,8 +268,10 @@ class ItemChange(BaseModel):
 
 
 class ComponentChange(BaseModel):
-    """One input component before → after (tokens and USD, means per run), with its items that moved, largest first
-    (at most MAX_ITEM_CHANGES)."""
+    """One input component before → after (tokens and USD, means per run), with its items that moved, largest first.
+
+    At most MAX_ITEM_CHANGES.
+    """
 
     component: str
     tokens: Delta
@@ -319,7 +331,9 @@ class QueryDiff(BaseModel):
 
 class TotalDiff(BaseModel):
     """Per side, the sum over its queries of their figures (each a mean per run): one pass over the suite.
-    `passed` counts the queries whose status is pass or warn, as the run's summary does."""
+
+    `passed` counts the queries whose status is pass or warn, as the run's summary does.
+    """
 
     queries: Delta
     passed: Delta = Field(description="Queries that passed (warnings allowed): as summary.passed.")
@@ -402,9 +416,12 @@ class Side:
 
 @dataclass(frozen=True)
 class Evaluator:
-    """What evaluates a side: the judge (None: judge checks skip) with its verdict cache, the embedder for
-    semantic similarity (None: those checks skip), and the settings. Both sides of a diff use the same one.
-    `observe` is told of each side's evaluation (progress on stderr, from the command line and the action)."""
+    """What evaluates a side.
+
+    The judge (None: judge checks skip) with its verdict cache, the embedder for semantic similarity (None: those checks
+    skip), and the settings. Both sides of a diff use the same one. `observe` is told of each side's evaluation
+    (progress on stderr, from the command line and the action).
+    """
 
     judge: Judge | None = None
     embedder: Embedder | None = None
@@ -414,8 +431,11 @@ class Evaluator:
 
 @dataclass(frozen=True)
 class _Figures:
-    """What one side reports for one query: its status, its routes (tools, handoffs, answers) over every run, and
-    its figures: means per run (QueryResult.figure)."""
+    """What one side reports for one query.
+
+    Its status, its routes (tools, handoffs, answers) over every run, and its figures: means per run
+    (QueryResult.figure).
+    """
 
     status: Status | None
     correctness: Status | None
@@ -471,8 +491,10 @@ def same_distribution(before: Sequence[Hashable], after: Sequence[Hashable]) -> 
 
 
 def _figures(result: QueryResult, runs: list[Trace]) -> _Figures:
-    """`result`'s figures (means over its runs) and the routes and answers of `runs`, the traces of the side (those
-    that gave a trace: a run the agent could not do has no route or answer to compare)."""
+    """`result`'s figures (means over its runs) and the routes and answers of `runs`, the traces of the side.
+
+    Those that gave a trace: a run the agent could not do has no route or answer to compare.
+    """
     ran = [t for t in runs if t.run_error is None]
     return _Figures(
         status=result.status,
@@ -504,8 +526,10 @@ def _figures(result: QueryResult, runs: list[Trace]) -> _Figures:
 
 
 def _failures(result: QueryResult) -> tuple[str, ...]:
-    """The messages of its failing layers; a query run several times that still passed its gate: the correctness
-    layer's messages, which name its failing runs."""
+    """The messages of its failing layers.
+
+    A query run several times that still passed its gate: the correctness layer's messages, which name its failing runs.
+    """
     failing = tuple(
         message
         for layer in (result.correctness, result.path, result.cost)
@@ -516,8 +540,11 @@ def _failures(result: QueryResult) -> tuple[str, ...]:
 
 
 def _counted_statuses(result: QueryResult, runs: list[Trace]) -> tuple[Status, ...]:
-    """Each run's status in run order, the pass counts of its verdict; a run a model outage kept from running
-    ([INFRA]) is left out while others ran (an outage is not the agent's doing: it would read as a fall)."""
+    """Each run's status in run order, the pass counts of its verdict.
+
+    A run a model outage kept from running ([INFRA]) is left out while others ran (an outage is not the agent's doing:
+    it would read as a fall).
+    """
     statuses = tuple(result.reliability.run_statuses or [result.status])
     if len(statuses) != len(runs):
         return statuses
@@ -526,8 +553,7 @@ def _counted_statuses(result: QueryResult, runs: list[Trace]) -> tuple[Status, .
 
 
 def _per_run(runs: list[Trace]) -> dict[str, list[float | None]]:
-    """Each cost figure of every run that gave a trace (None where unknown): what their bootstrap intervals
-    resample."""
+    """Each cost figure of every run that gave a trace (None where unknown): what their bootstrap intervals resample."""
     return {
         "cost_usd": [t.total_cost_usd for t in runs],
         "total_tokens": [t.total_tokens for t in runs],
@@ -537,9 +563,11 @@ def _per_run(runs: list[Trace]) -> dict[str, list[float | None]]:
 
 
 def first_diverged_turn(before: tuple[TurnResult, ...], after: tuple[TurnResult, ...]) -> TurnDiff | None:
-    """The first turn whose user message, status, answer or route differs between the sides (a turn on one side
-    only differs; a simulated user may say something else); None when neither side is a conversation or every turn
-    is the same."""
+    """The first turn whose user message, status, answer or route differs between the sides.
+
+    A turn on one side only differs; a simulated user may say something else. None when neither side is a conversation
+    or every turn is the same.
+    """
     for index in range(max(len(before), len(after))):
         b = before[index] if index < len(before) else None
         a = after[index] if index < len(after) else None
@@ -571,8 +599,10 @@ def _not_run(runs: list[Trace]) -> str:
 
 
 def argument_changes(before: Sequence[ToolCall], after: Sequence[ToolCall]) -> list[ArgumentChange]:
-    """The arguments that differ between the k-th call of each tool before and its k-th call after (a reordered
-    route still compares refund with refund), in the order of the calls after; at most MAX_ARGUMENT_CHANGES."""
+    """The arguments that differ between the k-th call of each tool before and its k-th call after.
+
+    A reordered route still compares refund with refund. In the order of the calls after; at most MAX_ARGUMENT_CHANGES.
+    """
     earlier: dict[str, list[int]] = {}
     for position, call in enumerate(before):
         earlier.setdefault(call.name, []).append(position)
@@ -603,8 +633,10 @@ def argument_changes(before: Sequence[ToolCall], after: Sequence[ToolCall]) -> l
 
 
 def _differing(before: object, after: object) -> list[tuple[str, str, str]]:
-    """(key, before, after) as inert text for each key whose value differs; one '(arguments)' entry when either side
-    is not an object."""
+    """(key, before, after) as inert text for each key whose value differs.
+
+    One '(arguments)' entry when either side is not an object.
+    """
     old, new = as_mapping(before), as_mapping(after)
     if old is None or new is None:
         return [(NOT_AN_OBJECT, inert_value(before), inert_value(after))]
@@ -620,8 +652,11 @@ def _differing(before: object, after: object) -> list[tuple[str, str, str]]:
 
 
 def _shown_answer(side: _Figures | None) -> str | None:
-    """The side's answer as reports show it: its result's (leaked values masked), else the most frequent of its runs
-    (a query no longer in the spec, not evaluated); None for a side without the query."""
+    """The side's answer as reports show it.
+
+    Its result's (leaked values masked), else the most frequent of its runs (a query no longer in the spec, not
+    evaluated); None for a side without the query.
+    """
     if side is None:
         return None
     return side.answer if side.answer is not None else most_frequent(side.answers)
@@ -665,11 +700,13 @@ _VERDICT_KINDS = {
 
 
 def _kinds(before: _Figures | None, after: _Figures | None, path: PathDiff, cost: CostDiff) -> list[ChangeKind]:
-    """Every kind but the verdict's (regression, fixed, inconclusive: `_with_verdicts` adds it once the verdicts are
-    settled); routes, handoffs and answers are compared as distributions over the runs (a conversation's also turn by
-    turn). A side whose runs all failed
-    without a trace has nothing to compare: infrastructure is not_run (not the agent's doing), a crash only its
-    verdict."""
+    """Every kind of change but the verdict's.
+
+    The verdict's kinds (regression, fixed, inconclusive) are added by `_with_verdicts` once the verdicts are settled;
+    routes, handoffs and answers are compared as distributions over the runs (a conversation's also turn by turn). A
+    side whose runs all failed without a trace has nothing to compare: infrastructure is not_run (not the agent's
+    doing), a crash only its verdict.
+    """
     if before is None:
         return [ChangeKind.NEW_QUERY]
     if after is None:
@@ -707,9 +744,12 @@ def diff_query(
     plan: tuple[int, ...] | None = None,
     significance: SignificanceSpec = SignificanceSpec(),
 ) -> QueryDiff:
-    """The three-tier comparison of one query; `before` or `after` is None when the query is on one side only;
-    `result` is None for a query no longer in the spec (then `key` and `text` name it); `plan` the adaptive runs'
-    looks (None: a fixed number of runs). Its verdict waits for `_with_verdicts`, which sees every query."""
+    """The three-tier comparison of one query.
+
+    `before` or `after` is None when the query is on one side only; `result` is None for a query no longer in the spec
+    (then `key` and `text` name it); `plan` the adaptive runs' looks (None: a fixed number of runs). Its verdict waits
+    for `_with_verdicts`, which sees every query.
+    """
     b, a = before or _NOTHING, after or _NOTHING
     name = result.id if result else key
     used_before = {tool for route in b.routes for tool in route}
@@ -808,9 +848,11 @@ def token_changes(before: TokenAttribution | None, after: TokenAttribution | Non
 
 
 def _why(verdict: PassVerdict | None, before: _Figures, after: _Figures) -> tuple[str, ...]:
-    """What a regression or a fix is about, by the direction the pass rate moved: the failures now when it fell (one
-    run: the status went to failing), those before when it rose; kept by `_with_verdicts` only for a regression, a
-    fix or an inconclusive query."""
+    """What a regression or a fix is about, by the direction the pass rate moved.
+
+    The failures now when it fell (one run: the status went to failing), those before when it rose; kept by
+    `_with_verdicts` only for a regression, a fix or an inconclusive query.
+    """
     if verdict is None:
         return ()
     if verdict.method == "one_run":
@@ -823,8 +865,10 @@ def _why(verdict: PassVerdict | None, before: _Figures, after: _Figures) -> tupl
 
 
 def _with_verdicts(queries: list[QueryDiff], significance: SignificanceSpec) -> None:
-    """Settle every query's verdict over all of them (Holm), and give each its verdict's kind (regression, fixed or
-    inconclusive) in place; `why` stays only with those kinds and not_run."""
+    """Settle every query's verdict over all of them (Holm), and give each its verdict's kind in place.
+
+    The kinds: regression, fixed or inconclusive; `why` stays only with those kinds and not_run.
+    """
     settle([q.pass_rate for q in queries if q.pass_rate is not None], significance)
     for query in queries:
         verdict_kinds = set(_VERDICT_KINDS.values())
@@ -861,8 +905,11 @@ def _sum(values: list[float | None]) -> float | None:
 
 
 def _total(queries: list[QueryDiff], significance: SignificanceSpec) -> TotalDiff:
-    """Each side's totals: Σ over its queries of their per-run means; with repeated runs on either side, the cost
-    figures' intervals clustered by query, and the suite's paired change in pass rate."""
+    """Each side's totals.
+
+    Σ over its queries of their per-run means; with repeated runs on either side, the cost figures' intervals clustered
+    by query, and the suite's paired change in pass rate.
+    """
     repeated = any(q.pass_rate is not None and q.pass_rate.method == "exact" for q in queries)
 
     def delta(pick: Callable[[QueryDiff], Delta], figure: str | None = None) -> Delta:
@@ -904,8 +951,10 @@ def _total(queries: list[QueryDiff], significance: SignificanceSpec) -> TotalDif
 
 
 def chosen_variants(spec: AgentCISpec, variants: dict[str, list[Trace]], after: Side) -> dict[str, Trace]:
-    """Per query, the golden variant the path layer chose for the after side's first run (closest_variant, the
-    path layer's own choice; with one run it is that run's `baseline_variant`)."""
+    """Per query, the golden variant the path layer chose for the after side's first run.
+
+    closest_variant, the path layer's own choice; with one run it is that run's `baseline_variant`.
+    """
     chosen = {}
     for query in spec.queries:
         options, runs = variants.get(query.key), after.traces.get(query.key)
@@ -926,10 +975,11 @@ def diff_runs(
     plans: dict[str, tuple[int, ...]] | None = None,
     significance: SignificanceSpec = SignificanceSpec(),
 ) -> RunDiff:
-    """Compare every query of either side, ordered as the module docstring says; each side's routes and answers
-    are its traces of the query (all its runs). `removed` are the before side's queries no longer in the spec,
-    by saved key: shown as removed_query with their traces' figures. `plans` are the looks of the queries with
-    adaptive runs (QuerySpec.run_plan); the verdicts are decided at `significance`.
+    """Compare every query of either side, ordered as the module docstring says.
+
+    Each side's routes and answers are its traces of the query (all its runs). `removed` are the before side's queries
+    no longer in the spec, by saved key: shown as removed_query with their traces' figures. `plans` are the looks of the
+    queries with adaptive runs (QuerySpec.run_plan); the verdicts are decided at `significance`.
     """
     results_before = {r.id: r for r in before.run.results}
     results_after = {r.id: r for r in after.run.results}
@@ -963,8 +1013,10 @@ def diff_runs(
 
 
 def _with_whole_run_figures(diff: RunDiff, before: RunResult, after: RunResult) -> RunDiff:
-    """`diff` with what only the two whole runs give: each side's suite aggregates, the scores' uplift, and the
-    judge checks each side could not verify."""
+    """`diff` with what only the two whole runs give.
+
+    Each side's suite aggregates, the scores' uplift, and the judge checks each side could not verify.
+    """
     diff.total.suite = suite_deltas(before.summary.aggregates, after.summary.aggregates)
     diff.uplift = run_uplift(after, before)
     unverified: dict[Literal["before", "after"], dict[str, int]] = {
@@ -982,11 +1034,13 @@ MERGED_WITHOUT_BASELINE_RESULTS = (
 
 
 def merge_diffs(spec: AgentCISpec, run: RunResult, shards: list[RunDiff]) -> RunDiff:
-    """The shards' diffs (each of its own queries, and every removed query) as the diff of their merged `run`, equal
-    to the unsharded run's: every query's changes and the totals, the verdicts settled again over every query (Holm
-    over the whole suite), and the whole runs' figures (the uplift, suite aggregates, unverified counts) from the
-    baseline side rebuilt as one run of the results each shard carries (`baseline_results`), in spec order,
-    summarised as the unsharded diff summarises it."""
+    """The shards' diffs (each of its own queries, and every removed query) as the diff of their merged `run`.
+
+    Equal to the unsharded run's: every query's changes and the totals, the verdicts settled again over every query
+    (Holm over the whole suite), and the whole runs' figures (the uplift, suite aggregates, unverified counts) from the
+    baseline side rebuilt as one run of the results each shard carries (`baseline_results`), in spec order, summarised
+    as the unsharded diff summarises it.
+    """
     queries = list({q.id: q.model_copy(deep=True) for shard in reversed(shards) for q in shard.queries}.values())
     first = shards[0]
     _with_verdicts(queries, first.significance)
@@ -1024,10 +1078,12 @@ def evaluate_side(
     variants: dict[str, list[Trace]] | None = None,
     evaluator: Evaluator = Evaluator(),
 ) -> Side:
-    """Evaluate the queries of `spec` that have traces in `by_query` against the golden `variants` with
-    `evaluator`: one side of a diff. Both sides of a diff are evaluated alike.
+    """Evaluate the queries of `spec` that have traces in `by_query` against the golden `variants` with `evaluator`.
 
-    A saved version keeps the runs it was recorded with: the spec's `runs` (raised since, say) is not asked of it."""
+    One side of a diff. Both sides of a diff are evaluated alike.
+
+    A saved version keeps the runs it was recorded with: the spec's `runs` (raised since, say) is not asked of it.
+    """
     queries = [q.model_copy(update={"runs": None}) for q in spec.queries if by_query.get(q.key)]
     run = evaluate_spec(
         spec,
@@ -1043,8 +1099,11 @@ def evaluate_side(
 
 
 def baseline_side(spec: AgentCISpec, reference: Reference, after: Side, evaluator: Evaluator = Evaluator()) -> Side:
-    """The reference's traces evaluated as `after` was (same variants, same evaluator). Baseline traces given as
-    variants are evaluated per query on the variant the path layer chose for after's first run alone."""
+    """The reference's traces evaluated as `after` was (same variants, same evaluator).
+
+    Baseline traces given as variants are evaluated per query on the variant the path layer chose for after's first run
+    alone.
+    """
     if reference.runs is not None:
         runs = reference.runs
     else:
@@ -1061,9 +1120,11 @@ def diff_against(
     *,
     shard: bool = False,
 ) -> RunDiff:
-    """`after` compared with the reference's side (`baseline_side`; `before` when the caller has it already: adaptive
-    runs compare again after each batch with the same baseline). A `shard`'s diff carries the baseline side's
-    results, for the merge (merge_diffs)."""
+    """`after` compared with the reference's side.
+
+    `baseline_side`; `before` when the caller has it already: adaptive runs compare again after each batch with the same
+    baseline. A `shard`'s diff carries the baseline side's results, for the merge (merge_diffs).
+    """
     before = before or baseline_side(spec, reference, after, evaluator)
     plans = {q.key: plan for q in spec.queries if (plan := q.run_plan)}
     diff = diff_runs(before, after, reference.warnings, reference.removed, plans, spec.significance)

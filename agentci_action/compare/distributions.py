@@ -12,8 +12,10 @@ from statistics import NormalDist
 
 
 def hypergeometric_pmf(passed: int, population: int, population_passed: int, drawn: int) -> float:
-    """P(X = x), X the passes among `drawn` runs taken without replacement from `population` runs of which
-    `population_passed` passed: C(K, x)·C(N − K, n − x) / C(N, n); 0 where x (or K) is impossible."""
+    """P(X = x), X the passes among `drawn` runs drawn without replacement: C(K, x)·C(N − K, n − x) / C(N, n).
+
+    The runs are taken from `population` runs of which `population_passed` passed; 0 where x (or K) is impossible.
+    """
     failed = population - population_passed
     if not (0 <= passed <= population_passed and 0 <= drawn - passed <= failed):
         return 0.0
@@ -36,7 +38,9 @@ def hypergeometric_sf(passed: int, population: int, population_passed: int, draw
 
 def binomial_pmf(passed: int, runs: int, rate: float) -> float:
     """P(X = x) = C(n, x)·p^x·(1 − p)^(n − x), X the passes of n independent runs passing with rate p.
-    C(n, x) is exact up to n = 1000 (it fits a float); beyond, the terms are added as logarithms."""
+
+    C(n, x) is exact up to n = 1000 (it fits a float); beyond, the terms are added as logarithms.
+    """
     if passed < 0 or passed > runs:
         return 0.0
     if rate in (0.0, 1.0):  # every run fails, or every run passes
@@ -55,11 +59,13 @@ def binomial_sf(passed: int, runs: int, rate: float) -> float:
 
 
 def student_t_cdf(t: float, df: int) -> float:
-    """P(T ≤ t), T Student's t with an integer number of degrees of freedom ν ≥ 1, in closed form
-    (Abramowitz and Stegun 26.7.3-4), with θ = atan(t/√ν) and A = P(|T| ≤ |t|):
-    ν odd: A = (2/π)·(θ + sinθ·cosθ·Σ_{j=0}^{(ν−3)/2} a_j cos^{2j}θ), a_0 = 1, a_j = a_{j−1}·2j/(2j + 1) (A = 2θ/π for ν = 1);
-    ν even: A = sinθ·Σ_{j=0}^{(ν−2)/2} b_j cos^{2j}θ, b_0 = 1, b_j = b_{j−1}·(2j − 1)/(2j).
-    Then P(T ≤ t) = (1 + A)/2 for t ≥ 0 and (1 − A)/2 below."""
+    """P(T ≤ t), T Student's t with an integer number of degrees of freedom ν ≥ 1, in closed form.
+
+    Abramowitz and Stegun 26.7.3-4, with θ = atan(t/√ν) and A = P(|T| ≤ |t|): ν odd: A = (2/π)·(θ +
+    sinθ·cosθ·Σ_{j=0}^{(ν−3)/2} a_j cos^{2j}θ), a_0 = 1, a_j = a_{j−1}·2j/(2j + 1) (A = 2θ/π for ν = 1); ν even: A =
+    sinθ·Σ_{j=0}^{(ν−2)/2} b_j cos^{2j}θ, b_0 = 1, b_j = b_{j−1}·(2j − 1)/(2j). Then P(T ≤ t) = (1 + A)/2 for t ≥ 0 and
+    (1 − A)/2 below.
+    """
     if df < 1:
         raise ValueError(f"degrees of freedom must be at least 1, not {df}")
     theta = math.atan(abs(t) / math.sqrt(df))
@@ -81,9 +87,12 @@ def student_t_cdf(t: float, df: int) -> float:
 
 
 def student_t_quantile(probability: float, df: int) -> float:
-    """The t with P(T ≤ t) = q for Student's t with ν degrees of freedom (0 < q < 1): student_t_cdf inverted by
-    bisection to a relative 1e-12, starting from the bracket [−|z|·8 − 8, |z|·8 + 8] around the normal quantile z
-    (every t quantile lies beyond z, by less than that for the q this product asks: confidence levels)."""
+    """The t with P(T ≤ t) = q for Student's t with ν degrees of freedom (0 < q < 1).
+
+    student_t_cdf inverted by bisection to a relative 1e-12, starting from the bracket [−|z|·8 − 8, |z|·8 + 8] around
+    the normal quantile z (every t quantile lies beyond z, by less than that for the q this product asks: confidence
+    levels).
+    """
     if not 0.0 < probability < 1.0:
         raise ValueError(f"a quantile's probability is strictly between 0 and 1, not {probability}")
     if probability == 0.5:

@@ -1,6 +1,7 @@
-"""How the agent trends: the runs on the default branch, one JSON line each (`agentci.history/v1`), and the figures
-read from them. Pure: the files are read and written by compare/history_git.py (a local repository) and the GitHub
-edge (the action).
+"""How the agent trends.
+
+The runs on the default branch, one JSON line each (`agentci.history/v1`), and the figures read from them. Pure: the
+files are read and written by compare/history_git.py (a local repository) and the GitHub edge (the action).
 
 From the entries, oldest first (the metrics reference's formulas, over versions instead of tiers):
 
@@ -165,8 +166,10 @@ class HistoryFigures:
 
 
 def history_figures(entries: list[HistoryEntry], messages: Iterable[str] = ()) -> HistoryFigures:
-    """CFP, revert rate (from the entries' own `reverts` and the repository's commit `messages`) and each figure's
-    spread over the versions."""
+    """CFP, revert rate and each figure's spread over the versions.
+
+    The revert rate is read from the entries' own `reverts` and the repository's commit `messages`.
+    """
     named = reverted(messages) | {sha.lower() for e in entries for sha in e.reverts}
     gone = [e.commit for e in entries if any(_matches(sha, named) for sha in e.commits or [e.commit])]
     n = len(entries)

@@ -1,6 +1,8 @@
-"""The history kept on a branch of its own in a local git repository: read, append, and the commit messages the revert
-rate reads. Git's plumbing only (show, hash-object, mktree, commit-tree, update-ref): the work tree, the index and the
-checked-out branch are never touched, so a CI job can append after its checkout and push the branch.
+"""The history kept on a branch of its own in a local git repository.
+
+Read, append, and the commit messages the revert rate reads. Git's plumbing only (show, hash-object, mktree,
+commit-tree, update-ref): the work tree, the index and the checked-out branch are never touched, so a CI job can append
+after its checkout and push the branch.
 
 The branch (`agentci-history` by default) holds one JSON Lines file per series (`<series>.jsonl`, the action's
 `comment-header`, `agentci` by default) and nothing else: see docs/history.md for why a branch of its own.
@@ -66,8 +68,10 @@ def read_history(repo: Path, branch: str = DEFAULT_BRANCH, series: str = DEFAULT
 
 
 def append_history(repo: Path, entry: HistoryEntry, branch: str = DEFAULT_BRANCH, series: str = DEFAULT_SERIES) -> str:
-    """Commit the series' file with `entry` appended on the local branch (made, without parents, on first use, from
-    origin's when only that exists); returns the new commit. Push the branch to share it."""
+    """Commit the series' file with `entry` appended on the local branch; returns the new commit.
+
+    The branch is made, without parents, on first use, from origin's when only that exists. Push the branch to share it.
+    """
     ref = branch_ref(repo, branch)
     name = history_file(series)
     blob = _must(

@@ -1,6 +1,8 @@
-"""Regression or noise, over a diff's queries: each query's pass-rate verdict, the suite's change in pass rate with
-its interval, and the bootstrap intervals of cost and latency ratios. The statistics are the engine's
-(compare/significance.py, suite_change.py, bootstrap.py); this module reads them off the two sides of a diff.
+"""Regression or noise, over a diff's queries.
+
+Each query's pass-rate verdict, the suite's change in pass rate with its interval, and the bootstrap intervals of cost
+and latency ratios. The statistics are the engine's (compare/significance.py, suite_change.py, bootstrap.py); this module
+reads them off the two sides of a diff.
 
 - A query run once on each side keeps the rule it always had, said as such (`one_run`): its status going from pass
   or warn to fail or error is `regressed`, the reverse `improved`, anything else `unchanged`.
@@ -70,8 +72,11 @@ def pass_verdict(
     plan: Sequence[int] | None,
     drop: float,
 ) -> PassVerdict:
-    """The query's verdict before `settle`: each side's run statuses in run order (a run passes when its status is
-    pass), the query's status on each side, and the adaptive runs' plan (None for a fixed number of runs)."""
+    """The query's verdict before `settle`.
+
+    Each side's run statuses in run order (a run passes when its status is pass), the query's status on each side, and
+    the adaptive runs' plan (None for a fixed number of runs).
+    """
     passed_before, passed_after = list(before).count(Status.PASS), list(after).count(Status.PASS)
     counts = {
         "passed_before": passed_before,
@@ -124,8 +129,10 @@ def settle(found: Sequence[PassVerdict], significance: SignificanceSpec) -> None
 
 
 def undecided(verdict: PassVerdict, significance: SignificanceSpec, compared: int) -> bool:
-    """Whether adaptive runs should give the query more runs: compared by tests and not yet settled whatever the
-    other `compared` queries show (compare.significance.settled)."""
+    """Whether adaptive runs should give the query more runs.
+
+    Compared by tests and not yet settled whatever the other `compared` queries show (compare.significance.settled).
+    """
     if verdict.method != "exact":
         return False
     return not settled(_comparison(verdict, significance.drop), significance.confidence, significance.power, compared)
@@ -141,8 +148,11 @@ def suite_change(found: Sequence[PassVerdict], confidence: float) -> PassRateCha
 def run_ratio_interval(
     key: str, figure: str, before: Sequence[float | None], after: Sequence[float | None], confidence: float
 ) -> tuple[float, float] | None:
-    """A query's bootstrap interval of mean(after) / mean(before) for one per-run figure, seeded by the query and
-    the figure; None with one run per side (the thresholds decide) or a value unknown on either side."""
+    """A query's bootstrap interval of mean(after) / mean(before) for one per-run figure.
+
+    Seeded by the query and the figure; None with one run per side (the thresholds decide) or a value unknown on either
+    side.
+    """
     if len(before) < 2 and len(after) < 2:
         return None
     if any(v is None for v in before) or any(v is None for v in after):
@@ -155,8 +165,11 @@ def run_ratio_interval(
 def total_ratio_interval(
     figure: str, means: Sequence[tuple[str, float | None, float | None]], confidence: float
 ) -> tuple[float, float] | None:
-    """The suite's bootstrap interval of Σ after / Σ before for one figure, the queries (key, mean before, mean
-    after) resampled as pairs; over the queries known on both sides, seeded by the figure and their keys."""
+    """The suite's bootstrap interval of Σ after / Σ before for one figure.
+
+    The queries (key, mean before, mean after) are resampled as pairs; over the queries known on both sides, seeded by
+    the figure and their keys.
+    """
     known = sorted((key, b, a) for key, b, a in means if b is not None and a is not None)
     return clustered_ratio_interval(
         [b for _, b, _ in known if b is not None],

@@ -62,7 +62,9 @@ class ChangeVerdict(str, Enum):
 @lru_cache(maxsize=65536)  # a suite asks for the same few tables (and each plan's DP for every entry of one)
 def fisher_fewer(passed: int, runs: int, base_passed: int, base_runs: int) -> float:
     """Fisher's one-sided p-value for fewer passes now: P(X ≤ c), X ~ Hypergeometric(N = n + n_b, K = c + c_b, n).
-    3 of 10 against 9 of 10: 0.0099."""
+
+    3 of 10 against 9 of 10: 0.0099.
+    """
     return hypergeometric_cdf(passed, runs + base_runs, passed + base_passed, runs)
 
 
@@ -73,8 +75,10 @@ def fisher_more(passed: int, runs: int, base_passed: int, base_runs: int) -> flo
 
 
 def effective_plan(plan: Sequence[int], runs: int) -> tuple[int, ...]:
-    """The plan's looks and the runs actually taken (a run lost to infrastructure moves the last look): every
-    planned look counts, reached or not, since the runs stopped where a question was answered."""
+    """The plan's looks and the runs actually taken (a run lost to infrastructure moves the last look).
+
+    Every planned look counts, reached or not, since the runs stopped where a question was answered.
+    """
     return tuple(sorted({*plan, runs}))
 
 
@@ -112,10 +116,12 @@ def _hypergeometric(
 
 
 class _PlanTables:
-    """What look_error needs for a baseline of `base_runs` and a plan, computed once: under equal pass rates and
-    given m passes over all n planned current runs, their arrangement is uniform, so the passes among the first
-    looks[0] runs and each next batch are hypergeometric draws; `weight[b, m]` is P(c_b = b, m | b + m passes);
-    `fisher[k][b, c]` the Fisher p-value for fewer passes at look k (1 where c exceeds the look's runs)."""
+    """What look_error needs for a baseline of `base_runs` and a plan, computed once.
+
+    Under equal pass rates and given m passes over all n planned current runs, their arrangement is uniform, so the
+    passes among the first looks[0] runs and each next batch are hypergeometric draws; `weight[b, m]` is P(c_b = b, m |
+    b + m passes); `fisher[k][b, c]` the Fisher p-value for fewer passes at look k (1 where c exceeds the look's runs).
+    """
 
     def __init__(self, base_runs: int, plan: tuple[int, ...]) -> None:
         import numpy as np
@@ -139,8 +145,10 @@ class _PlanTables:
 
 
 def _fisher_table(base_runs: int, look: int, width: int) -> Floats:
-    """fisher_fewer(c, look, b, base_runs) for every baseline count b and current count c ≤ width (1 past look):
-    for each total s = b + c the hypergeometric distribution of X over x, cumulated, read at x = c."""
+    """fisher_fewer(c, look, b, base_runs) for every baseline count b and current count c ≤ width (1 past look).
+
+    For each total s = b + c the hypergeometric distribution of X over x, cumulated, read at x = c.
+    """
     import numpy as np
 
     b = np.arange(base_runs + 1)[:, None]
@@ -159,10 +167,12 @@ def _tables(base_runs: int, plan: tuple[int, ...]) -> _PlanTables:
 
 @lru_cache(maxsize=8192)
 def look_error(bar: float, base_runs: int, plan: tuple[int, ...]) -> float:
-    """The most, over every total number of passes s on both sides, of P(fisher_fewer ≤ bar at some look of `plan`
-    | s) when both sides pass at the same rate: the false-regression rate of "regressed once a look's Fisher p is
-    at most `bar`", for every pass rate at once. By symmetry (passes and failures swapped) it is also that of the
-    more-passes tail. One look: Fisher's own guarantee, `bar` itself (exact at the p-values the data can show)."""
+    """The false-regression rate of "regressed once a look's Fisher p is at most `bar`", for every pass rate at once.
+
+    The most, over every total number of passes s on both sides, of P(fisher_fewer ≤ bar at some look of `plan` | s)
+    when both sides pass at the same rate. By symmetry (passes and failures swapped) it is also that of the more-passes
+    tail. One look: Fisher's own guarantee, `bar` itself (exact at the p-values the data can show).
+    """
     import numpy as np
 
     if len(plan) == 1:
@@ -188,8 +198,11 @@ def look_error(bar: float, base_runs: int, plan: tuple[int, ...]) -> float:
 
 @lru_cache(maxsize=8192)
 def binomial_look_error(bar: float, rate: float, plan: tuple[int, ...]) -> float:
-    """P(binomial_sf(c_k, k, r₀) ≤ bar at some look k of `plan`) when the runs pass at rate r₀ (and less for any
-    lower rate): the error rate of "no drop to r₀" over the looks. One look: the test's own, `bar` itself."""
+    """The error rate of "no drop to r₀" over the looks of `plan`.
+
+    P(binomial_sf(c_k, k, r₀) ≤ bar at some look k of `plan`) when the runs pass at rate r₀ (and less for any lower
+    rate). One look: the test's own, `bar` itself.
+    """
     import numpy as np
 
     if len(plan) == 1:
@@ -204,8 +217,10 @@ def binomial_look_error(bar: float, rate: float, plan: tuple[int, ...]) -> float
 
 
 def _largest_bar(candidates: Sequence[float], error: Callable[[float], float], level: float) -> float:
-    """The largest of the sorted `candidates` whose error is at most `level` (error grows with the bar), by
-    bisection; 0 when none is."""
+    """The largest of the sorted `candidates` whose error is at most `level` (error grows with the bar), by bisection.
+
+    0 when none is.
+    """
     low, high = -1, len(candidates)  # error(candidates[low]) ≤ level < error(candidates[high])
     while high - low > 1:
         middle = (low + high) // 2
@@ -218,8 +233,10 @@ def _largest_bar(candidates: Sequence[float], error: Callable[[float], float], l
 
 @lru_cache(maxsize=1024)
 def look_bar(alpha: float, base_runs: int, plan: tuple[int, ...]) -> float:
-    """The largest Fisher p-value a look of `plan` may show for "regressed" at level α: the bar of the design
-    (α itself for one look). Found among the p-values the looks can show."""
+    """The largest Fisher p-value a look of `plan` may show for "regressed" at level α.
+
+    The bar of the design (α itself for one look). Found among the p-values the looks can show.
+    """
     if len(plan) == 1:
         return alpha
     candidates = sorted({float(p) for table in _tables(base_runs, plan).fisher for p in table.ravel()})
@@ -228,8 +245,10 @@ def look_bar(alpha: float, base_runs: int, plan: tuple[int, ...]) -> float:
 
 @lru_cache(maxsize=1024)
 def binomial_look_bar(beta: float, rate: float, plan: tuple[int, ...]) -> float:
-    """The largest no-drop p-value a look of `plan` may show for "unchanged" at level β against the rate r₀ (β
-    itself for one look)."""
+    """The largest no-drop p-value a look of `plan` may show for "unchanged" at level β against the rate r₀.
+
+    β itself for one look.
+    """
     if len(plan) == 1:
         return beta
     candidates = sorted({binomial_sf(c, look, rate) for look in plan for c in range(look + 1)})
@@ -238,8 +257,11 @@ def binomial_look_bar(beta: float, rate: float, plan: tuple[int, ...]) -> float:
 
 @dataclass(frozen=True, kw_only=True)
 class Comparison:
-    """One query's current runs against its baseline's: the counts and the three one-sided p-values, each
-    adjusted for the plan's looks (see the module docstring); `plan` the run counts of those looks."""
+    """One query's current runs against its baseline's.
+
+    The counts and the three one-sided p-values, each adjusted for the plan's looks (see the module docstring); `plan`
+    the run counts of those looks.
+    """
 
     passed: int
     runs: int
@@ -253,9 +275,11 @@ class Comparison:
 
 
 def compare(passes: Sequence[bool], base_passed: int, base_runs: int, plan: Sequence[int], drop: float) -> Comparison:
-    """Compare the current runs (`passes`, in run order) with a baseline of `base_passed` of `base_runs`, taken at
-    the looks of `plan` (one look, `(len(passes),)`, for a fixed number of runs), `drop` the fall in pass rate
-    worth catching (0 < drop < 1)."""
+    """Compare the current runs (`passes`, in run order) with a baseline of `base_passed` of `base_runs`.
+
+    Taken at the looks of `plan` (one look, `(len(passes),)`, for a fixed number of runs), `drop` the fall in pass rate
+    worth catching (0 < drop < 1).
+    """
     runs = len(passes)
     if not runs or not base_runs:
         raise ValueError("both sides need at least one run")
@@ -280,9 +304,12 @@ def compare(passes: Sequence[bool], base_passed: int, base_runs: int, plan: Sequ
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment: sorted ascending p_(1) ≤ … ≤ p_(m), adjusted p_(i) = max_{j ≤ i} min(1,
-    (m − j + 1)·p_(j)), returned in the input's order. Rejecting where the adjusted p ≤ α keeps the chance of any
-    false rejection at most α, whatever the dependence between the tests."""
+    """Holm's step-down adjustment.
+
+    Sorted ascending p_(1) ≤ … ≤ p_(m), adjusted p_(i) = max_{j ≤ i} min(1, (m − j + 1)·p_(j)), returned in the input's
+    order. Rejecting where the adjusted p ≤ α keeps the chance of any false rejection at most α, whatever the dependence
+    between the tests.
+    """
     order = sorted(range(len(p_values)), key=p_values.__getitem__)
     adjusted = [0.0] * len(p_values)
     running = 0.0
@@ -294,8 +321,10 @@ def holm(p_values: Sequence[float]) -> list[float]:
 
 @dataclass(frozen=True, kw_only=True)
 class QueryVerdict:
-    """A comparison's verdict, with its fewer- and more-passes p-values Holm-adjusted over the queries compared;
-    for an inconclusive one, about how many more runs would decide (runs_to_decide; None: more runs alone won't)."""
+    """A comparison's verdict, with its fewer- and more-passes p-values Holm-adjusted over the queries compared.
+
+    For an inconclusive one, about how many more runs would decide (runs_to_decide; None: more runs alone won't).
+    """
 
     verdict: ChangeVerdict
     comparison: Comparison
@@ -306,9 +335,11 @@ class QueryVerdict:
 
 
 def verdicts(comparisons: Sequence[Comparison], confidence: float, power: float) -> list[QueryVerdict]:
-    """Each comparison's verdict at confidence 1 − α (see the module docstring): regressed, improved, unchanged or
-    inconclusive, the first two Holm-adjusted over all the comparisons. An inconclusive query's projection asks
-    for the Holm bar of its rank among the fewer-passes p-values, α / (m − rank)."""
+    """Each comparison's verdict at confidence 1 − α (see the module docstring).
+
+    Regressed, improved, unchanged or inconclusive, the first two Holm-adjusted over all the comparisons. An
+    inconclusive query's projection asks for the Holm bar of its rank among the fewer-passes p-values, α / (m − rank).
+    """
     alpha, beta = 1.0 - confidence, 1.0 - power
     fewer = holm([c.p_fewer for c in comparisons])
     more = holm([c.p_more for c in comparisons])
@@ -339,19 +370,24 @@ def verdicts(comparisons: Sequence[Comparison], confidence: float, power: float)
 
 
 def settled(comparison: Comparison, confidence: float, power: float, compared: int) -> bool:
-    """Whether the runner may stop running a query: its verdict can no longer be inconclusive whatever the other
-    queries show. Regressed or improved at α / compared (Bonferroni: Holm then rejects it too), or unchanged."""
+    """Whether the runner may stop running a query.
+
+    Its verdict can no longer be inconclusive whatever the other queries show. Regressed or improved at α / compared
+    (Bonferroni: Holm then rejects it too), or unchanged.
+    """
     alpha = (1.0 - confidence) / max(1, compared)
     return comparison.p_fewer <= alpha or comparison.p_more <= alpha or comparison.p_no_drop <= 1.0 - power
 
 
 def runs_to_decide(comparison: Comparison, fewer_level: float, beta: float, limit: int = 500) -> int | None:
-    """About how many more current runs would decide, were the current pass rate r = c/n to hold: the fewest extra
-    runs k ≤ `limit` for which ⌊(n + k)·r + ½⌋ passes of n + k give a Fisher p-value at most the plan's bar for
-    `fewer_level` (regressed; look_bar) or a no-drop p-value at most its bar for β (unchanged; binomial_look_bar):
-    the looks taken so far are paid for as the plan's bars pay for them (one look: the levels themselves). None
-    when no k up to `limit` decides: the baseline's runs (or a rate at the floor) limit the test, and more current
-    runs alone will not decide."""
+    """About how many more current runs would decide, were the current pass rate r = c/n to hold.
+
+    The fewest extra runs k ≤ `limit` for which ⌊(n + k)·r + ½⌋ passes of n + k give a Fisher p-value at most the plan's
+    bar for `fewer_level` (regressed; look_bar) or a no-drop p-value at most its bar for β (unchanged;
+    binomial_look_bar): the looks taken so far are paid for as the plan's bars pay for them (one look: the levels
+    themselves). None when no k up to `limit` decides: the baseline's runs (or a rate at the floor) limit the test, and
+    more current runs alone will not decide.
+    """
     import numpy as np
 
     base_runs, base_passed = comparison.base_runs, comparison.base_passed

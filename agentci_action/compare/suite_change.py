@@ -1,5 +1,7 @@
-"""The suite's change in pass rate, baseline → current, with an interval: paired per-query differences whose
-standard error is clustered by query (Miller 2024, "Adding error bars to evals", arXiv 2411.00640). Pure.
+"""The suite's change in pass rate, baseline → current, with an interval.
+
+Paired per-query differences whose standard error is clustered by query (Miller 2024, "Adding error bars to evals",
+arXiv 2411.00640). Pure.
 
 Each query run on both sides counts once: d_i = a_i − b_i, with a_i and b_i its pass rates (passed / runs) now
 and in the baseline. The change is D = (1/Q)·Σ d_i over the Q queries; its standard error is
@@ -22,9 +24,11 @@ from agentci_action.compare.distributions import student_t_quantile
 
 @dataclass(frozen=True, kw_only=True)
 class PassRateChange:
-    """The suite's change D in pass rate (current − baseline, each the mean of its queries' pass rates), its
-    query-clustered standard error and interval at `confidence`; `low`/`high`/`standard_error` are None with
-    fewer than two queries (no spread to measure)."""
+    """The suite's change D in pass rate, its query-clustered standard error and interval at `confidence`.
+
+    D is current − baseline, each the mean of its queries' pass rates; `low`/`high`/`standard_error` are None with fewer
+    than two queries (no spread to measure).
+    """
 
     queries: int
     before: float
@@ -37,8 +41,10 @@ class PassRateChange:
 
 
 def pass_rate_change(pairs: Sequence[tuple[float, float]], confidence: float) -> PassRateChange | None:
-    """The change over `pairs`, one (baseline pass rate, current pass rate) per query run on both sides; None
-    when there is none."""
+    """The change over `pairs`, one (baseline pass rate, current pass rate) per query run on both sides.
+
+    None when there is none.
+    """
     if not pairs:
         return None
     count = len(pairs)
@@ -72,9 +78,11 @@ def pass_rate_change(pairs: Sequence[tuple[float, float]], confidence: float) ->
 
 
 def drop_verdict(change: PassRateChange, max_drop: float) -> str:
-    """The suite gate "the pass rate fell by at most `max_drop`" read on the interval: `pass` when its low end is
-    at least −max_drop (a larger drop is ruled out), `fail` when its high end is below −max_drop (a larger drop is
-    established), else `inconclusive`; `inconclusive` without an interval."""
+    """The suite gate "the pass rate fell by at most `max_drop`" read on the interval.
+
+    `pass` when its low end is at least −max_drop (a larger drop is ruled out), `fail` when its high end is below
+    −max_drop (a larger drop is established), else `inconclusive`; `inconclusive` without an interval.
+    """
     if change.low is None or change.high is None:
         return "inconclusive"
     if change.low >= -max_drop:

@@ -170,8 +170,10 @@ def _pass_rate_drop(gates: SuiteGates, diff: RunDiff | None) -> GateResult:
 
 
 def judge_gates(gates: SuiteGates | None, run: RunResult, diff: RunDiff | None = None) -> list[GateResult]:
-    """Every gate `gates` sets, in the order of the spec's keys, judged on `run` (and its diff against the baseline);
-    blocking when it failed and the run's fail-on names `suite`."""
+    """Every gate `gates` sets, in the order of the spec's keys, judged on `run` (and its diff against the baseline).
+
+    Blocking when it failed and the run's fail-on names `suite`.
+    """
     if gates is None:
         return []
     judges: dict[str, Callable[[], GateResult]] = {

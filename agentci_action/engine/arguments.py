@@ -1,5 +1,6 @@
-"""A tool call's arguments against one expected call: modes exact, subset, superset, ignore; per-key regex and
-tolerance rules.
+"""A tool call's arguments against one expected call.
+
+Modes exact, subset, superset, ignore; per-key regex and tolerance rules.
 
 For each constrained key (a key of `arguments` or of `argument_rules`) the call must have the key and its value
 must pass the key's test: JSON equality with the expected value, `re.search(regex, value)` on a string, or
@@ -158,8 +159,10 @@ class ArgumentMatcher:
 
     @property
     def tests(self) -> list[tuple[str, ArgumentRule | None, Any]]:
-        """(key, rule or None, expected value) for every constrained key, in the spec's order (for explanations:
-        built on first use)."""
+        """(key, rule or None, expected value) for every constrained key, in the spec's order.
+
+        For explanations: built on first use.
+        """
         if self._tests is None:
             values, rules = self.call.arguments or {}, self.call.argument_rules or {}
             keys = [] if self.call.argument_match is _IGNORE else [*values, *(k for k in rules if k not in values)]
@@ -168,8 +171,11 @@ class ArgumentMatcher:
 
     @property
     def anchor(self) -> tuple[str, Any] | None:
-        """A (key, value) every passing call holds: calls can be looked up by it instead of all being tested (none
-        under superset, where an expected key may be absent)."""
+        """A (key, value) every passing call holds.
+
+        Calls can be looked up by it instead of all being tested (none under superset, where an expected key may be
+        absent).
+        """
         return None if self.within else next(iter(self.equal.items()), None)
 
     def matches(self, arguments: dict[str, Any] | None) -> bool:
@@ -195,8 +201,10 @@ class ArgumentMatcher:
         return not self.exact or len(arguments) == self.constrained
 
     def failing_keys(self, arguments: dict[str, Any] | None) -> list[str]:
-        """Keys of arguments passed through `as_mapping` whose test fails, in the spec's order, then the keys
-        `exact` does not allow; ["(arguments)"] when they are not an object."""
+        """Keys of arguments passed through `as_mapping` whose test fails, then the keys `exact` does not allow.
+
+        In the spec's order; ["(arguments)"] when they are not an object.
+        """
         if self.accepts_anything:
             return []
         if arguments is None:

@@ -148,8 +148,10 @@ _compiling = threading.Lock()
 
 
 def compiled(steps: list[ExpectedToolCall]) -> Expectation:
-    """`steps` compiled, once while they are among the COMPILED_KEPT expectations matched last. They are
-    known by their objects' ids, in order: a kept Expectation holds its steps, so their ids are not reused."""
+    """`steps` compiled, once while they are among the COMPILED_KEPT expectations matched last.
+
+    They are known by their objects' ids, in order: a kept Expectation holds its steps, so their ids are not reused.
+    """
     key = tuple(map(id, steps))
     expectation = _compiled.get(key)
     if expectation is None:
@@ -177,8 +179,10 @@ class _Table:
         return self.tools[j] in e.tools[i] and e.matchers[i].matches(self.arguments[j])
 
     def run(self, forward: bool, weight: int | None = None) -> int:
-        """How many steps in a row, from the first (or the last), are compatible with the call in the same
-        position from that end; with `weight`, only steps of that weight count."""
+        """How many steps in a row, from the first (or the last), match the call in the same position from that end.
+
+        Match: are compatible with. With `weight`, only steps of that weight count.
+        """
         e = self.expectation
         columns: list[Sequence[Any]] = [
             e.tools,
@@ -217,8 +221,10 @@ class _Table:
         return index.get(value, [])
 
     def candidates(self, i: int) -> list[int]:
-        """The calls compatible with step i, in trace order: looked up by the value its test requires when
-        there is one, else by tool."""
+        """The calls compatible with step i, in trace order.
+
+        Looked up by the value its test requires when there is one, else by tool.
+        """
         e = self.expectation
         tools, matcher, arguments = e.tools[i], e.matchers[i], self.arguments
         anchor = _anchor(matcher)
@@ -230,8 +236,10 @@ class _Table:
         return pool if matcher.accepts_anything else [j for j in pool if matcher.matches(arguments[j])]
 
     def unexplained(self, calls: list[int]) -> list[int]:
-        """The calls among `calls` compatible with no step: each call's steps looked up, or, when there are
-        more calls to examine than steps, every step's calls."""
+        """The calls among `calls` compatible with no step.
+
+        Each call's steps looked up, or, when there are more calls to examine than steps, every step's calls.
+        """
         if len(calls) <= len(self.expectation.steps):
             return [j for j in calls if not self._explained(j)]
         explained = {j for i in range(len(self.expectation.steps)) for j in self.candidates(i)}
@@ -281,8 +289,10 @@ def _edges(candidates: list[list[int]], calls: Sequence[int]) -> tuple[list[int]
 
 
 def _diagonals(table: _Table, n: int, m: int, top: int | None) -> tuple[int, int]:
-    """(head, tail): steps paired with the leading calls and with the trailing calls along the diagonals,
-    each step with the call in its own position from that end (steps of weight `top` only, when given)."""
+    """(head, tail): steps paired with the leading calls and with the trailing calls along the diagonals.
+
+    Each step with the call in its own position from that end (steps of weight `top` only, when given).
+    """
     head = table.run(True, top)
     return head, 0 if head == min(n, m) else min(table.run(False, top), min(n, m) - head)
 
@@ -291,7 +301,8 @@ Operations = list[tuple[int | None, int | None]]
 
 
 def align(table: _Table, n: int, m: int) -> Operations:
-    """Order-preserving pairing of maximum weight, as operations in trace order:
+    """Order-preserving pairing of maximum weight, as operations in trace order.
+
     (i, j) pairs step i with call j; (i, None) leaves step i unpaired; (None, j) leaves call j unpaired.
 
     When every step weighs the same, that is the pairing with the fewest unpaired steps and calls
@@ -318,9 +329,11 @@ def _joined(head: int, middle: Operations, tail: int, n: int, m: int) -> Operati
 
 
 def _fewest_unpaired_alignment(table: _Table, n: int, m: int) -> Operations | None:
-    """The order-preserving pairing with the fewest unpaired steps and calls, as operations; None when that is
-    more than UNPAIRED_SEARCHED. The diagonals are paired first (a trace that follows its expectation is aligned
-    in linear time), then _fewest_unpaired searches between them; ties are settled as _best_alignment does."""
+    """The order-preserving pairing with the fewest unpaired steps and calls, as operations.
+
+    None when that is more than UNPAIRED_SEARCHED. The diagonals are paired first (a trace that follows its expectation
+    is aligned in linear time), then _fewest_unpaired searches between them; ties are settled as _best_alignment does.
+    """
     head, tail = _diagonals(table, n, m, None)
     steps, calls = range(head, n - tail), range(head, m - tail)
     if not steps or not calls:
@@ -331,10 +344,12 @@ def _fewest_unpaired_alignment(table: _Table, n: int, m: int) -> Operations | No
 
 
 def _fewest_unpaired(compatible: Callable[[int, int], bool], n: int, m: int) -> Operations | None:
-    """The order-preserving pairing that leaves the fewest steps and calls unpaired, as operations; None when
-    that is more than UNPAIRED_SEARCHED. Myers' diff, O((n + m)·D) for D unpaired, with compatible(i, j) for
-    equality: for d = 0, 1, … the furthest point of each diagonal k = i − j reachable with d unpaired, moving
-    on along the diagonal while step i and call j are compatible, until (n, m) is reached."""
+    """The order-preserving pairing that leaves the fewest steps and calls unpaired, as operations.
+
+    None when that is more than UNPAIRED_SEARCHED. Myers' diff, O((n + m)·D) for D unpaired, with compatible(i, j) for
+    equality: for d = 0, 1, … the furthest point of each diagonal k = i − j reachable with d unpaired, moving on along
+    the diagonal while step i and call j are compatible, until (n, m) is reached.
+    """
     limit = UNPAIRED_SEARCHED
     if abs(n - m) > limit:
         return None  # at least |n − m| are left unpaired
@@ -390,8 +405,10 @@ def _traced_back(history: list[dict[int, tuple[int, int]]], n: int, m: int) -> O
 
 
 def _best_alignment(compatible: np.ndarray, weights: list[int]) -> list[tuple[int | None, int | None]]:
-    """best[i][j] = max(best[i−1][j], best[i][j−1], best[i−1][j−1] + w_i·compatible[i−1][j−1]), then
-    traced back; ties go to pairing the earliest calls, so a surplus call is reported where it appears last."""
+    """best[i][j] = max(best[i−1][j], best[i][j−1], best[i−1][j−1] + w_i·compatible[i−1][j−1]), then traced back.
+
+    Ties go to pairing the earliest calls, so a surplus call is reported where it appears last.
+    """
     import numpy as np
 
     n, m = compatible.shape
@@ -445,8 +462,9 @@ def pair(table: _Table, n: int, m: int) -> list[tuple[int, int]]:
 
 
 def assign(steps: list[int], calls: list[int], n: int, m: int, weights: list[int]) -> list[tuple[int, int]]:
-    """One-to-one pairing of maximum weight Σ w_i (over the paired steps) between n steps and m calls, given the
-    compatible (step, call) pairs as two lists; the pairs come back sorted.
+    """One-to-one pairing of maximum weight Σ w_i (over the paired steps) between n steps and m calls.
+
+    Given the compatible (step, call) pairs as two lists; the pairs come back sorted.
 
     The sets of steps that can be paired at once form a matroid (a transversal one), so the greedy rule is exact:
     steps are taken heaviest first (the earlier first among equals) and each joins when an augmenting path pairs
@@ -471,8 +489,10 @@ def assign(steps: list[int], calls: list[int], n: int, m: int, weights: list[int
 
 
 class _Augmenting:
-    """A pairing grown one step at a time by augmenting paths (Kuhn's algorithm). A paired call never becomes
-    free again, so each step's search for a free partner resumes where it last stopped."""
+    """A pairing grown one step at a time by augmenting paths (Kuhn's algorithm).
+
+    A paired call never becomes free again, so each step's search for a free partner resumes where it last stopped.
+    """
 
     def __init__(self, partners: list[list[int]]) -> None:
         self.partners = partners
@@ -488,9 +508,12 @@ class _Augmenting:
         return found[k] if k < len(found) else None
 
     def pair(self, root: int) -> bool:
-        """Pair `root` by an augmenting path, depth first: the step at hand takes its earliest free partner if it
-        has one, else the path goes on through its next partner not yet visited, whose step must then move to
-        another call. On success each step on the path takes the call the path left it by."""
+        """Pair `root` by an augmenting path, depth first.
+
+        The step at hand takes its earliest free partner if it has one, else the path goes on through its next partner
+        not yet visited, whose step must then move to another call. On success each step on the path takes the call the
+        path left it by.
+        """
         path: list[int] = []  # the steps above the one at hand; path[k] was left by through[k]
         through: list[int] = []
         untried: list[Iterator[int]] = []
@@ -529,8 +552,10 @@ def _first_divergence(
 
 
 def _near_misses(missing: list[int], paired_calls: set[int], table: _Table) -> list[NearMiss]:
-    """For each of the first EXPLAINED_STEPS missing steps: the unpaired call of a fitting tool with the
-    fewest failing keys (the earliest on ties), and its mismatches."""
+    """For each of the first EXPLAINED_STEPS missing steps, the closest unpaired call and its mismatches.
+
+    The closest: the unpaired call of a fitting tool with the fewest failing keys (the earliest on ties).
+    """
     found = []
     e = table.expectation
     for i in missing[:EXPLAINED_STEPS]:
@@ -548,8 +573,11 @@ def _near_misses(missing: list[int], paired_calls: set[int], table: _Table) -> l
 
 
 def _strangers(table: _Table, n: int, m: int) -> list[int]:
-    """The calls compatible with no step. Calls an order-preserving pairing pairs are compatible with some step,
-    so only the others are examined (when that search gives up, those not compatible with their diagonal step)."""
+    """The calls compatible with no step.
+
+    Calls an order-preserving pairing pairs are compatible with some step, so only the others are examined (when that
+    search gives up, those not compatible with their diagonal step).
+    """
     operations = _fewest_unpaired_alignment(table, n, m)
     if operations is None:
         return table.unexplained([j for j in range(m) if not (j < n and table.compatible(j, j))])
@@ -559,8 +587,10 @@ def _strangers(table: _Table, n: int, m: int) -> list[int]:
 def match_calls(
     steps: list[ExpectedToolCall], calls: list[ToolCall], mode: MatchMode, repeats_allowed: bool = False
 ) -> CallMatch:
-    """Pair expected steps with the trace's calls under `mode` (see the module docstring); `repeats_allowed` is
-    `repeated_calls: ignore`."""
+    """Pair expected steps with the trace's calls under `mode` (see the module docstring).
+
+    `repeats_allowed` is `repeated_calls: ignore`.
+    """
     table = _Table(compiled(steps), calls)
     n, m = len(steps), len(calls)
     ordered = mode in (MatchMode.STRICT, MatchMode.SUBSEQUENCE)
@@ -608,8 +638,11 @@ def match_calls(
 
 
 def _out_of_order(missing: list[int], paired_calls: set[int], table: _Table) -> list[tuple[int, int]]:
-    """(step, call) for each missing step that an unpaired call fits: the call was made, in another place than the
-    order allows. Each call is named for one step at most, the earliest fitting one."""
+    """(step, call) for each missing step that an unpaired call fits.
+
+    The call was made, in another place than the order allows. Each call is named for one step at most, the earliest
+    fitting one.
+    """
     found, taken = [], set()
     for i in missing[:EXPLAINED_STEPS]:
         call = next((j for j in table.candidates(i) if j not in paired_calls and j not in taken), None)

@@ -32,9 +32,11 @@ Blocks = Callable[[dict[str, LayerResult]], bool]
 
 
 def turn_query(query: QuerySpec, index: int) -> QuerySpec:
-    """Turn `index` (0-based) of the conversation as a query: id `<query id>.turn<i>`, input the user's message,
-    the turn's own blocks (correctness, path, cost, checks, with its reference answer and expected sources), at the
-    turn's line. Made once per turn of a loaded spec (kept on the turn)."""
+    """Turn `index` (0-based) of the conversation as a query.
+
+    Id `<query id>.turn<i>`, input the user's message, the turn's own blocks (correctness, path, cost, checks, with its
+    reference answer and expected sources), at the turn's line. Made once per turn of a loaded spec (kept on the turn).
+    """
     assert query.turns is not None, "turn_query of a query without turns"
     turn = query.turns[index]
     private = private_attributes(turn)
@@ -104,8 +106,11 @@ def left_unrun(layers: dict[str, LayerResult]) -> bool:
 
 
 def merged_layers(whole: dict[str, LayerResult], turns: list[dict[str, LayerResult]]) -> dict[str, LayerResult]:
-    """Each layer of the conversation: the whole's checks and details, then each turn's checks, labelled with their
-    turn (`data.turn`, and `turn i: ` before the message); its status the worst of them (LayerResult.from_checks)."""
+    """Each layer of the conversation.
+
+    The whole's checks and details, then each turn's checks, labelled with their turn (`data.turn`, and `turn i: `
+    before the message); its status the worst of them (LayerResult.from_checks).
+    """
     merged = {}
     for name, layer in whole.items():
         checks = list(layer.checks)
@@ -144,10 +149,13 @@ _ENDED = {
 
 
 def user_checks(query: QuerySpec, trace: Trace) -> list[Check]:
-    """The correctness checks of a simulated user's conversation (metadata.agentci_user): `simulated_user` (the goal
-    reached or stop_when held passes; the user giving up or the turn budget running out fails; the spend cap leaves
-    it unfinished, skipped) with what the simulator's calls took in its data; and `must_not_reveal` when the spec
-    lists secrets: fails at the first turn whose user message holds one (case and white space ignored)."""
+    """The correctness checks of a simulated user's conversation (metadata.agentci_user).
+
+    `simulated_user` (the goal reached or stop_when held passes; the user giving up or the turn budget running out
+    fails; the spend cap leaves it unfinished, skipped) with what the simulator's calls took in its data; and
+    `must_not_reveal` when the spec lists secrets: fails at the first turn whose user message holds one (case and white
+    space ignored).
+    """
     user = query.simulated_user
     assert user is not None, "user_checks of a query without a simulated user"
     ending = trace.metadata.get(USER_KEY)
@@ -172,8 +180,10 @@ def user_checks(query: QuerySpec, trace: Trace) -> list[Check]:
 
 
 def _figures(ending: dict[str, object]) -> dict[str, int | float | None]:
-    """What the simulator's calls took, as metadata.agentci_user says (a trace is untrusted input): each count a
-    non-negative whole number (0 otherwise), the cost a non-negative number or None (unknown)."""
+    """What the simulator's calls took, as metadata.agentci_user says (a trace is untrusted input).
+
+    Each count a non-negative whole number (0 otherwise), the cost a non-negative number or None (unknown).
+    """
 
     def count(value: object) -> int:
         return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
@@ -212,9 +222,12 @@ def cut_short(trace: Trace) -> bool:
 
 
 def simulated_turn_results(query: QuerySpec, trace: Trace, leaks: Callable[[str], str]) -> list[TurnResult]:
-    """The turns of one simulated conversation (the run the report shows): each its user message and the agent's
-    answer and route, at the simulated_user block's line. A simulated turn has no checks of its own (the
-    conversation is judged as a whole), so each is skipped; `leaks` masks what a safety check found leaked."""
+    """The turns of one simulated conversation (the run the report shows).
+
+    Each its user message and the agent's answer and route, at the simulated_user block's line. A simulated turn has no
+    checks of its own (the conversation is judged as a whole), so each is skipped; `leaks` masks what a safety check
+    found leaked.
+    """
     assert query.simulated_user is not None, "simulated_turn_results of a query without a simulated user"
     none = LayerResult(SKIP, {}, ["a simulated user's turn has no checks of its own: the conversation is judged whole"])
     line = query.simulated_user.line or query.line
@@ -235,8 +248,10 @@ def simulated_turn_results(query: QuerySpec, trace: Trace, leaks: Callable[[str]
 
 
 def secrets_masked(query: QuerySpec, text: str) -> str:
-    """`text` with each of the simulated user's must_not_reveal values (case and white space ignored) as ***: a
-    report never repeats a secret the user or the agent wrote."""
+    """`text` with each of the simulated user's must_not_reveal values (case and white space ignored) as ***.
+
+    A report never repeats a secret the user or the agent wrote.
+    """
     for secret in query.simulated_user.must_not_reveal if query.simulated_user else ():
         pattern = r"\s+".join(re.escape(word) for word in secret.split())
         text = re.sub(pattern, "***", text, flags=re.IGNORECASE)

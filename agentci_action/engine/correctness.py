@@ -52,8 +52,11 @@ class Judge(Protocol):
 
 
 def judged_check(judge: Judge, request: JudgeRequest) -> Check:
-    """judge.evaluate(request), its status made a Status: a Check's constructor does not validate, and a judge
-    written outside the engine may give "pass"; anything else is a ValueError naming the judge."""
+    """judge.evaluate(request), its status made a Status.
+
+    A Check's constructor does not validate, and a judge written outside the engine may give "pass"; anything else is a
+    ValueError naming the judge.
+    """
     check = judge.evaluate(request)
     if type(check.status) is not Status:
         try:
@@ -119,8 +122,11 @@ def _regex_check(pattern: str, answer: str) -> Check:
 
 
 def _json_schema_check(schema: dict[str, Any], answer: str) -> Check:
-    """The answer parsed as JSON and validated; an answer nested deeper than MAX_NESTING levels fails unvalidated
-    (the agent controls its answer: validation recurses once per level, and must not crash the run)."""
+    """The answer parsed as JSON and validated.
+
+    An answer nested deeper than MAX_NESTING levels fails unvalidated (the agent controls its answer: validation
+    recurses once per level, and must not crash the run).
+    """
     try:
         document = json.loads(answer)
     except json.JSONDecodeError as exc:
@@ -162,8 +168,10 @@ def _json_schema_check(schema: dict[str, Any], answer: str) -> Check:
 
 
 def asks_for_judge(query: QuerySpec) -> bool:
-    """Whether the query, or a turn of a conversation, has any judge check (llm_judge, safety_check,
-    hallucination_check, checks.safety toxicity or bias)."""
+    """Whether the query, or a turn of a conversation, has any judge check.
+
+    llm_judge, safety_check, hallucination_check, checks.safety toxicity or bias.
+    """
     return any(_judged(block.correctness, block.checks) for block in (query, *(query.turns or ())))
 
 
@@ -192,8 +200,10 @@ def judge_requests(query: QuerySpec, trace: Trace) -> list[JudgeRequest]:
 
 
 def transcript(trace: Trace) -> str:
-    """A conversation up to its last user message, a `user:` or `agent:` line per message: what a judge rubric
-    reads as the query of a simulated user's conversation, whose answer is the agent's last reply."""
+    """A conversation up to its last user message, a `user:` or `agent:` line per message.
+
+    What a judge rubric reads as the query of a simulated user's conversation, whose answer is the agent's last reply.
+    """
     lines = []
     for before, turn in zip([None, *trace.turns], trace.turns):
         lines += [f"agent: {before.final_answer}"] if before is not None else []

@@ -1,5 +1,7 @@
-"""Layer 3, cost: soft warnings on exceedance (failures where the block's `severity` says so); a warning blocks
-only when fail-on names the cost layer."""
+"""Layer 3, cost: soft warnings on exceedance (failures where the block's `severity` says so).
+
+A warning blocks only when fail-on names the cost layer.
+"""
 
 from __future__ import annotations
 
@@ -41,8 +43,11 @@ def _limit(
 def evaluate_cost(
     spec: CostSpec | None, trace: Trace, baseline: Trace | None = None, extra_checks: list[Check] | None = None
 ) -> LayerResult:
-    """Actual figures are always reported; checks run for each limit the spec sets, then `extra_checks` (this layer's
-    checks from the query's `checks:` block, e.g. performance)."""
+    """The cost layer: its actual figures, a check for each limit the spec sets, then `extra_checks`.
+
+    Actual figures are always reported; `extra_checks` are this layer's checks from the query's `checks:` block, e.g.
+    performance.
+    """
     cost, tokens, llm_calls, latency = (
         trace.total_cost_usd,
         trace.total_tokens,

@@ -183,8 +183,11 @@ def require_traces(queries: list[QuerySpec], by_query: dict[str, list[Trace]]) -
 
 
 def unasked_runs(query: QuerySpec, traces: list[Trace]) -> bool:
-    """More traces than the runs the spec asks for (1 without `runs:`, a range's max) that their `run` indices do not
-    tell apart as intended repeats (an index missing or repeated): the mark of a file appended to by reruns."""
+    """More traces than the runs the spec asks for, not told apart as repeats: the mark of a file appended to by reruns.
+
+    The runs asked for: 1 without `runs:`, a range's max. Not told apart as intended repeats by their `run` indices (an
+    index missing or repeated).
+    """
     if len(traces) <= query.max_runs:
         return False
     indexes = [t.run for t in traces]
@@ -236,9 +239,11 @@ def _with_process(query: QuerySpec, trace: Trace, path: LayerResult) -> LayerRes
 def _evaluate_run(
     query: QuerySpec, trace: Trace, variants: list[Trace], exchange: EvaluateExchange, fail_on: frozenset[str]
 ) -> tuple[dict[str, LayerResult], list[dict[str, LayerResult]]]:
-    """The run's layers, and a conversation's turns' layers (engine/conversation.py: each turn, and the whole, by
-    `exchange`, the query's _evaluate_exchange). A run `agentci run` got no trace from is an error, with nothing
-    else evaluated."""
+    """The run's layers, and a conversation's turns' layers.
+
+    engine/conversation.py: each turn, and the whole, by `exchange`, the query's _evaluate_exchange. A run `agentci run`
+    got no trace from is an error, with nothing else evaluated.
+    """
     if trace.run_error is not None:
         return failed_run_layers(trace.run_error), []
     if query.simulated_user is not None:
@@ -253,8 +258,11 @@ def _evaluate_run(
 def _simulated_run(
     query: QuerySpec, trace: Trace, variants: list[Trace], exchange: EvaluateExchange
 ) -> dict[str, LayerResult]:
-    """A simulated user's conversation, judged whole: how the user ended it first (user_checks), then the query's
-    own correctness checks; one the spend cap cut short is left unfinished (its other checks not evaluated)."""
+    """A simulated user's conversation, judged whole.
+
+    How the user ended it first (user_checks), then the query's own correctness checks; one the spend cap cut short is
+    left unfinished (its other checks not evaluated).
+    """
     ended = user_checks(query, trace)
     if cut_short(trace):
         skipped = LayerResult.from_checks(
@@ -271,9 +279,11 @@ def _blocks(layers: dict[str, LayerResult], fail_on: frozenset[str]) -> bool:
 
 
 def turn_stops(query: QuerySpec, index: int, reply: Trace, fail_on: frozenset[str] = DEFAULT_FAIL_ON) -> bool:
-    """Whether a conversation's runner ends it after turn `index` (from 0): the query says stop_on_failure and the
-    turn's checks block, judged as the evaluation will judge them but without a judge or baseline (those checks
-    skip here), so the runner never calls a model of its own."""
+    """Whether a conversation's runner ends it after turn `index` (from 0).
+
+    The query says stop_on_failure and the turn's checks block, judged as the evaluation will judge them but without a
+    judge or baseline (those checks skip here), so the runner never calls a model of its own.
+    """
     if not query.stop_on_failure:
         return False
     return _blocks(_evaluate_exchange(turn_query(query, index), reply, [], None, None, []), fail_on)
@@ -288,8 +298,10 @@ def _evaluate_exchange(
     leaks: list[Leak],
 ) -> dict[str, LayerResult]:
     """Path compares with the closest baseline variant; cost with that same variant (the route the agent took).
-    The query's `checks:` block is evaluated once and merged into each layer; leaked values are masked in all, and
-    added to `leaks` (the query's answer is masked with them too)."""
+
+    The query's `checks:` block is evaluated once and merged into each layer; leaked values are masked in all, and added
+    to `leaks` (the query's answer is masked with them too).
+    """
     extra = evaluate_checks(query, trace, judge, embedder)
     path = evaluate_path(query.path, trace, variants, extra.by_layer["path"])
     baseline = variants[path.details["baseline_variant"]] if variants else None
@@ -374,8 +386,11 @@ def evaluate_query(
 
 
 def _simulated_turns(query: QuerySpec, traces: list[Trace], answer: str, leaks: list[Leak]) -> list[TurnResult]:
-    """A simulated user's conversation as the report shows it: the turns of the first run whose answer is the one
-    shown (the most frequent); none for another query, or when no run gave a conversation."""
+    """A simulated user's conversation as the report shows it.
+
+    The turns of the first run whose answer is the one shown (the most frequent); none for another query, or when no run
+    gave a conversation.
+    """
     if query.simulated_user is None:
         return []
     shown = next((t for t in traces if t.turns and t.final_answer.strip() == answer), None)
@@ -398,8 +413,11 @@ def _turn_results(
     composite: CompositeWeights,
     leaks: list[Leak],
 ) -> list[TurnResult]:
-    """Each scripted turn over the conversation's runs: its layers combined as a query's runs are (combine_runs), its
-    status as a query's, its answer and route the most frequent among the runs that reached it."""
+    """Each scripted turn over the conversation's runs.
+
+    Its layers combined as a query's runs are (combine_runs), its status as a query's, its answer and route the most
+    frequent among the runs that reached it.
+    """
     results = []
     for index, turn in enumerate(query.turns or ()):
         runs = [Run(number, turns[index]) for number, _, turns in turn_runs]
@@ -432,9 +450,12 @@ def summarize(
     composite: CompositeWeights = CompositeWeights(),
     tally: CheckTally | None = None,
 ) -> Summary:
-    """Counts by status; totals over every run; pass rate = passed runs / runs; the suite composite is the mean of
-    the queries' composites (suite_composite_score); with adaptive runs, the runs and cost at their maximum.
-    `tally` is check_tally(results) when the caller has it."""
+    """Counts by status.
+
+    Totals over every run; pass rate = passed runs / runs; the suite composite is the mean of the queries' composites
+    (suite_composite_score); with adaptive runs, the runs and cost at their maximum. `tally` is check_tally(results)
+    when the caller has it.
+    """
     counts = dict.fromkeys(Status, 0)
     runs = runs_passed = total_tokens = flaky = cost_unknown = 0
     known_costs: list[float] = []
@@ -494,8 +515,11 @@ def summarize(
 
 
 def _at_maximum(results: list[QueryResult]) -> tuple[int, float | None]:
-    """What a fixed maximum would have taken: each adaptive query at its max runs (the others as run), and their
-    cost at each query's mean cost per run (None when a cost is unknown)."""
+    """What a fixed maximum would have taken.
+
+    Each adaptive query at its max runs (the others as run), and their cost at each query's mean cost per run (None when
+    a cost is unknown).
+    """
     runs = 0
     cost: float | None = 0.0
     for result in results:
@@ -520,8 +544,9 @@ def evaluate_spec(
     on_result: OnResult | None = None,
     release_traces: bool = False,
 ) -> RunResult:
-    """Evaluate `queries` (default: all of the spec's) against `traces`; `shard` names the shard they are, chosen by
-    the caller (pipeline/shard.py), in the run's results.
+    """Evaluate `queries` (default: all of the spec's) against `traces`.
+
+    `shard` names the shard they are, chosen by the caller (pipeline/shard.py), in the run's results.
 
     `baselines` maps a query id to its accepted golden traces (variants, at most MAX_VARIANTS).
     With a judge and a query that asks for one, queries run on `settings.workers` threads (judge calls wait on

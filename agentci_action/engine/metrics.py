@@ -56,8 +56,10 @@ def lcs_similarity(predicted: Sequence[str], reference: Sequence[str]) -> float:
 
 
 def edit_similarity(predicted: Sequence[str], reference: Sequence[str]) -> float:
-    """1 − ED(P, R) / max(|P|, |R|) with ED the Levenshtein distance; 1.0 when both are empty. Past
-    MAX_SEQUENCE_CELLS, a lower bound: 1 − Σ ED(P_i, R_i) / max(|P|, |R|) over k aligned blocks."""
+    """1 − ED(P, R) / max(|P|, |R|) with ED the Levenshtein distance; 1.0 when both are empty.
+
+    Past MAX_SEQUENCE_CELLS, a lower bound: 1 − Σ ED(P_i, R_i) / max(|P|, |R|) over k aligned blocks.
+    """
     return sequence_similarity(predicted, reference, _EDIT_DISTANCE)
 
 
@@ -67,9 +69,11 @@ def sequence_similarity_is_approximate(predicted: Sequence[str], reference: Sequ
 
 
 def _blocks(predicted: Sequence[str], reference: Sequence[str]) -> list[tuple[Sequence[str], Sequence[str]]]:
-    """P and R cut into k aligned blocks (block i: the i-th k-th of each), k = ⌈|P|·|R| / MAX_SEQUENCE_CELLS⌉, so
-    the blocks' exact metrics together cost |P|·|R| / k ≤ MAX_SEQUENCE_CELLS cells. Common subsequences (edit
-    scripts) of the blocks joined are one of the whole lists: the result bounds the exact metric from below."""
+    """P and R cut into k aligned blocks (block i: the i-th k-th of each), k = ⌈|P|·|R| / MAX_SEQUENCE_CELLS⌉.
+
+    So the blocks' exact metrics together cost |P|·|R| / k ≤ MAX_SEQUENCE_CELLS cells. Common subsequences (edit
+    scripts) of the blocks joined are one of the whole lists: the result bounds the exact metric from below.
+    """
     k = -(-len(predicted) * len(reference) // MAX_SEQUENCE_CELLS)
     return [(_cut(predicted, i, k), _cut(reference, i, k)) for i in range(k)]
 
@@ -80,10 +84,12 @@ def _cut(items: Sequence[str], i: int, k: int) -> Sequence[str]:
 
 
 def _pairwise(exact: Similarity, bound: Similarity) -> Similarity:
-    """For pairs past CACHED_FROM_CELLS: `exact` computed once per pair of lists (a path check, the closest variant
-    and the diff ask for the same pair: on 100,000-call traces each costs seconds), and `bound` instead past
-    MAX_SEQUENCE_CELLS |P|·|R| (the bit-parallel exact metric costs |P|·|R|/64 steps: minutes for a million calls on
-    each side)."""
+    """`exact` computed once per pair of lists, and `bound` instead past MAX_SEQUENCE_CELLS.
+
+    For pairs past CACHED_FROM_CELLS: `exact` computed once per pair of lists (a path check, the closest variant and the
+    diff ask for the same pair: on 100,000-call traces each costs seconds), and `bound` instead past MAX_SEQUENCE_CELLS
+    |P|·|R| (the bit-parallel exact metric costs |P|·|R|/64 steps: minutes for a million calls on each side).
+    """
     known: dict[tuple[int, int, int, int], float] = {}
 
     def similarity(predicted: Sequence[str], reference: Sequence[str]) -> float:
@@ -185,8 +191,10 @@ def _positions(used: Sequence[str], keys: AbstractSet[str], normalize: bool) -> 
 def forbidden_calls(
     used: Sequence[str], forbidden: Sequence[str], normalize: bool = True, distinct: AbstractSet[str] | None = None
 ) -> dict[str, list[int]]:
-    """Each forbidden tool that was used, as the spec names it (once per tool, in spec order), with the
-    0-based positions of its calls. `distinct`: set(used), when the caller has it."""
+    """Each forbidden tool that was used, as the spec names it, with the 0-based positions of its calls.
+
+    Once per tool, in spec order. `distinct`: set(used), when the caller has it.
+    """
     deny = _deny_list(tuple(forbidden), normalize)
     # the common case: every tool called was seen allowed by this list before (each tool tested once, not each call)
     if deny.allowed.issuperset(used if distinct is None else distinct):
@@ -221,8 +229,10 @@ def forbidden_violations(used: Sequence[str], forbidden: Sequence[str], normaliz
 
 
 def disallowed_calls(used: Sequence[str], allowed: Sequence[str], normalize: bool = True) -> dict[str, list[int]]:
-    """Each tool called that is not on the allow-list, as the trace first names it (in order of first use),
-    with the 0-based positions of its calls."""
+    """Each tool called that is not on the allow-list, with the 0-based positions of its calls.
+
+    As the trace first names it, in order of first use.
+    """
     allowed_keys = {tool_key(name, normalize) for name in allowed}
     outside = {tool_key(name, normalize) for name in set(used)} - allowed_keys
     positions = _positions(used, outside, normalize)

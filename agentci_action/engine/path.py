@@ -28,8 +28,10 @@ LISTED = 5  # items named in one part of a message before "(+N more)"
 
 
 def _listed(items: Sequence[str], total: int | None = None) -> str:
-    """Items already made inert, comma-separated, at most LISTED of them; `total` counts them when only the
-    first LISTED were labelled (default: len(items))."""
+    """Items already made inert, comma-separated, at most LISTED of them.
+
+    `total` counts them when only the first LISTED were labelled (default: len(items)).
+    """
     total = len(items) if total is None else total
     return ", ".join(items[:LISTED]) + (f" (+{total - LISTED} more)" if total > LISTED else "")
 
@@ -99,8 +101,10 @@ def _loops_text(loops: list[metrics.Loop]) -> str:
 def evaluate_path(
     spec: PathSpec | None, trace: Trace, variants: list[Trace] | None = None, extra_checks: list[Check] | None = None
 ) -> LayerResult:
-    """Every path assertion of `spec` on `trace`, then `extra_checks` (this layer's checks from the query's
-    `checks:` block); metrics are reported even when no threshold is set.
+    """Every path assertion of `spec` on `trace`, then `extra_checks`.
+
+    `extra_checks` are this layer's checks from the query's `checks:` block; metrics are reported even when no threshold
+    is set.
 
     `variants` are the query's accepted baseline traces; the closest one is the reference (details:
     `baseline_variant`, its index, and `variant_similarities`).
@@ -169,8 +173,10 @@ def evaluate_path(
 
 
 def _tool_list_checks(spec: PathSpec, used: Sequence[str], used_set: set[str], details: dict[str, Any]) -> list[Check]:
-    """forbidden_tools (deny-list) and allowed_tools (allow-list): any violation fails hard, unless their severity is
-    warn."""
+    """forbidden_tools (deny-list) and allowed_tools (allow-list).
+
+    Any violation fails hard, unless their severity is warn.
+    """
     normalize = spec.tool_name_normalization
     checks = []
     if forbidden := spec.forbidden_tools:
@@ -285,8 +291,10 @@ def _reference_checks(
 
 
 def _where(outcome: metrics.MatchOutcome, used: Sequence[str], ref_tools: Sequence[str]) -> str:
-    """' (first difference at step i: …)': where the match mode found P and R diverge, else where they differ in
-    order; nothing when they are equal."""
+    """' (first difference at step i: …)'.
+
+    Where the match mode found P and R diverge, else where they differ in order; nothing when they are equal.
+    """
     divergence = outcome.first_divergence or metrics.match(used, ref_tools, MatchMode.STRICT).first_divergence
     return f" ({_divergence_text(*_inert_divergence(divergence))})" if divergence else ""
 
@@ -305,8 +313,10 @@ def _divergence_dict(divergence: tuple[int, str | None, str | None]) -> dict[str
 
 
 def _explain(outcome: metrics.MatchOutcome, used: Sequence[str], ref_tools: Sequence[str]) -> str:
-    """The first difference, then the missing and unexpected tools; when there are none, whether the same calls
-    were made in another order."""
+    """The first difference, then the missing and unexpected tools.
+
+    When there are none, whether the same calls were made in another order.
+    """
     parts = []
     if outcome.first_divergence is not None:
         parts.append(_divergence_text(*_inert_divergence(outcome.first_divergence)))
@@ -344,8 +354,11 @@ class _Labels:
 
 
 def _expected_calls_check(spec: PathSpec, trace: Trace, details: dict[str, Any]) -> Check:
-    """expected_tool_calls under match_mode; the message and details say which step, tool and argument diverged,
-    which expected calls were made out of order and which calls repeat a step already matched."""
+    """expected_tool_calls under match_mode, and where the calls diverged.
+
+    The message and details say which step, tool and argument diverged, which expected calls were made out of order and
+    which calls repeat a step already matched.
+    """
     steps = spec.expected_tool_calls or []
     try:
         outcome = match_calls(steps, trace.tool_calls, spec.match_mode, spec.repeated_calls is RepeatedCalls.IGNORE)
@@ -367,8 +380,11 @@ def _expected_calls_check(spec: PathSpec, trace: Trace, details: dict[str, Any])
 
 
 def _calls_explained(outcome: CallMatch, labels: _Labels) -> str:
-    """Where the calls diverged: the first difference, then each expected call made out of order (not also listed
-    as missing and unexpected), each repeat, what is missing or unexpected besides, and argument mismatches."""
+    """Where the calls diverged.
+
+    The first difference, then each expected call made out of order (not also listed as missing and unexpected), each
+    repeat, what is missing or unexpected besides, and argument mismatches.
+    """
     parts = []
     if outcome.first_divergence is not None:
         d = outcome.first_divergence

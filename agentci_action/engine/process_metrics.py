@@ -42,8 +42,10 @@ def strategic_drift(used: list[str], aligned: set[str]) -> float:
 
 
 def evaluate_process(spec: ProcessSpec | None, trace: Trace) -> tuple[dict[str, Any], list[Check]]:
-    """(details, checks) for the spec's process expectations; checks warn, like the rest of the path layer, unless
-    the block's `severity` makes them fail."""
+    """(details, checks) for the spec's process expectations.
+
+    Checks warn, like the rest of the path layer, unless the block's `severity` makes them fail.
+    """
     if spec is None:
         return {}, []
     used = [normalize_tool_name(name) for name in trace.tool_names]

@@ -49,8 +49,10 @@ class Run:
 
     @property
     def status(self) -> Status:
-        """error when correctness or path errored, fail when a layer failed (cost fails only by a rule's severity),
-        else pass."""
+        """error when correctness or path errored, fail when a layer failed, else pass.
+
+        Cost fails only by a rule's severity.
+        """
         layers = self.layers
         correctness, path = layers["correctness"].status, layers["path"].status
         if correctness is ERROR or path is ERROR:
@@ -68,8 +70,10 @@ class Combined:
 def reliability(
     runs: list[Run], scores: list[RunScore], k: int | None = None, max_runs: int | None = None
 ) -> Reliability:
-    """Pass rate, pass@k and pass^k (k default: the runs), Wilson 95% interval, flakiness, cost of pass and every
-    metric's statistics; `max_runs` the most runs an adaptive plan allowed."""
+    """Pass rate, pass@k and pass^k, Wilson 95% interval, flakiness, cost of pass and every metric's statistics.
+
+    k default: the runs. `max_runs` the most runs an adaptive plan allowed.
+    """
     n = len(runs)
     statuses: list[Status] = []
     known_costs: list[float] = []
@@ -161,8 +165,11 @@ def score_result(scores: list[RunScore], pass_rate: float, weights: CompositeWei
 
 
 def _worst_run(runs: list[Run], name: str) -> LayerResult:
-    """The layer from its worst run, with the messages of every run that warned, failed or errored labelled by run,
-    and every run's checks (each message's own status is its check's: LayerResult.findings)."""
+    """The layer from its worst run, with every run's checks and the messages of those that did not pass.
+
+    The messages are those of every run that warned, failed or errored, labelled by run (each message's own status is
+    its check's: LayerResult.findings).
+    """
     layers = [run.layers[name] for run in runs]
     status = worst([layer.status for layer in layers])
     chosen = next(layer for layer in layers if layer.status is status)

@@ -101,8 +101,10 @@ class Check(ResultData):
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One message of a layer, with the status and name of the check that said it (the layer's own status and ''
-    for a message no check said, such as 'no path checks')."""
+    """One message of a layer, with the status and name of the check that said it.
+
+    The layer's own status and '' for a message no check said, such as 'no path checks'.
+    """
 
     status: Status
     rule: str
@@ -120,9 +122,11 @@ class LayerResult(ResultData):
     checks: list[Check] = field(default_factory=list)
 
     def findings(self) -> list[Finding]:
-        """Each message with its own check's status, the most severe first (in order among equals): in a failed
-        layer a warning still reads as a warning, and a skip as a skip. A repeated run's message ('run 2: …') is
-        its check's."""
+        """Each message with its own check's status, the most severe first (in order among equals).
+
+        In a failed layer a warning still reads as a warning, and a skip as a skip. A repeated run's message ('run 2:
+        …') is its check's.
+        """
         said: dict[str, Check] = {}
         for check in self.checks:
             if check.status is not Status.PASS and check.message:
@@ -137,8 +141,10 @@ class LayerResult(ResultData):
 
     @classmethod
     def from_checks(cls, checks: list[Check], details: dict[str, Any] | None = None) -> LayerResult:
-        """Status = worst check status, pass when the rest are skipped (skip when there are none or all are);
-        messages = every non-pass check's message. `checks` and `details` become the layer's own."""
+        """Status = worst check status, pass when the rest are skipped (skip when there are none or all are).
+
+        Messages = every non-pass check's message. `checks` and `details` become the layer's own.
+        """
         status = SKIP
         messages: list[str] = []
         for check in checks:  # one loop, no set or comprehension: a layer has a few checks, made per run
@@ -155,8 +161,10 @@ class LayerResult(ResultData):
 
 @dataclass(slots=True)
 class MetricStats(ResultData):
-    """One metric over the runs where it was known: count, mean, median, mode (smallest when tied), min, max, and
-    std_dev, the population standard deviation."""
+    """One metric over the runs where it was known.
+
+    Count, mean, median, mode (smallest when tied), min, max, and std_dev, the population standard deviation.
+    """
 
     count: int
     mean: float
@@ -173,8 +181,9 @@ _INFINITY_AS_STRING = ConfigDict(ser_json_inf_nan="strings")
 
 @dataclass(slots=True)
 class Reliability(ResultData):
-    """A query over its n repeated runs. A run passes when no layer failed (correctness, a forbidden tool, a rule whose
-    severity is fail).
+    """A query over its n repeated runs.
+
+    A run passes when no layer failed (correctness, a forbidden tool, a rule whose severity is fail).
 
     pass_rate = passed / runs; pass_at_k = 1 − C(n−c,k)/C(n,k), the chance that one of k runs drawn from the n passes
     (k = the spec's pass_k, default n: then 1.0 when any run passed); pass_hat_k = pass^k = C(c,k)/C(n,k), the chance
@@ -206,11 +215,12 @@ class Reliability(ResultData):
 
 @dataclass(slots=True)
 class ModelCalls(ResultData):
-    """How the agent's model calls were answered under runner.replay, summed over a query's runs (or a suite's
-    queries): `replayed` from the recordings, or `live` (sent to the provider); `paid_usd`, what the live ones cost
-    (None when one could not be priced; the cost layer counts every call's tokens, replayed or not); `missed`, calls
-    with no recorded answer that failed their run; `went_live`, why calls missed and were answered live
-    (record-missing), a few per run."""
+    """How the agent's model calls were answered under runner.replay, summed over a query's runs (or a suite's queries).
+
+    `replayed` from the recordings, or `live` (sent to the provider); `paid_usd`, what the live ones cost (None when one
+    could not be priced; the cost layer counts every call's tokens, replayed or not); `missed`, calls with no recorded
+    answer that failed their run; `went_live`, why calls missed and were answered live (record-missing), a few per run.
+    """
 
     replayed: int = 0
     live: int = 0
@@ -368,8 +378,11 @@ class ScoreResult(ResultData):
 
 @dataclass(slots=True)
 class TurnResult(ResultData):
-    """One turn of a conversation: its number (from 1), the user's message, its line in the spec, its status and
-    layers over the runs (combined as a query's), and its answer and route (the most frequent over the runs)."""
+    """One turn of a conversation.
+
+    Its number (from 1), the user's message, its line in the spec, its status and layers over the runs (combined as a
+    query's), and its answer and route (the most frequent over the runs).
+    """
 
     turn: int
     user: str
@@ -388,10 +401,13 @@ class TurnResult(ResultData):
 
 @dataclass(slots=True)
 class QueryResult(ResultData):
-    """One query's result. blocking: a layer listed in fail-on failed (or warned, for path/cost). answer: the final
-    answer in full, surrounding white space stripped, the most frequent over the runs (the first seen among equals),
-    as the diff compares it. tools: the tools called, in order: the most frequent route over the runs. turns: a
-    conversation's turns (empty for a single query); its layers hold every turn's checks too."""
+    """One query's result.
+
+    Blocking: a layer listed in fail-on failed (or warned, for path/cost). answer: the final answer in full, surrounding
+    white space stripped, the most frequent over the runs (the first seen among equals), as the diff compares it. tools:
+    the tools called, in order: the most frequent route over the runs. turns: a conversation's turns (empty for a single
+    query); its layers hold every turn's checks too.
+    """
 
     id: str
     query: str
@@ -459,8 +475,10 @@ class JudgeUsage(BaseModel):
 
     @classmethod
     def of(cls, usages: list[dict[str, Any]], hits: str = "cache_hits") -> JudgeUsage:
-        """Sums over the judge checks' `usage` dicts, in order (`hits`: the key counted as cache hits; a simulated
-        user's figures count its `replayed` messages)."""
+        """Sums over the judge checks' `usage` dicts, in order.
+
+        `hits`: the key counted as cache hits; a simulated user's figures count its `replayed` messages.
+        """
         return cls(
             requests=sum(u.get("requests", 0) for u in usages),
             cache_hits=sum(u.get(hits) or 0 for u in usages),
@@ -570,8 +588,10 @@ class RunResult(BaseModel):
     )
 
     def without_baseline(self) -> dict[str, list[str]]:
-        """Queries with checks that skipped for want of a baseline trace (a first run, a new query): query id → the
-        checks' names. A report says it once, not on every query."""
+        """Queries with checks that skipped for want of a baseline trace (a first run, a new query).
+
+        Query id → the checks' names. A report says it once, not on every query.
+        """
         found: dict[str, list[str]] = {}
         for result in self.results:
             names = [
@@ -585,8 +605,10 @@ class RunResult(BaseModel):
         return found
 
     def unverified(self) -> dict[str, int]:
-        """Correctness checks skipped in queries whose correctness did not fail (no judge, no embedding provider):
-        skip reason → how many. Checks skipped because an earlier check failed are not counted: that query failed."""
+        """Correctness checks skipped in queries whose correctness did not fail (no judge, no embedding provider).
+
+        Skip reason → how many. Checks skipped because an earlier check failed are not counted: that query failed.
+        """
         reasons: dict[str, int] = {}
         for query in self.results:
             if query.correctness.status not in (Status.FAIL, Status.ERROR):

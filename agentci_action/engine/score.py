@@ -26,8 +26,10 @@ _JUDGE_KINDS = frozenset(JUDGE_KINDS)
 
 @dataclass(slots=True)
 class RunScore:
-    """One run's score and the dimensions it came from (None: not measurable on this run). A slotted dataclass, not
-    a NamedTuple, whose __new__ is Python code: one is made per run, at half the cost."""
+    """One run's score and the dimensions it came from (None: not measurable on this run).
+
+    A slotted dataclass, not a NamedTuple, whose __new__ is Python code: one is made per run, at half the cost.
+    """
 
     value: float | None
     tool_accuracy: float | None = None
@@ -113,8 +115,9 @@ def composite_score(
 
 
 def suite_composite_score(results: list[QueryResult]) -> float:
-    """Mean over every query of its composite (its runs' pass rate blended with its score, or its pass rate alone
-    when it has no score); 0.0 without queries.
+    """Mean over every query of its composite; 0.0 without queries.
+
+    The composite: its runs' pass rate blended with its score, or its pass rate alone when it has no score.
 
     Every query counts once in one denominator, so the figure cannot contradict the counts: with 16 of 18
     queries passing and no score, 16/18 = 0.89; two of them scored 30 → (14 + 2 × 0.65) / 18 = 0.85. (Blending the

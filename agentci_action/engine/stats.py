@@ -27,8 +27,11 @@ def most_frequent(items: list[T]) -> T | None:
 
 
 def tidy(value: float) -> float:
-    """`value` to 12 significant digits: a sum or ratio of decimal figures without binary float noise (0.0306, not
-    0.030600000000000002; 1.05, not 1.0499999999999998), as reports and the results JSON give it."""
+    """`value` to 12 significant digits.
+
+    A sum or ratio of decimal figures without binary float noise (0.0306, not 0.030600000000000002; 1.05, not
+    1.0499999999999998), as reports and the results JSON give it.
+    """
     return float(f"{value:.12g}")
 
 

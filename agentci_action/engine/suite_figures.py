@@ -25,8 +25,10 @@ _PASSED = (PASS, WARN)
 
 
 def percentile(values: list[float], q: float) -> float | None:
-    """The q-th percentile (0-100) with linear interpolation between closest ranks (numpy's default), without float
-    noise (stats.tidy); None when empty."""
+    """The q-th percentile (0-100) with linear interpolation between closest ranks (numpy's default).
+
+    Without float noise (stats.tidy); None when empty.
+    """
     if not values:
         return None
     ordered = sorted(values)
@@ -52,8 +54,11 @@ class CheckTally(NamedTuple):
 
 
 class TallyCounter:
-    """check_tally one query result at a time: evaluate_spec adds each result as it is made, while its checks are still
-    in the processor's cache (read again after the whole suite, they cost several times as much)."""
+    """check_tally one query result at a time.
+
+    evaluate_spec adds each result as it is made, while its checks are still in the processor's cache (read again after
+    the whole suite, they cost several times as much).
+    """
 
     def __init__(self) -> None:
         self.ran = dict.fromkeys(_HITS, 0)
@@ -90,9 +95,12 @@ class TallyCounter:
 
 
 def check_tally(results: list[QueryResult]) -> CheckTally:
-    """For each rate: queries with one of its checks in a hit status / queries where one of them ran; the
-    number of skipped checks over every layer; the judge checks' usage. One pass over each query's checks (a suite
-    holds hundreds of thousands of them)."""
+    """Each rate's hits, the number of skipped checks and the judge checks' usage, in one pass.
+
+    For each rate: queries with one of its checks in a hit status / queries where one of them ran; the number of skipped
+    checks over every layer; the judge checks' usage. One pass over each query's checks (a suite holds hundreds of
+    thousands of them).
+    """
     counter = TallyCounter()
     for result in results:
         counter.add(result)

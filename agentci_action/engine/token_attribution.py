@@ -1,5 +1,7 @@
-"""Where a query's input tokens went: each model call's input breakdown (trace/input_parts.py) scaled to the tokens
-the provider reported, priced, and summed per run; the metrics reference's token tracking over them. Pure.
+"""Where a query's input tokens went.
+
+Each model call's input breakdown (trace/input_parts.py) scaled to the tokens the provider reported, priced, and summed
+per run; the metrics reference's token tracking over them. Pure.
 
 Per call with a breakdown: part i, counted tᵢ of T = Σ t, gets round(tᵢ · I / T) of the call's reported input tokens
 I, rounded by largest remainder so the parts add up to I exactly; its cost is input_cost · scaledᵢ / I, the call's
@@ -31,8 +33,11 @@ ITEMISED = ("tool_schemas", "tool_results", "retrieved_context")  # the componen
 
 
 def scaled(counts: list[int], reported: int) -> list[int]:
-    """`counts` (T = Σ c > 0) scaled to add up to `reported` (largest remainder: each gets ⌊cᵢ·R/T⌋, the largest
-    remainders (cᵢ·R mod T) one more, ties to the earlier part). Integer arithmetic: exact at any size."""
+    """`counts` (T = Σ c > 0) scaled to add up to `reported`.
+
+    Largest remainder: each gets ⌊cᵢ·R/T⌋, the largest remainders (cᵢ·R mod T) one more, ties to the earlier part.
+    Integer arithmetic: exact at any size.
+    """
     total = sum(counts)
     products = [count * reported for count in counts]
     floors = [product // total for product in products]

@@ -46,10 +46,13 @@ BASE = "base"
 
 
 def evaluate(inputs: ActionInputs, env: Mapping[str, str], context: RunContext | None = None) -> Outcome:
-    """The inputs as an Evaluation, run; or the shards' results merged. `baseline: base` reads the baseline at the
-    event's base commit (git, else the contents API with github-token); an event without one falls back, with a
-    notice, to the newest saved version that passed. On an event with a base commit (a pull request, a merge
-    group) the verdict and embedding caches are trusted only as they are there: the change may have written them."""
+    """The inputs as an Evaluation, run; or the shards' results merged.
+
+    `baseline: base` reads the baseline at the event's base commit (git, else the contents API with github-token); an
+    event without one falls back, with a notice, to the newest saved version that passed. On an event with a base commit
+    (a pull request, a merge group) the verdict and embedding caches are trusted only as they are there: the change may
+    have written them.
+    """
     if inputs.results:
         return read_results(inputs.results)
     if inputs.merge:

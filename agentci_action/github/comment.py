@@ -42,8 +42,11 @@ def own_login(gh: Github) -> str | None:
 
 
 def is_ours(comment: IssueComment, login: str | None, marker: str) -> bool:
-    """The comment starts with `marker` and was written by `login`; when the login is unknown (None), by a bot
-    account (user.type == "Bot": github-actions[bot] or any '<app-slug>[bot]'), never by a person."""
+    """The comment starts with `marker` and was written by `login`.
+
+    When the login is unknown (None), by a bot account (user.type == "Bot": github-actions[bot] or any
+    '<app-slug>[bot]'), never by a person.
+    """
     user = comment.user
     if user is None or not (comment.body or "").startswith(marker):
         return False
@@ -56,8 +59,11 @@ def find_sticky(issue: Issue, login: str | None, marker: str) -> IssueComment | 
 
 
 def should_post(mode: str, existing: IssueComment | None, body: str, has_problems: bool) -> str:
-    """'' to post, else why not. always: every run; changes: when the results differ from the comment's;
-    failures: when something failed or warned (and to update a comment that reported failures); off: never."""
+    """'' to post, else why not.
+
+    Always: every run; changes: when the results differ from the comment's; failures: when something failed or warned
+    (and to update a comment that reported failures); off: never.
+    """
     if mode == "off":
         return "comment-mode is off"
     if mode == "failures" and not has_problems and existing is None:

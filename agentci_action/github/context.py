@@ -1,5 +1,6 @@
-"""Where the run happens: the event, the pull request (if any), whether it comes from a fork, and the commit to
-annotate and link.
+"""Where the run happens.
+
+The event, the pull request (if any), whether it comes from a fork, and the commit to annotate and link.
 
 For `pull_request`, GITHUB_SHA is the merge commit, so the head comes from the payload's `pull_request.head.sha`;
 for `push`, from `after`; for `merge_group`, from `merge_group.head_sha`. The base commit (for `baseline: base`) is
@@ -109,10 +110,13 @@ def _sha(value: object) -> str | None:
 
 
 def _triggering_pull_request(common: _Common, run: Mapping[str, Any], sha: str) -> RunContext:
-    """A `workflow_run` event (publish-only mode): the run that triggered it, and its pull request when that run's
-    event was a pull request. GitHub lists the pull request in `pull_requests` only for a branch of this
-    repository, and only with its head commit; for a fork the list is empty and `find_pull_request` looks it up
-    by `head_label` and the head commit. Nothing is read from the results file: it may come from the fork."""
+    """A `workflow_run` event (publish-only mode).
+
+    The run that triggered it, and its pull request when that run's event was a pull request. GitHub lists the pull
+    request in `pull_requests` only for a branch of this repository, and only with its head commit; for a fork the list
+    is empty and `find_pull_request` looks it up by `head_label` and the head commit. Nothing is read from the results
+    file: it may come from the fork.
+    """
     head_sha = run.get("head_sha") or sha
     if run.get("event") not in PR_EVENTS:
         return RunContext(**common, head_sha=head_sha)
@@ -129,8 +133,10 @@ def _triggering_pull_request(common: _Common, run: Mapping[str, Any], sha: str) 
 
 
 def find_pull_request(gh: Github, context: RunContext) -> RunContext:
-    """The context with the open pull request whose head is `head_label` at `head_sha` (a fork's, which the
-    workflow_run event does not list); unchanged when there is none, or more than one."""
+    """The context with the open pull request whose head is `head_label` at `head_sha`.
+
+    A fork's, which the workflow_run event does not list; unchanged when there is none, or more than one.
+    """
     if context.pr_number is not None or not context.head_label:
         return context
     pulls = gh.get_repo(context.repository).get_pulls(state="open", head=context.head_label)

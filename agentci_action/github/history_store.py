@@ -1,5 +1,7 @@
-"""The history branch through the GitHub API, for the action (its container has no git): read on a pull request to
-show the trend (`contents: read`), appended to on a push to the default branch (`contents: write`).
+"""The history branch through the GitHub API, for the action (its container has no git).
+
+Read on a pull request to show the trend (`contents: read`), appended to on a push to the default branch (`contents:
+write`).
 
 Appending reads the series' file on the branch and writes it back with the new line, naming the blob it read, so two
 jobs appending at once cannot lose a line: the second write is refused (409) and retried on the new file. The first

@@ -1,8 +1,11 @@
-"""Everything the action publishes, each part on its own so that one failure never blocks the rest: the log and
-its annotations, the job summary, the outputs (`Publisher`), the HTML report, the sticky PR comment and the check run.
+"""Everything the action publishes, each part on its own so that one failure never blocks the rest.
+
+The log and its annotations, the job summary, the outputs (`Publisher`), the HTML report, the sticky PR comment and the
+check run.
 
 A GitHub API failure is a warning, printed with the annotations so GitHub's per-step cap counts it; the summary
-and the results file still carry every result."""
+and the results file still carry every result.
+"""
 
 from __future__ import annotations
 
@@ -79,8 +82,10 @@ class Publisher:
         self._append("GITHUB_STEP_SUMMARY", markdown_text, "the job summary")
 
     def outputs(self, values: dict[str, str]) -> None:
-        """name<<DELIM blocks in GITHUB_OUTPUT, with a delimiter no value contains; a warning when it cannot be
-        written (the results file and the summary still carry everything)."""
+        """name<<DELIM blocks in GITHUB_OUTPUT, with a delimiter no value contains.
+
+        A warning when it cannot be written (the results file and the summary still carry everything).
+        """
         blocks = "".join(
             f"{name}<<{delimiter}\n{value}\n{delimiter}\n"
             for name, value in values.items()
@@ -146,8 +151,11 @@ def refusal_hint(
 
 
 def locate_pull_request(inputs: ActionInputs, context: RunContext, publisher: Publisher) -> RunContext:
-    """Publish-only mode on `workflow_run`: a fork's pull request, which the event does not list, found by its
-    head branch and commit (github/context.py); a warning when it cannot be looked up."""
+    """Publish-only mode on `workflow_run`.
+
+    A fork's pull request, which the event does not list, found by its head branch and commit (github/context.py); a
+    warning when it cannot be looked up.
+    """
     if context.pr_number is not None or not context.head_label or not inputs.github_token:
         return context
 
@@ -211,8 +219,11 @@ def publish_comment(
 
 
 def check_conclusion(exit_status: int, run: RunResult) -> str:
-    """The check run's conclusion from the job's own exit decision: failure when the job fails (exit ≠ 0);
-    neutral when something failed or warned without blocking (fail-on); success otherwise."""
+    """The check run's conclusion from the job's own exit decision.
+
+    Failure when the job fails (exit ≠ 0); neutral when something failed or warned without blocking (fail-on); success
+    otherwise.
+    """
     if exit_status:
         return "failure"
     return "neutral" if run.summary.status in (Status.FAIL, Status.WARN) else "success"
@@ -264,8 +275,11 @@ def publish_check_run(
 def write_html_report(
     inputs: ActionInputs, run: RunResult, diff: RunDiff | None, publisher: Publisher, history: Trend | None = None
 ) -> str:
-    """The HTML report beside the results file (not for a shard: the merge job writes it); its path, '' when none
-    was written. A failed write is a warning: the summary and the results file carry everything it shows."""
+    """The HTML report beside the results file (not for a shard: the merge job writes it).
+
+    Its path, '' when none was written. A failed write is a warning: the summary and the results file carry everything
+    it shows.
+    """
     if not inputs.html_report or inputs.shard is not None:
         return ""
     try:
@@ -277,8 +291,10 @@ def write_html_report(
 
 
 def read_trend(inputs: ActionInputs, context: RunContext, run: RunResult, publisher: Publisher) -> Trend | None:
-    """On a pull request, the trend of the spec's runs on the default branch (the history branch, through the API);
-    None without a pull request, a history branch or a token, and after a warning when it could not be read."""
+    """On a pull request, the trend of the spec's runs on the default branch (the history branch, through the API).
+
+    None without a pull request, a history branch or a token, and after a warning when it could not be read.
+    """
     if context.pr_number is None or not inputs.history_branch or not inputs.github_token or inputs.shard is not None:
         return None
     try:

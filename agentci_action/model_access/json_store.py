@@ -77,8 +77,11 @@ class JsonStore:
         return entries
 
     def trust_only(self, base: bytes | None) -> int:
-        """Use only the entries the file held with the same value at a pull request's base commit (`base`: its bytes
-        there, None when it had no such file; a file that is not valid counts as none). How many are set aside."""
+        """Use only the entries the file held with the same value at a pull request's base commit.
+
+        `base`: its bytes there, None when it had no such file; a file that is not valid counts as none. How many are
+        set aside.
+        """
         try:
             trusted = self._entries_of(base.decode("utf-8")) if base is not None else {}
         except (_Malformed, UnicodeDecodeError):

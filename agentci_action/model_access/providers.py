@@ -1,5 +1,6 @@
-"""Clients for the providers of AgentCI's own model calls (the judge, the simulated users, embeddings), through
-their official SDKs (imported on first use).
+"""Clients for the providers of AgentCI's own model calls, through their official SDKs (imported on first use).
+
+They serve the judge, the simulated users and embeddings.
 
 Structured output is enforced by the API, not asked for in prose: Anthropic gets one tool whose
 input schema is the caller's schema and a tool_choice that forces it; OpenAI gets a strict json_schema
@@ -50,8 +51,10 @@ class Provider(Protocol):
 
 
 class _SDKProvider(ABC):
-    """What both SDKs share: an error taxonomy with the same names, and a client with its retries off. Each SDK's
-    provider gives `structured`."""
+    """What both SDKs share: an error taxonomy with the same names, and a client with its retries off.
+
+    Each SDK's provider gives `structured`.
+    """
 
     def __init__(self, sdk: Any, client: Any, max_output_tokens: int):
         self.sdk, self._client, self._max_tokens = sdk, client, max_output_tokens
@@ -95,8 +98,10 @@ class AnthropicProvider(_SDKProvider):
         schema: dict[str, Any],
         description: str = DEFAULT_DESCRIPTION,
     ) -> Structured:
-        """One tool named `name` and described by `description` whose input schema is `schema`, forced by tool_choice. `temperature` is not sent: the pinned
-        Messages API takes no sampling parameters."""
+        """One tool named `name`, described by `description`, whose input schema is `schema`, forced by tool_choice.
+
+        `temperature` is not sent: the pinned Messages API takes no sampling parameters.
+        """
         message = self._client.messages.create(
             model=model,
             max_tokens=self._max_tokens,
@@ -142,8 +147,10 @@ class OpenAIProvider(_SDKProvider):
         schema: dict[str, Any],
         description: str = DEFAULT_DESCRIPTION,
     ) -> Structured:
-        """A strict json_schema response format named `name` (`description` is Anthropic's alone); the content parsed
-        as JSON (None when it is not)."""
+        """A strict json_schema response format named `name`; the content parsed as JSON (None when it is not).
+
+        `description` is Anthropic's alone.
+        """
         completion = self._client.chat.completions.create(
             model=model,
             temperature=temperature,

@@ -1,5 +1,8 @@
-"""Retrying AgentCI's own model calls: 429, 5xx, connection errors and timeouts, waiting as the server's retry-after
-says, else with random exponential backoff; every HTTP request is one counted attempt."""
+"""Retrying AgentCI's own model calls: 429, 5xx, connection errors and timeouts.
+
+Waits as the server's retry-after says, else with random exponential backoff; every HTTP request is one counted
+attempt.
+"""
 
 from __future__ import annotations
 

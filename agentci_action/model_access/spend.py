@@ -9,8 +9,10 @@ from agentci_action.spec.models import JudgeConfig
 
 
 def spend_cap_for(config: JudgeConfig | None, max_cost_usd: float | None) -> SpendCap:
-    """The cap on AgentCI's own model calls in one run: the lower of judge_config.max_cost_usd and `max_cost_usd`
-    (--judge-max-cost-usd), none when neither is set."""
+    """The cap on AgentCI's own model calls in one run.
+
+    The lower of judge_config.max_cost_usd and `max_cost_usd` (--judge-max-cost-usd), none when neither is set.
+    """
     caps = [cap for cap in (config.max_cost_usd if config else None, max_cost_usd) if cap is not None]
     return SpendCap(min(caps, default=None))
 

@@ -1,5 +1,6 @@
-"""Prompts for AgentCI's own model calls, and untrusted text fenced as inert data inside them (the judge's material,
-the simulated user's conversation).
+"""Prompts for AgentCI's own model calls, and untrusted text fenced as inert data inside them.
+
+The untrusted text is the judge's material and the simulated user's conversation.
 
 Untrusted text (the query, the agent's answer, retrieved documents, tool results, example answers)
 is never pasted raw. It goes into one JSON document in which every `<` and `>` is written as a
@@ -29,8 +30,10 @@ class Prompt:
 
 
 def inert_json(value: object) -> str:
-    """JSON with every `<` and `>` escaped, so the text can sit between tags without forming one; encodable
-    (a lone surrogate in an answer becomes U+FFFD: the provider's API takes UTF-8)."""
+    """JSON with every `<` and `>` escaped, so the text can sit between tags without forming one.
+
+    Encodable (a lone surrogate in an answer becomes U+FFFD: the provider's API takes UTF-8).
+    """
     return encodable(json.dumps(value, ensure_ascii=False, indent=1)).replace("<", "\\u003c").replace(">", "\\u003e")
 
 

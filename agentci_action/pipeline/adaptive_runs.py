@@ -28,7 +28,9 @@ class NextRuns:
 
 def next_runs(spec: AgentCISpec, run: RunResult, diff: RunDiff, judge_spent: bool = False) -> NextRuns:
     """The next round of adaptive runs for `run` (the queries it evaluated, with `spec`'s plans) given its `diff`.
-    The Bonferroni bar counts every query of `spec`, so a shard stops a query only where the whole suite would."""
+
+    The Bonferroni bar counts every query of `spec`, so a shard stops a query only where the whole suite would.
+    """
     queries = {q.key: q for q in spec.queries}
     verdicts = {q.id: q.pass_rate for q in diff.queries if q.pass_rate is not None}
     targets = {}

@@ -1,5 +1,8 @@
-"""What blocks: the fail-on text both edges take (`--fail-on`, the action's `fail-on` input), and the exit code a
-run ends with (0 pass · 1 a blocking query or suite gate · 2 a query that could not be evaluated)."""
+"""What blocks: the fail-on text both edges take, and the exit code a run ends with.
+
+The fail-on text: `--fail-on`, the action's `fail-on` input. The exit code: 0 pass · 1 a blocking query or suite gate ·
+2 a query that could not be evaluated.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""One evaluation, as both the CLI and the action run it: spec + traces (+ baseline) → RunResult and its diff;
-or spec + shard results files → the merged RunResult.
+"""One evaluation, as both the CLI and the action run it.
+
+Spec + traces (+ baseline) → RunResult and its diff; or spec + shard results files → the merged RunResult.
 
 The edges (cli/, github/) turn their arguments or inputs into an `Evaluation` (or a merge) and publish the
 `Outcome`; everything between reading the files and the results happens here, once.
@@ -125,10 +126,12 @@ def judge_for(spec: AgentCISpec, options: JudgeOptions) -> LLMJudge | None:
 
 
 class JudgeProgress:
-    """Progress on stderr (progress.Progress) while an evaluation waits on providers: a header when the first side
-    begins, a line per side after it, the line advancing per query (judge requests, cached verdicts, queries
-    failed so far), the totals at the end. Silent when nothing can call a provider: no judge key or no query asking
-    for a judge, and no embedder (a deterministic suite, or verdicts only from the cache, is fast)."""
+    """Progress on stderr (progress.Progress) while an evaluation waits on providers.
+
+    A header when the first side begins, a line per side after it, the line advancing per query (judge requests, cached
+    verdicts, queries failed so far), the totals at the end. Silent when nothing can call a provider: no judge key or no
+    query asking for a judge, and no embedder (a deterministic suite, or verdicts only from the cache, is fast).
+    """
 
     def __init__(
         self,
@@ -186,10 +189,12 @@ def evaluator_for(
     progress: str | None = None,
     notes: list[str] | None = None,
 ) -> Iterator[Evaluator]:
-    """The judge, embedder and settings every side of an evaluation uses, with progress on stderr under the name
-    `progress` (None: none); on leaving, the verdict and embedding caches are saved (even when the run failed: what
-    was paid for is kept). With `options.caches_at`, the caches are trusted only as they are at that commit, and
-    `notes` gets a line for each cache holding entries that are not."""
+    """The judge, embedder and settings every side of an evaluation uses, with progress on stderr.
+
+    Progress under the name `progress` (None: none); on leaving, the verdict and embedding caches are saved (even when
+    the run failed: what was paid for is kept). With `options.caches_at`, the caches are trusted only as they are at
+    that commit, and `notes` gets a line for each cache holding entries that are not.
+    """
     judge = judge_for(spec, options)
     embedder, cache = _embedder(spec, embedding_cache, options.environ)
     if options.caches_at is not None:
@@ -208,9 +213,11 @@ def evaluator_for(
 
 
 def trust_at_base(stores: Sequence[JsonStore], base: BaseRef) -> list[str]:
-    """Each cache trusted only as it is at the base commit; a note for each holding entries the pull request added
-    or changed (set aside: judged again with a key, else reported as not verified). When the base cannot be read,
-    nothing in the checkout's caches is trusted."""
+    """Each cache trusted only as it is at the base commit.
+
+    A note for each holding entries the pull request added or changed (set aside: judged again with a key, else reported
+    as not verified). When the base cannot be read, nothing in the checkout's caches is trusted.
+    """
     notes = []
     for store in stores:
         if store.path is None or not store.size():  # nothing the checkout could have written: the base is not read
@@ -230,8 +237,9 @@ def trust_at_base(stores: Sequence[JsonStore], base: BaseRef) -> list[str]:
 
 
 def evaluate(request: Evaluation, more_runs: MoreRuns | None = None) -> Outcome:
-    """Load the spec and the traces (priced with the spec's pricing) and the baseline, run every layer,
-    then compare the run with the baseline and judge the suite's gates.
+    """Load the spec, the traces and the baseline, run every layer, compare with the baseline, judge the gates.
+
+    The traces are priced with the spec's pricing; the gates are the suite's.
 
     Both the current run and the baseline are evaluated alike, judge included (the baseline's verdicts are
     usually cached since its save); the judge's verdict cache is saved even when the run fails, so verdicts
@@ -318,10 +326,12 @@ def compare_versions(
     baseline_ref: BaseRef | None = None,
     progress: str | None = None,
 ) -> Outcome:
-    """Saved version `compare` against saved version `baseline`, both evaluated with the current spec exactly as
-    `agentci test --baseline` evaluates a run (same judge and verdict cache, embedder and settings); the suite's
-    gates are judged on `compare` against `baseline`, as `test` judges them on a run. Returns `compare`'s results
-    and the diff; `progress` names the command for progress on stderr (None: none)."""
+    """Saved version `compare` against saved version `baseline`, both evaluated with the current spec.
+
+    Exactly as `agentci test --baseline` evaluates a run (same judge and verdict cache, embedder and settings); the
+    suite's gates are judged on `compare` against `baseline`, as `test` judges them on a run. Returns `compare`'s
+    results and the diff; `progress` names the command for progress on stderr (None: none).
+    """
     spec = load_spec(spec_path)
     if baseline_ref is not None:  # version `baseline` (default: the newest that passed) as saved at the base commit
         reference, notes = base_reference(spec, spec, [], baseline, baseline_ref)
@@ -365,8 +375,10 @@ def _embedder(
 
 
 def read_shards(patterns: list[str]) -> dict[str, Outcome]:
-    """Shard results files matching the glob patterns, by file name, each with the diff of its queries when it was
-    compared with a baseline; each must parse as results JSON."""
+    """Shard results files matching the glob patterns, by file name, each with the diff of its queries.
+
+    The diff when it was compared with a baseline; each must parse as results JSON.
+    """
     import glob
 
     files = sorted({file for pattern in patterns for file in (glob.glob(pattern) or [pattern])})
@@ -382,8 +394,11 @@ def read_shards(patterns: list[str]) -> dict[str, Outcome]:
 
 
 def _read_document(path: str, what: str) -> Outcome:
-    """A results file's run and its diff (when it has one); InputError naming the file when it is not one, or when it
-    is larger or nested deeper than a results file may be (_util/limits.py): it may be a fork's forged artifact."""
+    """A results file's run and its diff (when it has one).
+
+    InputError naming the file when it is not one, or when it is larger or nested deeper than a results file may be
+    (_util/limits.py): it may be a fork's forged artifact.
+    """
     try:
         with open(path, "rb") as file:
             if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
@@ -421,7 +436,8 @@ def _first_error(exc: ValidationError) -> str:
 def read_results(path: str) -> Outcome:
     """A results file written by an earlier run (the action's publish-only mode), with its diff when it has one.
 
-    The file may come from a fork's workflow: it is validated like any input, and a shard's file is refused."""
+    The file may come from a fork's workflow: it is validated like any input, and a shard's file is refused.
+    """
     outcome = _read_document(path, "the results file")
     if outcome.run.shard is not None:
         raise InputError.at(path, 0, "a shard results file: publish the merge job's results instead")
@@ -429,9 +445,12 @@ def read_results(path: str) -> Outcome:
 
 
 def merge(spec: str, shard_results: list[str], tags: list[str] | None = None) -> Outcome:
-    """The shards' results files (paths or globs) as one run of the spec (loaded with the shards' tags), its suite
-    gates judged on the whole, and the shards' diffs (each of its own queries) combined into the diff of the whole
-    (merge_diffs): the unsharded run's diff, the uplift and suite aggregates rebuilt from each shard's baseline side."""
+    """The shards' results files (paths or globs) as one run of the spec, with its suite gates and diff.
+
+    The spec is loaded with the shards' tags; its suite gates are judged on the whole, and the shards' diffs (each of
+    its own queries) combined into the diff of the whole (merge_diffs): the unsharded run's diff, the uplift and suite
+    aggregates rebuilt from each shard's baseline side.
+    """
     loaded = load_spec(spec, tags=tags or None)
     shards = read_shards(shard_results)
     run = merge_shards(loaded, {file: shard.run for file, shard in shards.items()})

@@ -1,5 +1,7 @@
-"""The Python API's two calls that may run the agent: `run_agent` for traces, and `run_spec`, which evaluates traces
-(and runs the agent first when given none)."""
+"""The Python API's two calls that may run the agent.
+
+`run_agent` for traces, and `run_spec`, which evaluates traces (and runs the agent first when given none).
+"""
 
 from __future__ import annotations
 
@@ -36,15 +38,17 @@ def run_agent(
     replay: str | None = None,
     fail_on: frozenset[str] = DEFAULT_FAIL_ON,
 ) -> list[Trace]:
-    """Run the agent on `queries` (default: the spec's) as `agentci run` does and return every run's trace, in
-    query and run order; a run that gave no trace is an error record (`trace.run_error`), evaluated as an error.
+    """Run the agent on `queries` (default: the spec's) as `agentci run` does and return every run's trace.
+
+    In query and run order; a run that gave no trace is an error record (`trace.run_error`), evaluated as an error.
 
     `agent` is a callable used instead of the spec's `runner:` (as `python:` would call it: the query, and id, run,
     tags, metadata, and a conversation turn's turn, history and session_id when it names them; sync or async). The
     traces are also written to `output` when given. `replay` is `agentci run --replay`: a mode (replay, record,
     record-missing) or off, instead of runner.replay's. Simulated users are replayed from their recordings, else
     played through the spec's judge_config with the keys in the environment. `fail_on` (pipeline.blocking's
-    parse_fail_on set) says which failing turn blocks, where a conversation's stop_on_failure ends it."""
+    parse_fail_on set) says which failing turn blocks, where a conversation's stop_on_failure ends it.
+    """
     users = simulated_user_for(spec, JudgeOptions(environ=os.environ))
     with tempfile.TemporaryDirectory(prefix="agentci-traces-") as scratch:
         options = RunOptions(Path(output or scratch), runs=runs, workers=workers, timeout_s=timeout_s, replay=replay)
@@ -61,10 +65,12 @@ def run_spec(
     **evaluation: Any,
 ) -> RunResult:
     """Evaluate `queries` against `traces`; without traces, run the agent first (`agent`, else the spec's runner).
-    Other keyword arguments are the engine's: baselines, judge, embedder, settings (its fail_on also ends a
-    conversation under stop_on_failure where the evaluation will block), shard. Over the whole suite
-    (no `queries`, no shard) the spec's `suite:` gates are judged too; those comparing with a baseline run
-    (max_cost_multiplier, max_regressions) need `agentci_action.evaluate` and are skipped here."""
+
+    Other keyword arguments are the engine's: baselines, judge, embedder, settings (its fail_on also ends a conversation
+    under stop_on_failure where the evaluation will block), shard. Over the whole suite (no `queries`, no shard) the
+    spec's `suite:` gates are judged too; those comparing with a baseline run (max_cost_multiplier, max_regressions)
+    need `agentci_action.evaluate` and are skipped here.
+    """
     whole = queries is None and evaluation.get("shard") is None
     if evaluation.get("shard") is not None:
         queries = select_shard(queries if queries is not None else spec.queries, evaluation["shard"])

@@ -1,5 +1,6 @@
-"""The simulated users of a run, composed here because the stage that runs the agent may not import the engine:
-the simulator (run/user_simulator.py) through a judge built from the spec's judge_config and the keys in the
+"""The simulated users of a run, composed here because the stage that runs the agent may not import the engine.
+
+The simulator (run/user_simulator.py) through a judge built from the spec's judge_config and the keys in the
 environment, handed to `run_agent` as a callable (trace/simulated_user.py's NextUser).
 
 One spend cap counts AgentCI's own model calls in a command: the simulated users' and then the judge's
@@ -27,8 +28,10 @@ def shared_spend(spec: AgentCISpec, options: JudgeOptions) -> JudgeOptions:
 
 
 def simulated_user_for(spec: AgentCISpec, options: JudgeOptions) -> NextUser | None:
-    """The simulator playing the spec's simulated users (its keys from `options.environ`, its spend counted against
-    `options.spend`, else the spec's cap); None when no query has a simulated user."""
+    """The simulator playing the spec's simulated users; None when no query has a simulated user.
+
+    Its keys come from `options.environ`, its spend is counted against `options.spend`, else the spec's cap.
+    """
     if not any(query.simulated_user is not None for query in spec.queries):
         return None
     options = shared_spend(spec, options)

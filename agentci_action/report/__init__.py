@@ -1,2 +1,4 @@
-"""Rendering the results for people and for tools: console, JSON, JUnit, Prometheus, markdown, HTML and
-annotations; data in, text out."""
+"""Rendering the results for people and for tools; data in, text out.
+
+Console, JSON, JUnit, Prometheus, markdown, HTML and annotations.
+"""

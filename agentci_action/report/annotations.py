@@ -103,9 +103,11 @@ def _verdict_annotations(run: RunResult, diff: RunDiff, workspace: str | None) -
 
 
 def _places(query: QueryResult) -> list[tuple[int, str, LayerResult, bool]]:
-    """(line, title, layer, blocking) for each layer to annotate: a query's layers on its line; a conversation's own
-    checks on its line and each turn's layers on the turn's line (blocking when the turn failed in a blocking
-    conversation)."""
+    """(line, title, layer, blocking) for each layer to annotate.
+
+    A query's layers on its line; a conversation's own checks on its line and each turn's layers on the turn's line
+    (blocking when the turn failed in a blocking conversation).
+    """
     if not query.turns:
         return [(query.line, f"AgentCI {name}: {query.id}", query.layer(name), query.blocking) for name in LAYERS]
     places = [
@@ -119,8 +121,9 @@ def _places(query: QueryResult) -> list[tuple[int, str, LayerResult, bool]]:
 
 
 def annotations_for(run: RunResult, workspace: str | None = None, diff: RunDiff | None = None) -> list[Annotation]:
-    """One annotation per query and failing/warning layer, on the query's line (a conversation's turn: on the turn's
-    line), most severe first.
+    """One annotation per query and failing/warning layer, on the query's line, most severe first.
+
+    A conversation's turn: on the turn's line.
 
     error: a layer errored, or failed in a blocking query; warning: any other fail or warn, and against a baseline
     a query whose repeated runs are regressed or inconclusive (its verdict in words); one notice on the spec
@@ -213,8 +216,10 @@ def stop_commands(lines: list[str]) -> list[str]:
 
 
 def github_log(run: RunResult, diff: RunDiff | None = None, workspace: str | None = None) -> list[str]:
-    """What the action prints to the step's log: the console report (and diff) between stop-commands markers,
-    then the capped annotations as workflow commands."""
+    """What the action prints to the step's log.
+
+    The console report (and diff) between stop-commands markers, then the capped annotations as workflow commands.
+    """
     return stop_commands(render_with_diff(run, diff).splitlines()) + workflow_commands(
         annotations_for(run, workspace, diff)
     )

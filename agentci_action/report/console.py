@@ -92,9 +92,11 @@ def _layer_lines(layers: list[tuple[str, LayerResult]], indent: str = "    ") ->
 
 
 def _turn_lines(result: QueryResult) -> list[str]:
-    """A conversation's turns, the failing first: each its status, line and message; a turn that did not pass
-    with its layers' findings, a passing or skipped one on its line alone. A simulated user's turns in order, each
-    what the user said and the agent answered."""
+    """A conversation's turns, the failing first.
+
+    Each its status, line and message; a turn that did not pass with its layers' findings, a passing or skipped one on
+    its line alone. A simulated user's turns in order, each what the user said and the agent answered.
+    """
     if user_phrases.endings(result) is not None:  # a simulated user's turns, unchecked: the conversation, in order
         return [
             f"    turn {turn.turn} ({result.file}:{turn.line})  user: {one_line(turn.user, 70)}  agent: "
@@ -204,7 +206,9 @@ def render(run: RunResult) -> str:
 
 
 def render_with_diff(run: RunResult, diff: RunDiff | None = None, trend: Trend | None = None) -> str:
-    """The console report, then the diff against the baseline when there is one, then the trend on the default
-    branch when there is a history."""
+    """The console report, then the diff against the baseline and the trend on the default branch.
+
+    The diff when there is one, the trend when there is a history.
+    """
     lines = trend_report.console_lines(trend) if trend is not None else []
     return render(run) + ("\n" + render_diff(diff) if diff else "") + "".join(f"{one_line(x, 400)}\n" for x in lines)

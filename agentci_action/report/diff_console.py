@@ -52,8 +52,7 @@ def _metric_lines(
 
 
 def _status_lines(query: QueryDiff) -> list[str]:
-    """The query's status before → after (or its one side), in words; nothing for a new or removed query without
-    one."""
+    """The query's status before → after (or its one side), in words; nothing for a new or removed query without one."""
     before, after = query.status.before, query.status.after
     if (before is None or after is None) and (after or before) in (None, Status.SKIP):
         return []
@@ -63,8 +62,10 @@ def _status_lines(query: QueryDiff) -> list[str]:
 
 
 def query_lines(query: QueryDiff, diff: RunDiff) -> list[str]:
-    """One changed query: its kinds, pass-rate verdict, status, why, answers, then the route and the path and cost
-    figures that moved."""
+    """One changed query.
+
+    Its kinds, pass-rate verdict, status, why, answers, then the route and the path and cost figures that moved.
+    """
     head = HEADS.get(fmt.headline_kind(query), "~ CHANGED")
     verdict = fmt.verdict_text(query, diff) if fmt.tested(query) else ""
     lines = [
@@ -97,8 +98,11 @@ def query_lines(query: QueryDiff, diff: RunDiff) -> list[str]:
 
 
 def _why_lines(query: QueryDiff) -> list[str]:
-    """Why a regression (or an inconclusive query whose pass rate fell) fails now, or a fixed query failed before, or
-    a query was not run: the failing layers' messages, wrapped to the box."""
+    """Why a query regressed, was fixed or was not run: the failing layers' messages, wrapped to the box.
+
+    Why a regression (or an inconclusive query whose pass rate fell) fails now, or a fixed query failed before, or a
+    query was not run.
+    """
     if not query.why:
         return []
     head = (
@@ -113,8 +117,10 @@ def _why_lines(query: QueryDiff) -> list[str]:
 
 
 def _turn_lines(query: QueryDiff) -> list[str]:
-    """A conversation's first diverged turn: its number, line and message, then its status, answer and route on
-    each side."""
+    """A conversation's first diverged turn.
+
+    Its number, line and message, then its status, answer and route on each side.
+    """
     turn = query.first_diverged_turn
     if turn is None:
         return []
@@ -131,8 +137,10 @@ def _turn_lines(query: QueryDiff) -> list[str]:
 
 
 def _route_lines(query: QueryDiff) -> list[str]:
-    """The tool route and the handoffs before and after, with a caret under the first difference, and the changed
-    arguments."""
+    """The tool route and the handoffs before and after, with a caret under the first difference.
+
+    Then the changed arguments.
+    """
     lines = []
     for label, unit, before, after in fmt.changed_routes(query):
         label = "Route" if label == "Tools" else label
@@ -166,8 +174,10 @@ def _answer_lines(query: QueryDiff) -> list[str]:
 
 
 def _wrapped(label: str, text: str, hanging: int = 0) -> list[str]:
-    """`label` in a 16-column gutter and `text` wrapped beside it to the box's width, continuation lines indented
-    `hanging` more; a label longer than the gutter takes a line of its own."""
+    """`label` in a 16-column gutter and `text` wrapped beside it to the box's width.
+
+    Continuation lines are indented `hanging` more; a label longer than the gutter takes a line of its own.
+    """
     gutter = 16 + len(label) - len(label.lstrip())
     lines = [f"  {label}"] if len(label) > gutter else []
     head = "" if lines else label

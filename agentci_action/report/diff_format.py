@@ -60,8 +60,10 @@ SUITE_METRICS = (
 
 
 def rows(source: Any, metrics: tuple[Metric, ...], changed_only: bool = False) -> list[tuple[Metric, Delta]]:
-    """The metrics `source` (a PathDiff, CostDiff, TotalDiff or the suite's dict) has figures for; handoffs only
-    when there were any."""
+    """The metrics `source` (a PathDiff, CostDiff, TotalDiff or the suite's dict) has figures for.
+
+    Handoffs only when there were any.
+    """
     found = []
     for metric in metrics:
         delta = source.get(metric.field) if isinstance(source, dict) else getattr(source, metric.field, None)
@@ -124,8 +126,10 @@ def _percent(amount: float) -> str:
 
 
 def change(delta: Delta, unit: Unit) -> str:
-    """'▼ 100%', '▲ 0.91' (ratios), '▲ 12 pts' (rates), '▲ from 0' (from nothing), 'unchanged'; '' when a side is
-    unknown."""
+    """'▼ 100%', '▲ 0.91' (ratios), '▲ 12 pts' (rates), '▲ from 0' (from nothing), 'unchanged'.
+
+    '' when a side is unknown.
+    """
     if delta.change is None:
         return ""
     if not moved(delta, unit):
@@ -204,15 +208,20 @@ def p_value(p: float) -> str:
 
 
 def tested(query: QueryDiff) -> bool:
-    """The query's pass rate was compared by tests (repeated runs on either side): the reports show its verdict. With
-    one run per side the status before → after already says it (the JSON's `method: one_run`, and JUnit, say how)."""
+    """The query's pass rate was compared by tests (repeated runs on either side): the reports show its verdict.
+
+    With one run per side the status before → after already says it (the JSON's `method: one_run`, and JUnit, say how).
+    """
     return query.pass_rate is not None and query.pass_rate.method == "exact"
 
 
 def verdict_text(query: QueryDiff, diff: RunDiff) -> str:
-    """The query's pass-rate verdict in words (raw: escape it); '' for a query on one side only, or one run per
-    side whose status held. 'regressed: 3 of 10 runs passed vs 9 of 10 in v2 (p = 0.0099)', with the Holm
-    adjustment and the looks when they moved the p-value; 'inconclusive: …; about 8 more runs would decide'."""
+    """The query's pass-rate verdict in words (raw: escape it).
+
+    '' for a query on one side only, or one run per side whose status held. 'regressed: 3 of 10 runs passed vs 9 of 10
+    in v2 (p = 0.0099)', with the Holm adjustment and the looks when they moved the p-value; 'inconclusive: …; about 8
+    more runs would decide'.
+    """
     found, before_label = query.pass_rate, diff.before
     if found is None:
         return ""
@@ -249,8 +258,11 @@ def verdict_text(query: QueryDiff, diff: RunDiff) -> str:
 
 
 def suite_change_text(diff: RunDiff) -> str:
-    """'−16.7 points per query (95% interval −70.4 to +37 over 8 queries)': the suite's paired change in pass rate
-    (each query's rate, the mean over the queries); '' without one, or when no query was run more than once."""
+    """'−16.7 points per query (95% interval −70.4 to +37 over 8 queries)'.
+
+    The suite's paired change in pass rate (each query's rate, the mean over the queries); '' without one, or when no
+    query was run more than once.
+    """
     change = diff.total.pass_rate_change
     if change is None or not diff.repeated:
         return ""
@@ -264,8 +276,10 @@ def suite_change_text(diff: RunDiff) -> str:
 
 
 def interval_text(delta: Delta, unit: Unit) -> str:
-    """'×1.10-×1.58': a cost figure's bootstrap interval of after / before; '' without one or when the figure did not
-    move as printed."""
+    """'×1.10-×1.58': a cost figure's bootstrap interval of after / before.
+
+    '' without one or when the figure did not move as printed.
+    """
     if delta.interval is None or not moved(delta, unit):
         return ""
     return f"×{delta.interval[0]:.2f}-×{delta.interval[1]:.2f}"
@@ -291,9 +305,11 @@ SIMILAR_ENOUGH = 0.4  # below this share of words in common, a word diff is hard
 
 
 def word_chunks(before: str, after: str) -> list[list[str]] | None:
-    """The word diff of two answers as chunks: [kept] or [removed, added] (either may be ''), changes apart only by
-    whitespace joined; None when fewer than SIMILAR_ENOUGH of the words are shared (then show the answers side by
-    side)."""
+    """The word diff of two answers as chunks.
+
+    [kept] or [removed, added] (either may be ''), changes apart only by whitespace joined; None when fewer than
+    SIMILAR_ENOUGH of the words are shared (then show the answers side by side).
+    """
     old, new = _WORDS.findall(before), _WORDS.findall(after)
     matcher = SequenceMatcher(None, old, new, autojunk=False)
     if matcher.ratio() < SIMILAR_ENOUGH:
@@ -312,8 +328,10 @@ def word_chunks(before: str, after: str) -> list[list[str]] | None:
 
 
 def word_diff(before: str, after: str) -> str | None:
-    """git's plain word diff of two answers (word_chunks): words in common as they are, removed ones in [-…-], added
-    ones in {+…+}; None when they share too few words."""
+    """git's plain word diff of two answers (word_chunks).
+
+    Words in common as they are, removed ones in [-…-], added ones in {+…+}; None when they share too few words.
+    """
     chunks = word_chunks(before, after)
     if chunks is None:
         return None
@@ -363,10 +381,12 @@ def first_difference(before: Sequence[object], after: Sequence[object]) -> int |
 
 
 def route_texts(before: Sequence[str], after: Sequence[str], steps: int = ROUTE_STEPS) -> tuple[str, str, int]:
-    """Both routes as 'lookup_order → refund ×2 → …', a tool called several times in a row shown once with its count,
-    at most `steps` of those from a little before where they first differ ('… 4 calls → ' before, ' → … 3 more'
-    after, cut alike on both sides), names inert; and where the two texts first differ, for a caret under it.
-    'no tool called' for an empty route."""
+    """Both routes as 'lookup_order → refund ×2 → …', and where the two texts first differ.
+
+    A tool called several times in a row is shown once with its count, at most `steps` of those from a little before
+    where they first differ ('… 4 calls → ' before, ' → … 3 more' after, cut alike on both sides), names inert; where
+    they first differ is for a caret under it. 'no tool called' for an empty route.
+    """
     old, new = _runs(before), _runs(after)
     index = first_difference(old, new) or 0
     start = max(0, index - 2) if max(len(old), len(new)) > steps else 0
@@ -408,8 +428,10 @@ ARGUMENTS_SHOWN = 5  # changed arguments listed per query; the JSON has up to MA
 
 
 def argument_lines(query: QueryDiff) -> list[str]:
-    """'refund (step 1 → 0): amount 20 → 200' for the first ARGUMENTS_SHOWN changed arguments (raw: escape them), and
-    how many more."""
+    """'refund (step 1 → 0): amount 20 → 200' for the first ARGUMENTS_SHOWN changed arguments.
+
+    Then how many more. The lines are raw: escape them.
+    """
     changes = query.path.argument_changes
     lines = [
         f"{c.tool} ({'step ' + str(c.step_after) if c.step_before == c.step_after else f'step {c.step_before} → {c.step_after}'}): "
@@ -433,8 +455,11 @@ def status_change(query: QueryDiff) -> str:
 
 
 def same_answer_note(query: QueryDiff) -> str:
-    """What an answer shown once (equal on both sides) means: with repeated runs whose answers changed, that the most
-    frequent one held while others changed; otherwise that it did not change."""
+    """What an answer shown once (equal on both sides) means.
+
+    With repeated runs whose answers changed, that the most frequent one held while others changed; otherwise that it
+    did not change.
+    """
     repeated = (query.runs.before or 0) > 1 or (query.runs.after or 0) > 1
     if repeated and query.has(ChangeKind.OUTPUT_CHANGED):
         return "the most frequent on both sides; other runs' answers changed"

@@ -80,7 +80,9 @@ def _route_cell(query: QueryDiff) -> str:
 
 def _cell(delta: Delta, metric: fmt.Metric, query: QueryDiff | None = None, noun: tuple[str, str] | None = None) -> str:
     """'2 → 3 (▲ 50% ⚠️)'; with `noun` (one, many), the figure's noun after it: '1 call', '2 → 3 calls (▲ 50% ⚠️)'.
-    With repeated runs, a cost figure's interval follows its change."""
+
+    With repeated runs, a cost figure's interval follows its change.
+    """
     change = fmt.change_with_interval(delta, metric.unit)
     mark = MARKS[fmt.verdict(delta, metric.unit, metric.higher_is_better)]
     figure = fmt.figure(delta, metric.unit, query)
@@ -91,8 +93,11 @@ def _cell(delta: Delta, metric: fmt.Metric, query: QueryDiff | None = None, noun
 
 
 def headline(diff: RunDiff) -> str:
-    """Three short lines: what changed (counts by kind), the figures that decide (passed, cost, latency, models,
-    scores), and the suite aggregates that moved."""
+    """Three short lines.
+
+    What changed (counts by kind), the figures that decide (passed, cost, latency, models, scores), and the suite
+    aggregates that moved.
+    """
     t = diff.total
     regressions = t.counts[ChangeKind.REGRESSION.value]
     lead = f"🔴 **{fmt.kind_count(ChangeKind.REGRESSION, regressions)}**" if regressions else "no regressions"
@@ -139,8 +144,11 @@ TABLE_HEAD = (
 
 
 def table_row(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
-    """One changed query; after its status, its pass-rate verdict when repeated runs were compared, else with `why`
-    its first failing reason (the comment, which lists every reason above the diff, leaves it out)."""
+    """One changed query.
+
+    After its status, its pass-rate verdict when repeated runs were compared, else with `why` its first failing reason
+    (the comment, which lists every reason above the diff, leaves it out).
+    """
     cost = query.cost
     cells = [_route_cell(query)] + [_cell(getattr(cost, m.field), m, query) for m in fmt.COST_METRICS]
     reason = inline(fmt.verdict_text(query, diff), 300) if fmt.tested(query) else _why(query) if why else ""
@@ -161,14 +169,19 @@ def _quoted(text: str) -> str:
 
 
 def _number(amount: float) -> str:
-    """Three significant digits (what a chart can show: no float noise such as 0.000123456789) as a plain decimal, as
-    mermaid's grammar requires (it rejects exponents): 2e-05 → 0.00002, 0.0001234567 → 0.000123."""
+    """Three significant digits as a plain decimal: 2e-05 → 0.00002, 0.0001234567 → 0.000123.
+
+    Three digits is what a chart can show: no float noise such as 0.000123456789; a plain decimal as mermaid's grammar
+    requires (it rejects exponents).
+    """
     return format(Decimal(f"{amount:.3g}"), "f")
 
 
 def charted(diff: RunDiff) -> list[QueryDiff]:
-    """The queries on both sides whose cost and latency moved most (change_size, at least 1%: less is float noise),
-    at most MAX_CHART_QUERIES; none when fewer than two moved."""
+    """The queries on both sides whose cost and latency moved most, at most MAX_CHART_QUERIES.
+
+    Moved: change_size, at least 1% (less is float noise); none when fewer than two moved.
+    """
     both = [q for q in diff.queries if q.correctness.before is not None and q.correctness.after is not None]
     moved = sorted((q for q in both if change_size(q) >= 1), key=lambda q: (-change_size(q), q.id))
     return moved[:MAX_CHART_QUERIES] if len(moved) > 1 else []  # one bar is no chart: the table says it
@@ -191,8 +204,11 @@ def chart(diff: RunDiff, queries: list[QueryDiff], field: str, title: str, axis:
 
 
 def details_block(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
-    """One changed query, collapsed: its pass-rate verdict, its route and handoffs before → after (first difference
-    marked, changed arguments listed), the figures that moved, the reasons (with `why`) and the answers."""
+    """One changed query, collapsed.
+
+    Its pass-rate verdict, its route and handoffs before → after (first difference marked, changed arguments listed),
+    the figures that moved, the reasons (with `why`) and the answers.
+    """
     verdict = fmt.verdict_text(query, diff) if fmt.tested(query) else ""
     lines = [
         f"<details><summary>{_icon(query)} {html_text(query.id)} — {fmt.kinds_text(query)}</summary>\n\n",
@@ -252,8 +268,10 @@ def details_block(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
 
 
 def _routes(query: QueryDiff) -> str:
-    """The tool route, and the handoffs, before and after in a code block (inert) with a caret under the first
-    difference; then the arguments that changed. '' when neither route changed."""
+    """The tool route and handoffs before and after in a code block, with a caret under the first difference.
+
+    The code block makes them inert; then the arguments that changed. '' when neither route changed.
+    """
     parts = []
     for label, unit, before, after in fmt.changed_routes(query):
         label = "Tool calls" if label == "Tools" else label
@@ -274,8 +292,11 @@ ANSWER_LIMIT = 600  # characters of each answer shown; the JSON has them in full
 
 
 def turn_block(query: QueryDiff) -> str:
-    """A conversation's first diverged turn: its number, line and message, its status on each side, and its answers
-    before (-) and after (+) in an inert `diff` block. '' for a query that is no conversation."""
+    """A conversation's first diverged turn.
+
+    Its number, line and message, its status on each side, and its answers before (-) and after (+) in an inert `diff`
+    block. '' for a query that is no conversation.
+    """
     turn = query.first_diverged_turn
     if turn is None:
         return ""
@@ -298,8 +319,10 @@ def turn_block(query: QueryDiff) -> str:
 
 
 def answer_block(query: QueryDiff) -> str:
-    """The answer before (-) and after (+) in a `diff` block, trimmed, then their word diff ([-removed-] {+added+})
-    when they are alike; both inert in fenced code blocks. '' when the answers are not worth showing."""
+    """The answer before (-) and after (+) in a `diff` block, trimmed, then their word diff when they are alike.
+
+    The word diff as [-removed-] {+added+}; both inert in fenced code blocks. '' when the answers are not worth showing.
+    """
     if not fmt.shows_answer(query):
         return ""
     before, after = query.answer.before, query.answer.after
@@ -332,6 +355,7 @@ def render_markdown(
     diff: RunDiff, budget: int | None = None, why: bool = True, queries_shown: int = MAX_QUERIES
 ) -> str:
     """Headline, warnings, changed-query table, charts, collapsible details; unchanged queries named in one line.
+
     At most `queries_shown` changed queries are listed; with `why` False the failing reasons are left out (the run's
     report above the diff already gives each once).
 

@@ -1,6 +1,8 @@
-"""A layer's findings as plain lines, for the reports that cannot show each finding's status beside it
-(annotations, JUnit): a finding whose status differs from its layer's says so first, so a warning inside a failed
-layer never reads as the failure ('forbidden tools used: …', 'warning: match mode …')."""
+"""A layer's findings as plain lines, for the reports that cannot show each finding's status beside it.
+
+Those reports: annotations, JUnit. A finding whose status differs from its layer's says so first, so a warning inside a
+failed layer never reads as the failure ('forbidden tools used: …', 'warning: match mode …').
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""The suite's gates in words, for every report: one phrase per gate (its figure against its limit), and the verdict
-a headline leads with when one failed."""
+"""The suite's gates in words, for every report.
+
+One phrase per gate (its figure against its limit), and the verdict a headline leads with when one failed.
+"""
 
 from __future__ import annotations
 
@@ -20,8 +22,11 @@ def failed(gates: list[GateResult]) -> list[GateResult]:
 
 
 def verdict(gates: list[GateResult]) -> str:
-    """'suite gate failed: <phrase>' (or 'N suite gates failed: <names>', their phrases on the gates' own line),
-    '' when none failed; says when the failure does not block (fail-on without `suite`)."""
+    """'suite gate failed: <phrase>' (or 'N suite gates failed: <names>'), '' when none failed.
+
+    With several, their phrases are on the gates' own line; says when the failure does not block (fail-on without
+    `suite`).
+    """
     bad = failed(gates)
     if not bad:
         return ""
@@ -37,8 +42,11 @@ def console_lines(gates: list[GateResult]) -> list[str]:
 
 
 def markdown_line(gates: list[GateResult]) -> str:
-    """'Suite gates: ✅ min_pass_rate: … · ❌ max_regressions: …' ('' without gates); phrases are the engine's own
-    figures and the spec's key names, escaped all the same (the baseline's label is a name the user chose)."""
+    """'Suite gates: ✅ min_pass_rate: … · ❌ max_regressions: …' ('' without gates).
+
+    Phrases are the engine's own figures and the spec's key names, escaped all the same (the baseline's label is a name
+    the user chose).
+    """
     if not gates:
         return ""
     return "Suite gates: " + " · ".join(f"{ICONS[g.status]} {inline(phrase(g), 300)}" for g in gates) + "\n"

@@ -1,5 +1,8 @@
-"""`agentci history` as a console table, JSON (`agentci.history-report/v1`: the figures and every entry) or CSV (one
-row per run): data in, text out. Agent-given text (query ids, spec paths) is made one inert line in the console."""
+"""`agentci history` as a console table, JSON or CSV: data in, text out.
+
+JSON (`agentci.history-report/v1`) holds the figures and every entry, CSV one row per run. Agent-given text (query ids,
+spec paths) is made one inert line in the console.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""One self-contained HTML page (`agentci test --format html`, the action's `html-report`): the summary, the diff
-against the baseline, every query with its answer beside the baseline's, its tool route, and the cost and latency
-charts, for a reviewer to open from the workflow run's artifacts.
+"""One self-contained HTML page (`agentci test --format html`, the action's `html-report`).
+
+The summary, the diff against the baseline, every query with its answer beside the baseline's, its tool route, and the
+cost and latency charts, for a reviewer to open from the workflow run's artifacts.
 
 Self-contained: inline CSS and SVG, no script, font, image or link to anything outside the page, and a
 Content-Security-Policy that forbids every fetch and script even so. Untrusted text (answers, queries, ids, check
@@ -232,8 +233,11 @@ def _layer_table(layers: list[tuple[str, LayerResult]]) -> str:
 
 
 def _turns(result: QueryResult, change: QueryDiff | None) -> str:
-    """A conversation's turns, the failing first: each its status, line, message, answer and tools, its layers when
-    it did not pass; then the first turn that differs from the baseline, its answers before and after."""
+    """A conversation's turns, the failing first.
+
+    Each its status, line, message, answer and tools, its layers when it did not pass; then the first turn that differs
+    from the baseline, its answers before and after.
+    """
     parts = ['<div class="turns"><h4>Turns, failing first</h4>']
     for turn in failing_first(result.turns):
         parts.append(
@@ -318,8 +322,10 @@ def _query(result: QueryResult, change: QueryDiff | None, diff: RunDiff | None, 
 
 
 def render_html(run: RunResult, diff: RunDiff | None = None, trend: Trend | None = None) -> str:
-    """The page: summary, the diff (when there is a baseline), the trend on the default branch (when there is a
-    history), then every query, worst first."""
+    """The page: summary, the diff, the trend on the default branch, then every query, worst first.
+
+    The diff when there is a baseline, the trend when there is a history.
+    """
     changes = {q.id: q for q in diff.queries} if diff else {}
     anchors = {r.id: f"q{i}" for i, r in enumerate(run.results)}
     ordered = sorted(run.results, key=lambda r: -SEVERITY[r.status])

@@ -10,9 +10,11 @@ from agentci_action.engine.results import RunResult
 
 
 def chunks(run: RunResult, diff: RunDiff | None = None) -> Iterator[str]:
-    """render(run, diff) a piece at a time: the run's fields, then each query's result as it is serialised. A
-    results file of 10k queries is never held whole (as text, nor as the data pydantic builds it from), and the
-    text is the same as one dumps of the run: each result is dumped alone and indented to its place."""
+    """render(run, diff) a piece at a time: the run's fields, then each query's result as it is serialised.
+
+    A results file of 10k queries is never held whole (as text, nor as the data pydantic builds it from), and the text
+    is the same as one dumps of the run: each result is dumped alone and indented to its place.
+    """
     head = dumps(run.model_copy(update={"results": []}))
     if diff is not None:  # the diff is the last top-level field; the run's own fields stay as they were
         head = head.removesuffix("\n}") + ',\n  "diff": ' + dumps(diff).replace("\n", "\n  ") + "\n}"

@@ -38,8 +38,10 @@ def _seconds(result: QueryResult) -> str:
 
 
 def _lines(result: QueryResult, statuses: tuple[Status, ...]) -> list[str]:
-    """'layer: message' for every finding of the layers in `statuses`, each labelled with its own status where that is
-    not its layer's (finding_phrases)."""
+    """'layer: message' for every finding of the layers in `statuses`.
+
+    Each labelled with its own status where that is not its layer's (finding_phrases).
+    """
     return [
         f"{name}: {line}"
         for name in LAYERS

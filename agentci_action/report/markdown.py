@@ -1,5 +1,7 @@
-"""The job summary and the PR comment: one pure renderer, three tiers (headline, table, details), within a budget;
-the diff against the baseline (report/diff_markdown.py) sits between the table and the details.
+"""The job summary and the PR comment.
+
+One pure renderer, three tiers (headline, table, details), within a budget; the diff against the baseline
+(report/diff_markdown.py) sits between the table and the details.
 
 Untrusted text (query ids and text, check messages) goes through `inline()`: one line, HTML special characters as
 entities, markdown punctuation backslash-escaped, `@` and `#` broken with a zero-width space so nothing becomes a
@@ -54,10 +56,12 @@ def marker(header: str) -> str:
 
 
 def header_slug(header: str) -> str:
-    """comment-header reduced to [a-z0-9._] words joined by single hyphens, so it can never close the HTML comment;
-    when that is not the header itself, '-' + the first 8 hex digits of the header's SHA-256 follow, so headers
-    that reduce alike ('RAG' and 'rag', 'a b' and 'a-b', any two all-non-ASCII ones) keep separate comments;
-    a header with no such word at all reads 'default-<hash>'."""
+    """comment-header reduced to [a-z0-9._] words joined by single hyphens, so it can never close the HTML comment.
+
+    When that is not the header itself, '-' + the first 8 hex digits of the header's SHA-256 follow, so headers that
+    reduce alike ('RAG' and 'rag', 'a b' and 'a-b', any two all-non-ASCII ones) keep separate comments; a header with no
+    such word at all reads 'default-<hash>'.
+    """
     slug = re.sub(r"[^a-z0-9._]+", "-", header.lower()).strip("-")
     if slug and slug == header:
         return slug
@@ -135,8 +139,10 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
 
 
 def _with_commands(note: str) -> str:
-    """A note of ours whose `backticked` parts are commands: those as code spans (the split leaves no backtick in
-    them), the rest escaped as inline text."""
+    """A note of ours whose `backticked` parts are commands.
+
+    Those as code spans (the split leaves no backtick in them), the rest escaped as inline text.
+    """
     return "".join(f"`{part}`" if i % 2 else inline(part, 1500) for i, part in enumerate(note.split("`")))
 
 
@@ -163,8 +169,11 @@ def path_figures(query: QueryResult) -> str:
 
 
 def cost_figures(query: QueryResult) -> str:
-    """'$0.0040 · ×1.20 vs baseline · 1,234 tok': the query's figures, means per run for repeated runs (so marked);
-    under replay, then how its model calls were answered over all its runs ('model calls 2 replayed · 0 live · …')."""
+    """'$0.0040 · ×1.20 vs baseline · 1,234 tok'.
+
+    The query's figures, means per run for repeated runs (so marked); under replay, then how its model calls were
+    answered over all its runs ('model calls 2 replayed · 0 live · …').
+    """
     cost, multiplier, tokens = (query.figure(name) for name in ("cost_usd", "cost_multiplier", "total_tokens"))
     parts = [_money(cost)]
     if multiplier is not None:
@@ -182,8 +191,10 @@ def _cell(layer: LayerResult, figures: str = "") -> str:
 
 
 def _where(query: QueryResult, links: Links, line: int | None = None) -> str:
-    """The spec's file and line (the query's, or `line`), linked to that line at the evaluated commit when the path
-    stays in the repository."""
+    """The spec's file and line (the query's, or `line`), linked to that line at the evaluated commit.
+
+    Linked when the path stays in the repository.
+    """
     line = line or query.line
     place = inline(f"{query.file}:{line}", 200)
     path = in_repository(query.file)
@@ -193,8 +204,11 @@ def _where(query: QueryResult, links: Links, line: int | None = None) -> str:
 
 
 def in_repository(file: str) -> str | None:
-    """`file` as a path inside the repository ('./a/../b.yaml' → 'b.yaml'); None when it is absolute or climbs out of
-    it, or holds a backslash: a results file may be forged, and a link must never open another repository."""
+    """`file` as a path inside the repository ('./a/../b.yaml' → 'b.yaml').
+
+    None when it is absolute or climbs out of it, or holds a backslash: a results file may be forged, and a link must
+    never open another repository.
+    """
     if not file or file.startswith("/") or "\\" in file:
         return None
     path = posixpath.normpath(file)
@@ -231,8 +245,11 @@ _REPORTED = (Status.FAIL, Status.WARN, Status.ERROR)
 
 
 def finding_lines(query: QueryResult) -> str:
-    """Every finding of the query's layers that did not pass, the most severe first, each with its own status and
-    layer, `<br>`-joined: a warning beside a failure reads as a warning; then the model calls that went live."""
+    """Every finding of the query's layers that did not pass, then the model calls that went live.
+
+    The most severe first, each with its own status and layer, `<br>`-joined: a warning beside a failure reads as a
+    warning.
+    """
     found = sorted(
         (
             (finding, name)
@@ -253,8 +270,11 @@ def finding_lines(query: QueryResult) -> str:
 
 
 def finding_row(query: QueryResult, links: Links) -> str:
-    """A failing or warning query: its id and text, its line in the spec, and why. A conversation whose turn did not
-    pass is shown at its worst turn (the first of them): that turn's number, message and line."""
+    """A failing or warning query: its id and text, its line in the spec, and why.
+
+    A conversation whose turn did not pass is shown at its worst turn (the first of them): that turn's number, message
+    and line.
+    """
     worst = failing_first(query.turns)[0] if query.turns else None
     said, line = inline(query.query, 160), query.line
     if worst is not None and worst.status in _REPORTED:
@@ -288,10 +308,12 @@ def render_body(
     rows_shown: int | None = None,
     trend: Trend | None = None,
 ) -> str:
-    """Headline; the failing and warning queries, worst first, each with every reason once; the diff against the
-    baseline (routes, answers and figures; not the reasons again); the trend on the default branch (a few lines, kept
-    with the headline); then every query's layers and figures, folded (at most `rows_shown` rows). Cut to `budget`
-    bytes in that order of priority."""
+    """The markdown report's body, its parts in order of priority, cut to `budget` bytes in that order.
+
+    Headline; the failing and warning queries, worst first, each with every reason once; the diff against the baseline
+    (routes, answers and figures; not the reasons again); the trend on the default branch (a few lines, kept with the
+    headline); then every query's layers and figures, folded (at most `rows_shown` rows).
+    """
     head = headline(run, title or "AgentCI") + "\n"
     trend_text = trend_report.markdown(trend) if trend is not None else ""
     if run.summary.tokens is not None:
@@ -373,8 +395,11 @@ def judge_spend(run: RunResult) -> str:
 
 
 def users_spend(run: RunResult) -> str:
-    """The simulated users' own model calls ('' without one): in the summary and the comment, outside the comment's
-    content digest (a replayed rerun spends nothing and is no change)."""
+    """The simulated users' own model calls ('' without one).
+
+    In the summary and the comment, outside the comment's content digest (a replayed rerun spends nothing and is no
+    change).
+    """
     said = user_phrases.spend(run)
     return f"\n_{inline(said, 400)}_\n" if said else ""
 
@@ -387,8 +412,11 @@ def render_summary(
     diff: RunDiff | None = None,
     trend: Trend | None = None,
 ) -> str:
-    """The job summary: the report body (with the diff against the baseline, when there is one, and the trend), the
-    judge's spend and a footer, at most `budget` bytes."""
+    """The job summary.
+
+    The report body (with the diff against the baseline, when there is one, and the trend), the judge's spend and a
+    footer, at most `budget` bytes.
+    """
     footer = judge_spend(run) + users_spend(run) + _footer(run, links)
     return render_body(run, title, links, budget - utf8_size(footer), diff, trend=trend) + footer
 

@@ -1,5 +1,7 @@
-"""Prometheus text exposition (format 0.0.4): per-query gauges labelled {agent, query}, then suite gauges, then
-the spec's `suite:` gates labelled {agent, gate} when it sets any.
+"""Prometheus text exposition (format 0.0.4).
+
+per-query gauges labelled {agent, query}, then suite gauges, then the spec's `suite:` gates labelled {agent, gate} when
+it sets any.
 
 Per-query values are means over the query's runs (the value itself for one run); a metric the run did
 not measure (e.g. recall without expected_tools) has no sample. Label values escape backslash, double

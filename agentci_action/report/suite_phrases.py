@@ -28,8 +28,10 @@ def phrases(figures: Aggregates) -> list[str]:
 
 
 def adaptive(summary: Summary) -> str:
-    """'35 runs of 60 at the maximum (0.58×); at the maximum $0.6000, these $0.3500': what adaptive runs saved ('' without
-    them)."""
+    """'35 runs of 60 at the maximum (0.58×); at the maximum $0.6000, these $0.3500'.
+
+    What adaptive runs saved ('' without them).
+    """
     if summary.max_runs is None:
         return ""
     share = summary.runs / summary.max_runs if summary.max_runs else 1.0

@@ -1,5 +1,7 @@
-"""Where the tokens went, in words every report shares: the split of the input by component, the reference's token
-figures, and which components moved in a diff (with the schemas, tool results and documents that moved in each).
+"""Where the tokens went, in words every report shares.
+
+The split of the input by component, the reference's token figures, and which components moved in a diff (with the
+schemas, tool results and documents that moved in each).
 
 Plain text with inert names (one line, at most 60 characters each); each renderer escapes the phrase as its format
 needs (markdown, HTML).
@@ -90,8 +92,10 @@ def _cost(delta: float | None) -> str:
 
 
 def moved(change: ComponentChange) -> str:
-    """'tool schemas +3,100 tokens, +$0.0005: `search_flights` gained 4 parameters' (the cost as the cost layer
-    priced the call's input, when known)."""
+    """'tool schemas +3,100 tokens, +$0.0005: `search_flights` gained 4 parameters'.
+
+    The cost as the cost layer priced the call's input, when known.
+    """
     head = f"{label(change.component)} {_signed(change.tokens.change or 0)} tokens{_cost(change.cost_usd.change)}"
     items = [_item(change.component, item) for item in change.items]
     return head + (": " + "; ".join(items) if items else "")

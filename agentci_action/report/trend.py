@@ -1,6 +1,8 @@
-"""How the agent trends on the default branch, beside this run: a sparkline table for markdown (Unicode block
-characters, which GitHub shows without any script or image), an inline SVG for the HTML report, lines for the console;
-each with an alert when this run leaves a figure's historical band on the worse side (compare/history.py).
+"""How the agent trends on the default branch, beside this run.
+
+A sparkline table for markdown (Unicode block characters, which GitHub shows without any script or image), an inline SVG
+for the HTML report, lines for the console; each with an alert when this run leaves a figure's historical band on the
+worse side (compare/history.py).
 """
 
 from __future__ import annotations

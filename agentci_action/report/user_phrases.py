@@ -1,5 +1,8 @@
-"""How reports say what the simulated users did: how each conversation ended, and what their own model calls
-took (kept apart from the agent's cost, as the judge's spend is)."""
+"""How reports say what the simulated users did.
+
+How each conversation ended, and what their own model calls took (kept apart from the agent's cost, as the judge's spend
+is).
+"""
 
 from __future__ import annotations
 
@@ -18,8 +21,10 @@ ENDING_WORDS = {
 
 
 def endings(result: QueryResult) -> str | None:
-    """'simulated user: goal reached in 2 of 3 runs · gave up in 1' (one run: 'simulated user: goal reached');
-    None for a query without a simulated user."""
+    """'simulated user: goal reached in 2 of 3 runs · gave up in 1' (one run: 'simulated user: goal reached').
+
+    None for a query without a simulated user.
+    """
     ended = Counter(
         str(check.data.get("ended"))
         for check in result.correctness.checks

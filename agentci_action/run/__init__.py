@@ -1,5 +1,7 @@
-"""Runs the agent on a spec's queries and writes its traces (`agentci run`): everything after it reads those
-files as if the user had recorded them. Processes, the agent's output and the trace files stay in this package.
+"""Runs the agent on a spec's queries and writes its traces (`agentci run`).
+
+Everything after it reads those files as if the user had recorded them. Processes, the agent's output and the trace
+files stay in this package.
 
 Modules: jobs (what a run is given, how it fails) · process (a command, its timeout and process group) ·
 python_call (a function: in worker processes, or a caller's callable in-process) · worker (a worker process's

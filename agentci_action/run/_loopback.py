@@ -1,5 +1,7 @@
-"""An HTTP server on 127.0.0.1 only (never another interface), serving in a daemon thread from `start` to `stop`: the
-base of the OTLP receiver and the replay proxy, which give their handler class."""
+"""An HTTP server on 127.0.0.1 only (never another interface), serving in a daemon thread from `start` to `stop`.
+
+The base of the OTLP receiver and the replay proxy, which give their handler class.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +12,11 @@ from typing import Self
 
 
 class LoopbackServer(ABC):
-    """Use as a context manager (the port is freed on every way out). Subclasses set what their handler reads
-    before calling this `__init__`, which asks them for `_handler_class()`. `poll_s`: how soon `stop` is noticed."""
+    """Use as a context manager (the port is freed on every way out).
+
+    Subclasses set what their handler reads before calling this `__init__`, which asks them for `_handler_class()`.
+    `poll_s`: how soon `stop` is noticed.
+    """
 
     def __init__(self, port: int = 0, name: str = "agentci-http", poll_s: float = 0.5):
         self._http = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class(), bind_and_activate=False)

@@ -113,9 +113,11 @@ def is_run_result(value: Any) -> bool:
 
 
 def records_of_run(result: Any, query_id: str, since: set[str] | None = None) -> list[dict[str, Any]]:
-    """The SDK's trace of the run that returned `result` for query `query_id`, as export records (its head's
-    metadata names the query: a Responses API run's spans carry no input to match it by); NoTrace when the SDK
-    recorded none."""
+    """The SDK's trace of the run that returned `result` for query `query_id`, as export records.
+
+    Its head's metadata names the query: a Responses API run's spans carry no input to match it by. NoTrace when the SDK
+    recorded none.
+    """
     trace_id = getattr(getattr(result, "_trace_state", None), "trace_id", None)
     claimed = _COLLECTOR.claim(trace_id, since or set())
     if claimed:

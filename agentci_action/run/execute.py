@@ -1,8 +1,11 @@
-"""Run the agent on a spec's queries: every (query, run) on `workers` threads, retried on infrastructure
-failures with exponential backoff (tenacity), each trace written to the output directory as its run ends.
+"""Run the agent on a spec's queries.
+
+Every (query, run) on `workers` threads, retried on infrastructure failures with exponential backoff (tenacity), each
+trace written to the output directory as its run ends.
 
 A run that still fails after its retries is an error labelled [INFRA]; an agent that crashes is an error at
-once. Either way the run's error record is written in place of its trace and the other runs go on."""
+once. Either way the run's error record is written in place of its trace and the other runs go on.
+"""
 
 from __future__ import annotations
 
@@ -110,11 +113,13 @@ def run_agent(
     stop_after: StopAfter | None = None,
     simulated_user: NextUser | None = None,
 ) -> AgentRun:
-    """Run the agent (the spec's `runner:`, or `agent`, a callable used as `python:` would be) on `queries`
-    (default: the spec's) and write their traces into `options.output`. A conversation is driven turn by turn
-    (drive), ended early where `stop_after` says so; a simulated user's is played by its recording and
-    `simulated_user` (the simulator the caller composed; run/replay/user_recordings.py). SpecError for a runner
-    that cannot start at all (no runner, a program not found, a module that does not import)."""
+    """Run the agent on `queries` (default: the spec's) and write their traces into `options.output`.
+
+    The agent: the spec's `runner:`, or `agent`, a callable used as `python:` would be. A conversation is driven turn by
+    turn (drive), ended early where `stop_after` says so; a simulated user's is played by its recording and
+    `simulated_user` (the simulator the caller composed; run/replay/user_recordings.py). SpecError for a runner that
+    cannot start at all (no runner, a program not found, a module that does not import).
+    """
     environ = os.environ if environ is None else environ
     runner = _runner_of(spec, agent)
     selected = spec.queries if queries is None else queries
@@ -187,16 +192,21 @@ def run_agent(
 
 
 def inherited(runner: RunnerSpec, environ: Mapping[str, str]) -> Mapping[str, str]:
-    """What the agent's processes inherit of AgentCI's environment: all of it, or only the variables a name or
-    pattern of `runner.inherit_env` matches (fnmatch, case-sensitive)."""
+    """What the agent's processes inherit of AgentCI's environment.
+
+    All of it, or only the variables a name or pattern of `runner.inherit_env` matches (fnmatch, case-sensitive).
+    """
     if runner.inherit_env is None:
         return environ
     return {name: value for name, value in environ.items() if any(fnmatchcase(name, p) for p in runner.inherit_env)}
 
 
 def user_recordings(spec: AgentCISpec, runner: RunnerSpec, override: str | None) -> UserRecordings:
-    """Where the simulated users are recorded (runner.replay.recordings, default `recordings/`, beside the spec) and
-    how: `--replay`'s mode, else runner.replay's, else record-missing; `--replay off` records afresh (record)."""
+    """Where the simulated users are recorded, and how.
+
+    Where: runner.replay.recordings, default `recordings/`, beside the spec. How: `--replay`'s mode, else
+    runner.replay's, else record-missing; `--replay off` records afresh (record).
+    """
     replay = runner.replay
     mode = override or (replay.mode if replay else DEFAULT_MODE)
     patterns = tuple(re.compile(pattern) for pattern in (replay.volatile_patterns if replay else []))
@@ -206,8 +216,10 @@ def user_recordings(spec: AgentCISpec, runner: RunnerSpec, override: str | None)
 
 @contextmanager
 def _replaying(replay: ReplayRun | None) -> Iterator[None]:
-    """The replay proxy serving from before the first run (a worker process gets its route when it starts) to
-    after the last, on every way out."""
+    """The replay proxy, serving from before the first run to after the last, on every way out.
+
+    A worker process gets its route when it starts.
+    """
     if replay is None:
         yield
         return
@@ -247,8 +259,11 @@ def _started(
     live: LiveProcesses,
     routes: WorkerRoutes | None = None,
 ) -> Iterator[Agent]:
-    """The agent to run, checked before the first run: the caller's own callable, worker processes whose first one
-    imported the function (stopped when the run ends), or a program that exists."""
+    """The agent to run, checked before the first run.
+
+    The caller's own callable, worker processes whose first one imported the function (stopped when the run ends), or a
+    program that exists.
+    """
     if agent is not None:
         yield agent
     elif runner.python is not None:
@@ -285,8 +300,11 @@ def _program(runner: RunnerSpec, cwd: Path, environ: Mapping[str, str]) -> list[
 def _jobs(
     spec: AgentCISpec, queries: list[QuerySpec], options: RunOptions, store: TraceStore
 ) -> tuple[list[Job], dict[tuple[str, int], Trace]]:
-    """The runs to do, and (with --resume) the traces already on disk. Without --resume the selected queries'
-    old files are removed first, so the directory never mixes two runs of the agent."""
+    """The runs to do, and (with --resume) the traces already on disk.
+
+    Without --resume the selected queries' old files are removed first, so the directory never mixes two runs of the
+    agent.
+    """
     jobs, kept = [], {}
     for query in queries:
         finished = store.finished(query.key) if options.resume else {}
@@ -313,8 +331,10 @@ def _attempt(
     environ: Mapping[str, str],
     routed: Callable[[Job], Mapping[str, str]] = lambda job: {},
 ) -> Callable[[Job], Trace]:
-    """One attempt of one job → its trace; raises RunFailure / InfraFailure. `routed(job)`: variables a command gets
-    on top (the replay route of the job's attempt)."""
+    """One attempt of one job → its trace; raises RunFailure / InfraFailure.
+
+    `routed(job)`: variables a command gets on top (the replay route of the job's attempt).
+    """
     counter = itertools.count()
 
     def attempt(job: Job) -> Trace:
@@ -353,10 +373,12 @@ def _run_one(
     stop_after: StopAfter | None = None,
     users: Callable[[Job], UserPlayer] | None = None,
 ) -> tuple[Trace, bool]:
-    """The job's trace (or error record, masked), written to the store before returning; and whether it failed
-    for infrastructure reasons. A run cut short by an interruption is not recorded: --resume runs it again.
-    `stamp` adds what the run's model calls were to its trace (runner.replay); `users` gives a simulated user's
-    conversation its player."""
+    """The job's trace (or error record, masked), written to the store before returning.
+
+    And whether it failed for infrastructure reasons. A run cut short by an interruption is not recorded: --resume runs
+    it again. `stamp` adds what the run's model calls were to its trace (runner.replay); `users` gives a simulated
+    user's conversation its player.
+    """
     retrying = Retrying(
         stop=stop_after_attempt(runner.retries + 1),
         wait=wait_exponential(multiplier=runner.backoff_s, max=MAX_BACKOFF_S),
@@ -385,10 +407,13 @@ def _run_one(
 def drive(
     job: Job, attempt: Callable[[Job], Trace], stop_after: StopAfter | None = None, user: UserPlayer | None = None
 ) -> Trace:
-    """The job's trace: one attempt for a single query; for a conversation, one attempt per turn in order, each
-    given the messages so far and the conversation's session id, until the script ends or `stop_after` says so, or
-    with a simulated user, until `user` (its player) ends it (converse). A turn that fails raises its failure, named
-    by its turn (the conversation has no trace)."""
+    """The job's trace.
+
+    One attempt for a single query; for a conversation, one attempt per turn in order, each given the messages so far
+    and the conversation's session id, until the script ends or `stop_after` says so, or with a simulated user, until
+    `user` (its player) ends it (converse). A turn that fails raises its failure, named by its turn (the conversation
+    has no trace).
+    """
     if user is not None:
         return converse(job, attempt, user)
     turns = job.query.turns
@@ -411,9 +436,11 @@ def drive(
 
 @contextmanager
 def _python_env(runner: RunnerSpec, start: Agent, added: Mapping[str, str]) -> Iterator[None]:
-    """A callable of the caller's runs in this process: the runner's `env:` (and `added`, the replay route's
-    variables) is set in os.environ while it runs, then restored (a command or a `python:` runner's workers get it
-    in their environment)."""
+    """A callable of the caller's runs in this process.
+
+    The runner's `env:` (and `added`, the replay route's variables) is set in os.environ while it runs, then restored (a
+    command or a `python:` runner's workers get it in their environment).
+    """
     variables = {**runner.env, **added}
     if not callable(start) or not variables:
         yield

@@ -16,11 +16,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Job:
-    """One run of the agent on one query, or on one turn of a conversation (`turn` from 1; 0 for a single query):
-    what it reads on stdin (or as arguments) and in AGENTCI_* variables. A turn carries the conversation so far
-    (`history`: the user's and the agent's messages, {role, content}) and the conversation's `session_id`, so an
-    agent may either read the history resent on every turn or keep its own state under the session id. A simulated
-    user's turn carries what the user `said`."""
+    """One run of the agent on one query, or on one turn of a conversation (`turn` from 1; 0 for a single query).
+
+    What it reads on stdin (or as arguments) and in AGENTCI_* variables. A turn carries the conversation so far
+    (`history`: the user's and the agent's messages, {role, content}) and the conversation's `session_id`, so an agent
+    may either read the history resent on every turn or keep its own state under the session id. A simulated user's turn
+    carries what the user `said`.
+    """
 
     query: QuerySpec
     run: int

@@ -37,8 +37,10 @@ SHOWN = 300  # characters of the exception line quoted
 
 
 def outage_in_stderr(stderr: str) -> str | None:
-    """The exception line of the run's last traceback chain that names an outage ('openai.APIConnectionError:
-    Connection error.'), the last one first; None when there is none."""
+    """The exception line of the run's last traceback chain that names an outage; None when there is none.
+
+    E.g. 'openai.APIConnectionError: Connection error.'; the last one first.
+    """
     for line in reversed(_last_chain(stderr.splitlines())):
         found = _EXCEPTION_LINE.fullmatch(line.rstrip())
         if found is None:
@@ -50,8 +52,10 @@ def outage_in_stderr(stderr: str) -> str | None:
 
 
 def _last_chain(lines: list[str]) -> list[str]:
-    """The unindented lines of the last traceback and of those it chains from; the last TAIL_LINES lines when there is
-    no traceback."""
+    """The unindented lines of the last traceback and of those it chains from.
+
+    The last TAIL_LINES lines when there is no traceback.
+    """
     starts = [k for k, line in enumerate(lines) if line.rstrip() == TRACEBACK]
     if not starts:
         return lines[-TAIL_LINES:]
@@ -62,8 +66,10 @@ def _last_chain(lines: list[str]) -> list[str]:
 
 
 def outage_in_spans(resource_spans: list[dict[str, Any]]) -> str | None:
-    """'span chat gpt-4o-mini: openai.APIConnectionError: Connection error.' for the first span that recorded an
-    outage (an `exception` event, else its `error.type`); None when none did."""
+    """'span chat gpt-4o-mini: openai.APIConnectionError: Connection error.' for the first span with an outage.
+
+    The first span that recorded one (an `exception` event, else its `error.type`); None when none did.
+    """
     for span in _spans(resource_spans):
         for event in span.get("events") or []:
             if event.get("name") != "exception":

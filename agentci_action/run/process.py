@@ -1,7 +1,10 @@
-"""Run the agent's program once: the query as JSON on stdin, AGENTCI_* variables, a timeout that kills the
-program's whole process group (children included, none left behind), and its exit code read as:
-0 a trace · 75 (EX_TEMPFAIL) an infrastructure failure, retried · anything else a crash, not retried, unless its
-stderr shows a model outage (outages.py), which is an infrastructure failure too."""
+"""Run the agent's program once.
+
+The query as JSON on stdin, AGENTCI_* variables, a timeout that kills the program's whole process group (children
+included, none left behind), and its exit code read as: 0 a trace · 75 (EX_TEMPFAIL) an infrastructure failure, retried
+· anything else a crash, not retried, unless its stderr shows a model outage (outages.py), which is an infrastructure
+failure too.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Run the agent's function, given the query (and id, run, tags, metadata, and a conversation's turn, history and
-session_id, when its signature names them, or takes **kwargs), sync or async, returning the trace.
+"""Run the agent's function, given the query, sync or async, returning the trace.
+
+Given also id, run, tags, metadata, and a conversation's turn, history and session_id, when its signature names them, or
+takes **kwargs.
 
 The spec's `python: module:function` runs in worker processes (worker.py), one run at a time each, as many as the
 runner's `workers`: each imports the module once, and a run that overruns `timeout_s` has its worker killed with
@@ -171,8 +173,11 @@ def _status(process: subprocess.Popen[bytes]) -> str:
 
 
 def call_in_process(function: Callable[..., Any], job: Job, timeout_s: float, trace_file: Path) -> Finished:
-    """Call a callable of the caller's own in this process, on a thread: InfraFailure on a timeout or a provider's
-    transient error, RunFailure on any other exception (its type, message and where it was raised)."""
+    """Call a callable of the caller's own in this process, on a thread.
+
+    InfraFailure on a timeout or a provider's transient error, RunFailure on any other exception (its type, message and
+    where it was raised).
+    """
     kwargs = keywords(function, job.values())
     outcome: dict[str, Any] = {}
 

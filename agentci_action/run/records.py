@@ -40,10 +40,12 @@ def trace_of_run(
     trace_format: str | None = None,
     pricing: dict[str, ModelPrice] | None = None,
 ) -> Trace:
-    """Convert (format detected unless named), check there is exactly one trace, stamp it with the job's id,
-    query text and run index, and price it. A conversation's turn that returns its whole session so far (a
-    LangGraph thread's state) is read as that session's last turn. Raises InfraFailure for a transient error object, RunFailure
-    for any other error object or anything that is not one trace."""
+    """Convert, check there is exactly one trace, stamp it with the job's id, query text and run index, price it.
+
+    The format is detected unless named. A conversation's turn that returns its whole session so far (a LangGraph
+    thread's state) is read as that session's last turn. Raises InfraFailure for a transient error object, RunFailure
+    for any other error object or anything that is not one trace.
+    """
     error = error_object(records)
     if error is not None:
         if TRANSIENT.search(error):

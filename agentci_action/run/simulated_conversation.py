@@ -1,9 +1,10 @@
-"""A conversation with a simulated user, driven turn by turn: the user's message (the spec's opening, then the
-simulator's, replayed from its recording while the conversation follows it), the agent's reply, and again, until
-the user says the goal is reached or gives up, the spec's `stop_when` holds on the agent's reply, or the turn budget
-(QuerySpec.simulated_turns) is spent. After the last turn the user is asked once more, so a goal reached on the last
-turn is heard (that message is not sent). The cap on AgentCI's own model calls ends the conversation where it is
-reached: its turns so far are kept, marked `spend_cap`.
+"""A conversation with a simulated user, driven turn by turn.
+
+The user's message (the spec's opening, then the simulator's, replayed from its recording while the conversation follows
+it), the agent's reply, and again, until the user says the goal is reached or gives up, the spec's `stop_when` holds on
+the agent's reply, or the turn budget (QuerySpec.simulated_turns) is spent. After the last turn the user is asked once
+more, so a goal reached on the last turn is heard (that message is not sent). The cap on AgentCI's own model calls ends
+the conversation where it is reached: its turns so far are kept, marked `spend_cap`.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from agentci_action.trace.simulated_user import USER_KEY, UserReply, UserUnavail
 
 
 def stop_when_met(stop: UserStopWhen | None, reply: Trace) -> str | None:
-    """Which of `stop`'s conditions the agent's reply meets (a sentence for the trace), or None. `answer_matches` is
-    searched as every spec regex on agent output is (_util/patterns.py, bounded in time): a pattern that gives up
-    fails the run, naming it."""
+    """Which of `stop`'s conditions the agent's reply meets (a sentence for the trace), or None.
+
+    `answer_matches` is searched as every spec regex on agent output is (_util/patterns.py, bounded in time): a pattern
+    that gives up fails the run, naming it.
+    """
     if stop is None:
         return None
     if stop.tool_called:
@@ -43,8 +46,11 @@ def stop_when_met(stop: UserStopWhen | None, reply: Trace) -> str | None:
 
 
 def converse(job: Job, attempt: Callable[[Job], Trace], player: UserPlayer) -> Trace:
-    """The conversation's trace: its turns (each turn's `query` the user's message) and `metadata.agentci_user`
-    (trace/simulated_user.py). A turn that fails raises its failure, named by its turn."""
+    """The conversation's trace.
+
+    Its turns (each turn's `query` the user's message) and `metadata.agentci_user` (trace/simulated_user.py). A turn
+    that fails raises its failure, named by its turn.
+    """
     user = job.query.simulated_user
     assert user is not None, "converse with a query without a simulated user"
     budget = job.query.simulated_turns
@@ -94,8 +100,10 @@ def converse(job: Job, attempt: Callable[[Job], Trace], player: UserPlayer) -> T
 
 
 def _ending(ended: str, reason: str, turns: int, asked: list[UserReply]) -> dict[str, Any]:
-    """metadata.agentci_user: how the conversation ended, and what the simulator's replies took (summed; the cost
-    unknown when one reply's was)."""
+    """metadata.agentci_user: how the conversation ended, and what the simulator's replies took.
+
+    Summed; the cost unknown when one reply's was.
+    """
     costs = [reply.cost_usd for reply in asked if not reply.replayed]
     return {
         "ended": ended,

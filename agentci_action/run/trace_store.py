@@ -1,7 +1,9 @@
-"""The output directory: one canonical JSON Lines file per query (`<id>.jsonl`, one line per run, in run order),
-rewritten whole (temporary file, then rename) each time one of its runs ends, so a run killed at any moment
-leaves only complete files. Runs that failed are kept as error records (see traces.error_trace) until a
-later run of the same index succeeds."""
+"""The output directory: one canonical JSON Lines file per query, rewritten whole each time one of its runs ends.
+
+`<id>.jsonl`, one line per run, in run order; rewritten as a temporary file, then a rename, so a run killed at any
+moment leaves only complete files. Runs that failed are kept as error records (see traces.error_trace) until a later run
+of the same index succeeds.
+"""
 
 from __future__ import annotations
 
@@ -33,8 +35,10 @@ class TraceStore:
         return query_file(self.directory, query_id)
 
     def finished(self, query_id: str) -> dict[int, Trace]:
-        """The runs of a query already in the directory that produced a trace (for --resume); error records are
-        forgotten. A file AgentCI cannot read is an error naming it."""
+        """The runs of a query already in the directory that produced a trace (for --resume).
+
+        Error records are forgotten. A file AgentCI cannot read is an error naming it.
+        """
         path = self.file(query_id)
         if not path.is_file():
             return {}
@@ -63,8 +67,10 @@ _QUERY_ID = re.compile(ID_PATTERN)
 
 
 def query_file(directory: Path, query_id: str) -> Path:
-    """`<directory>/<query_id>.jsonl`; ValueError when `query_id` is not a query id (a span may name anything, such
-    as `../../x` or an absolute path): the file is always one name inside `directory`."""
+    """`<directory>/<query_id>.jsonl`: always one name inside `directory`.
+
+    ValueError when `query_id` is not a query id (a span may name anything, such as `../../x` or an absolute path).
+    """
     path = directory / f"{query_id}.jsonl"
     if not _QUERY_ID.fullmatch(query_id) or path.parent != directory:
         raise ValueError(f"{one_line(query_id, 80)!r} is not a query id ({ID_PATTERN})")
@@ -72,8 +78,11 @@ def query_file(directory: Path, query_id: str) -> Path:
 
 
 def line(trace: Trace) -> str:
-    """A trace as one canonical JSON line (unset fields left out). A string pydantic cannot encode (a lone
-    surrogate) takes json.dumps instead; the file writer (output.utf8) then replaces it with U+FFFD."""
+    """A trace as one canonical JSON line (unset fields left out).
+
+    A string pydantic cannot encode (a lone surrogate) takes json.dumps instead; the file writer (output.utf8) then
+    replaces it with U+FFFD.
+    """
     try:
         return trace.model_dump_json(by_alias=True, exclude_none=True)
     except PydanticSerializationError:

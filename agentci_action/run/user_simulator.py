@@ -1,5 +1,7 @@
-"""The simulated user: an LLM plays the user of a conversation (a query's `simulated_user:`), through the judge's
-providers, keys, timeout, retries and spend cap (model_access/, as the pipeline hands them over in the judge).
+"""The simulated user.
+
+An LLM plays the user of a conversation (a query's `simulated_user:`), through the judge's providers, keys, timeout,
+retries and spend cap.
 
 Its prompt keeps the spec's words and the agent's apart. The system prompt holds the persona, the goal, what the
 user knows, does not know and must never write: the spec's text, trusted. The conversation so far, the agent's
@@ -47,8 +49,10 @@ USER_SCHEMA: dict[str, Any] = {
 
 
 def user_prompt(user: SimulatedUserSpec, history: Sequence[Mapping[str, str]]) -> Prompt:
-    """System prompt: the role, persona, goal, facts and rules, from the spec. User prompt: the conversation so far
-    ({role: user|agent, content}) as inert data, or word that it has not begun."""
+    """System prompt: the role, persona, goal, facts and rules, from the spec.
+
+    User prompt: the conversation so far ({role: user|agent, content}) as inert data, or word that it has not begun.
+    """
     lines = [
         "You are playing a user of an AI agent, in a test of that agent. Stay in this role for the whole conversation.",
         f"PERSONA: {user.persona}",
@@ -86,8 +90,11 @@ def user_prompt(user: SimulatedUserSpec, history: Sequence[Mapping[str, str]]) -
 
 
 class ModelAccess(Protocol):
-    """What the simulator uses of the judge the pipeline builds: its settings, keys, clients, retries, prices and
-    spend cap (the engine's LLMJudge has them; this stage may not import it)."""
+    """What the simulator uses of the judge the pipeline builds.
+
+    Its settings, keys, clients, retries, prices and spend cap (the engine's LLMJudge has them; this stage may not
+    import it).
+    """
 
     @property
     def config(self) -> JudgeConfig: ...
@@ -109,14 +116,18 @@ class ModelAccess(Protocol):
 
 @dataclass
 class UserSimulator:
-    """Plays simulated users through `judge`'s providers (its keys, base URLs, timeout, retries, prices and spend
-    cap). Thread-safe as the judge is: conversations run on several workers."""
+    """Plays simulated users through `judge`'s providers (its keys, base URLs, timeout, retries, prices and spend cap).
+
+    Thread-safe as the judge is: conversations run on several workers.
+    """
 
     judge: ModelAccess
 
     def reply(self, user: SimulatedUserSpec, history: Sequence[Mapping[str, str]]) -> UserReply:
-        """The user's next move given the conversation so far; a reply that does not match the schema is asked for
-        once more. Raises UserUnavailable (trace/simulated_user.py)."""
+        """The user's next move given the conversation so far.
+
+        A reply that does not match the schema is asked for once more. Raises UserUnavailable (trace/simulated_user.py).
+        """
         model = user.model or self.judge.config.model
         name = self.judge.config.provider_for(model)
         provider = self.judge.provider(name, model)

@@ -76,8 +76,10 @@ _OUTAGE_STATUS = re.compile(r"\b(?:429|5\d\d)\b")
 
 
 def outage_type(name: str, message: str = "") -> bool:
-    """Whether an exception of this type (module.Class, as a traceback prints it, or the bare class) and message says
-    the model's service failed."""
+    """Whether an exception of this type and message says the model's service failed.
+
+    The type as module.Class, as a traceback prints it, or the bare class.
+    """
     return (
         name.rpartition(".")[2] in OUTAGE_NAMES
         or name in OUTAGE_QUALIFIED
@@ -137,7 +139,9 @@ def failure(exc: BaseException) -> dict[str, Any]:
 
 def as_json(value: Any, query_id: str, since: set[str]) -> Any:
     """A return value as JSON: an Agents SDK RunResult as its trace's records, pydantic models dumped, the rest as is.
-    ValueError for a RunResult whose trace the SDK did not record."""
+
+    ValueError for a RunResult whose trace the SDK did not record.
+    """
     if "agents" in sys.modules and agents_sdk().is_run_result(value):
         return agents_sdk().records_of_run(value, query_id, since)
     if hasattr(value, "model_dump"):

@@ -1,2 +1,4 @@
-"""The spec: its pydantic models (extra keys forbidden), the loader (line marks, includes, tags) and the JSON
-Schema."""
+"""The spec: its pydantic models, its loader and its JSON Schema.
+
+Models forbid extra keys; the loader keeps line marks and resolves includes and tags.
+"""

@@ -1,5 +1,8 @@
-"""Advice on a valid spec: settings that are allowed but rarely what the author meant. `agentci validate` prints
-them as warnings (exit 0) and an evaluation adds them to the run's warnings (`file:line: message`)."""
+"""Advice on a valid spec: settings that are allowed but rarely what the author meant.
+
+`agentci validate` prints them as warnings (exit 0) and an evaluation adds them to the run's warnings (`file:line:
+message`).
+"""
 
 from __future__ import annotations
 
@@ -10,8 +13,11 @@ SUGGESTED_RUNS = "runs: 5, or adaptive runs: {min: 3, max: 20}"
 
 
 def advice(spec: AgentCISpec) -> list[Problem]:
-    """A warning for each simulated user's conversation that runs once: an LLM plays the user, so one run is one
-    sample of a stochastic conversation, and its verdict cannot tell a regression from noise."""
+    """A warning for each simulated user's conversation that runs once.
+
+    An LLM plays the user, so one run is one sample of a stochastic conversation, and its verdict cannot tell a
+    regression from noise.
+    """
     return [
         Problem(
             query.file,

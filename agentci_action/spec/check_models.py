@@ -67,8 +67,10 @@ SAFETY_CHECKS: tuple[str, ...] = get_args(SafetyCheck)
 
 
 class CheckGroup(BaseModel):
-    """A group of checks; its `severity` map overrides the default severity of any of its checks. Validated only
-    inside `Checks`, so its own validator is deferred (models.py's _Part)."""
+    """A group of checks; its `severity` map overrides the default severity of any of its checks.
+
+    Validated only inside `Checks`, so its own validator is deferred (models.py's _Part).
+    """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
     CHECKS: ClassVar[tuple[str, ...]] = ()

@@ -1,5 +1,6 @@
-"""`json_schema` checks stay offline: every `$ref` resolves inside the schema itself (or to a bundled
-JSON Schema meta-schema), and nothing is ever fetched.
+"""`json_schema` checks stay offline.
+
+Every `$ref` resolves inside the schema itself (or to a bundled JSON Schema meta-schema), and nothing is ever fetched.
 
 jsonschema's default registry retrieves unknown http(s) references with urllib; a spec must not make
 the action download (or hang on) a URL, so validation and the run both use `local_registry`.
@@ -20,8 +21,10 @@ DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples"})  # their val
 
 
 def local_registry(schema: dict[str, Any]) -> tuple[Registry, Resource]:
-    """The meta-schemas plus the schema itself (under its `$id`, or ''). The registry's retrieve is
-    referencing's default, which never fetches: any other URI is Unresolvable."""
+    """The meta-schemas plus the schema itself (under its `$id`, or '').
+
+    The registry's retrieve is referencing's default, which never fetches: any other URI is Unresolvable.
+    """
     from jsonschema_specifications import REGISTRY as META_SCHEMAS
 
     resource = _specification(schema).create_resource(schema)
@@ -45,8 +48,10 @@ def local_validator(schema: dict[str, Any]) -> Any:
 
 
 def unresolvable_refs(schema: dict[str, Any]) -> list[str]:
-    """One sentence for every `$ref`/`$dynamicRef` that does not resolve within the schema, naming the
-    reference and where it sits; a nested `$id` changes the base URI as JSON Schema says."""
+    """One sentence for every `$ref`/`$dynamicRef` that does not resolve within the schema.
+
+    Each names the reference and where it sits; a nested `$id` changes the base URI as JSON Schema says.
+    """
     registry, root = local_registry(schema)
     problems: list[str] = []
     _walk(schema, registry.resolver(base_uri=root.id() or ""), _specification(schema), (), problems)
@@ -83,11 +88,12 @@ IN_PLACE = ("allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSc
 
 
 def ref_cycles(schema: dict[str, Any]) -> list[str]:
-    """One sentence per cycle of references that validation would follow forever: subschemas applied to the
-    same instance (through $ref and the in-place keywords allOf, anyOf, oneOf, not, if/then/else,
-    dependentSchemas) that lead back to themselves, as `{$ref: '#'}` or a → b → a do. A reference reached
-    through `properties` or `items` is a recursive schema, not a cycle: each step goes one level into the
-    instance."""
+    """One sentence per cycle of references that validation would follow forever.
+
+    Subschemas applied to the same instance (through $ref and the in-place keywords allOf, anyOf, oneOf, not,
+    if/then/else, dependentSchemas) that lead back to themselves, as `{$ref: '#'}` or a → b → a do. A reference reached
+    through `properties` or `items` is a recursive schema, not a cycle: each step goes one level into the instance.
+    """
     from referencing.exceptions import Unresolvable
 
     registry, root = local_registry(schema)

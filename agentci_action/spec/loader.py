@@ -68,9 +68,11 @@ class _Composer:
             self._constructor.constructed_objects.clear()  # its memo of every scalar node: the tree is freed now
 
     def _value(self, node: yaml.Node, at: DocPath, file: str, base_dir: Path) -> Any:
-        """The node's value. A node met again is an alias: its values are counted, and past MAX_ALIAS_VALUES the
-        spec is refused at the anchor's line (nested aliases expand exponentially: a 700-byte alias bomb would
-        take minutes and gigabytes)."""
+        """The node's value.
+
+        A node met again is an alias: its values are counted, and past MAX_ALIAS_VALUES the spec is refused at the
+        anchor's line (nested aliases expand exponentially: a 700-byte alias bomb would take minutes and gigabytes).
+        """
         outermost, collection = False, isinstance(node, yaml.CollectionNode)
         if self._alias is not None or (collection and id(node) in self._seen):
             outermost, self._alias = self._alias is None, self._alias or node
@@ -159,10 +161,13 @@ _COMPOSABLE_DEPTH = {yaml.SafeLoader: 250}
 
 
 def _compose(text: str, file: str) -> yaml.Node | None:
-    """The document's node tree. Where libyaml refuses the document, the pure-Python parser reads it: its wording of
-    a syntax error (what was expected, where an unclosed construct opened) is the one users see whichever parser
-    ran, and it reads a few documents libyaml refuses (a lone surrogate's escape, "\\ud83d"). A document that may
-    nest deeper than a composer can build is measured from its events first (_check_events)."""
+    """The document's node tree.
+
+    Where libyaml refuses the document, the pure-Python parser reads it: its wording of a syntax error (what was
+    expected, where an unclosed construct opened) is the one users see whichever parser ran, and it reads a few
+    documents libyaml refuses (a lone surrogate's escape, "\\ud83d"). A document that may nest deeper than a composer
+    can build is measured from its events first (_check_events).
+    """
     try:
         if _nesting_bound(text) > _COMPOSABLE_DEPTH.get(_FAST_LOADER, 10_000):
             _check_events(text, file, _FAST_LOADER)  # a syntax error it meets is worded below
@@ -184,16 +189,21 @@ def _compose(text: str, file: str) -> yaml.Node | None:
 
 
 def _nesting_bound(text: str) -> int:
-    """An upper bound on how deep the lists and mappings of `text` nest, cheaply: a flow collection opens with `[`
-    or `{`, and a block one starts at a column no smaller than its parent's (a mapping's sequence may share its column,
-    so at most two levels per column)."""
+    """An upper bound on how deep the lists and mappings of `text` nest, cheaply.
+
+    A flow collection opens with `[` or `{`, and a block one starts at a column no smaller than its parent's (a
+    mapping's sequence may share its column, so at most two levels per column).
+    """
     return text.count("[") + text.count("{") + 2 * (max(map(len, text.split("\n"))) + 1)
 
 
 def _check_events(text: str, file: str, loader: type) -> yaml.MarkedYAMLError | None:
-    """Walk the events of `text` with `loader`'s parser, a loop whatever the depth (the parser keeps a stack of
-    states, not of calls): SpecError at the first list or mapping nested deeper than MAX_NESTING, as _Composer
-    would report it; the syntax error that stops the parser is returned (None when the events parse)."""
+    """Walk the events of `text` with `loader`'s parser, in a loop whatever the depth; the syntax error or None.
+
+    The parser keeps a stack of states, not of calls. SpecError at the first list or mapping nested deeper than
+    MAX_NESTING, as _Composer would report it; the syntax error that stops the parser is returned (None when the events
+    parse).
+    """
     depth = 0
     try:
         for event in yaml.parse(text, Loader=loader):
@@ -210,8 +220,11 @@ def _check_events(text: str, file: str, loader: type) -> yaml.MarkedYAMLError | 
 
 
 def _syntax_problem(exc: yaml.MarkedYAMLError, text: str, file: str) -> Problem:
-    """Where a YAML syntax error is. When the parser ran off the end of the file looking for a closing quote
-    or bracket, the end is not the mistake: point at where the unclosed construct opened (the context mark)."""
+    """Where a YAML syntax error is.
+
+    When the parser ran off the end of the file looking for a closing quote or bracket, the end is not the mistake:
+    point at where the unclosed construct opened (the context mark).
+    """
     mark, ran_off = exc.problem_mark, exc.problem_mark is None or exc.problem_mark.index >= len(text.rstrip())
     if ran_off and exc.context_mark is not None:
         return Problem(
@@ -235,10 +248,13 @@ def _problems(
 
 
 def compacted(data: Any) -> Any:
-    """A copy of `data`, equal in value and type, made once the node tree it was built from is freed. The values
-    (and their locations) were built into the holes the parser's transient events left among the tree's nodes, and
-    kept all of the tree's memory resident once it was freed (a spec of 10k queries: 180 MB for 40 MB of values);
-    the copy is packed together. marshal copies plain data fast; a YAML value it cannot hold (a set) takes pickle."""
+    """A copy of `data`, equal in value and type, made once the node tree it was built from is freed.
+
+    The values (and their locations) were built into the holes the parser's transient events left among the tree's
+    nodes, and kept all of the tree's memory resident once it was freed (a spec of 10k queries: 180 MB for 40 MB of
+    values); the copy is packed together. marshal copies plain data fast; a YAML value it cannot hold (a set) takes
+    pickle.
+    """
     try:
         return marshal.loads(marshal.dumps(data))
     except ValueError:
@@ -327,8 +343,10 @@ def _load_spec(path: Path, tags: list[str] | None) -> AgentCISpec:
 
 
 def select_tags(spec: AgentCISpec, tags: list[str]) -> AgentCISpec:
-    """A copy of the loaded `spec` keeping only the queries that carry at least one of `tags`: a command that also
-    needs the whole spec (the baseline's hash and matching) loads it once and selects from it."""
+    """A copy of the loaded `spec` keeping only the queries that carry at least one of `tags`.
+
+    A command that also needs the whole spec (the baseline's hash and matching) loads it once and selects from it.
+    """
     wanted = set(tags)
     selected = [q for q in spec.queries if wanted & set(q.tags)]
     if not selected:
@@ -342,8 +360,10 @@ def select_tags(spec: AgentCISpec, tags: list[str]) -> AgentCISpec:
 
 
 def _duplicate_ids(raw: dict[str, Any], locations: dict[DocPath, Location]) -> list[Problem]:
-    """Every explicit query id used twice, read from the raw document so that it is listed with every other
-    problem in one pass (not only once the spec is otherwise valid)."""
+    """Every explicit query id used twice, read from the raw document.
+
+    So that it is listed with every other problem in one pass (not only once the spec is otherwise valid).
+    """
     queries = raw.get("queries")
     problems: list[Problem] = []
     taken: dict[str, int] = {}
@@ -369,8 +389,10 @@ def _block_lines(block: str, locations: dict[DocPath, Location]) -> tuple[str, d
 
 
 def _assign_ids(queries: list[QuerySpec]) -> list[Problem]:
-    """Derived ids get -2, -3… on collision with an explicit or earlier id (explicit ones are unique by now:
-    _duplicate_ids)."""
+    """Derived ids get -2, -3… on collision with an explicit or earlier id.
+
+    Explicit ones are unique by now: _duplicate_ids.
+    """
     problems: list[Problem] = []
     taken = {query.id: query.line for query in queries if query.id is not None}
     for query in queries:

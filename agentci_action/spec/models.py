@@ -29,14 +29,19 @@ ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 
 def no_names() -> list[str]:
-    """An empty list: the default of a list field. Not `default_factory=list`: for that pydantic reads list's signature
-    from its text form with tokenize's regular expressions, 1.5 ms of `agentci validate`."""
+    """An empty list: the default of a list field.
+
+    Not `default_factory=list`: for that pydantic reads list's signature from its text form with tokenize's regular
+    expressions, 1.5 ms of `agentci validate`.
+    """
     return []
 
 
 def private_attributes(model: BaseModel) -> dict[str, Any]:
-    """The model's private attributes (`_file`, `_line`, ...), read from their dict: pydantic's __getattr__ is slow,
-    and some are read per query."""
+    """The model's private attributes (`_file`, `_line`, ...), read from their dict.
+
+    pydantic's __getattr__ is slow, and some are read per query.
+    """
     private = model.__pydantic_private__
     assert private is not None, f"{type(model).__name__} declares no private attributes"
     return private
@@ -47,17 +52,21 @@ class _Strict(BaseModel):
 
 
 class _Part(_Strict):
-    """A block validated as part of the one model that holds it (a rubric, an expected call, the judge's
-    configuration...): the holder's validator carries its schema, so its own validator is built only if it is ever
-    validated alone (defer_build), not on every start. A model two others hold stays a _Strict: deferred, its schema
-    would be generated for each holder."""
+    """A block validated as part of the one model that holds it, its own validator built only when needed.
+
+    A block: a rubric, an expected call, the judge's configuration... The holder's validator carries its schema, so its
+    own validator is built only if it is ever validated alone (defer_build), not on every start. A model two others hold
+    stays a _Strict: deferred, its schema would be generated for each holder.
+    """
 
     model_config = ConfigDict(defer_build=True)
 
 
 class _Aliased(str, Enum):
-    """A str Enum that also accepts other names for its values (ALIASES[its class]) and lists them in its JSON
-    Schema, so an editor completes them too."""
+    """A str Enum that also accepts other names for its values (ALIASES[its class]).
+
+    It lists them in its JSON Schema, so an editor completes them too.
+    """
 
     @classmethod
     def _missing_(cls, value: object) -> "_Aliased | None":
@@ -163,8 +172,10 @@ class ExpectedToolCall(_Part):
     @field_validator("arguments")
     @classmethod
     def _json_values(cls, arguments: dict[str, Any] | None) -> dict[str, Any] | None:
-        """YAML reads an unquoted 2024-05-01 as a date; traces carry JSON, so compare its ISO text. Inline rules
-        are checked here, so their errors point at `arguments`."""
+        """YAML reads an unquoted 2024-05-01 as a date; traces carry JSON, so compare its ISO text.
+
+        Inline rules are checked here, so their errors point at `arguments`.
+        """
         if arguments is None:
             return None
         import json  # imported where used: `agentci validate` of a spec without arguments needs none of it
@@ -197,8 +208,11 @@ class ExpectedToolCall(_Part):
         return self
 
     def _move_inline_rules(self) -> None:
-        """`arguments: {k: {regex: P}}` and `{k: {value: N, tolerance: T}}` become `argument_rules` (and the
-        expected number N), so one code path matches rules however they were written."""
+        """Rules under `arguments` become `argument_rules`, so one code path matches rules however written.
+
+        `arguments: {k: {regex: P}}` and `{k: {value: N, tolerance: T}}` become `argument_rules` (and the expected
+        number N).
+        """
         inline = {key: rule for key, value in (self.arguments or {}).items() if (rule := _inline_rule(key, value))}
         if not inline:
             return
@@ -220,8 +234,10 @@ INLINE_RULE_KEYS = frozenset({"regex", "tolerance"})
 
 
 def _inline_rule(key: str, value: Any) -> ArgumentRule | None:
-    """The rule a value under `arguments` spells ({regex: P} or {value: N, tolerance: T}), or None for a plain
-    expected value. Raises ValueError naming the key when the rule is invalid."""
+    """The rule a value under `arguments` spells, or None for a plain expected value.
+
+    The rules: {regex: P} or {value: N, tolerance: T}. Raises ValueError naming the key when the rule is invalid.
+    """
     if not (
         isinstance(value, dict) and INLINE_RULE_KEYS & value.keys() and value.keys() <= INLINE_RULE_KEYS | {"value"}
     ):
@@ -233,9 +249,11 @@ def _inline_rule(key: str, value: Any) -> ArgumentRule | None:
 
 
 def _compiled(pattern: str | None) -> str | None:
-    """The pattern itself, once it is known to compile in Python's syntax and in the `regex` package that runs it
-    (_util/patterns.py: re's syntax with a time bound). re's error wins when both reject it; regex is imported
-    only for a pattern on whose validity the two may differ (pattern_syntax.py)."""
+    """The pattern itself, once it is known to compile in Python's syntax and in the `regex` package.
+
+    The `regex` package runs it (_util/patterns.py: re's syntax with a time bound). re's error wins when both reject
+    it; regex is imported only for a pattern on whose validity the two may differ (pattern_syntax.py).
+    """
     if pattern is None:
         return None
     try:
@@ -478,8 +496,10 @@ class WeightedStep(_Part):
 
 
 class ProcessSpec(RuleBlock):
-    """Process metrics (reported when their expectations are given; thresholds warn in the path layer, or fail
-    when `severity` says so)."""
+    """Process metrics, reported when their expectations are given.
+
+    Thresholds warn in the path layer, or fail when `severity` says so.
+    """
 
     severity: dict[ProcessRule, Severity] = _severity_map("process")
 
@@ -495,8 +515,11 @@ class ProcessSpec(RuleBlock):
 
 
 class RunRange(_Part):
-    """Adaptive runs: `min` runs of every query, then `batch` more at a time of the queries whose verdict against the
-    baseline is still inconclusive, each until decided or at `max` (compare/pass_verdicts.py)."""
+    """Adaptive runs: `min` runs of every query, then `batch` more at a time of the undecided ones.
+
+    The undecided: the queries whose verdict against the baseline is still inconclusive, each until decided or at `max`
+    (compare/pass_verdicts.py).
+    """
 
     min: int = Field(..., ge=1, description="Runs of every query first.")
     max: int = Field(..., ge=1, le=1000, description="Runs a query may take at most.")
@@ -559,8 +582,11 @@ class QueryDefaults(_Strict):
 
 
 class TurnSpec(_Part):
-    """One turn of a scripted conversation: the user's message and the checks on the agent's reply to it (its
-    answer, and the tools, model calls and handoffs of that turn alone)."""
+    """One turn of a scripted conversation.
+
+    The user's message and the checks on the agent's reply to it (its answer, and the tools, model calls and handoffs of
+    that turn alone).
+    """
 
     user: str = Field(..., description="The user's message of this turn.")
     description: str | None = None
@@ -606,8 +632,10 @@ DEFAULT_SIMULATED_TURNS = 8
 
 
 class UserStopWhen(_Part):
-    """A stopping condition on the agent's reply, checked after every turn of a simulated conversation (beside the
-    simulated user's own stop signal): any one given that holds ends the conversation."""
+    """A stopping condition on the agent's reply, checked after every turn of a simulated conversation.
+
+    Beside the simulated user's own stop signal: any one given that holds ends the conversation.
+    """
 
     tool_called: list[str] | None = Field(
         None, min_length=1, description="The agent called one of these tools in its reply (e.g. the refund itself)."
@@ -629,9 +657,11 @@ class UserStopWhen(_Part):
 
 
 class SimulatedUserSpec(_Part):
-    """A user played by an LLM (the judge's providers and keys), instead of scripted `turns:`: it pursues `goal` as
-    `persona`, says what it `knows` when asked, never says what it `must_not_reveal`, and ends the conversation by
-    saying the goal is reached or giving up, when `stop_when` holds, or after `max_turns` turns."""
+    """A user played by an LLM (the judge's providers and keys), instead of scripted `turns:`.
+
+    It pursues `goal` as `persona`, says what it `knows` when asked, never says what it `must_not_reveal`, and ends the
+    conversation by saying the goal is reached or giving up, when `stop_when` holds, or after `max_turns` turns.
+    """
 
     persona: str = Field(..., min_length=1, description="Who the user is and how they write.")
     goal: str = Field(..., min_length=1, description="What the user wants from the agent; reaching it ends the talk.")
@@ -691,8 +721,10 @@ class SimulatedUserSpec(_Part):
 
 
 def _query_or_turns(schema: dict[str, Any]) -> None:
-    """In the JSON Schema, a query needs `query`, `turns` or `simulated_user` (a conversation is named by its first
-    message, a simulated one by its opening or goal)."""
+    """In the JSON Schema, a query needs `query`, `turns` or `simulated_user`.
+
+    A conversation is named by its first message, a simulated one by its opening or goal.
+    """
     schema["required"] = [key for key in schema.get("required", []) if key != "query"]
     if not schema["required"]:
         del schema["required"]
@@ -701,8 +733,11 @@ def _query_or_turns(schema: dict[str, Any]) -> None:
 
 
 class QuerySpec(QueryDefaults):
-    """One golden query and its three layers of assertions; with `turns:`, a conversation whose own layers judge it
-    as a whole (correctness the final answer, path every turn's calls, cost the totals and `max_turns`)."""
+    """One golden query and its three layers of assertions.
+
+    With `turns:`, a conversation whose own layers judge it as a whole (correctness the final answer, path every turn's
+    calls, cost the totals and `max_turns`).
+    """
 
     model_config = ConfigDict(json_schema_extra=_query_or_turns)
 
@@ -744,8 +779,10 @@ class QuerySpec(QueryDefaults):
     @model_validator(mode="before")
     @classmethod
     def _conversation_named(cls, data: Any) -> Any:
-        """A conversation without `query:` is named by its first turn's message; a simulated one by its opening
-        message, else its goal."""
+        """A conversation without `query:` is named by its first turn's message.
+
+        A simulated one by its opening message, else its goal.
+        """
         if not isinstance(data, dict) or "query" in data:
             return data
         if isinstance(turns := data.get("turns"), list) and turns:
@@ -805,8 +842,11 @@ class QuerySpec(QueryDefaults):
 
     @property
     def simulated_turns(self) -> int:
-        """The turn budget of a simulated conversation: simulated_user.max_turns, else cost.max_turns, else
-        DEFAULT_SIMULATED_TURNS (0 for a query without a simulated user)."""
+        """The turn budget of a simulated conversation.
+
+        simulated_user.max_turns, else cost.max_turns, else DEFAULT_SIMULATED_TURNS (0 for a query without a simulated
+        user).
+        """
         if self.simulated_user is None:
             return 0
         budget = self.cost.max_turns if self.cost else None
@@ -899,8 +939,11 @@ class JudgeConfig(_Part):
     )
 
     def provider_for(self, model: str) -> Provider:
-        """`provider` for the main model; otherwise the name decides. Validation leaves one case unnamed:
-        the main model with only a base_url, which is taken as an OpenAI-compatible server."""
+        """`provider` for the main model; otherwise the name decides.
+
+        Validation leaves one case unnamed: the main model with only a base_url, which is taken as an OpenAI-compatible
+        server.
+        """
         if model == self.model and self.provider:
             return self.provider
         return provider_of(model) or "openai"
@@ -935,8 +978,10 @@ class ModelPrice(_Part):
 
 
 class SuiteGates(_Part):
-    """Limits on the whole suite, judged once every query is evaluated (on the merged run when sharded); a gate
-    that fails blocks when fail-on names `suite` (the default does)."""
+    """Limits on the whole suite, judged once every query is evaluated (on the merged run when sharded).
+
+    A gate that fails blocks when fail-on names `suite` (the default does).
+    """
 
     min_pass_rate: float | None = Field(
         None, ge=0.0, le=1.0, description="Queries that passed (warnings allowed) / queries must reach this."
@@ -979,8 +1024,10 @@ class SuiteGates(_Part):
 
 
 class SignificanceSpec(_Part):
-    """How a comparison with the baseline tells a regression from noise when a query has repeated runs on either side
-    (compare/pass_verdicts.py, docs/spec.md "Regression or noise"). Frozen: shared as a default argument."""
+    """How a comparison with the baseline tells a regression from noise when a query has repeated runs on either side.
+
+    See compare/pass_verdicts.py and docs/spec.md "Regression or noise". Frozen: shared as a default argument.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -1038,10 +1085,12 @@ class AgentCISpec(_Strict):
         return self._path
 
     def memoised(self, name: str, inputs: tuple[object, ...], compute: Callable[[], T]) -> T:
-        """compute(), worked out once for this spec object and its queries list, and for the objects in `inputs`
-        (by identity; a list also by length): what depends only on the spec (its hash) or on the spec and one trace
-        list (the traces by query) is not redone when the same spec is evaluated again, e.g. once per query in a
-        pytest suite. A spec is data: change one with model_copy (a new object), not in place."""
+        """compute(), worked out once for this spec object and its queries list, and for the objects in `inputs`.
+
+        The objects by identity; a list also by length. What depends only on the spec (its hash) or on the spec and one
+        trace list (the traces by query) is not redone when the same spec is evaluated again, e.g. once per query in a
+        pytest suite. A spec is data: change one with model_copy (a new object), not in place.
+        """
         guarded = (self, self.queries, *inputs)
         key = tuple(id(item) for item in guarded) + tuple(len(item) for item in guarded if isinstance(item, list))
         memo = private_attributes(self)["_memo"]

@@ -1,6 +1,9 @@
-"""The spec's file name. `agentci_spec.yaml` is the name `agentci init`, the examples, the CLI's default and the
-action's default use; `agentci.yaml`, the action's earlier default, is still read where the name was left to the
-default, with a deprecation notice."""
+"""The spec's file name.
+
+`agentci_spec.yaml` is the name `agentci init`, the examples, the CLI's default and the action's default use;
+`agentci.yaml`, the action's earlier default, is still read where the name was left to the default, with a deprecation
+notice.
+"""
 
 from __future__ import annotations
 

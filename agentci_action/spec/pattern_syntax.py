@@ -44,9 +44,12 @@ _COUNT = re.compile(r"\{(\d+)(?:,\d*)?\}")
 
 
 def expanded_items(pattern: str) -> int:
-    """About how many items `pattern` holds once the `regex` package repeats its counts: each literal, escape, set
-    or group counts 1 plus what it holds, and an atom followed by {m}, {m,} or {m,n} counts m times (its minimum,
-    which regex copies). "(a{999}){999}" → 998,001; "a{1,100000}" → 1. Read on a pattern re compiles."""
+    """About how many items `pattern` holds once the `regex` package repeats its counts.
+
+    Each literal, escape, set or group counts 1 plus what it holds, and an atom followed by {m}, {m,} or {m,n} counts m
+    times (its minimum, which regex copies). "(a{999}){999}" → 998,001; "a{1,100000}" → 1. Read on a pattern re
+    compiles.
+    """
     sizes = [0]  # the size of each open group, the outermost level first
     last = 0  # the size of the atom just read: what a count repeats
     i = 0

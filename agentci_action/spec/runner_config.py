@@ -23,8 +23,11 @@ PROVIDERS = ("openai", "anthropic")
 
 
 def volatile_path(path: str) -> tuple[str, ...]:
-    """A volatile JSON path as its steps: `messages.*.content` or `$.messages[*].content` → ("messages", "*",
-    "content"); keys separated by dots, list indexes as numbers, `*` for any key or index. ValueError when malformed."""
+    """A volatile JSON path as its steps.
+
+    `messages.*.content` or `$.messages[*].content` → ("messages", "*", "content"); keys separated by dots, list indexes
+    as numbers, `*` for any key or index. ValueError when malformed.
+    """
     text = path.strip()
     text = text[2:] if text.startswith("$.") else text
     text = re.sub(r"\[(\*|\d+)\]", r".\1", text)
@@ -35,8 +38,10 @@ def volatile_path(path: str) -> tuple[str, ...]:
 
 
 class ReplaySpec(BaseModel):
-    """`runner.replay`: the agent's model calls are recorded beside the spec and replayed in their place, so a run
-    needs no key, spends nothing and answers the same way every time (docs/running-the-agent.md#replay)."""
+    """`runner.replay`: the agent's model calls are recorded beside the spec and replayed in their place.
+
+    So a run needs no key, spends nothing and answers the same way every time (docs/running-the-agent.md#replay).
+    """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 

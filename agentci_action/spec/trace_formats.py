@@ -1,5 +1,6 @@
-"""The trace formats by name, each with its adapter's module, in detection order, so that the CLI can list them
-without importing the adapters.
+"""The trace formats by name, each with its adapter's module, in detection order.
+
+So that the CLI can list them without importing the adapters.
 
 Most specific first. OpenInference and the Vercel AI SDK before OpenTelemetry GenAI (their spans may carry
 gen_ai.* too); Langfuse after it (Langfuse's own spans carry no gen_ai.*, and the span files of the commoner

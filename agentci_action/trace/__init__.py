@@ -1,2 +1,4 @@
-"""The canonical Trace: its model, loading trace files, the adapters for every framework's format, pricing and
-token counting."""
+"""The canonical Trace: its model and loading trace files.
+
+The adapters for every framework's format, pricing and token counting.
+"""

@@ -140,8 +140,10 @@ class Trace(_Strict):
         return self
 
     def _whole_from_turns(self) -> None:
-        """The conversation's calls, handoffs and context, when the trace does not give them: its turns' in order;
-        its answer, when empty: the last turn's."""
+        """The conversation's calls, handoffs and context, when the trace does not give them.
+
+        Its turns' in order; its answer, when empty: the last turn's.
+        """
         turns = self.turns
         if not self.final_answer:
             self.final_answer = turns[-1].final_answer
@@ -157,8 +159,10 @@ class Trace(_Strict):
 
     @property
     def model_calls(self) -> dict[str, Any] | None:
-        """How a run's model calls were answered under runner.replay (`metadata.agentci_replay`: replayed, live,
-        paid_usd, misses), or None for a run made without it."""
+        """How a run's model calls were answered under runner.replay, or None for a run made without it.
+
+        From `metadata.agentci_replay`: replayed, live, paid_usd, misses.
+        """
         figures = self.metadata.get(REPLAY_KEY)
         return figures if isinstance(figures, dict) else None
 
@@ -169,10 +173,12 @@ class Trace(_Strict):
 
     @property
     def tool_sequence(self) -> tuple[str, ...]:
-        """The tool calls' names in order. They are read from the calls once per list of calls and kept in one
-        tuple, returned itself: reading them off 20 scattered models, for the run and again for its baseline, cost
-        a query more than the rest of its path layer (a list of calls changed in place is not noticed: traces are
-        data, replaced with model_copy, never edited)."""
+        """The tool calls' names in order.
+
+        They are read from the calls once per list of calls and kept in one tuple, returned itself: reading them off 20
+        scattered models, for the run and again for its baseline, cost a query more than the rest of its path layer (a
+        list of calls changed in place is not noticed: traces are data, replaced with model_copy, never edited).
+        """
         calls = self.tool_calls
         private = self.__pydantic_private__
         assert private is not None  # as in source
@@ -207,8 +213,10 @@ class Trace(_Strict):
         return self.model_copy(update=updates) if updates else self
 
     def _with_turn_totals(self) -> Trace:
-        """A conversation: each turn's totals derived, then each total absent from the conversation is the sum of
-        its turns' (its cost unknown when a turn's is)."""
+        """A conversation: each turn's totals derived, then the conversation's missing totals summed over turns.
+
+        Each total absent from the conversation is the sum of its turns' (its cost unknown when a turn's is).
+        """
         turns = [turn.with_derived_totals() for turn in self.turns]
         updates: dict[str, Any] = {"turns": turns}
         for name in ("total_tokens", "total_llm_calls", "total_duration_ms", "total_cost_usd"):
@@ -230,10 +238,13 @@ _FIELDS_SETS: dict[frozenset[str], set[str]] = {}  # one fields-set per distinct
 
 
 def compact(trace: Trace) -> Trace:
-    """`trace` kept in less memory, every value the same: its models share one fields-set per distinct set of
-    fields given (pydantic keeps a set per instance, after its __dict__ the biggest part of a tool call; nothing
-    assigns to a loaded trace's fields, which would add to the shared set), and tool and model names are interned
-    (a suite calls a few dozen tools; each call held its own copy of the name). Returns `trace` itself."""
+    """`trace` kept in less memory, every value the same.
+
+    Its models share one fields-set per distinct set of fields given (pydantic keeps a set per instance, after its
+    __dict__ the biggest part of a tool call; nothing assigns to a loaded trace's fields, which would add to the shared
+    set), and tool and model names are interned (a suite calls a few dozen tools; each call held its own copy of the
+    name). Returns `trace` itself.
+    """
     models: list[BaseModel] = [trace, *trace.tool_calls, *trace.llm_calls, *trace.handoffs, *trace.retrieved_context]
     for model in models:
         fields = model.__pydantic_fields_set__

@@ -35,9 +35,11 @@ SYSTEM_PROMPT, TOOL_SCHEMAS, HISTORY, TOOL_RESULTS, RETRIEVED_CONTEXT, QUERY = C
 
 @dataclass
 class Message:
-    """One message of a request, whatever the format: its role (system, user, assistant or tool), its texts, the
-    tool calls it issued (name, arguments as text), the tool results it carries (call id, text) and the retrieved
-    documents in it (source, text)."""
+    """One message of a request, whatever the format.
+
+    Its role (system, user, assistant or tool), its texts, the tool calls it issued (name, arguments as text), the tool
+    results it carries (call id, text) and the retrieved documents in it (source, text).
+    """
 
     role: str
     texts: list[str] = field(default_factory=list)
@@ -65,8 +67,11 @@ def tool_name(tool: dict[str, Any]) -> str:
 
 
 def parameter_count(tool: dict[str, Any]) -> int:
-    """The top-level properties of a tool's parameter schema (Chat's `function.parameters`, Responses' and OTel's
-    `parameters`, Anthropic's `input_schema`, the Vercel AI SDK's `inputSchema`); 0 when it has none."""
+    """The top-level properties of a tool's parameter schema; 0 when it has none.
+
+    The schema: Chat's `function.parameters`, Responses' and OTel's `parameters`, Anthropic's `input_schema`, the Vercel
+    AI SDK's `inputSchema`.
+    """
     function = tool.get("function")
     described: dict[str, Any] = function if isinstance(function, dict) else tool
     schema = described.get("parameters") or described.get("input_schema") or described.get("inputSchema") or {}
@@ -114,9 +119,11 @@ def parts(
 def breakdown(
     model: str | None, system: list[str], messages: list[Message], tools: list[Schema]
 ) -> dict[str, Any] | None:
-    """The call's `input_breakdown`: {tokenizer, exact, parts: [{component, name, tokens, parameters}]}, the parts
-    of one component and name summed, in request order (a part without a name has no `name`); None when the request
-    holds no text at all."""
+    """The call's `input_breakdown`.
+
+    {tokenizer, exact, parts: [{component, name, tokens, parameters}]}, the parts of one component and name summed, in
+    request order (a part without a name has no `name`); None when the request holds no text at all.
+    """
     tokenizer = tokenizer_for(model)
     summed: dict[tuple[str, str | None], dict[str, Any]] = {}
     for component, name, text, parameters in parts(system, messages, tools):

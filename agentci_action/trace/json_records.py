@@ -1,5 +1,7 @@
-"""One trace file's top-level JSON values (one object, a list, or JSON Lines), each with the line it starts on, so
-that every problem found later can name the file and the line."""
+"""One trace file's top-level JSON values (one object, a list, or JSON Lines), each with its line.
+
+The line it starts on, so that every problem found later can name the file and the line.
+"""
 
 from __future__ import annotations
 
@@ -24,8 +26,10 @@ _BLANKS_AND_COMMAS = re.compile(r"[ \t\r\n,]*")
 
 @dataclass(frozen=True)
 class Record:
-    """One top-level JSON value of a trace file, the line it starts on and (when read from a file) the
-    file's text and the value's offset in it, to find the line of a field inside it."""
+    """One top-level JSON value of a trace file and the line it starts on, with where it was read from.
+
+    When read from a file, the file's text and the value's offset in it, to find the line of a field inside it.
+    """
 
     value: Any
     line: int
@@ -33,8 +37,10 @@ class Record:
     offset: int = 0
 
     def line_at(self, loc: tuple[str | int, ...]) -> int:
-        """The line of the deepest key or item of `loc` (a pydantic error location) present in the record's
-        JSON text; the record's own line when the text is unknown or nothing of `loc` is found."""
+        """The line of the deepest key or item of `loc` (a pydantic error location) present in the record's JSON text.
+
+        The record's own line when the text is unknown or nothing of `loc` is found.
+        """
         if not self.text:
             return self.line
         return self.line + self.text.count("\n", self.offset, _locate(self.text, self.offset, loc))
@@ -47,8 +53,10 @@ def _blank_end(text: str, pos: int, commas: bool = False) -> int:
 
 
 def _locate(text: str, pos: int, loc: tuple[str | int, ...]) -> int:
-    """Offset of the deepest part of `loc` found, walking the (valid) JSON value that starts at `pos`:
-    a str part is an object key (the last occurrence, as json.loads keeps), an int part an array index."""
+    """Offset of the deepest part of `loc` found, walking the (valid) JSON value that starts at `pos`.
+
+    A str part is an object key (the last occurrence, as json.loads keeps), an int part an array index.
+    """
     found = pos
     for part in loc:
         pos = _blank_end(text, pos)
@@ -94,7 +102,8 @@ def read_records(path: Path) -> list[Record]:
 
     A UTF-8 byte-order mark is skipped. Bytes that are not UTF-8, malformed JSON and a record nested deeper
     than the parser can read are errors at their line; in JSON Lines a record left unclosed is reported at the
-    line where it starts (the parser only notices on a later line)."""
+    line where it starts (the parser only notices on a later line).
+    """
     text = _read_text(path)
     if not text.strip():
         raise TraceError.at(str(path), 0, "trace file is empty")

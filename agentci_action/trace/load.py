@@ -42,9 +42,11 @@ def resolve_paths(patterns: list[str]) -> list[Path]:
 
 
 def _too_deep(trace: Trace) -> bool:
-    """Whether a value the agent wrote (a call's arguments or result, the metadata) nests deeper than MAX_NESTING:
-    matching and serialising recurse once per level. Only these free-form values are walked (they are few and
-    shallow), not the whole record."""
+    """Whether a value the agent wrote (a call's arguments or result, the metadata) nests deeper than MAX_NESTING.
+
+    Matching and serialising recurse once per level. Only these free-form values are walked (they are few and shallow),
+    not the whole record.
+    """
     calls = trace.tool_calls
     values = [trace.metadata, *(call.arguments for call in calls), *(call.result for call in calls)]
     return deeper_than(values, MAX_NESTING + 1)  # one walk for all of them, inside one more list

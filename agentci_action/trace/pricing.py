@@ -69,9 +69,11 @@ def price_date(calls: list[LLMCall]) -> datetime:
 
 
 def table_price(call: LLMCall, undated: datetime = UNDATED_PRICE_DATE) -> float:
-    """Cost of `call` from the bundled genai-prices table at the call's date (else `undated`): under the call's
-    provider when the table knows it there, else under the provider the model name points to. Raises
-    LookupError for a model it does not know."""
+    """Cost of `call` from the bundled genai-prices table at the call's date (else `undated`).
+
+    Under the call's provider when the table knows it there, else under the provider the model name points to. Raises
+    LookupError for a model it does not know.
+    """
     return table_prices(call, undated)[0]
 
 
@@ -148,8 +150,10 @@ def _priced(call: LLMCall, pricing: dict[str, ModelPrice], undated: datetime) ->
 
 
 def price_trace(trace: Trace, pricing: dict[str, ModelPrice] | None = None) -> Trace:
-    """The trace with every unpriced call priced where possible and the total re-derived when it was unknown. A
-    conversation's turns are priced each, and its calls and cost are theirs."""
+    """The trace with every unpriced call priced where possible and the total re-derived when it was unknown.
+
+    A conversation's turns are priced each, and its calls and cost are theirs.
+    """
     if trace.turns:
         return _price_turns(trace, pricing)
     if not any(map(_unpriced, trace.llm_calls)):
@@ -170,8 +174,10 @@ def price_trace(trace: Trace, pricing: dict[str, ModelPrice] | None = None) -> T
 
 
 def _price_turns(trace: Trace, pricing: dict[str, ModelPrice] | None) -> Trace:
-    """A conversation priced turn by turn: its calls the priced turns' calls, its cost their sum (unknown when a
-    turn's is, with the turns' reasons)."""
+    """A conversation priced turn by turn.
+
+    Its calls the priced turns' calls, its cost their sum (unknown when a turn's is, with the turns' reasons).
+    """
     turns = [price_trace(turn, pricing) for turn in trace.turns]
     reasons = list(dict.fromkeys(reason for turn in turns for reason in turn.metadata.get("cost_unknown") or []))
     costs = [turn.total_cost_usd for turn in turns]

@@ -1,5 +1,7 @@
-"""What a simulated user said, shared by the run stage that plays it and records the conversation
-(run/user_simulator.py, run/simulated_conversation.py) and the evaluation that reads how it ended from the trace.
+"""What a simulated user said, shared by the stages that play it, run it, and read how it ended.
+
+The stage that plays it (run/user_simulator.py), the stage that runs the conversation and records it (run/), and the
+evaluation that reads how it ended from the trace.
 
 A conversation with a simulated user carries `metadata.agentci_user` (USER_KEY): how it ended (`ended`:
 goal_reached or gave_up, as the user said; stop_when, the spec's condition held on the agent's reply; max_turns,
@@ -22,9 +24,11 @@ USER_KEY = "agentci_user"
 
 @dataclass(frozen=True)
 class UserReply:
-    """The simulated user's next move: its message and status (continue, goal_reached, gave_up), why, and what
-    producing it took (HTTP requests, failed attempts included; tokens; USD, None when unpriced). `replayed`: read
-    from a recording, not asked of a model."""
+    """The simulated user's next move.
+
+    Its message and status (continue, goal_reached, gave_up), why, and what producing it took (HTTP requests, failed
+    attempts included; tokens; USD, None when unpriced). `replayed`: read from a recording, not asked of a model.
+    """
 
     message: str
     status: Literal["continue", "goal_reached", "gave_up"]
@@ -38,8 +42,10 @@ class UserReply:
 
 
 class UserUnavailable(Exception):
-    """No message could be had. `kind`: no_key, spend_cap, infra (the provider failed after its retries),
-    malformed (twice no valid reply)."""
+    """No message could be had.
+
+    `kind`: no_key, spend_cap, infra (the provider failed after its retries), malformed (twice no valid reply).
+    """
 
     def __init__(self, kind: str, message: str):
         super().__init__(message)

@@ -1,5 +1,6 @@
-"""The code-analysis agent, a scripted policy (no model, no key) over a small repository held in this file: it
-reads files, greps, and analyses Python with the standard library's `ast`, then answers.
+"""The code-analysis agent, a scripted policy (no model, no key) over a small repository held in this file.
+
+It reads files, greps, and analyses Python with the standard library's `ast`, then answers.
 
     AGENT_VERSION=v1 python agent.py < job.json   # the release in baselines/v1
     python agent.py < job.json                    # current: re-reads a file twice more before linting it (the

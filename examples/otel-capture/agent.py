@@ -1,5 +1,7 @@
-"""An order-status agent that knows nothing of AgentCI: it exports OpenTelemetry GenAI spans over OTLP/HTTP,
-configured only by the standard OTEL_* variables (AgentCI's capture sets them).
+"""An order-status agent that knows nothing of AgentCI.
+
+It exports OpenTelemetry GenAI spans over OTLP/HTTP, configured only by the standard OTEL_* variables (AgentCI's capture
+sets them).
 
     python agent.py "Where is my order 1234?"
 

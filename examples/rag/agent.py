@@ -1,5 +1,6 @@
-"""The documentation RAG agent, a scripted policy (no model, no key): it searches a small document index with its
-retriever tool and answers from what it found, or declines.
+"""The documentation RAG agent, a scripted policy (no model, no key).
+
+It searches a small document index with its retriever tool and answers from what it found, or declines.
 
     AGENT_VERSION=v1-broken python agent.py < job.json   # live-data questions loop on the retriever, then the
                                                           # agent answers them from its own "knowledge"

@@ -1,5 +1,7 @@
-"""The support router, a scripted policy (no model, no key): a triage agent that hands the customer off to the
-Billing, Technical or Account agent, which calls its tools and answers.
+"""The support router, a scripted policy (no model, no key).
+
+A triage agent that hands the customer off to the Billing, Technical or Account agent, which calls its tools and
+answers.
 
     AGENT_VERSION=v1 python agent.py < job.json    # the release in baselines/v1: technical rules before account
     python agent.py < job.json                     # the current version: account rules first, so "login" and

@@ -1,7 +1,9 @@
-"""A real OpenAI Agents SDK agent for a `python:` runner: a triage agent hands off to a weather agent with two tools,
-over Chat Completions (or the Responses API: AGENT_OPENAI_API=responses) at $OPENAI_BASE_URL (a local scripted server in the tests). `answer` returns the SDK's own
-`RunResult`, which AgentCI reads through the SDK's tracing; `answer_in_session` answers a conversation's turn with
-the SDK's own session keeping the conversation, `answer_with_history` with the history AgentCI resends.
+"""A real OpenAI Agents SDK agent for a `python:` runner.
+
+A triage agent hands off to a weather agent with two tools, over Chat Completions (or the Responses API:
+AGENT_OPENAI_API=responses) at $OPENAI_BASE_URL (a local scripted server in the tests). `answer` returns the SDK's own
+`RunResult`, which AgentCI reads through the SDK's tracing; `answer_in_session` answers a conversation's turn with the
+SDK's own session keeping the conversation, `answer_with_history` with the history AgentCI resends.
 
 The SDK's default trace processor would upload traces to OpenAI: it is replaced by none at import, as a user with
 their own exporter would; AgentCI adds its collector when it calls the function.
@@ -49,12 +51,18 @@ async def answer_async(query: str):
 
 
 def answer_with_history(query: str, history: list[dict[str, str]]):
-    """A conversation's turn with no state of its own: the conversation so far (AgentCI resends it every turn) is the
-    run's input before the user's message, as the SDK takes a list of input items."""
+    """A conversation's turn with no state of its own.
+
+    The conversation so far (AgentCI resends it every turn) is the run's input before the user's message, as the SDK
+    takes a list of input items.
+    """
     return Runner.run_sync(TRIAGE, [*history, {"role": "user", "content": query}])
 
 
 def answer_in_session(query: str, session_id: str):
-    """A conversation's turn: the SDK keeps the conversation in its SQLite session (a file under
-    $AGENT_SESSIONS_DB, shared by the runner's worker processes), named by AgentCI's session id."""
+    """A conversation's turn.
+
+    The SDK keeps the conversation in its SQLite session (a file under $AGENT_SESSIONS_DB, shared by the runner's worker
+    processes), named by AgentCI's session id.
+    """
     return Runner.run_sync(TRIAGE, query, session=SQLiteSession(session_id, os.environ["AGENT_SESSIONS_DB"]))

@@ -1,6 +1,7 @@
-"""A real tool-calling agent traced with Langfuse as its owners would: `langfuse.openai` for the model calls,
-`@observe(as_type="agent" | "tool")` for the agent and its tools, `propagate_attributes(metadata=…)` for the
-query id.
+"""A real tool-calling agent traced with Langfuse as its owners would.
+
+`langfuse.openai` for the model calls, `@observe(as_type="agent" | "tool")` for the agent and its tools,
+`propagate_attributes(metadata=…)` for the query id.
 
     python langfuse_weather_agent.py OUT.jsonl QUERY_ID=QUESTION ...
 

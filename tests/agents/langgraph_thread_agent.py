@@ -1,8 +1,9 @@
-"""A real LangGraph agent for a `python:` runner that keeps each conversation in a thread of its checkpointer, named by
-AgentCI's session id, and returns the thread's state (every turn so far, with the thread's config): AgentCI reads
-the thread as a conversation and takes its last turn as this turn's reply. The model is ChatOpenAI at
-$OPENAI_BASE_URL (a local scripted server in the tests). The checkpointer lives in the worker process: run it with
-one worker.
+"""A real LangGraph agent for a `python:` runner that keeps each conversation in a thread of its checkpointer.
+
+The thread is named by AgentCI's session id; the agent returns the thread's state (every turn so far, with the thread's
+config): AgentCI reads the thread as a conversation and takes its last turn as this turn's reply. The model is
+ChatOpenAI at $OPENAI_BASE_URL (a local scripted server in the tests). The checkpointer lives in the worker process: run
+it with one worker.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""A real tool-calling agent traced with MLflow as its owners would: `mlflow.openai.autolog()` for the model
-calls, `@mlflow.trace` for the agent, its retriever and (with `--traced-tools`) its tools.
+"""A real tool-calling agent traced with MLflow as its owners would.
+
+`mlflow.openai.autolog()` for the model calls, `@mlflow.trace` for the agent, its retriever and (with `--traced-tools`)
+its tools.
 
     python mlflow_weather_agent.py OUT.jsonl [--traced-tools] QUERY_ID=QUESTION ...
 

@@ -1,5 +1,6 @@
-"""A chat agent on the plain `openai` SDK that keeps its conversation in memory, one turn per question, instrumented
-by OpenInference's OpenAIInstrumentor alone (each model call a trace of its own), each turn inside
+"""A chat agent on the plain `openai` SDK that keeps its conversation in memory, one turn per question.
+
+Instrumented by OpenInference's OpenAIInstrumentor alone (each model call a trace of its own), each turn inside
 `using_session(SESSION_ID)` as OpenInference's docs show for a chatbot's session.
 
     python openai_chat_session.py OUT SESSION_ID QUESTION [QUESTION ...]

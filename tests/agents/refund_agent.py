@@ -1,6 +1,8 @@
-"""A support agent as a newcomer writes one: the real `openai` SDK, two tools (`lookup_order`, `refund`), its system
-prompt in prompt.txt beside it, and OpenTelemetry's openai-v2 instrumentation exporting over OTLP/HTTP, configured
-only by the standard OTEL_* variables (AgentCI's `capture: otel` sets them). It knows nothing of AgentCI.
+"""A support agent as a newcomer writes one.
+
+The real `openai` SDK, two tools (`lookup_order`, `refund`), its system prompt in prompt.txt beside it, and
+OpenTelemetry's openai-v2 instrumentation exporting over OTLP/HTTP, configured only by the standard OTEL_* variables
+(AgentCI's `capture: otel` sets them). It knows nothing of AgentCI.
 
     python refund_agent.py < {"query": "Order 1042 arrived broken. Please refund it."}
 

@@ -1,5 +1,7 @@
-"""One tool-calling weather agent written on each real SDK API: OpenAI Chat Completions and Responses (sync and
-async, plain and streamed through the SDK's own stream helpers) and Anthropic Messages (plain and streamed).
+"""One tool-calling weather agent written on each real SDK API.
+
+OpenAI Chat Completions and Responses (sync and async, plain and streamed through the SDK's own stream helpers) and
+Anthropic Messages (plain and streamed).
 
 Each runs the loop an agent runs: ask the model with two tools, run every tool it calls (the script's first turn
 calls both at once: parallel tool calls), send the results back, until it answers in text. Each returns the facts
@@ -182,8 +184,10 @@ def _system() -> str:
 
 
 def main() -> None:
-    """The `command:` runner's program: `python sdk_weather_agents.py API [stream]`, the job on stdin. AGENT_SYSTEM
-    and AGENT_WEATHER, when set, replace the system prompt and the weather tool's result (a changed agent)."""
+    """The `command:` runner's program: `python sdk_weather_agents.py API [stream]`, the job on stdin.
+
+    AGENT_SYSTEM and AGENT_WEATHER, when set, replace the system prompt and the weather tool's result (a changed agent).
+    """
     import sys
 
     job = json.load(sys.stdin)

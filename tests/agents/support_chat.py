@@ -42,8 +42,10 @@ def _session_file(session_id: str) -> Path:
 
 
 def chat(query: str, history: list[dict] | None = None, session_id: str | None = None) -> dict:
-    """One turn: the trace of the agent's reply to `query`. With `history`, the conversation is the one given;
-    without it, the one kept under `session_id`."""
+    """One turn: the trace of the agent's reply to `query`.
+
+    With `history`, the conversation is the one given; without it, the one kept under `session_id`.
+    """
     if history is not None:
         messages = [SYSTEM, *history]
     else:

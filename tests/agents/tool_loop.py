@@ -1,5 +1,7 @@
-"""What the weather agents share: the tool-calling loop of an OpenAI-style client, and the tools whose second one
-fails (the readers' tests check that a failed tool call carries its error).
+"""What the weather agents share.
+
+The tool-calling loop of an OpenAI-style client, and the tools whose second one fails (the readers' tests check that a
+failed tool call carries its error).
 
 The agents run as scripts from this folder, so they import this module by its name.
 """
@@ -28,7 +30,9 @@ FAILING_SCHEMAS = [
 
 def tool_loop(complete: Callable[[list], Any], messages: list, tools: dict[str, Callable]) -> str:
     """Call the model (`complete(messages)` → a chat completion), run the tools it asks for, until it answers.
-    A tool that raises RuntimeError answers `{"error": message}`, as agents report a failed tool to the model."""
+
+    A tool that raises RuntimeError answers `{"error": message}`, as agents report a failed tool to the model.
+    """
     while True:
         message = complete(messages).choices[0].message
         if not message.tool_calls:

@@ -90,8 +90,10 @@ class OpenAPI:
         return self._validate(request["content"]["application/json"]["schema"], body)
 
     def example(self, node: dict) -> object:
-        """The smallest instance of an OpenAPI schema (of the raw description): required properties only, null
-        where nullable, an enum's first value, the first alternative of anyOf/oneOf."""
+        """The smallest instance of an OpenAPI schema (of the raw description).
+
+        Required properties only, null where nullable, an enum's first value, the first alternative of anyOf/oneOf.
+        """
         while "$ref" in node:
             _, _, kind, name = node["$ref"].split("/", 3)
             node = self.raw["components"][kind][name]
@@ -225,8 +227,10 @@ class FakeGitHub:
         self.state.files[(owner, repo, sha)] = dict(files)
 
     def _entry(self, owner: str, repo: str, sha: str, path: str, data: bytes | None) -> dict:
-        """A contents API entry for a file (`data`) or a directory (None); a file inlines its base64 content up to
-        CONTENTS_LIMIT bytes, as GitHub does."""
+        """A contents API entry for a file (`data`) or a directory (None).
+
+        A file inlines its base64 content up to CONTENTS_LIMIT bytes, as GitHub does.
+        """
         import hashlib
 
         base = f"{self.url}/repos/{owner}/{repo}"

@@ -1,5 +1,7 @@
-"""Real framework agents, instrumented to write their OpenTelemetry spans as JSON Lines, pointed at a local scripted
-model (fakes/scripted_openai.py)."""
+"""Real framework agents, instrumented to write their OpenTelemetry spans as JSON Lines.
+
+Pointed at a local scripted model (fakes/scripted_openai.py).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +9,11 @@ from typing import IO, Any
 
 
 def pydantic_ai_weather_agent(openai_url: str, out: IO[str]) -> tuple[Any, Any]:
-    """(agent, tracer provider): Pydantic AI's `weather_agent` on gpt-4o-mini at `openai_url`, its Instrumentation
-    capability writing every span to `out` as one JSON line, with the tool get_weather (any city: 21 °C). Shut the
-    provider down when the runs are over."""
+    """(agent, tracer provider).
+
+    Pydantic AI's `weather_agent` on gpt-4o-mini at `openai_url`, its Instrumentation capability writing every span to
+    `out` as one JSON line, with the tool get_weather (any city: 21 °C). Shut the provider down when the runs are over.
+    """
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
     from pydantic_ai import Agent

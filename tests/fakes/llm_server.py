@@ -71,8 +71,10 @@ class JSONHandler(BaseHTTPRequestHandler):
 
 
 class LocalServer(ABC):
-    """An HTTP server on 127.0.0.1 serving in a daemon thread while used as a context manager; subclasses give
-    `_handler_class()` and set what it reads before calling this `__init__`."""
+    """An HTTP server on 127.0.0.1 serving in a daemon thread while used as a context manager.
+
+    Subclasses give `_handler_class()` and set what it reads before calling this `__init__`.
+    """
 
     def __init__(self) -> None:
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())

@@ -1,5 +1,7 @@
-"""A local Gemini API (`generateContent`) that plays a script of turns (tests/fakes/scripted_openai.Turn), on
-127.0.0.1, for agents built on `google-genai` (Google ADK): point them at it with $GOOGLE_GEMINI_BASE_URL.
+"""A local Gemini API (`generateContent`) on 127.0.0.1 that plays a script of turns.
+
+The turns are tests/fakes/scripted_openai.Turn; for agents built on `google-genai` (Google ADK): point them at it with
+$GOOGLE_GEMINI_BASE_URL.
 
 The turn to play is the number of model turns already in the request's `contents`, as the OpenAI script does.
 Usage reports `promptTokenCount` (cached ones included, as Gemini counts them), `candidatesTokenCount` and

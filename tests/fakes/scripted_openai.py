@@ -41,12 +41,15 @@ def _text(content) -> str:
 
 
 class ScriptedOpenAIServer(FakeLLMServer):
-    """`openai_url` is the SDK's base_url; `script` maps the first user message to its turns, played over Chat
-    Completions (`/v1/chat/completions`) or the Responses API (`/v1/responses`).
+    """`openai_url` is the SDK's base_url.
+
+    `script` maps the first user message to its turns, played over Chat Completions (`/v1/chat/completions`) or the
+    Responses API (`/v1/responses`).
 
     `per_message`: for conversations, the script maps each user message to its turns instead, the turn to play being
     the number of assistant messages since the last user message (the conversation before it is context only);
-    every request body is kept in `bodies`."""
+    every request body is kept in `bodies`.
+    """
 
     def __init__(self, script: dict[str, list[Turn]], model: str = "gpt-4o-mini-2024-07-18", per_message: bool = False):
         self.script = script

@@ -1,6 +1,7 @@
-"""A scripted model behind the OpenAI (Chat Completions, Responses, Embeddings) and Anthropic Messages wire formats,
-plain or streamed as the providers stream them (SSE frames, `[DONE]` after Chat Completions chunks), optionally
-gzip-compressed, on 127.0.0.1.
+"""A scripted model behind the OpenAI and Anthropic Messages wire formats, plain or streamed, on 127.0.0.1.
+
+OpenAI: Chat Completions, Responses, Embeddings. Streamed as the providers stream them (SSE frames, `[DONE]` after Chat
+Completions chunks), optionally gzip-compressed.
 
 The script is ScriptedOpenAIServer's (`Turn`s per first user question; the turn played is the number of the
 model's turns already in the conversation), so a real tool-calling agent on any of the three APIs runs against

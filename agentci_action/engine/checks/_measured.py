@@ -53,8 +53,10 @@ def bounded(
     missing: str = "",
     unit: str = "",
 ) -> Check | None:
-    """value ≥ limit (`bound` "min") or value ≤ limit ("max"); None when no limit is set; skip (N/A) when the value
-    is unknown."""
+    """value ≥ limit (`bound` "min") or value ≤ limit ("max").
+
+    None when no limit is set; skip (N/A) when the value is unknown.
+    """
     if limit is None:
         return None
     if value is None:

@@ -37,8 +37,11 @@ PATTERNS = [(kind, re.compile(pattern, re.DOTALL)) for kind, pattern in _SECRET_
 
 
 def luhn_valid(number: str) -> bool:
-    """The Luhn checksum over the digits of `number`: double every second digit from the right (minus 9 above 9),
-    the sum must be divisible by 10. Non-digits are ignored; fewer than 13 or more than 19 digits is not a card."""
+    """The Luhn checksum over the digits of `number`.
+
+    Double every second digit from the right (minus 9 above 9), the sum must be divisible by 10. Non-digits are ignored;
+    fewer than 13 or more than 19 digits is not a card.
+    """
     digits = [int(c) for c in number if c.isdigit()]
     if not 13 <= len(digits) <= 19:
         return False

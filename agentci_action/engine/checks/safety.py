@@ -1,5 +1,7 @@
-"""Safety checks on the answer: PII and secret leakage, refusal, prompt-injection echo (pattern heuristics),
-and toxicity and bias by the judge's built-in rubric templates of those names (spec/rubric_templates.py).
+"""Safety checks on the answer.
+
+PII and secret leakage, refusal, prompt-injection echo (pattern heuristics), and toxicity and bias by the judge's
+built-in rubric templates of those names (spec/rubric_templates.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""Text embeddings for semantic similarity through model_access's OpenAI provider (any OpenAI-compatible endpoint,
-official SDK) and its retries (429 honouring retry-after, 5xx, connection errors, timeouts), with a
-content-addressed cache file, so a rerun on unchanged text makes no request.
+"""Text embeddings for semantic similarity, with a content-addressed cache file.
+
+Through model_access's OpenAI provider (any OpenAI-compatible endpoint, official SDK) and its retries (429 honouring
+retry-after, 5xx, connection errors, timeouts); with the cache, a rerun on unchanged text makes no request.
 
 This is where the engine reaches a provider, through model_access/; the rest of the engine only sees the `Embedder` protocol
 (engine/checks/answer.py), as it only sees the `Judge` protocol of the LLM judge.
@@ -27,8 +28,10 @@ def _is_vector(entry: object) -> bool:
 
 
 class EmbeddingCache(JsonStore):
-    """Vectors keyed by sha256 of (provider, model, text), kept in a JSON file the user may commit or cache:
-    {"version": 1, "vectors": {key: [floats]}}, read and written like the judge's verdict cache."""
+    """Vectors keyed by sha256 of (provider, model, text), kept in a JSON file the user may commit or cache.
+
+    {"version": 1, "vectors": {key: [floats]}}, read and written like the judge's verdict cache.
+    """
 
     def __init__(self, path: str | Path | None = None):
         super().__init__(path, what="embedding cache", field="vectors", valid=_is_vector, shape="a list of numbers")
@@ -95,7 +98,9 @@ def embedding_base_url(config: JudgeConfig) -> str | None:
 
 def build_embedder(config: JudgeConfig | None, cache: EmbeddingCache, environ: Mapping[str, str]) -> Embedder:
     """An OpenAI embedder when OPENAI_API_KEY is set in `environ`, else a NoEmbedder that gives the reason.
-    The judge's timeout and attempt budget (judge_config.timeout_s, max_attempts) apply."""
+
+    The judge's timeout and attempt budget (judge_config.timeout_s, max_attempts) apply.
+    """
     key = environ.get("OPENAI_API_KEY")
     if not key:
         return NoEmbedder("no embedding provider: OPENAI_API_KEY is not set")

@@ -104,8 +104,11 @@ class LLMJudge:
         self._spend = self.spend or spend_cap_for(self.config, self.max_cost_usd)
 
     def models_for(self, request: JudgeRequest) -> list[str]:
-        """The ensemble's models for a check in the --sample-ensemble share (whether or not the ensemble is
-        enabled), or for every check of an enabled ensemble without sampling; otherwise the main model."""
+        """The models that judge a check: the ensemble's or the main model.
+
+        The ensemble's for a check in the --sample-ensemble share (whether or not the ensemble is enabled), or for every
+        check of an enabled ensemble without sampling; otherwise the main model.
+        """
         ensemble = self.config.ensemble
         if ensemble and ensemble.models:
             chosen = ensemble.enabled if self.sample_ensemble is None else in_sample(request, self.sample_ensemble)
@@ -124,8 +127,10 @@ class LLMJudge:
         return self._spend.reached()
 
     def warnings(self) -> list[str]:
-        """Run-level notes about how the judge was asked to run: sampling with no ensemble to sample. (A spend cap
-        reached is said by the checks it left unjudged, counted as one reason of the unverified ones.)"""
+        """Run-level notes about how the judge was asked to run: sampling with no ensemble to sample.
+
+        (A spend cap reached is said by the checks it left unjudged, counted as one reason of the unverified ones.)
+        """
         if self.sample_ensemble is not None and not (self.config.ensemble and self.config.ensemble.models):
             return [
                 f"--sample-ensemble {self.sample_ensemble:g} has no effect: judge_config.ensemble lists no models, "
@@ -233,8 +238,10 @@ class LLMJudge:
         )
 
     def _redacted(self, text: str) -> str:
-        """`text` with every line of every key replaced by ***, should a provider, a gateway or an HTTP library's
-        error (an invalid header) echo one back."""
+        """`text` with every line of every key replaced by ***.
+
+        Should a provider, a gateway or an HTTP library's error (an invalid header) echo one back.
+        """
         return redact(text, self.api_keys.values())
 
     def provider(self, name: str, model: str) -> Provider | None:

@@ -39,8 +39,10 @@ UNIDENTIFIED = "unidentified"
 
 
 def traces_of(receiver: Receiver) -> list[Trace]:
-    """Every trace the receiver's spans make; a run or trace AgentCI cannot read is logged (once), not raised. The
-    spans of a run's turns (`agentci.turn` 1, 2, …) make one conversation, its turns in order."""
+    """Every trace the receiver's spans make; a run or trace AgentCI cannot read is logged (once), not raised.
+
+    The spans of a run's turns (`agentci.turn` 1, 2, …) make one conversation, its turns in order.
+    """
     traces = []
     conversations: dict[tuple[str, int], list[tuple[int, Trace]]] = {}
     for key in receiver.runs():
@@ -68,8 +70,11 @@ def traces_of(receiver: Receiver) -> list[Trace]:
 
 
 def _unnamed(resource_spans: list[dict[str, Any]], receiver: Receiver) -> list[Trace]:
-    """Spans that name no run, read together as a span file; when some trace among them is unreadable (a
-    service's HTTP spans, say), each trace id on its own, so the others still count."""
+    """Spans that name no run, read together as a span file.
+
+    When some trace among them is unreadable (a service's HTTP spans, say), each trace id on its own, so the others
+    still count.
+    """
     source = "otel:spans without agentci.query_id"
     try:
         return run_traces.read({"resourceSpans": resource_spans}, source)
@@ -92,8 +97,10 @@ def _unnamed(resource_spans: list[dict[str, Any]], receiver: Receiver) -> list[T
 
 
 def write(output: Path, traces: list[Trace], refuse: Callable[[str], None]) -> list[Path]:
-    """Rewrite each query's file with its traces (sorted by run), atomically; the files written. A trace whose id is
-    not a query id (`../../x`, an absolute path) is never written: `refuse` is told why."""
+    """Rewrite each query's file with its traces (sorted by run), atomically; the files written.
+
+    A trace whose id is not a query id (`../../x`, an absolute path) is never written: `refuse` is told why.
+    """
     by_file: dict[Path, list[Trace]] = {}
     for trace in traces:
         try:

@@ -30,8 +30,10 @@ PROTOCOL_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_
 
 
 def resource_attributes(inherited: str | None, query_id: str, run: int, turn: int = 0) -> str:
-    """`inherited` (key=value,…) without agentci.* entries, then this run's query id and run (and its turn, in a
-    conversation)."""
+    """`inherited` (key=value,…) without agentci.* entries, then this run's query id and run.
+
+    And its turn, in a conversation.
+    """
     kept = [item for item in (inherited or "").split(",") if item.strip() and not _is_ours(item)]
     ours = [f"{QUERY_ID}={quote(query_id, safe='')}", f"{RUN}={run}", *([f"{TURN}={turn}"] if turn else [])]
     return ",".join([*kept, *ours])

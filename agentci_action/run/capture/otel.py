@@ -68,8 +68,10 @@ class OtelCapture(Capture):
         return records
 
     def outage(self, job: Job) -> str | None:
-        """The outage the failed run's spans recorded (an SDK's exception on a model call span), if any: its spans
-        are kept for the retry to drop."""
+        """The outage the failed run's spans recorded (an SDK's exception on a model call span), if any.
+
+        Its spans are kept for the retry to drop.
+        """
         key = job.key
         self.receiver.settle(key, min(self.wait_s, OUTAGE_WAIT_S))
         return outage_in_spans(self.receiver.spans(key))

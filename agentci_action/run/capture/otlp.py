@@ -67,9 +67,11 @@ def decompress(body: bytes, encoding: str | None, limit: int = MAX_BODY) -> byte
 
 @dataclass(frozen=True)
 class ResourceSpans:
-    """One resource's spans from a request: the resource's attributes, the number of spans, and the spans as an
-    OTLP/JSON `resourceSpans` dict on demand (protobuf is converted only when a trace is assembled, so
-    receiving stays fast)."""
+    """One resource's spans from a request.
+
+    The resource's attributes, the number of spans, and the spans as an OTLP/JSON `resourceSpans` dict on demand
+    (protobuf is converted only when a trace is assembled, so receiving stays fast).
+    """
 
     resource: dict[str, Any]
     count: int
@@ -228,8 +230,10 @@ def success(content_type: str | None, rejected: int = 0, message: str = "") -> A
 
 
 def failure(content_type: str | None, error: RequestError) -> Answer:
-    """The HTTP error with a google.rpc.Status body in the request's encoding: code 16 UNAUTHENTICATED for a 401,
-    else 3 INVALID_ARGUMENT."""
+    """The HTTP error with a google.rpc.Status body in the request's encoding.
+
+    Code 16 UNAUTHENTICATED for a 401, else 3 INVALID_ARGUMENT.
+    """
     code = 16 if error.status == 401 else 3
     if media_type(content_type) == PROTOBUF:
         return Answer(error.status, PROTOBUF, _status_protobuf(code, error.message))

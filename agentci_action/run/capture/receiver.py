@@ -44,8 +44,10 @@ TOKEN_HEADER = "x-agentci-token"
 
 
 def run_key(resource: dict[str, Any]) -> RunKey | None:
-    """(query id, run, turn) named by a resource's attributes; None without a query id. A run or turn that is not
-    a whole number counts as 0."""
+    """(query id, run, turn) named by a resource's attributes; None without a query id.
+
+    A run or turn that is not a whole number counts as 0.
+    """
     query_id = resource.get(QUERY_ID)
     if query_id in (None, ""):
         return None
@@ -140,8 +142,10 @@ class Receiver(LoopbackServer):
             return True
 
     def settle(self, key: RunKey | None, timeout_s: float) -> bool:
-        """Wait for the requests being handled now to be stored, then, while the run has no spans, for its
-        first spans, `timeout_s` seconds at most in all. True when the run has spans."""
+        """Wait for the requests being handled now to be stored, then for the run's first spans.
+
+        The first spans only while the run has none; `timeout_s` seconds at most in all. True when the run has spans.
+        """
         deadline = time.monotonic() + timeout_s
         with self._cond:
             pending = set(self._busy)
@@ -239,8 +243,10 @@ class Receiver(LoopbackServer):
                 return body
 
             def _discard(self, length: int) -> None:
-                """Read and drop an oversized body (a megabyte at a time, DRAIN_S seconds at most) so the client
-                reads the 413 instead of a reset connection; the connection is closed after the answer."""
+                """Read and drop an oversized body, so the client reads the 413 instead of a reset connection.
+
+                A megabyte at a time, DRAIN_S seconds at most; the connection is closed after the answer.
+                """
                 self.close_connection = True
                 deadline = time.monotonic() + DRAIN_S
                 while length > 0 and time.monotonic() < deadline:

@@ -60,8 +60,10 @@ def _walk(recorded: Any, now: Any, path: tuple[Step, ...], found: list[Differenc
 
 
 def nearest(request: RecordedRequest, number: int, calls: list[RecordedCall]) -> tuple[int, list[Difference]] | None:
-    """(index in `calls`, differences) of the recorded call nearest to `request`, the run's call `number`
-    (1-based); None when nothing was recorded."""
+    """(index in `calls`, differences) of the recorded call nearest to `request`, the run's call `number` (1-based).
+
+    None when nothing was recorded.
+    """
     if not calls:
         return None
     same = [i for i, c in enumerate(calls) if _endpoint(c.request) == _endpoint(request)]

@@ -75,8 +75,11 @@ def _stderr(message: str) -> None:
 
 
 class ReplayProxy(LoopbackServer):
-    """Use as a context manager (the port is freed on every way out). `upstreams` maps each provider name the
-    agent may use (`openai`, `anthropic`, ...) to the base URL its live calls go to."""
+    """Use as a context manager (the port is freed on every way out).
+
+    `upstreams` maps each provider name the agent may use (`openai`, `anthropic`, ...) to the base URL its live calls go
+    to.
+    """
 
     def __init__(
         self,
@@ -159,10 +162,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def parse_request(self) -> bool:
-        """The request line and headers, read without the standard library's email parser, which took a third of a
-        replayed call's time (docs/performance.md): HTTP/1.0 and 1.1 only, at most MAX_HEADERS headers of at most
-        64 KiB each, names lower-cased into `asked_headers` (repeated ones joined by ", "), keep-alive as HTTP/1.1
-        has it, and `Expect: 100-continue` answered. False, with the error sent, for anything else."""
+        """The request line and headers, read without the standard library's email parser.
+
+        That parser took a third of a replayed call's time (docs/performance.md). HTTP/1.0 and 1.1 only, at most
+        MAX_HEADERS headers of at most 64 KiB each, names lower-cased into `asked_headers` (repeated ones joined by ",
+        "), keep-alive as HTTP/1.1 has it, and `Expect: 100-continue` answered. False, with the error sent, for anything
+        else.
+        """
         self.command, self.close_connection = "", True
         self.request_version = self.default_request_version
         self.requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
@@ -320,9 +326,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.flush_headers()
 
     def _live(self, session: ReplaySession, asked: _Asked, number: int, upstream: Upstream) -> None:
-        """Forward the request and pass the answer on. The call is handed to the session (to be read when the
-        recording is written) before the answer's last bytes leave, so an agent that has read its answer always
-        finds its call among the run's."""
+        """Forward the request and pass the answer on.
+
+        The call is handed to the session (to be read when the recording is written) before the answer's last bytes
+        leave, so an agent that has read its answer always finds its call among the run's.
+        """
         headers = {name: value for name, value in self.asked_headers.items() if name not in NOT_FORWARDED}
         headers["accept-encoding"] = "gzip, identity"
         try:
@@ -359,7 +367,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _relay_stream(self, answer: UpstreamAnswer, answered: _Answered, keep: Callable[[], None]) -> None:
         """Pass a stream on as it arrives (chunked), one chunk behind: the last is sent once the call is kept.
-        A stream the provider broke off is broken off for the agent too, and not kept."""
+
+        A stream the provider broke off is broken off for the agent too, and not kept.
+        """
         answered.streamed = True
         self._head(answer)
         self.send_header("transfer-encoding", "chunked")

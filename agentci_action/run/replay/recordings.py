@@ -215,8 +215,10 @@ def parse(text: str, path: Path) -> Recording:
 
 
 def locate(text: str, where: tuple[str | int, ...]) -> int:
-    """The line (1-based) where the value at `where` (object keys and array indexes from the top) starts in a JSON
-    text, or its nearest existing parent: each step is found by decoding the members before it."""
+    """The line (1-based) where the value at `where` starts in a JSON text, or its nearest existing parent.
+
+    `where` holds object keys and array indexes from the top; each step is found by decoding the members before it.
+    """
     position = _skip(text, 0)
     for step in where:
         found = _member(text, position, step)

@@ -1,5 +1,7 @@
-"""Record and replay for a whole `agentci run`: the proxy from the first run to the last, a session per attempt,
-the variables that point each run's SDKs at its route, and each run's figures.
+"""Record and replay for a whole `agentci run`.
+
+The proxy from the first run to the last, a session per attempt, the variables that point each run's SDKs at its route,
+and each run's figures.
 
 Each run's recording is `<recordings>/<query id>/run-<n>.json` beside the spec. Before the first run, every
 recording the mode reads is read, so a broken one is an error at its file and line before anything runs. A command
@@ -59,8 +61,11 @@ MAX_MISSES_KEPT = 5  # explanations kept per run in its trace; the rest are coun
 def replay_for(
     runner: RunnerSpec, override: str | None, spec: AgentCISpec, inherited: Mapping[str, str]
 ) -> ReplayRun | None:
-    """The run's record and replay: the runner's `replay:` with `override` (a mode, `--replay`) as its mode, or the
-    defaults when only `override` asks for it; None without either, or with `off`."""
+    """The run's record and replay.
+
+    The runner's `replay:` with `override` (a mode, `--replay`) as its mode, or the defaults when only `override` asks
+    for it; None without either, or with `off`.
+    """
     if override == "off" or (runner.replay is None and override is None):
         return None
     replay = runner.replay or ReplaySpec()
@@ -68,8 +73,11 @@ def replay_for(
 
 
 def upstreams(replay: ReplaySpec, inherited: Mapping[str, str]) -> dict[str, str]:
-    """Where live calls go, per provider: the spec's `upstreams`, else the base URL the agent inherited
-    (OPENAI_BASE_URL, then OPENAI_API_BASE; likewise for Anthropic), else the provider's public API."""
+    """Where live calls go, per provider.
+
+    The spec's `upstreams`, else the base URL the agent inherited (OPENAI_BASE_URL, then OPENAI_API_BASE; likewise for
+    Anthropic), else the provider's public API.
+    """
     declared = {str(provider): url for provider, url in replay.upstreams.items()}
     return {
         provider: declared.get(provider)
@@ -116,8 +124,11 @@ class RunFigures:
 
 
 def _price(usage: Usage, pricing: dict[str, ModelPrice]) -> float | None:
-    """What a live call cost, from the usage its answer reported: 0 for an answer that names no model (a model
-    list: not billed by the token); None when unknown (a model but no usage reported, or no price for it)."""
+    """What a live call cost, from the usage its answer reported.
+
+    0 for an answer that names no model (a model list: not billed by the token); None when unknown (a model but no usage
+    reported, or no price for it).
+    """
     if not usage.model:
         return 0.0
     if not usage.known:
@@ -177,8 +188,11 @@ class ReplayRun:
 
     # -- a run's attempts -----------------------------------------------------------------------------------------
     def open(self, job: Job) -> ReplaySession:
-        """A fresh session for one attempt of `job` (a retried attempt starts again from the recording's start, or
-        a conversation's turn from where its previous turn ended)."""
+        """A fresh session for one attempt of `job`.
+
+        A retried attempt starts again from the recording's start, or a conversation's turn from where its previous turn
+        ended.
+        """
         key = (job.query.key, job.run)
         with self._lock:
             before = self._turns.get(key) if job.turn > 1 else None
@@ -196,9 +210,12 @@ class ReplayRun:
         return session
 
     def attempts(self, attempt: Callable[[Job], Trace], in_process: str | None = None) -> Callable[[Job], Trace]:
-        """`attempt` with a session of its own around each call (a caller's callable running in this process is
-        served on the route `in_process`, bound to each run in turn). A miss under `replay` fails the attempt
-        with its explanation, in place of whatever failure it caused; an interruption writes nothing."""
+        """`attempt` with a session of its own around each call.
+
+        A caller's callable running in this process is served on the route `in_process`, bound to each run in turn. A
+        miss under `replay` fails the attempt with its explanation, in place of whatever failure it caused; an
+        interruption writes nothing.
+        """
 
         def replayed(job: Job) -> Trace:
             session = self.open(job)
@@ -251,8 +268,10 @@ class ReplayRun:
         return added
 
     def close(self, session: ReplaySession) -> None:
-        """End an attempt: its recording written (record modes), its figures added to the run's. RunFailure when a
-        call missed under `replay` or the recording cannot be written."""
+        """End an attempt: its recording written (record modes), its figures added to the run's.
+
+        RunFailure when a call missed under `replay` or the recording cannot be written.
+        """
         with self._lock:
             token = self._routes.pop(id(session), None)
         if token is not None:
@@ -274,8 +293,10 @@ class ReplayRun:
             )
 
     def stamp(self, trace: Trace, job: Job) -> Trace:
-        """The run's trace (or error record) with its figures in its metadata, and its model calls attributed from
-        the requests they made (recorded_requests.py)."""
+        """The run's trace (or error record) with its figures in its metadata, and its model calls attributed.
+
+        Attributed from the requests they made (recorded_requests.py).
+        """
         with self._lock:
             figures = self._figures.get((job.query.key, job.run))
         if figures is None:

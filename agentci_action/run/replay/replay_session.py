@@ -59,8 +59,10 @@ class Figures:
 
 
 class ReplaySession:
-    """Create for one attempt of one run; `finish` when the run is over. RecordingError when the run's
-    recording exists (and the mode reads it) but cannot be read."""
+    """Create for one attempt of one run; `finish` when the run is over.
+
+    RecordingError when the run's recording exists (and the mode reads it) but cannot be read.
+    """
 
     def __init__(
         self,
@@ -74,8 +76,10 @@ class ReplaySession:
         continues: ReplaySession | None = None,
     ):
         """`recording`: the file at `path` already read (else it is read here, unless the mode records everything).
+
         `continues`: the finished session of the conversation's previous turn: this turn goes on from its calls (the
-        answers it left, the calls it made, which the recording keeps before this turn's), with figures of its own."""
+        answers it left, the calls it made, which the recording keeps before this turn's), with figures of its own.
+        """
         if mode not in MODES:
             raise ValueError(f"replay mode {mode!r}: one of {', '.join(MODES)}")
         self.query, self.run, self.path, self.mode, self.volatility = query, run, path, mode, volatility
@@ -103,8 +107,10 @@ class ReplaySession:
             return next(self._numbers)
 
     def answer(self, key: str, number: int) -> RecordedCall | None:
-        """The recorded answer for the next request with `key`, kept as this run's call `number`; None when there
-        is none left (or the mode records everything)."""
+        """The recorded answer for the next request with `key`, kept as this run's call `number`.
+
+        None when there is none left (or the mode records everything).
+        """
         if self.mode == "record":
             return None
         with self._lock:
@@ -125,8 +131,10 @@ class ReplaySession:
         return miss
 
     def live(self, call: Callable[[], RecordedCall], number: int) -> None:
-        """Keep a call the provider answered as this run's call `number`; `call()` reads it (when the run ends: the
-        agent is not kept waiting while its request and answer are parsed)."""
+        """Keep a call the provider answered as this run's call `number`.
+
+        `call()` reads it (when the run ends: the agent is not kept waiting while its request and answer are parsed).
+        """
         with self._lock:
             self._made[number] = call
             self.figures.live += 1
@@ -141,8 +149,10 @@ class ReplaySession:
         return call
 
     def finish(self) -> Figures:
-        """Rewrite the recording when the mode says so (see the module docstring); the run's figures. OSError
-        when the file cannot be written."""
+        """Rewrite the recording when the mode says so (see the module docstring); the run's figures.
+
+        OSError when the file cannot be written.
+        """
         with self._lock:
             made = self.figures.calls = [self._read(number) for number in sorted(self._made)]
         if self.mode == "replay":

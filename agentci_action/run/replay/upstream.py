@@ -53,7 +53,9 @@ class Upstream:
 
     def send(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> UpstreamAnswer:
         """Send `method prefix+target`; the answer's status and headers once they arrive, its body to be read.
-        UpstreamError when the provider cannot be reached (a kept connection that went stale is retried once)."""
+
+        UpstreamError when the provider cannot be reached (a kept connection that went stale is retried once).
+        """
         for attempt in (0, 1):
             connection, reused = self._connection()
             try:

@@ -1,5 +1,7 @@
-"""Recordings of simulated users: what the user said at each step of one run of a conversation, beside the model
-calls' recordings (`<recordings>/<query id>/run-<n>.user.json`), so a rerun meets the same user without a key.
+"""Recordings of simulated users.
+
+What the user said at each step of one run of a conversation, beside the model calls' recordings (`<recordings>/<query
+id>/run-<n>.user.json`), so a rerun meets the same user without a key.
 
     {
       "version": 1,
@@ -53,8 +55,10 @@ def user_identity(user: SimulatedUserSpec) -> str:
 
 @dataclass
 class UserRecordings:
-    """Where a run's simulated users are recorded, and how (`mode`); `volatile`: patterns masked out of the agent's
-    replies before they are compared."""
+    """Where a run's simulated users are recorded, and how (`mode`).
+
+    `volatile`: patterns masked out of the agent's replies before they are compared.
+    """
 
     directory: Path
     mode: str = DEFAULT_MODE
@@ -65,16 +69,20 @@ class UserRecordings:
         return self.directory / job.query.key / f"run-{job.run}.user.json"
 
     def check(self, jobs: list[Job]) -> None:
-        """Read every recording the runs may replay, so a broken one is an InputError at its file and line before
-        anything runs."""
+        """Read every recording the runs may replay, so a broken one fails before anything runs.
+
+        It is an InputError at its file and line.
+        """
         for job in jobs:
             path = self.path(job)
             if job.query.simulated_user is not None and self.mode != "record":
                 self._read[path] = read(path) if path.is_file() else None
 
     def player(self, job: Job, live: NextUser | None) -> UserPlayer:
-        """The user of one run of a conversation: recorded steps while the conversation follows them, then `live`
-        (the simulator; None when none could be made)."""
+        """The user of one run of a conversation.
+
+        Recorded steps while the conversation follows them, then `live` (the simulator; None when none could be made).
+        """
         path = self.path(job)
         steps: list[dict[str, Any]] = []
         why = f"the simulated user has no recording ({path})"
@@ -112,8 +120,11 @@ class UserPlayer:
         return message
 
     def next(self, history: Sequence[Mapping[str, str]]) -> UserReply:
-        """The user's move after the conversation so far: recorded while it matches, else live (or, under replay,
-        a RunFailure that says where the conversation left the recording)."""
+        """The user's move after the conversation so far.
+
+        Recorded while it matches, else live (or, under replay, a RunFailure that says where the conversation left the
+        recording).
+        """
         user = self.job.query.simulated_user
         assert user is not None, "a player for a query without a simulated user"
         index = len(self.steps)
@@ -146,8 +157,11 @@ class UserPlayer:
         return reply
 
     def _asked(self, user: SimulatedUserSpec, history: Sequence[Mapping[str, str]], index: int) -> UserReply:
-        """The simulator's reply at step `index`; RunFailure (InfraFailure when the provider failed) when none can
-        be had. A spend cap reached is raised as it is: the conversation ends there."""
+        """The simulator's reply at step `index`.
+
+        RunFailure (InfraFailure when the provider failed) when none can be had. A spend cap reached is raised as it is:
+        the conversation ends there.
+        """
         where = f"turn {index + 1}: {self.diverged}"
         if self.mode == "replay":
             raise RunFailure(f"{where}; under replay no model is called: {HINT}")

@@ -167,8 +167,10 @@ def _one_per_call(spans: list[Span], tree: Tree, views: dict[str, SpanView]) -> 
 def _message_tools(
     llm_spans: list[Span], tree: Tree, views: dict[str, SpanView], claimed: set[tuple[str, int]]
 ) -> list[tuple[Order, dict[str, Any]]]:
-    """(order, ToolCall fields) of the calls the model calls issued in their messages (but those a handoff span
-    already `claimed`), each result taken from a later call's tool message with the same id."""
+    """(order, ToolCall fields) of the calls the model calls issued in their messages.
+
+    Except those a handoff span already `claimed`; each result taken from a later call's tool message with the same id.
+    """
     results: dict[str, Any] = {}
     for span in llm_spans:
         results.update(views[span.span_id].message_results)
@@ -208,10 +210,12 @@ def _tool_call(span: Span, view: SpanView, tree: Tree, views: dict[str, SpanView
 def _handoff_call(
     span: Span, view: SpanView, llm_spans: list[Span], views: dict[str, SpanView], claimed: set[tuple[str, int]]
 ) -> tuple[Order, dict[str, Any]]:
-    """(order, ToolCall fields) of the call that made a handoff whose span names no tool: the first unclaimed
-    `transfer_to_<agent>` call for the agent handed to, issued by the latest model call started before the span
-    (claimed, so it is not read from the messages again); when the messages do not hold it, the tool the Agents
-    SDK gives the model for that handoff (`handoff_tool_name`), at the span's start."""
+    """(order, ToolCall fields) of the call that made a handoff whose span names no tool.
+
+    The first unclaimed `transfer_to_<agent>` call for the agent handed to, issued by the latest model call started
+    before the span (claimed, so it is not read from the messages again); when the messages do not hold it, the tool the
+    Agents SDK gives the model for that handoff (`handoff_tool_name`), at the span's start.
+    """
     start, to = span.start or 0.0, view.handoff_to or ""
     for llm in sorted((s for s in llm_spans if (s.start or 0.0) <= start), key=lambda s: s.start or 0.0, reverse=True):
         for index, call in enumerate(views[llm.span_id].message_calls):
@@ -229,10 +233,12 @@ def _handoff_call(
 def _issued_alike(
     span: Span, view: SpanView, llm_spans: list[Span], views: dict[str, SpanView], claimed: set[tuple[str, int]]
 ) -> tuple[float, int]:
-    """(issuing call's start, position in its output) of a tool span that names no tool-call id: the first
-    unclaimed call of the same tool (and arguments, where both are known) issued by the latest model call that
-    started before it; else the span's own start. Parallel calls then keep the model's order, not the order
-    they happened to start in."""
+    """(issuing call's start, position in its output) of a tool span that names no tool-call id.
+
+    The first unclaimed call of the same tool (and arguments, where both are known) issued by the latest model call that
+    started before it; else the span's own start. Parallel calls then keep the model's order, not the order they
+    happened to start in.
+    """
     start = span.start or 0.0
     for llm in sorted((s for s in llm_spans if (s.start or 0.0) <= start), key=lambda s: s.start or 0.0, reverse=True):
         for index, call in enumerate(views[llm.span_id].message_calls):
@@ -356,8 +362,11 @@ def user_messages(messages: list[dict[str, Any]]) -> int | None:
 
 
 def _turn_input(llm_spans: list[Span], views: dict[str, SpanView]) -> str:
-    """A session's run: the user's message of this turn, the last one its first model call was sent (the session
-    sends the conversation so far before it)."""
+    """A session's run.
+
+    The user's message of this turn, the last one its first model call was sent (the session sends the conversation so
+    far before it).
+    """
     return next((views[s.span_id].latest_input for s in llm_spans if views[s.span_id].latest_input), "")
 
 
@@ -434,8 +443,10 @@ def traces_of_spans(
     content_switch: str = "",
     keep: Keep | None = None,
 ) -> list[Trace]:
-    """One canonical trace per run of `spans` (see span_runs), each read with `view_of`; `keep(views)` may
-    leave a run out (by its span views); the runs of one session are one conversation (_sessions.py)."""
+    """One canonical trace per run of `spans` (see span_runs), each read with `view_of`.
+
+    `keep(views)` may leave a run out (by its span views); the runs of one session are one conversation (_sessions.py).
+    """
 
     def one(run: tuple[list[Span], dict[str, SpanView]]) -> Trace:
         members, views = run

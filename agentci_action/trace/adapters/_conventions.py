@@ -77,8 +77,10 @@ def text_of(content: Any) -> str:
 
 
 def handoff_target(tool_name: str) -> str | None:
-    """'transfer_to_billing_agent' → 'billing_agent'; None for another name. Only links a framework's handoff to the
-    call that made it: the name alone is never a handoff."""
+    """'transfer_to_billing_agent' → 'billing_agent'; None for another name.
+
+    Only links a framework's handoff to the call that made it: the name alone is never a handoff.
+    """
     return tool_name[len(HANDOFF_PREFIX) :] if tool_name.startswith(HANDOFF_PREFIX) else None
 
 
@@ -87,9 +89,11 @@ def _agent_key(name: str) -> str:
 
 
 def handoff_tool_name(agent: str) -> str:
-    """The tool the OpenAI Agents SDK gives the model for a handoff to `agent` (`Handoff.default_tool_name`):
-    'transfer_to_' + the name, white space and other characters not [A-Za-z0-9_] as '_', lower case
-    ('Human agents' → 'transfer_to_human_agents')."""
+    """The tool the OpenAI Agents SDK gives the model for a handoff to `agent` (`Handoff.default_tool_name`).
+
+    'transfer_to_' + the name, white space and other characters not [A-Za-z0-9_] as '_', lower case ('Human agents' →
+    'transfer_to_human_agents').
+    """
     return re.sub(r"[^a-zA-Z0-9_]", "_", re.sub(r"\s", "_", HANDOFF_PREFIX + agent)).lower()
 
 
@@ -124,8 +128,10 @@ def duration_ms(start: float | None, end: float | None) -> float | None:
 
 
 def query_key(metadata: dict[str, Any] | None) -> dict[str, str]:
-    """`id`, `query` and `run` from a metadata mapping's agentci.query_id / agentci.query / agentci.run keys,
-    when present."""
+    """`id`, `query` and `run` from a metadata mapping's agentci.* keys, when present.
+
+    The keys: agentci.query_id / agentci.query / agentci.run.
+    """
     found: dict[str, str] = {}
     for field_name, keys in (("id", QUERY_ID_KEYS), ("query", QUERY_TEXT_KEYS), ("run", RUN_KEYS)):
         for key in keys:
@@ -211,8 +217,10 @@ def convert_each(
     convert_one: Callable[[Any], Trace],
     line_of: Callable[[Any], int] = _record_line,
 ) -> list[Trace]:
-    """Apply `convert_one(item) -> Trace` to every record (or span group, whose first line `line_of` gives),
-    collecting every item's problems."""
+    """Apply `convert_one(item) -> Trace` to every record or span group, collecting every item's problems.
+
+    A span group's first line is given by `line_of`.
+    """
     traces: list[Trace] = []
     problems: list[Problem] = []
     for item in items:

@@ -42,8 +42,10 @@ def conversations(traces: list[Trace]) -> list[Trace]:
 
 
 def _one_conversation(runs: list[Trace]) -> bool:
-    """Two or more runs that name no two different queries (a session id shared by the runs of several queries, a
-    batch's id, does not make them one conversation)."""
+    """Two or more runs that name no two different queries.
+
+    A session id shared by the runs of several queries, a batch's id, does not make them one conversation.
+    """
     return len(runs) > 1 and len({run.id for run in runs if run.id}) <= 1
 
 
@@ -52,8 +54,11 @@ def _started(trace: Trace) -> float | None:
 
 
 def conversation(session: str, runs: list[Trace], key: dict[str, str] | None = None) -> Trace:
-    """The runs of one session as one conversation (see the module docstring); `key` ({id, query, run}, from the
-    record that holds the whole session) overrides the id, query and run taken from the turns."""
+    """The runs of one session as one conversation (see the module docstring).
+
+    `key` ({id, query, run}, from the record that holds the whole session) overrides the id, query and run taken from
+    the turns.
+    """
     starts = [_started(run) for run in runs]
     if None not in starts:
         runs = [run for _, _, run in sorted(zip(starts, range(len(runs)), runs, strict=True))]

@@ -25,17 +25,23 @@ def detect(records: list[Record]) -> bool:
 
 
 def looks_canonical(records: list[Record]) -> bool:
-    """A canonical file with bad records, which `detect` refuses: some object has id, query, final_answer or
-    tool_calls, and most keys of the file's objects are canonical field names. Converting it then reports
-    each bad record at its own line instead of calling the whole file an unknown format."""
+    """A canonical file with bad records, which `detect` refuses.
+
+    Some object has id, query, final_answer or tool_calls, and most keys of the file's objects are canonical field
+    names. Converting it then reports each bad record at its own line instead of calling the whole file an unknown
+    format.
+    """
     objects = [r.value for r in records if isinstance(r.value, dict)]
     keys = [key for value in objects for key in value]
     return any(MARKERS & value.keys() for value in objects) and 2 * sum(key in FIELDS for key in keys) > len(keys)
 
 
 def convert(records: list[Record], file: str) -> list[Trace]:
-    """One Trace per record. The list of records is consumed (emptied): each record is let go once its trace is
-    built, so a file's traces are never held twice, as parsed JSON and as models, at once."""
+    """One Trace per record.
+
+    The list of records is consumed (emptied): each record is let go once its trace is built, so a file's traces are
+    never held twice, as parsed JSON and as models, at once.
+    """
     traces: list[Trace] = []
     problems: list[Problem] = []
     records.reverse()  # popped from the end, in file order

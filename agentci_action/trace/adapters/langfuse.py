@@ -1,7 +1,8 @@
-"""Langfuse SDK spans (langfuse 3 and later, built on OpenTelemetry): spans whose attributes are
-`langfuse.observation.*` (type, input, output, model, usage, level) and `langfuse.trace.*`, values as JSON
-text, in any span shape the OpenTelemetry readers take (see spans). They carry no `gen_ai.*` attributes, so the
-OpenTelemetry GenAI reader would see no model call in them.
+"""Langfuse SDK spans (langfuse 3 and later, built on OpenTelemetry).
+
+Spans whose attributes are `langfuse.observation.*` (type, input, output, model, usage, level) and `langfuse.trace.*`,
+values as JSON text, in any span shape the OpenTelemetry readers take (see spans). They carry no `gen_ai.*` attributes,
+so the OpenTelemetry GenAI reader would see no model call in them.
 
 Spans are grouped into runs by trace id and `agentci.query_id` / `agentci.run` as for OpenTelemetry GenAI.
 By `langfuse.observation.type`:

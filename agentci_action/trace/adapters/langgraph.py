@@ -129,8 +129,10 @@ def tool_result(message: dict[str, Any]) -> tuple[Any, str | None]:
 
 
 def _thread_of(value: dict[str, Any]) -> str | None:
-    """The LangGraph thread a record is the state of: its `thread_id`, else its `config.configurable.thread_id` (a
-    StateSnapshot's config)."""
+    """The LangGraph thread a record is the state of.
+
+    Its `thread_id`, else its `config.configurable.thread_id` (a StateSnapshot's config).
+    """
     configurable = ((value.get("config") or {}).get("configurable") or {}) if isinstance(value, dict) else {}
     thread = value.get("thread_id") or configurable.get("thread_id")
     return str(thread) if thread not in (None, "") else None
@@ -147,8 +149,11 @@ def _by_human_message(messages: list[dict[str, Any]]) -> list[list[dict[str, Any
 
 
 def _exchange(messages: list[dict[str, Any]], documents: list[dict[str, Any]]) -> dict[str, Any]:
-    """Trace fields of the messages of one run (a whole record, or one turn of a thread): its model calls and tool
-    calls, its last AI text as the answer, its first human message as the query; `documents` retrieved besides."""
+    """Trace fields of the messages of one run (a whole record, or one turn of a thread).
+
+    Its model calls and tool calls, its last AI text as the answer, its first human message as the query; `documents`
+    retrieved besides.
+    """
     turns = [ai_turn(m) for m in messages if m["type"] == "ai"]
     results: ToolResults = {m.get("tool_call_id"): tool_result(m) for m in messages if m["type"] == "tool"}
     query = next((text_of(m.get("content")) for m in messages if m["type"] == "human"), "")

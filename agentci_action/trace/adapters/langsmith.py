@@ -126,8 +126,10 @@ def _llm(run: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
 
 
 def _request_message(message: dict[str, Any]) -> Message:
-    """A LangChain message as its chat model sent it (an AI message's tool call arguments as JSON text, as
-    langchain-openai writes them)."""
+    """A LangChain message as its chat model sent it.
+
+    An AI message's tool call arguments as JSON text, as langchain-openai writes them.
+    """
     kind, text = message.get("type"), text_of(message.get("content"))
     if kind == "tool":
         return Message("tool", results=[(message.get("tool_call_id"), text)])
@@ -141,8 +143,11 @@ def _request_message(message: dict[str, Any]) -> Message:
 
 
 def _input_breakdown(run: dict[str, Any], model: str | None) -> dict[str, Any] | None:
-    """A chat model run's input breakdown: the messages of `inputs.messages` and the bound tools; None for a run
-    that records no messages (a completion model's prompt string)."""
+    """A chat model run's input breakdown.
+
+    The messages of `inputs.messages` and the bound tools; None for a run that records no messages (a completion model's
+    prompt string).
+    """
     sent = (run.get("inputs") or {}).get("messages") or []
     if sent and isinstance(sent[0], list):  # a batch of message lists: the run's is the first
         sent = sent[0]
@@ -204,8 +209,11 @@ _MESSAGE_REPR = re.compile(r"""content=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")(.*)
 
 
 def _tool_message(output: Any) -> dict[str, Any] | None:
-    """A tool run's output as a ToolMessage dict: serialized, or the ToolMessage's repr string
-    (`content='…' name='…' tool_call_id='…'`) LangChain's tracer records when it cannot serialize it."""
+    """A tool run's output as a ToolMessage dict.
+
+    Serialized, or the ToolMessage's repr string (`content='…' name='…' tool_call_id='…'`) LangChain's tracer records
+    when it cannot serialize it.
+    """
     message = lc_message(output)
     if message or not isinstance(output, str):
         return message

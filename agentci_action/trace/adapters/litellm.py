@@ -1,6 +1,7 @@
-"""LiteLLM logging payloads: one `StandardLoggingPayload` a record (what LiteLLM hands every logger as
-`kwargs["standard_logging_object"]`: a custom callback writing it as JSON Lines, or the JSON its bucket and
-generic-API loggers write), one record per model call.
+"""LiteLLM logging payloads.
+
+One `StandardLoggingPayload` a record (what LiteLLM hands every logger as `kwargs["standard_logging_object"]`: a custom
+callback writing it as JSON Lines, or the JSON its bucket and generic-API loggers write), one record per model call.
 
 Calls are grouped into runs, in file order:
 - calls sharing a `trace_id` (`litellm_trace_id=` on the call) are one run;

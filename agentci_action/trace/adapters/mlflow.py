@@ -1,5 +1,7 @@
-"""MLflow traces (MLflow 3, `mlflow` or `mlflow-tracing`): one trace a record, as `Trace.to_json()` /
-`Trace.to_dict()` write it: `info` (trace id, state, `trace_metadata`) and `data.spans`.
+"""MLflow traces (MLflow 3, `mlflow` or `mlflow-tracing`).
+
+One trace a record, as `Trace.to_json()` / `Trace.to_dict()` write it: `info` (trace id, state, `trace_metadata`) and
+`data.spans`.
 
 Each record is one run. The spans are OTLP field names in snake_case with a flat attribute dict whose values
 are JSON text; what a span is comes from `mlflow.spanType`:

@@ -1,5 +1,7 @@
-"""OpenAI Agents SDK trace export: `{"object": "trace"}` and `{"object": "trace.span"}` records (JSON Lines,
-or the exporter's `{"data": [...]}` batch), as `Trace.export()` / `Span.export()` give them.
+"""OpenAI Agents SDK trace export.
+
+`{"object": "trace"}` and `{"object": "trace.span"}` records (JSON Lines, or the exporter's `{"data": [...]}` batch), as
+`Trace.export()` / `Span.export()` give them.
 
 Spans are grouped by `trace_id` and re-sorted by `started_at` (processors see them in end order). By
 `span_data.type`:
@@ -107,9 +109,11 @@ def _output_calls(data: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
 
 
 def _response_request(data: dict[str, Any]) -> dict[str, Any] | None:
-    """A response span's input breakdown, from the input items it sent and the Response's instructions and tools;
-    None when the export keeps neither the input nor both of those (a Response that echoes none of them was trimmed
-    by the exporter, and a split without them would give their tokens to the other parts)."""
+    """A response span's input breakdown, from the input items it sent and the Response's instructions and tools.
+
+    None when the export keeps neither the input nor both of those (a Response that echoes none of them was trimmed by
+    the exporter, and a split without them would give their tokens to the other parts).
+    """
     response = data.get("response") or {}
     if data.get("input") is None or not {"instructions", "tools"} <= response.keys():
         return None
@@ -126,8 +130,11 @@ def _user_texts(data: dict[str, Any]) -> list[str]:
 
 
 def _claim(calls: list[dict[str, Any]], functions: list[Span], links: dict[str, str]) -> None:
-    """Link one model call's function spans to the calls it issued: same name and equal arguments first,
-    then the remaining spans (in start order) to the earliest unclaimed call of the same name."""
+    """Link one model call's function spans to the calls it issued.
+
+    Same name and equal arguments first, then the remaining spans (in start order) to the earliest unclaimed call of the
+    same name.
+    """
     free = list(calls)
     for exact in (True, False):
         for span in [f for f in functions if f.span_id not in links]:
@@ -146,8 +153,10 @@ def _claim(calls: list[dict[str, Any]], functions: list[Span], links: dict[str, 
 
 
 def _link_functions(spans: list[Span]) -> dict[str, str]:
-    """span id → a synthetic call id, linking each function span to a call of the latest model call that
-    started before it (see `_claim`)."""
+    """span id → a synthetic call id, linking each function span to a call of its model call.
+
+    The model call: the latest that started before it (see `_claim`).
+    """
     links: dict[str, str] = {}
     windows: list[tuple[list[dict[str, Any]], list[Span]]] = [([], [])]
     for span in spans:

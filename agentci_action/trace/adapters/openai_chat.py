@@ -106,8 +106,10 @@ def tool_calls_of(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def message_fields(messages: list[dict[str, Any]], reply: dict[str, Any]) -> dict[str, Any]:
-    """SpanView fields of a model call recorded as its request `messages` and its assistant `reply`: the tool
-    calls it issued, the tool results its input carries (by call id), texts, whether content was recorded."""
+    """SpanView fields of a model call recorded as its request `messages` and its assistant `reply`.
+
+    The tool calls it issued, the tool results its input carries (by call id), texts, whether content was recorded.
+    """
     issued = tool_calls_of(reply)
     return {
         "issued_calls": [c["id"] for c in issued if c["id"]],
@@ -158,8 +160,10 @@ def _turn(message: dict[str, Any], completion: dict[str, Any] | None, sent: list
 def conversation(
     messages: list[dict[str, Any]], completions: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
 ) -> tuple[list[Turn], ToolResults, str]:
-    """(assistant turns, tool results by call id, first user text) of a Chat Completions message list; each turn's
-    request is the messages before it (and `tools`)."""
+    """(assistant turns, tool results by call id, first user text) of a Chat Completions message list.
+
+    Each turn's request is the messages before it (and `tools`).
+    """
     turns: list[Turn] = []
     results: ToolResults = {}
     query = ""

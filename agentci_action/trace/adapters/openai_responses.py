@@ -1,5 +1,7 @@
-"""OpenAI Responses API runs: output items `message`, `function_call`, `file_search_call`, and the
-`function_call_output` items sent back, linked by `call_id`.
+"""OpenAI Responses API runs.
+
+Output items `message`, `function_call`, `file_search_call`, and the `function_call_output` items sent back, linked by
+`call_id`.
 
 A record is one run: `{"id"?, "query"?, "input": str | [items], "responses": [Response, ...]}` where
 `input` holds every input item the program sent, in order (the user message and each
@@ -54,8 +56,10 @@ def detect(records: list[Record]) -> bool:
 
 
 def file_search_documents(items: list[Any]) -> list[dict[str, Any]]:
-    """Retrieved documents {id: file_id, text, score} of the `file_search_call` output items (their `results`
-    are present when the request asked for `include=["file_search_call.results"]`)."""
+    """Retrieved documents {id: file_id, text, score} of the `file_search_call` output items.
+
+    Their `results` are present when the request asked for `include=["file_search_call.results"]`.
+    """
     return [
         {"id": r.get("file_id"), "text": r.get("text") or "", "score": r.get("score")}
         for i in items
@@ -73,8 +77,10 @@ def _input_message(item: Any) -> Message:
 
 
 def _output_message(response: dict[str, Any], outputs: dict[Any, str]) -> list[Message]:
-    """An earlier response as its context holds it: its output as the assistant's message, then the tool results
-    (`outputs`, by call id) answering its calls."""
+    """An earlier response as its context holds it.
+
+    Its output as the assistant's message, then the tool results (`outputs`, by call id) answering its calls.
+    """
     items = [i for i in response.get("output") or [] if isinstance(i, dict)]
     calls = [i for i in items if i.get("type") == "function_call"]
     return [
@@ -131,9 +137,11 @@ def _request_input(items: Any) -> list[Message]:
 
 
 def request_breakdown(body: dict[str, Any]) -> dict[str, Any] | None:
-    """The input breakdown of a Responses request `body` (`instructions`, `input`, `tools`); None for a request that
-    continues a stored response or conversation (`previous_response_id`, `conversation`): it sends only what is new,
-    and the tokens it reports hold a context it does not show."""
+    """The input breakdown of a Responses request `body` (`instructions`, `input`, `tools`).
+
+    None for a request that continues a stored response or conversation (`previous_response_id`, `conversation`): it
+    sends only what is new, and the tokens it reports hold a context it does not show.
+    """
     if body.get("previous_response_id") or body.get("conversation"):
         return None
     instructions = body.get("instructions")

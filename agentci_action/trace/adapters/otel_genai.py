@@ -107,8 +107,11 @@ def _message(
 
 
 def _from_parts(messages: Any) -> list[dict[str, Any]]:
-    """gen_ai.input/output.messages: [{role, parts: [{type: text, content} | {type: tool_call, id, name,
-    arguments} | {type: tool_call_response, id, response}]}]."""
+    """The messages of gen_ai.input/output.messages, from their parts.
+
+    [{role, parts: [{type: text, content} | {type: tool_call, id, name, arguments} | {type: tool_call_response, id,
+    response}]}].
+    """
     found = []
     for message in messages if isinstance(messages, list) else []:
         if isinstance(message, dict):

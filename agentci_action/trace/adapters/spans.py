@@ -133,9 +133,11 @@ def _error_of(
 
 
 def _otlp_walk(document: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-    """(resource, raw span) for every span of an OTLP document, in file order: `scopeSpans`, or the older
-    `instrumentationLibrarySpans` (OTLP before 0.15), in camelCase or snake_case. Reading and detection both
-    walk with this, so a file detection accepts is a file the reader reads."""
+    """(resource, raw span) for every span of an OTLP document, in file order.
+
+    `scopeSpans`, or the older `instrumentationLibrarySpans` (OTLP before 0.15), in camelCase or snake_case. Reading and
+    detection both walk with this, so a file detection accepts is a file the reader reads.
+    """
     for resource_spans in _get(document, "resourceSpans", "resource_spans") or []:
         resource = resource_spans.get("resource") or {}
         scopes = (
@@ -287,8 +289,10 @@ def read_spans(records: list[Record], file: str) -> list[Span]:
 
 
 def spans_in(records: list[Record]) -> Iterator[dict[str, Any]]:
-    """Attribute dicts of the spans in `records`, one at a time, for cheap format detection (no validation): a
-    detector that finds its attribute early stops reading there."""
+    """Attribute dicts of the spans in `records`, one at a time, for cheap format detection (no validation).
+
+    A detector that finds its attribute early stops reading there.
+    """
     for record in records:
         value = record.value
         if is_sdk_span(value) or is_js_span(value):

@@ -1,5 +1,7 @@
-"""Vercel AI SDK telemetry (`experimental_telemetry`): spans with `ai.*` attributes, as the JavaScript SDK
-holds them (a ReadableSpan written as JSON), in OTLP/JSON, or as the Python SDK prints spans.
+"""Vercel AI SDK telemetry (`experimental_telemetry`).
+
+Spans with `ai.*` attributes, as the JavaScript SDK holds them (a ReadableSpan written as JSON), in OTLP/JSON, or as the
+Python SDK prints spans.
 
 One call of `generateText` / `streamText` / `generateObject` / `streamObject` is a run; spans are grouped
 into runs by trace id and `agentci.query_id` / `agentci.run` (telemetry metadata) as for OpenTelemetry
@@ -183,8 +185,11 @@ def view(span: Span) -> SpanView:
 
 
 def _reattach(spans: list[Span]) -> None:
-    """Give each parentless provider call or tool call span the latest-starting call span of its function id
-    whose time encloses it (with no context manager registered, the JavaScript SDK makes every span a root)."""
+    """Give each parentless provider call or tool call span the call span of its function id that encloses it.
+
+    The latest-starting one whose time encloses it: with no context manager registered, the JavaScript SDK makes every
+    span a root.
+    """
     calls = [s for s in spans if s.attributes.get("ai.operationId") in CALLS and s.start is not None]
     calls.sort(key=lambda s: s.start or 0.0, reverse=True)  # every start is known here
     for span in spans:
