@@ -35,8 +35,14 @@ def always(score: int = 5, label: str = "pass", rationale: str = "meets the rubr
 @dataclass
 class Fault:
     kind: str  # "429" | "500" | "slow" | "malformed" | "echo" (a 400 quoting the request's auth headers back)
-    retry_after: float | str | None = None  # seconds, or an HTTP date
+    retry_after: float | str | Callable[[], str] | None = None  # seconds, an HTTP date, or one made when answering
     seconds: float = 0.0
+
+    def retry_after_header(self) -> dict[str, str]:
+        """The retry-after header to send, if any: a callable is called now, so a date is relative to the answer."""
+        if self.retry_after is None:
+            return {}
+        return {"retry-after": self.retry_after() if callable(self.retry_after) else str(self.retry_after)}
 
 
 @dataclass
@@ -127,7 +133,11 @@ class FakeLLMServer(LocalServer):
         return f"{self.base}/v1"
 
     def fail_next(
-        self, kind: str, times: int = 1, retry_after: float | str | None = None, seconds: float = 0.0
+        self,
+        kind: str,
+        times: int = 1,
+        retry_after: float | str | Callable[[], str] | None = None,
+        seconds: float = 0.0,
     ) -> None:
         """Queue `times` faults; each request takes the next one before answering normally."""
         with self._lock:
@@ -177,8 +187,7 @@ class FakeLLMServer(LocalServer):
                 if server.delay:
                     time.sleep(server.delay)
                 if fault and fault.kind == "429":
-                    headers = {"retry-after": str(fault.retry_after)} if fault.retry_after is not None else {}
-                    return self._send(429, wire.error("rate_limit_error", "rate limited"), headers)
+                    return self._send(429, wire.error("rate_limit_error", "rate limited"), fault.retry_after_header())
                 if fault and fault.kind == "500":
                     return self._send(500, wire.error("api_error", "internal server error"))
                 if fault and fault.kind == "echo":
