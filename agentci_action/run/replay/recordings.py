@@ -119,7 +119,7 @@ def masked(content: dict[str, Any], volatility: Volatility) -> dict[str, Any]:
     """A request's content with its volatile parts masked (a JSON body by path and pattern, text by pattern)."""
     if "body" in content:
         return {"body": volatility.mask(content["body"])}
-    if "text" in content and volatility.patterns:
+    if "text" in content and volatility.masks_text:
         return {"text": volatility.mask(content["text"])}
     return content
 
