@@ -20,7 +20,7 @@ duration or header that is not allow-listed, so recording the same behaviour aga
           },
           "response": {
             "status": 200,
-            "headers": {"content-type": "application/json"},
+            "headers": {...},              the content type (the one replayed); no CR, LF or NUL in any
             "body": {...}                  or "stream": [frames, see sse_frames], "text" or "base64"
           }
         }
@@ -307,7 +307,7 @@ class _Reader:
             ),
             response=RecordedResponse(
                 status=status,
-                headers=self.strings(response, "headers", (*at, "response")),
+                headers=self.headers(response, (*at, "response"), index),
                 content=self.content(response, RESPONSE_CONTENT, (*at, "response"), index),
             ),
         )
@@ -317,6 +317,18 @@ class _Reader:
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise self.fail((*at, name), f"{at[-1]}.{name} must map names to strings")
         return value
+
+    def headers(self, response: dict[str, Any], at: Where, index: int) -> dict[str, str]:
+        """An answer's headers, none holding a CR, LF or NUL (sent raw, one would add headers of its own to what the
+        agent's HTTP client reads)."""
+        headers = self.strings(response, "headers", at)
+        for name, value in headers.items():
+            if any(c in name + value for c in "\r\n\0"):
+                raise self.fail(
+                    (*at, "headers", name),
+                    f"call {index + 1}: response header {name!r} holds a line break or NUL: record it again",
+                )
+        return headers
 
     def content(self, part: dict[str, Any], kinds: tuple[str, ...], at: Where, index: int) -> dict[str, Any]:
         found = [kind for kind in kinds if kind in part]
