@@ -37,8 +37,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -46,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from agentci_action._util.errors import InputError, Problem
+from agentci_action._util.output import replace_file
 from agentci_action.run.replay import sse_frames
 from agentci_action.run.replay.request_keys import Volatility, request_key
 
@@ -167,17 +166,10 @@ def render(query: str, run: int, calls: list[RecordedCall]) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def write(path: Path, text: str) -> None:
-    """Write the file whole or not at all (a temporary file beside it, then a rename); OSError when that fails."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
+def write(path: Path, text: str, what: str = "the recording") -> None:
+    """Write the file whole or not at all, through no symbolic link (output.replace_file): LinkedPath for a link on
+    its way, OutputError when anything else fails."""
+    replace_file(path, text, what)
 
 
 # -- reading -------------------------------------------------------------------------------------------------------

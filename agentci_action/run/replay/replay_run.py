@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentci_action._util.output import LinkedPath, OutputError
 from agentci_action._util.text import model_calls_phrase
 from agentci_action.run.jobs import Job, RunFailure
 from agentci_action.run.replay import recordings
@@ -261,8 +262,10 @@ class ReplayRun:
             self.proxy.close(token)
         try:
             figures = session.finish()
-        except OSError as exc:
-            raise RunFailure(f"its recording {session.path} could not be written: {exc}") from None
+        except LinkedPath:  # a link planted on the recording's way: the whole run stops (exit 2), nothing written
+            raise
+        except OutputError as exc:
+            raise RunFailure(str(exc)) from None
         key = (session.query, session.run)
         with self._lock:
             self._figures.setdefault(key, RunFigures()).add(figures, self.pricing)
