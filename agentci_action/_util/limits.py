@@ -24,6 +24,9 @@ MAX_REGEX_ITEMS = 100_000
 # nested at most MAX_RESULTS_NESTING levels (a trace's values, MAX_NESTING deep, inside the results' own ~10 levels).
 MAX_RESULTS_BYTES = 256 * 1024 * 1024
 MAX_RESULTS_NESTING = 2 * MAX_NESTING
+# A line of the history branch (compare/history.py): one run's entry, its queries' statuses included (10,000 queries
+# with ids of 100 characters write about 1.2 MB). Longer lines are skipped with a warning, never parsed.
+MAX_HISTORY_LINE = 8 * 1024 * 1024
 MAX_VERSION_LENGTH = 100  # characters of a baseline version name: a file name of at most 105 bytes with ".json"
 
 

@@ -4,9 +4,11 @@ Every write completes or raises OutputError (exit 2) naming the destination, nev
 encodable here, once for every output.
 
 Never through a symbolic link: the working directory is usually a checkout a pull request controls, and a link
-planted there as `agentci-results.html` would make a report overwrite its target. A report or runner file is opened
-with O_NOFOLLOW, and so is every directory of its path below the working directory (directories above it, such as
-the runner's own temporary directory, are the caller's choice); a link there is an OutputError naming it.
+planted there as `agentci-results.html` (or `.agentci/`, or `recordings/<query>/`) would make a write land in its
+target. Every file AgentCI writes below the working directory (reports, results, traces, caches, recordings,
+baselines, history exports) goes through this module: it is opened with O_NOFOLLOW, and so is every directory of its
+path below the working directory (directories above it, such as the runner's own temporary directory, are the
+caller's choice); a link there is a LinkedPath error naming it (exit 2), and nothing is written.
 
 Encodable: a lone surrogate (U+D800–U+DFFF alone; valid JSON, what JavaScript leaves when it cuts a string
 mid-emoji) cannot be written as UTF-8. It becomes U+FFFD, the replacement character; a high and low surrogate
@@ -15,10 +17,11 @@ side by side are joined into the character they encode.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
+import secrets
 import sys
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
@@ -98,10 +101,7 @@ def write_file(path: str | Path, text: str | Iterable[str], *, append: bool = Fa
         finally:
             os.close(fd)
     except SymbolicLink as link:
-        raise OutputError(
-            f"could not write {what} to {path}: {link} is a symbolic link, and AgentCI never writes through one "
-            "(remove it)"
-        ) from None
+        raise LinkedPath(what, path, link) from None
     except OSError as exc:
         raise OutputError(f"could not write {what} to {path}: {describe(exc)}") from None
 
@@ -110,36 +110,58 @@ class SymbolicLink(Exception):
     """A path component that is a symbolic link where none may be; str() is the path up to it."""
 
 
+class LinkedPath(OutputError):
+    """A file not written because a symbolic link is on its way (see the module docstring)."""
+
+    def __init__(self, what: str, path: str | Path, link: SymbolicLink):
+        super().__init__(
+            f"could not write {what} to {path}: {link} is a symbolic link, and AgentCI never writes through one "
+            "(remove it)"
+        )
+
+
 def open_no_follow(path: Path, flags: int, *, make_parents: bool = False, mode: int = 0o644) -> int:
     """A descriptor of `path` opened with `flags`, following no symbolic link.
 
     No link is followed at the file itself nor in a directory of its path below the working directory (missing ones are
     made with `make_parents`); SymbolicLink naming the first link met, OSError for anything else.
     """
-    absolute = path if path.is_absolute() else Path.cwd() / path
+    directory = open_directory(path.parent, make=make_parents)
     try:
-        inside: tuple[str, ...] = absolute.parent.relative_to(Path.cwd()).parts
-        start = Path.cwd()
-    except ValueError:  # outside the working directory: its directories are the caller's own
-        inside, start = (), absolute.parent
-    if make_parents and not inside and not start.exists():  # a file there is "Not a directory" when opening
-        start.mkdir(parents=True)
-    directory = os.open(start, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        walked = start
-        for part in inside:
-            walked = walked / part
-            inner = _enter(directory, part, walked, make_parents)
-            os.close(directory)
-            directory = inner
         try:
-            return os.open(absolute.name, flags | os.O_NOFOLLOW, mode, dir_fd=directory)
+            return os.open(path.name, flags | os.O_NOFOLLOW, mode, dir_fd=directory)
         except OSError:
-            if (absolute.parent / absolute.name).is_symlink():
+            if path.is_symlink():
                 raise SymbolicLink(str(path)) from None
             raise
     finally:
         os.close(directory)
+
+
+def open_directory(path: Path, *, make: bool = False) -> int:
+    """A descriptor of the directory `path`, reached without following a symbolic link below the working directory.
+
+    Missing directories are made with `make`; SymbolicLink naming the first link met, OSError for anything else.
+    Directories above the working directory (the runner's temporary directory) are the caller's choice.
+    """
+    absolute = path if path.is_absolute() else Path.cwd() / path
+    try:
+        inside: tuple[str, ...] = absolute.relative_to(Path.cwd()).parts
+        start = Path.cwd()
+    except ValueError:  # outside the working directory: its directories are the caller's own
+        inside, start = (), absolute
+    if make and not inside and not start.exists():  # a file there is "Not a directory" when opening
+        start.mkdir(parents=True)
+    directory = os.open(start, os.O_RDONLY | os.O_DIRECTORY)
+    walked = start
+    for part in inside:
+        walked = walked / part
+        try:
+            inner = _enter(directory, part, walked, make)
+        finally:
+            os.close(directory)
+        directory = inner
+    return directory
 
 
 def _enter(directory: int, part: str, walked: Path, make: bool) -> int:
@@ -161,27 +183,47 @@ def _enter(directory: int, part: str, walked: Path, make: bool) -> int:
         raise
 
 
-def replace_file(path: Path, text: str, what: str) -> Path:
-    """Write `text` to `path` whole or not at all.
+def replace_file(path: Path, text: str, what: str, *, mode: int = 0o600) -> Path:
+    """Write `text` to `path` whole or not at all (see publish).
 
-    A new temporary file beside it (created exclusively, so never through a link), then a rename (which replaces a link
-    at `path` rather than following it); OutputError when that fails.
+    LinkedPath for a link on the way, OutputError when anything else fails.
     """
-    temporary = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            write_all(handle, utf8(text))
-        finally:
-            os.close(handle)
-        os.replace(temporary, path)
+        publish(path, utf8(text), mode=mode)
+    except SymbolicLink as link:
+        raise LinkedPath(what, path, link) from None
     except OSError as exc:
         raise OutputError(f"could not write {what} to {path}: {describe(exc)}") from None
-    finally:
-        if temporary is not None and Path(temporary).exists():
-            Path(temporary).unlink()
     return path
+
+
+def publish(path: Path, data: bytes, *, mode: int = 0o600, overwrite: bool = True, sync: bool = False) -> None:
+    """Write `data` to `path` in one step, through no symbolic link.
+
+    A new temporary file beside `path` (created exclusively, with `mode`, in a directory reached through no link:
+    open_directory), fsync'ed with `sync`, then put in place: a rename (which replaces a link at `path` rather than
+    following it), or without `overwrite` a hard link that fails if `path` exists (FileExistsError). SymbolicLink or
+    OSError when that fails, and nothing was changed.
+    """
+    temporary = f".{path.name}.{secrets.token_hex(6)}.tmp"
+    directory = open_directory(path.parent, make=True)
+    try:
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode, dir_fd=directory)
+        try:
+            os.fchmod(handle, mode)  # whatever the umask: a committed baseline is readable by all, a cache by its owner
+            write_all(handle, data)
+            if sync:
+                os.fsync(handle)
+        finally:
+            os.close(handle)
+        if overwrite:
+            os.replace(temporary, path.name, src_dir_fd=directory, dst_dir_fd=directory)
+        else:
+            os.link(temporary, path.name, src_dir_fd=directory, dst_dir_fd=directory, follow_symlinks=False)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary, dir_fd=directory)
+        os.close(directory)
 
 
 def write_stream(text: str | Iterable[str], stream: TextIO | None = None, *, what: str = "the report") -> None:

@@ -44,7 +44,7 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def run(args: argparse.Namespace) -> int:
-    from agentci_action.cli._reporting import say, write_output
+    from agentci_action.cli._reporting import say, warn, write_output
     from agentci_action.compare.history import history_figures, read_entries, trend
     from agentci_action.compare.history_git import commit_messages, history_text
     from agentci_action.report import history_export
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         say(append(args, repo))
         return EXIT_PASS
     text, where = history_text(args.history, repo, args.series)
-    entries = read_entries(text, where)
+    entries = read_entries(text, where, lambda note: warn([note]))
     if args.spec:
         entries = [e for e in entries if e.spec == args.spec]
     if args.last > 0:

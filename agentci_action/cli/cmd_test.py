@@ -154,8 +154,9 @@ def trend_of(args: argparse.Namespace, run: RunResult) -> Trend | None:
     """The trend of `run`'s spec on the default branch, from --history; None without it."""
     if not args.history:
         return None
+    from agentci_action.cli._reporting import warn
     from agentci_action.compare.history import read_entries, series_entries, trend
     from agentci_action.compare.history_git import history_text
 
     text, where = history_text(args.history, series=args.history_series)
-    return trend(series_entries(read_entries(text, where), run.spec), run)
+    return trend(series_entries(read_entries(text, where, lambda note: warn([note])), run.spec), run)

@@ -17,10 +17,8 @@ trace}` still loads, from `<baseline_dir>/<version>.json` or `<baseline_dir>/<ag
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import tempfile
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,7 +32,7 @@ from agentci_action._util.field_errors import field_message
 from agentci_action._util.gcpause import gc_paused
 from agentci_action._util.json_text import dumps
 from agentci_action._util.limits import MAX_VERSION_LENGTH
-from agentci_action._util.output import describe, utf8, write_all
+from agentci_action._util.output import LinkedPath, SymbolicLink, describe, publish, utf8
 from agentci_action._util.text import one_line
 from agentci_action.engine.correctness import Judge
 from agentci_action.engine.evaluate_spec import (
@@ -255,34 +253,23 @@ def write_atomic(path: Path, text: str, *, overwrite: bool) -> None:
     Without `overwrite`, a hard link that fails if `path` exists (creation is atomic and exclusive: of two saves racing
     for one version, exactly one wins and the other raises); with it, a rename over `path`.
 
-    An interrupted or failed write (a full disk) leaves any existing file untouched and raises BaselineError.
+    An interrupted or failed write (a full disk) leaves any existing file untouched and raises BaselineError; a
+    symbolic link on its way is a LinkedPath error, and nothing is written (output.publish).
     """
     version = path.stem
     if path.exists() and not overwrite:
         raise _exists(path)
-    temporary = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.fchmod(handle, 0o644)  # mkstemp's 0600 would hide a committed baseline from other users and CI
-        try:
-            write_all(handle, utf8(text))
-            os.fsync(handle)
-        finally:
-            os.close(handle)
-        if overwrite:
-            os.replace(temporary, path)
-        else:
-            os.link(temporary, path)
+        # 0644: 0600 would hide a committed baseline from other users and CI
+        publish(path, utf8(text), mode=0o644, overwrite=overwrite, sync=True)
     except FileExistsError:
         raise _exists(path) from None
+    except SymbolicLink as link:
+        raise LinkedPath(f"baseline version {version!r}", path, link) from None
     except OSError as exc:
         raise BaselineError.at(
             str(path), 0, f"could not write baseline version {version!r}: {describe(exc)}; nothing was changed"
         ) from None
-    finally:
-        if temporary is not None:
-            Path(temporary).unlink(missing_ok=True)
 
 
 def _exists(path: Path) -> BaselineError:

@@ -15,6 +15,11 @@ A pull request's figures are compared with the last `window` runs: each figure's
 floor 0 for the pass rate and the composite and COST_TOLERANCE·μ for cost and tokens (the diff's own tolerance, so a
 history of identical costs still allows what the diff calls unchanged). With fewer than MIN_BAND_RUNS runs there is no
 band. A figure outside its band on the worse side is an alert; on the better side, a note.
+
+A history branch is written by whoever can push to it, so its lines are read as untrusted: a line that is not an
+entry of this schema version (not JSON, wrong types, a figure that is not finite or is out of its range, a line
+longer than MAX_HISTORY_LINE) is skipped, and one warning names the lines skipped. The figures are bounded so that
+no sum, square or sparkline over them can overflow.
 """
 
 from __future__ import annotations
@@ -22,12 +27,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Annotated
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentci_action._util.errors import InputError
+from agentci_action._util.limits import MAX_HISTORY_LINE
+from agentci_action._util.text import one_line
 from agentci_action._version import __version__
 from agentci_action.compare.diff import COST_TOLERANCE
 from agentci_action.engine.results import RunResult, Status
@@ -37,10 +44,15 @@ HISTORY_SCHEMA_VERSION = "agentci.history/v1"
 DEFAULT_WINDOW = 20  # runs on the default branch a trend and a band look back over
 MIN_BAND_RUNS = 3
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})", re.IGNORECASE)
+MAX_COUNT = 10**9  # queries, runs, dollars: far past any suite, far below where a square overflows a float
+MAX_TOKENS = 10**15
+SKIPPED_SHOWN = 3  # skipped lines the warning describes; the rest are counted
 
 
 class HistoryEntry(BaseModel):
-    """One run on the default branch."""
+    """One run on the default branch (every figure finite and within its range: see the module docstring)."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
 
     schema_version: str = HISTORY_SCHEMA_VERSION
     commit: str = Field(description="The commit the run evaluated (the push's head).")
@@ -52,15 +64,17 @@ class HistoryEntry(BaseModel):
     agentci_version: str = __version__
     status: Status
     failed_gate: bool = Field(description="The run failed the gate: its job exited 1 or 2.")
-    total: int
-    passed: int
-    pass_rate: float = Field(description="passed / total: queries passing (warnings allowed).")
-    composite_score: float
-    cost_usd: float
-    cost_unknown: int = 0
-    total_tokens: int
+    total: int = Field(ge=0, le=MAX_COUNT)
+    passed: int = Field(ge=0, le=MAX_COUNT)
+    pass_rate: float = Field(ge=0, le=1, description="passed / total: queries passing (warnings allowed).")
+    composite_score: float = Field(ge=0, le=1)
+    cost_usd: float = Field(ge=0, le=MAX_COUNT)
+    cost_unknown: int = Field(0, ge=0, le=MAX_COUNT)
+    total_tokens: int = Field(ge=0, le=MAX_TOKENS)
     queries: dict[str, Status] = Field(default_factory=dict, description="Each query's status.")
-    input_tokens: dict[str, float] = Field(default_factory=dict, description="Input tokens by component, if seen.")
+    input_tokens: dict[str, Annotated[float, Field(ge=0, le=MAX_TOKENS)]] = Field(
+        default_factory=dict, description="Input tokens by component, if seen."
+    )
 
 
 def entry_of(
@@ -100,18 +114,53 @@ def reverted(messages: Iterable[str]) -> set[str]:
     return {sha.lower() for message in messages for sha in _REVERTS.findall(message or "")}
 
 
-def read_entries(text: str, source: str) -> list[HistoryEntry]:
-    """The entries of a history file (JSON Lines, oldest first); a bad line is an input error naming it."""
-    entries = []
+def read_entries(text: str, source: str, warn: Callable[[str], None]) -> list[HistoryEntry]:
+    """The entries of a history file (JSON Lines, oldest first).
+
+    Lines that are not entries are skipped, and `warn` is called once naming them (see the module docstring).
+    """
+    entries, skipped = [], []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            entries.append(HistoryEntry.model_validate(json.loads(line)))
-        except (ValueError, ValidationError) as exc:
-            reason = str(exc).splitlines()[0] if isinstance(exc, ValidationError) else str(exc)
-            raise InputError.at(source, number, f"not a history entry: {reason}") from None
+            entries.append(_entry(line))
+        except _Unusable as exc:
+            skipped.append(f"line {number} ({exc})")
+    if skipped:
+        shown = "; ".join(skipped[:SKIPPED_SHOWN]) + (
+            f"; and {len(skipped) - SKIPPED_SHOWN} more" if len(skipped) > SKIPPED_SHOWN else ""
+        )
+        lines = "line" if len(skipped) == 1 else "lines"
+        warn(f"{one_line(source, 200)}: skipped {len(skipped)} {lines} that are not history entries: {shown}")
     return entries
+
+
+class _Unusable(Exception):
+    """A history line that is not an entry; str() says why, in a few words."""
+
+
+def _entry(line: str) -> HistoryEntry:
+    if len(line) > MAX_HISTORY_LINE:
+        raise _Unusable(f"longer than {MAX_HISTORY_LINE:,} characters")
+    try:
+        data = json.loads(line)
+    except RecursionError:  # brackets nested thousands deep
+        raise _Unusable("nested too deep") from None
+    except ValueError as exc:
+        raise _Unusable(f"not JSON: {one_line(str(exc), 80)}") from None
+    if not isinstance(data, dict):
+        raise _Unusable("not a JSON object")
+    if data.get("schema_version", HISTORY_SCHEMA_VERSION) != HISTORY_SCHEMA_VERSION:
+        raise _Unusable(f"schema_version {one_line(repr(data['schema_version']), 60)} is not {HISTORY_SCHEMA_VERSION}")
+    try:
+        return HistoryEntry.model_validate(data)
+    except RecursionError:
+        raise _Unusable("nested too deep") from None
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"]) or "the line"
+        raise _Unusable(f"{one_line(where, 60)}: {one_line(error['msg'], 80)}") from None
 
 
 def appended(text: str, entry: HistoryEntry) -> str:

@@ -304,7 +304,8 @@ def read_trend(inputs: ActionInputs, context: RunContext, run: RunResult, publis
             inputs.history_branch,
             inputs.comment_header,
         )
-        entries = series_entries(read_entries(text, f"{inputs.history_branch}:{inputs.comment_header}"), run.spec)
+        where = f"{inputs.history_branch}:{inputs.comment_header}"
+        entries = series_entries(read_entries(text, where, publisher.warning), run.spec)
     except Exception as exc:  # the trend is an addition: the results stand without it
         publisher.warning(f"Could not read the history on {inputs.history_branch}: {type(exc).__name__}: {exc}")
         return None

@@ -115,7 +115,6 @@ class JsonStore:
         with self._lock:
             if not (self.path and self._dirty):
                 return False
-            self.path.parent.mkdir(parents=True, exist_ok=True)
             if self.path.exists():
                 self._entries = {**self._read(self.path), **self._entries}
             text = (

@@ -2,6 +2,12 @@
 
 JSON (`agentci.history-report/v1`) holds the figures and every entry, CSV one row per run. Agent-given text (query ids,
 spec paths) is made one inert line in the console.
+
+A CSV is opened in spreadsheets, which run a cell starting with =, +, -, @, a tab or a carriage return as a formula
+(OWASP's "CSV injection"): such a text cell is written with a leading ' as OWASP recommends, and shows as the text
+it was. Numbers are numbers, a negative one included, and are written as they are; the JSON keeps every value. Rows
+end in CRLF, as RFC 4180 has it: the writer then quotes a cell holding a lone CR, which would otherwise start a
+row of its own.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from agentci_action.compare.history import HistoryEntry, HistoryFigures
 from agentci_action.report.trend import stability
 
 REPORT_SCHEMA_VERSION = "agentci.history-report/v1"
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 COLUMNS = (
     "commit",
     "date",
@@ -32,9 +39,14 @@ COLUMNS = (
 
 
 def _row(entry: HistoryEntry, reverted: bool) -> dict[str, object]:
-    """The entry's COLUMNS, its status as text."""
+    """The entry's COLUMNS, its status as text, each text that a spreadsheet would run as a formula made inert."""
     row = entry.model_dump(mode="json", include=set(COLUMNS))
-    return {name: reverted if name == "reverted" else row[name] for name in COLUMNS}
+    return {name: reverted if name == "reverted" else inert_cell(row[name]) for name in COLUMNS}
+
+
+def inert_cell(value: object) -> object:
+    """A text starting like a formula (FORMULA_STARTS) with a leading '; any other value as it is."""
+    return f"'{value}" if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
 
 
 def console(entries: list[HistoryEntry], figures: HistoryFigures, where: str) -> str:
@@ -71,7 +83,7 @@ def render(fmt: str, entries: list[HistoryEntry], figures: HistoryFigures, where
         return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     if fmt == "csv":
         out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+        writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\r\n")  # RFC 4180: a CR in a cell is quoted
         writer.writeheader()
         gone = set(figures.reverted)
         for e in entries:

@@ -67,6 +67,21 @@ class RunOptions:
     replay: str | None = None  # a replay mode, or "off", instead of runner.replay's (runner.replay need not be set)
 
 
+# What a GitHub Actions job gives its steps that the agent, the pull request's code, never needs (least privilege, as
+# GitHub's hardening guide asks): the job's token, the runner's runtime and OIDC token-request tokens and URLs, the
+# cache and results services' variables. Withheld by default; see `inherited`.
+RUNNER_TOKENS = (
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "ACTIONS_RUNTIME_*",
+    "ACTIONS_ID_TOKEN_REQUEST_*",
+    "ACTIONS_CACHE_*",
+    "ACTIONS_RESULTS_*",
+    "ACTIONS_*_TOKEN",
+    "ACTIONS_*_URL",
+)
+
+
 @dataclass
 class AgentRun:
     """Every run's trace (error records included) in query and run order, and what it took."""
@@ -80,6 +95,7 @@ class AgentRun:
     elapsed_s: float = 0.0
     errors: list[str] = field(default_factory=list)
     replay: RunFigures | None = None  # the model calls replayed and live, under runner.replay
+    withheld: list[str] = field(default_factory=list)  # the runner's tokens kept from the agent (RUNNER_TOKENS)
 
     @property
     def ok(self) -> bool:
@@ -98,6 +114,12 @@ class AgentRun:
             f"{plural(self.infra, 'infra error')} · agent tokens {tokens:,} · agent cost {cost}"
             + (f" · {self.replay.phrase()}" if self.replay else "")
             + f" → {output}"
+            + (
+                f"\nagentci run: withheld from the agent: {', '.join(self.withheld)} (the runner's tokens; "
+                "runner.inherit_env or runner.env passes one on by name)"
+                if self.withheld
+                else ""
+            )
         )
 
 
@@ -125,7 +147,7 @@ def run_agent(
     selected = spec.queries if queries is None else queries
     cwd = (Path(spec.path).resolve().parent / (runner.cwd or ".")).resolve()
     masker = Masker.for_environment(runner.env, environ)  # the whole environment's secrets, inherited or not
-    environ = inherited(runner, environ)
+    environ, withheld = inherited(runner, environ)
     live = LiveProcesses()
     replay = replay_for(runner, options.replay, spec, {**environ, **runner.env})
     with _replaying(replay), _started(runner, agent, cwd, environ, live, replay) as start:
@@ -143,7 +165,7 @@ def run_agent(
         workers = 1 if replay and callable(start) else options.workers or runner.workers
         progress = progress or Progress("agentci run", len(jobs), "run", counters=("failed", "infra"), mask=masker)
         capture = capture or capture_for(runner, options.capture, {**environ, **runner.env})
-        result = AgentRun(traces=[], files=[store.file(q.key) for q in selected], resumed=len(kept))
+        result = AgentRun(traces=[], files=[store.file(q.key) for q in selected], resumed=len(kept), withheld=withheld)
         traces: dict[tuple[str, int], Trace] = dict(kept)
         began = time.monotonic()
         in_process = replay.worker_environment() if replay and callable(start) else None
@@ -191,14 +213,26 @@ def run_agent(
         return result
 
 
-def inherited(runner: RunnerSpec, environ: Mapping[str, str]) -> Mapping[str, str]:
+def inherited(runner: RunnerSpec, environ: Mapping[str, str]) -> tuple[Mapping[str, str], list[str]]:
     """What the agent's processes inherit of AgentCI's environment.
 
-    All of it, or only the variables a name or pattern of `runner.inherit_env` matches (fnmatch, case-sensitive).
+    All of it, or only the variables a name or pattern of `runner.inherit_env` matches (fnmatch, case-sensitive);
+    never the runner's tokens (RUNNER_TOKENS) unless `inherit_env` names one exactly or `runner.env` sets it. With
+    the names withheld, sorted.
     """
-    if runner.inherit_env is None:
-        return environ
-    return {name: value for name, value in environ.items() if any(fnmatchcase(name, p) for p in runner.inherit_env)}
+    named = set(runner.inherit_env or ())
+    withheld = sorted(
+        name
+        for name in environ
+        if any(fnmatchcase(name, p) for p in RUNNER_TOKENS) and name not in named and name not in runner.env
+    )
+    patterns = runner.inherit_env
+    kept = {
+        name: value
+        for name, value in environ.items()
+        if name not in withheld and (patterns is None or any(fnmatchcase(name, p) for p in patterns))
+    }
+    return kept, withheld
 
 
 def user_recordings(spec: AgentCISpec, runner: RunnerSpec, override: str | None) -> UserRecordings:

@@ -134,7 +134,9 @@ class RunnerSpec(BaseModel):
         None,
         description="An allow-list of the environment the agent inherits from AgentCI's: only the variables these "
         "names or patterns match (`*` for any characters, e.g. `OTEL_*`); `env:` and the variables AgentCI sets "
-        "for a run are added to them. List PATH and HOME when the agent needs them. Default: all of it.",
+        "for a run are added to them. List PATH and HOME when the agent needs them. Default: all of it. The runner's "
+        "tokens (GITHUB_TOKEN, GH_TOKEN, ACTIONS_* tokens and URLs) are withheld unless named here exactly or set "
+        "in `env:`.",
     )
     timeout_s: float = Field(300.0, gt=0, description="Seconds one run may take; then it is killed and retried.")
     max_cost_usd: float | None = Field(

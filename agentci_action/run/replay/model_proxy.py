@@ -17,6 +17,9 @@ is bound to each run it serves). Per request:
 
 Only allow-listed headers are recorded (none of the request's by default; the answer's content type); API keys,
 `Authorization`, `x-api-key`, cookies and organisation ids never are, nor URL parameters beyond the allow-list.
+The keys a request carries (its key headers, URL parameters named like a secret) are secrets of the call: wherever
+they occur in its body or its answer (a model that repeats the key it was shown), the recording holds the
+placeholder instead (answer_secrets.py). A replayed answer is sent with its recorded status and content type only.
 The server accepts only loopback connections whose Host header names the loopback (a web page cannot reach it
 through DNS rebinding).
 """
@@ -36,10 +39,12 @@ from urllib.parse import parse_qsl, urlsplit
 
 from agentci_action.run._loopback import LoopbackServer
 from agentci_action.run.replay import sse_frames
+from agentci_action.run.replay.answer_secrets import masked_answer
 from agentci_action.run.replay.recordings import RecordedCall, RecordedRequest, RecordedResponse, content_of, masked
 from agentci_action.run.replay.replay_session import ReplaySession
 from agentci_action.run.replay.request_keys import Volatility, canonical_json, keyed_query
 from agentci_action.run.replay.upstream import Upstream, UpstreamAnswer, UpstreamError
+from agentci_action.run.secrets import SECRET_NAME
 
 PREFIX = "agentci"
 MAX_BODY = 64 << 20
@@ -67,6 +72,8 @@ SECRET_HEADERS = frozenset(
         "anthropic-admin-api-key",
     }
 )
+# Headers whose value is a key (after an authorization scheme such as "Bearer"): a secret of the call.
+KEY_HEADERS = SECRET_HEADERS - {"cookie", "set-cookie", "openai-organization", "openai-project"}
 LOOPBACK = frozenset({"127.0.0.1", "::1", "::ffff:127.0.0.1"})
 
 
@@ -297,11 +304,12 @@ class _Handler(BaseHTTPRequestHandler):
             raw=self._body(),
             content_type=self.asked_headers.get("content-type"),
             headers={name: value for name, value in self.asked_headers.items() if name in self.proxy.record_headers},
+            keys=_keys(self.asked_headers, target),
         )
         number = session.number()
         if session.mode == "record":  # nothing to look up: the request is read when the recording is written
             return self._live(session, asked, number, upstream)
-        request = asked.recorded(session.volatility)
+        request = asked.recorded(session.volatility.with_secrets(asked.keys))
         recorded = session.answer(request.key(), number)
         if recorded is not None:
             return self._replay(recorded.response)
@@ -314,8 +322,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _replay(self, response: RecordedResponse) -> None:
         payload = response.payload
         self.send_response(response.status)
-        for name, value in response.headers.items():
-            self.send_header(name, value)
+        if "content-type" in response.headers:  # the one answer header replayed (recordings.py checks its value)
+            self.send_header("content-type", response.headers["content-type"])
         self.send_header("content-length", str(len(payload)))
         self.send_header("x-agentci-replay", "replayed")
         self._send_with_headers(payload)
@@ -420,6 +428,7 @@ class _Asked:
     raw: bytes
     content_type: str | None
     headers: dict[str, str]  # the allow-listed ones
+    keys: tuple[str, ...] = ()  # the keys it carries: secrets of the call
 
     def recorded(self, volatility: Volatility) -> RecordedRequest:
         parts = urlsplit(self.target)
@@ -442,7 +451,8 @@ class _Answered:
     chunks: list[bytes] = field(default_factory=list)
     streamed: bool = False
 
-    def recorded(self) -> RecordedResponse:
+    def recorded(self, volatility: Volatility) -> RecordedResponse:
+        """The answer as recorded, every secret of `volatility` masked in it."""
         raw = b"".join(self.chunks)
         if self.streamed:
             splitter = sse_frames.FrameSplitter()
@@ -450,8 +460,20 @@ class _Answered:
             content: dict[str, Any] = {"stream": frames}
         else:
             content = content_of(raw, self.headers.get("content-type"))
-        return RecordedResponse(status=self.status, headers=self.headers, content=content)
+        return RecordedResponse(status=self.status, headers=self.headers, content=masked_answer(content, volatility))
 
 
 def _call(asked: _Asked, answered: _Answered, volatility: Volatility) -> RecordedCall:
-    return RecordedCall(request=asked.recorded(volatility), response=answered.recorded())
+    secret = volatility.with_secrets(asked.keys)
+    return RecordedCall(request=asked.recorded(secret), response=answered.recorded(secret))
+
+
+def _keys(headers: Mapping[str, str], target: str) -> tuple[str, ...]:
+    """The keys a request carries.
+
+    Its key headers' values (without an authorization scheme such as "Bearer") and the values of URL parameters
+    named like a secret (`api_key`, `key`, `token`).
+    """
+    found = [value.split(" ", 1)[-1].strip() for name, value in headers.items() if name in KEY_HEADERS]
+    found += [v for k, v in parse_qsl(urlsplit(target).query, keep_blank_values=True) if SECRET_NAME.search(k)]
+    return tuple(found)

@@ -20,7 +20,7 @@ duration or header that is not allow-listed, so recording the same behaviour aga
           },
           "response": {
             "status": 200,
-            "headers": {"content-type": "application/json"},
+            "headers": {...},              the content type (the one replayed); no CR, LF or NUL in any
             "body": {...}                  or "stream": [frames, see sse_frames], "text" or "base64"
           }
         }
@@ -37,8 +37,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -46,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from agentci_action._util.errors import InputError, Problem
+from agentci_action._util.output import replace_file
 from agentci_action.run.replay import sse_frames
 from agentci_action.run.replay.request_keys import Volatility, request_key
 
@@ -119,7 +118,7 @@ def masked(content: dict[str, Any], volatility: Volatility) -> dict[str, Any]:
     """A request's content with its volatile parts masked (a JSON body by path and pattern, text by pattern)."""
     if "body" in content:
         return {"body": volatility.mask(content["body"])}
-    if "text" in content and volatility.patterns:
+    if "text" in content and volatility.masks_text:
         return {"text": volatility.mask(content["text"])}
     return content
 
@@ -167,17 +166,12 @@ def render(query: str, run: int, calls: list[RecordedCall]) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def write(path: Path, text: str) -> None:
-    """Write the file whole or not at all (a temporary file beside it, then a rename); OSError when that fails."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
+def write(path: Path, text: str, what: str = "the recording") -> None:
+    """Write the file whole or not at all, through no symbolic link (output.replace_file).
+
+    LinkedPath for a link on its way, OutputError when anything else fails.
+    """
+    replace_file(path, text, what)
 
 
 # -- reading -------------------------------------------------------------------------------------------------------
@@ -309,7 +303,7 @@ class _Reader:
             ),
             response=RecordedResponse(
                 status=status,
-                headers=self.strings(response, "headers", (*at, "response")),
+                headers=self.headers(response, (*at, "response"), index),
                 content=self.content(response, RESPONSE_CONTENT, (*at, "response"), index),
             ),
         )
@@ -319,6 +313,20 @@ class _Reader:
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise self.fail((*at, name), f"{at[-1]}.{name} must map names to strings")
         return value
+
+    def headers(self, response: dict[str, Any], at: Where, index: int) -> dict[str, str]:
+        """An answer's headers, none holding a CR, LF or NUL.
+
+        Sent raw, one would add headers of its own to what the agent's HTTP client reads.
+        """
+        headers = self.strings(response, "headers", at)
+        for name, value in headers.items():
+            if any(c in name + value for c in "\r\n\0"):
+                raise self.fail(
+                    (*at, "headers", name),
+                    f"call {index + 1}: response header {name!r} holds a line break or NUL: record it again",
+                )
+        return headers
 
     def content(self, part: dict[str, Any], kinds: tuple[str, ...], at: Where, index: int) -> dict[str, Any]:
         found = [kind for kind in kinds if kind in part]

@@ -13,8 +13,9 @@ ANTHROPIC_BASE_URL, ANTHROPIC_API_BASE and ANTHROPIC_API_URL (the anthropic SDKs
 prefers the last), each the run's route; under `replay`, OPENAI_API_KEY and
 ANTHROPIC_API_KEY are set to a placeholder when the agent inherits none (the SDKs refuse to start without one; no call goes out).
 
-The values of the agent's variables whose names say they are secret (KEY, TOKEN, ..., as run/secrets.py decides)
-are volatile too: a key an agent puts in a prompt is neither matched on nor recorded.
+The values of the agent's variables whose names say they are secret (KEY, TOKEN, ..., as run/secrets.py decides),
+and the placeholder key, are secrets of every call (request_keys): a key an agent puts in a prompt is neither matched
+on nor recorded, in the request or in an answer that repeats it.
 
 Each model call its trace lists without its request gets the input breakdown of the request it made, as the proxy saw
 it (recorded_requests.py). A run's figures go into its trace's metadata under `agentci_replay` (summed over its attempts): calls replayed,
@@ -26,13 +27,13 @@ and why those that missed went live (record-missing). A miss under
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentci_action._util.output import LinkedPath, OutputError
 from agentci_action._util.text import model_calls_phrase
 from agentci_action.run.jobs import Job, RunFailure
 from agentci_action.run.replay import recordings
@@ -42,7 +43,7 @@ from agentci_action.run.replay.recordings import RecordedCall, Recording
 from agentci_action.run.replay.replay_session import Figures, ReplaySession
 from agentci_action.run.replay.request_keys import Volatility
 from agentci_action.run.replay.wire_usage import Usage
-from agentci_action.run.secrets import MIN_SECRET, SECRET_NAME
+from agentci_action.run.secrets import SECRET_NAME
 from agentci_action.spec.models import AgentCISpec, ModelPrice
 from agentci_action.spec.runner_config import ReplaySpec, RunnerSpec
 from agentci_action.trace.canonical import REPLAY_KEY, LLMCall, Trace
@@ -157,8 +158,10 @@ class ReplayRun:
     ):
         self.mode, self.inherited, self.pricing = mode, inherited, pricing or {}
         self.directory = spec_dir / replay.recordings
-        secrets = [re.escape(v) for k, v in inherited.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET]
-        self.volatility = Volatility.declared(replay.volatile_paths, [*replay.volatile_patterns, *secrets])
+        secrets = [v for k, v in inherited.items() if SECRET_NAME.search(k)]
+        self.volatility = Volatility.declared(
+            replay.volatile_paths, replay.volatile_patterns, [*secrets, PLACEHOLDER_KEY]
+        )
         self.proxy = ReplayProxy(upstreams(replay, inherited), record_headers=replay.record_headers)
         if log is not None:
             self.proxy.log = log
@@ -278,8 +281,10 @@ class ReplayRun:
             self.proxy.close(token)
         try:
             figures = session.finish()
-        except OSError as exc:
-            raise RunFailure(f"its recording {session.path} could not be written: {exc}") from None
+        except LinkedPath:  # a link planted on the recording's way: the whole run stops (exit 2), nothing written
+            raise
+        except OutputError as exc:
+            raise RunFailure(str(exc)) from None
         key = (session.query, session.run)
         with self._lock:
             self._figures.setdefault(key, RunFigures()).add(figures, self.pricing)

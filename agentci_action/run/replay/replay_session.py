@@ -151,7 +151,7 @@ class ReplaySession:
     def finish(self) -> Figures:
         """Rewrite the recording when the mode says so (see the module docstring); the run's figures.
 
-        OSError when the file cannot be written.
+        OutputError when the file cannot be written (LinkedPath: a symbolic link on its way).
         """
         with self._lock:
             made = self.figures.calls = [self._read(number) for number in sorted(self._made)]

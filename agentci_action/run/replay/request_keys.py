@@ -14,17 +14,23 @@ recording holds no value that differs from run to run, and masking twice changes
 - declared paths: dot-separated keys and list indexes, `*` for any key or index, an optional leading `$.`
   (`messages.*.tool_call_id`, `input.0.content`, `metadata.session`); a path that does not occur is ignored;
 - declared patterns: regular expressions whose matches inside any string of the body are masked (a timestamp
-  or an id inside a tool result's text, which no path can reach).
+  or an id inside a tool result's text, which no path can reach);
+- secrets: values masked wherever they occur in a string, of the request and of its answer alike (the agent's
+  secret-named variables, the keys its request carries, the replay's placeholder key; answer_secrets.py masks
+  an answer, a stream's frames included).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from agentci_action.run.secrets import MIN_SECRET
 from agentci_action.spec.runner_config import volatile_path
 
 PLACEHOLDER = "<volatile>"
@@ -44,10 +50,16 @@ class Volatility:
 
     paths: tuple[tuple[str, ...], ...] = ()
     patterns: tuple[re.Pattern[str], ...] = ()
+    secrets: frozenset[str] = frozenset()
 
     @classmethod
-    def declared(cls, paths: Iterable[str] = (), patterns: Iterable[str] = ()) -> Volatility:
-        """The built-in paths plus the declared ones; ValueError for a path or pattern that does not parse."""
+    def declared(
+        cls, paths: Iterable[str] = (), patterns: Iterable[str] = (), secrets: Iterable[str] = ()
+    ) -> Volatility:
+        """The built-in paths plus the declared ones, and `secrets`; ValueError for a path or pattern that does not parse.
+
+        Secrets shorter than MIN_SECRET are not masked: they would mask ordinary words.
+        """
         compiled = []
         for pattern in patterns:
             try:
@@ -55,15 +67,34 @@ class Volatility:
             except re.error as exc:
                 raise ValueError(f"volatile pattern {pattern!r} does not compile: {exc}") from None
         built_in = tuple((name,) for name in BUILT_IN_VOLATILE)
-        return cls(paths=built_in + tuple(volatile_path(p) for p in paths), patterns=tuple(compiled))
+        paths_of = built_in + tuple(volatile_path(p) for p in paths)
+        return cls(paths=paths_of, patterns=tuple(compiled)).with_secrets(secrets)
+
+    def with_secrets(self, values: Iterable[str]) -> Volatility:
+        """This volatility with `values` as secrets too (those shorter than MIN_SECRET left out)."""
+        more = frozenset(v for v in values if len(v) >= MIN_SECRET) - self.secrets
+        return dataclasses.replace(self, secrets=self.secrets | more) if more else self
+
+    @functools.cached_property
+    def secret_pattern(self) -> re.Pattern[str] | None:
+        """One pattern matching any secret, the longest first (a key that contains another is masked whole)."""
+        if not self.secrets:
+            return None
+        return re.compile("|".join(re.escape(v) for v in sorted(self.secrets, key=lambda v: (-len(v), v))))
+
+    @property
+    def masks_text(self) -> bool:
+        """Whether a string can change here (a pattern or a secret to mask), beyond the body's paths."""
+        return bool(self.patterns or self.secrets)
 
     def mask(self, body: Any) -> Any:
         """A copy of `body` with its volatile parts replaced by PLACEHOLDER (the body itself when nothing is)."""
         masked = body
         for path in self.paths:
             masked = _mask_path(masked, path)
-        if self.patterns:
-            masked = _mask_strings(masked, self.patterns)
+        patterns = (*self.patterns, *([self.secret_pattern] if self.secret_pattern else []))
+        if patterns:
+            masked = mask_strings(masked, patterns)
         return masked
 
 
@@ -90,15 +121,16 @@ def _mask_path(value: Any, path: tuple[str, ...]) -> Any:
     return value
 
 
-def _mask_strings(value: Any, patterns: tuple[re.Pattern[str], ...]) -> Any:
+def mask_strings(value: Any, patterns: tuple[re.Pattern[str], ...]) -> Any:
+    """`value` with every match of `patterns` in any of its strings replaced by PLACEHOLDER."""
     if isinstance(value, str):
         for pattern in patterns:
             value = pattern.sub(PLACEHOLDER, value)
         return value
     if isinstance(value, dict):
-        return {name: _mask_strings(item, patterns) for name, item in value.items()}
+        return {name: mask_strings(item, patterns) for name, item in value.items()}
     if isinstance(value, list):
-        return [_mask_strings(item, patterns) for item in value]
+        return [mask_strings(item, patterns) for item in value]
     return value
 
 
