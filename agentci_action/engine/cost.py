@@ -81,11 +81,12 @@ def _multiplier_check(
 ) -> Check:
     if baseline is None:  # said once per run, not per query (RunResult.without_baseline): no message here
         return Check(name="max_cost_multiplier", status=SKIP, data={"reason": NO_BASELINE})
-    multiplier = cost_multiplier(trace.total_cost_usd, baseline.total_cost_usd)
+    cost, baseline_cost = details["cost_usd"], details["baseline_cost_usd"]  # the traces' totals, read once
+    multiplier = cost_multiplier(cost, baseline_cost)
     if multiplier is None:
-        if baseline.total_cost_usd == 0:
+        if baseline_cost == 0:
             reason = "the baseline cost is 0"
-        elif trace.total_cost_usd is None:
+        elif cost is None:
             reason = f"the cost is unknown ({unknown_cost_reason(trace)})"
         else:
             reason = f"the baseline cost is unknown ({unknown_cost_reason(baseline)})"
@@ -94,7 +95,7 @@ def _multiplier_check(
     data = {"actual": multiplier, "max": limit}
     if multiplier <= limit:
         return Check("max_cost_multiplier", PASS, "", data)
-    now, before = usd_pair(trace.total_cost_usd or 0.0, baseline.total_cost_usd or 0.0)
+    now, before = usd_pair(cost or 0.0, baseline_cost or 0.0)
     return failed(
         spec, "max_cost_multiplier", f"cost {multiplier:.2f}× the baseline (max {limit:g}×): {now} vs {before}", data
     )
