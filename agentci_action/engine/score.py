@@ -74,7 +74,10 @@ def weighted_score(dimensions: dict[str, float | None], weights: ScoreWeights) -
     {tool_accuracy 1.0, output_quality 0.9, sequence_correctness 1.0} at 30/50/20 → 95.0.
     """
     return _blended(
-        weights, dimensions["tool_accuracy"], dimensions["output_quality"], dimensions["sequence_correctness"]
+        weights,
+        dimensions.get("tool_accuracy"),
+        dimensions.get("output_quality"),
+        dimensions.get("sequence_correctness"),
     )
 
 
