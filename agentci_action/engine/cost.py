@@ -28,10 +28,9 @@ def unknown_cost_reason(trace: Trace) -> str:
 
 
 def _limit(
-    spec: CostSpec, name: str, actual: float | None, limit: float | None, what: str, unit: str = "", unknown: str = ""
-) -> Check | None:
-    if limit is None:
-        return None
+    spec: CostSpec, name: str, actual: float | None, limit: float, what: str, unit: str = "", unknown: str = ""
+) -> Check:
+    """The check of a limit the spec sets: pass, fail (by its severity) past it, skip when the trace lacks the figure."""
     if actual is None:
         because = unknown or f"the trace does not record {what}"
         return Check(name, SKIP, f"{name} skipped: {because}")
@@ -63,18 +62,23 @@ def evaluate_cost(
         if extra_checks:
             return LayerResult.from_checks(list(extra_checks), details)
         return LayerResult(status=SKIP, details=details, messages=["no cost checks"])
-    checks = [  # None for each limit the spec does not set
-        _limit(spec, "max_total_tokens", tokens, spec.max_total_tokens, "tokens"),
-        _limit(spec, "max_llm_calls", llm_calls, spec.max_llm_calls, "LLM calls"),
-        _limit(spec, "max_latency_ms", latency, spec.max_latency_ms, "latency (ms)"),
-        _limit(spec, "max_cost_usd", cost, spec.max_cost_usd, "cost", "$", details.get("cost_unknown_reason", "")),
-        _limit(spec, "max_turns", len(trace.turns) or 1, spec.max_turns, "turns"),
-    ]
-    if spec.max_cost_multiplier is not None:
-        checks.append(_multiplier_check(spec, spec.max_cost_multiplier, trace, baseline, details))
+    checks = []  # a check for each limit the spec sets (tested here, not in a call per limit: bench_hot_path)
+    if (max_tokens := spec.max_total_tokens) is not None:
+        checks.append(_limit(spec, "max_total_tokens", tokens, max_tokens, "tokens"))
+    if (max_llm_calls := spec.max_llm_calls) is not None:
+        checks.append(_limit(spec, "max_llm_calls", llm_calls, max_llm_calls, "LLM calls"))
+    if (max_latency := spec.max_latency_ms) is not None:
+        checks.append(_limit(spec, "max_latency_ms", latency, max_latency, "latency (ms)"))
+    if (max_cost := spec.max_cost_usd) is not None:
+        unknown = details.get("cost_unknown_reason", "")
+        checks.append(_limit(spec, "max_cost_usd", cost, max_cost, "cost", "$", unknown))
+    if (max_turns := spec.max_turns) is not None:
+        checks.append(_limit(spec, "max_turns", len(trace.turns) or 1, max_turns, "turns"))
+    if (max_multiplier := spec.max_cost_multiplier) is not None:
+        checks.append(_multiplier_check(spec, max_multiplier, trace, baseline, details))
     if extra_checks:
         checks += extra_checks
-    return LayerResult.from_checks(list(filter(None, checks)), details)
+    return LayerResult.from_checks(checks, details)
 
 
 def _multiplier_check(
@@ -82,11 +86,12 @@ def _multiplier_check(
 ) -> Check:
     if baseline is None:  # said once per run, not per query (RunResult.without_baseline): no message here
         return Check(name="max_cost_multiplier", status=SKIP, data={"reason": NO_BASELINE})
-    multiplier = cost_multiplier(trace.total_cost_usd, baseline.total_cost_usd)
+    cost, baseline_cost = details["cost_usd"], details["baseline_cost_usd"]  # the traces' totals, read once
+    multiplier = cost_multiplier(cost, baseline_cost)
     if multiplier is None:
-        if baseline.total_cost_usd == 0:
+        if baseline_cost == 0:
             reason = "the baseline cost is 0"
-        elif trace.total_cost_usd is None:
+        elif cost is None:
             reason = f"the cost is unknown ({unknown_cost_reason(trace)})"
         else:
             reason = f"the baseline cost is unknown ({unknown_cost_reason(baseline)})"
@@ -95,7 +100,7 @@ def _multiplier_check(
     data = {"actual": multiplier, "max": limit}
     if multiplier <= limit:
         return Check("max_cost_multiplier", PASS, "", data)
-    now, before = usd_pair(trace.total_cost_usd or 0.0, baseline.total_cost_usd or 0.0)
+    now, before = usd_pair(cost or 0.0, baseline_cost or 0.0)
     return failed(
         spec, "max_cost_multiplier", f"cost {multiplier:.2f}× the baseline (max {limit:g}×): {now} vs {before}", data
     )

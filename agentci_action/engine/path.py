@@ -452,7 +452,8 @@ def _call_match_details(outcome: CallMatch, mode: MatchMode, labels: _Labels) ->
 
 
 def _handoff_checks(spec: PathSpec, trace: Trace, details: dict[str, Any], checks: list[Check]) -> None:
-    targets = [h.to for h in trace.handoffs] if trace.handoffs else []  # most traces hand off to no one
+    handoffs = trace.handoffs  # read once: a pydantic attribute
+    targets = [h.to for h in handoffs] if handoffs else []  # most traces hand off to no one
     details["handoffs"] = targets
     if spec.expected_handoff is not None:
         checks.append(
