@@ -1,0 +1,87 @@
+"""No write through a linked `.agentci`, end to end: the real CLI and the action, a judge on a local provider.
+
+With `.agentci` a symbolic link to a directory outside the working directory, evaluating a spec whose judge caches
+its verdicts in `.agentci/judge-cache.json` stops with exit 2 naming the link, and nothing lands where it points.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from conftest import hermetic_environment, run_cli
+
+from agentci_action._util.errors import EXIT_ERROR
+from agentci_action.github.action import main
+
+KEY = "sk-ant-trust-symlinks-never-print-me-42"
+
+SPEC = """\
+agent: demo
+judge_config:
+  model: claude-haiku-4-5
+  base_url: {url}
+  max_attempts: 1
+queries:
+  - id: judged
+    query: How do I reset my password?
+    correctness:
+      llm_judge:
+        - template: actionable_steps
+"""
+
+
+@pytest.fixture
+def linked_project(tmp_path: Path, llm) -> tuple[Path, Path]:
+    """(a project whose `.agentci` links to a directory outside it, that directory)."""
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    (project / "traces").mkdir(parents=True)
+    elsewhere.mkdir()
+    (project / "agentci_spec.yaml").write_text(SPEC.format(url=llm.anthropic_url), encoding="utf-8")
+    trace = {"id": "judged", "final_answer": "Open Settings, then Reset."}
+    (project / "traces" / "t.jsonl").write_text(json.dumps(trace) + "\n", encoding="utf-8")
+    (project / ".agentci").symlink_to(elsewhere, target_is_directory=True)
+    return project, elsewhere
+
+
+def test_agentci_test_refuses_a_linked_judge_cache_folder(linked_project):
+    project, elsewhere = linked_project
+    done = run_cli(
+        "test",
+        "--spec",
+        "agentci_spec.yaml",
+        "--traces",
+        "traces/t.jsonl",
+        cwd=project,
+        env=hermetic_environment(ANTHROPIC_API_KEY=KEY),
+    )
+    assert done.returncode == EXIT_ERROR, done.stdout + done.stderr
+    assert ".agentci is a symbolic link" in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and KEY not in done.stdout + done.stderr
+    assert list(elsewhere.iterdir()) == []  # no judge-cache.json, no temporary file
+
+
+def test_the_action_refuses_a_linked_judge_cache_folder(linked_project, monkeypatch):
+    project, elsewhere = linked_project
+    monkeypatch.chdir(project)
+    (project / "event.json").write_text(json.dumps({"before": "b" * 40, "after": "a" * 40}))
+    env = {
+        "GITHUB_EVENT_NAME": "push",
+        "GITHUB_EVENT_PATH": str(project / "event.json"),
+        "GITHUB_REPOSITORY": "octo/agent",
+        "GITHUB_SHA": "a" * 40,
+        "GITHUB_WORKSPACE": str(project),
+        "GITHUB_STEP_SUMMARY": str(project / "summary.md"),
+        "GITHUB_OUTPUT": str(project / "output.txt"),
+        "INPUT_SPEC": "agentci_spec.yaml",
+        "INPUT_TRACES": "traces/",
+        "INPUT_ANTHROPIC-API-KEY": KEY,
+        "INPUT_RESULTS-PATH": "agentci-results.json",
+    }
+    out = io.StringIO()
+    assert main(env, out) == EXIT_ERROR
+    assert "::error title=AgentCI::agentci: could not write the judge cache" in out.getvalue()
+    assert ".agentci is a symbolic link" in out.getvalue()
+    assert list(elsewhere.iterdir()) == []
