@@ -1,8 +1,9 @@
 """No file is written through a symbolic link below the working directory.
 
 Every writer (reports, results, history exports, traces, the judge and embedding caches, recordings, simulated users'
-recordings, baselines) goes through _util/output.py, and a linked directory on the way is a LinkedPath error naming it
-(exit 2), with nothing written where the link points.
+recordings, baselines, starter files) goes through _util/output.py, and a linked directory on the way is a LinkedPath
+error naming it (exit 2), with nothing written where the link points. WRITERS walks them, each as its command calls
+it; tests/test_trust_writers_guard.py fails when a module writes a file any other way.
 """
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ from pathlib import Path
 import pytest
 
 from agentci_action._util.errors import EXIT_ERROR
-from agentci_action._util.output import LinkedPath, replace_file, write_file
+from agentci_action._util.output import LinkedPath, make_directory, replace_file, write_file
+from agentci_action.cli._reporting import write_output
+from agentci_action.cli.cmd_init import init_project
 from agentci_action.compare.baselines import write_atomic
 from agentci_action.model_access.json_store import JsonStore
+from agentci_action.run.capture import collect
 from agentci_action.run.replay import recordings
 from agentci_action.run.replay.replay_session import ReplaySession
 from agentci_action.run.replay.request_keys import Volatility
@@ -35,14 +39,30 @@ def recorded_run(path: Path) -> None:
     ReplaySession(query="q", run=0, path=path, mode="record", volatility=Volatility.declared()).finish()
 
 
+def run_traces(path: Path) -> None:
+    """As `agentci run` writes its traces: the output directory made, then one query's file."""
+    directory = make_directory(path.parent, "the trace directory")
+    TraceStore(directory, Masker([])).add(Trace(id=path.stem, final_answer="a"))
+
+
+def collected_traces(path: Path) -> None:
+    """As `agentci collect` writes the traces it received."""
+    collect.write(path.parent, [Trace(id=path.stem, final_answer="a")], refuse=pytest.fail)
+
+
 WRITERS: dict[str, Callable[[Path], object]] = {
-    "report, results, HTML, history export (write_file)": lambda path: write_file(path, "text"),
+    "a report or results to --output, a history export (agentci test, diff, history)": lambda path: write_output(
+        "text", str(path)
+    ),
+    "the action's results file and HTML report, the runner's files (write_file)": lambda path: write_file(path, "t"),
     "any whole-or-nothing file (replace_file)": lambda path: replace_file(path, "text", "the file"),
-    "the judge cache": judge_cache,
+    "the judge and embedding caches": judge_cache,
     "a recording": recorded_run,
     "a simulated user's recording": lambda path: recordings.write(path, "{}\n", "the simulated user's recording"),
     "a baseline": lambda path: write_atomic(path, "{}\n", overwrite=True),
-    "a trace file": lambda path: TraceStore(path.parent, Masker([])).add(Trace(id=path.stem, final_answer="a")),
+    "the traces of agentci run": run_traces,
+    "the traces of agentci collect": collected_traces,
+    "the starter files (agentci init)": lambda path: init_project(path.parent),
 }
 
 
@@ -88,4 +108,6 @@ def test_a_link_deeper_on_the_way_is_refused_too(tmp_path, monkeypatch, name):
 def test_every_writer_still_writes_where_no_link_is(tmp_path, monkeypatch, name):
     monkeypatch.chdir(tmp_path)
     WRITERS[name](Path("a") / "b" / "q.jsonl")
-    assert [p.name for p in files_in(tmp_path)] == ["q.jsonl"]
+    written = files_in(tmp_path)
+    assert written and all(p.is_relative_to(tmp_path / "a" / "b") for p in written)
+    assert not any(p.name.startswith(".") for p in written)  # no temporary file left

@@ -183,6 +183,20 @@ def _enter(directory: int, part: str, walked: Path, make: bool) -> int:
         raise
 
 
+def make_directory(path: Path, what: str) -> Path:
+    """Make the directory `path` and its missing parents, through no symbolic link below the working directory.
+
+    LinkedPath for a link on the way, OutputError when anything else fails.
+    """
+    try:
+        os.close(open_directory(path, make=True))
+    except SymbolicLink as link:
+        raise LinkedPath(what, path, link) from None
+    except OSError as exc:
+        raise OutputError(f"could not create {what} {path}: {describe(exc)}") from None
+    return path
+
+
 def replace_file(path: Path, text: str, what: str, *, mode: int = 0o600) -> Path:
     """Write `text` to `path` whole or not at all (see publish).
 

@@ -6,15 +6,15 @@ evaluates traces committed in traces/. Each file shows the other layout commente
 line tagged `#[runner]` or `#[traces]` is written as it is in its own layout and commented out in the other.
 
 All or nothing: every target is checked first (it must not exist, and no part of its directory may be a
-file), then each file is written to a temporary file beside its target and renamed into place only once
-all of them were written; on any failure the temporary files and the directories made are removed.
+file), then each is written whole, never over an existing file and through no symbolic link (output.publish;
+a link on the way is an error naming it); on any failure the files already written and the directories made are
+removed.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import re
 import shlex
 from importlib import resources
@@ -23,6 +23,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from agentci_action._util.errors import EXIT_PASS, InputError, Problem
+from agentci_action._util.output import LinkedPath, SymbolicLink, publish, utf8
 from agentci_action.cli._reporting import say
 from agentci_action.spec.runner_config import RunnerSpec
 
@@ -75,28 +76,21 @@ def init_project(directory: Path, command: str | None = None) -> list[Path]:
     if problems:
         raise InputError(problems)
     templates = resources.files("agentci_action") / "templates"
-    made: list[Path] = []  # directories this call created, outermost first
-    partial: dict[Path, Path] = {}  # temporary file → target
-    placed: list[Path] = []  # targets already renamed into place
-    try:
-        for template, path in targets.items():
-            for parent in reversed(path.parents):
-                if not parent.exists():
-                    parent.mkdir()
-                    made.append(parent)
-            temporary = path.with_name(f".{path.name}.agentci-init")
-            partial[temporary] = path
-            temporary.write_text(render((templates / template).read_text(encoding="utf-8"), command), encoding="utf-8")
-        for temporary, path in partial.items():
-            os.replace(temporary, path)
-            placed.append(path)
-    except OSError as exc:
-        for leftover in [*partial, *placed, *reversed(made)]:
-            with contextlib.suppress(OSError):  # e.g. a temporary file never made because its name was refused
-                leftover.rmdir() if leftover in made else leftover.unlink(missing_ok=True)
-        raise InputError.at(
-            str(exc.filename or directory), 0, f"cannot write the starter files: {exc.strerror or exc}"
-        ) from None
+    # directories this call creates, each before those inside it
+    made = list(dict.fromkeys(d for path in targets.values() for d in reversed(path.parents) if not d.exists()))
+    placed: list[Path] = []  # targets already written
+    for template, path in targets.items():
+        text = render((templates / template).read_text(encoding="utf-8"), command)
+        try:
+            publish(path, utf8(text), mode=0o644, overwrite=False)
+        except (SymbolicLink, OSError) as exc:
+            for leftover in [*placed, *reversed(made)]:
+                with contextlib.suppress(OSError):
+                    leftover.rmdir() if leftover in made else leftover.unlink()
+            if isinstance(exc, SymbolicLink):
+                raise LinkedPath("the starter files", path, exc) from None
+            raise InputError.at(str(path), 0, f"cannot write the starter files: {exc.strerror or exc}") from None
+        placed.append(path)
     return list(targets.values())
 
 

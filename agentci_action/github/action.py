@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from agentci_action._util.errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, AgentCIError, InputError, Problem, SpecError
-from agentci_action._util.output import OutputError, write_file
+from agentci_action._util.output import LinkedPath, OutputError, write_file
 from agentci_action._util.text import inline
 from agentci_action.compare.base_ref import BaseRef, GitHubAccess
 from agentci_action.engine.evaluate_spec import Settings
@@ -159,7 +159,11 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         publisher.error(Problem("agentci", 0, str(exc)))
         status = max(status, EXIT_ERROR)
     history = read_trend(inputs, context, run, publisher)
-    html_path = write_html_report(inputs, run, diff, publisher, history)
+    try:
+        html_path = write_html_report(inputs, run, diff, publisher, history)
+    except LinkedPath as exc:
+        publisher.error(Problem("agentci", 0, str(exc)))
+        status, html_path = max(status, EXIT_ERROR), ""
     links = markdown.Links(
         blob_url=context.blob_url,
         run_url=context.run_url,

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from agentci_action._util.errors import Problem
 from agentci_action._util.extras import require
 from agentci_action._util.github_client import client
-from agentci_action._util.output import OutputError, encodable, write_file, write_stream
+from agentci_action._util.output import LinkedPath, OutputError, encodable, write_file, write_stream
 from agentci_action._util.redaction import redact, secret_parts
 from agentci_action.compare.diff import RunDiff
 from agentci_action.compare.history import Trend, read_entries, series_entries, trend
@@ -278,12 +278,14 @@ def write_html_report(
     """The HTML report beside the results file (not for a shard: the merge job writes it).
 
     Its path, '' when none was written. A failed write is a warning: the summary and the results file carry everything
-    it shows.
+    it shows; but a symbolic link on its way is LinkedPath (exit 2): one was planted there.
     """
     if not inputs.html_report or inputs.shard is not None:
         return ""
     try:
         write_file(inputs.html_path, render_html(run, diff, history), what="the HTML report")
+    except LinkedPath:
+        raise
     except OutputError as exc:
         publisher.warning(str(exc))
         return ""

@@ -27,7 +27,7 @@ from typing import Any
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from agentci_action._util.errors import SpecError
-from agentci_action._util.output import OutputError, describe
+from agentci_action._util.output import make_directory
 from agentci_action._util.progress import Progress
 from agentci_action._util.text import one_line, plural
 from agentci_action.run.capture import Capture, capture_for
@@ -151,11 +151,7 @@ def run_agent(
     live = LiveProcesses()
     replay = replay_for(runner, options.replay, spec, {**environ, **runner.env})
     with _replaying(replay), _started(runner, agent, cwd, environ, live, replay) as start:
-        try:
-            options.output.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise OutputError(f"could not create the trace directory {options.output}: {describe(exc)}") from None
-        store = TraceStore(options.output, masker)
+        store = TraceStore(make_directory(options.output, "the trace directory"), masker)
         jobs, kept = _jobs(spec, selected, options, store)
         if replay:
             replay.check(jobs)
