@@ -295,25 +295,25 @@ def turn_block(query: QueryDiff) -> str:
     """A conversation's first diverged turn.
 
     Its number, line and message, its status on each side, and its answers before (-) and after (+) in an inert `diff`
-    block. '' for a query that is no conversation.
+    block; a turn one side does not have is said in words, and only the other side's answer shown. '' for a query that is no conversation.
     """
     turn = query.first_diverged_turn
     if turn is None:
         return ""
     where = f" ({inline(f'{query.file}:{turn.line}', 200)})" if query.file and turn.line else ""
-    lines = [
-        f"{sign} {line}"
-        for sign, text in (("-", turn.answer.before), ("+", turn.answer.after))
-        for line in ("(not reached)" if text is None else fmt.trimmed(text, ANSWER_LIMIT)).splitlines() or [""]
+    sides = [
+        (sign, text, f"tools {side}:{pad} {', '.join(route) or '—'}")
+        for sign, side, pad, status, text, route in (
+            ("-", "before", "", turn.status.before, turn.answer.before, turn.route_before),
+            ("+", "after", " ", turn.status.after, turn.answer.after, turn.route_after),
+        )
+        if status is not None
     ]
-    routes = [
-        f"tools before: {', '.join(turn.route_before) or '—'}",
-        f"tools after:  {', '.join(turn.route_after) or '—'}",
-    ]
+    lines = [f"{sign} {line}" for sign, text, _ in sides for line in fmt.trimmed(text or "", ANSWER_LIMIT).splitlines() or [""]]
+    statuses = fmt.one_sided_turn(turn) or f"{_icon_status(turn.status.before)} → {_icon_status(turn.status.after)}"
     return (
-        f"**First diverged at turn {turn.turn}**{where}: {inline(turn.user, 300)} — "
-        f"{_icon_status(turn.status.before)} → {_icon_status(turn.status.after)}\n\n"
-        + code_block(lines + routes, "diff")
+        f"**First diverged at turn {turn.turn}**{where}: {inline(turn.user, 300)} — {statuses}\n\n"
+        + code_block(lines + [routes for _, _, routes in sides], "diff")
         + "\n"
     )
 

@@ -252,6 +252,7 @@ def _turns(result: QueryResult, change: QueryDiff | None) -> str:
         parts.append(
             f"<h4>First diverged at turn {diverged.turn} · {esc(result.file)}:{diverged.line}</h4>"
             f"<p>{esc(diverged.user)}</p>"
+            + (f"<p>{esc(fmt.one_sided_turn(diverged))}</p>" if fmt.one_sided_turn(diverged) else "")
             + _answer(f"Turn {diverged.turn} before", diverged.answer.before)
             + _answer(f"Turn {diverged.turn} after", diverged.answer.after)
         )

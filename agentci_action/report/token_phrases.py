@@ -96,7 +96,9 @@ def moved(change: ComponentChange) -> str:
 
     The cost as the cost layer priced the call's input, when known.
     """
-    head = f"{label(change.component)} {_signed(change.tokens.change or 0)} tokens{_cost(change.cost_usd.change)}"
+    count = change.tokens.change or 0
+    word = "token" if abs(count) == 1 else "tokens"
+    head = f"{label(change.component)} {_signed(count)} {word}{_cost(change.cost_usd.change)}"
     items = [_item(change.component, item) for item in change.items]
     return head + (": " + "; ".join(items) if items else "")
 
