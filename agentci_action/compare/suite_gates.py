@@ -154,7 +154,9 @@ def _pass_rate_drop(gates: SuiteGates, diff: RunDiff | None) -> GateResult:
     said = {
         "pass": f"a drop over {100 * limit:g} points ruled out",
         "fail": f"a drop over {100 * limit:g} points established",
-        "inconclusive": f"the interval straddles −{100 * limit:g} points: undecided" if shown_interval(change) else "undecided",
+        "inconclusive": f"the interval straddles −{100 * limit:g} points: undecided"
+        if shown_interval(change)
+        else "undecided",
     }[found]
     return _gate(
         gates,

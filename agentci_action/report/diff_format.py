@@ -16,7 +16,15 @@ from enum import Enum
 from typing import Any
 
 from agentci_action._util.text import milliseconds, one_line, plural, points, unverified_note, usd
-from agentci_action.compare.diff import COST_TOLERANCE, LATENCY_TOLERANCE, ChangeKind, Delta, QueryDiff, RunDiff, TurnDiff
+from agentci_action.compare.diff import (
+    COST_TOLERANCE,
+    LATENCY_TOLERANCE,
+    ChangeKind,
+    Delta,
+    QueryDiff,
+    RunDiff,
+    TurnDiff,
+)
 from agentci_action.compare.significance import ChangeVerdict
 from agentci_action.compare.suite_change import interval_words
 

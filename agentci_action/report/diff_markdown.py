@@ -158,6 +158,9 @@ def table_row(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
     )
 
 
+SUB_CENT = 0.01  # USD: a cost chart whose every figure is below it is folded
+
+
 def _label(text: str) -> str:
     """Inert chart text: letters, digits, '.', '_' and '-' kept (never a quote, a fence or a directive), ≤ 24 characters."""
     return re.sub(r"[^A-Za-z0-9._-]", "_", text)[:24] or "query"
@@ -188,12 +191,15 @@ def charted(diff: RunDiff) -> list[QueryDiff]:
 
 
 def chart(diff: RunDiff, queries: list[QueryDiff], field: str, title: str, axis: str) -> str:
-    """A mermaid chart of one cost figure: bars for the baseline, a line for the current run; '' when it did not move."""
+    """A mermaid chart of one cost figure: bars for the baseline, a line for the current run; '' when it did not move.
+
+    A cost chart whose figures are all under SUB_CENT is folded into the details: no reviewer reads a $0.00002 bar.
+    """
     picked = [q for q in queries if getattr(q.cost, field).change is not None]
     deltas = [getattr(q.cost, field) for q in picked]
     if not any(d.change for d in deltas):
         return ""
-    return (
+    drawn = (
         "```mermaid\nxychart-beta\n"
         f'    title "{title}: {_label(diff.before)} (bars) vs {_label(diff.after)} (line)"\n'
         f"    x-axis [{', '.join(_quoted(q.id) for q in picked)}]\n"
@@ -201,6 +207,9 @@ def chart(diff: RunDiff, queries: list[QueryDiff], field: str, title: str, axis:
         f"    bar [{', '.join(_number(d.before) for d in deltas)}]\n"
         f"    line [{', '.join(_number(d.after) for d in deltas)}]\n```\n"
     )
+    if field == "cost_usd" and max(max(d.before or 0, d.after or 0) for d in deltas) < SUB_CENT:
+        return f"<details><summary>{title} (USD, each under a cent): the baseline's bars, this run's line</summary>\n\n{drawn}\n</details>\n"
+    return drawn
 
 
 def details_block(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
@@ -309,7 +318,11 @@ def turn_block(query: QueryDiff) -> str:
         )
         if status is not None
     ]
-    lines = [f"{sign} {line}" for sign, text, _ in sides for line in fmt.trimmed(text or "", ANSWER_LIMIT).splitlines() or [""]]
+    lines = [
+        f"{sign} {line}"
+        for sign, text, _ in sides
+        for line in fmt.trimmed(text or "", ANSWER_LIMIT).splitlines() or [""]
+    ]
     statuses = fmt.one_sided_turn(turn) or f"{_icon_status(turn.status.before)} → {_icon_status(turn.status.after)}"
     return (
         f"**First diverged at turn {turn.turn}**{where}: {inline(turn.user, 300)} — {statuses}\n\n"

@@ -78,6 +78,7 @@ def _summary(run: RunResult) -> str:
         lines.append(judge)
     if s.tokens is not None:
         lines.append(token_phrases.summary_line(s.tokens))
+        lines += token_phrases.figures(s.tokens)
     if suite_phrases.adaptive(s):
         lines.append(suite_phrases.adaptive(s))
     notes = [
