@@ -257,7 +257,10 @@ def test_cli_diff_warns_about_another_agent_or_spec_and_still_diffs(spec_path, w
     result = run_cli("diff", "--spec", changed, "--baseline", "v1", "--compare", "v1", "--format", "json")
     assert result.returncode == 0, result.stderr
     assert "baseline v1 was saved for agent 'demo', the spec is for 'other'; compared anyway" in result.stderr
-    assert "baseline v1 was saved from a different spec" in result.stderr
+    assert (
+        "baseline v1 was saved from another version of the spec: the same queries, so another key changed"
+        in result.stderr
+    )
     data = json.loads(result.stdout)
     assert len(data["warnings"]) == 2 and data["total"]["counts"]["unchanged"] == 2  # one version: each warning once
 

@@ -20,7 +20,7 @@ from fakes.llm_server import JSONHandler, LocalServer
 
 from agentci_action._util.text import usd
 from agentci_action.compare.diff import token_changes
-from agentci_action.engine.token_attribution import query_tokens, scaled
+from agentci_action.engine.token_attribution import query_tokens
 from agentci_action.report.token_phrases import moved_lines
 from agentci_action.trace import tokenizer as tokenizer_module
 from agentci_action.trace.load import load_traces
@@ -102,22 +102,6 @@ def test_tiktoken_loads_with_the_first_request_counted_not_before():
     for path, imported in ((canonical, "False"), (chat / "openai_chat.json", "True")):
         done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=False)
         assert done.stdout.strip() == imported, (path, done.stderr[-2000:])
-
-
-@pytest.mark.parametrize(
-    ("counts", "reported", "expected"),
-    [
-        ([10, 20, 30], 120, [20, 40, 60]),
-        ([1, 1, 1], 10, [4, 3, 3]),  # the remainder to the earlier part on a tie
-        ([5, 0, 5], 7, [4, 0, 3]),
-        ([7], 7, [7]),
-        # parts 3 and 6 tie exactly (remainder 115/189); in floating point the later one looked larger
-        ([77, 62, 120, 22, 15, 24, 967, 603], 2200, [90, 72, 140, 26, 17, 28, 1125, 702]),
-    ],
-)
-def test_scaling_adds_up_to_the_reported_tokens(counts, reported, expected):
-    assert scaled(counts, reported) == expected
-    assert sum(expected) == reported
 
 
 RESERVATION = {
@@ -370,7 +354,8 @@ def test_langsmith_and_vercel_records_show_their_requests_langgraph_state_and_ag
         len(o200k.encode_ordinary(text)) for text in ("50 degrees and raining", "70 degrees and sunny")
     )
     found = query_tokens([langsmith])
-    assert found.exact and sum(found.components.values()) == 75 + 99 and "unattributed" not in found.components
+    # the count plus the chat format's framing is not the reported input (OpenAI renders tools in its own syntax)
+    assert not found.exact and sum(found.components.values()) == 75 + 99 and "unattributed" not in found.components
 
     vercel = load_traces([Path(__file__).parent / "fixtures" / "traces" / "vercel_ai" / "flat.json"])
     (weather,) = [t for t in vercel if t.llm_calls]
@@ -468,7 +453,7 @@ def test_test_shards_merge_and_the_python_api_agree_on_where_the_tokens_went(tmp
     assert run_cli("test", spec, "--traces", traces, "--format", "html", "--output", html).returncode == 0
     page = html.read_text(encoding="utf-8")
     assert page.count("input tokens: tool results") == 5  # the summary and each query
-    assert "(o200k_base, exact)" in page and "schema overhead" in page
+    assert "(o200k_base, estimate: " in page and "schema overhead" in page
 
 
 def test_the_html_report_says_which_component_moved(tmp_path):

@@ -155,6 +155,11 @@ def points(rate_change: float) -> str:
     return "0" if text in ("+0", "−0") else text
 
 
+def percent(share: float) -> str:
+    """A share as a percentage with the one decimal a count's share may need: 0.125 → '12.5%', 0.25 → '25%'."""
+    return f"{100 * share:.1f}".removesuffix(".0") + "%"
+
+
 def plural(count: float, one: str, many: str | None = None) -> str:
     """'1 query', '2 queries', '0 checks': the count and the noun that agrees with it."""
     return f"{count:,.0f} {one if count == 1 else many or one + 's'}"

@@ -561,10 +561,24 @@ def compatibility_warnings(spec: AgentCISpec, stored: StoredBaseline, current_ha
         )
     if baseline.metadata.spec_hash and baseline.metadata.spec_hash != current_hash:
         notes.append(
-            f"{stored.file}: baseline {baseline.version} was saved from a different spec "
-            f"({baseline.metadata.spec_hash}, now {current_hash}); both sides are judged by the current spec"
+            f"{stored.file}: baseline {baseline.version} was saved from another version of the spec: "
+            f"{spec_changes(spec, baseline)}; both sides are judged by the current spec (`agentci save` re-saves it)"
         )
     return notes
+
+
+def spec_changes(spec: AgentCISpec, baseline: Baseline) -> str:
+    """What can be told of how `spec` changed since `baseline` was saved: the queries added and gone, else that the rest did.
+
+    A baseline keeps the spec's hash, not its text: beyond its queries, it cannot say which key changed.
+    """
+    saved, now = set(baseline.queries), {query.key for query in spec.queries}
+    said = [
+        f"{label} {', '.join(sorted(keys)[:5])}" + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+        for label, keys in (("queries added since:", now - saved), ("queries gone since:", saved - now))
+        if keys
+    ]
+    return "; ".join(said) or "the same queries, so another key changed (the baseline keeps only the spec's hash)"
 
 
 @dataclass(frozen=True)

@@ -282,7 +282,7 @@ class ComponentChange(BaseModel):
 class TokensDiff(BaseModel):
     """Which components of the input moved: those whose tokens changed, largest change first."""
 
-    exact: bool = Field(description="Both sides were counted by the models' own tokenizers (else estimates).")
+    exact: bool = Field(description="Both sides were counted exactly: own tokenizers, count plus framing as reported.")
     components: list[ComponentChange]
     schema_overhead: Delta
     skill_efficiency: Delta

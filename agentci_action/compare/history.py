@@ -13,8 +13,8 @@ From the entries, oldest first (the metrics reference's formulas, over versions 
 
 A pull request's figures are compared with the last `window` runs: each figure's band is μ ± max(2σ, floor), the
 floor 0 for the pass rate and the composite and COST_TOLERANCE·μ for cost and tokens (the diff's own tolerance, so a
-history of identical costs still allows what the diff calls unchanged). With fewer than MIN_BAND_RUNS runs there is no
-band. A figure outside its band on the worse side is an alert; on the better side, a note.
+history of identical costs still allows what the diff calls unchanged), cut to the values the figure can take (0..1 for
+the rates, ≥ 0 for cost and tokens). With fewer than MIN_BAND_RUNS runs there is no band. A figure outside its band on the worse side is an alert; on the better side, a note.
 
 A history branch is written by whoever can push to it, so its lines are read as untrusted: a line that is not an
 entry of this schema version (not JSON, wrong types, a figure that is not finite or is out of its range, a line
@@ -233,12 +233,12 @@ def history_figures(entries: list[HistoryEntry], messages: Iterable[str] = ()) -
     )
 
 
-# figure → (label, floor of the band as a share of the mean, whether higher is better)
+# figure → (label, floor of the band's width as a share of the mean, whether higher is better, the figure's ceiling)
 TREND_FIGURES = {
-    "pass_rate": ("pass rate", 0.0, True),
-    "composite_score": ("composite", 0.0, True),
-    "cost_usd": ("cost", COST_TOLERANCE, False),
-    "total_tokens": ("tokens", COST_TOLERANCE, False),
+    "pass_rate": ("pass rate", 0.0, True, 1.0),
+    "composite_score": ("composite", 0.0, True, 1.0),
+    "cost_usd": ("cost", COST_TOLERANCE, False, math.inf),
+    "total_tokens": ("tokens", COST_TOLERANCE, False, math.inf),
 }
 
 
@@ -289,13 +289,13 @@ def trend(entries: list[HistoryEntry], run: RunResult | None = None, window: int
     """The last `window` entries of one spec's history as trend lines, with `run`'s figures and bands beside."""
     recent = entries[-window:]
     lines = []
-    for name, (label, floor, higher) in TREND_FIGURES.items():
+    for name, (label, floor, higher, ceiling) in TREND_FIGURES.items():
         values = [_figure(e, name) for e in recent]
         low = high = None
         if len(values) >= MIN_BAND_RUNS:
             mean = sum(values) / len(values)
             width = max(2 * math.sqrt(sum((v - mean) ** 2 for v in values) / len(values)), floor * abs(mean))
-            low, high = tidy(mean - width), tidy(mean + width)
+            low, high = tidy(max(mean - width, 0.0)), tidy(min(mean + width, ceiling))
         current = _figure(run, name) if run is not None else None
         lines.append(TrendLine(name, label, values, current, low, high, higher))
     return Trend([e.commit for e in recent], lines, history_figures(recent))

@@ -11,6 +11,10 @@ through its rate, and pairing takes out what a query's two sides share (Var(d) =
 Every query weighs the same whatever its runs, so adaptive runs, which spend more runs on the doubtful queries,
 do not tilt the figure towards them. The interval is D ± t·SE with t Student's quantile at 1 − α/2 with Q − 1
 degrees of freedom (Miller's normal z for many queries; t keeps a small suite's interval honest).
+
+What a reader is shown (`shown_interval`) is that interval cut to the changes that can happen (−1..+1: a pass rate
+lies in 0..1), and none below MIN_SHOWN_QUERIES queries, where t's heavy tails make it wider than that range; the
+gate's verdict (`drop_verdict`) reads the interval itself.
 """
 
 from __future__ import annotations
@@ -19,7 +23,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agentci_action._util.text import plural, points
 from agentci_action.compare.distributions import student_t_quantile
+
+MIN_SHOWN_QUERIES = 5  # fewer queries: the interval is printed as "too few queries", not as a range
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,6 +82,26 @@ def pass_rate_change(pairs: Sequence[tuple[float, float]], confidence: float) ->
         high=change + half,
         confidence=confidence,
     )
+
+
+def shown_interval(change: PassRateChange) -> tuple[float, float] | None:
+    """The interval as reports print it: cut to −1..+1; None below MIN_SHOWN_QUERIES queries (or without one)."""
+    if change.low is None or change.high is None or change.queries < MIN_SHOWN_QUERIES:
+        return None
+    return max(change.low, -1.0), min(change.high, 1.0)
+
+
+def interval_words(change: PassRateChange) -> str:
+    """'95% interval −70.4 to +37 over 8 queries', '3 queries: too few for an interval', 'one query: no interval'."""
+    shown = shown_interval(change)
+    if shown is not None:
+        return (
+            f"{change.confidence:.0%} interval {points(shown[0])} to {points(shown[1])} over "
+            f"{plural(change.queries, 'query', 'queries')}"
+        )
+    if change.queries < 2:
+        return "one query: no interval"
+    return f"{change.queries} queries: too few for an interval"
 
 
 def drop_verdict(change: PassRateChange, max_drop: float) -> str:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agentci_action._util.text import points
-from agentci_action.compare.suite_change import drop_verdict
+from agentci_action.compare.suite_change import drop_verdict, interval_words, shown_interval
 from agentci_action.engine.results import GateResult, RunResult, Status
 from agentci_action.spec.models import SuiteGates
 
@@ -150,14 +150,13 @@ def _pass_rate_drop(gates: SuiteGates, diff: RunDiff | None) -> GateResult:
             skip=True,
         )
     found = drop_verdict(change, limit)
-    figure = (
-        f"pass rate per query {points(change.change)} points ({change.confidence:.0%} interval {points(change.low)} to "
-        f"{points(change.high)} over {change.queries} queries)"
-    )
+    figure = f"pass rate per query {points(change.change)} points ({interval_words(change)})"
     said = {
         "pass": f"a drop over {100 * limit:g} points ruled out",
         "fail": f"a drop over {100 * limit:g} points established",
-        "inconclusive": f"the interval straddles −{100 * limit:g} points: undecided",
+        "inconclusive": f"the interval straddles −{100 * limit:g} points: undecided"
+        if shown_interval(change)
+        else "undecided",
     }[found]
     return _gate(
         gates,

@@ -328,8 +328,10 @@ class TokenAttribution(ResultData):
     """Where a query's input tokens went (engine/token_attribution.py): means per run over its runs.
 
     components: tokens by component (system_prompt, tool_schemas, history, tool_results, retrieved_context, query,
-    and `unattributed`: the input tokens of calls whose request the trace does not show), each call's parts scaled to
-    its reported input tokens; costs: USD by component (each call's input cost shared by its parts' tokens), plus
+    `framing`: the rest of each call's reported input tokens, and `unattributed`: the input tokens of calls whose
+    request the trace does not show), each part as its text counts; exact: the model's own tokenizer counted it and
+    the count plus the format's framing is the reported input; gap: the reported input less count and framing (what
+    an estimate leaves unexplained); costs: USD by component (each call's input cost shared by its parts' tokens), plus
     `output` (the attributed calls' output tokens) and `unattributed` (the whole cost of the other calls), so they
     add up to the query's cost; None where a price is unknown. items: tokens per tool schema, tool result and
     document source; parameters: each tool schema's top-level parameters. schema_overhead = Σ tool_schemas tokens;
@@ -345,6 +347,7 @@ class TokenAttribution(ResultData):
     exact: bool
     components: dict[str, int | float]
     costs: dict[str, float | None]
+    gap: int | float = 0
     items: dict[str, dict[str, int | float]] = field(default_factory=dict)
     parameters: dict[str, int] = field(default_factory=dict)
     schema_overhead: int | float = 0

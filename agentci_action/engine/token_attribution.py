@@ -3,14 +3,17 @@
 Each model call's input breakdown (trace/input_parts.py) scaled to the tokens the provider reported, priced, and summed
 per run; the metrics reference's token tracking over them. Pure.
 
-Per call with a breakdown: part i, counted tᵢ of T = Σ t, gets round(tᵢ · I / T) of the call's reported input tokens
-I, rounded by largest remainder so the parts add up to I exactly; its cost is input_cost · scaledᵢ / I, the call's
-input cost (as the cost layer priced it) shared by tokens, so a prompt cache's discount is shared in proportion. A call
+Per call with a breakdown: each part keeps the tokens its text counts, tᵢ of T = Σ t, so a part whose text did not
+change does not move; the rest of the call's reported input tokens I, I − T, is `framing`: the tokens the provider
+adds around the messages (plus, where the count is not the provider's own, the count's error). Nothing is scaled, so
+the components add up to I exactly. A part's cost is input_cost · tᵢ / I, the call's input cost (as the cost layer
+priced it) shared by tokens, so a prompt cache's discount is shared in proportion. The count is `exact` only when the
+model's own tokenizer counted it and I − T is the framing the call's format adds (InputBreakdown.framing); `gap`
+sums I − T − framing over the calls, what the count leaves unexplained (the framing unknown: all of I − T). A call
 that reports no input tokens (I = 0) while its request holds text did not report its usage (some instrumentations
 write 0 for a streamed call): it is not attributed, like a call whose request the trace does not show, so every
-figure stays a share of the reported tokens; so is a call whose parts count no token (T = 0), having nothing to
-share by. A query's figures are means per run over its runs; a suite's are sums over
-every run of every query (as its cost and tokens are).
+figure stays a share of the reported tokens; so is a call whose parts count no token (T = 0). A query's figures are
+means per run over its runs; a suite's are sums over every run of every query (as its cost and tokens are).
 
     schema_overhead = Σ tokens of tool_schemas          skill_tokens = Σ tokens of system_prompt
     skill_efficiency = skill / (skill + schema)          token_efficiency_ratio = schema / skill
@@ -28,25 +31,8 @@ from agentci_action.engine.results import TokenAttribution
 from agentci_action.engine.stats import tidy
 from agentci_action.trace.canonical import LLMCall, Trace
 
-UNATTRIBUTED, OUTPUT = "unattributed", "output"
+UNATTRIBUTED, OUTPUT, FRAMING = "unattributed", "output", "framing"
 ITEMISED = ("tool_schemas", "tool_results", "retrieved_context")  # the components whose parts are named
-
-
-def scaled(counts: list[int], reported: int) -> list[int]:
-    """`counts` (T = Σ c > 0) scaled to add up to `reported`.
-
-    Largest remainder: each gets ⌊cᵢ·R/T⌋, the largest remainders (cᵢ·R mod T) one more, ties to the earlier part.
-    Integer arithmetic: exact at any size.
-    """
-    total = sum(counts)
-    products = [count * reported for count in counts]
-    floors = [product // total for product in products]
-    left = reported - sum(floors)
-    if left:
-        remainders = [product % total for product in products]
-        for index in sorted(range(len(counts)), key=remainders.__getitem__, reverse=True)[:left]:
-            floors[index] += 1
-    return floors
 
 
 class _Sums:
@@ -60,6 +46,7 @@ class _Sums:
         self.calls = self.llm_calls = 0
         self.tokenizers: dict[str, None] = {}
         self.exact = True
+        self.gap: float = 0
 
     def add_cost(self, key: str, cost: float | None) -> None:
         known = self.costs.get(key, 0.0)
@@ -75,10 +62,15 @@ class _Sums:
             return
         self.calls += 1
         self.tokenizers[breakdown.tokenizer] = None
-        self.exact = self.exact and breakdown.exact
+        framing = reported - sum(counts)
+        gap = framing - (breakdown.framing or 0)
+        self.exact = self.exact and breakdown.exact and breakdown.framing is not None and gap == 0
+        self.gap += gap
         input_cost, sums = breakdown.input_cost_usd, self.tokens
-        for part, tokens in zip(breakdown.parts, scaled(counts, reported)):
-            component, name, parameters = part["component"], part.get("name"), part.get("parameters")
+        shares = [
+            (part["component"], part.get("name"), part.get("parameters"), part["tokens"]) for part in breakdown.parts
+        ]
+        for component, name, parameters, tokens in [*shares, (FRAMING, None, None, framing)]:
             sums[component] = sums.get(component, 0) + tokens
             self.add_cost(component, None if input_cost is None else input_cost * tokens / reported)
             if component in ITEMISED:
@@ -107,6 +99,7 @@ class _Sums:
             llm_calls=self.llm_calls,
             tokenizer=", ".join(self.tokenizers),
             exact=self.exact,
+            gap=per_run(self.gap),
             components=components,
             costs={name: None if cost is None else tidy(cost / runs) for name, cost in self.costs.items()},
             items={c: {name: per_run(v) for name, v in named.items()} for c, named in self.items.items()},
@@ -152,6 +145,7 @@ def suite_tokens(queries: Iterable[tuple[TokenAttribution | None, int]]) -> Toke
         sums.llm_calls += found.llm_calls
         sums.tokenizers.update(dict.fromkeys(found.tokenizer.split(", ")))
         sums.exact = sums.exact and found.exact
+        sums.gap += found.gap * runs
         for name, tokens in found.components.items():
             sums.tokens[name] = sums.tokens.get(name, 0) + tokens * runs
         for name, cost in found.costs.items():

@@ -184,6 +184,7 @@ def render(run: RunResult) -> str:
         lines.append(render_aggregates(run))
     if run.summary.tokens is not None:
         lines.append(token_phrases.summary_line(run.summary.tokens))
+        lines += [f"  {line}" for line in token_phrases.figures(run.summary.tokens)]
     lines.append(
         render_total(run) + (f" · {gate_phrases.verdict(run.gates)}" if gate_phrases.failed(run.gates) else "")
     )

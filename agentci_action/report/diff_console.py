@@ -119,18 +119,23 @@ def _why_lines(query: QueryDiff) -> list[str]:
 def _turn_lines(query: QueryDiff) -> list[str]:
     """A conversation's first diverged turn.
 
-    Its number, line and message, then its status, answer and route on each side.
+    Its number, line and message, then its status, answer and route on each side that has it (a side without it is
+    said in words).
     """
     turn = query.first_diverged_turn
     if turn is None:
         return []
     where = f" ({query.file}:{turn.line})" if query.file and turn.line else ""
     lines = _wrapped("First diverged", one_line(f"turn {turn.turn}{where}: {fmt.trimmed(turn.user, ANSWER_LIMIT)}"))
+    if fmt.one_sided_turn(turn):
+        lines.append(f"  {fmt.one_sided_turn(turn)}")
     for side, status, answer, route in (
         ("before", turn.status.before, turn.answer.before, turn.route_before),
         ("after", turn.status.after, turn.answer.after, turn.route_after),
     ):
-        said = "(not reached)" if answer is None else fmt.trimmed(answer, ANSWER_LIMIT)
+        if status is None:
+            continue
+        said = fmt.trimmed(answer or "", ANSWER_LIMIT)
         tools = f" · tools: {', '.join(route)}" if route else ""
         lines += _wrapped(f"  Turn {turn.turn} {side}", one_line(f"{_status(status)} · {said}{tools}"), hanging=2)
     return lines

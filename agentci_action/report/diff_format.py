@@ -16,8 +16,17 @@ from enum import Enum
 from typing import Any
 
 from agentci_action._util.text import milliseconds, one_line, plural, points, unverified_note, usd
-from agentci_action.compare.diff import COST_TOLERANCE, LATENCY_TOLERANCE, ChangeKind, Delta, QueryDiff, RunDiff
+from agentci_action.compare.diff import (
+    COST_TOLERANCE,
+    LATENCY_TOLERANCE,
+    ChangeKind,
+    Delta,
+    QueryDiff,
+    RunDiff,
+    TurnDiff,
+)
 from agentci_action.compare.significance import ChangeVerdict
+from agentci_action.compare.suite_change import interval_words
 
 
 class Unit(str, Enum):
@@ -260,19 +269,25 @@ def verdict_text(query: QueryDiff, diff: RunDiff) -> str:
 def suite_change_text(diff: RunDiff) -> str:
     """'−16.7 points per query (95% interval −70.4 to +37 over 8 queries)'.
 
-    The suite's paired change in pass rate (each query's rate, the mean over the queries); '' without one, or when no
-    query was run more than once.
+    The suite's paired change in pass rate (each query's rate, the mean over the queries), its interval as
+    compare.suite_change shows it; '' without one, or when no query was run more than once.
     """
     change = diff.total.pass_rate_change
     if change is None or not diff.repeated:
         return ""
-    head = f"{points(change.change)} points per query"
-    if change.low is None or change.high is None:
-        return f"{head} (one query: no interval)"
-    return (
-        f"{head} ({change.confidence:.0%} interval {points(change.low)} to {points(change.high)} over "
-        f"{plural(change.queries, 'query', 'queries')})"
-    )
+    return f"{points(change.change)} points per query ({interval_words(change)})"
+
+
+def one_sided_turn(turn: TurnDiff) -> str:
+    """'Turn 1: new (the baseline has no turn 1)', 'Turn 3: not reached now (the baseline reached it)'.
+
+    For a first diverged turn that one side does not have; '' when both have it.
+    """
+    if turn.status.before is None:
+        return f"Turn {turn.turn}: new (the baseline has no turn {turn.turn})"
+    if turn.status.after is None:
+        return f"Turn {turn.turn}: not reached now (the baseline reached it)"
+    return ""
 
 
 def interval_text(delta: Delta, unit: Unit) -> str:

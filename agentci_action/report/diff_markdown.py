@@ -158,6 +158,9 @@ def table_row(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
     )
 
 
+SUB_CENT = 0.01  # USD: a cost chart whose every figure is below it is folded
+
+
 def _label(text: str) -> str:
     """Inert chart text: letters, digits, '.', '_' and '-' kept (never a quote, a fence or a directive), ≤ 24 characters."""
     return re.sub(r"[^A-Za-z0-9._-]", "_", text)[:24] or "query"
@@ -188,12 +191,15 @@ def charted(diff: RunDiff) -> list[QueryDiff]:
 
 
 def chart(diff: RunDiff, queries: list[QueryDiff], field: str, title: str, axis: str) -> str:
-    """A mermaid chart of one cost figure: bars for the baseline, a line for the current run; '' when it did not move."""
+    """A mermaid chart of one cost figure: bars for the baseline, a line for the current run; '' when it did not move.
+
+    A cost chart whose figures are all under SUB_CENT is folded into the details: no reviewer reads a $0.00002 bar.
+    """
     picked = [q for q in queries if getattr(q.cost, field).change is not None]
     deltas = [getattr(q.cost, field) for q in picked]
     if not any(d.change for d in deltas):
         return ""
-    return (
+    drawn = (
         "```mermaid\nxychart-beta\n"
         f'    title "{title}: {_label(diff.before)} (bars) vs {_label(diff.after)} (line)"\n'
         f"    x-axis [{', '.join(_quoted(q.id) for q in picked)}]\n"
@@ -201,6 +207,9 @@ def chart(diff: RunDiff, queries: list[QueryDiff], field: str, title: str, axis:
         f"    bar [{', '.join(_number(d.before) for d in deltas)}]\n"
         f"    line [{', '.join(_number(d.after) for d in deltas)}]\n```\n"
     )
+    if field == "cost_usd" and max(max(d.before or 0, d.after or 0) for d in deltas) < SUB_CENT:
+        return f"<details><summary>{title} (USD, each under a cent): the baseline's bars, this run's line</summary>\n\n{drawn}\n</details>\n"
+    return drawn
 
 
 def details_block(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
@@ -295,25 +304,29 @@ def turn_block(query: QueryDiff) -> str:
     """A conversation's first diverged turn.
 
     Its number, line and message, its status on each side, and its answers before (-) and after (+) in an inert `diff`
-    block. '' for a query that is no conversation.
+    block; a turn one side does not have is said in words, and only the other side's answer shown. '' for a query that is no conversation.
     """
     turn = query.first_diverged_turn
     if turn is None:
         return ""
     where = f" ({inline(f'{query.file}:{turn.line}', 200)})" if query.file and turn.line else ""
+    sides = [
+        (sign, text, f"tools {side}:{pad} {', '.join(route) or '—'}")
+        for sign, side, pad, status, text, route in (
+            ("-", "before", "", turn.status.before, turn.answer.before, turn.route_before),
+            ("+", "after", " ", turn.status.after, turn.answer.after, turn.route_after),
+        )
+        if status is not None
+    ]
     lines = [
         f"{sign} {line}"
-        for sign, text in (("-", turn.answer.before), ("+", turn.answer.after))
-        for line in ("(not reached)" if text is None else fmt.trimmed(text, ANSWER_LIMIT)).splitlines() or [""]
+        for sign, text, _ in sides
+        for line in fmt.trimmed(text or "", ANSWER_LIMIT).splitlines() or [""]
     ]
-    routes = [
-        f"tools before: {', '.join(turn.route_before) or '—'}",
-        f"tools after:  {', '.join(turn.route_after) or '—'}",
-    ]
+    statuses = fmt.one_sided_turn(turn) or f"{_icon_status(turn.status.before)} → {_icon_status(turn.status.after)}"
     return (
-        f"**First diverged at turn {turn.turn}**{where}: {inline(turn.user, 300)} — "
-        f"{_icon_status(turn.status.before)} → {_icon_status(turn.status.after)}\n\n"
-        + code_block(lines + routes, "diff")
+        f"**First diverged at turn {turn.turn}**{where}: {inline(turn.user, 300)} — {statuses}\n\n"
+        + code_block(lines + [routes for _, _, routes in sides], "diff")
         + "\n"
     )
 

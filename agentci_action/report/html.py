@@ -78,6 +78,7 @@ def _summary(run: RunResult) -> str:
         lines.append(judge)
     if s.tokens is not None:
         lines.append(token_phrases.summary_line(s.tokens))
+        lines += token_phrases.figures(s.tokens)
     if suite_phrases.adaptive(s):
         lines.append(suite_phrases.adaptive(s))
     notes = [
@@ -252,6 +253,7 @@ def _turns(result: QueryResult, change: QueryDiff | None) -> str:
         parts.append(
             f"<h4>First diverged at turn {diverged.turn} · {esc(result.file)}:{diverged.line}</h4>"
             f"<p>{esc(diverged.user)}</p>"
+            + (f"<p>{esc(fmt.one_sided_turn(diverged))}</p>" if fmt.one_sided_turn(diverged) else "")
             + _answer(f"Turn {diverged.turn} before", diverged.answer.before)
             + _answer(f"Turn {diverged.turn} after", diverged.answer.after)
         )

@@ -318,6 +318,11 @@ def render_body(
     trend_text = trend_report.markdown(trend) if trend is not None else ""
     if run.summary.tokens is not None:
         head += f"_{inline(token_phrases.summary_line(run.summary.tokens).capitalize(), 1000)}_\n\n"
+        head += (
+            "<details><summary>Token figures</summary>\n\n"
+            + "".join(f"- {inline(line, 300)}\n" for line in token_phrases.figures(run.summary.tokens))
+            + "\n</details>\n\n"
+        )
     ordered = sorted(run.results, key=_severity)
     findings = [finding_row(q, links) for q in ordered if q.status is not Status.PASS]
     rows = [table_row(q, links) for q in ordered[:rows_shown]]

@@ -23,6 +23,7 @@ LABELS = {
     "tool_results": "tool results",
     "retrieved_context": "retrieved context",
     "query": "query",
+    "framing": "framing",  # what the provider adds around the messages, beyond the counted texts
     "unattributed": "not attributable",  # calls whose request the trace does not show
     "output": "output",
 }
@@ -53,18 +54,27 @@ def split(found: TokenAttribution, limit: int = 6) -> str:
 
 
 def counted_by(found: TokenAttribution) -> str:
-    return f"{found.tokenizer}, {'exact' if found.exact else 'estimated'}"
+    """'o200k_base, exact'; 'o200k_base, estimate: 12 tokens reported beyond count and framing' (the gap, signed)."""
+    if found.exact:
+        return f"{found.tokenizer}, exact"
+    if not found.gap:
+        return f"{found.tokenizer}, estimate"
+    word = "beyond" if found.gap > 0 else "fewer than"
+    return f"{found.tokenizer}, estimate: {tokens(abs(found.gap))} tokens reported {word} count and framing"
 
 
-def figures(found: TokenAttribution) -> str:
-    """The reference's token figures: 'schema overhead 640 · skill efficiency 0.07 · token efficiency ratio 13'."""
+def figures(found: TokenAttribution) -> list[str]:
+    """The reference's token figures, each with its one-line definition; no rule reads them, so reports fold them."""
     ratio = found.token_efficiency_ratio
-    parts = [f"schema overhead {tokens(found.schema_overhead)}"]
+    lines = [f"schema overhead {tokens(found.schema_overhead)}: the input tokens of the tool definitions sent"]
     if found.skill_efficiency is not None:
-        parts.append(f"skill efficiency {found.skill_efficiency:.2f}")
+        lines.append(
+            f"skill efficiency {found.skill_efficiency:.2f}: system prompt tokens / (system prompt + tool schema tokens)"
+        )
     if ratio is not None:
-        parts.append("token efficiency ratio " + ("∞ (no system prompt)" if math.isinf(ratio) else f"{ratio:.2g}"))
-    return " · ".join(parts)
+        shown = "∞ (no system prompt)" if math.isinf(ratio) else f"{ratio:.2g}"
+        lines.append(f"token efficiency ratio {shown}: tool schema tokens / system prompt tokens")
+    return lines
 
 
 def _item(component: str, item: ItemChange) -> str:
@@ -96,7 +106,9 @@ def moved(change: ComponentChange) -> str:
 
     The cost as the cost layer priced the call's input, when known.
     """
-    head = f"{label(change.component)} {_signed(change.tokens.change or 0)} tokens{_cost(change.cost_usd.change)}"
+    count = change.tokens.change or 0
+    word = "token" if abs(count) == 1 else "tokens"
+    head = f"{label(change.component)} {_signed(count)} {word}{_cost(change.cost_usd.change)}"
     items = [_item(change.component, item) for item in change.items]
     return head + (": " + "; ".join(items) if items else "")
 
@@ -109,12 +121,12 @@ def moved_lines(diff: TokensDiff | None, limit: int = MAX_MOVED) -> list[str]:
     if len(diff.components) > limit:
         lines.append(f"and {len(diff.components) - limit} more components moved")
     if not diff.exact:
-        lines.append("(token counts estimated: not every model has an offline tokenizer)")
+        lines.append("(token counts estimated: a count plus framing differs from the provider's reported input)")
     return lines
 
 
 def summary_line(found: TokenAttribution | None, per: str = "") -> str:
-    """'input tokens[ per run]: tool schemas 640 (52%) · … · schema overhead 640 · … (o200k_base, exact)'; '' without."""
+    """'input tokens[ per run]: tool schemas 640 (52%) · … (o200k_base, exact)'; '' without."""
     if found is None:
         return ""
-    return f"input tokens{per}: {split(found)} · {figures(found)} ({counted_by(found)})"
+    return f"input tokens{per}: {split(found)} ({counted_by(found)})"

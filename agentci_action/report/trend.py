@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import math
 
-from agentci_action._util.text import usd
+from agentci_action._util.text import percent, usd
 from agentci_action.compare.history import HistoryFigures, Trend, TrendLine
 
 BARS = "▁▂▃▄▅▆▇█"
@@ -39,7 +39,7 @@ def sparkline(values: list[float], current: float | None = None) -> str:
 def band_text(line: TrendLine) -> str:
     if line.low is None or line.high is None:
         return "—"
-    return f"{value_text(line, max(line.low, 0.0))} – {value_text(line, line.high)}"
+    return f"{value_text(line, line.low)} – {value_text(line, line.high)}"
 
 
 def _mark(line: TrendLine) -> str:
@@ -50,9 +50,9 @@ def stability(figures: HistoryFigures) -> str:
     """'change fail percentage 10% · revert rate 5% · pass-rate variance 0.0012 · cost variance …'."""
     parts = []
     if figures.change_fail_percentage is not None:
-        parts.append(f"change fail percentage {figures.change_fail_percentage:.0%}")
+        parts.append(f"change fail percentage {percent(figures.change_fail_percentage)}")
     if figures.revert_rate is not None:
-        parts.append(f"revert rate {figures.revert_rate:.0%}")
+        parts.append(f"revert rate {percent(figures.revert_rate)}")
     if figures.pass_rate is not None:
         parts.append(f"pass-rate variance {figures.pass_rate.variance:.4g}")
     if figures.cost_usd is not None:

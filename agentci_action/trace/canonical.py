@@ -52,6 +52,12 @@ class InputBreakdown(_Strict):
     input_cost_usd: float | None = Field(
         None, ge=0, description="What the call's input tokens cost, set when the call is priced."
     )
+    framing: int | None = Field(
+        None,
+        ge=0,
+        description="The tokens the provider's chat format adds around the messages, as OpenAI documents it (3 a "
+        "message, 3 to prime the reply); absent in traces written before it was counted.",
+    )
 
 
 class LLMCall(_Strict):

@@ -16,8 +16,9 @@ shape, `Message`s beside the system texts and the tool definitions; `breakdown` 
 Parts are listed in the order the provider reads the request (tool definitions, then the system prompt, then the
 messages oldest first), which is the order a prompt cache serves its prefix in. Parts of one component and name are
 summed into one. Each text is counted by the model's tokenizer (trace/tokenizer.py): the count is exact for OpenAI
-models, an estimate for others, and leaves out the few tokens a provider adds to frame each message, which the
-engine's scaling to the reported input tokens spreads over the parts.
+models, an estimate for others. The few tokens a provider adds to frame the messages are no part's: `framing` is
+what OpenAI's chat format adds, FRAMING_PER_MESSAGE a message (system texts included) and FRAMING_REPLY to prime
+the reply; the engine compares the count plus framing with the input tokens the provider reported.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from agentci_action.trace.canonical import Component
 from agentci_action.trace.tokenizer import tokenizer_for
 
 COMPONENTS: tuple[str, ...] = get_args(Component)
+FRAMING_PER_MESSAGE, FRAMING_REPLY = 3, 3
 SYSTEM_PROMPT, TOOL_SCHEMAS, HISTORY, TOOL_RESULTS, RETRIEVED_CONTEXT, QUERY = COMPONENTS
 
 
@@ -121,8 +123,8 @@ def breakdown(
 ) -> dict[str, Any] | None:
     """The call's `input_breakdown`.
 
-    {tokenizer, exact, parts: [{component, name, tokens, parameters}]}, the parts of one component and name summed, in
-    request order (a part without a name has no `name`); None when the request holds no text at all.
+    {tokenizer, exact, parts: [{component, name, tokens, parameters}], framing}, the parts of one component and name
+    summed, in request order (a part without a name has no `name`); None when the request holds no text at all.
     """
     tokenizer = tokenizer_for(model)
     summed: dict[tuple[str, str | None], dict[str, Any]] = {}
@@ -137,4 +139,10 @@ def breakdown(
             part["parameters"] = max(part.get("parameters", 0), parameters)
     if not summed:
         return None
-    return {"tokenizer": tokenizer.encoding, "exact": tokenizer.exact, "parts": list(summed.values())}
+    framing = FRAMING_PER_MESSAGE * (sum(1 for text in system if text) + len(messages)) + FRAMING_REPLY
+    return {
+        "tokenizer": tokenizer.encoding,
+        "exact": tokenizer.exact,
+        "parts": list(summed.values()),
+        "framing": framing,
+    }
