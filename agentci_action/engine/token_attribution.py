@@ -1,7 +1,7 @@
 """Where a query's input tokens went.
 
-Each model call's input breakdown (trace/input_parts.py) scaled to the tokens the provider reported, priced, and summed
-per run; the metrics reference's token tracking over them. Pure.
+Each model call's input breakdown (trace/input_parts.py) as counted, the rest of its reported input as framing,
+priced, and summed per run; the metrics reference's token tracking over them. Pure.
 
 Per call with a breakdown: each part keeps the tokens its text counts, tᵢ of T = Σ t, so a part whose text did not
 change does not move; the rest of the call's reported input tokens I, I − T, is `framing`: the tokens the provider
