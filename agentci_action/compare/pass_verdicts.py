@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from agentci_action._util.text import plural
 from agentci_action.compare.bootstrap import clustered_ratio_interval, ratio_interval, seed_for
 from agentci_action.compare.significance import ChangeVerdict, Comparison, compare, settled, verdicts
 from agentci_action.compare.suite_change import PassRateChange, pass_rate_change
@@ -177,3 +178,47 @@ def total_ratio_interval(
         confidence,
         seed_for(figure, *(key for key, _, _ in known)),
     )
+
+
+def p_value(p: float) -> str:
+    """A p-value as a reader takes it in: 'p = 0.01', 'p = 0.0043', 'p < 0.0001'."""
+    return "p < 0.0001" if p < 0.0001 else f"p = {p:.2g}"
+
+
+def verdict_words(found: PassVerdict, before_label: str, significance: SignificanceSpec) -> str:
+    """The query's pass-rate verdict in words (raw: escape it).
+
+    '' for one run per side whose status held. 'regressed: 3 of 10 runs passed vs 9 of 10
+    in v2 (p = 0.0099)', with the Holm adjustment and the looks when they moved the p-value; 'inconclusive: …; about 8
+    more runs would decide'.
+    """
+    if found.method == "one_run":
+        if found.verdict is ChangeVerdict.UNCHANGED:
+            return ""
+        went = "pass → fail" if found.verdict is ChangeVerdict.REGRESSED else "fail → pass"
+        return f"{found.verdict.value}: {went} against {before_label}, one run per side (no confidence measured)"
+    counts = (
+        f"{found.passed_after} of {plural(found.runs_after, 'run')} passed vs {found.passed_before} of "
+        f"{found.runs_before} in {before_label}"
+    )
+    if found.verdict is ChangeVerdict.UNCHANGED:
+        return (
+            f"unchanged: {counts} (a drop of {100 * significance.drop:g} points ruled out with "
+            f"{significance.power:.0%} power)"
+        )
+    p, holm = (
+        (found.p_improved, found.p_improved_holm)
+        if found.verdict is ChangeVerdict.IMPROVED
+        else (found.p_value, found.p_holm)
+    )
+    assert p is not None and holm is not None
+    looks = f", over {len(found.plan)} looks" if len(found.plan) > 1 else ""
+    adjusted = f"; {holm:.2g} after Holm over {found.compared} queries" if found.compared > 1 and holm > p else ""
+    text = f"{found.verdict.value}: {counts} ({p_value(p)}{looks}{adjusted})"
+    if found.verdict is ChangeVerdict.INCONCLUSIVE:
+        text += (
+            f"; about {plural(found.more_runs, 'more run')} would decide"
+            if found.more_runs
+            else f"; more runs now would not decide: the baseline's {found.runs_before} runs limit the test"
+        )
+    return text

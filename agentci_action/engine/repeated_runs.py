@@ -2,8 +2,9 @@
 
 A run passes when none of its layers failed or errored (correctness, a forbidden tool, a path or cost rule whose
 severity is fail).
-Correctness across runs passes when passed / runs ≥ `min_pass_rate` (default 1.0: every run), and, when
-`min_score` is set, when the mean score reaches it. Path and cost stay soft: each takes its worst run,
+Correctness across runs passes when passed / runs ≥ `min_pass_rate`, and, when `min_score` is set, when the mean score
+reaches it. Without `min_pass_rate` there is no floor to fall through by noise: a query whose runs all failed fails, one
+with some runs failing warns (a baseline's verdict decides whether that is a regression: compare/verdict_status.py). Path and cost stay soft: each takes its worst run,
 messages labelled by run; their figures over all runs are in `reliability.metrics`. One run keeps its
 layers exactly as evaluated.
 """
@@ -22,6 +23,7 @@ from agentci_action.engine.results import (
     PASS,
     RUN_FIGURES,
     SKIP,
+    WARN,
     Check,
     LayerResult,
     Reliability,
@@ -183,11 +185,14 @@ def _worst_run(runs: list[Run], name: str) -> LayerResult:
     return chosen.model_copy(update={"messages": messages or chosen.messages, "checks": checks})
 
 
-def pass_rate_check(runs: list[Run], min_pass_rate: float) -> Check:
-    """Fails when passed / runs < min_pass_rate; the message names the failing runs and why."""
+def pass_rate_check(runs: list[Run], min_pass_rate: float | None) -> Check:
+    """The pass-rate gate across runs; the message names the failing runs and why.
+
+    With a floor: fails when passed / runs < min_pass_rate. Without one (None): fails when no run passed, warns when
+    some failed, passes when every run passed.
+    """
     passed = sum(run.status is PASS for run in runs)
     rate = stats.pass_rate(passed, len(runs))
-    ok = rate >= min_pass_rate
     why = "; ".join(
         f"run {run.number}: {m}"
         for run in runs
@@ -196,15 +201,18 @@ def pass_rate_check(runs: list[Run], min_pass_rate: float) -> Check:
         if run.layers[name].status in HARD
         for m in run.layers[name].messages
     )
-    verdict = "at least" if ok else "below"
-    message = (
-        f"{passed} of {len(runs)} run{'s' * (len(runs) != 1)} passed ({rate:.0%}), {verdict} min_pass_rate {min_pass_rate:.0%}"
-        + (f": {why}" if why else "")
-    )
+    counts = f"{passed} of {len(runs)} run{'s' * (len(runs) != 1)} passed ({rate:.0%})"
+    if min_pass_rate is None:
+        status = PASS if passed == len(runs) else FAIL if not passed else WARN
+        said = "no min_pass_rate set: failing runs warn, a baseline's verdict decides" if passed else "no run passed"
+    else:
+        status = PASS if rate >= min_pass_rate else FAIL
+        said = f"{'at least' if status is PASS else 'below'} min_pass_rate {min_pass_rate:.0%}"
+    message = f"{counts}, {said}" + (f": {why}" if why else "")
     return Check(
         name="min_pass_rate",
-        status=PASS if ok else FAIL,
-        message=message if why or not ok else "",
+        status=status,
+        message=message if why or status is not PASS else "",
         data={"passed": passed, "runs": len(runs), "pass_rate": rate, "min": min_pass_rate},
     )
 
@@ -240,7 +248,7 @@ def _correctness(query: QuerySpec, runs: list[Run], score: float | None) -> Laye
     if errored:
         layer = _worst_run(errored, "correctness")
         return layer.model_copy(update={"status": ERROR, "checks": run_checks})
-    gate = pass_rate_check(runs, 1.0 if query.min_pass_rate is None else query.min_pass_rate)
+    gate = pass_rate_check(runs, query.min_pass_rate)
     result = LayerResult.from_checks([gate, *gates], details=dict(gate.data))
     if gate.status is PASS and gate.message:  # flaky but above the gate: keep saying which runs failed
         result.messages.insert(0, gate.message)

@@ -36,6 +36,7 @@ from agentci_action.compare.diff import (
     merge_diffs,
 )
 from agentci_action.compare.suite_gates import judge_gates, with_gates
+from agentci_action.compare.verdict_status import with_verdicts
 from agentci_action.engine.checks.answer import Embedder
 from agentci_action.engine.correctness import asks_for_judge
 from agentci_action.engine.evaluate_spec import OnResult, Settings, evaluate_spec, group_traces
@@ -311,7 +312,9 @@ def evaluate(request: Evaluation, more_runs: MoreRuns | None = None) -> Outcome:
             traces = load_traces(request.traces, request.trace_format, spec.pricing)
     run.warnings.extend(_judge_warnings(evaluator))
     run.warnings.extend(str(warning) for warning in advice(spec))
-    if request.shard is None:
+    if request.shard is None:  # a shard's verdicts wait for the merge: Holm adjusts over every query
+        if diff is not None:
+            with_verdicts(run, diff, spec.composite)
         with_gates(run, spec.suite, diff)
     return Outcome(run, diff)
 
@@ -346,6 +349,7 @@ def compare_versions(
     with evaluator_for(spec, judge, embedding_cache, settings, progress, cache_notes) as evaluator:
         after = evaluate_side(spec, compare, compared.runs or {}, reference.variants, evaluator)
         diff = diff_against(spec, reference, after, evaluator)
+    with_verdicts(after.run, diff, spec.composite)
     diff.warnings += cache_notes
     diff.gates = judge_gates(spec.suite, after.run, diff)
     diff.warnings += [w for w in compared.warnings if w not in diff.warnings]
@@ -466,4 +470,6 @@ def merge(spec: str, shard_results: list[str], tags: list[str] | None = None) ->
         )
     diffs = [shard.diff for shard in shards.values() if shard.diff is not None]
     merged = merge_diffs(loaded, run, diffs) if diffs else None
+    if merged is not None:
+        with_verdicts(run, merged, loaded.composite)
     return Outcome(with_gates(run, loaded.suite, merged), merged)

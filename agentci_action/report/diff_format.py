@@ -25,7 +25,7 @@ from agentci_action.compare.diff import (
     RunDiff,
     TurnDiff,
 )
-from agentci_action.compare.significance import ChangeVerdict
+from agentci_action.compare.pass_verdicts import verdict_words
 from agentci_action.compare.suite_change import interval_words
 
 
@@ -211,11 +211,6 @@ def verdict(delta: Delta, unit: Unit, higher_is_better: bool = False) -> str:
     return "better" if (delta.change > 0) == higher_is_better else "worse"
 
 
-def p_value(p: float) -> str:
-    """A p-value as a reader takes it in: 'p = 0.01', 'p = 0.0043', 'p < 0.0001'."""
-    return "p < 0.0001" if p < 0.0001 else f"p = {p:.2g}"
-
-
 def tested(query: QueryDiff) -> bool:
     """The query's pass rate was compared by tests (repeated runs on either side): the reports show its verdict.
 
@@ -225,45 +220,8 @@ def tested(query: QueryDiff) -> bool:
 
 
 def verdict_text(query: QueryDiff, diff: RunDiff) -> str:
-    """The query's pass-rate verdict in words (raw: escape it).
-
-    '' for a query on one side only, or one run per side whose status held. 'regressed: 3 of 10 runs passed vs 9 of 10
-    in v2 (p = 0.0099)', with the Holm adjustment and the looks when they moved the p-value; 'inconclusive: …; about 8
-    more runs would decide'.
-    """
-    found, before_label = query.pass_rate, diff.before
-    if found is None:
-        return ""
-    if found.method == "one_run":
-        if found.verdict is ChangeVerdict.UNCHANGED:
-            return ""
-        went = "pass → fail" if found.verdict is ChangeVerdict.REGRESSED else "fail → pass"
-        return f"{found.verdict.value}: {went} against {before_label}, one run per side (no confidence measured)"
-    counts = (
-        f"{found.passed_after} of {plural(found.runs_after, 'run')} passed vs {found.passed_before} of "
-        f"{found.runs_before} in {before_label}"
-    )
-    if found.verdict is ChangeVerdict.UNCHANGED:
-        settings = diff.significance
-        return (
-            f"unchanged: {counts} (a drop of {100 * settings.drop:g} points ruled out with {settings.power:.0%} power)"
-        )
-    p, holm = (
-        (found.p_improved, found.p_improved_holm)
-        if found.verdict is ChangeVerdict.IMPROVED
-        else (found.p_value, found.p_holm)
-    )
-    assert p is not None and holm is not None
-    looks = f", over {len(found.plan)} looks" if len(found.plan) > 1 else ""
-    adjusted = f"; {holm:.2g} after Holm over {found.compared} queries" if found.compared > 1 and holm > p else ""
-    text = f"{found.verdict.value}: {counts} ({p_value(p)}{looks}{adjusted})"
-    if found.verdict is ChangeVerdict.INCONCLUSIVE:
-        text += (
-            f"; about {plural(found.more_runs, 'more run')} would decide"
-            if found.more_runs
-            else f"; more runs now would not decide: the baseline's {found.runs_before} runs limit the test"
-        )
-    return text
+    """The query's pass-rate verdict in words (raw: escape it); '' for a query on one side only (verdict_words)."""
+    return verdict_words(query.pass_rate, diff.before, diff.significance) if query.pass_rate else ""
 
 
 def suite_change_text(diff: RunDiff) -> str:

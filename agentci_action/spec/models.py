@@ -559,7 +559,8 @@ class QueryDefaults(_Strict):
         None,
         ge=0.0,
         le=1.0,
-        description="Correctness gate across runs: passed runs / runs must reach this (default 1.0: every run).",
+        description="Correctness gate across runs: passed runs / runs must reach this. Unset: no floor (failing runs "
+        "warn, a query no run of which passed fails; against a baseline the verdict decides).",
     )
     min_score: float | None = Field(
         None, ge=0.0, le=100.0, description="Correctness gate: the mean weighted score (0-100) must reach this."
