@@ -290,5 +290,7 @@ def test_the_readme_shows_the_workflow_init_writes_for_a_runner():
     shown = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S)[1])
     written = yaml.safe_load(render(TEMPLATE.read_text(), "python agent.py"))
     steps = written["jobs"]["agentci"].pop("steps")
-    assert shown["jobs"]["agentci"].pop("steps") == [s for s in steps if not s.get("uses", "").startswith("actions/upload")]
+    assert shown["jobs"]["agentci"].pop("steps") == [
+        s for s in steps if not s.get("uses", "").startswith("actions/upload")
+    ]
     assert shown == written  # the README leaves out only the HTML report's upload, and says so

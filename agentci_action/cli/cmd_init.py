@@ -144,7 +144,9 @@ def run(args: argparse.Namespace) -> int:
         from agentci_action.run.replay.recordings import record_command
 
         say("next: replace the example query with your agent's golden queries, then")
-        say(f"  {record_command(directory / 'agentci_spec.yaml')}   # once, with the model's key: its calls → recordings/")
+        say(
+            f"  {record_command(directory / 'agentci_spec.yaml')}   # once, with the model's key: its calls → recordings/"
+        )
         say(f"  agentci test --spec {spec}   # replays them: no key, no spend")
         say("  and commit the spec, recordings/ and the workflow")
     else:

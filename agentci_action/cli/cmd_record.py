@@ -62,7 +62,10 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     for stale in stale_folders(folder, {q.key for q in load_spec(args.spec).queries}):
-        print(f"note: {stale}/ records a query the spec no longer has: rm -r {shlex.quote(str(stale))}", file=sys.stderr)
+        print(
+            f"note: {stale}/ records a query the spec no longer has: remove it with `rm -r {shlex.quote(str(stale))}`",
+            file=sys.stderr,
+        )
     if spec.runner is not None and spec.runner.replay is None:
         print(
             "note: the spec's runner has no `replay:`, so `agentci test` calls the model instead of these recordings: "
