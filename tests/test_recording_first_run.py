@@ -179,3 +179,30 @@ def test_a_file_where_the_recordings_folder_belongs_is_one_error_naming_it(proje
 def with_key_unreachable() -> dict[str, str]:
     """A key but a model no one answers at (the run must stop before it asks)."""
     return hermetic_environment(OPENAI_API_KEY=KEY, OPENAI_BASE_URL="http://127.0.0.1:9/v1")
+
+
+@pytest.mark.parametrize(
+    ("manifest", "install"),
+    [
+        ("requirements.txt", "pip install -r requirements.txt"),
+        ("pyproject.toml", "pip install ."),
+        ("package.json", "npm ci"),
+        (None, "pip install -r requirements.txt  # EDIT: install what your agent imports"),
+    ],
+)
+def test_inits_workflow_sets_up_the_agent_and_gives_it_no_key(tmp_path: Path, manifest: str | None, install: str):
+    """Checked without Docker: the steps a runner needs, in order, and comments that say what the workflow does."""
+    if manifest:
+        (tmp_path / manifest).write_text("")
+    assert run_cli("init", "--command", "python agent.py", cwd=tmp_path).returncode == 0
+    text = (tmp_path / ".github" / "workflows" / "agentci.yml").read_text()
+    steps = yaml.safe_load(text)["jobs"]["agentci"]["steps"]
+    uses = [step.get("uses", "").split("@")[0] or step["run"] for step in steps]
+    assert uses[:4] == ["actions/checkout", "actions/setup-python", install.split("  #")[0], "agentci/action/run"]
+    assert f"- run: {install}\n" in text  # the marked line to edit, when no manifest was found
+    assert "env" not in steps[3]  # replayed: the agent gets no model key, a fork's pull request runs the same
+    assert "recordings/, committed beside the spec" in text
+    assert "zizmor reports them as unpinned-uses" in text  # the moving tag, said as it is
+    for line in text.splitlines():
+        if re.match(r"\s*-?\s*uses: ", line) and not line.split("uses: ")[1].startswith("agentci/"):
+            assert re.search(r"@[0-9a-f]{40} # v", line), line  # every other action pinned by commit
