@@ -43,7 +43,17 @@ def test_version():
     assert done.returncode == 0 and done.stdout.strip() == f"agentci {__version__}"
 
 
-COMMANDS = ["validate", "test", "save", "queries", "baselines", "diff", "merge", "run"]  # every one that reads a spec
+COMMANDS = [
+    "validate",
+    "test",
+    "save",
+    "queries",
+    "baselines",
+    "diff",
+    "merge",
+    "run",
+    "record",
+]  # every one that reads a spec
 
 
 def test_one_default_spec_name_in_both_actions_every_command_init_and_the_examples(tmp_path):

@@ -345,7 +345,7 @@ def test_a_miss_counts_what_it_does_not_spell_out_and_says_when_answers_are_used
     again = misses.explain(recorded.calls[0].request, 2, recorded.path, recorded)
     assert "asks it more often than the recorded run did" in again
     absent = misses.explain(now, 1, tmp_path / "none.json", None)
-    assert absent.endswith(f"no recording of this run ({tmp_path / 'none.json'} does not exist)")
+    assert absent.endswith(f"not recorded yet ({tmp_path / 'none.json'} does not exist)")
 
 
 def test_differences_list_added_and_removed_items():

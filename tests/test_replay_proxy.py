@@ -130,7 +130,7 @@ def test_a_run_with_no_recording_misses_and_record_mode_never_reads(tmp_path):
     path = tmp_path / "absent" / "run-4.json"
     with Counting() as provider, ReplayProxy({"openai": provider.openai_url}) as proxy:
         replaying = session(path, "replay")
-        with pytest.raises(openai.BadRequestError, match=r"no recording of this run \(.*run-4.json does not exist\)"):
+        with pytest.raises(openai.BadRequestError, match=r"not recorded yet \(.*run-4.json does not exist\)"):
             ask(client(proxy, proxy.route(replaying)), "hi")
         path.parent.mkdir()
         path.write_text("not: [a recording")

@@ -253,7 +253,7 @@ def test_a_recorded_user_replays_offline_and_a_divergence_is_named(tmp_path):
     assert failed.returncode == 1
     (error, _) = [t["metadata"]["agentci_error"] for t in traces_of(tmp_path / "broken")]
     assert "turn 2: the agent's reply to turn 1 differs from the one the simulated user's recording answers" in error
-    assert "under replay no model is called: record it with `--replay record-missing`" in error
+    assert "under replay no model is called: record it with `agentci record`" in error
     assert run_cli("run", "--spec", spec, "--output", tmp_path / "missing", env=broken).returncode == 1
     (error, _) = [t["metadata"]["agentci_error"] for t in traces_of(tmp_path / "missing")]
     assert "the simulator could not play it live: no ANTHROPIC_API_KEY is set" in error

@@ -155,6 +155,7 @@ COMMANDS = (
     "init",
     "merge",
     "queries",
+    "record",
     "run",
     "save",
     "schema",

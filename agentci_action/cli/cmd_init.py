@@ -38,15 +38,34 @@ EXAMPLE_COMMAND = "python agent.py"  # the runner's command, commented out, when
 TAGGED = re.compile(r"^(?P<lead>[# ]*?)#\[(?P<layout>runner|traces)\] ?(?P<line>.*)$", re.M)
 
 
-def render(template: str, command: str | None) -> str:
+# the agent's dependency file → the workflow's step that installs them (the first found, in this order)
+INSTALLS = {
+    "requirements.txt": "pip install -r requirements.txt",
+    "pyproject.toml": "pip install .",
+    "package.json": "npm ci",
+}
+UNKNOWN_INSTALL = "pip install -r requirements.txt  # EDIT: install what your agent imports"
+
+
+def install_step(directory: Path) -> tuple[str, str]:
+    """The command that installs the agent's dependencies in the workflow, and where it came from (a comment)."""
+    for manifest, command in INSTALLS.items():
+        if (directory / manifest).is_file():
+            return command, f"agentci init found {manifest}"
+    return UNKNOWN_INSTALL, "agentci init found no requirements.txt, pyproject.toml or package.json: edit the line"
+
+
+def render(template: str, command: str | None, install: tuple[str, str] = (UNKNOWN_INSTALL, "")) -> str:
     """The template for the layout `command` asks for (a runner when given).
 
-    Its tagged lines as they are, the other layout's commented out; `{command}` is the command as a YAML string.
+    Its tagged lines as they are, the other layout's commented out; `{command}` is the command as a YAML string,
+    `{install}` and `{install_note}` the step that installs the agent's dependencies and where it came from.
     """
     import json  # here: every command's parser is built at start-up, and `agentci validate` imports no json
 
     layout = "runner" if command else "traces"
     text = TAGGED.sub(lambda m: m["lead"] + ("" if m["layout"] == layout else "# ") + m["line"], template)
+    text = text.replace("{install}", install[0]).replace("{install_note}", install[1])
     return text.replace("{command}", json.dumps(command, ensure_ascii=False) if command else EXAMPLE_COMMAND)
 
 
@@ -76,11 +95,12 @@ def init_project(directory: Path, command: str | None = None) -> list[Path]:
     if problems:
         raise InputError(problems)
     templates = resources.files("agentci_action") / "templates"
+    install = install_step(directory)
     # directories this call creates, each before those inside it
     made = list(dict.fromkeys(d for path in targets.values() for d in reversed(path.parents) if not d.exists()))
     placed: list[Path] = []  # targets already written
     for template, path in targets.items():
-        text = render((templates / template).read_text(encoding="utf-8"), command)
+        text = render((templates / template).read_text(encoding="utf-8"), command, install)
         try:
             publish(path, utf8(text), mode=0o644, overwrite=False)
         except (SymbolicLink, OSError) as exc:
@@ -114,7 +134,14 @@ def run(args: argparse.Namespace) -> int:
     # the spec as the user reaches it from here, wherever the files went
     spec = shlex.quote(str(directory / "agentci_spec.yaml"))
     if args.command:
-        say(f"next: replace the example query with your agent's golden queries, then agentci test --spec {spec}")
+        from agentci_action.run.replay.recordings import record_command
+
+        say("next: replace the example query with your agent's golden queries, then")
+        say(
+            f"  {record_command(directory / 'agentci_spec.yaml')}   # once, with the model's key: its calls → recordings/"
+        )
+        say(f"  agentci test --spec {spec}   # replays them: no key, no spend")
+        say("  and commit the spec, recordings/ and the workflow")
     else:
         say(f"next: agentci test --spec {spec} --traces {shlex.quote(str(directory / 'traces'))}/")
     return EXIT_PASS

@@ -87,7 +87,7 @@ def explain(request: RecordedRequest, number: int, path: Path, recording: Record
     """Why the run's call `number` has no recorded answer in its recording at `path` (None when there is none)."""
     asked = f"call {number} ({request.method} {request.provider} {request.path})"
     if recording is None:
-        return f"{asked}: no recording of this run ({path} does not exist)"
+        return f"{asked}: not recorded yet ({path} does not exist)"
     found = nearest(request, number, recording.calls)
     if found is None:
         return f"{asked}: the recording {path} holds no calls"

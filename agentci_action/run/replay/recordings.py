@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+import shlex
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -187,6 +188,27 @@ class Recording:
 
     def line(self, index: int) -> int:
         return locate(self.text, ("calls", index))
+
+
+def record_command(spec_path: str | Path | None) -> str:
+    """The one command that records a spec's model calls, as every "not recorded" message prints it."""
+    return "agentci record" + (f" --spec {shlex.quote(str(spec_path))}" if spec_path else "")
+
+
+def check_folders(directory: Path, query_ids: Iterable[str], remedy: str) -> None:
+    """RecordingError when the recordings folder, or a query's folder in it, is there but is not a folder."""
+    for path in [directory, *(directory / query_id for query_id in query_ids)]:
+        if path.exists() and not path.is_dir():
+            raise RecordingError(
+                str(path), 0, f"is a file where a folder of recordings belongs: move it away, then `{remedy}`"
+            )
+
+
+def stale_folders(directory: Path, query_ids: set[str]) -> list[Path]:
+    """The folders in `directory` that record no query in `query_ids` (a query renamed or removed)."""
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir() if p.is_dir() and p.name not in query_ids)
 
 
 def read(path: Path) -> Recording:

@@ -70,7 +70,8 @@ def replay_for(
     if override == "off" or (runner.replay is None and override is None):
         return None
     replay = runner.replay or ReplaySpec()
-    return ReplayRun(replay, override or replay.mode, Path(spec.path).parent, inherited, spec.pricing)
+    spec_dir = Path(spec.path).parent
+    return ReplayRun(replay, override or replay.mode, spec_dir, inherited, spec.pricing, spec_file=spec.path or None)
 
 
 def upstreams(replay: ReplaySpec, inherited: Mapping[str, str]) -> dict[str, str]:
@@ -155,9 +156,11 @@ class ReplayRun:
         inherited: Mapping[str, str],
         pricing: dict[str, ModelPrice] | None = None,
         log: Callable[[str], None] | None = None,
+        spec_file: str | None = None,
     ):
         self.mode, self.inherited, self.pricing = mode, inherited, pricing or {}
         self.directory = spec_dir / replay.recordings
+        self.remedy = recordings.record_command(spec_file)  # printed with every miss: it must run as printed
         secrets = [v for k, v in inherited.items() if SECRET_NAME.search(k)]
         self.volatility = Volatility.declared(
             replay.volatile_paths, replay.volatile_patterns, [*secrets, PLACEHOLDER_KEY]
@@ -176,7 +179,11 @@ class ReplayRun:
         return self.directory / query_id / f"run-{run}.json"
 
     def check(self, jobs: list[Job]) -> None:
-        """Read every recording the runs will replay: RecordingError at the file and line of a broken one."""
+        """Read every recording the runs will replay.
+
+        RecordingError at the file and line of a broken one, or at a file where a folder of recordings belongs.
+        """
+        recordings.check_folders(self.directory, {job.query.key for job in jobs}, self.remedy)
         if self.mode == "record":
             return
         for job in jobs:
@@ -291,10 +298,14 @@ class ReplayRun:
         if figures.failed:
             shown = [m.explanation for m in figures.misses if not m.went_live][:MAX_MISSES_KEPT]
             more = len(figures.misses) - len(shown)
+            if session.recording is None:  # nothing to compare with: say so, not a diff against nothing
+                raise RunFailure(
+                    f"this run's model calls are not recorded yet ({session.path} does not exist): record them with "
+                    f"`{self.remedy}` (it needs the model's key), then commit {self.directory}/"
+                )
             raise RunFailure(
                 f"a model call has no recorded answer (runner.replay mode {self.mode}; record it with "
-                f"`agentci run --replay record-missing`): {'; '.join(shown)}"
-                + (f"; and {more} more" if more > 0 else "")
+                f"`{self.remedy}`): {'; '.join(shown)}" + (f"; and {more} more" if more > 0 else "")
             )
 
     def stamp(self, trace: Trace, job: Job) -> Trace:

@@ -44,7 +44,7 @@ from agentci_action.trace.simulated_user import NextUser, UserReply, UserUnavail
 
 FORMAT_VERSION = 1
 DEFAULT_MODE = "record-missing"
-HINT = "record it with `--replay record-missing` and the simulator's key (the judge's)"
+HINT = "record it with `agentci record` and the simulator's key (the judge's)"
 
 
 def user_identity(user: SimulatedUserSpec) -> str:
