@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from agentci_action._util.output import write_file, write_stream
 
 if TYPE_CHECKING:  # annotations only: each command imports the stages it needs when it runs
-    from agentci_action.compare.diff import RunDiff
+    from agentci_action.compare.diff_schema import RunDiff
     from agentci_action.compare.history import Trend
     from agentci_action.engine.results import RunResult
     from agentci_action.pipeline.evaluation import Outcome

@@ -16,7 +16,7 @@ from agentci_action.cli._arguments import (
 from agentci_action.cli._reporting import warn, write_report
 
 if TYPE_CHECKING:  # annotations only: each command imports the stages it needs when it runs
-    from agentci_action.compare.diff import RunDiff
+    from agentci_action.compare.diff_schema import RunDiff
     from agentci_action.engine.results import RunResult
 
 import argparse

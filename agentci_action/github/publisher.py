@@ -15,7 +15,7 @@ from agentci_action._util.extras import require
 from agentci_action._util.github_client import client
 from agentci_action._util.output import OutputError, encodable, write_file, write_stream
 from agentci_action._util.redaction import redact, secret_parts
-from agentci_action.compare.diff import RunDiff
+from agentci_action.compare.diff_schema import RunDiff
 from agentci_action.compare.history import Trend, read_entries, series_entries, trend
 from agentci_action.engine.results import RunResult, Status
 from agentci_action.github.check_runs import publish_check_run as publish

@@ -24,16 +24,9 @@ from agentci_action._util.progress import Progress
 from agentci_action._util.text import one_line, plural
 from agentci_action.compare.base_ref import BaseRef, base_reference, read_at
 from agentci_action.compare.baselines import Reference, load_baseline, only_queries, reference_for, version_reference
-from agentci_action.compare.diff import (
-    Evaluator,
-    RunDiff,
-    Side,
-    baseline_side,
-    current_side,
-    diff_against,
-    evaluate_side,
-    merge_diffs,
-)
+from agentci_action.compare.diff import Side, merge_diffs
+from agentci_action.compare.diff_schema import RunDiff
+from agentci_action.compare.diff_sides import Evaluator, baseline_side, current_side, diff_against, evaluate_side
 from agentci_action.compare.suite_gates import judge_gates, with_gates
 from agentci_action.engine.checks.answer import Embedder
 from agentci_action.engine.correctness import asks_for_judge

@@ -14,7 +14,7 @@ from agentci_action.report import trend as trend_report
 from agentci_action.report.diff_console import render_diff
 
 if TYPE_CHECKING:
-    from agentci_action.compare.diff import RunDiff
+    from agentci_action.compare.diff_schema import RunDiff
     from agentci_action.compare.history import Trend
 
 MESSAGE_WIDTH = 110  # characters of a message per line

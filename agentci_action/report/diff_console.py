@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from agentci_action._util.text import one_line
-from agentci_action.compare.diff import ChangeKind, CostDiff, Delta, PathDiff, QueryDiff, RunDiff, TotalDiff
+from agentci_action.compare.diff_schema import ChangeKind, CostDiff, Delta, PathDiff, QueryDiff, RunDiff, TotalDiff
 from agentci_action.engine.results import Status
 from agentci_action.report import diff_format as fmt
 from agentci_action.report import gate_phrases, token_phrases

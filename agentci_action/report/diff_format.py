@@ -16,7 +16,8 @@ from enum import Enum
 from typing import Any
 
 from agentci_action._util.text import milliseconds, one_line, plural, points, unverified_note, usd
-from agentci_action.compare.diff import COST_TOLERANCE, LATENCY_TOLERANCE, ChangeKind, Delta, QueryDiff, RunDiff
+from agentci_action.compare.diff import COST_TOLERANCE, LATENCY_TOLERANCE
+from agentci_action.compare.diff_schema import ChangeKind, Delta, QueryDiff, RunDiff
 from agentci_action.engine.significance import Verdict
 
 

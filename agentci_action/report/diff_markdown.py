@@ -16,7 +16,8 @@ import re
 from decimal import Decimal
 
 from agentci_action._util.text import code_block, fit, html_text, inline, one_line, plural, utf8_size
-from agentci_action.compare.diff import ChangeKind, Delta, QueryDiff, RunDiff, change_size
+from agentci_action.compare.diff import change_size
+from agentci_action.compare.diff_schema import ChangeKind, Delta, QueryDiff, RunDiff
 from agentci_action.engine.results import Status
 from agentci_action.report import diff_format as fmt
 from agentci_action.report import gate_phrases, token_phrases

@@ -15,7 +15,7 @@ import html
 from itertools import groupby
 
 from agentci_action._util.text import no_baseline_note, plural, unverified_note
-from agentci_action.compare.diff import ChangeKind, QueryDiff, RunDiff
+from agentci_action.compare.diff_schema import ChangeKind, QueryDiff, RunDiff
 from agentci_action.compare.history import Trend
 from agentci_action.engine.conversation import failing_first, whole_layer
 from agentci_action.engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from agentci_action.compare.diff import RunDiff
+from agentci_action.compare.diff_schema import RunDiff
 from agentci_action.engine.results import LAYERS, GateResult, QueryResult, RunResult, Status
 from agentci_action.report import diff_format as fmt
 from agentci_action.report import finding_phrases

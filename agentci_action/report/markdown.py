@@ -23,7 +23,7 @@ from agentci_action._util.text import (
     usd,
     utf8_size,
 )
-from agentci_action.compare.diff import RunDiff
+from agentci_action.compare.diff_schema import RunDiff
 from agentci_action.compare.history import Trend
 from agentci_action.engine.conversation import failing_first
 from agentci_action.engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
