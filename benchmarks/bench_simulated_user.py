@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fakes.llm_server import FakeLLMServer  # noqa: E402
 
-from agentci_action.pipeline.evaluation import JudgeOptions  # noqa: E402
+from agentci_action.pipeline.judge_wiring import JudgeOptions  # noqa: E402
 from agentci_action.pipeline.simulated_users import simulated_user_for  # noqa: E402
 from agentci_action.run.execute import RunOptions, run_agent  # noqa: E402
 from agentci_action.spec.models import AgentCISpec  # noqa: E402

@@ -15,7 +15,7 @@ from agentci_action.spec.names import SPEC_FILE, default_spec
 if TYPE_CHECKING:  # annotations only: each command imports the stages it needs when it runs
     from agentci_action.compare.base_ref import BaseRef
     from agentci_action.engine.results import ShardInfo
-    from agentci_action.pipeline.evaluation import JudgeOptions
+    from agentci_action.pipeline.judge_wiring import JudgeOptions
 
 import argparse
 
@@ -94,7 +94,7 @@ def base_ref_option(args: argparse.Namespace, option: str = "baseline_ref") -> B
 def judge_options(args: argparse.Namespace) -> JudgeOptions:
     """The judge as --judge-mode, --judge-cache, --judge-max-cost-usd and --sample-ensemble ask (keys from the
     environment)."""
-    from agentci_action.pipeline.evaluation import JudgeOptions
+    from agentci_action.pipeline.judge_wiring import JudgeOptions
 
     return JudgeOptions(
         mode=args.judge_mode,

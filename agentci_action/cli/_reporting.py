@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # annotations only: each command imports the stages it needs 
     from agentci_action.compare.diff_schema import RunDiff
     from agentci_action.compare.history import Trend
     from agentci_action.engine.results import RunResult
-    from agentci_action.pipeline.evaluation import Outcome
+    from agentci_action.pipeline.results_files import Outcome
 
 
 def render(fmt: str, run: RunResult, diff: RunDiff | None = None, trend: Trend | None = None) -> str | Iterator[str]:

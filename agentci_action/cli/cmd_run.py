@@ -24,7 +24,8 @@ if TYPE_CHECKING:  # annotations only: each command imports the stages it needs 
     from collections.abc import Callable
 
     from agentci_action.engine.results import ShardInfo
-    from agentci_action.pipeline.evaluation import JudgeOptions, MoreRuns
+    from agentci_action.pipeline.evaluation import MoreRuns
+    from agentci_action.pipeline.judge_wiring import JudgeOptions
     from agentci_action.run.execute import AgentRun, RunOptions
     from agentci_action.spec.models import QuerySpec
 
@@ -99,7 +100,7 @@ def run_the_agent(
     if any(query.simulated_user is not None for query in queries):  # the judge's stack, only when it plays a user
         import os
 
-        from agentci_action.pipeline.evaluation import JudgeOptions
+        from agentci_action.pipeline.judge_wiring import JudgeOptions
         from agentci_action.pipeline.simulated_users import simulated_user_for
 
         users = simulated_user_for(spec, judge or JudgeOptions(environ=os.environ))

@@ -52,7 +52,7 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def run(args: argparse.Namespace) -> int:
     from agentci_action.compare.baselines import PrecheckFailed, git_commit, save_baseline
     from agentci_action.engine.evaluate_spec import Settings
-    from agentci_action.pipeline.evaluation import JudgeProgress, judge_for, trust_at_base
+    from agentci_action.pipeline.judge_wiring import JudgeProgress, configured_judge, trust_at_base
     from agentci_action.spec.loader import load_spec
     from agentci_action.trace.load import load_traces
 
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return EXIT_ERROR
     options = judge_options(args)
-    judge = judge_for(spec, options)
+    judge = configured_judge(spec, options)
     if judge is not None and options.caches_at is not None:
         for note in trust_at_base([judge.cache], options.caches_at):
             print(f"warning: {note}", file=sys.stderr)

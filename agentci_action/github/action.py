@@ -35,8 +35,10 @@ from agentci_action.github.publisher import (
     write_html_report,
 )
 from agentci_action.pipeline.blocking import exit_code, parse_fail_on
-from agentci_action.pipeline.evaluation import Evaluation, JudgeOptions, Outcome, merge, read_results
+from agentci_action.pipeline.evaluation import Evaluation, merge
 from agentci_action.pipeline.evaluation import evaluate as run_evaluation
+from agentci_action.pipeline.judge_wiring import JudgeOptions
+from agentci_action.pipeline.results_files import Outcome, read_results
 from agentci_action.report import annotations as report_annotations
 from agentci_action.report import console, markdown
 from agentci_action.report import json as json_report

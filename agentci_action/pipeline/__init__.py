@@ -2,6 +2,7 @@
 with the baseline (compare/), for the edges (cli/, github/) to report and publish.
 
 Modules: evaluation (an `Evaluation` → its `Outcome`: the run and its diff; comparing two versions; merging shards) ·
-python_api (`run_agent`, `run_spec` of the Python API) · simulated_users (the simulator handed to the run stage, and
-the spend cap it shares with the judge) · blocking (the fail-on text, the exit code).
+judge_wiring (the judge and embedder an evaluation uses, their caches, progress) · results_files (an `Outcome` read
+back from a results file) · python_api (`run_agent`, `run_spec` of the Python API) · simulated_users (the simulator
+handed to the run stage, and the spend cap it shares with the judge) · blocking (the fail-on text, the exit code).
 """

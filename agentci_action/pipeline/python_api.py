@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from agentci_action.compare.suite_gates import with_gates
 from agentci_action.engine.evaluate_spec import DEFAULT_FAIL_ON, Settings, evaluate_spec, turn_stops
 from agentci_action.engine.shard import select_shard
-from agentci_action.pipeline.evaluation import JudgeOptions
+from agentci_action.pipeline.judge_wiring import JudgeOptions
 from agentci_action.pipeline.simulated_users import simulated_user_for
 from agentci_action.run.execute import RunOptions
 from agentci_action.run.execute import run_agent as execute
