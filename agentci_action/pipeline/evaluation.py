@@ -25,6 +25,7 @@ from agentci_action.pipeline.judge_wiring import JudgeOptions, evaluator_for, ju
 from agentci_action.pipeline.results_files import Outcome, read_shards
 from agentci_action.spec.advice import advice
 from agentci_action.spec.loader import load_spec, select_tags
+from agentci_action.spec.models import AgentCISpec
 from agentci_action.trace.load import load_traces
 
 NO_BASELINE = "none"
@@ -38,7 +39,7 @@ class Evaluation:
     there is none), "none" means no baseline. `baseline_traces` are raw accepted traces instead.
     """
 
-    spec: str
+    spec: str | AgentCISpec  # the spec YAML's path, or the whole spec already loaded (before any tags)
     traces: list[str]
     baseline: str | None = None
     baseline_traces: list[str] = field(default_factory=list)
@@ -75,7 +76,8 @@ def evaluate(request: Evaluation, more_runs: MoreRuns | None = None) -> Outcome:
         raise SpecError.at("baseline-traces", 0, "a baseline version and baseline traces exclude each other; give one")
     if request.baseline_ref and request.baseline_traces:
         raise SpecError.at("baseline-traces", 0, "a baseline ref and baseline traces exclude each other; give one")
-    whole = load_spec(request.spec)  # once: the baseline's hash and matching need every query
+    # once: the baseline's hash and matching need every query
+    whole = request.spec if isinstance(request.spec, AgentCISpec) else load_spec(request.spec)
     spec = select_tags(whole, request.tags) if request.tags else whole
     traces = load_traces(request.traces, request.trace_format, spec.pricing)
     reference, notes = None, []
