@@ -12,7 +12,7 @@ from agentci_action.compare.diff_sides import evaluate_side
 from agentci_action.engine import metrics
 from agentci_action.engine.evaluate_spec import group_traces
 from agentci_action.report import diff_console, diff_markdown, html
-from agentci_action.report.json import render_diff
+from agentci_action.report.results_json import render_diff
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.canonical import Trace
 

@@ -21,10 +21,12 @@ def render(fmt: str, run: RunResult, diff: RunDiff | None = None, trend: Trend |
     """The report in `fmt`. console, markdown (the job summary) and html (one self-contained page) include the diff
     against the baseline and the trend on the default branch (`--history`), junit the diff's verdicts;
     github is the step log the action prints: the console report inside stop-commands, then the annotations."""
-    from agentci_action.report import annotations, console, html, json, junit, markdown, prometheus
+    from agentci_action.report import console, file_annotations, html, junit, markdown, prometheus, results_json
 
     if fmt == "github":
-        return "\n".join(annotations.github_log(run, diff, os.environ.get("GITHUB_WORKSPACE") or os.getcwd())) + "\n"
+        return (
+            "\n".join(file_annotations.github_log(run, diff, os.environ.get("GITHUB_WORKSPACE") or os.getcwd())) + "\n"
+        )
     if fmt == "markdown":
         return markdown.render_summary(run, diff=diff, trend=trend)
     if fmt == "html":
@@ -32,7 +34,7 @@ def render(fmt: str, run: RunResult, diff: RunDiff | None = None, trend: Trend |
     if fmt == "console":
         return console.render_with_diff(run, diff, trend)
     if fmt == "json":
-        return json.chunks(run, diff)  # written a query at a time: a results file is never held whole
+        return results_json.chunks(run, diff)  # written a query at a time: a results file is never held whole
     if fmt == "junit":
         return junit.render(run, diff)
     return prometheus.render(run)
@@ -43,7 +45,7 @@ def write_report(report: str | Iterator[str], fmt: str, output: str | None) -> N
     stop-commands markers: the runner reads `::command` lines from the log even after leading spaces, and the
     report holds untrusted text (queries, answers, tool names)."""
     if isinstance(report, str) and fmt == "console" and not output and os.environ.get("GITHUB_ACTIONS") == "true":
-        from agentci_action.report.annotations import stop_commands
+        from agentci_action.report.file_annotations import stop_commands
 
         report = "\n".join(stop_commands(report.splitlines())) + "\n"
     write_output(report, output)

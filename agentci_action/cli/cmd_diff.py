@@ -68,10 +68,12 @@ def run(args: argparse.Namespace) -> int:
 
 def render_diff(fmt: str, run: RunResult, diff: RunDiff) -> str:
     """The diff of two versions in `fmt`; html is the page `test --format html` writes, for the compared version."""
-    from agentci_action.report import diff_console, diff_markdown, html, json
+    from agentci_action.report import diff_console, diff_markdown, html, results_json
 
     if fmt == "html":
         return html.render_html(run, diff)
-    return {"console": diff_console.render_diff, "json": json.render_diff, "markdown": diff_markdown.render_markdown}[
-        fmt
-    ](diff)
+    return {
+        "console": diff_console.render_diff,
+        "json": results_json.render_diff,
+        "markdown": diff_markdown.render_markdown,
+    }[fmt](diff)

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         entries = entries[-args.last :]
     figures = history_figures(entries, commit_messages(repo))
     if args.format == "markdown":
-        from agentci_action.report.trend import markdown
+        from agentci_action.report.trend_report import markdown
 
         report = markdown(trend(entries, window=len(entries) or 1), "Latest") if entries else ""
     else:

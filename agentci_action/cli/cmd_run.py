@@ -13,6 +13,7 @@ from agentci_action.cli._arguments import (
     add_spec_argument,
     fail_on_option,
     positive,
+    replay_option,
     seconds,
     shard_option,
     split_list,
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from agentci_action.spec.loader import load_spec
 
     options = RunOptions(
-        Path(args.output), args.runs, args.workers, args.timeout, args.resume, args.capture, args.replay
+        Path(args.output), args.runs, args.workers, args.timeout, args.resume, args.capture, replay_option(args)
     )
     spec = load_spec(args.spec, tags=split_list(args.tags) or None)
     plan = RunPlan(shard=shard_option(args.shard), fail_on=fail_on_option(args), command=True)

@@ -15,9 +15,10 @@ from agentci_action.cli._arguments import (
     add_spec_argument,
     fail_on_option,
     judge_options,
+    replay_option,
 )
 from agentci_action.cli._reporting import say
-from agentci_action.spec.trace_formats import FORMATS as TRACE_FORMATS
+from agentci_action.spec.trace_formats import TRACE_FORMATS
 
 if TYPE_CHECKING:  # annotations only: the command imports the stages it needs when it runs
     from agentci_action.spec.models import QuerySpec
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     with ExitStack() as stack:
         # a range's maximum: the baseline is the side every later verdict leans on
         plan = RunPlan(runs_of=_max_runs, fail_on=fail_on_option(args), command=True)
-        paths = args.traces or [recorded_traces(spec, args.record, args.replay, plan, stack)]
+        paths = args.traces or [recorded_traces(spec, args.record, replay_option(args), plan, stack)]
         traces = load_traces(paths, args.trace_format, spec.pricing)
     failed = [trace.run_error for trace in traces if trace.run_error]
     if failed:

@@ -18,11 +18,12 @@ from agentci_action.cli._arguments import (
     base_ref_option,
     fail_on_option,
     judge_options,
+    replay_option,
     shard_option,
     split_list,
 )
 from agentci_action.cli._reporting import render, report_outcome, write_output, write_report
-from agentci_action.spec.trace_formats import FORMATS as TRACE_FORMATS
+from agentci_action.spec.trace_formats import TRACE_FORMATS
 
 if TYPE_CHECKING:
     from agentci_action.compare.history import Trend
@@ -118,8 +119,8 @@ def run(args: argparse.Namespace) -> int:
             tags = split_list(args.tags)
             spec = select_tags(whole, tags) if tags else whole
             plan = RunPlan(shard=shard, fail_on=fail_on, judge=judge, command=True)
-            traces = [recorded_traces(spec, args.record, args.replay, plan, stack)]
-            more = more_runs_into(spec, traces[0], args.replay, plan)
+            traces = [recorded_traces(spec, args.record, replay_option(args), plan, stack)]
+            more = more_runs_into(spec, traces[0], replay_option(args), plan)
         outcome = evaluate(
             Evaluation(
                 spec=whole,
@@ -140,9 +141,9 @@ def run(args: argparse.Namespace) -> int:
     run = outcome.run
     if shard:  # --output takes the shard results file; the report goes to standard output
         from agentci_action.pipeline.blocking import exit_code
-        from agentci_action.report import json
+        from agentci_action.report import results_json
 
-        write_output(json.chunks(run, outcome.diff), args.output)  # the merge judges the gates from its diff
+        write_output(results_json.chunks(run, outcome.diff), args.output)  # the merge judges the gates from its diff
         write_report(render(args.format, run), args.format, None)
         return exit_code(run)
     return report_outcome(outcome, args, trend_of(args, run))

@@ -23,6 +23,7 @@ from agentci_action.pipeline.judge_wiring import JudgeOptions
 from agentci_action.pipeline.simulated_users import simulated_user_for
 from agentci_action.run.execute import AgentRun, RunOptions, run_agent, terminate_on_sigterm
 from agentci_action.spec.models import AgentCISpec, QuerySpec
+from agentci_action.spec.replay_modes import ReplayOverride
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,9 @@ def run_queries(
     return outcome
 
 
-def recorded_traces(spec: AgentCISpec, record: str | None, replay: str | None, plan: RunPlan, stack: ExitStack) -> str:
+def recorded_traces(
+    spec: AgentCISpec, record: str | None, replay: ReplayOverride, plan: RunPlan, stack: ExitStack
+) -> str:
     """The agent run into `record` (else a temporary directory `stack` removes), its model calls answered as
     `replay` (--replay) says: the directory holding the traces to evaluate."""
     directory = record or stack.enter_context(tempfile.TemporaryDirectory(prefix="agentci-traces-"))
@@ -72,7 +75,7 @@ def recorded_traces(spec: AgentCISpec, record: str | None, replay: str | None, p
     return directory
 
 
-def more_runs_into(spec: AgentCISpec, record: str, replay: str | None, plan: RunPlan) -> MoreRuns:
+def more_runs_into(spec: AgentCISpec, record: str, replay: ReplayOverride, plan: RunPlan) -> MoreRuns:
     """Adaptive runs' next batch: the named queries run until each has its target, the runs in `record` kept."""
 
     def more(targets: dict[str, int]) -> None:

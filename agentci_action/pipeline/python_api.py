@@ -13,6 +13,7 @@ from agentci_action.engine.evaluate_spec import DEFAULT_FAIL_ON, Settings, evalu
 from agentci_action.engine.shard import select_shard
 from agentci_action.pipeline.agent_runs import RunPlan, run_queries
 from agentci_action.run.execute import RunOptions
+from agentci_action.spec.replay_modes import replay_override
 
 if TYPE_CHECKING:
     from agentci_action.engine.results import RunResult
@@ -42,7 +43,9 @@ def run_agent(
     played through the spec's judge_config with the keys in the environment. `fail_on` (pipeline.blocking's
     parse_fail_on set) says which failing turn blocks, where a conversation's stop_on_failure ends it."""
     with tempfile.TemporaryDirectory(prefix="agentci-traces-") as scratch:
-        options = RunOptions(Path(output or scratch), runs=runs, workers=workers, timeout_s=timeout_s, replay=replay)
+        options = RunOptions(
+            Path(output or scratch), runs=runs, workers=workers, timeout_s=timeout_s, replay=replay_override(replay)
+        )
         return run_queries(spec, options, RunPlan(fail_on=fail_on), queries=queries, agent=agent).traces
 
 

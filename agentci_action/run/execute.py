@@ -38,6 +38,7 @@ from agentci_action.run.secrets import Masker
 from agentci_action.run.simulated_conversation import converse
 from agentci_action.run.trace_store import TraceStore
 from agentci_action.spec.models import AgentCISpec, QuerySpec
+from agentci_action.spec.replay_modes import REPLAY_OFF, ReplayMode, ReplayOverride
 from agentci_action.spec.runner_config import ReplaySpec, RunnerSpec
 from agentci_action.trace.canonical import Trace
 from agentci_action.trace.simulated_user import NextUser
@@ -61,7 +62,7 @@ class RunOptions:
     timeout_s: float | None = None
     resume: bool = False  # keep the runs already in `output` that produced a trace, run the rest
     capture: str | None = None  # "output" or "otel", instead of runner.capture
-    replay: str | None = None  # a replay mode, or "off", instead of runner.replay's (runner.replay need not be set)
+    replay: ReplayOverride = None  # a mode, or REPLAY_OFF, instead of runner.replay's (runner.replay need not be set)
 
 
 @dataclass
@@ -194,14 +195,17 @@ def inherited(runner: RunnerSpec, environ: Mapping[str, str]) -> Mapping[str, st
     return {name: value for name, value in environ.items() if any(fnmatchcase(name, p) for p in runner.inherit_env)}
 
 
-def user_recordings(spec: AgentCISpec, runner: RunnerSpec, override: str | None) -> UserRecordings:
+def user_recordings(spec: AgentCISpec, runner: RunnerSpec, override: ReplayOverride) -> UserRecordings:
     """Where the simulated users are recorded (runner.replay.recordings, default `recordings/`, beside the spec) and
     how: `--replay`'s mode, else runner.replay's, else record-missing; `--replay off` records afresh (record)."""
     replay = runner.replay
-    mode = override or (replay.mode if replay else DEFAULT_MODE)
     patterns = tuple(re.compile(pattern) for pattern in (replay.volatile_patterns if replay else []))
     directory = Path(spec.path).resolve().parent / (replay.recordings if replay else ReplaySpec().recordings)
-    return UserRecordings(directory, "record" if mode == "off" else mode, patterns)
+    if isinstance(override, ReplayMode):
+        mode = override
+    else:
+        mode = ReplayMode.RECORD if override == REPLAY_OFF else replay.mode if replay else DEFAULT_MODE
+    return UserRecordings(directory, mode, patterns)
 
 
 @contextmanager

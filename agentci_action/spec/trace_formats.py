@@ -23,4 +23,4 @@ ADAPTER_MODULES = {
     "langgraph": "langgraph",
     "canonical": "canonical_json",
 }
-FORMATS = list(ADAPTER_MODULES)
+TRACE_FORMATS = list(ADAPTER_MODULES)

@@ -40,6 +40,7 @@ from agentci_action.run.replay.recordings import RecordedCall, RecordedRequest, 
 from agentci_action.run.replay.replay_session import ReplaySession
 from agentci_action.run.replay.request_keys import Volatility, canonical_json, keyed_query
 from agentci_action.run.replay.upstream import Upstream, UpstreamAnswer, UpstreamError
+from agentci_action.spec.replay_modes import ReplayMode
 
 PREFIX = "agentci"
 MAX_BODY = 64 << 20
@@ -293,7 +294,7 @@ class _Handler(BaseHTTPRequestHandler):
             headers={name: value for name, value in self.asked_headers.items() if name in self.proxy.record_headers},
         )
         number = session.number()
-        if session.mode == "record":  # nothing to look up: the request is read when the recording is written
+        if session.mode == ReplayMode.RECORD:  # nothing to look up: the request is read when the recording is written
             return self._live(session, asked, number, upstream)
         request = asked.recorded(session.volatility)
         recorded = session.answer(request.key(), number)

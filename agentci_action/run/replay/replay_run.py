@@ -42,6 +42,7 @@ from agentci_action.run.replay.request_keys import Volatility
 from agentci_action.run.replay.wire_usage import Usage
 from agentci_action.run.secrets import MIN_SECRET, SECRET_NAME
 from agentci_action.spec.models import AgentCISpec, ModelPrice
+from agentci_action.spec.replay_modes import REPLAY_OFF, ReplayMode, ReplayOverride
 from agentci_action.spec.runner_config import ReplaySpec, RunnerSpec
 from agentci_action.trace.canonical import REPLAY_KEY, LLMCall, Trace
 from agentci_action.trace.pricing import price_call
@@ -57,14 +58,15 @@ MAX_MISSES_KEPT = 5  # explanations kept per run in its trace; the rest are coun
 
 
 def replay_for(
-    runner: RunnerSpec, override: str | None, spec: AgentCISpec, inherited: Mapping[str, str]
+    runner: RunnerSpec, override: ReplayOverride, spec: AgentCISpec, inherited: Mapping[str, str]
 ) -> ReplayRun | None:
     """The run's record and replay: the runner's `replay:` with `override` (a mode, `--replay`) as its mode, or the
     defaults when only `override` asks for it; None without either, or with `off`."""
-    if override == "off" or (runner.replay is None and override is None):
+    if override == REPLAY_OFF or (runner.replay is None and override is None):
         return None
     replay = runner.replay or ReplaySpec()
-    return ReplayRun(replay, override or replay.mode, Path(spec.path).parent, inherited, spec.pricing)
+    mode = override if isinstance(override, ReplayMode) else replay.mode
+    return ReplayRun(replay, mode, Path(spec.path).parent, inherited, spec.pricing)
 
 
 def upstreams(replay: ReplaySpec, inherited: Mapping[str, str]) -> dict[str, str]:
@@ -104,7 +106,7 @@ class RunFigures:
         """The figures as the run's summary says them: "model calls 12 replayed, 1 live, $0.0021 paid"."""
         return "model calls " + model_calls_phrase(self.replayed, self.live, self.paid_usd, self.missed, ", ")
 
-    def as_metadata(self, mode: str) -> dict[str, Any]:
+    def as_metadata(self, mode: ReplayMode) -> dict[str, Any]:
         return {
             "mode": mode,
             "replayed": self.replayed,
@@ -138,7 +140,7 @@ class ReplayRun:
     def __init__(
         self,
         replay: ReplaySpec,
-        mode: str,
+        mode: ReplayMode,
         spec_dir: Path,
         inherited: Mapping[str, str],
         pricing: dict[str, ModelPrice] | None = None,
@@ -163,7 +165,7 @@ class ReplayRun:
 
     def check(self, jobs: list[Job]) -> None:
         """Read every recording the runs will replay: RecordingError at the file and line of a broken one."""
-        if self.mode == "record":
+        if self.mode == ReplayMode.RECORD:
             return
         for job in jobs:
             path = self.path(job.query.key, job.run)
@@ -246,7 +248,7 @@ class ReplayRun:
             for provider, variables in BASE_URL_VARIABLES.items()
             for variable in variables
         }
-        if self.mode == "replay":
+        if self.mode == ReplayMode.REPLAY:
             added.update({v: PLACEHOLDER_KEY for v in KEY_VARIABLES.values() if not self.inherited.get(v)})
         return added
 

@@ -30,8 +30,7 @@ from agentci_action.run.replay import misses, recordings
 from agentci_action.run.replay.recordings import RecordedCall, RecordedRequest, Recording
 from agentci_action.run.replay.request_keys import Volatility
 from agentci_action.run.replay.wire_usage import Usage, usage_of
-
-MODES = ("replay", "record", "record-missing")
+from agentci_action.spec.replay_modes import ReplayMode
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,7 @@ class ReplaySession:
         query: str,
         run: int,
         path: Path,
-        mode: str,
+        mode: ReplayMode,
         volatility: Volatility,
         recording: Recording | None = None,
         continues: ReplaySession | None = None,
@@ -76,9 +75,8 @@ class ReplaySession:
         """`recording`: the file at `path` already read (else it is read here, unless the mode records everything).
         `continues`: the finished session of the conversation's previous turn: this turn goes on from its calls (the
         answers it left, the calls it made, which the recording keeps before this turn's), with figures of its own."""
-        if mode not in MODES:
-            raise ValueError(f"replay mode {mode!r}: one of {', '.join(MODES)}")
-        self.query, self.run, self.path, self.mode, self.volatility = query, run, path, mode, volatility
+        self.query, self.run, self.path, self.volatility = query, run, path, volatility
+        self.mode = ReplayMode(mode)  # ValueError for a word that is not a mode
         self._made: dict[int, RecordedCall | Callable[[], RecordedCall]] = {}
         self._answers: dict[str, deque[RecordedCall]] = {}
         self.recording: Recording | None
@@ -88,7 +86,7 @@ class ReplaySession:
             self._made = {number: continues._read(number) for number in continues._made}
         else:
             self.recording = recording
-            if recording is None and mode != "record" and path.is_file():
+            if recording is None and mode != ReplayMode.RECORD and path.is_file():
                 self.recording = recordings.read(path)
             for call in self.recording.calls if self.recording else []:
                 self._answers.setdefault(call.request.key(volatility), deque()).append(call)
@@ -105,7 +103,7 @@ class ReplaySession:
     def answer(self, key: str, number: int) -> RecordedCall | None:
         """The recorded answer for the next request with `key`, kept as this run's call `number`; None when there
         is none left (or the mode records everything)."""
-        if self.mode == "record":
+        if self.mode == ReplayMode.RECORD:
             return None
         with self._lock:
             queue = self._answers.get(key)
@@ -119,7 +117,7 @@ class ReplaySession:
     def miss(self, request: RecordedRequest, number: int) -> Miss:
         """Note a request with no recorded answer; its explanation names the nearest recorded one."""
         explanation = misses.explain(request, number, self.path, self.recording)
-        miss = Miss(number, explanation, went_live=self.mode == "record-missing")
+        miss = Miss(number, explanation, went_live=self.mode == ReplayMode.RECORD_MISSING)
         with self._lock:
             self.figures.misses.append(miss)
         return miss
@@ -145,10 +143,10 @@ class ReplaySession:
         when the file cannot be written."""
         with self._lock:
             made = self.figures.calls = [self._read(number) for number in sorted(self._made)]
-        if self.mode == "replay":
+        if self.mode == ReplayMode.REPLAY:
             return self.figures
         text = recordings.render(self.query, self.run, made)
-        if self.mode == "record" or _differs(self.path, text):
+        if self.mode == ReplayMode.RECORD or _differs(self.path, text):
             recordings.write(self.path, text)
             self.figures.wrote = self.path
         return self.figures
