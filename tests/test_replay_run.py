@@ -478,15 +478,15 @@ def test_live_calls_go_to_the_declared_upstream_else_the_inherited_base_url_else
 
 def test_what_a_live_call_cost_is_priced_from_the_usage_its_answer_reported():
     from agentci_action.run.replay.replay_run import _price
-    from agentci_action.run.replay.wire_usage import Usage
+    from agentci_action.run.replay.wire_usage import WireUsage
     from agentci_action.spec.models import ModelPrice
 
     prices = {"my-model": ModelPrice(input=1.0, output=2.0)}  # USD per million tokens
-    assert _price(Usage("my-model", 1_000_000, 500_000), prices) == 2.0
-    assert _price(Usage("gpt-4o-mini-2024-07-18", 1_000_000, 0), {}) == pytest.approx(0.15)  # the price table
-    assert _price(Usage("my-model"), prices) is None  # a model, but no usage reported (a stream without it)
-    assert _price(Usage("no-such-model", 10, 10), {}) is None
-    assert _price(Usage(None), {}) == 0.0  # no model named: a model list, not billed by the token
+    assert _price(WireUsage("my-model", 1_000_000, 500_000), prices) == 2.0
+    assert _price(WireUsage("gpt-4o-mini-2024-07-18", 1_000_000, 0), {}) == pytest.approx(0.15)  # the price table
+    assert _price(WireUsage("my-model"), prices) is None  # a model, but no usage reported (a stream without it)
+    assert _price(WireUsage("no-such-model", 10, 10), {}) is None
+    assert _price(WireUsage(None), {}) == 0.0  # no model named: a model list, not billed by the token
 
 
 def test_a_query_s_and_the_suite_s_live_spend_are_summed_without_float_noise(tmp_path):

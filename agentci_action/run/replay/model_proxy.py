@@ -128,11 +128,11 @@ class ReplayProxy(LoopbackServer):
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         proxy = self
 
-        class Handler(_Handler):
+        class ProxyHandler(_Handler):
             pass
 
-        Handler.proxy = proxy
-        return Handler
+        ProxyHandler.proxy = proxy
+        return ProxyHandler
 
 
 class _Refusal(Exception):
@@ -285,7 +285,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.rfile.readline(8)
 
     def _serve(self, session: ReplaySession, provider: str, upstream: Upstream, target: str) -> None:
-        asked = _Asked(
+        asked = _ArrivedRequest(
             provider=provider,
             method=self.command,
             target=target,
@@ -320,7 +320,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._headers_buffer.extend((b"\r\n", payload))
         self.flush_headers()
 
-    def _live(self, session: ReplaySession, asked: _Asked, number: int, upstream: Upstream) -> None:
+    def _live(self, session: ReplaySession, asked: _ArrivedRequest, number: int, upstream: Upstream) -> None:
         """Forward the request and pass the answer on. The call is handed to the session (to be read when the
         recording is written) before the answer's last bytes leave, so an agent that has read its answer always
         finds its call among the run's."""
@@ -402,7 +402,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @dataclass(frozen=True, kw_only=True)
-class _Asked:
+class _ArrivedRequest:
     """A request as it arrived, read into a RecordedRequest only when it must be keyed or recorded."""
 
     provider: str
@@ -444,5 +444,5 @@ class _Answered:
         return RecordedResponse(status=self.status, headers=self.headers, content=content)
 
 
-def _call(asked: _Asked, answered: _Answered, volatility: Volatility) -> RecordedCall:
+def _call(asked: _ArrivedRequest, answered: _Answered, volatility: Volatility) -> RecordedCall:
     return RecordedCall(request=asked.recorded(volatility), response=answered.recorded())

@@ -39,7 +39,7 @@ from agentci_action.run.replay.recorded_requests import with_recorded_requests
 from agentci_action.run.replay.recordings import RecordedCall, Recording
 from agentci_action.run.replay.replay_session import Figures, ReplaySession
 from agentci_action.run.replay.request_keys import Volatility
-from agentci_action.run.replay.wire_usage import Usage
+from agentci_action.run.replay.wire_usage import WireUsage
 from agentci_action.run.secrets import MIN_SECRET, SECRET_NAME
 from agentci_action.spec.models import AgentCISpec, ModelPrice
 from agentci_action.spec.replay_modes import REPLAY_OFF, ReplayMode, ReplayOverride
@@ -117,7 +117,7 @@ class RunFigures:
         }
 
 
-def _price(usage: Usage, pricing: dict[str, ModelPrice]) -> float | None:
+def _price(usage: WireUsage, pricing: dict[str, ModelPrice]) -> float | None:
     """What a live call cost, from the usage its answer reported: 0 for an answer that names no model (a model
     list: not billed by the token); None when unknown (a model but no usage reported, or no price for it)."""
     if not usage.model:

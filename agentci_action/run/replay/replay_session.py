@@ -29,7 +29,7 @@ from pathlib import Path
 from agentci_action.run.replay import misses, recordings
 from agentci_action.run.replay.recordings import RecordedCall, RecordedRequest, Recording
 from agentci_action.run.replay.request_keys import Volatility
-from agentci_action.run.replay.wire_usage import Usage, usage_of
+from agentci_action.run.replay.wire_usage import WireUsage, usage_of
 from agentci_action.spec.replay_modes import ReplayMode
 
 
@@ -47,7 +47,7 @@ class Figures:
     replayed: int = 0
     live: int = 0
     misses: list[Miss] = field(default_factory=list)
-    live_usage: list[Usage] = field(default_factory=list)
+    live_usage: list[WireUsage] = field(default_factory=list)
     wrote: Path | None = None  # the recording file, when this run rewrote it
     calls: list[RecordedCall] = field(default_factory=list)  # the calls made, replayed and live, in order
 
