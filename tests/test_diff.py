@@ -232,9 +232,9 @@ def test_console_box_lines_have_one_width():
 
 def _rag_diff():
     """As `agentci diff --baseline v1-broken --compare v2-fixed` computes it (verdicts from the example's cache)."""
-    from agentci_action.pipeline.evaluation import compare_versions
+    from agentci_action.pipeline.evaluation import VersionComparison, compare_versions
 
-    return compare_versions(str(ROOT / RAG_SPEC), "v1-broken", "v2-fixed").diff
+    return compare_versions(VersionComparison(str(ROOT / RAG_SPEC), "v1-broken", "v2-fixed")).diff
 
 
 @pytest.mark.parametrize(

@@ -407,7 +407,7 @@ def test_a_callable_given_to_the_python_api_is_replayed_one_run_at_a_time(tmp_pa
     import io
 
     from agentci_action._util.progress import Progress
-    from agentci_action.run import RunOptions, run_agent
+    from agentci_action.run import RunOptions, RunSetup, run_agent
     from agentci_action.spec.loader import load_spec
 
     loaded = importlib.util.spec_from_file_location("weather_agents_in_process", WEATHER_AGENT)
@@ -423,7 +423,7 @@ def test_a_callable_given_to_the_python_api_is_replayed_one_run_at_a_time(tmp_pa
     def run(mode: str, environ: dict[str, str], output: str):
         progress = Progress("agentci run", 2, "run", stream=io.StringIO())
         options = RunOptions(tmp_path / output, replay=mode)
-        return run_agent(load_spec(spec), options, agent=module.answer, environ=environ, progress=progress)
+        return run_agent(load_spec(spec), options, RunSetup(agent=module.answer, environ=environ, progress=progress))
 
     with ScriptedProviders(SCRIPT) as provider:
         monkeypatch.setenv("OPENAI_API_KEY", KEY)  # the callable runs in this process, with its environment

@@ -43,20 +43,22 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def run(args: argparse.Namespace) -> int:
     from agentci_action.engine.evaluate_spec import Settings
-    from agentci_action.pipeline.evaluation import compare_versions
+    from agentci_action.pipeline.evaluation import VersionComparison, compare_versions
 
     if not args.baseline and not args.baseline_ref:
         raise SpecError.at("--baseline", 0, "name the version compared from (--baseline V), or --baseline-ref REF")
 
     outcome = compare_versions(
-        args.spec,
-        args.baseline,
-        args.compare,
-        judge_options(args),
-        args.embedding_cache,
-        Settings(fail_on=fail_on_option(args), workers=args.workers),
-        base_ref_option(args),
-        progress="agentci diff",
+        VersionComparison(
+            spec=args.spec,
+            baseline=args.baseline,
+            compare=args.compare,
+            judge=judge_options(args),
+            embedding_cache=args.embedding_cache,
+            settings=Settings(fail_on=fail_on_option(args), workers=args.workers),
+            baseline_ref=base_ref_option(args),
+            progress="agentci diff",
+        )
     )
     diff = outcome.diff
     assert diff is not None

@@ -21,7 +21,7 @@ from agentci_action.engine.shard import select_shard
 from agentci_action.pipeline.evaluation import MoreRuns
 from agentci_action.pipeline.judge_wiring import JudgeOptions
 from agentci_action.pipeline.simulated_users import simulated_user_for
-from agentci_action.run.execute import AgentRun, RunOptions, run_agent, terminate_on_sigterm
+from agentci_action.run.execute import AgentRun, RunOptions, RunSetup, run_agent, terminate_on_sigterm
 from agentci_action.spec.models import AgentCISpec, QuerySpec
 from agentci_action.spec.replay_modes import ReplayOverride
 
@@ -59,7 +59,8 @@ def run_queries(
         users = simulated_user_for(spec, plan.judge or JudgeOptions(environ=os.environ))
     stop_after = partial(turn_stops, fail_on=plan.fail_on)
     with terminate_on_sigterm() if plan.command else nullcontext():
-        outcome = run_agent(spec, options, queries=selected, agent=agent, stop_after=stop_after, simulated_user=users)
+        setup = RunSetup(queries=selected, agent=agent, stop_after=stop_after, simulated_user=users)
+        outcome = run_agent(spec, options, setup)
     if plan.command:
         print(outcome.summary(options.output), file=sys.stderr)
     return outcome

@@ -138,21 +138,29 @@ def evaluate(request: Evaluation, more_runs: MoreRuns | None = None) -> Outcome:
     return Outcome(run, diff)
 
 
-def compare_versions(
-    spec_path: str,
-    baseline: str | None,
-    compare: str,
-    judge: JudgeOptions = JudgeOptions(),
-    embedding_cache: str | None = None,
-    settings: Settings = Settings(),
-    baseline_ref: BaseRef | None = None,
-    progress: str | None = None,
-) -> Outcome:
+@dataclass(frozen=True)
+class VersionComparison:
+    """Two saved versions to compare (`agentci diff`): `compare` against `baseline` (None: the newest whose precheck
+    passed), that version as saved at `baseline_ref` when given; evaluated with the judge, embedding cache and
+    settings an `Evaluation` has, with progress on stderr under the command's name `progress` (None: none)."""
+
+    spec: str
+    baseline: str | None
+    compare: str
+    judge: JudgeOptions = JudgeOptions()
+    embedding_cache: str | None = None
+    settings: Settings = Settings()
+    baseline_ref: BaseRef | None = None
+    progress: str | None = None
+
+
+def compare_versions(request: VersionComparison) -> Outcome:
     """Saved version `compare` against saved version `baseline`, both evaluated with the current spec exactly as
     `agentci test --baseline` evaluates a run (same judge and verdict cache, embedder and settings); the suite's
     gates are judged on `compare` against `baseline`, as `test` judges them on a run. Returns `compare`'s results
-    and the diff; `progress` names the command for progress on stderr (None: none)."""
-    spec = load_spec(spec_path)
+    and the diff."""
+    baseline, compare, baseline_ref = request.baseline, request.compare, request.baseline_ref
+    spec = load_spec(request.spec)
     if baseline_ref is not None:  # version `baseline` (default: the newest that passed) as saved at the base commit
         reference, notes = base_reference(spec, spec, [], baseline, baseline_ref)
     else:
@@ -163,7 +171,9 @@ def compare_versions(
         raise InputError.at("--baseline-ref" if baseline_ref else "--baseline", 0, notes[0] if notes else "no version")
     compared = version_reference(spec, stored)
     cache_notes: list[str] = []
-    with evaluator_for(spec, judge, embedding_cache, settings, progress, cache_notes) as evaluator:
+    with evaluator_for(
+        spec, request.judge, request.embedding_cache, request.settings, request.progress, cache_notes
+    ) as evaluator:
         after = evaluate_side(spec, compare, compared.runs or {}, reference.variants, evaluator)
         diff = diff_against(spec, reference, after, evaluator)
     diff.warnings += cache_notes

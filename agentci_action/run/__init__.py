@@ -12,7 +12,7 @@ secrets (masking) · execute (workers, retries, the whole run).
 from __future__ import annotations
 
 from agentci_action.run.capture import Capture, OutputCapture
-from agentci_action.run.execute import AgentRun, RunOptions, run_agent
+from agentci_action.run.execute import AgentRun, RunOptions, RunSetup, run_agent
 from agentci_action.run.jobs import Finished, InfraFailure, Job, RunFailure
 
 __all__ = [
@@ -24,5 +24,6 @@ __all__ = [
     "OutputCapture",
     "RunFailure",
     "RunOptions",
+    "RunSetup",
     "run_agent",
 ]
