@@ -270,10 +270,9 @@ def base_reference(
     version: str | None,
     base: BaseRef,
     trace_format: str | None = None,
-    directory: Path | None = None,
 ) -> tuple[Reference | None, list[str]]:
     """(the Reference read at the base commit, or None; notes). See the module docstring for what is read."""
-    directory = (directory or Path.cwd()).resolve()
+    directory = Path.cwd().resolve()  # where the paths in `traces` are relative to
     snapshot, root = open_snapshot(base, directory)
     short, wanted = snapshot.sha[:7], {q.key for q in selected.queries}
     spec_path = Path(whole.path).resolve()
@@ -316,7 +315,7 @@ def read_at(base: BaseRef, path: str | Path, directory: Path | None = None) -> b
     """The file at `path` (relative to `directory`, the working directory) as it is at the base commit; None when
     the base commit has no such file or the path is outside the repository. InputError or InfraError when the base
     commit cannot be read (open_snapshot)."""
-    directory = (directory or Path.cwd()).resolve()
+    directory = Path.cwd().resolve()  # where the paths in `traces` are relative to
     snapshot, root = open_snapshot(base, directory)
     try:
         relative = repository_path(str(path), root, directory)

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import Literal
 
 from agentci_action._util.errors import AgentCIError
 from agentci_action._util.progress import Progress
@@ -70,8 +70,6 @@ class JudgeProgress:
         judge: LLMJudge | None,
         embedder: Embedder | None,
         workers: int,
-        stream: TextIO | None = None,
-        live: bool | None = None,
     ):
         judging = judge is not None and any(judge.api_keys.values()) and any(asks_for_judge(q) for q in spec.queries)
         self.command = command
@@ -81,7 +79,7 @@ class JudgeProgress:
             + [plural(workers, "worker")]
         )
         self.progress = (
-            Progress(command, 0, "query", "queries", ("judge requests", "cached", "failed"), stream, live)
+            Progress(command, 0, "query", "queries", ("judge requests", "cached", "failed"))
             if judging or embedder is not None
             else None
         )
