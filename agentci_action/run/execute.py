@@ -208,10 +208,12 @@ def user_recordings(spec: AgentCISpec, runner: RunnerSpec, override: ReplayOverr
     replay = runner.replay
     patterns = tuple(re.compile(pattern) for pattern in (replay.volatile_patterns if replay else []))
     directory = Path(spec.path).resolve().parent / (replay.recordings if replay else ReplaySpec().recordings)
-    if isinstance(override, ReplayMode):
-        mode = override
+    if override == REPLAY_OFF:
+        mode = ReplayMode.RECORD
+    elif override is not None:
+        mode = ReplayMode(override)
     else:
-        mode = ReplayMode.RECORD if override == REPLAY_OFF else replay.mode if replay else DEFAULT_MODE
+        mode = replay.mode if replay else DEFAULT_MODE
     return UserRecordings(directory, mode, patterns)
 
 

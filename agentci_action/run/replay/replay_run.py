@@ -65,7 +65,7 @@ def replay_for(
     if override == REPLAY_OFF or (runner.replay is None and override is None):
         return None
     replay = runner.replay or ReplaySpec()
-    mode = override if isinstance(override, ReplayMode) else replay.mode
+    mode = replay.mode if override is None else ReplayMode(override)
     return ReplayRun(replay, mode, Path(spec.path).parent, inherited, spec.pricing)
 
 
