@@ -178,6 +178,7 @@ VALIDATE_MODULES = {
     "agentci_action.spec.models",
     "agentci_action.spec.names",
     "agentci_action.spec.pattern_syntax",
+    "agentci_action.spec.replay_modes",
     "agentci_action.spec.rubric_templates",
     "agentci_action.spec.runner_config",
     "agentci_action.spec.trace_formats",
