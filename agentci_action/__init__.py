@@ -19,8 +19,9 @@ from agentci_action._version import __version__
 if TYPE_CHECKING:
     from agentci_action.engine.evaluate_spec import Settings
     from agentci_action.engine.judge import LLMJudge
-    from agentci_action.pipeline.evaluation import Evaluation, Outcome, evaluate
+    from agentci_action.pipeline.evaluation import Evaluation, evaluate
     from agentci_action.pipeline.python_api import run_agent, run_spec
+    from agentci_action.pipeline.results_files import Outcome
     from agentci_action.spec.loader import load_spec
     from agentci_action.spec.models import AgentCISpec
     from agentci_action.trace.load import load_traces
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "Settings": "agentci_action.engine.evaluate_spec",
     "Evaluation": "agentci_action.pipeline.evaluation",
-    "Outcome": "agentci_action.pipeline.evaluation",
+    "Outcome": "agentci_action.pipeline.results_files",
     "evaluate": "agentci_action.pipeline.evaluation",
     "run_spec": "agentci_action.pipeline.python_api",
     "run_agent": "agentci_action.pipeline.python_api",
@@ -64,10 +65,9 @@ def judge_for(
     in memory until `judge.cache.save()`. Without a key or a cached verdict a judge check is `skip`.
     `max_cost_usd` caps the judge's spend beside the spec's judge_config.max_cost_usd (the lower cap holds).
     """
-    from agentci_action.pipeline.evaluation import JudgeOptions
-    from agentci_action.pipeline.evaluation import judge_for as build
+    from agentci_action.pipeline.judge_wiring import JudgeOptions, configured_judge
 
-    return build(
+    return configured_judge(
         spec,
         JudgeOptions(
             mode=mode,

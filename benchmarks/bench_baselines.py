@@ -19,7 +19,8 @@ from pathlib import Path
 from bench_engine import make_query, make_trace, suite_arguments, timed  # same directory
 
 from agentci_action.compare.baselines import read_baseline, reference_variants, save_baseline
-from agentci_action.compare.diff import diff_runs, evaluate_side
+from agentci_action.compare.diff import diff_runs
+from agentci_action.compare.diff_sides import evaluate_side
 from agentci_action.report.diff_markdown import render_markdown
 from agentci_action.spec.models import AgentCISpec
 from agentci_action.trace.load import load_traces

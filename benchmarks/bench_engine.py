@@ -100,7 +100,7 @@ RESULTS_DIGESTS = {
 def results_digest(run, folder: str) -> str:
     """sha256 of the run's results JSON with the temporary folder (in trace sources) and the release left out."""
     from agentci_action._version import __version__
-    from agentci_action.report import json as results_json
+    from agentci_action.report import results_json
 
     text = results_json.render(run).replace(folder, "TMP").replace(f'"agentci_version": "{__version__}"', "")
     return hashlib.sha256(text.encode()).hexdigest()

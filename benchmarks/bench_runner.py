@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agentci_action._util.progress import Progress
-from agentci_action.run import RunOptions, run_agent
+from agentci_action.run import RunOptions, RunSetup, run_agent
 from agentci_action.spec.loader import load_spec
 
 AGENT = """
@@ -59,7 +59,9 @@ def project(directory: Path, queries: int, runner: str) -> Path:
 def timed(spec: Path, output: Path, **kwargs) -> float:
     started = time.perf_counter()
     outcome = run_agent(
-        load_spec(spec), RunOptions(output), progress=Progress("bench", 1, "run", stream=io.StringIO()), **kwargs
+        load_spec(spec),
+        RunOptions(output),
+        RunSetup(progress=Progress("bench", 1, "run", stream=io.StringIO()), **kwargs),
     )
     assert outcome.ok and outcome.ran, outcome.errors[:3]
     return time.perf_counter() - started

@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fakes.llm_server import FakeLLMServer  # noqa: E402
 
-from agentci_action.pipeline.evaluation import JudgeOptions  # noqa: E402
+from agentci_action.pipeline.judge_wiring import JudgeOptions  # noqa: E402
 from agentci_action.pipeline.simulated_users import simulated_user_for  # noqa: E402
-from agentci_action.run.execute import RunOptions, run_agent  # noqa: E402
+from agentci_action.run.execute import RunOptions, RunSetup, run_agent  # noqa: E402
 from agentci_action.spec.models import AgentCISpec  # noqa: E402
 
 
@@ -93,7 +93,7 @@ def main() -> None:
             ):
                 options = RunOptions(folder / "out", workers=1)
                 began = time.perf_counter()
-                done = run_agent(spec, options, agent=agent, simulated_user=user)
+                done = run_agent(spec, options, RunSetup(agent=agent, simulated_user=user))
                 best[name] = min(best[name], time.perf_counter() - began)
                 assert done.ok and all(len(t.turns) == args.turns for t in done.traces), done.errors[:1]
     turns = args.conversations * args.turns

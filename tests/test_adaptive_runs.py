@@ -11,7 +11,7 @@ import json
 import re
 
 import pytest
-from conftest import hermetic_environment, run_cli
+from conftest import JUDGE_VARIABLES, RUNNER_VARIABLES, hermetic_environment, run_cli
 
 AGENT = """
 import os
@@ -93,6 +93,23 @@ def test_adaptive_runs_give_more_runs_only_to_undecided_queries(tmp_path):
     assert all(r["reliability"]["max_runs"] == 20 for r in data["results"])
     # the minimum of all three, then a batch for steady and wobbly, then wobbly alone twice
     assert re.findall(r"agentci run: (\d+) runs in", tested.stderr) == ["15", "10", "5", "5"]
+
+
+def test_the_spec_is_loaded_once_for_the_agents_runs_every_batch_and_the_evaluation(tmp_path, monkeypatch, capsys):
+    """`agentci test` without --traces, in process: the command loads the spec once and passes it down."""
+    from agentci_action.cli.main import main
+    from agentci_action.spec import loader
+
+    spec = project(tmp_path)
+    save_baseline(spec, tmp_path)
+    for name in JUDGE_VARIABLES + RUNNER_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AGENT_MODE", "current")
+    loaded, load = [], loader._load_spec
+    monkeypatch.setattr(loader, "_load_spec", lambda *args: loaded.append(args) or load(*args))
+    assert main(["test", "--spec", str(spec), "--format", "json"]) == 1
+    assert re.findall(r"agentci run: (\d+) runs in", capsys.readouterr().err) == ["15", "10", "5", "5"]
+    assert len(loaded) == 1
 
 
 def test_the_agents_spend_cap_stops_adaptive_runs(tmp_path):

@@ -6,7 +6,7 @@ import re
 
 from results_builder import HOSTILE, layer, mixed_run, query, run
 
-from agentci_action.report.annotations import (
+from agentci_action.report.file_annotations import (
     Annotation,
     annotations_for,
     cap,

@@ -244,13 +244,12 @@ def every_report(run) -> dict[str, str]:
     """
     import importlib
 
-    from agentci_action.report import console
-    from agentci_action.report import json as json_report
+    from agentci_action.report import console, results_json
 
-    reports = {"console": console.render(run), "json": json_report.render(run)}
+    reports = {"console": console.render(run), "json": results_json.render(run)}
     try:
         markdown = importlib.import_module("agentci_action.report.markdown")
-        annotations = importlib.import_module("agentci_action.report.annotations")
+        annotations = importlib.import_module("agentci_action.report.file_annotations")
     except ModuleNotFoundError:
         return reports
     reports["summary"] = markdown.render_summary(run)

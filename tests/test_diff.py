@@ -6,11 +6,13 @@ import re
 import pytest
 from conftest import GOLDEN, ROOT, check_golden, run_cli
 
-from agentci_action.compare.diff import ChangeKind, Delta, Side, diff_runs, evaluate_side
+from agentci_action.compare.diff import Side, diff_runs
+from agentci_action.compare.diff_schema import ChangeKind, Delta
+from agentci_action.compare.diff_sides import evaluate_side
 from agentci_action.engine import metrics
 from agentci_action.engine.evaluate_spec import group_traces
 from agentci_action.report import diff_console, diff_markdown, html
-from agentci_action.report.json import render_diff
+from agentci_action.report.results_json import render_diff
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.canonical import Trace
 
@@ -230,9 +232,9 @@ def test_console_box_lines_have_one_width():
 
 def _rag_diff():
     """As `agentci diff --baseline v1-broken --compare v2-fixed` computes it (verdicts from the example's cache)."""
-    from agentci_action.pipeline.evaluation import compare_versions
+    from agentci_action.pipeline.evaluation import VersionComparison, compare_versions
 
-    return compare_versions(str(ROOT / RAG_SPEC), "v1-broken", "v2-fixed").diff
+    return compare_versions(VersionComparison(str(ROOT / RAG_SPEC), "v1-broken", "v2-fixed")).diff
 
 
 @pytest.mark.parametrize(
@@ -307,7 +309,7 @@ def test_the_diff_compares_with_the_variant_the_path_layer_chose(write, write_tr
 def test_a_run_diffed_against_itself_shows_no_change_and_no_uplift(spec_file, version, tmp_path):
     """Both sides are evaluated alike: the same traces give the same composite, pass rate and cost."""
     from agentci_action.compare.baselines import load_baseline, version_reference
-    from agentci_action.compare.diff import diff_against
+    from agentci_action.compare.diff_sides import diff_against
     from agentci_action.pipeline.evaluation import Evaluation, evaluate
 
     spec = load_spec(ROOT / spec_file)
@@ -381,7 +383,7 @@ def test_a_newly_used_forbidden_tool_is_a_regression_and_the_json_results_carry_
 
 
 def diff_from_json(data: dict):
-    from agentci_action.compare.diff import RunDiff
+    from agentci_action.compare.diff_schema import RunDiff
 
     return RunDiff.model_validate(data)
 

@@ -7,7 +7,7 @@ from fakes.github_server import BOT_LOGIN, FakeGitHub
 from github import GithubException
 
 from agentci_action._util.github_client import client
-from agentci_action.github.check_runs import batches, publish_check_run
+from agentci_action.github.check_runs import batches, post_check_run
 from agentci_action.github.comment import CommentOutcome, own_login, upsert_comment
 from agentci_action.report.markdown import marker
 
@@ -160,7 +160,7 @@ def test_check_run_carries_every_annotation_50_per_request(github):
         }
         for i in range(120)
     ]
-    url = publish_check_run(
+    url = post_check_run(
         client("actions-token", github.url),
         REPO,
         "a" * 40,

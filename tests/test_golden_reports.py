@@ -49,7 +49,7 @@ def test_the_every_way_suite_changes_in_every_way():
     """The fixture keeps its promise: every change kind the diff knows appears in it."""
     import json
 
-    from agentci_action.compare.diff import ChangeKind
+    from agentci_action.compare.diff_schema import ChangeKind
 
     done = run_cli(
         "test", "agentci_spec.yaml", "--traces", "current.jsonl", "--baseline", "v1", "--format", "json", cwd=EVERYWAY

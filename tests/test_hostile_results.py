@@ -28,7 +28,7 @@ from test_action import run_action
 from test_action import workspace as action_workspace
 from test_publish import HEAD, publish_env
 
-from agentci_action.compare.diff import RunDiff
+from agentci_action.compare.diff_schema import RunDiff
 from agentci_action.engine.results import RunResult
 
 workspace = action_workspace  # the action's workspace fixture, by its name

@@ -17,7 +17,7 @@ from fakes.llm_server import FakeLLMServer
 from agentci_action.engine.evaluate_spec import Settings, evaluate_spec
 from agentci_action.engine.results import Status
 from agentci_action.model_access.retries import RetryPolicy
-from agentci_action.pipeline.evaluation import JudgeOptions, judge_for
+from agentci_action.pipeline.judge_wiring import JudgeOptions, configured_judge
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.canonical import Trace
 
@@ -44,7 +44,7 @@ def evaluate(tmp_path, server: FakeLLMServer, model: str, cap: float | None, wor
     path.write_text(spec_text(model, url, cap))
     spec = load_spec(path)
     key = "ANTHROPIC_API_KEY" if model.startswith("claude") else "OPENAI_API_KEY"
-    judge = judge_for(spec, JudgeOptions(cache=str(tmp_path / f"cache-{cap}.json"), environ={key: KEY}))
+    judge = configured_judge(spec, JudgeOptions(cache=str(tmp_path / f"cache-{cap}.json"), environ={key: KEY}))
     judge.retry = RetryPolicy(initial_wait=0.01, max_wait=0.05)
     traces = [Trace(id=f"q{i:02d}", final_answer="It is answered.") for i in range(QUERIES)]
     run = evaluate_spec(spec, traces, judge=judge, settings=Settings(workers=workers))

@@ -94,3 +94,29 @@ def test_the_public_api_is_what_the_docs_name_and_every_name_resolves():
     for name in PUBLIC_API:
         assert getattr(agentci_action, name) is not None, name
     assert set(dir(agentci_action)) | set(agentci_action.__all__) >= PUBLIC_API
+
+
+def test_no_command_module_imports_another():
+    """A command's module holds its flags and its run (DESIGN.md: one composition root).
+
+    What two commands share lives in cli/'s helpers or in pipeline/, never in a third command.
+    """
+    graph = grimp.build_graph("agentci_action")
+    commands = {m for m in graph.modules if m.startswith("agentci_action.cli.cmd_")}
+    assert commands
+    assert {c: sorted(graph.find_modules_directly_imported_by(c) & commands) for c in commands} == {
+        c: [] for c in commands
+    }
+
+
+def test_no_class_name_is_used_twice():
+    """One concept, one name (DESIGN.md): a class name names one class in the package, private ones included."""
+    import ast
+
+    names = Counter(
+        node.name
+        for path in modules()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef)
+    )
+    assert [name for name, count in names.items() if count > 1] == []

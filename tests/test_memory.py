@@ -16,7 +16,7 @@ from agentci_action._util import output
 from agentci_action.cli.main import main
 from agentci_action.engine.evaluate_spec import evaluate_spec
 from agentci_action.pipeline.evaluation import Evaluation, evaluate
-from agentci_action.report import json as results_json
+from agentci_action.report import results_json
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.canonical import Trace
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agentci_action.run import RunOptions, run_agent
+from agentci_action.run import RunOptions, RunSetup, run_agent
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.load import load_traces
 from tests.fakes.scripted_openai import ScriptedOpenAIServer
@@ -95,7 +95,7 @@ def test_eight_workers_fifty_queries_two_runs_every_span_attributed_to_its_own_r
     queries = [{"id": f"order-{n}", "query": f"Where is my order {1000 + n}?", "runs": 2} for n in range(50)]
     runner = {"command": [sys.executable, str(ORDER_AGENT)], "capture": "otel", "workers": 8, "retries": 0}
     spec = load_spec(write_spec(tmp_path, runner, queries))
-    outcome = run_agent(spec, RunOptions(tmp_path / "traces"), environ=clean_environment())
+    outcome = run_agent(spec, RunOptions(tmp_path / "traces"), RunSetup(environ=clean_environment()))
     assert (outcome.ran, outcome.failed, outcome.infra) == (100, 0, 0), outcome.errors[:3]
     traces = load_traces([str(tmp_path / "traces")])
     assert len(traces) == 100
@@ -173,7 +173,9 @@ def test_hostile_clients_are_answered_and_the_runs_are_unaffected(tmp_path, capf
 
     capture.start = start_then_flood
     try:
-        outcome = run_agent(spec, RunOptions(tmp_path / "traces"), capture=capture, environ=clean_environment())
+        outcome = run_agent(
+            spec, RunOptions(tmp_path / "traces"), RunSetup(capture=capture, environ=clean_environment())
+        )
     finally:
         stop.set()
     assert (outcome.ran, outcome.failed) == (6, 0), outcome.errors
@@ -227,7 +229,9 @@ def test_a_local_process_forging_spans_for_a_query_cannot_make_it_pass(tmp_path)
 
     capture.start = start_then_forge
     try:
-        outcome = run_agent(spec, RunOptions(tmp_path / "traces"), capture=capture, environ=clean_environment())
+        outcome = run_agent(
+            spec, RunOptions(tmp_path / "traces"), RunSetup(capture=capture, environ=clean_environment())
+        )
     finally:
         stop.set()
     [trace] = load_traces([str(tmp_path / "traces")])

@@ -19,7 +19,7 @@ import yaml
 from conftest import ROOT, hermetic_environment, run_cli
 from fakes.llm_server import FakeLLMServer
 
-from agentci_action.run import RunOptions, run_agent
+from agentci_action.run import RunOptions, RunSetup, run_agent
 from agentci_action.run.outages import outage_in_spans, outage_in_stderr
 from agentci_action.run.worker import failure
 from agentci_action.spec.loader import load_spec
@@ -226,7 +226,7 @@ def test_a_command_agent_whose_model_is_down_is_retried_then_infra_not_a_crash(t
             }
         },
     )
-    outcome = run_agent(load_spec(spec), RunOptions(tmp_path / "traces"), environ=hermetic_environment())
+    outcome = run_agent(load_spec(spec), RunOptions(tmp_path / "traces"), RunSetup(environ=hermetic_environment()))
     assert (outcome.failed, outcome.infra) == (0, 1)
     assert (tmp_path / "n").read_text() == "xx"  # retried once, as runner.retries says
     [error] = outcome.errors
@@ -280,6 +280,6 @@ def test_capture_otel_reads_the_outage_from_the_spans_when_stderr_says_nothing(t
     path = tmp_path / "agentci_spec.yaml"
     path.write_text(yaml.safe_dump(spec))
     clean = {k: v for k, v in hermetic_environment().items() if not k.startswith("OTEL_")}
-    outcome = run_agent(load_spec(path), RunOptions(tmp_path / "traces"), environ=clean)
+    outcome = run_agent(load_spec(path), RunOptions(tmp_path / "traces"), RunSetup(environ=clean))
     assert (outcome.failed, outcome.infra) == (0, 1), outcome.errors
     assert "after a model outage: span chat gpt-4o-mini: openai.APIConnectionError" in outcome.errors[0]

@@ -170,16 +170,16 @@ def test_only_a_path_inside_the_repository_is_linked(file, path):
 
 
 def test_a_results_file_over_the_bound_is_refused_unread(workspace, github, monkeypatch):
-    from agentci_action.pipeline import evaluation
+    from agentci_action.pipeline import results_files
 
     results = workspace / evaluated(workspace, github)
-    monkeypatch.setattr(evaluation, "MAX_RESULTS_BYTES", results.stat().st_size - 1)
+    monkeypatch.setattr(results_files, "MAX_RESULTS_BYTES", results.stat().st_size - 1)
     code, log = run_action(publish_env(workspace, github.url, str(results)))
     assert code == 2 and "the results file is larger than 0 MiB, more than AgentCI reads" in log
     huge = workspace / "huge.json"
     with huge.open("wb") as file:  # 4 GiB that are never read: a sparse file
         file.truncate(4 << 30)
-    monkeypatch.setattr(evaluation, "MAX_RESULTS_BYTES", 1 << 20)
+    monkeypatch.setattr(results_files, "MAX_RESULTS_BYTES", 1 << 20)
     code, log = run_action(publish_env(workspace, github.url, str(huge)))
     assert code == 2 and "larger than 1 MiB" in log
 

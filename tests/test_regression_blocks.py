@@ -15,8 +15,7 @@ from agentci_action.engine.evaluate_spec import Settings
 from agentci_action.engine.results import Status
 from agentci_action.pipeline.blocking import exit_code, parse_fail_on
 from agentci_action.pipeline.evaluation import Evaluation, evaluate
-from agentci_action.report import console, markdown
-from agentci_action.report import json as json_report
+from agentci_action.report import console, markdown, results_json
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.load import load_traces
 
@@ -93,7 +92,7 @@ def test_verdict_and_setting_give_the_tables_status_and_exit_code(write, tmp_pat
     assert change.status.after is status
     assert (run.summary.failed, run.summary.warnings) == (status is Status.FAIL, status is Status.WARN)
     assert diff.total.passed.after == (status is not Status.FAIL)
-    found = json.loads(json_report.render(run, diff))
+    found = json.loads(results_json.render(run, diff))
     assert found["results"][0]["status"] == status.value
     assert found["summary"]["failed"] == run.summary.failed
     head = markdown.headline(run)

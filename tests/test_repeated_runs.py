@@ -10,7 +10,7 @@ from agentci_action._util.errors import SpecError, TraceError
 from agentci_action.engine.evaluate_spec import Settings, evaluate_spec
 from agentci_action.engine.results import RunResult, Status
 from agentci_action.engine.score import run_uplift
-from agentci_action.report import json as json_report
+from agentci_action.report import results_json
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.canonical import Trace
 
@@ -129,7 +129,7 @@ def test_no_passing_run_gives_infinite_cost_of_pass_written_as_the_string_Infini
     spec = load_spec(write("s.yaml", SPEC))
     run = evaluate_spec(spec, runs("capital", ["Lyon"] * 4) + runs("strict", ["no"] * 4, ("search", "generate")))
     assert run.results[0].reliability.cost_of_pass_usd == math.inf and run.summary.cost_of_pass_usd == math.inf
-    text = json_report.render(run)
+    text = results_json.render(run)
     data = json.loads(text)
     assert data["results"][0]["reliability"]["cost_of_pass_usd"] == "Infinity"
     assert data["summary"]["cost_of_pass_usd"] == "Infinity"
@@ -145,7 +145,7 @@ def test_unknown_cost_makes_cost_of_pass_unknown_not_infinite(write):
     ]
     run = evaluate_spec(spec, unknown + runs("strict", ["ok"]))
     assert run.results[0].reliability.cost_of_pass_usd is None and run.summary.cost_of_pass_usd is None
-    assert json.loads(json_report.render(run))["results"][0]["reliability"]["cost_of_pass_usd"] is None
+    assert json.loads(results_json.render(run))["results"][0]["reliability"]["cost_of_pass_usd"] is None
 
 
 def test_a_single_run_keeps_its_layers_and_no_floor_without_min_pass_rate(write):

@@ -19,7 +19,7 @@ from agentci_action.run.replay.recordings import (
     RecordingError,
 )
 from agentci_action.run.replay.request_keys import PLACEHOLDER, Volatility, request_key
-from agentci_action.run.replay.wire_usage import Usage, usage_of
+from agentci_action.run.replay.wire_usage import WireUsage, usage_of
 from agentci_action.spec.runner_config import volatile_path
 
 # -- keys ------------------------------------------------------------------------------------------------------------
@@ -266,17 +266,17 @@ def test_usage_is_read_where_each_api_reports_it():
         "model": "gpt",
         "usage": {"prompt_tokens": 10, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 4}},
     }
-    assert usage_of("openai", response({"body": chat})) == Usage("gpt", 10, 3, 4)
+    assert usage_of("openai", response({"body": chat})) == WireUsage("gpt", 10, 3, 4)
     responses = {
         "model": "gpt",
         "usage": {"input_tokens": 9, "output_tokens": 2, "input_tokens_details": {"cached_tokens": 1}},
     }
-    assert usage_of("openai", response({"body": responses})) == Usage("gpt", 9, 2, 1)
+    assert usage_of("openai", response({"body": responses})) == WireUsage("gpt", 9, 2, 1)
     stream = [{"data": {"model": "gpt", "choices": []}}, {"data": {**chat, "choices": []}}, {"text": "[DONE]"}]
-    assert usage_of("openai", response({"stream": stream})) == Usage("gpt", 10, 3, 4)
+    assert usage_of("openai", response({"stream": stream})) == WireUsage("gpt", 10, 3, 4)
     completed = [{"event": "response.completed", "data": {"type": "response.completed", "response": responses}}]
-    assert usage_of("openai", response({"stream": completed})) == Usage("gpt", 9, 2, 1)
-    assert usage_of("openai", response({"stream": [{"data": {"model": "gpt"}}]})) == Usage("gpt")
+    assert usage_of("openai", response({"stream": completed})) == WireUsage("gpt", 9, 2, 1)
+    assert usage_of("openai", response({"stream": [{"data": {"model": "gpt"}}]})) == WireUsage("gpt")
     message = {
         "model": "claude",
         "usage": {
@@ -286,7 +286,7 @@ def test_usage_is_read_where_each_api_reports_it():
             "cache_creation_input_tokens": 3,
         },
     }
-    assert usage_of("anthropic", response({"body": message})) == Usage("claude", 28, 7, 20, 3)
+    assert usage_of("anthropic", response({"body": message})) == WireUsage("claude", 28, 7, 20, 3)
     events = [
         {
             "data": {
@@ -297,7 +297,7 @@ def test_usage_is_read_where_each_api_reports_it():
         {"data": {"type": "message_delta", "usage": {"output_tokens": 4}}},
         {"data": {"type": "message_delta", "usage": {"output_tokens": 9}}},
     ]
-    assert usage_of("anthropic", response({"stream": events})) == Usage("claude", 5, 9)
+    assert usage_of("anthropic", response({"stream": events})) == WireUsage("claude", 5, 9)
     assert not usage_of("openai", response({"text": "oops"})).known
 
 

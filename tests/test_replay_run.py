@@ -412,7 +412,7 @@ def test_a_callable_given_to_the_python_api_is_replayed_one_run_at_a_time(tmp_pa
     import io
 
     from agentci_action._util.progress import Progress
-    from agentci_action.run import RunOptions, run_agent
+    from agentci_action.run import RunOptions, RunSetup, run_agent
     from agentci_action.spec.loader import load_spec
 
     loaded = importlib.util.spec_from_file_location("weather_agents_in_process", WEATHER_AGENT)
@@ -428,7 +428,7 @@ def test_a_callable_given_to_the_python_api_is_replayed_one_run_at_a_time(tmp_pa
     def run(mode: str, environ: dict[str, str], output: str):
         progress = Progress("agentci run", 2, "run", stream=io.StringIO())
         options = RunOptions(tmp_path / output, replay=mode)
-        return run_agent(load_spec(spec), options, agent=module.answer, environ=environ, progress=progress)
+        return run_agent(load_spec(spec), options, RunSetup(agent=module.answer, environ=environ, progress=progress))
 
     with ScriptedProviders(SCRIPT) as provider:
         monkeypatch.setenv("OPENAI_API_KEY", KEY)  # the callable runs in this process, with its environment
@@ -483,15 +483,15 @@ def test_live_calls_go_to_the_declared_upstream_else_the_inherited_base_url_else
 
 def test_what_a_live_call_cost_is_priced_from_the_usage_its_answer_reported():
     from agentci_action.run.replay.replay_run import _price
-    from agentci_action.run.replay.wire_usage import Usage
+    from agentci_action.run.replay.wire_usage import WireUsage
     from agentci_action.spec.models import ModelPrice
 
     prices = {"my-model": ModelPrice(input=1.0, output=2.0)}  # USD per million tokens
-    assert _price(Usage("my-model", 1_000_000, 500_000), prices) == 2.0
-    assert _price(Usage("gpt-4o-mini-2024-07-18", 1_000_000, 0), {}) == pytest.approx(0.15)  # the price table
-    assert _price(Usage("my-model"), prices) is None  # a model, but no usage reported (a stream without it)
-    assert _price(Usage("no-such-model", 10, 10), {}) is None
-    assert _price(Usage(None), {}) == 0.0  # no model named: a model list, not billed by the token
+    assert _price(WireUsage("my-model", 1_000_000, 500_000), prices) == 2.0
+    assert _price(WireUsage("gpt-4o-mini-2024-07-18", 1_000_000, 0), {}) == pytest.approx(0.15)  # the price table
+    assert _price(WireUsage("my-model"), prices) is None  # a model, but no usage reported (a stream without it)
+    assert _price(WireUsage("no-such-model", 10, 10), {}) is None
+    assert _price(WireUsage(None), {}) == 0.0  # no model named: a model list, not billed by the token
 
 
 def test_a_query_s_and_the_suite_s_live_spend_are_summed_without_float_noise(tmp_path):

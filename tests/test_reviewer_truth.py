@@ -9,13 +9,14 @@ from __future__ import annotations
 import cmarkgfm
 from cmarkgfm.cmark import Options
 
-from agentci_action.compare.diff import AnswerDiff, Delta, StatusDiff, TurnDiff, token_changes
+from agentci_action.compare.diff import token_changes
+from agentci_action.compare.diff_schema import AnswerDiff, Delta, StatusDiff, TurnDiff
 from agentci_action.compare.history import HistoryEntry, HistoryFigures, Trend, TrendLine
 from agentci_action.compare.history import trend as history_trend
 from agentci_action.compare.suite_change import interval_words, pass_rate_change, shown_interval
 from agentci_action.engine.results import Status
 from agentci_action.engine.token_attribution import query_tokens
-from agentci_action.report import diff_format, token_phrases, trend
+from agentci_action.report import diff_format, token_phrases, trend_report
 from agentci_action.report.diff_markdown import chart
 from agentci_action.trace.canonical import Trace
 
@@ -55,7 +56,7 @@ def test_the_pass_rate_band_stays_within_zero_and_one():
     lines = history_trend([entry(rate) for rate in (1.0, 1.0, 0.5, 1.0)]).lines
     line = next(line for line in lines if line.figure == "pass_rate")
     assert line.high == 1.0 and line.low is not None and line.low >= 0.0
-    assert trend.band_text(line) == "0.44 – 1.00"  # was "0.44 – 1.31"
+    assert trend_report.band_text(line) == "0.44 – 1.00"  # was "0.44 – 1.31"
 
 
 # Bullet 4: attribution that does not invent movement
@@ -128,9 +129,9 @@ def test_history_shares_keep_the_decimal_they_need():
         cost_usd=None,
         composite_score=None,
     )
-    assert trend.stability(figures) == "change fail percentage 12.5% · revert rate 25%"  # was 12%
+    assert trend_report.stability(figures) == "change fail percentage 12.5% · revert rate 25%"  # was 12%
     line = TrendLine("pass_rate", "pass rate", [1.0, 1.0, 1.0], None, 1.0, 1.0, True)
-    assert "12.5%" in trend.markdown(Trend(["a", "b", "c"], [line], figures))
+    assert "12.5%" in trend_report.markdown(Trend(["a", "b", "c"], [line], figures))
 
 
 def test_a_turn_the_baseline_did_not_have_reads_new():

@@ -17,7 +17,7 @@ from conftest import ROOT, run_cli
 from agentci_action.engine.evaluate_spec import Settings, evaluate_spec
 from agentci_action.engine.results import Status
 from agentci_action.report import console, html, junit
-from agentci_action.report.annotations import annotations_for
+from agentci_action.report.file_annotations import annotations_for
 from agentci_action.spec.loader import load_spec
 from agentci_action.spec.models import DEFAULT_SEVERITY, CostRule, PathRule, ProcessRule
 from agentci_action.trace.canonical import Trace

@@ -21,7 +21,7 @@ from conftest import hermetic_environment, run_cli
 
 from agentci_action._util.errors import SpecError
 from agentci_action._util.progress import Progress
-from agentci_action.run import RunOptions, run_agent
+from agentci_action.run import RunOptions, RunSetup, run_agent
 from agentci_action.run.secrets import Masker
 from agentci_action.spec.loader import load_spec
 
@@ -102,8 +102,7 @@ def run(tmp_path, spec, environ, **options):
     return run_agent(
         load_spec(spec),
         RunOptions(output, **options),
-        environ=environ,
-        progress=Progress("agentci run", 1, "run", stream=io.StringIO()),
+        RunSetup(environ=environ, progress=Progress("agentci run", 1, "run", stream=io.StringIO())),
     ), output
 
 

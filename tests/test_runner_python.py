@@ -23,7 +23,7 @@ from test_runner import _alive, lines
 
 from agentci_action import load_spec
 from agentci_action._util.progress import Progress
-from agentci_action.run import RunOptions, run_agent
+from agentci_action.run import RunOptions, RunSetup, run_agent
 from agentci_action.trace.tokenizer import tokenizer_for
 
 HANGING = """
@@ -61,7 +61,9 @@ def spec_for(tmp_path: Path, ids: list[str], runner: str) -> Path:
 def run(spec: Path, environ: dict[str, str], **options):
     output = spec.parent / "out"
     progress = Progress("agentci run", 1, "run", stream=io.StringIO())
-    return run_agent(load_spec(spec), RunOptions(output, **options), environ=environ, progress=progress), output
+    return run_agent(
+        load_spec(spec), RunOptions(output, **options), RunSetup(environ=environ, progress=progress)
+    ), output
 
 
 def worker_processes(marker: str) -> list[int]:
@@ -265,6 +267,8 @@ def test_a_callable_given_to_the_api_may_return_an_agents_sdk_run_result(tmp_pat
     spec = tmp_path / "spec.yaml"
     spec.write_text(f'agent: weather\nqueries:\n  - id: paris\n    query: "{QUESTION}"\n')
     progress = Progress("agentci run", 1, "run", stream=io.StringIO())
-    outcome = run_agent(load_spec(spec), RunOptions(tmp_path / "out"), agent=agents_sdk_agent.answer, progress=progress)
+    outcome = run_agent(
+        load_spec(spec), RunOptions(tmp_path / "out"), RunSetup(agent=agents_sdk_agent.answer, progress=progress)
+    )
     assert outcome.ok, outcome.errors
     check_agents_sdk_trace(lines(tmp_path / "out" / "paris.jsonl")[0])

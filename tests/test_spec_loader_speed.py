@@ -184,6 +184,7 @@ VALIDATE_MODULES = {
     "agentci_action.spec.models",
     "agentci_action.spec.names",
     "agentci_action.spec.pattern_syntax",
+    "agentci_action.spec.replay_modes",
     "agentci_action.spec.rubric_templates",
     "agentci_action.spec.runner_config",
     "agentci_action.spec.trace_formats",
@@ -230,11 +231,11 @@ def test_validate_imports_only_the_spec_modules_and_freezes_them(write):
 
 
 def test_the_cli_lists_every_adapter_in_detection_order():
-    from agentci_action.spec.trace_formats import FORMATS
+    from agentci_action.spec.trace_formats import TRACE_FORMATS
     from agentci_action.trace.adapters import ADAPTERS
 
-    assert [adapter.NAME for adapter in ADAPTERS] == FORMATS
-    assert all(name in run_cli("test", "--help").stdout for name in FORMATS)
+    assert [adapter.NAME for adapter in ADAPTERS] == TRACE_FORMATS
+    assert all(name in run_cli("test", "--help").stdout for name in TRACE_FORMATS)
 
 
 def test_validate_builds_the_spec_without_pydantic_plugins_and_leaves_them_to_later_models(write, tmp_path):

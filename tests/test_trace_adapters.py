@@ -17,7 +17,7 @@ from conftest import run_cli
 from agentci_action._util.errors import TraceError
 from agentci_action.engine.evaluate_spec import evaluate_spec
 from agentci_action.spec.loader import load_spec
-from agentci_action.trace.adapters import FORMATS
+from agentci_action.spec.trace_formats import TRACE_FORMATS
 from agentci_action.trace.load import load_traces
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
@@ -48,7 +48,7 @@ def test_every_adapter_has_a_fixture():
     # The Vercel AI SDK has no agents, handoffs or retrieval spans to write this run in: its reader is tested on
     # the SDK's own recorded spans (tests/test_real_traces.py). MLflow, LiteLLM and Langfuse are read only from
     # what the real libraries write (tests/test_framework_readers.py), never from records written by hand.
-    assert set(FILES) == set(FORMATS) - {"canonical", "vercel-ai", "mlflow", "litellm", "langfuse"}
+    assert set(FILES) == set(TRACE_FORMATS) - {"canonical", "vercel-ai", "mlflow", "litellm", "langfuse"}
 
 
 @pytest.mark.parametrize("fmt", sorted(FILES))

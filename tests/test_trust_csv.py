@@ -15,7 +15,7 @@ import pytest
 from agentci_action.compare.history import HistoryEntry, history_figures, trend
 from agentci_action.engine.results import Status
 from agentci_action.report import history_export
-from agentci_action.report.trend import markdown
+from agentci_action.report.trend_report import markdown
 
 FORMULAS = ['=HYPERLINK("http://x","y")', "+1+1", "-2+3", "@SUM(A1)", "\t=1", "\r=1"]
 

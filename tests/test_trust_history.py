@@ -21,7 +21,7 @@ from agentci_action._util.limits import MAX_HISTORY_LINE
 from agentci_action.compare.history import HistoryEntry, history_figures, read_entries, trend
 from agentci_action.engine.results import Status
 from agentci_action.report import history_export
-from agentci_action.report.trend import console_lines, html_section, markdown
+from agentci_action.report.trend_report import console_lines, html_section, markdown
 
 workspace = action_workspace  # test_action's fixture (its spec, a baseline, a traces folder), by its name
 GOOD = HistoryEntry(

@@ -11,7 +11,9 @@ import pytest
 from scipy import stats
 
 from agentci_action._util.errors import SpecError
-from agentci_action.compare.diff import ChangeKind, Side, diff_runs, evaluate_side
+from agentci_action.compare.diff import Side, diff_runs
+from agentci_action.compare.diff_schema import ChangeKind
+from agentci_action.compare.diff_sides import evaluate_side
 from agentci_action.compare.significance import ChangeVerdict
 from agentci_action.compare.suite_gates import judge_gates
 from agentci_action.engine.evaluate_spec import evaluate_spec, group_traces

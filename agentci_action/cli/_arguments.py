@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING
 
 from agentci_action._util.errors import SpecError
 from agentci_action.spec.names import SPEC_FILE, default_spec
+from agentci_action.spec.replay_modes import REPLAY_OFF, ReplayMode, ReplayOverride, replay_override
 
 if TYPE_CHECKING:  # annotations only: each command imports the stages it needs when it runs
     from agentci_action.compare.base_ref import BaseRef
     from agentci_action.engine.results import ShardInfo
-    from agentci_action.pipeline.evaluation import JudgeOptions
+    from agentci_action.pipeline.judge_wiring import JudgeOptions
 
 import argparse
 
@@ -101,7 +102,7 @@ def judge_options(args: argparse.Namespace) -> JudgeOptions:
 
     Keys from the environment.
     """
-    from agentci_action.pipeline.evaluation import JudgeOptions
+    from agentci_action.pipeline.judge_wiring import JudgeOptions
 
     return JudgeOptions(
         mode=args.judge_mode,
@@ -146,12 +147,17 @@ def add_replay_argument(parser: argparse.ArgumentParser) -> None:
     """--replay: how the agent's model calls are answered while AgentCI runs it (runner.replay's mode)."""
     parser.add_argument(
         "--replay",
-        choices=("replay", "record", "record-missing", "off"),
+        choices=(*ReplayMode, REPLAY_OFF),
         help="the agent's model calls through AgentCI's proxy (default: runner.replay's mode, when the spec has one): "
         "replay (answered from the recordings beside the spec; a call with none is an error, never a live call), "
         "record (all live, recordings rewritten), record-missing (recorded ones replayed, the rest live and "
         "recorded), off (straight to the provider); docs/running-the-agent.md#replay",
     )
+
+
+def replay_option(args: argparse.Namespace) -> ReplayOverride:
+    """--replay as a ReplayMode, REPLAY_OFF, or None when absent (runner.replay's mode)."""
+    return replay_override(args.replay)
 
 
 def add_judge_arguments(parser: argparse.ArgumentParser) -> None:

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 from agentci_action._util.output import write_file, write_stream
 
 if TYPE_CHECKING:  # annotations only: each command imports the stages it needs when it runs
-    from agentci_action.compare.diff import RunDiff
+    from agentci_action.compare.diff_schema import RunDiff
     from agentci_action.compare.history import Trend
     from agentci_action.engine.results import RunResult
-    from agentci_action.pipeline.evaluation import Outcome
+    from agentci_action.pipeline.results_files import Outcome
 
 
 def render(fmt: str, run: RunResult, diff: RunDiff | None = None, trend: Trend | None = None) -> str | Iterator[str]:
@@ -24,10 +24,12 @@ def render(fmt: str, run: RunResult, diff: RunDiff | None = None, trend: Trend |
     trend on the default branch (`--history`), junit the diff's verdicts; github is the step log the action prints: the
     console report inside stop-commands, then the annotations.
     """
-    from agentci_action.report import annotations, console, html, json, junit, markdown, prometheus
+    from agentci_action.report import console, file_annotations, html, junit, markdown, prometheus, results_json
 
     if fmt == "github":
-        return "\n".join(annotations.github_log(run, diff, os.environ.get("GITHUB_WORKSPACE") or os.getcwd())) + "\n"
+        return (
+            "\n".join(file_annotations.github_log(run, diff, os.environ.get("GITHUB_WORKSPACE") or os.getcwd())) + "\n"
+        )
     if fmt == "markdown":
         return markdown.render_summary(run, diff=diff, trend=trend)
     if fmt == "html":
@@ -35,7 +37,7 @@ def render(fmt: str, run: RunResult, diff: RunDiff | None = None, trend: Trend |
     if fmt == "console":
         return console.render_with_diff(run, diff, trend)
     if fmt == "json":
-        return json.chunks(run, diff)  # written a query at a time: a results file is never held whole
+        return results_json.chunks(run, diff)  # written a query at a time: a results file is never held whole
     if fmt == "junit":
         return junit.render(run, diff)
     return prometheus.render(run)
@@ -48,7 +50,7 @@ def write_report(report: str | Iterator[str], fmt: str, output: str | None) -> N
     spaces, and the report holds untrusted text (queries, answers, tool names).
     """
     if isinstance(report, str) and fmt == "console" and not output and os.environ.get("GITHUB_ACTIONS") == "true":
-        from agentci_action.report.annotations import stop_commands
+        from agentci_action.report.file_annotations import stop_commands
 
         report = "\n".join(stop_commands(report.splitlines())) + "\n"
     write_output(report, output)

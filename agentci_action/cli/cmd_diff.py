@@ -16,7 +16,7 @@ from agentci_action.cli._arguments import (
 from agentci_action.cli._reporting import warn, write_report
 
 if TYPE_CHECKING:  # annotations only: each command imports the stages it needs when it runs
-    from agentci_action.compare.diff import RunDiff
+    from agentci_action.compare.diff_schema import RunDiff
     from agentci_action.engine.results import RunResult
 
 import argparse
@@ -43,20 +43,22 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def run(args: argparse.Namespace) -> int:
     from agentci_action.engine.evaluate_spec import Settings
-    from agentci_action.pipeline.evaluation import compare_versions
+    from agentci_action.pipeline.evaluation import VersionComparison, compare_versions
 
     if not args.baseline and not args.baseline_ref:
         raise SpecError.at("--baseline", 0, "name the version compared from (--baseline V), or --baseline-ref REF")
 
     outcome = compare_versions(
-        args.spec,
-        args.baseline,
-        args.compare,
-        judge_options(args),
-        args.embedding_cache,
-        Settings(fail_on=fail_on_option(args), workers=args.workers),
-        base_ref_option(args),
-        progress="agentci diff",
+        VersionComparison(
+            spec=args.spec,
+            baseline=args.baseline,
+            compare=args.compare,
+            judge=judge_options(args),
+            embedding_cache=args.embedding_cache,
+            settings=Settings(fail_on=fail_on_option(args), workers=args.workers),
+            baseline_ref=base_ref_option(args),
+            progress="agentci diff",
+        )
     )
     diff = outcome.diff
     assert diff is not None
@@ -68,10 +70,12 @@ def run(args: argparse.Namespace) -> int:
 
 def render_diff(fmt: str, run: RunResult, diff: RunDiff) -> str:
     """The diff of two versions in `fmt`; html is the page `test --format html` writes, for the compared version."""
-    from agentci_action.report import diff_console, diff_markdown, html, json
+    from agentci_action.report import diff_console, diff_markdown, html, results_json
 
     if fmt == "html":
         return html.render_html(run, diff)
-    return {"console": diff_console.render_diff, "json": json.render_diff, "markdown": diff_markdown.render_markdown}[
-        fmt
-    ](diff)
+    return {
+        "console": diff_console.render_diff,
+        "json": results_json.render_diff,
+        "markdown": diff_markdown.render_markdown,
+    }[fmt](diff)

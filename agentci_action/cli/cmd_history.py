@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         entries = entries[-args.last :]
     figures = history_figures(entries, commit_messages(repo))
     if args.format == "markdown":
-        from agentci_action.report.trend import markdown
+        from agentci_action.report.trend_report import markdown
 
         report = markdown(trend(entries, window=len(entries) or 1), "Latest") if entries else ""
     else:
@@ -72,10 +72,10 @@ def run(args: argparse.Namespace) -> int:
 
 def append(args: argparse.Namespace, repo: Path) -> str:
     """Add the results file's run to the history (file or branch); what was done, in words."""
-    import subprocess
     from datetime import UTC, datetime
 
     from agentci_action._util.errors import InputError
+    from agentci_action._util.git import git_text
     from agentci_action.compare.history import entry_of
     from agentci_action.compare.history_git import append_history, history_file
     from agentci_action.engine.results import RunResult
@@ -86,16 +86,12 @@ def append(args: argparse.Namespace, repo: Path) -> str:
     except (OSError, ValueError) as exc:
         raise InputError.at(args.append, 0, f"not a results file: {str(exc).splitlines()[0]}") from None
 
-    def git(*command: str) -> str:
-        done = subprocess.run(["git", "-C", str(repo), *command], capture_output=True, text=True, check=False)
-        return done.stdout if done.returncode == 0 else ""
-
-    commit = args.commit or git("rev-parse", "HEAD").strip()
+    commit = args.commit or git_text(repo, "rev-parse", "HEAD").strip()
     if not commit:
         raise InputError.at(str(repo), 0, "no commit to record: pass --commit SHA (or run inside the repository)")
     span = args.commits or f"{commit}^!"
-    commits = git("rev-list", span).split() or [commit]
-    messages = [m for m in git("log", "--format=%B%x00", span).split("\x00") if m.strip()]
+    commits = git_text(repo, "rev-list", span).split() or [commit]
+    messages = [m for m in git_text(repo, "log", "--format=%B%x00", span).split("\x00") if m.strip()]
     entry = entry_of(
         results,
         failed=exit_code(results) != 0,

@@ -36,21 +36,19 @@ def run(args: argparse.Namespace) -> int:
 
     0 every run gave a trace, 1 the agent failed on some, 2 some failed for infrastructure reasons.
     """
-    import os
     import tempfile
 
-    from agentci_action.pipeline.evaluation import JudgeOptions
-    from agentci_action.pipeline.simulated_users import simulated_user_for
-    from agentci_action.run.execute import RunOptions, run_agent, terminate_on_sigterm
+    from agentci_action.pipeline.agent_runs import RunPlan, run_queries
+    from agentci_action.run.execute import RunOptions, terminate_on_sigterm
     from agentci_action.run.replay.recordings import stale_folders
     from agentci_action.spec.loader import load_spec
+    from agentci_action.spec.replay_modes import ReplayMode
     from agentci_action.spec.runner_config import ReplaySpec
 
     spec = load_spec(args.spec, tags=split_list(args.tags) or None)
-    users = simulated_user_for(spec, JudgeOptions(environ=os.environ))
     with tempfile.TemporaryDirectory(prefix="agentci-record-") as scratch, terminate_on_sigterm():
-        options = RunOptions(Path(scratch), replay="record" if args.all else "record-missing")
-        outcome = run_agent(spec, options, simulated_user=users)
+        options = RunOptions(Path(scratch), replay=ReplayMode.RECORD if args.all else ReplayMode.RECORD_MISSING)
+        outcome = run_queries(spec, options, RunPlan())
     for trace in outcome.traces:
         if trace.run_error:
             print(f"✗ {trace.id} run {trace.run}: {trace.run_error}", file=sys.stderr)

@@ -9,10 +9,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentci_action._util.errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS
-from agentci_action.cli._arguments import add_judge_arguments, add_replay_argument, add_spec_argument, judge_options
+from agentci_action.cli._arguments import (
+    add_judge_arguments,
+    add_replay_argument,
+    add_spec_argument,
+    fail_on_option,
+    judge_options,
+    replay_option,
+)
 from agentci_action.cli._reporting import say
-from agentci_action.cli.cmd_run import traces_to_evaluate
-from agentci_action.spec.trace_formats import FORMATS as TRACE_FORMATS
+from agentci_action.spec.trace_formats import TRACE_FORMATS
 
 if TYPE_CHECKING:  # annotations only: the command imports the stages it needs when it runs
     from agentci_action.spec.models import QuerySpec
@@ -54,14 +60,17 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def run(args: argparse.Namespace) -> int:
     from agentci_action.compare.baselines import PrecheckFailed, git_commit, save_baseline
     from agentci_action.engine.evaluate_spec import Settings
-    from agentci_action.pipeline.evaluation import JudgeProgress, judge_for, trust_at_base
+    from agentci_action.pipeline.agent_runs import RunPlan, recorded_traces
+    from agentci_action.pipeline.judge_wiring import JudgeProgress, configured_judge, trust_at_base
     from agentci_action.spec.loader import load_spec
     from agentci_action.trace.load import load_traces
 
     spec = load_spec(args.spec)
     with ExitStack() as stack:
         # a range's maximum: the baseline is the side every later verdict leans on
-        traces = load_traces(traces_to_evaluate(args, stack, runs_of=_max_runs), args.trace_format, spec.pricing)
+        plan = RunPlan(runs_of=_max_runs, fail_on=fail_on_option(args), command=True)
+        paths = args.traces or [recorded_traces(spec, args.record, replay_option(args), plan, stack)]
+        traces = load_traces(paths, args.trace_format, spec.pricing)
     failed = [trace.run_error for trace in traces if trace.run_error]
     if failed:
         for error in failed:
@@ -72,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return EXIT_ERROR
     options = judge_options(args)
-    judge = judge_for(spec, options)
+    judge = configured_judge(spec, options)
     if judge is not None and options.caches_at is not None:
         for note in trust_at_base([judge.cache], options.caches_at):
             print(f"warning: {note}", file=sys.stderr)

@@ -20,12 +20,12 @@ from agentci_action.cli._arguments import (
     base_ref_option,
     fail_on_option,
     judge_options,
+    replay_option,
     shard_option,
     split_list,
 )
 from agentci_action.cli._reporting import render, report_outcome, write_output, write_report
-from agentci_action.cli.cmd_run import more_runs_into, traces_to_evaluate
-from agentci_action.spec.trace_formats import FORMATS as TRACE_FORMATS
+from agentci_action.spec.trace_formats import TRACE_FORMATS
 
 if TYPE_CHECKING:
     from agentci_action.compare.history import Trend
@@ -100,7 +100,10 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def run(args: argparse.Namespace) -> int:
     from agentci_action.engine.evaluate_spec import Settings
+    from agentci_action.pipeline.agent_runs import RunPlan, more_runs_into, recorded_traces
     from agentci_action.pipeline.evaluation import Evaluation, evaluate
+    from agentci_action.pipeline.simulated_users import shared_spend
+    from agentci_action.spec.loader import load_spec, select_tags
 
     fail_on = fail_on_option(args)
     shard = shard_option(args.shard)
@@ -109,22 +112,20 @@ def run(args: argparse.Namespace) -> int:
             "--shard", 0, "a shard writes its results file to --output, e.g. --output results/shard-2.json"
         )
     judge = judge_options(args)
+    whole = load_spec(args.spec)  # once: the agent runs on the tagged queries, the evaluation needs every query
     if not args.traces:  # the agent runs first: its simulated users and the judge spend under one cap
-        from agentci_action.pipeline.simulated_users import shared_spend
-        from agentci_action.spec.loader import load_spec
-
-        judge = shared_spend(load_spec(args.spec), judge)
+        judge = shared_spend(whole, judge)
     with ExitStack() as stack:
-        traces = traces_to_evaluate(args, stack, shard, judge=judge)
-        # the agent ran here: adaptive runs (`runs: {min, max}`) may give undecided queries more runs
-        more = (
-            None
-            if args.traces
-            else more_runs_into(args.spec, split_list(args.tags), shard, traces[0], fail_on, args.replay, judge)
-        )
+        traces, more = args.traces, None
+        if not traces:  # adaptive runs (`runs: {min, max}`) may give undecided queries more runs into the same place
+            tags = split_list(args.tags)
+            spec = select_tags(whole, tags) if tags else whole
+            plan = RunPlan(shard=shard, fail_on=fail_on, judge=judge, command=True)
+            traces = [recorded_traces(spec, args.record, replay_option(args), plan, stack)]
+            more = more_runs_into(spec, traces[0], replay_option(args), plan)
         outcome = evaluate(
             Evaluation(
-                spec=args.spec,
+                spec=whole,
                 traces=traces,
                 baseline=args.baseline,
                 baseline_traces=args.baseline_traces or [],
@@ -142,9 +143,9 @@ def run(args: argparse.Namespace) -> int:
     run = outcome.run
     if shard:  # --output takes the shard results file; the report goes to standard output
         from agentci_action.pipeline.blocking import exit_code
-        from agentci_action.report import json
+        from agentci_action.report import results_json
 
-        write_output(json.chunks(run, outcome.diff), args.output)  # the merge judges the gates from its diff
+        write_output(results_json.chunks(run, outcome.diff), args.output)  # the merge judges the gates from its diff
         write_report(render(args.format, run), args.format, None)
         return exit_code(run)
     return report_outcome(outcome, args, trend_of(args, run))

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import base64
 import re
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Protocol
 
 from agentci_action._util.errors import InfraError, InputError
+from agentci_action._util.git import run_git
 from agentci_action._util.github_client import client
 from agentci_action.compare.baselines import (
     Baseline,
@@ -93,14 +93,10 @@ class GitSnapshot:
     def __init__(self, root: Path, sha: str):
         self.root, self.sha = root, sha
 
-    @staticmethod
-    def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
-
     @classmethod
     def toplevel(cls, directory: Path) -> Path | None:
         try:
-            done = cls._git(directory, "rev-parse", "--show-toplevel")
+            done = run_git(directory, "rev-parse", "--show-toplevel")
         except OSError:  # no git installed
             return None
         return Path(done.stdout.decode().strip()) if done.returncode == 0 else None
@@ -108,11 +104,11 @@ class GitSnapshot:
     @classmethod
     def open(cls, root: Path, ref: str) -> GitSnapshot | None:
         """The commit `ref` names in the repository at `root`, or None when the checkout does not have it."""
-        done = cls._git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+        done = run_git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
         return cls(root, done.stdout.decode().strip()) if done.returncode == 0 else None
 
     def files(self, prefix: str) -> list[str]:
-        done = self._git(self.root, "ls-tree", "-r", "-z", "--full-tree", self.sha, "--", prefix or ".")
+        done = run_git(self.root, "ls-tree", "-r", "-z", "--full-tree", self.sha, "--", prefix or ".")
         if done.returncode:
             raise InputError.at("git", 0, f"git ls-tree {self.sha[:12]} failed: {done.stderr.decode(errors='replace')}")
         found = []
@@ -124,7 +120,7 @@ class GitSnapshot:
         return found
 
     def read(self, path: str) -> bytes:
-        done = self._git(self.root, "cat-file", "blob", f"{self.sha}:{path}")
+        done = run_git(self.root, "cat-file", "blob", f"{self.sha}:{path}")
         if done.returncode:
             raise InputError.at(path, 0, f"cannot read it at {self.sha[:12]} through git")
         return bytes(done.stdout)
@@ -280,10 +276,9 @@ def base_reference(
     version: str | None,
     base: BaseRef,
     trace_format: str | None = None,
-    directory: Path | None = None,
 ) -> tuple[Reference | None, list[str]]:
     """(the Reference read at the base commit, or None; notes). See the module docstring for what is read."""
-    directory = (directory or Path.cwd()).resolve()
+    directory = Path.cwd().resolve()  # where the paths in `traces` are relative to
     snapshot, root = open_snapshot(base, directory)
     short, wanted = snapshot.sha[:7], {q.key for q in selected.queries}
     spec_path = Path(whole.path).resolve()
@@ -328,7 +323,7 @@ def read_at(base: BaseRef, path: str | Path, directory: Path | None = None) -> b
     None when the base commit has no such file or the path is outside the repository. InputError or InfraError when the
     base commit cannot be read (open_snapshot).
     """
-    directory = (directory or Path.cwd()).resolve()
+    directory = Path.cwd().resolve()  # where the paths in `traces` are relative to
     snapshot, root = open_snapshot(base, directory)
     try:
         relative = repository_path(str(path), root, directory)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agentci_action._util.errors import InputError, Problem
 from agentci_action._util.field_errors import field_message
 from agentci_action._util.gcpause import gc_paused
+from agentci_action._util.git import git_text
 from agentci_action._util.json_text import dumps
 from agentci_action._util.limits import MAX_VERSION_LENGTH
 from agentci_action._util.output import LinkedPath, SymbolicLink, describe, publish, utf8
@@ -119,13 +119,7 @@ def baseline_dir(spec: AgentCISpec) -> Path:
 
 def git_commit(directory: Path) -> str | None:
     """HEAD of the git repository holding `directory`; None outside a repository or without git."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(directory), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    return git_text(directory, "rev-parse", "HEAD", timeout=10).strip() or None
 
 
 def check_version_name(version: str, option: str = "--version") -> str:

@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 from agentci_action._util.errors import InputError
+from agentci_action._util.git import run_git
 from agentci_action.compare.history import HistoryEntry, appended
 
 DEFAULT_BRANCH = "agentci-history"
@@ -34,13 +35,8 @@ def history_file(series: str = DEFAULT_SERIES) -> str:
 
 
 def _git(repo: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args],
-        input=stdin,
-        capture_output=True,
-        check=False,
-        env={**os.environ, **_IDENTITY},
-    )
+    """git in `repo` as the history's committer (_IDENTITY)."""
+    return run_git(repo, *args, stdin=stdin, env={**os.environ, **_IDENTITY})
 
 
 def _must(repo: Path, *args: str, stdin: bytes | None = None) -> str:

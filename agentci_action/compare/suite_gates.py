@@ -29,7 +29,7 @@ from agentci_action.engine.results import GateResult, RunResult, Status
 from agentci_action.spec.models import SuiteGates
 
 if TYPE_CHECKING:
-    from agentci_action.compare.diff import RunDiff
+    from agentci_action.compare.diff_schema import RunDiff
 
 GATE_LAYER = "suite"
 NO_BASELINE = "skipped: no baseline to compare with"

@@ -14,7 +14,8 @@ and the diff's status after, correctness after and passed total follow, so every
 
 from __future__ import annotations
 
-from agentci_action.compare.diff import FAILING, Delta, RunDiff, StatusDiff
+from agentci_action.compare.diff import FAILING
+from agentci_action.compare.diff_schema import Delta, RunDiff, StatusDiff
 from agentci_action.compare.pass_verdicts import PassVerdict, verdict_words
 from agentci_action.compare.significance import ChangeVerdict
 from agentci_action.engine.evaluate_spec import is_blocking, query_status, summarize

@@ -37,7 +37,7 @@ class JudgeRequest:
     context: list[str] = field(default_factory=list)  # grounding: retrieved documents and tool results
 
 
-class _Asked(TypedDict):
+class _SharedRequestFields(TypedDict):
     """The fields of a JudgeRequest that every judge check of one run shares."""
 
     query_id: str
@@ -188,7 +188,7 @@ def judge_requests(query: QuerySpec, trace: Trace) -> list[JudgeRequest]:
     if spec is None:
         return []
     asked = transcript(trace) if query.simulated_user is not None and trace.turns else query.query
-    common: _Asked = {"query_id": query.key, "query": asked, "answer": trace.final_answer}
+    common: _SharedRequestFields = {"query_id": query.key, "query": asked, "answer": trace.final_answer}
     requests = [JudgeRequest("llm_judge", rubric, **common) for rubric in spec.llm_judge or []]
     if spec.safety_check:
         requests.append(JudgeRequest("safety_check", spec.safety_check, **common))

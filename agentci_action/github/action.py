@@ -35,17 +35,16 @@ from agentci_action.github.publisher import (
     write_html_report,
 )
 from agentci_action.pipeline.blocking import exit_code, parse_fail_on
-from agentci_action.pipeline.evaluation import Evaluation, JudgeOptions, Outcome, merge, read_results
-from agentci_action.pipeline.evaluation import evaluate as run_evaluation
-from agentci_action.report import annotations as report_annotations
-from agentci_action.report import console, markdown
-from agentci_action.report import json as json_report
+from agentci_action.pipeline.evaluation import Evaluation, evaluate, merge
+from agentci_action.pipeline.judge_wiring import JudgeOptions
+from agentci_action.pipeline.results_files import Outcome, read_results
+from agentci_action.report import console, file_annotations, markdown, results_json
 from agentci_action.spec.names import SPEC_FILE, default_spec
 
 BASE = "base"
 
 
-def evaluate(inputs: ActionInputs, env: Mapping[str, str], context: RunContext | None = None) -> Outcome:
+def outcome_of(inputs: ActionInputs, env: Mapping[str, str], context: RunContext | None = None) -> Outcome:
     """The inputs as an Evaluation, run; or the shards' results merged.
 
     `baseline: base` reads the baseline at the event's base commit (git, else the contents API with github-token); an
@@ -76,7 +75,7 @@ def evaluate(inputs: ActionInputs, env: Mapping[str, str], context: RunContext |
                 f"baseline: base needs a pull_request or merge_group event; the {event or 'local'} event has no base "
                 "commit, so the newest saved version whose precheck passed is the baseline"
             )
-    outcome = run_evaluation(
+    outcome = evaluate(
         Evaluation(
             spec=inputs.spec,
             traces=inputs.traces,
@@ -116,7 +115,7 @@ def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int
     except Exception as exc:
         publisher.untrusted(traceback.format_exc().splitlines())
         publisher.own.append(
-            report_annotations.Annotation(
+            file_annotations.Annotation(
                 "error", "", 0, "AgentCI", f"internal error ({type(exc).__name__}); please report it with the log above"
             )
         )
@@ -136,7 +135,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
                 inputs = inputs.model_copy(update={"spec": str(found)})
         event = load_event(env.get("GITHUB_EVENT_PATH"))
         context = resolve(env, event)
-        outcome = evaluate(inputs, env, context)
+        outcome = outcome_of(inputs, env, context)
         run, diff = outcome.run, outcome.diff
     except AgentCIError as exc:
         problems = exc.problems if isinstance(exc, InputError) else [Problem("agentci", 0, str(exc))]
@@ -154,7 +153,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         context = locate_pull_request(inputs, context, publisher)
     workspace = env.get("GITHUB_WORKSPACE") or os.getcwd()
     try:
-        write_file(inputs.results_path, json_report.chunks(run, diff), what="the results file")
+        write_file(inputs.results_path, results_json.chunks(run, diff), what="the results file")
     except OutputError as exc:
         publisher.error(Problem("agentci", 0, str(exc)))
         status = max(status, EXIT_ERROR)
@@ -178,7 +177,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     comment_url, found_annotations = "", []
     if inputs.shard is None:  # a shard job leaves the annotations, check run and comment to the merge job
         comment_url = publish_comment(inputs, context, run, diff, links, publisher, history)
-        found_annotations = report_annotations.annotations_for(run, workspace, diff)
+        found_annotations = file_annotations.annotations_for(run, workspace, diff)
         on_check_run = bool(
             inputs.check_run
             and context.head_sha

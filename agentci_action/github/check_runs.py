@@ -15,7 +15,7 @@ def batches(items: list[dict[str, Any]], size: int = ANNOTATIONS_PER_REQUEST) ->
     return [items[i : i + size] for i in range(0, len(items), size)] or [[]]
 
 
-def publish_check_run(
+def post_check_run(
     gh: Github,
     repository: str,
     head_sha: str,

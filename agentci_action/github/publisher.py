@@ -18,16 +18,15 @@ from agentci_action._util.extras import require
 from agentci_action._util.github_client import client
 from agentci_action._util.output import LinkedPath, OutputError, encodable, write_file, write_stream
 from agentci_action._util.redaction import redact, secret_parts
-from agentci_action.compare.diff import RunDiff
+from agentci_action.compare.diff_schema import RunDiff
 from agentci_action.compare.history import Trend, read_entries, series_entries, trend
 from agentci_action.engine.results import RunResult, Status
-from agentci_action.github.check_runs import publish_check_run as publish
+from agentci_action.github.check_runs import post_check_run
 from agentci_action.github.comment import upsert_comment
 from agentci_action.github.context import RunContext, find_pull_request
 from agentci_action.github.history_store import append_history, push_entry, pushed_to_default_branch, read_history
 from agentci_action.github.inputs import SECRET_INPUTS, SECRET_VARIABLES, ActionInputs
-from agentci_action.report import annotations as report_annotations
-from agentci_action.report import markdown
+from agentci_action.report import file_annotations, markdown
 from agentci_action.report.html import render_html
 
 
@@ -43,14 +42,14 @@ class Publisher:
 
     def __init__(self, env: Mapping[str, str], out: TextIO):
         self.env, self.out = env, out
-        self.own: list[report_annotations.Annotation] = []
+        self.own: list[file_annotations.Annotation] = []
         self.inputs = [env.get(f"INPUT_{name.upper()}", "") for name in SECRET_INPUTS]
         self.secrets = self.inputs + [env.get(name, "") for name in SECRET_VARIABLES]
 
     def mask_secrets(self) -> None:
         """Ask the runner to mask every line of every secret input (its `::add-mask::` is one line)."""
         for part in secret_parts(self.inputs):
-            write_stream(f"::add-mask::{report_annotations.escape_data(part)}\n", self.out, what="the log")
+            write_stream(f"::add-mask::{file_annotations.escape_data(part)}\n", self.out, what="the log")
 
     def outgoing(self, text: str) -> str:
         """`text` as it may leave the action: secrets redacted, lone surrogates replaced (output.encodable)."""
@@ -60,21 +59,21 @@ class Publisher:
         write_stream(self.outgoing(text) + "\n", self.out, what="the log")
 
     def warning(self, message: str) -> None:
-        self.own.append(report_annotations.Annotation("warning", "", 0, "AgentCI", message))
+        self.own.append(file_annotations.Annotation("warning", "", 0, "AgentCI", message))
 
     def error(self, problem: Problem) -> None:
-        file = report_annotations.repo_path(problem.file, self.env.get("GITHUB_WORKSPACE")) if problem.line else ""
-        self.own.append(report_annotations.Annotation("error", file, problem.line, "AgentCI", str(problem)))
+        file = file_annotations.repo_path(problem.file, self.env.get("GITHUB_WORKSPACE")) if problem.line else ""
+        self.own.append(file_annotations.Annotation("error", file, problem.line, "AgentCI", str(problem)))
 
-    def annotate(self, found: list[report_annotations.Annotation]) -> None:
+    def annotate(self, found: list[file_annotations.Annotation]) -> None:
         """Print the held-back annotations first, then `found`, within GitHub's per-step cap."""
-        for command in report_annotations.workflow_commands(found, own=self.own):
+        for command in file_annotations.workflow_commands(found, own=self.own):
             self.line(command)
         self.own = []
 
     def untrusted(self, lines: list[str]) -> None:
         """Agent text in the log, between stop-commands markers so none of it runs as a workflow command."""
-        for text in report_annotations.stop_commands(lines):
+        for text in file_annotations.stop_commands(lines):
             self.line(text)
 
     def summary(self, markdown_text: str) -> None:
@@ -234,7 +233,7 @@ def publish_check_run(
     context: RunContext,
     run: RunResult,
     links: markdown.Links,
-    found: list[report_annotations.Annotation],
+    found: list[file_annotations.Annotation],
     conclusion: str,
     publisher: Publisher,
 ) -> bool:
@@ -242,7 +241,7 @@ def publish_check_run(
     GithubException = require("github", "The check run").GithubException
 
     try:
-        url = publish(
+        url = post_check_run(
             client(inputs.github_token, inputs.github_api_url),
             context.repository,
             context.head_sha,
@@ -256,7 +255,7 @@ def publish_check_run(
             ),
             annotations=[
                 {key: publisher.outgoing(value) if isinstance(value, str) else value for key, value in item.items()}
-                for item in map(report_annotations.check_run_annotation, found)
+                for item in map(file_annotations.check_run_annotation, found)
             ],
         )
     except GithubException as exc:  # GitHub's refusal must not lose the annotations: they go to the log instead

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentci_action._util.text import plural, usd
-from agentci_action.compare.diff import RunDiff
+from agentci_action.compare.diff_schema import RunDiff
 from agentci_action.compare.pass_verdicts import undecided
 from agentci_action.engine.results import RunResult
 from agentci_action.spec.models import AgentCISpec

@@ -8,45 +8,22 @@ The edges (cli/, github/) turn their arguments or inputs into an `Evaluation` (o
 
 from __future__ import annotations
 
-import json
-import os
-import stat
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Literal, TextIO
 
-from pydantic import ValidationError
-
-from agentci_action._util.errors import AgentCIError, InputError, Problem, SpecError
-from agentci_action._util.limits import MAX_RESULTS_BYTES, MAX_RESULTS_NESTING, deeper_than
-from agentci_action._util.progress import Progress
-from agentci_action._util.text import one_line, plural
-from agentci_action.compare.base_ref import BaseRef, base_reference, read_at
+from agentci_action._util.errors import InputError, Problem, SpecError
+from agentci_action.compare.base_ref import BaseRef, base_reference
 from agentci_action.compare.baselines import Reference, load_baseline, only_queries, reference_for, version_reference
-from agentci_action.compare.diff import (
-    Evaluator,
-    RunDiff,
-    Side,
-    baseline_side,
-    current_side,
-    diff_against,
-    evaluate_side,
-    merge_diffs,
-)
+from agentci_action.compare.diff import Side, merge_diffs
+from agentci_action.compare.diff_sides import baseline_side, current_side, diff_against, evaluate_side
 from agentci_action.compare.suite_gates import judge_gates, with_gates
 from agentci_action.compare.verdict_status import with_verdicts
-from agentci_action.engine.checks.answer import Embedder
-from agentci_action.engine.correctness import asks_for_judge
-from agentci_action.engine.evaluate_spec import OnResult, Settings, evaluate_spec, group_traces
-from agentci_action.engine.judge import LLMJudge, build_judge
-from agentci_action.engine.judge.embeddings import EmbeddingCache, build_embedder
-from agentci_action.engine.results import JudgeUsage, QueryResult, RunResult, ShardInfo, Status
-from agentci_action.model_access.json_store import JsonStore
-from agentci_action.model_access.spend import SpendCap
+from agentci_action.engine.evaluate_spec import Settings, evaluate_spec, group_traces
+from agentci_action.engine.results import ShardInfo
 from agentci_action.pipeline.adaptive_runs import next_runs
+from agentci_action.pipeline.judge_wiring import JudgeOptions, evaluator_for, judge_warnings
 from agentci_action.pipeline.merge import merge_shards
+from agentci_action.pipeline.results_files import Outcome, read_shards
 from agentci_action.pipeline.shard import select_shard
 from agentci_action.spec.advice import advice
 from agentci_action.spec.loader import load_spec, select_tags
@@ -57,23 +34,6 @@ NO_BASELINE = "none"
 
 
 @dataclass(frozen=True)
-class JudgeOptions:
-    """How the LLM judge runs: `environ` is where its keys are read (ANTHROPIC_API_KEY, OPENAI_API_KEY)."""
-
-    mode: Literal["auto", "required", "off"] = "auto"
-    cache: str | None = None  # verdict cache file; default .agentci/judge-cache.json beside the spec
-    sample_ensemble: float | None = (
-        None  # a share of checks for the ensemble; None: judge_config.ensemble.enabled decides
-    )
-    max_cost_usd: float | None = None  # a spend cap beside judge_config.max_cost_usd: the lower one holds
-    environ: Mapping[str, str] = field(default_factory=dict, repr=False)
-    # A pull request's base: the verdict and embedding caches are used only as they are there (JsonStore.trust_only)
-    caches_at: BaseRef | None = None
-    # The cap shared with the simulated users who ran first (pipeline/simulated_users.py); None: the judge's own
-    spend: SpendCap | None = None
-
-
-@dataclass(frozen=True)
 class Evaluation:
     """What to evaluate; paths as the user gave them (files, directories or globs).
 
@@ -81,7 +41,7 @@ class Evaluation:
     there is none), "none" means no baseline. `baseline_traces` are raw accepted traces instead.
     """
 
-    spec: str
+    spec: str | AgentCISpec  # the spec YAML's path, or the whole spec already loaded (before any tags)
     traces: list[str]
     baseline: str | None = None
     baseline_traces: list[str] = field(default_factory=list)
@@ -99,142 +59,6 @@ class Evaluation:
 
 # Runs the agent until each query named has this many runs (its runs so far kept): adaptive runs' next batch.
 MoreRuns = Callable[[dict[str, int]], None]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """The results, and the diff against the baseline when there was one (its warnings included).
-
-    A shard has no diff: the diff needs every query's traces, which no single shard holds.
-    """
-
-    run: RunResult
-    diff: RunDiff | None = None
-
-
-def judge_for(spec: AgentCISpec, options: JudgeOptions) -> LLMJudge | None:
-    """The spec's judge as `options` ask (None for judge-mode off); verdicts cached beside the spec by default."""
-    return build_judge(
-        spec.judge_config,
-        options.environ,
-        mode=options.mode,
-        sample_ensemble=options.sample_ensemble,
-        max_cost_usd=options.max_cost_usd,
-        cache_path=options.cache or Path(spec.path).parent / ".agentci" / "judge-cache.json",
-        pricing=spec.pricing,
-        spend=options.spend,
-    )
-
-
-class JudgeProgress:
-    """Progress on stderr (progress.Progress) while an evaluation waits on providers.
-
-    A header when the first side begins, a line per side after it, the line advancing per query (judge requests, cached
-    verdicts, queries failed so far), the totals at the end. Silent when nothing can call a provider: no judge key or no
-    query asking for a judge, and no embedder (a deterministic suite, or verdicts only from the cache, is fast).
-    """
-
-    def __init__(
-        self,
-        command: str,
-        spec: AgentCISpec,
-        judge: LLMJudge | None,
-        embedder: Embedder | None,
-        workers: int,
-        stream: TextIO | None = None,
-        live: bool | None = None,
-    ):
-        judging = judge is not None and any(judge.api_keys.values()) and any(asks_for_judge(q) for q in spec.queries)
-        self.command = command
-        self.about = " · ".join(
-            ([f"judge {one_line(judge.config.model, 80)}"] if judging and judge else [])
-            + (["embeddings"] if embedder is not None else [])
-            + [plural(workers, "worker")]
-        )
-        self.progress = (
-            Progress(command, 0, "query", "queries", ("judge requests", "cached", "failed"), stream, live)
-            if judging or embedder is not None
-            else None
-        )
-
-    def observe(self, side: str, queries: int) -> OnResult | None:
-        """Observe for the engine: `queries` of `side` (e.g. "current run") are next."""
-        if self.progress is None or not queries:
-            return None
-        what = f"{side}: {plural(queries, 'query', 'queries')} to evaluate"
-        if self.progress.total or self.progress.done:
-            self.progress.expect(queries, f"{self.command}: {what}")
-        else:
-            self.progress.total = queries
-            self.progress.start(f"{self.command}: {what} · {self.about}")
-        return self._evaluated
-
-    def _evaluated(self, result: QueryResult) -> None:
-        assert self.progress is not None
-        usage = JudgeUsage.total(result.correctness.checks)
-        failed = result.status in (Status.FAIL, Status.ERROR)
-        self.progress.advance(judge_requests=usage.requests, cached=usage.cache_hits, failed=int(failed))
-
-    def finish(self) -> None:
-        """The last line: every query evaluated, in how long, and the counters (nothing when silent)."""
-        if self.progress is not None and self.progress.total:
-            self.progress.finish(self.progress.totals("evaluated"))
-
-
-@contextmanager
-def evaluator_for(
-    spec: AgentCISpec,
-    options: JudgeOptions,
-    embedding_cache: str | None = None,
-    settings: Settings = Settings(),
-    progress: str | None = None,
-    notes: list[str] | None = None,
-) -> Iterator[Evaluator]:
-    """The judge, embedder and settings every side of an evaluation uses, with progress on stderr.
-
-    Progress under the name `progress` (None: none); on leaving, the verdict and embedding caches are saved (even when
-    the run failed: what was paid for is kept). With `options.caches_at`, the caches are trusted only as they are at
-    that commit, and `notes` gets a line for each cache holding entries that are not.
-    """
-    judge = judge_for(spec, options)
-    embedder, cache = _embedder(spec, embedding_cache, options.environ)
-    if options.caches_at is not None:
-        stores = [store for store in (judge.cache if judge else None, cache) if store is not None]
-        (notes if notes is not None else []).extend(trust_at_base(stores, options.caches_at))
-    shown = JudgeProgress(progress, spec, judge, embedder, settings.workers) if progress else None
-    try:
-        yield Evaluator(judge, embedder, settings, shown.observe if shown else None)
-    finally:
-        if shown is not None:
-            shown.finish()
-        if judge is not None:
-            judge.cache.save()
-        if cache is not None:
-            cache.save()
-
-
-def trust_at_base(stores: Sequence[JsonStore], base: BaseRef) -> list[str]:
-    """Each cache trusted only as it is at the base commit.
-
-    A note for each holding entries the pull request added or changed (set aside: judged again with a key, else reported
-    as not verified). When the base cannot be read, nothing in the checkout's caches is trusted.
-    """
-    notes = []
-    for store in stores:
-        if store.path is None or not store.size():  # nothing the checkout could have written: the base is not read
-            continue
-        try:
-            at_base, why = read_at(base, store.path), ""
-        except AgentCIError as exc:
-            at_base, why = None, f" (the base commit could not be read: {one_line(str(exc), 300)})"
-        set_aside = store.trust_only(at_base)
-        if set_aside:
-            notes.append(
-                f"{plural(set_aside, store.what + ' entry', store.what + ' entries')} in {store.path} "
-                f"{'is' if set_aside == 1 else 'are'} not at the base commit {base.ref[:7]}{why}: added or changed "
-                "by this pull request, so not trusted (judged again where a key is set, else not verified)"
-            )
-    return notes
 
 
 def evaluate(request: Evaluation, more_runs: MoreRuns | None = None) -> Outcome:
@@ -255,7 +79,8 @@ def evaluate(request: Evaluation, more_runs: MoreRuns | None = None) -> Outcome:
         raise SpecError.at("baseline-traces", 0, "a baseline version and baseline traces exclude each other; give one")
     if request.baseline_ref and request.baseline_traces:
         raise SpecError.at("baseline-traces", 0, "a baseline ref and baseline traces exclude each other; give one")
-    whole = load_spec(request.spec)  # once: the baseline's hash and matching need every query
+    # once: the baseline's hash and matching need every query
+    whole = request.spec if isinstance(request.spec, AgentCISpec) else load_spec(request.spec)
     spec = select_tags(whole, request.tags) if request.tags else whole
     traces = load_traces(request.traces, request.trace_format, spec.pricing)
     reference, notes = None, []
@@ -310,7 +135,7 @@ def evaluate(request: Evaluation, more_runs: MoreRuns | None = None) -> Outcome:
                 break
             more_runs(wanted.targets)
             traces = load_traces(request.traces, request.trace_format, spec.pricing)
-    run.warnings.extend(_judge_warnings(evaluator))
+    run.warnings.extend(judge_warnings(evaluator))
     run.warnings.extend(str(warning) for warning in advice(spec))
     if request.shard is None:  # a shard's verdicts wait for the merge: Holm adjusts over every query
         if diff is not None:
@@ -319,23 +144,34 @@ def evaluate(request: Evaluation, more_runs: MoreRuns | None = None) -> Outcome:
     return Outcome(run, diff)
 
 
-def compare_versions(
-    spec_path: str,
-    baseline: str | None,
-    compare: str,
-    judge: JudgeOptions = JudgeOptions(),
-    embedding_cache: str | None = None,
-    settings: Settings = Settings(),
-    baseline_ref: BaseRef | None = None,
-    progress: str | None = None,
-) -> Outcome:
+@dataclass(frozen=True)
+class VersionComparison:
+    """Two saved versions to compare (`agentci diff`): `compare` against `baseline`.
+
+    `baseline` None: the newest whose precheck passed; that version as saved at `baseline_ref` when given. Evaluated
+    with the judge, embedding cache and settings an `Evaluation` has, with progress on stderr under the command's name
+    `progress` (None: none).
+    """
+
+    spec: str
+    baseline: str | None
+    compare: str
+    judge: JudgeOptions = JudgeOptions()
+    embedding_cache: str | None = None
+    settings: Settings = Settings()
+    baseline_ref: BaseRef | None = None
+    progress: str | None = None
+
+
+def compare_versions(request: VersionComparison) -> Outcome:
     """Saved version `compare` against saved version `baseline`, both evaluated with the current spec.
 
     Exactly as `agentci test --baseline` evaluates a run (same judge and verdict cache, embedder and settings); the
     suite's gates are judged on `compare` against `baseline`, as `test` judges them on a run. Returns `compare`'s
-    results and the diff; `progress` names the command for progress on stderr (None: none).
+    results and the diff.
     """
-    spec = load_spec(spec_path)
+    baseline, compare, baseline_ref = request.baseline, request.compare, request.baseline_ref
+    spec = load_spec(request.spec)
     if baseline_ref is not None:  # version `baseline` (default: the newest that passed) as saved at the base commit
         reference, notes = base_reference(spec, spec, [], baseline, baseline_ref)
     else:
@@ -346,106 +182,17 @@ def compare_versions(
         raise InputError.at("--baseline-ref" if baseline_ref else "--baseline", 0, notes[0] if notes else "no version")
     compared = version_reference(spec, stored)
     cache_notes: list[str] = []
-    with evaluator_for(spec, judge, embedding_cache, settings, progress, cache_notes) as evaluator:
+    with evaluator_for(
+        spec, request.judge, request.embedding_cache, request.settings, request.progress, cache_notes
+    ) as evaluator:
         after = evaluate_side(spec, compare, compared.runs or {}, reference.variants, evaluator)
         diff = diff_against(spec, reference, after, evaluator)
     with_verdicts(after.run, diff, spec.composite)
     diff.warnings += cache_notes
     diff.gates = judge_gates(spec.suite, after.run, diff)
     diff.warnings += [w for w in compared.warnings if w not in diff.warnings]
-    diff.warnings += [w for w in _judge_warnings(evaluator) if w not in diff.warnings]
+    diff.warnings += [w for w in judge_warnings(evaluator) if w not in diff.warnings]
     return Outcome(after.run, diff)
-
-
-def _judge_warnings(evaluator: Evaluator) -> list[str]:
-    """The LLM judge's run-level notes (e.g. --sample-ensemble with no ensemble); none without one."""
-    warnings = getattr(evaluator.judge, "warnings", None)
-    return list(warnings()) if callable(warnings) else []
-
-
-def _embedder(
-    spec: AgentCISpec, cache_file: str | None, environ: Mapping[str, str]
-) -> tuple[Embedder | None, EmbeddingCache | None]:
-    """(embedder, its cache) when a query asks for semantic similarity, else (None, None)."""
-    if not any(
-        block.checks and block.checks.answer and block.checks.answer.min_semantic_similarity is not None
-        for q in spec.queries
-        for block in (q, *(q.turns or ()))
-    ):
-        return None, None
-
-    cache = EmbeddingCache(Path(cache_file) if cache_file else None)
-    return build_embedder(spec.judge_config, cache, environ), cache
-
-
-def read_shards(patterns: list[str]) -> dict[str, Outcome]:
-    """Shard results files matching the glob patterns, by file name, each with the diff of its queries.
-
-    The diff when it was compared with a baseline; each must parse as results JSON.
-    """
-    import glob
-
-    files = sorted({file for pattern in patterns for file in (glob.glob(pattern) or [pattern])})
-    shards, problems = {}, []
-    for file in files:
-        try:
-            shards[file] = _read_document(file, "shard results")
-        except InputError as exc:
-            problems.extend(exc.problems)
-    if problems:
-        raise InputError(problems)
-    return shards
-
-
-def _read_document(path: str, what: str) -> Outcome:
-    """A results file's run and its diff (when it has one).
-
-    InputError naming the file when it is not one, or when it is larger or nested deeper than a results file may be
-    (_util/limits.py): it may be a fork's forged artifact.
-    """
-    try:
-        with open(path, "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise InputError.at(path, 0, f"cannot read {what}: not a regular file")
-            data = file.read(MAX_RESULTS_BYTES + 1)
-        if len(data) > MAX_RESULTS_BYTES:
-            raise InputError.at(
-                path, 0, f"{what} is larger than {MAX_RESULTS_BYTES >> 20} MiB, more than AgentCI reads"
-            )
-        document = json.loads(data)
-        del data  # the text, no longer needed while the document is validated
-        if deeper_than(document, MAX_RESULTS_NESTING):
-            raise RecursionError
-        run = RunResult.model_validate(document)
-        diff = RunDiff.model_validate(document["diff"]) if isinstance(document, dict) and "diff" in document else None
-    except OSError as exc:
-        raise InputError.at(path, 0, f"cannot read {what}: {exc.strerror or exc}") from None
-    except RecursionError:  # json's own limit is about 1,000 levels
-        raise InputError.at(
-            path, 0, f"not an agentci results file: nested deeper than {MAX_RESULTS_NESTING} lists and objects"
-        ) from None
-    except ValueError as exc:  # JSON and pydantic errors alike
-        why = _first_error(exc) if isinstance(exc, ValidationError) else str(exc)
-        raise InputError.at(path, 0, f"not an agentci results file: {why}") from None
-    return Outcome(run, diff)
-
-
-def _first_error(exc: ValidationError) -> str:
-    """'results.0.path.details.reference: String should match pattern ...': where the first error is, and what."""
-    error = exc.errors(include_url=False)[0]
-    where = ".".join(str(part) for part in error["loc"])
-    return f"{where}: {error['msg']}" if where else error["msg"]
-
-
-def read_results(path: str) -> Outcome:
-    """A results file written by an earlier run (the action's publish-only mode), with its diff when it has one.
-
-    The file may come from a fork's workflow: it is validated like any input, and a shard's file is refused.
-    """
-    outcome = _read_document(path, "the results file")
-    if outcome.run.shard is not None:
-        raise InputError.at(path, 0, "a shard results file: publish the merge job's results instead")
-    return outcome
 
 
 def merge(spec: str, shard_results: list[str], tags: list[str] | None = None) -> Outcome:

@@ -5,20 +5,17 @@
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentci_action.compare.suite_gates import with_gates
-from agentci_action.engine.evaluate_spec import DEFAULT_FAIL_ON, Settings, evaluate_spec, turn_stops
-from agentci_action.pipeline.evaluation import JudgeOptions
+from agentci_action.engine.evaluate_spec import DEFAULT_FAIL_ON, Settings, evaluate_spec
+from agentci_action.pipeline.agent_runs import RunPlan, run_queries
 from agentci_action.pipeline.shard import select_shard
-from agentci_action.pipeline.simulated_users import simulated_user_for
 from agentci_action.run.execute import RunOptions
-from agentci_action.run.execute import run_agent as execute
+from agentci_action.spec.replay_modes import replay_override
 
 if TYPE_CHECKING:
     from agentci_action.engine.results import RunResult
@@ -49,11 +46,11 @@ def run_agent(
     played through the spec's judge_config with the keys in the environment. `fail_on` (pipeline.blocking's
     parse_fail_on set) says which failing turn blocks, where a conversation's stop_on_failure ends it.
     """
-    users = simulated_user_for(spec, JudgeOptions(environ=os.environ))
     with tempfile.TemporaryDirectory(prefix="agentci-traces-") as scratch:
-        options = RunOptions(Path(output or scratch), runs=runs, workers=workers, timeout_s=timeout_s, replay=replay)
-        stop_after = partial(turn_stops, fail_on=fail_on)
-        return execute(spec, options, queries=queries, agent=agent, stop_after=stop_after, simulated_user=users).traces
+        options = RunOptions(
+            Path(output or scratch), runs=runs, workers=workers, timeout_s=timeout_s, replay=replay_override(replay)
+        )
+        return run_queries(spec, options, RunPlan(fail_on=fail_on), queries=queries, agent=agent).traces
 
 
 def run_spec(

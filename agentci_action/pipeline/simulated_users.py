@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from agentci_action.engine.judge import build_judge
 from agentci_action.model_access.spend import spend_cap_for
-from agentci_action.pipeline.evaluation import JudgeOptions
+from agentci_action.pipeline.judge_wiring import JudgeOptions
 from agentci_action.run.user_simulator import UserSimulator
 from agentci_action.spec.models import AgentCISpec
 from agentci_action.trace.simulated_user import NextUser

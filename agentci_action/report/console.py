@@ -9,12 +9,11 @@ from typing import TYPE_CHECKING
 from agentci_action._util.text import milliseconds, no_baseline_note, one_line, plural, unverified_note, usd
 from agentci_action.engine.conversation import failing_first, whole_layer
 from agentci_action.engine.results import LAYERS, RUN_FIGURES, Finding, LayerResult, QueryResult, RunResult, Status
-from agentci_action.report import gate_phrases, replay_phrases, suite_phrases, token_phrases, user_phrases
-from agentci_action.report import trend as trend_report
+from agentci_action.report import gate_phrases, replay_phrases, suite_phrases, token_phrases, trend_report, user_phrases
 from agentci_action.report.diff_console import render_diff
 
 if TYPE_CHECKING:
-    from agentci_action.compare.diff import RunDiff
+    from agentci_action.compare.diff_schema import RunDiff
     from agentci_action.compare.history import Trend
 
 MESSAGE_WIDTH = 110  # characters of a message per line

@@ -5,10 +5,9 @@ from __future__ import annotations
 import textwrap
 
 from agentci_action._util.text import one_line
-from agentci_action.compare.diff import ChangeKind, CostDiff, Delta, PathDiff, QueryDiff, RunDiff, TotalDiff
+from agentci_action.compare.diff_schema import ChangeKind, CostDiff, Delta, PathDiff, QueryDiff, RunDiff, TotalDiff
 from agentci_action.engine.results import Status
-from agentci_action.report import diff_format as fmt
-from agentci_action.report import gate_phrases, token_phrases
+from agentci_action.report import diff_format, gate_phrases, token_phrases
 
 WIDTH = 76  # characters inside the box
 ROUTE_WIDTH = WIDTH - 21  # a route this short stays on one line, so a caret can point into it
@@ -38,15 +37,16 @@ def _status(status: Status | None) -> str:
 
 def _metric_lines(
     source: PathDiff | CostDiff | TotalDiff | dict[str, Delta],
-    metrics: tuple[fmt.Metric, ...],
+    metrics: tuple[diff_format.Metric, ...],
     query: QueryDiff | None = None,
     changed_only: bool = False,
 ) -> list[str]:
     lines = []
-    for metric, delta in fmt.rows(source, metrics, changed_only):
-        change = fmt.change_with_interval(delta, metric.unit)
+    for metric, delta in diff_format.rows(source, metrics, changed_only):
+        change = diff_format.change_with_interval(delta, metric.unit)
         lines.append(
-            f"    {metric.label:<16} {fmt.figure(delta, metric.unit, query)}" + (f"  ({change})" if change else "")
+            f"    {metric.label:<16} {diff_format.figure(delta, metric.unit, query)}"
+            + (f"  ({change})" if change else "")
         )
     return lines
 
@@ -56,7 +56,7 @@ def _status_lines(query: QueryDiff) -> list[str]:
     before, after = query.status.before, query.status.after
     if (before is None or after is None) and (after or before) in (None, Status.SKIP):
         return []
-    text = fmt.status_change(query).upper().replace("(INFRASTRUCTURE)", "(infrastructure)")
+    text = diff_format.status_change(query).upper().replace("(INFRASTRUCTURE)", "(infrastructure)")
     unchanged = before is not None and after is not None and before == after
     return [f"  {'Status':<16} {'unchanged (' + text + ')' if unchanged else text}"]
 
@@ -66,11 +66,11 @@ def query_lines(query: QueryDiff, diff: RunDiff) -> list[str]:
 
     Its kinds, pass-rate verdict, status, why, answers, then the route and the path and cost figures that moved.
     """
-    head = HEADS.get(fmt.headline_kind(query), "~ CHANGED")
-    verdict = fmt.verdict_text(query, diff) if fmt.tested(query) else ""
+    head = HEADS.get(diff_format.headline_kind(query), "~ CHANGED")
+    verdict = diff_format.verdict_text(query, diff) if diff_format.tested(query) else ""
     lines = [
         f"{head}  {query.id}",
-        f"  {fmt.kinds_text(query)}",
+        f"  {diff_format.kinds_text(query)}",
         *([f"  {query.query}"] if query.query else []),
         *([f"  {query.file}:{query.line}"] if query.file else []),
         "",
@@ -82,15 +82,17 @@ def query_lines(query: QueryDiff, diff: RunDiff) -> list[str]:
         return lines
     lines += _turn_lines(query)
     lines += _answer_lines(query)
-    models = fmt.models_text(query.models_before, query.models_after)
+    models = diff_format.models_text(query.models_before, query.models_after)
     if models:
         lines.append(f"  {'Model':<16} {models}")
     one_side = query.has(ChangeKind.NEW_QUERY) or query.has(ChangeKind.REMOVED_QUERY)  # its figures, not changes
     lines += _tier(
         "Path",
-        _route_lines(query) + _metric_lines(query.path, fmt.PATH_METRICS, query, not one_side) + _tool_lines(query),
+        _route_lines(query)
+        + _metric_lines(query.path, diff_format.PATH_METRICS, query, not one_side)
+        + _tool_lines(query),
     )
-    lines += _tier("Cost", _metric_lines(query.cost, fmt.COST_METRICS, query, not one_side))
+    lines += _tier("Cost", _metric_lines(query.cost, diff_format.COST_METRICS, query, not one_side))
     moved = token_phrases.moved_lines(query.tokens)
     if moved:
         lines += ["  Tokens", *(line for phrase in moved for line in _wrapped("", one_line(phrase, 400), hanging=2))]
@@ -126,16 +128,18 @@ def _turn_lines(query: QueryDiff) -> list[str]:
     if turn is None:
         return []
     where = f" ({query.file}:{turn.line})" if query.file and turn.line else ""
-    lines = _wrapped("First diverged", one_line(f"turn {turn.turn}{where}: {fmt.trimmed(turn.user, ANSWER_LIMIT)}"))
-    if fmt.one_sided_turn(turn):
-        lines.append(f"  {fmt.one_sided_turn(turn)}")
+    lines = _wrapped(
+        "First diverged", one_line(f"turn {turn.turn}{where}: {diff_format.trimmed(turn.user, ANSWER_LIMIT)}")
+    )
+    if diff_format.one_sided_turn(turn):
+        lines.append(f"  {diff_format.one_sided_turn(turn)}")
     for side, status, answer, route in (
         ("before", turn.status.before, turn.answer.before, turn.route_before),
         ("after", turn.status.after, turn.answer.after, turn.route_after),
     ):
         if status is None:
             continue
-        said = fmt.trimmed(answer or "", ANSWER_LIMIT)
+        said = diff_format.trimmed(answer or "", ANSWER_LIMIT)
         tools = f" · tools: {', '.join(route)}" if route else ""
         lines += _wrapped(f"  Turn {turn.turn} {side}", one_line(f"{_status(status)} · {said}{tools}"), hanging=2)
     return lines
@@ -147,34 +151,38 @@ def _route_lines(query: QueryDiff) -> list[str]:
     Then the changed arguments.
     """
     lines = []
-    for label, unit, before, after in fmt.changed_routes(query):
+    for label, unit, before, after in diff_format.changed_routes(query):
         label = "Route" if label == "Tools" else label
-        old, new, at = fmt.route_texts(before, after, 6)
+        old, new, at = diff_format.route_texts(before, after, 6)
         lines += _wrapped(f"  {label} before", old, hanging=2)
         lines += _wrapped(f"  {label} after", new, hanging=2)
         if len(new) <= ROUTE_WIDTH:  # one line: the caret points at the step
-            lines.append(f"    {'':<16} {' ' * at}^ {unit} {fmt.first_difference(before, after)}")
-    for k, line in enumerate(fmt.argument_lines(query)):
+            lines.append(f"    {'':<16} {' ' * at}^ {unit} {diff_format.first_difference(before, after)}")
+    for k, line in enumerate(diff_format.argument_lines(query)):
         lines += _wrapped("  Arguments" if k == 0 else "", line, hanging=2)
     return lines
 
 
 def _answer_lines(query: QueryDiff) -> list[str]:
     """The answer before and after (trimmed; the JSON has them in full), and their word diff when they are alike."""
-    if not fmt.shows_answer(query):
+    if not diff_format.shows_answer(query):
         return []
     before, after = query.answer.before, query.answer.after
     if before == after and before is not None:
-        return _wrapped(f"Answer ({fmt.same_answer_note(query)})", one_line(fmt.trimmed(before, ANSWER_LIMIT)))
+        return _wrapped(
+            f"Answer ({diff_format.same_answer_note(query)})", one_line(diff_format.trimmed(before, ANSWER_LIMIT))
+        )
     lines = []
     for label, text in (("Answer before", before), ("Answer after", after)):
         if text is not None:
-            lines += _wrapped(label, one_line(fmt.trimmed(text, ANSWER_LIMIT)))
+            lines += _wrapped(label, one_line(diff_format.trimmed(text, ANSWER_LIMIT)))
     if after is None and query.status.after is not None:  # the query ran, but gave no trace
         lines += _wrapped("Answer after", "(none: the run gave no trace)")
-    changes = fmt.word_diff(before, after) if before is not None and after is not None and before != after else None
+    changes = (
+        diff_format.word_diff(before, after) if before is not None and after is not None and before != after else None
+    )
     if changes is not None:
-        lines += _wrapped("Word diff", one_line(fmt.trimmed(changes, ANSWER_LIMIT)))
+        lines += _wrapped("Word diff", one_line(diff_format.trimmed(changes, ANSWER_LIMIT)))
     return lines
 
 
@@ -199,7 +207,7 @@ def _tool_lines(query: QueryDiff) -> list[str]:
     lines = []
     if query.has(ChangeKind.TOOLS_CHANGED) and query.path.sequence_similarity is not None:
         lines.append(f"    {'Sequence sim.':<16} {query.path.sequence_similarity:.2f} (LCS, after vs before)")
-    if fmt.route_changed(query):  # the routes above show what was added and removed
+    if diff_format.route_changed(query):  # the routes above show what was added and removed
         return lines
     if query.path.tools_added:
         lines += _wrapped("  Tools added", ", ".join(query.path.tools_added))
@@ -210,25 +218,25 @@ def _tool_lines(query: QueryDiff) -> list[str]:
 
 def total_lines(diff: RunDiff) -> list[str]:
     t = diff.total
-    counts = [fmt.kind_count(k, t.counts[k.value]) for k in ChangeKind if t.counts[k.value]]
+    counts = [diff_format.kind_count(k, t.counts[k.value]) for k in ChangeKind if t.counts[k.value]]
     lines = [
-        f"Total · {fmt.queries_text(diff)} · {t.counts['changed']} changed · {t.counts['unchanged']} unchanged",
+        f"Total · {diff_format.queries_text(diff)} · {t.counts['changed']} changed · {t.counts['unchanged']} unchanged",
         *(textwrap.wrap(" · ".join(counts), WIDTH, initial_indent="  ", subsequent_indent="  ") or ["  no changes"]),
         "",
-        f"  Passed           {fmt.before_after(t.passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}",
+        f"  Passed           {diff_format.before_after(t.passed, diff_format.Unit.COUNT)} of {diff_format.before_after(t.queries, diff_format.Unit.COUNT)}",
     ]
-    if fmt.suite_change_text(diff):
-        lines += _wrapped("Pass rate change", fmt.suite_change_text(diff))
-    if diff.uplift and fmt.scores_text(diff):
-        lines += _wrapped("Scores", fmt.scores_text(diff))
-    models = fmt.models_text(t.models_before, t.models_after)
+    if diff_format.suite_change_text(diff):
+        lines += _wrapped("Pass rate change", diff_format.suite_change_text(diff))
+    if diff.uplift and diff_format.scores_text(diff):
+        lines += _wrapped("Scores", diff_format.scores_text(diff))
+    models = diff_format.models_text(t.models_before, t.models_after)
     if models:
         lines += _wrapped("Models", models)
-    lines.append("  Path" + (" (means per run, summed over the queries)" if fmt.per_run(diff) else ""))
-    lines += _metric_lines(t, fmt.PATH_METRICS)
+    lines.append("  Path" + (" (means per run, summed over the queries)" if diff_format.per_run(diff) else ""))
+    lines += _metric_lines(t, diff_format.PATH_METRICS)
     lines.append("  Cost")
-    lines += _metric_lines(t, fmt.COST_METRICS)
-    suite = _metric_lines(t.suite, fmt.SUITE_METRICS, changed_only=True)
+    lines += _metric_lines(t, diff_format.COST_METRICS)
+    suite = _metric_lines(t.suite, diff_format.SUITE_METRICS, changed_only=True)
     return lines + (["  Suite", *suite] if suite else [])
 
 
@@ -257,6 +265,6 @@ def render_diff(diff: RunDiff) -> str:
         lines += [_rule("╠", "╣"), *map(_boxed, unchanged_lines(unchanged))]
     lines.append(_rule("╚", "╝"))
     lines += [f"warning: {one_line(w, 300)}" for w in diff.warnings]
-    lines += [f"not verified: {one_line(note, 1500)}" for note in fmt.unverified_notes(diff)]
+    lines += [f"not verified: {one_line(note, 1500)}" for note in diff_format.unverified_notes(diff)]
     lines += [one_line(line, 400) for line in gate_phrases.console_lines(diff.gates)]
     return "\n".join(lines) + "\n"

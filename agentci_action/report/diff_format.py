@@ -16,15 +16,8 @@ from enum import Enum
 from typing import Any
 
 from agentci_action._util.text import milliseconds, one_line, plural, points, unverified_note, usd
-from agentci_action.compare.diff import (
-    COST_TOLERANCE,
-    LATENCY_TOLERANCE,
-    ChangeKind,
-    Delta,
-    QueryDiff,
-    RunDiff,
-    TurnDiff,
-)
+from agentci_action.compare.diff import COST_TOLERANCE, LATENCY_TOLERANCE
+from agentci_action.compare.diff_schema import ChangeKind, Delta, QueryDiff, RunDiff, TurnDiff
 from agentci_action.compare.pass_verdicts import verdict_words
 from agentci_action.compare.suite_change import interval_words
 

@@ -16,10 +16,10 @@ import re
 from decimal import Decimal
 
 from agentci_action._util.text import code_block, fit, html_text, inline, one_line, plural, utf8_size
-from agentci_action.compare.diff import ChangeKind, Delta, QueryDiff, RunDiff, change_size
+from agentci_action.compare.diff import change_size
+from agentci_action.compare.diff_schema import ChangeKind, Delta, QueryDiff, RunDiff
 from agentci_action.engine.results import Status
-from agentci_action.report import diff_format as fmt
-from agentci_action.report import gate_phrases, token_phrases
+from agentci_action.report import diff_format, gate_phrases, token_phrases
 from agentci_action.report.icons import ICONS
 
 MAX_CHART_QUERIES = 15
@@ -37,7 +37,7 @@ VERDICT_KINDS = (ChangeKind.REGRESSION, ChangeKind.FIXED, ChangeKind.INCONCLUSIV
 
 
 def _icon(query: QueryDiff) -> str:
-    return KIND_ICONS.get(fmt.headline_kind(query), "🔶")
+    return KIND_ICONS.get(diff_format.headline_kind(query), "🔶")
 
 
 def _status(query: QueryDiff) -> str:
@@ -67,25 +67,27 @@ def _why(query: QueryDiff, limit: int = WHY_SHOWN) -> str:
 
 def _why_in_row(query: QueryDiff) -> bool:
     """The table's row gave every reason in full (one, short enough), so the fold need not repeat it."""
-    return not fmt.tested(query) and len(query.why) == 1 and len(one_line(query.why[0])) <= WHY_SHOWN
+    return not diff_format.tested(query) and len(query.why) == 1 and len(one_line(query.why[0])) <= WHY_SHOWN
 
 
 def _route_cell(query: QueryDiff) -> str:
     """'lookup\\_order → refund ⇒ refund → lookup\\_order' when the route changed, else its number of calls."""
-    if fmt.route_changed(query):
-        before, after, _ = fmt.route_texts(query.path.route_before, query.path.route_after, 6)
+    if diff_format.route_changed(query):
+        before, after, _ = diff_format.route_texts(query.path.route_before, query.path.route_after, 6)
         return f"{inline(before, 300)} ⇒ {inline(after, 300)}"
-    return _cell(query.path.tool_calls, fmt.PATH_METRICS[0], query, ("call", "calls"))
+    return _cell(query.path.tool_calls, diff_format.PATH_METRICS[0], query, ("call", "calls"))
 
 
-def _cell(delta: Delta, metric: fmt.Metric, query: QueryDiff | None = None, noun: tuple[str, str] | None = None) -> str:
+def _cell(
+    delta: Delta, metric: diff_format.Metric, query: QueryDiff | None = None, noun: tuple[str, str] | None = None
+) -> str:
     """'2 → 3 (▲ 50% ⚠️)'; with `noun` (one, many), the figure's noun after it: '1 call', '2 → 3 calls (▲ 50% ⚠️)'.
 
     With repeated runs, a cost figure's interval follows its change.
     """
-    change = fmt.change_with_interval(delta, metric.unit)
-    mark = MARKS[fmt.verdict(delta, metric.unit, metric.higher_is_better)]
-    figure = fmt.figure(delta, metric.unit, query)
+    change = diff_format.change_with_interval(delta, metric.unit)
+    mark = MARKS[diff_format.verdict(delta, metric.unit, metric.higher_is_better)]
+    figure = diff_format.figure(delta, metric.unit, query)
     if noun is not None:
         count = delta.after if delta.after is not None else delta.before
         figure += f" {noun[0] if count == 1 else noun[1]}"
@@ -100,29 +102,34 @@ def headline(diff: RunDiff) -> str:
     """
     t = diff.total
     regressions = t.counts[ChangeKind.REGRESSION.value]
-    lead = f"🔴 **{fmt.kind_count(ChangeKind.REGRESSION, regressions)}**" if regressions else "no regressions"
+    lead = f"🔴 **{diff_format.kind_count(ChangeKind.REGRESSION, regressions)}**" if regressions else "no regressions"
     others = [
-        fmt.kind_count(k, t.counts[k.value]) for k in ChangeKind if k is not ChangeKind.REGRESSION and t.counts[k.value]
+        diff_format.kind_count(k, t.counts[k.value])
+        for k in ChangeKind
+        if k is not ChangeKind.REGRESSION and t.counts[k.value]
     ]
-    changes = [fmt.queries_text(diff), lead, *others, f"{t.counts['unchanged']} unchanged"]
-    cost, latency = fmt.COST_METRICS[0], fmt.COST_METRICS[3]
+    changes = [diff_format.queries_text(diff), lead, *others, f"{t.counts['unchanged']} unchanged"]
+    cost, latency = diff_format.COST_METRICS[0], diff_format.COST_METRICS[3]
     figures = [
-        f"passed {fmt.before_after(t.passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}",
+        f"passed {diff_format.before_after(t.passed, diff_format.Unit.COUNT)} of {diff_format.before_after(t.queries, diff_format.Unit.COUNT)}",
         *(
             f"{name} {_cell(delta, metric)}"
             for name, delta, metric in (("cost", t.cost_usd, cost), ("latency", t.latency_ms, latency))
             if delta.before is not None or delta.after is not None
         ),
     ]
-    models = fmt.models_text(t.models_before, t.models_after)
+    models = diff_format.models_text(t.models_before, t.models_after)
     if models:
         figures.append(f"models {inline(models, 300)}")
-    if fmt.suite_change_text(diff):
-        figures.append(f"pass rate change {fmt.suite_change_text(diff)}")
-    if diff.uplift and fmt.scores_text(diff):
-        figures.append(fmt.scores_text(diff))
-    suite = [f"{m.label.lower()} {_cell(d, m)}" for m, d in fmt.rows(t.suite, fmt.SUITE_METRICS, changed_only=True)]
-    per_run = " _(figures are means per run, summed over the queries)_" if fmt.per_run(diff) else ""
+    if diff_format.suite_change_text(diff):
+        figures.append(f"pass rate change {diff_format.suite_change_text(diff)}")
+    if diff.uplift and diff_format.scores_text(diff):
+        figures.append(diff_format.scores_text(diff))
+    suite = [
+        f"{m.label.lower()} {_cell(d, m)}"
+        for m, d in diff_format.rows(t.suite, diff_format.SUITE_METRICS, changed_only=True)
+    ]
+    per_run = " _(figures are means per run, summed over the queries)_" if diff_format.per_run(diff) else ""
     return (
         f"### AgentCI diff: {inline(diff.before, 80)} → {inline(diff.after, 80)}\n\n"
         f"Agent **{inline(diff.agent, 100)}** · "
@@ -150,10 +157,12 @@ def table_row(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
     (the comment, which lists every reason above the diff, leaves it out).
     """
     cost = query.cost
-    cells = [_route_cell(query)] + [_cell(getattr(cost, m.field), m, query) for m in fmt.COST_METRICS]
-    reason = inline(fmt.verdict_text(query, diff), 300) if fmt.tested(query) else _why(query) if why else ""
+    cells = [_route_cell(query)] + [_cell(getattr(cost, m.field), m, query) for m in diff_format.COST_METRICS]
+    reason = (
+        inline(diff_format.verdict_text(query, diff), 300) if diff_format.tested(query) else _why(query) if why else ""
+    )
     return (
-        f"| {_icon(query)} | {inline(query.id, 120)} | {fmt.kinds_text(query)} | "
+        f"| {_icon(query)} | {inline(query.id, 120)} | {diff_format.kinds_text(query)} | "
         f"{_status(query)}{f': {reason}' if reason else ''} | " + " | ".join(cells) + " |\n"
     )
 
@@ -218,9 +227,9 @@ def details_block(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
     Its pass-rate verdict, its route and handoffs before → after (first difference marked, changed arguments listed),
     the figures that moved, the reasons (with `why`) and the answers.
     """
-    verdict = fmt.verdict_text(query, diff) if fmt.tested(query) else ""
+    verdict = diff_format.verdict_text(query, diff) if diff_format.tested(query) else ""
     lines = [
-        f"<details><summary>{_icon(query)} {html_text(query.id)} — {fmt.kinds_text(query)}</summary>\n\n",
+        f"<details><summary>{_icon(query)} {html_text(query.id)} — {diff_format.kinds_text(query)}</summary>\n\n",
         f"Query: {inline(query.query, 500)}"
         + (f" ({inline(f'{query.file}:{query.line}', 200)})" if query.file else "")
         + "\n\n",
@@ -238,23 +247,26 @@ def details_block(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
     lines.append(
         "| Tier | Metric | Before → after | Change |\n|---|---|---|---|\n"
         f"| Status | query | {_status(query)} | "
-        f"{', '.join(fmt.KIND_LABELS[k] for k in query.kinds if k in VERDICT_KINDS) or '—'} |\n"
+        f"{', '.join(diff_format.KIND_LABELS[k] for k in query.kinds if k in VERDICT_KINDS) or '—'} |\n"
     )
-    models = fmt.models_text(query.models_before, query.models_after)
+    models = diff_format.models_text(query.models_before, query.models_after)
     if models:
         lines.append(f"| Model | models | {inline(models, 300)} | model changed |\n")
     one_side = query.has(ChangeKind.NEW_QUERY) or query.has(ChangeKind.REMOVED_QUERY)  # its figures, not changes
-    for tier, source, metrics in (("Path", query.path, fmt.PATH_METRICS), ("Cost", query.cost, fmt.COST_METRICS)):
-        for metric, delta in fmt.rows(source, metrics, changed_only=not one_side):
-            change = fmt.change_with_interval(delta, metric.unit)
+    for tier, source, metrics in (
+        ("Path", query.path, diff_format.PATH_METRICS),
+        ("Cost", query.cost, diff_format.COST_METRICS),
+    ):
+        for metric, delta in diff_format.rows(source, metrics, changed_only=not one_side):
+            change = diff_format.change_with_interval(delta, metric.unit)
             lines.append(
-                f"| {tier} | {metric.label} | {fmt.figure(delta, metric.unit, query)} | "
-                f"{change or '—'}{MARKS[fmt.verdict(delta, metric.unit, metric.higher_is_better)]} |\n"
+                f"| {tier} | {metric.label} | {diff_format.figure(delta, metric.unit, query)} | "
+                f"{change or '—'}{MARKS[diff_format.verdict(delta, metric.unit, metric.higher_is_better)]} |\n"
             )
         if tier == "Path" and query.path.sequence_similarity is not None and query.has(ChangeKind.TOOLS_CHANGED):
             lines.append(f"| Path | Sequence similarity (LCS) | {query.path.sequence_similarity:.2f} | — |\n")
     notes = []
-    routes = fmt.route_changed(query)  # the routes above show what was added and removed
+    routes = diff_format.route_changed(query)  # the routes above show what was added and removed
     if query.path.tools_added and not routes:
         notes.append("Tools added: " + ", ".join(inline(t, 80) for t in query.path.tools_added))
     if query.path.tools_removed and not routes:
@@ -282,16 +294,16 @@ def _routes(query: QueryDiff) -> str:
     The code block makes them inert; then the arguments that changed. '' when neither route changed.
     """
     parts = []
-    for label, unit, before, after in fmt.changed_routes(query):
+    for label, unit, before, after in diff_format.changed_routes(query):
         label = "Tool calls" if label == "Tools" else label
-        old, new, at = fmt.route_texts(before, after)
-        where = fmt.first_difference(before, after)
+        old, new, at = diff_format.route_texts(before, after)
+        where = diff_format.first_difference(before, after)
         parts.append(
             f"**{label}** in order, first difference at {unit} {where}:\n\n"
             + code_block([f"before  {old}", f"after   {new}", " " * (8 + at) + "^"], "text")
             + "\n"
         )
-    arguments = fmt.argument_lines(query)
+    arguments = diff_format.argument_lines(query)
     if arguments:
         parts.append("**Arguments changed:**\n\n" + "".join(f"- {inline(line, 400)}\n" for line in arguments) + "\n")
     return "".join(parts)
@@ -321,9 +333,11 @@ def turn_block(query: QueryDiff) -> str:
     lines = [
         f"{sign} {line}"
         for sign, text, _ in sides
-        for line in fmt.trimmed(text or "", ANSWER_LIMIT).splitlines() or [""]
+        for line in diff_format.trimmed(text or "", ANSWER_LIMIT).splitlines() or [""]
     ]
-    statuses = fmt.one_sided_turn(turn) or f"{_icon_status(turn.status.before)} → {_icon_status(turn.status.after)}"
+    statuses = (
+        diff_format.one_sided_turn(turn) or f"{_icon_status(turn.status.before)} → {_icon_status(turn.status.after)}"
+    )
     return (
         f"**First diverged at turn {turn.turn}**{where}: {inline(turn.user, 300)} — {statuses}\n\n"
         + code_block(lines + [routes for _, _, routes in sides], "diff")
@@ -336,26 +350,28 @@ def answer_block(query: QueryDiff) -> str:
 
     The word diff as [-removed-] {+added+}; both inert in fenced code blocks. '' when the answers are not worth showing.
     """
-    if not fmt.shows_answer(query):
+    if not diff_format.shows_answer(query):
         return ""
     before, after = query.answer.before, query.answer.after
     if before == after and before is not None:
-        return f"\n**Answer** ({fmt.same_answer_note(query)}):\n\n" + code_block(
-            fmt.trimmed(before, ANSWER_LIMIT).splitlines() or [""], "text"
+        return f"\n**Answer** ({diff_format.same_answer_note(query)}):\n\n" + code_block(
+            diff_format.trimmed(before, ANSWER_LIMIT).splitlines() or [""], "text"
         )
     lines = [
         f"{sign} {line}"
         for sign, text in (("-", before), ("+", after))
         if text is not None
-        for line in fmt.trimmed(text, ANSWER_LIMIT).splitlines() or [""]
+        for line in diff_format.trimmed(text, ANSWER_LIMIT).splitlines() or [""]
     ]
     if after is None and query.status.after is not None:  # the query ran, but gave no trace
         lines.append("+ (no answer: the run gave no trace)")
     block = "\n**Answer** (`-` baseline, `+` now; the JSON has both in full):\n\n" + code_block(lines, "diff")
-    changes = fmt.word_diff(before, after) if before is not None and after is not None and before != after else None
+    changes = (
+        diff_format.word_diff(before, after) if before is not None and after is not None and before != after else None
+    )
     if changes is not None:
         block += "\nWord diff (`[-removed-]` `{+added+}`):\n\n" + code_block(
-            fmt.trimmed(changes, 2 * ANSWER_LIMIT).splitlines(), "text"
+            diff_format.trimmed(changes, 2 * ANSWER_LIMIT).splitlines(), "text"
         )
     return block
 
@@ -382,7 +398,8 @@ def render_markdown(
     head = headline(diff) + "\n"
     rows = [table_row(q, diff, why) for q in shown]
     warnings = [f"> ⚠️ {inline(w, 500)}\n>\n" for w in diff.warnings[:20]] + [
-        f"> {ICONS[Status.SKIP]} not verified · {inline(note, 1500)}\n>\n" for note in fmt.unverified_notes(diff)
+        f"> {ICONS[Status.SKIP]} not verified · {inline(note, 1500)}\n>\n"
+        for note in diff_format.unverified_notes(diff)
     ]
     unchanged = [q.id for q in diff.queries if not q.changed]
     names = ", ".join(inline(name, 80) for name in unchanged[:50]) + (

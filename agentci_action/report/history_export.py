@@ -19,7 +19,7 @@ import json
 
 from agentci_action._util.text import one_line, usd
 from agentci_action.compare.history import HistoryEntry, HistoryFigures
-from agentci_action.report.trend import stability
+from agentci_action.report.trend_report import stability
 
 REPORT_SCHEMA_VERSION = "agentci.history-report/v1"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

@@ -16,13 +16,11 @@ import html
 from itertools import groupby
 
 from agentci_action._util.text import no_baseline_note, plural, unverified_note
-from agentci_action.compare.diff import ChangeKind, QueryDiff, RunDiff
+from agentci_action.compare.diff_schema import ChangeKind, QueryDiff, RunDiff
 from agentci_action.compare.history import Trend
 from agentci_action.engine.conversation import failing_first, whole_layer
 from agentci_action.engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
-from agentci_action.report import console, suite_phrases, token_phrases
-from agentci_action.report import diff_format as fmt
-from agentci_action.report import trend as trend_report
+from agentci_action.report import console, diff_format, suite_phrases, token_phrases, trend_report
 from agentci_action.report.diff_markdown import charted
 
 ANSWER_LIMIT = 20_000  # characters of an answer shown; the results JSON has it in full
@@ -96,15 +94,15 @@ def _summary(run: RunResult) -> str:
 
 
 def _delta_rows(
-    source: object, metrics: tuple[fmt.Metric, ...], query: QueryDiff | None = None, changed_only: bool = False
+    source: object, metrics: tuple[diff_format.Metric, ...], query: QueryDiff | None = None, changed_only: bool = False
 ) -> str:
     rows = []
-    for metric, delta in fmt.rows(source, metrics, changed_only):
-        change = fmt.change_with_interval(delta, metric.unit)
-        verdict = fmt.verdict(delta, metric.unit, metric.higher_is_better)
+    for metric, delta in diff_format.rows(source, metrics, changed_only):
+        change = diff_format.change_with_interval(delta, metric.unit)
+        verdict = diff_format.verdict(delta, metric.unit, metric.higher_is_better)
         css = {"better": "pass", "worse": "warn"}.get(verdict, "")
         rows.append(
-            f"<tr><td>{esc(metric.label)}</td><td>{esc(fmt.figure(delta, metric.unit, query))}</td>"
+            f"<tr><td>{esc(metric.label)}</td><td>{esc(diff_format.figure(delta, metric.unit, query))}</td>"
             f'<td class="{css}">{esc(change or "—")}</td></tr>'
         )
     return "".join(rows)
@@ -112,40 +110,42 @@ def _delta_rows(
 
 def _reason(query: QueryDiff, diff: RunDiff) -> str:
     """A changed query's one line: its verdict with repeated runs, else the first reason it fails (or failed)."""
-    if fmt.tested(query):
-        return fmt.verdict_text(query, diff)
+    if diff_format.tested(query):
+        return diff_format.verdict_text(query, diff)
     return query.why[0] if query.why else ""
 
 
 def _diff(diff: RunDiff, anchors: dict[str, str]) -> str:
     t = diff.total
-    kinds = [fmt.kind_count(k, t.counts[k.value]) for k in ChangeKind if t.counts.get(k.value)]
-    figures = [f"passed {fmt.before_after(t.passed, fmt.Unit.COUNT)} of {fmt.before_after(t.queries, fmt.Unit.COUNT)}"]
-    if fmt.suite_change_text(diff):
-        figures.append(f"pass rate change {fmt.suite_change_text(diff)}")
-    if fmt.scores_text(diff):
-        figures.append(fmt.scores_text(diff))
-    models = fmt.models_text(t.models_before, t.models_after)
+    kinds = [diff_format.kind_count(k, t.counts[k.value]) for k in ChangeKind if t.counts.get(k.value)]
+    figures = [
+        f"passed {diff_format.before_after(t.passed, diff_format.Unit.COUNT)} of {diff_format.before_after(t.queries, diff_format.Unit.COUNT)}"
+    ]
+    if diff_format.suite_change_text(diff):
+        figures.append(f"pass rate change {diff_format.suite_change_text(diff)}")
+    if diff_format.scores_text(diff):
+        figures.append(diff_format.scores_text(diff))
+    models = diff_format.models_text(t.models_before, t.models_after)
     if models:
         figures.append(f"models {models}")
-    notes = [*diff.warnings, *fmt.unverified_notes(diff)]
+    notes = [*diff.warnings, *diff_format.unverified_notes(diff)]
     unchanged = [q.id for q in diff.queries if not q.changed]
     changed = [q for q in diff.queries if q.changed]
     table = "".join(
         f"<tr><td>{_status(q.status.after if q.status.after is not None else q.status.before)}</td>"
-        f"<td>{_link(q.id, anchors)}</td><td>{esc(fmt.kinds_text(q))}</td>"
+        f"<td>{_link(q.id, anchors)}</td><td>{esc(diff_format.kinds_text(q))}</td>"
         f"<td>{esc(_reason(q, diff))}</td></tr>"
         for q in changed
     )
-    per_run = " (figures are means per run, summed over the queries)" if fmt.per_run(diff) else ""
+    per_run = " (figures are means per run, summed over the queries)" if diff_format.per_run(diff) else ""
     return (
         f"<h2>Against the baseline: {esc(diff.before)} → {esc(diff.after)}</h2>"
-        f"<p>{esc(' · '.join([fmt.queries_text(diff), *kinds, str(t.counts.get('unchanged', 0)) + ' unchanged']))}</p>"
+        f"<p>{esc(' · '.join([diff_format.queries_text(diff), *kinds, str(t.counts.get('unchanged', 0)) + ' unchanged']))}</p>"
         f"<p>{esc(' · '.join(figures) + per_run)}</p>"
         + "".join(f'<p class="note">{esc(note)}</p>' for note in notes)
         + "<table><tr><th>Total</th><th>Before → after</th><th>Change</th></tr>"
-        + _delta_rows(t, fmt.PATH_METRICS + fmt.COST_METRICS)
-        + _delta_rows(t.suite, fmt.SUITE_METRICS)
+        + _delta_rows(t, diff_format.PATH_METRICS + diff_format.COST_METRICS)
+        + _delta_rows(t.suite, diff_format.SUITE_METRICS)
         + "</table>"
         + (
             "<table><tr><th>Status</th><th>Changed query</th><th>Changes</th><th>Why</th></tr>" + table + "</table>"
@@ -157,7 +157,7 @@ def _diff(diff: RunDiff, anchors: dict[str, str]) -> str:
     )
 
 
-def _chart(diff: RunDiff, queries: list[QueryDiff], field: str, title: str, unit: fmt.Unit) -> str:
+def _chart(diff: RunDiff, queries: list[QueryDiff], field: str, title: str, unit: diff_format.Unit) -> str:
     """Inline SVG: per query a bar for the baseline (grey) and one for the current run (blue), with their values."""
     picked = [(q, getattr(q.cost, field)) for q in queries if getattr(q.cost, field).change is not None]
     if not any(delta.change for _, delta in picked):
@@ -172,7 +172,7 @@ def _chart(diff: RunDiff, queries: list[QueryDiff], field: str, title: str, unit
             length = 0 if amount is None else max(1, round(width * amount / top))
             bars.append(
                 f'<rect x="{label}" y="{y + j * 13}" width="{length}" height="11" fill="{colour}"/>'
-                f'<text x="{label + length + 4}" y="{y + j * 13 + 10}">{esc(fmt.value(amount, unit))}</text>'
+                f'<text x="{label + length + 4}" y="{y + j * 13 + 10}">{esc(diff_format.value(amount, unit))}</text>'
             )
     height = 24 + len(picked) * row
     return (
@@ -189,8 +189,8 @@ def _charts(diff: RunDiff) -> str:
     return "".join(
         _chart(diff, queries, field, title, unit)
         for field, title, unit in (
-            ("cost_usd", "Cost per query", fmt.Unit.USD),
-            ("latency_ms", "Latency per query", fmt.Unit.MS),
+            ("cost_usd", "Cost per query", diff_format.Unit.USD),
+            ("latency_ms", "Latency per query", diff_format.Unit.MS),
         )
     )
 
@@ -198,14 +198,16 @@ def _charts(diff: RunDiff) -> str:
 def _answer(title: str, text: str | None) -> str:
     if text is None:
         return ""
-    return f"<div><h4>{esc(title)}</h4><pre>{esc(fmt.trimmed(text, ANSWER_LIMIT))}</pre></div>"
+    return f"<div><h4>{esc(title)}</h4><pre>{esc(diff_format.trimmed(text, ANSWER_LIMIT))}</pre></div>"
 
 
 def _word_diff(before: str, after: str) -> str:
-    chunks = fmt.word_chunks(before[:ANSWER_LIMIT], after[:ANSWER_LIMIT])
+    chunks = diff_format.word_chunks(before[:ANSWER_LIMIT], after[:ANSWER_LIMIT])
     if not chunks:
         return ""
-    body = fmt.marked(chunks, esc, lambda text: f"<del>{esc(text)}</del>", lambda text: f"<ins>{esc(text)}</ins>")
+    body = diff_format.marked(
+        chunks, esc, lambda text: f"<del>{esc(text)}</del>", lambda text: f"<ins>{esc(text)}</ins>"
+    )
     return f"<div><h4>Word diff (<del>removed</del> <ins>added</ins>)</h4><pre>{body}</pre></div>"
 
 
@@ -253,7 +255,7 @@ def _turns(result: QueryResult, change: QueryDiff | None) -> str:
         parts.append(
             f"<h4>First diverged at turn {diverged.turn} · {esc(result.file)}:{diverged.line}</h4>"
             f"<p>{esc(diverged.user)}</p>"
-            + (f"<p>{esc(fmt.one_sided_turn(diverged))}</p>" if fmt.one_sided_turn(diverged) else "")
+            + (f"<p>{esc(diff_format.one_sided_turn(diverged))}</p>" if diff_format.one_sided_turn(diverged) else "")
             + _answer(f"Turn {diverged.turn} before", diverged.answer.before)
             + _answer(f"Turn {diverged.turn} after", diverged.answer.after)
         )
@@ -281,19 +283,19 @@ def _query(result: QueryResult, change: QueryDiff | None, diff: RunDiff | None, 
         per_run = " per run" if result.runs > 1 else ""
         parts.append(f'<p class="figures">{esc(token_phrases.summary_line(result.tokens, per_run))}</p>')
     if change is not None and diff is not None:
-        parts.append(f"<p>Against {esc(diff.before)}: {esc(fmt.kinds_text(change))}</p>")
-        verdict = fmt.verdict_text(change, diff) if fmt.tested(change) else ""
+        parts.append(f"<p>Against {esc(diff.before)}: {esc(diff_format.kinds_text(change))}</p>")
+        verdict = diff_format.verdict_text(change, diff) if diff_format.tested(change) else ""
         if verdict:
             parts.append(f"<p>Pass rate: {esc(verdict)}</p>")
         if change.why:
             head = "Why it failed before" if change.has(ChangeKind.FIXED) else "Why it fails now"
             parts.append(f"<p>{head}:</p><ul>" + "".join(f"<li>{esc(m)}</li>" for m in change.why) + "</ul>")
-        models = fmt.models_text(change.models_before, change.models_after)
+        models = diff_format.models_text(change.models_before, change.models_after)
         if models:
             parts.append(f"<p>Models: {esc(models)}</p>")
         moved = not (change.has(ChangeKind.NEW_QUERY) or change.has(ChangeKind.REMOVED_QUERY))  # else its figures
-        rows = _delta_rows(change.path, fmt.PATH_METRICS, change, moved) + _delta_rows(
-            change.cost, fmt.COST_METRICS, change, moved
+        rows = _delta_rows(change.path, diff_format.PATH_METRICS, change, moved) + _delta_rows(
+            change.cost, diff_format.COST_METRICS, change, moved
         )
         if rows and change.changed:
             parts.append(f"<table><tr><th>Figure</th><th>Before → after</th><th>Change</th></tr>{rows}</table>")
@@ -310,7 +312,7 @@ def _query(result: QueryResult, change: QueryDiff | None, diff: RunDiff | None, 
     if change is not None and change.path.argument_changes:
         parts.append(
             "<p>Arguments changed:</p><ul>"
-            + "".join(f"<li>{esc(line)}</li>" for line in fmt.argument_lines(change))
+            + "".join(f"<li>{esc(line)}</li>" for line in diff_format.argument_lines(change))
             + "</ul>"
         )
     parts.append(

@@ -20,10 +20,9 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from agentci_action.compare.diff import RunDiff
+from agentci_action.compare.diff_schema import RunDiff
 from agentci_action.engine.results import LAYERS, GateResult, QueryResult, RunResult, Status
-from agentci_action.report import diff_format as fmt
-from agentci_action.report import finding_phrases
+from agentci_action.report import diff_format, finding_phrases
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -110,7 +109,7 @@ def gate_case(gate: GateResult, agent: str) -> ET.Element:
 
 def render(run: RunResult, diff: RunDiff | None = None) -> str:
     s = run.summary
-    verdicts = {q.id: fmt.verdict_text(q, diff) for q in diff.queries} if diff else {}
+    verdicts = {q.id: diff_format.verdict_text(q, diff) for q in diff.queries} if diff else {}
     cases = [
         testcase(
             r, run.agent, f"verdict against {diff.before}: {verdicts[r.id]}" if diff and verdicts.get(r.id) else ""
@@ -137,7 +136,11 @@ def render(run: RunResult, diff: RunDiff | None = None) -> str:
         ("grade", s.grade),
         ("runs", str(s.runs)),
         *([("max_runs", str(s.max_runs))] if s.max_runs is not None else []),
-        *([("pass_rate_change", fmt.suite_change_text(diff))] if diff and fmt.suite_change_text(diff) else []),
+        *(
+            [("pass_rate_change", diff_format.suite_change_text(diff))]
+            if diff and diff_format.suite_change_text(diff)
+            else []
+        ),
     ):
         ET.SubElement(properties, "property", name=f"agentci.{name}", value=xml_text(value))
     suite.extend(cases)

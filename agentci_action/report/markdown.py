@@ -25,7 +25,7 @@ from agentci_action._util.text import (
     usd,
     utf8_size,
 )
-from agentci_action.compare.diff import RunDiff
+from agentci_action.compare.diff_schema import RunDiff
 from agentci_action.compare.history import Trend
 from agentci_action.engine.conversation import failing_first
 from agentci_action.engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
@@ -35,11 +35,10 @@ from agentci_action.report import (
     replay_phrases,
     suite_phrases,
     token_phrases,
+    trend_report,
     user_phrases,
 )
-from agentci_action.report import trend as trend_report
-from agentci_action.report.diff_markdown import LEFT_OUT
-from agentci_action.report.diff_markdown import render_markdown as render_diff
+from agentci_action.report.diff_markdown import LEFT_OUT, render_markdown
 from agentci_action.report.icons import ICONS
 
 SUMMARY_BUDGET = 1_000_000  # GitHub's limit is 1 MiB per step
@@ -341,8 +340,8 @@ def render_body(
     floor = utf8_size(LEFT_OUT) + 1 if diff is not None else 0  # the diff gets at least room to say it did not fit
     kept_findings, used = fit(findings, used + floor, budget)
     changes = ""
-    if diff is not None:  # within what is left: cut by render_diff, and never beyond it
-        changes = "\n" + render_diff(diff, budget=budget - (used - floor) - 1, why=False, queries_shown=DIFF_ROWS)
+    if diff is not None:  # within what is left: cut by render_markdown, and never beyond it
+        changes = "\n" + render_markdown(diff, budget=budget - (used - floor) - 1, why=False, queries_shown=DIFF_ROWS)
         used += utf8_size(changes) - floor
     unlisted = len(ordered) - len(rows)  # beyond rows_shown: said inside the fold
     more = (

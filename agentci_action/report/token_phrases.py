@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from agentci_action._util.text import usd
-from agentci_action.compare.diff import ComponentChange, ItemChange, TokensDiff
+from agentci_action.compare.diff_schema import ComponentChange, ItemChange, TokensDiff
 from agentci_action.engine.arguments import inert_name
 from agentci_action.engine.results import TokenAttribution
 from agentci_action.engine.token_attribution import FRAMING

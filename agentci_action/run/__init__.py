@@ -15,7 +15,7 @@ conversation) · user_simulator (the LLM playing that user, through model_access
 from __future__ import annotations
 
 from agentci_action.run.capture import Capture, OutputCapture
-from agentci_action.run.execute import AgentRun, RunOptions, run_agent
+from agentci_action.run.execute import AgentRun, RunOptions, RunSetup, run_agent
 from agentci_action.run.jobs import Finished, InfraFailure, Job, RunFailure
 
 __all__ = [
@@ -27,5 +27,6 @@ __all__ = [
     "OutputCapture",
     "RunFailure",
     "RunOptions",
+    "RunSetup",
     "run_agent",
 ]

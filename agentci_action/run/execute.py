@@ -41,6 +41,7 @@ from agentci_action.run.secrets import Masker
 from agentci_action.run.simulated_conversation import converse
 from agentci_action.run.trace_store import TraceStore
 from agentci_action.spec.models import AgentCISpec, QuerySpec
+from agentci_action.spec.replay_modes import REPLAY_OFF, ReplayMode, ReplayOverride
 from agentci_action.spec.runner_config import ReplaySpec, RunnerSpec
 from agentci_action.trace.canonical import Trace
 from agentci_action.trace.simulated_user import NextUser
@@ -64,7 +65,7 @@ class RunOptions:
     timeout_s: float | None = None
     resume: bool = False  # keep the runs already in `output` that produced a trace, run the rest
     capture: str | None = None  # "output" or "otel", instead of runner.capture
-    replay: str | None = None  # a replay mode, or "off", instead of runner.replay's (runner.replay need not be set)
+    replay: ReplayOverride = None  # a mode, or REPLAY_OFF, instead of runner.replay's (runner.replay need not be set)
 
 
 # What a GitHub Actions job gives its steps that the agent, the pull request's code, never needs (least privilege, as
@@ -123,28 +124,36 @@ class AgentRun:
         )
 
 
-def run_agent(
-    spec: AgentCISpec,
-    options: RunOptions,
-    *,
-    queries: list[QuerySpec] | None = None,
-    agent: Callable[..., Any] | None = None,
-    capture: Capture | None = None,
-    environ: Mapping[str, str] | None = None,
-    progress: Progress | None = None,
-    stop_after: StopAfter | None = None,
-    simulated_user: NextUser | None = None,
-) -> AgentRun:
-    """Run the agent on `queries` (default: the spec's) and write their traces into `options.output`.
+@dataclass(frozen=True)
+class RunSetup:
+    """What the caller composed for a run, beyond the spec and its options.
 
-    The agent: the spec's `runner:`, or `agent`, a callable used as `python:` would be. A conversation is driven turn by
-    turn (drive), ended early where `stop_after` says so; a simulated user's is played by its recording and
-    `simulated_user` (the simulator the caller composed; run/replay/user_recordings.py). SpecError for a runner that
-    cannot start at all (no runner, a program not found, a module that does not import).
+    The `queries` (default: the spec's); `agent`, a callable used as `python:` would be, instead of the spec's
+    `runner:`; the `capture` (default: the runner's), the `environ` (default: os.environ) and the `progress` (default: a
+    line on stderr); `stop_after`, where a conversation ends early; `simulated_user`, the simulator playing simulated
+    users beyond their recordings (run/replay/user_recordings.py).
     """
-    environ = os.environ if environ is None else environ
+
+    queries: list[QuerySpec] | None = None
+    agent: Callable[..., Any] | None = None
+    capture: Capture | None = None
+    environ: Mapping[str, str] | None = None
+    progress: Progress | None = None
+    stop_after: StopAfter | None = None
+    simulated_user: NextUser | None = None
+
+
+def run_agent(spec: AgentCISpec, options: RunOptions, setup: RunSetup = RunSetup()) -> AgentRun:
+    """Run the agent on the queries `setup` names and write their traces into `options.output`.
+
+    A conversation is driven turn by turn (drive), ended early where `setup.stop_after` says so; a simulated user's is
+    played by its recording and `setup.simulated_user`. SpecError for a runner that cannot start at all (no runner, a
+    program not found, a module that does not import).
+    """
+    agent = setup.agent
+    environ = os.environ if setup.environ is None else setup.environ
     runner = _runner_of(spec, agent)
-    selected = spec.queries if queries is None else queries
+    selected = spec.queries if setup.queries is None else setup.queries
     cwd = (Path(spec.path).resolve().parent / (runner.cwd or ".")).resolve()
     masker = Masker.for_environment(runner.env, environ)  # the whole environment's secrets, inherited or not
     environ, withheld = inherited(runner, environ)
@@ -159,8 +168,10 @@ def run_agent(
         users.check(jobs)
         # a caller's callable runs in this process, whose one environment names one route: one run at a time
         workers = 1 if replay and callable(start) else options.workers or runner.workers
-        progress = progress or Progress("agentci run", len(jobs), "run", counters=("failed", "infra"), mask=masker)
-        capture = capture or capture_for(runner, options.capture, {**environ, **runner.env})
+        progress = setup.progress or Progress(
+            "agentci run", len(jobs), "run", counters=("failed", "infra"), mask=masker
+        )
+        capture = setup.capture or capture_for(runner, options.capture, {**environ, **runner.env})
         result = AgentRun(traces=[], files=[store.file(q.key) for q in selected], resumed=len(kept), withheld=withheld)
         traces: dict[tuple[str, int], Trace] = dict(kept)
         began = time.monotonic()
@@ -171,19 +182,18 @@ def run_agent(
         ):
             timeout_s = options.timeout_s or runner.timeout_s
             routed = replay.environment if replay else (lambda job: {})
-            attempt = _attempt(start, runner, spec, capture, Path(scratch), timeout_s, live, cwd, environ, routed)
+            launch = _Launch(start, runner, spec, capture, Path(scratch), timeout_s, live, cwd, environ, routed)
+            attempt = _attempt(launch)
             if replay:
                 attempt = replay.attempts(attempt, in_process[0] if in_process else None)
             capture.start()
             progress.start(f"agentci run: {plural(len(jobs), 'run')} of {spec.agent} on {plural(workers, 'worker')}")
             pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentci-run")
             try:
+                player = partial(users.player, live=setup.simulated_user)
                 stamp = replay.stamp if replay else None
-                player = partial(users.player, live=simulated_user)
-                futures = {
-                    pool.submit(_run_one, job, attempt, runner, store, masker, live, stamp, stop_after, player): job
-                    for job in jobs
-                }
+                one = _RunOne(attempt, runner, store, masker, live, stamp, setup.stop_after, player)
+                futures = {pool.submit(_run_one, job, one): job for job in jobs}
                 for future in as_completed(futures):
                     trace, infra = future.result()
                     job = futures[future]
@@ -231,17 +241,22 @@ def inherited(runner: RunnerSpec, environ: Mapping[str, str]) -> tuple[Mapping[s
     return kept, withheld
 
 
-def user_recordings(spec: AgentCISpec, runner: RunnerSpec, override: str | None) -> UserRecordings:
+def user_recordings(spec: AgentCISpec, runner: RunnerSpec, override: ReplayOverride) -> UserRecordings:
     """Where the simulated users are recorded, and how.
 
     Where: runner.replay.recordings, default `recordings/`, beside the spec. How: `--replay`'s mode, else
     runner.replay's, else record-missing; `--replay off` records afresh (record).
     """
     replay = runner.replay
-    mode = override or (replay.mode if replay else DEFAULT_MODE)
     patterns = tuple(re.compile(pattern) for pattern in (replay.volatile_patterns if replay else []))
     directory = Path(spec.path).resolve().parent / (replay.recordings if replay else ReplaySpec().recordings)
-    return UserRecordings(directory, "record" if mode == "off" else mode, patterns)
+    if override == REPLAY_OFF:
+        mode = ReplayMode.RECORD
+    elif override is not None:
+        mode = ReplayMode(override)
+    else:
+        mode = replay.mode if replay else DEFAULT_MODE
+    return UserRecordings(directory, mode, patterns)
 
 
 @contextmanager
@@ -349,31 +364,51 @@ def _jobs(
     return jobs, kept
 
 
-def _attempt(
-    start: Agent,
-    runner: RunnerSpec,
-    spec: AgentCISpec,
-    capture: Capture,
-    scratch: Path,
-    timeout_s: float,
-    live: LiveProcesses,
-    cwd: Path,
-    environ: Mapping[str, str],
-    routed: Callable[[Job], Mapping[str, str]] = lambda job: {},
-) -> Callable[[Job], Trace]:
-    """One attempt of one job → its trace; raises RunFailure / InfraFailure.
+@dataclass(frozen=True)
+class _Launch:
+    """How an attempt starts the agent.
 
-    `routed(job)`: variables a command gets on top (the replay route of the job's attempt).
+    What runs it (`start`), in `cwd` with `environ` (and `routed(job)`, the variables a command gets on top: the replay
+    route of the job's attempt), its trace file in `scratch`, read through `capture`; killed after `timeout_s` (its
+    process kept in `live`).
     """
+
+    start: Agent
+    runner: RunnerSpec
+    spec: AgentCISpec
+    capture: Capture
+    scratch: Path
+    timeout_s: float
+    live: LiveProcesses
+    cwd: Path
+    environ: Mapping[str, str]
+    routed: Callable[[Job], Mapping[str, str]]
+
+
+def _attempt(launch: _Launch) -> Callable[[Job], Trace]:
+    """One attempt of one job → its trace; raises RunFailure / InfraFailure."""
     counter = itertools.count()
+    start, runner, capture, scratch, live = launch.start, launch.runner, launch.capture, launch.scratch, launch.live
 
     def attempt(job: Job) -> Trace:
         trace_file = scratch / f"{next(counter)}.json"
         if isinstance(start, list):
-            env = {**environ, **runner.env, **job.environment(), **capture.environment(job, trace_file), **routed(job)}
+            env = {
+                **launch.environ,
+                **runner.env,
+                **job.environment(),
+                **capture.environment(job, trace_file),
+                **launch.routed(job),
+            }
             try:
                 finished = run_program(
-                    start, job, cwd=cwd, environ=env, trace_file=trace_file, timeout_s=timeout_s, live=live
+                    start,
+                    job,
+                    cwd=launch.cwd,
+                    environ=env,
+                    trace_file=trace_file,
+                    timeout_s=launch.timeout_s,
+                    live=live,
                 )
             except RunFailure as failure:  # the program failed: its spans may show the model's service did
                 outage = None if failure.infra else capture.outage(job)
@@ -383,32 +418,41 @@ def _attempt(
                     f"{failure.message.partition('; stderr:')[0]} after a model outage: {outage}"
                 ) from None
         elif isinstance(start, PythonWorkers):
-            finished = start.call(job, timeout_s, trace_file)
+            finished = start.call(job, launch.timeout_s, trace_file)
         else:
-            finished = call_in_process(start, job, timeout_s, trace_file)
+            finished = call_in_process(start, job, launch.timeout_s, trace_file)
         records = capture.records(job, finished)
-        return trace_of_run(records, job, f"{job.label}", runner.trace_format, spec.pricing)
+        return trace_of_run(records, job, f"{job.label}", runner.trace_format, launch.spec.pricing)
 
     return attempt
 
 
-def _run_one(
-    job: Job,
-    attempt: Callable[[Job], Trace],
-    runner: RunnerSpec,
-    store: TraceStore,
-    masker: Masker,
-    live: LiveProcesses,
-    stamp: Callable[[Trace, Job], Trace] | None = None,
-    stop_after: StopAfter | None = None,
-    users: Callable[[Job], UserPlayer] | None = None,
-) -> tuple[Trace, bool]:
+@dataclass(frozen=True)
+class _RunOne:
+    """What every job of a run goes through.
+
+    Its `attempt`s (retried on infrastructure failures as `runner` says), messages masked by `masker`, the trace kept in
+    `store` unless the run was interrupted (`live` closed); `stamp` adds what the run's model calls were to its trace
+    (runner.replay), `stop_after` ends a conversation early, `users` gives a simulated user's conversation its player.
+    """
+
+    attempt: Callable[[Job], Trace]
+    runner: RunnerSpec
+    store: TraceStore
+    masker: Masker
+    live: LiveProcesses
+    stamp: Callable[[Trace, Job], Trace] | None
+    stop_after: StopAfter | None
+    users: Callable[[Job], UserPlayer] | None
+
+
+def _run_one(job: Job, how: _RunOne) -> tuple[Trace, bool]:
     """The job's trace (or error record, masked), written to the store before returning.
 
     And whether it failed for infrastructure reasons. A run cut short by an interruption is not recorded: --resume runs
-    it again. `stamp` adds what the run's model calls were to its trace (runner.replay); `users` gives a simulated
-    user's conversation its player.
+    it again.
     """
+    attempt, runner, masker, users = how.attempt, how.runner, how.masker, how.users
     retrying = Retrying(
         stop=stop_after_attempt(runner.retries + 1),
         wait=wait_exponential(multiplier=runner.backoff_s, max=MAX_BACKOFF_S),
@@ -418,7 +462,7 @@ def _run_one(
     infra = False
     try:
         player = users(job) if users is not None and job.query.simulated_user is not None else None
-        trace = drive(job, lambda one: retrying(attempt, one), stop_after, player)
+        trace = drive(job, lambda one: retrying(attempt, one), how.stop_after, player)
     except InfraFailure as failure:
         tries = runner.retries + 1
         trace, infra = (
@@ -427,10 +471,10 @@ def _run_one(
         )
     except RunFailure as failure:
         trace = error_trace(job, masker(f"{job.label}: {failure.message}"))
-    if stamp is not None:
-        trace = stamp(trace, job)
-    if not live.closed:
-        store.add(trace)
+    if how.stamp is not None:
+        trace = how.stamp(trace, job)
+    if not how.live.closed:
+        how.store.add(trace)
     return trace, infra
 
 

@@ -10,7 +10,7 @@ from agentci_action._util.text import one_line
 from agentci_action.run.jobs import InfraFailure, Job, RunFailure
 from agentci_action.spec.models import ModelPrice
 from agentci_action.trace.adapters import convert
-from agentci_action.trace.adapters.canonical_json import FIELDS as CANONICAL_FIELDS
+from agentci_action.trace.adapters.canonical_json import CANONICAL_FIELDS
 from agentci_action.trace.canonical import RUN_ERROR_KEY, Trace
 from agentci_action.trace.json_records import Record
 from agentci_action.trace.pricing import price_trace

@@ -47,16 +47,16 @@ def private_attributes(model: BaseModel) -> dict[str, Any]:
     return private
 
 
-class _Strict(BaseModel):
+class _StrictSpecModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class _Part(_Strict):
+class _Part(_StrictSpecModel):
     """A block validated as part of the one model that holds it, its own validator built only when needed.
 
     A block: a rubric, an expected call, the judge's configuration... The holder's validator carries its schema, so its
     own validator is built only if it is ever validated alone (defer_build), not on every start. A model two others hold
-    stays a _Strict: deferred, its schema would be generated for each holder.
+    stays a _StrictSpecModel: deferred, its schema would be generated for each holder.
     """
 
     model_config = ConfigDict(defer_build=True)
@@ -305,7 +305,7 @@ class JudgeRubric(_Part):
         return data
 
 
-class CorrectnessSpec(_Strict):
+class CorrectnessSpec(_StrictSpecModel):
     """Layer 1, hard fail. Deterministic checks run in this order, then the judge checks."""
 
     expected_in_answer: list[str] | None = Field(None, description="Every term must appear (case-insensitive).")
@@ -381,7 +381,7 @@ def _severity_map(layer: str) -> Any:
     )
 
 
-class RuleBlock(_Strict):
+class RuleBlock(_StrictSpecModel):
     """A block of path, process or cost rules with a `severity` map (each block declares it with its own rules)."""
 
     severity: dict[Any, Severity]
@@ -459,7 +459,7 @@ class CostSpec(RuleBlock):
     )
 
 
-class ScoreWeights(_Strict):
+class ScoreWeights(_StrictSpecModel):
     """Weights of the score's dimensions (EvalView's defaults); only their ratios matter."""
 
     tool_accuracy: float = Field(0.3, ge=0, description="Tool recall against expected_tools.")
@@ -477,7 +477,7 @@ class ScoreWeights(_Strict):
         return self
 
 
-class CompositeWeights(_Strict):
+class CompositeWeights(_StrictSpecModel):
     """composite = (pass_rate·pass_weight + impl_rate·impl_weight) / (pass_weight + impl_weight), impl_rate = score / 100."""
 
     pass_weight: float = Field(0.5, ge=0)
@@ -537,7 +537,7 @@ class RunRange(_Part):
         return (*range(self.min, self.max, self.batch or self.min), self.max)
 
 
-class QueryDefaults(_Strict):
+class QueryDefaults(_StrictSpecModel):
     """Applied to every query; the query's own values win (deep merge, lists replaced)."""
 
     correctness: CorrectnessSpec | None = None
@@ -1051,7 +1051,7 @@ class SignificanceSpec(_Part):
     )
 
 
-class AgentCISpec(_Strict):
+class AgentCISpec(_StrictSpecModel):
     """Root of agentci_spec.yaml."""
 
     version: Literal[1] = Field(SPEC_VERSION, description="Spec format version.")

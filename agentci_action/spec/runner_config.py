@@ -5,20 +5,20 @@
 
 import re
 import shlex
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, WithJsonSchema, field_validator, model_validator
 
-from agentci_action.spec.trace_formats import FORMATS
+from agentci_action.spec.replay_modes import ReplayMode
+from agentci_action.spec.trace_formats import TRACE_FORMATS
 
 OTEL_NEEDS_COMMAND = (
     "capture: otel needs `command:`: each run's spans are told apart by the OTEL_RESOURCE_ATTRIBUTES of its own "
     "process, which a `python:` function (its worker serves run after run) cannot have (run it as `command: python -m ...`)"
 )
 PYTHON_TARGET = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
-REPLAY_MODES = ("replay", "record", "record-missing")
-ReplayMode = Literal["replay", "record", "record-missing"]
+
 PROVIDERS = ("openai", "anthropic")
 
 
@@ -45,8 +45,8 @@ class ReplaySpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
-    mode: ReplayMode = Field(
-        "replay",
+    mode: Annotated[ReplayMode, WithJsonSchema({"enum": list(ReplayMode), "title": "Mode", "type": "string"})] = Field(
+        ReplayMode.REPLAY,
         description="`replay`: every model call is answered from the recordings; a call with none is an error, never a "
         "live call (no key needed: fork PRs work). `record`: every call goes to the provider and the recordings are "
         "rewritten. `record-missing`: recorded calls are replayed, the others go live and are recorded (needs a key). "
@@ -210,8 +210,8 @@ class RunnerSpec(BaseModel):
     @field_validator("trace_format")
     @classmethod
     def _known_format(cls, name: str | None) -> str | None:
-        if name is not None and name != "auto" and name not in FORMATS:
-            raise ValueError(f"unknown trace_format {name!r}; known: auto, {', '.join(FORMATS)}")
+        if name is not None and name != "auto" and name not in TRACE_FORMATS:
+            raise ValueError(f"unknown trace_format {name!r}; known: auto, {', '.join(TRACE_FORMATS)}")
         return name
 
     @model_validator(mode="after")

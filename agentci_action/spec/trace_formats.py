@@ -24,4 +24,4 @@ ADAPTER_MODULES = {
     "langgraph": "langgraph",
     "canonical": "canonical_json",
 }
-FORMATS = list(ADAPTER_MODULES)
+TRACE_FORMATS = list(ADAPTER_MODULES)

@@ -12,11 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator,
 from typing_extensions import TypedDict
 
 
-class _Strict(BaseModel):
+class _StrictTraceModel(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)  # 1e400 parses as inf
 
 
-class ToolCall(_Strict):
+class ToolCall(_StrictTraceModel):
     name: str
     arguments: Any = None
     result: Any = None
@@ -43,7 +43,7 @@ class InputPart(TypedDict):
     parameters: NotRequired[Annotated[int | None, Field(ge=0, description=_PART_PARAMETERS)]]
 
 
-class InputBreakdown(_Strict):
+class InputBreakdown(_StrictTraceModel):
     """A model call's input split by component, counted by `tokenizer` (the model's own when `exact`)."""
 
     tokenizer: str
@@ -60,7 +60,7 @@ class InputBreakdown(_Strict):
     )
 
 
-class LLMCall(_Strict):
+class LLMCall(_StrictTraceModel):
     model: str | None = None
     provider: str | None = Field(
         None, description="Who served the call (openai, anthropic, azure, ...), to find its price."
@@ -83,12 +83,12 @@ class LLMCall(_Strict):
     )
 
 
-class Handoff(_Strict):
+class Handoff(_StrictTraceModel):
     from_agent: str | None = Field(None, alias="from")
     to: str
 
 
-class RetrievedDoc(_Strict):
+class RetrievedDoc(_StrictTraceModel):
     id: str | None = None
     text: str = ""
     score: float | None = None
@@ -99,7 +99,7 @@ EXAMPLE_KEY = "agentci_example"  # metadata of `agentci init`'s example trace: a
 REPLAY_KEY = "agentci_replay"  # metadata of a run whose model calls went through the replay proxy: its figures
 
 
-class Trace(_Strict):
+class Trace(_StrictTraceModel):
     """One run of one query. Matched to its query by `id`, else by exact `query` text."""
 
     id: str | None = None

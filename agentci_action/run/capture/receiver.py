@@ -176,7 +176,7 @@ class Receiver(LoopbackServer):
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         receiver = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class OtlpHandler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
             disable_nagle_algorithm = True
             timeout = IDLE_TIMEOUT
@@ -271,4 +271,4 @@ class Receiver(LoopbackServer):
                 except OSError:  # the client went away (a refused upload it was still sending)
                     self.close_connection = True
 
-        return Handler
+        return OtlpHandler

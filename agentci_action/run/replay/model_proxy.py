@@ -45,6 +45,7 @@ from agentci_action.run.replay.replay_session import ReplaySession
 from agentci_action.run.replay.request_keys import Volatility, canonical_json, keyed_query
 from agentci_action.run.replay.upstream import Upstream, UpstreamAnswer, UpstreamError
 from agentci_action.run.secrets import SECRET_NAME
+from agentci_action.spec.replay_modes import ReplayMode
 
 PREFIX = "agentci"
 MAX_BODY = 64 << 20
@@ -137,11 +138,11 @@ class ReplayProxy(LoopbackServer):
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         proxy = self
 
-        class Handler(_Handler):
+        class ProxyHandler(_Handler):
             pass
 
-        Handler.proxy = proxy
-        return Handler
+        ProxyHandler.proxy = proxy
+        return ProxyHandler
 
 
 class _Refusal(Exception):
@@ -297,7 +298,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.rfile.readline(8)
 
     def _serve(self, session: ReplaySession, provider: str, upstream: Upstream, target: str) -> None:
-        asked = _Asked(
+        asked = _ArrivedRequest(
             provider=provider,
             method=self.command,
             target=target,
@@ -307,7 +308,7 @@ class _Handler(BaseHTTPRequestHandler):
             keys=_keys(self.asked_headers, target),
         )
         number = session.number()
-        if session.mode == "record":  # nothing to look up: the request is read when the recording is written
+        if session.mode == ReplayMode.RECORD:  # nothing to look up: the request is read when the recording is written
             return self._live(session, asked, number, upstream)
         request = asked.recorded(session.volatility.with_secrets(asked.keys))
         recorded = session.answer(request.key(), number)
@@ -333,7 +334,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._headers_buffer.extend((b"\r\n", payload))
         self.flush_headers()
 
-    def _live(self, session: ReplaySession, asked: _Asked, number: int, upstream: Upstream) -> None:
+    def _live(self, session: ReplaySession, asked: _ArrivedRequest, number: int, upstream: Upstream) -> None:
         """Forward the request and pass the answer on.
 
         The call is handed to the session (to be read when the recording is written) before the answer's last bytes
@@ -419,7 +420,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @dataclass(frozen=True, kw_only=True)
-class _Asked:
+class _ArrivedRequest:
     """A request as it arrived, read into a RecordedRequest only when it must be keyed or recorded."""
 
     provider: str
@@ -463,7 +464,7 @@ class _Answered:
         return RecordedResponse(status=self.status, headers=self.headers, content=masked_answer(content, volatility))
 
 
-def _call(asked: _Asked, answered: _Answered, volatility: Volatility) -> RecordedCall:
+def _call(asked: _ArrivedRequest, answered: _Answered, volatility: Volatility) -> RecordedCall:
     secret = volatility.with_secrets(asked.keys)
     return RecordedCall(request=asked.recorded(secret), response=answered.recorded(secret))
 

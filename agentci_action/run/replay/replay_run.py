@@ -42,9 +42,10 @@ from agentci_action.run.replay.recorded_requests import with_recorded_requests
 from agentci_action.run.replay.recordings import RecordedCall, Recording
 from agentci_action.run.replay.replay_session import Figures, ReplaySession
 from agentci_action.run.replay.request_keys import Volatility
-from agentci_action.run.replay.wire_usage import Usage
+from agentci_action.run.replay.wire_usage import WireUsage
 from agentci_action.run.secrets import SECRET_NAME
 from agentci_action.spec.models import AgentCISpec, ModelPrice
+from agentci_action.spec.replay_modes import REPLAY_OFF, ReplayMode, ReplayOverride
 from agentci_action.spec.runner_config import ReplaySpec, RunnerSpec
 from agentci_action.trace.canonical import REPLAY_KEY, LLMCall, Trace
 from agentci_action.trace.pricing import price_call
@@ -60,18 +61,18 @@ MAX_MISSES_KEPT = 5  # explanations kept per run in its trace; the rest are coun
 
 
 def replay_for(
-    runner: RunnerSpec, override: str | None, spec: AgentCISpec, inherited: Mapping[str, str]
+    runner: RunnerSpec, override: ReplayOverride, spec: AgentCISpec, inherited: Mapping[str, str]
 ) -> ReplayRun | None:
     """The run's record and replay.
 
     The runner's `replay:` with `override` (a mode, `--replay`) as its mode, or the defaults when only `override` asks
     for it; None without either, or with `off`.
     """
-    if override == "off" or (runner.replay is None and override is None):
+    if override == REPLAY_OFF or (runner.replay is None and override is None):
         return None
     replay = runner.replay or ReplaySpec()
-    spec_dir = Path(spec.path).parent
-    return ReplayRun(replay, override or replay.mode, spec_dir, inherited, spec.pricing, spec_file=spec.path or None)
+    mode = replay.mode if override is None else ReplayMode(override)
+    return ReplayRun(replay, mode, Path(spec.path).parent, inherited, spec.pricing, spec_file=spec.path or None)
 
 
 def upstreams(replay: ReplaySpec, inherited: Mapping[str, str]) -> dict[str, str]:
@@ -114,7 +115,7 @@ class RunFigures:
         """The figures as the run's summary says them: "model calls 12 replayed, 1 live, $0.0021 paid"."""
         return "model calls " + model_calls_phrase(self.replayed, self.live, self.paid_usd, self.missed, ", ")
 
-    def as_metadata(self, mode: str) -> dict[str, Any]:
+    def as_metadata(self, mode: ReplayMode) -> dict[str, Any]:
         return {
             "mode": mode,
             "replayed": self.replayed,
@@ -125,7 +126,7 @@ class RunFigures:
         }
 
 
-def _price(usage: Usage, pricing: dict[str, ModelPrice]) -> float | None:
+def _price(usage: WireUsage, pricing: dict[str, ModelPrice]) -> float | None:
     """What a live call cost, from the usage its answer reported.
 
     0 for an answer that names no model (a model list: not billed by the token); None when unknown (a model but no usage
@@ -151,7 +152,7 @@ class ReplayRun:
     def __init__(
         self,
         replay: ReplaySpec,
-        mode: str,
+        mode: ReplayMode,
         spec_dir: Path,
         inherited: Mapping[str, str],
         pricing: dict[str, ModelPrice] | None = None,
@@ -184,7 +185,7 @@ class ReplayRun:
         RecordingError at the file and line of a broken one, or at a file where a folder of recordings belongs.
         """
         recordings.check_folders(self.directory, {job.query.key for job in jobs}, self.remedy)
-        if self.mode == "record":
+        if self.mode == ReplayMode.RECORD:
             return
         for job in jobs:
             path = self.path(job.query.key, job.run)
@@ -273,7 +274,7 @@ class ReplayRun:
             for provider, variables in BASE_URL_VARIABLES.items()
             for variable in variables
         }
-        if self.mode == "replay":
+        if self.mode == ReplayMode.REPLAY:
             added.update({v: PLACEHOLDER_KEY for v in KEY_VARIABLES.values() if not self.inherited.get(v)})
         return added
 

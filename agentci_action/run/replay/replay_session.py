@@ -29,9 +29,8 @@ from pathlib import Path
 from agentci_action.run.replay import misses, recordings
 from agentci_action.run.replay.recordings import RecordedCall, RecordedRequest, Recording
 from agentci_action.run.replay.request_keys import Volatility
-from agentci_action.run.replay.wire_usage import Usage, usage_of
-
-MODES = ("replay", "record", "record-missing")
+from agentci_action.run.replay.wire_usage import WireUsage, usage_of
+from agentci_action.spec.replay_modes import ReplayMode
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,7 @@ class Figures:
     replayed: int = 0
     live: int = 0
     misses: list[Miss] = field(default_factory=list)
-    live_usage: list[Usage] = field(default_factory=list)
+    live_usage: list[WireUsage] = field(default_factory=list)
     wrote: Path | None = None  # the recording file, when this run rewrote it
     calls: list[RecordedCall] = field(default_factory=list)  # the calls made, replayed and live, in order
 
@@ -70,7 +69,7 @@ class ReplaySession:
         query: str,
         run: int,
         path: Path,
-        mode: str,
+        mode: ReplayMode,
         volatility: Volatility,
         recording: Recording | None = None,
         continues: ReplaySession | None = None,
@@ -80,9 +79,8 @@ class ReplaySession:
         `continues`: the finished session of the conversation's previous turn: this turn goes on from its calls (the
         answers it left, the calls it made, which the recording keeps before this turn's), with figures of its own.
         """
-        if mode not in MODES:
-            raise ValueError(f"replay mode {mode!r}: one of {', '.join(MODES)}")
-        self.query, self.run, self.path, self.mode, self.volatility = query, run, path, mode, volatility
+        self.query, self.run, self.path, self.volatility = query, run, path, volatility
+        self.mode = ReplayMode(mode)  # ValueError for a word that is not a mode
         self._made: dict[int, RecordedCall | Callable[[], RecordedCall]] = {}
         self._answers: dict[str, deque[RecordedCall]] = {}
         self.recording: Recording | None
@@ -92,7 +90,7 @@ class ReplaySession:
             self._made = {number: continues._read(number) for number in continues._made}
         else:
             self.recording = recording
-            if recording is None and mode != "record" and path.is_file():
+            if recording is None and mode != ReplayMode.RECORD and path.is_file():
                 self.recording = recordings.read(path)
             for call in self.recording.calls if self.recording else []:
                 self._answers.setdefault(call.request.key(volatility), deque()).append(call)
@@ -111,7 +109,7 @@ class ReplaySession:
 
         None when there is none left (or the mode records everything).
         """
-        if self.mode == "record":
+        if self.mode == ReplayMode.RECORD:
             return None
         with self._lock:
             queue = self._answers.get(key)
@@ -125,7 +123,7 @@ class ReplaySession:
     def miss(self, request: RecordedRequest, number: int) -> Miss:
         """Note a request with no recorded answer; its explanation names the nearest recorded one."""
         explanation = misses.explain(request, number, self.path, self.recording)
-        miss = Miss(number, explanation, went_live=self.mode == "record-missing")
+        miss = Miss(number, explanation, went_live=self.mode == ReplayMode.RECORD_MISSING)
         with self._lock:
             self.figures.misses.append(miss)
         return miss
@@ -155,10 +153,10 @@ class ReplaySession:
         """
         with self._lock:
             made = self.figures.calls = [self._read(number) for number in sorted(self._made)]
-        if self.mode == "replay":
+        if self.mode == ReplayMode.REPLAY:
             return self.figures
         text = recordings.render(self.query, self.run, made)
-        if self.mode == "record" or _differs(self.path, text):
+        if self.mode == ReplayMode.RECORD or _differs(self.path, text):
             recordings.write(self.path, text)
             self.figures.wrote = self.path
         return self.figures

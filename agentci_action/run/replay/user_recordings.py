@@ -40,10 +40,11 @@ from agentci_action._util.text import one_line
 from agentci_action.run.jobs import InfraFailure, Job, RunFailure
 from agentci_action.run.replay.recordings import write
 from agentci_action.spec.models import SimulatedUserSpec
+from agentci_action.spec.replay_modes import ReplayMode
 from agentci_action.trace.simulated_user import NextUser, UserReply, UserUnavailable
 
 FORMAT_VERSION = 1
-DEFAULT_MODE = "record-missing"
+DEFAULT_MODE = ReplayMode.RECORD_MISSING
 HINT = "record it with `agentci record` and the simulator's key (the judge's)"
 
 
@@ -61,7 +62,7 @@ class UserRecordings:
     """
 
     directory: Path
-    mode: str = DEFAULT_MODE
+    mode: ReplayMode = DEFAULT_MODE
     volatile: tuple[re.Pattern[str], ...] = ()
     _read: dict[Path, dict[str, Any] | None] = field(default_factory=dict, init=False, repr=False)
 
@@ -75,7 +76,7 @@ class UserRecordings:
         """
         for job in jobs:
             path = self.path(job)
-            if job.query.simulated_user is not None and self.mode != "record":
+            if job.query.simulated_user is not None and self.mode != ReplayMode.RECORD:
                 self._read[path] = read(path) if path.is_file() else None
 
     def player(self, job: Job, live: NextUser | None) -> UserPlayer:
@@ -106,7 +107,7 @@ class UserPlayer:
 
     job: Job
     path: Path
-    mode: str
+    mode: ReplayMode
     volatile: tuple[re.Pattern[str], ...]
     live: NextUser | None
     recorded: list[dict[str, Any]]
@@ -163,7 +164,7 @@ class UserPlayer:
         the conversation ends there.
         """
         where = f"turn {index + 1}: {self.diverged}"
-        if self.mode == "replay":
+        if self.mode == ReplayMode.REPLAY:
             raise RunFailure(f"{where}; under replay no model is called: {HINT}")
         if self.live is None:
             raise RunFailure(f"{where}, and no simulator was given to play it live")

@@ -21,7 +21,7 @@ from agentci_action.run.replay.recordings import RecordedResponse
 
 
 @dataclass(frozen=True)
-class Usage:
+class WireUsage:
     model: str | None
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -33,7 +33,7 @@ class Usage:
         return self.input_tokens is not None or self.output_tokens is not None
 
 
-def usage_of(provider: str, response: RecordedResponse) -> Usage:
+def usage_of(provider: str, response: RecordedResponse) -> WireUsage:
     """The usage an answer reports (see the module docstring); counts None when it reports none."""
     content = response.content
     if "stream" in content:
@@ -42,23 +42,27 @@ def usage_of(provider: str, response: RecordedResponse) -> Usage:
         return _anthropic_stream(events) if provider == "anthropic" else _openai_stream(events)
     body = content.get("body")
     if not isinstance(body, dict):
-        return Usage(None)
+        return WireUsage(None)
     return _anthropic(body.get("model"), body.get("usage")) if provider == "anthropic" else _openai(body)
 
 
-def _openai(body: dict[str, Any]) -> Usage:
+def _openai(body: dict[str, Any]) -> WireUsage:
     usage = body.get("usage")
     model = body.get("model")
     if not isinstance(usage, dict):
-        return Usage(model)
+        return WireUsage(model)
     if "input_tokens" in usage:  # Responses
         details = usage.get("input_tokens_details") or {}
-        return Usage(model, usage.get("input_tokens"), usage.get("output_tokens"), details.get("cached_tokens") or 0)
+        return WireUsage(
+            model, usage.get("input_tokens"), usage.get("output_tokens"), details.get("cached_tokens") or 0
+        )
     details = usage.get("prompt_tokens_details") or {}
-    return Usage(model, usage.get("prompt_tokens"), usage.get("completion_tokens"), details.get("cached_tokens") or 0)
+    return WireUsage(
+        model, usage.get("prompt_tokens"), usage.get("completion_tokens"), details.get("cached_tokens") or 0
+    )
 
 
-def _openai_stream(events: list[dict[str, Any]]) -> Usage:
+def _openai_stream(events: list[dict[str, Any]]) -> WireUsage:
     model = None
     for event in events:
         if isinstance(event.get("response"), dict) and str(event.get("type", "")).startswith("response."):
@@ -70,20 +74,20 @@ def _openai_stream(events: list[dict[str, Any]]) -> Usage:
         model = event.get("model") or model
         if isinstance(event.get("usage"), dict):
             return _openai(event)
-    return Usage(model)
+    return WireUsage(model)
 
 
-def _anthropic(model: str | None, usage: Any) -> Usage:
+def _anthropic(model: str | None, usage: Any) -> WireUsage:
     if not isinstance(usage, dict):
-        return Usage(model)
+        return WireUsage(model)
     cached = usage.get("cache_read_input_tokens") or 0
     written = usage.get("cache_creation_input_tokens") or 0
     uncached = usage.get("input_tokens")
     total = None if uncached is None else uncached + cached + written
-    return Usage(model, total, usage.get("output_tokens"), cached, written)
+    return WireUsage(model, total, usage.get("output_tokens"), cached, written)
 
 
-def _anthropic_stream(events: list[dict[str, Any]]) -> Usage:
+def _anthropic_stream(events: list[dict[str, Any]]) -> WireUsage:
     model, usage = None, {}
     for event in events:
         if event.get("type") == "message_start" and isinstance(event.get("message"), dict):

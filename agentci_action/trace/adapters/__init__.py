@@ -11,7 +11,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Protocol
 
 from agentci_action._util.errors import TraceError
-from agentci_action.spec.trace_formats import ADAPTER_MODULES, FORMATS
+from agentci_action.spec.trace_formats import ADAPTER_MODULES, TRACE_FORMATS
 from agentci_action.trace.adapters import canonical_json
 from agentci_action.trace.adapters._conventions import SHAPE_ERRORS, shape_problem
 
@@ -56,7 +56,7 @@ def convert(records: list[Record], file: str, trace_format: str | None = None) -
     if trace_format and trace_format != "auto":
         by_name = {adapter.NAME: adapter for adapter in ADAPTERS}
         if trace_format not in by_name:
-            raise TraceError.at(file, 0, f"unknown trace format {trace_format!r}; known: {', '.join(FORMATS)}")
+            raise TraceError.at(file, 0, f"unknown trace format {trace_format!r}; known: {', '.join(TRACE_FORMATS)}")
         return _convert_with(by_name[trace_format], records, file)
     for adapter in ADAPTERS:
         if _accepts(adapter, records):
@@ -65,5 +65,5 @@ def convert(records: list[Record], file: str, trace_format: str | None = None) -
         return _convert_with(canonical_json, records, file)
     first = records[0].line if records else 0
     raise TraceError.at(
-        file, first, f"unrecognised trace format; known: {', '.join(FORMATS)} (set trace-format to choose)"
+        file, first, f"unrecognised trace format; known: {', '.join(TRACE_FORMATS)} (set trace-format to choose)"
     )

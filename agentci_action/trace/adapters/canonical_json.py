@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 NAME = "canonical"
 
 
-FIELDS = frozenset(Trace.model_fields)
+CANONICAL_FIELDS = frozenset(Trace.model_fields)
 MARKERS = frozenset({"id", "query", "final_answer", "tool_calls"})
 
 
@@ -33,7 +33,9 @@ def looks_canonical(records: list[Record]) -> bool:
     """
     objects = [r.value for r in records if isinstance(r.value, dict)]
     keys = [key for value in objects for key in value]
-    return any(MARKERS & value.keys() for value in objects) and 2 * sum(key in FIELDS for key in keys) > len(keys)
+    return any(MARKERS & value.keys() for value in objects) and 2 * sum(key in CANONICAL_FIELDS for key in keys) > len(
+        keys
+    )
 
 
 def convert(records: list[Record], file: str) -> list[Trace]:

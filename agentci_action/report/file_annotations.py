@@ -23,7 +23,7 @@ from agentci_action.report.console import render_with_diff
 from agentci_action.report.diff_format import verdict_text
 
 if TYPE_CHECKING:
-    from agentci_action.compare.diff import RunDiff
+    from agentci_action.compare.diff_schema import RunDiff
 
 MAX_ERRORS_PER_STEP = 10
 MAX_WARNINGS_PER_STEP = 10

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from agentci_action._util.json_text import dumps
-from agentci_action.compare.diff import RunDiff
+from agentci_action.compare.diff_schema import RunDiff
 from agentci_action.engine.results import RunResult
 
 

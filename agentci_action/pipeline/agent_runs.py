@@ -1,0 +1,93 @@
+"""Running the agent on a loaded spec, composed once for `run`, `test`, `save` and the Python API.
+
+The queries selected (a shard of them, the runs each gets), the simulated users played through the judge, and a
+conversation under stop_on_failure ended at the turn that blocks under fail-on. Without --traces, `test` and `save` run
+it into a directory and evaluate what it wrote; adaptive runs' next batches resume there.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from contextlib import ExitStack, nullcontext
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from agentci_action.engine.evaluate_spec import DEFAULT_FAIL_ON, turn_stops
+from agentci_action.engine.results import ShardInfo
+from agentci_action.pipeline.evaluation import MoreRuns
+from agentci_action.pipeline.judge_wiring import JudgeOptions
+from agentci_action.pipeline.shard import select_shard
+from agentci_action.pipeline.simulated_users import simulated_user_for
+from agentci_action.run.execute import AgentRun, RunOptions, RunSetup, run_agent, terminate_on_sigterm
+from agentci_action.spec.models import AgentCISpec, QuerySpec
+from agentci_action.spec.replay_modes import ReplayOverride
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Which runs of which queries, beyond `RunOptions`: only the `shard`'s queries.
+
+    `runs_of` gives a query's runs instead of its `runs:` (None leaves the query out); a conversation under
+    stop_on_failure ends at the turn that blocks under `fail_on`; simulated users are played through the judge
+    `judge` describes (None: the spec's, keys from the environment). A `command`'s run prints its summary on stderr,
+    and SIGTERM stops it as Ctrl-C does.
+    """
+
+    shard: ShardInfo | None = None
+    runs_of: Callable[[QuerySpec], int | None] | None = None
+    fail_on: frozenset[str] = DEFAULT_FAIL_ON
+    judge: JudgeOptions | None = None
+    command: bool = False
+
+
+def run_queries(
+    spec: AgentCISpec,
+    options: RunOptions,
+    plan: RunPlan,
+    *,
+    queries: list[QuerySpec] | None = None,
+    agent: Callable[..., Any] | None = None,
+) -> AgentRun:
+    """The agent (the spec's runner, else `agent`) on `queries` (default: the spec's) as `plan` selects them."""
+    selected = queries if queries is not None else spec.queries
+    selected = select_shard(selected, plan.shard) if plan.shard else selected
+    if plan.runs_of is not None:
+        runs_of = plan.runs_of
+        selected = [q.model_copy(update={"runs": runs}) for q in selected if (runs := runs_of(q)) is not None]
+    users = None
+    if any(query.simulated_user is not None for query in selected):  # the judge's stack, only when it plays a user
+        users = simulated_user_for(spec, plan.judge or JudgeOptions(environ=os.environ))
+    stop_after = partial(turn_stops, fail_on=plan.fail_on)
+    with terminate_on_sigterm() if plan.command else nullcontext():
+        setup = RunSetup(queries=selected, agent=agent, stop_after=stop_after, simulated_user=users)
+        outcome = run_agent(spec, options, setup)
+    if plan.command:
+        print(outcome.summary(options.output), file=sys.stderr)
+    return outcome
+
+
+def recorded_traces(
+    spec: AgentCISpec, record: str | None, replay: ReplayOverride, plan: RunPlan, stack: ExitStack
+) -> str:
+    """The directory holding the traces to evaluate: the agent run into it.
+
+    Into `record`, else a temporary directory `stack` removes; its model calls answered as `replay` (--replay) says.
+    """
+    directory = record or stack.enter_context(tempfile.TemporaryDirectory(prefix="agentci-traces-"))
+    run_queries(spec, RunOptions(Path(directory), replay=replay), plan)
+    return directory
+
+
+def more_runs_into(spec: AgentCISpec, record: str, replay: ReplayOverride, plan: RunPlan) -> MoreRuns:
+    """Adaptive runs' next batch: the named queries run until each has its target, the runs in `record` kept."""
+
+    def more(targets: dict[str, int]) -> None:
+        options = RunOptions(Path(record), resume=True, replay=replay)
+        run_queries(spec, options, replace(plan, runs_of=lambda q: targets.get(q.key)))
+
+    return more
