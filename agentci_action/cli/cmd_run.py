@@ -21,7 +21,7 @@ from agentci_action.cli._arguments import (
 )
 
 if TYPE_CHECKING:  # annotations only: each command imports the stages it needs when it runs
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from agentci_action.engine.results import ShardInfo
     from agentci_action.pipeline.evaluation import JudgeOptions, MoreRuns
@@ -66,7 +66,9 @@ def run(args: argparse.Namespace) -> int:
     options = RunOptions(
         Path(args.output), args.runs, args.workers, args.timeout, args.resume, args.capture, args.replay
     )
-    outcome = run_the_agent(args.spec, split_list(args.tags), shard_option(args.shard), options, fail_on_option(args))
+    outcome = run_the_agent(
+        args.spec, split_list(args.tags), shard_option(args.shard), options, fail_on_option(args), args.env
+    )
     return EXIT_ERROR if outcome.infra else EXIT_FAIL if outcome.failed else EXIT_PASS
 
 
@@ -76,13 +78,14 @@ def run_the_agent(
     shard: ShardInfo | None,
     options: RunOptions,
     fail_on: frozenset[str],
+    env: Mapping[str, str],
     runs_of: Callable[[QuerySpec], int | None] | None = None,
     judge: JudgeOptions | None = None,
 ) -> AgentRun:
     """The spec's runner on the selected queries (tags, then shard), progress and summary on stderr; a
     conversation under stop_on_failure ends at the turn that blocks under `fail_on`. `runs_of` gives a query's runs
     instead of its `runs:` (the minimum of a range), None to leave it out. Simulated users are played through the
-    judge `judge` describes (default: the spec's, keys from the environment)."""
+    judge `judge` describes (default: the spec's, keys from `env`, the environment the agent inherits)."""
     from functools import partial
 
     from agentci_action.engine.evaluate_spec import turn_stops
@@ -97,15 +100,18 @@ def run_the_agent(
         queries = [q.model_copy(update={"runs": runs}) for q in queries if (runs := runs_of(q)) is not None]
     users = None
     if any(query.simulated_user is not None for query in queries):  # the judge's stack, only when it plays a user
-        import os
-
         from agentci_action.pipeline.evaluation import JudgeOptions
         from agentci_action.pipeline.simulated_users import simulated_user_for
 
-        users = simulated_user_for(spec, judge or JudgeOptions(environ=os.environ))
+        users = simulated_user_for(spec, judge or JudgeOptions(environ=env))
     with terminate_on_sigterm():
         outcome = run_agent(
-            spec, options, queries=queries, stop_after=partial(turn_stops, fail_on=fail_on), simulated_user=users
+            spec,
+            options,
+            queries=queries,
+            environ=env,
+            stop_after=partial(turn_stops, fail_on=fail_on),
+            simulated_user=users,
         )
     print(outcome.summary(options.output), file=sys.stderr)
     return outcome
@@ -130,9 +136,8 @@ def traces_to_evaluate(
 
     record = args.record or stack.enter_context(tempfile.TemporaryDirectory(prefix="agentci-traces-"))
     options = RunOptions(Path(record), replay=args.replay)
-    run_the_agent(
-        args.spec, split_list(getattr(args, "tags", None)), shard, options, fail_on_option(args), runs_of, judge
-    )
+    tags = split_list(getattr(args, "tags", None))
+    run_the_agent(args.spec, tags, shard, options, fail_on_option(args), args.env, runs_of, judge)
     return [record]
 
 
@@ -142,16 +147,17 @@ def more_runs_into(
     shard: ShardInfo | None,
     record: str,
     fail_on: frozenset[str],
+    env: Mapping[str, str],
     replay: str | None = None,
     judge: JudgeOptions | None = None,
 ) -> MoreRuns:
     """Adaptive runs' next batch: the named queries run until each has its target, the runs in `record` kept (the
     model calls answered as `replay`, `--replay`, says; simulated users played through `judge`; stop_on_failure
-    judged with `fail_on`)."""
+    judged with `fail_on`; the agent inheriting `env`)."""
     from agentci_action.run import RunOptions
 
     def more(targets: dict[str, int]) -> None:
         options = RunOptions(Path(record), resume=True, replay=replay)
-        run_the_agent(spec_path, tags, shard, options, fail_on, lambda q: targets.get(q.key), judge)
+        run_the_agent(spec_path, tags, shard, options, fail_on, env, lambda q: targets.get(q.key), judge)
 
     return more

@@ -118,7 +118,9 @@ def run(args: argparse.Namespace) -> int:
         more = (
             None
             if args.traces
-            else more_runs_into(args.spec, split_list(args.tags), shard, traces[0], fail_on, args.replay, judge)
+            else more_runs_into(
+                args.spec, split_list(args.tags), shard, traces[0], fail_on, args.env, args.replay, judge
+            )
         )
         outcome = evaluate(
             Evaluation(
@@ -143,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
         from agentci_action.report import json
 
         write_output(json.chunks(run, outcome.diff), args.output)  # the merge judges the gates from its diff
-        write_report(render(args.format, run), args.format, None)
+        write_report(render(args.format, run, args.env), args.format, None, args.env)
         return exit_code(run)
     return report_outcome(outcome, args, trend_of(args, run))
 

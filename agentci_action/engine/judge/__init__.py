@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from agentci_action.engine.judge.cache import VerdictCache
-from agentci_action.engine.judge.llm import LLMJudge, SpendCap, keys_from_environment
+from agentci_action.engine.judge.llm import LLMJudge, SpendCap, base_urls_from_environment, keys_from_environment
 from agentci_action.spec.models import JudgeConfig, ModelPrice
 
 JUDGE_MODES = ("auto", "required", "off")
@@ -43,6 +43,7 @@ def build_judge(
     return LLMJudge(
         config=config or JudgeConfig(),
         api_keys=keys_from_environment(environ),
+        base_urls=base_urls_from_environment(environ),
         cache=VerdictCache(cache_path),
         mode=mode,
         sample_ensemble=sample_ensemble,

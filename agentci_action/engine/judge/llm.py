@@ -24,6 +24,7 @@ from agentci_action.engine.correctness import JudgeRequest, snippet
 from agentci_action.engine.judge.cache import VerdictCache, cache_key
 from agentci_action.engine.judge.prompt import Prompt, build_prompt
 from agentci_action.engine.judge.providers import (
+    BASE_URL_VARIABLES,
     KEY_VARIABLES,
     PROVIDERS,
     Attempts,
@@ -233,8 +234,8 @@ class LLMJudge:
         """The client that serves `model`, one per (provider, endpoint), made on first use; None without a key.
 
         judge_config.base_url is the endpoint of judge_config.model alone: an ensemble's other models of the
-        same provider go to `base_urls[provider]`, else the SDK's default (which honours OPENAI_BASE_URL /
-        ANTHROPIC_BASE_URL), never to a self-hosted server that only the main model lives on.
+        same provider go to `base_urls[provider]` (build_judge's: OPENAI_BASE_URL / ANTHROPIC_BASE_URL of its
+        environment), else the SDK's default, never to a self-hosted server that only the main model lives on.
         """
         key = self.api_keys.get(name)
         if not key:
@@ -334,3 +335,9 @@ def _describe(exc: BaseException) -> str:
 def keys_from_environment(environ: Mapping[str, str]) -> dict[str, str]:
     """provider → API key, from ANTHROPIC_API_KEY / OPENAI_API_KEY."""
     return {provider: environ[variable] for provider, variable in KEY_VARIABLES.items() if environ.get(variable)}
+
+
+def base_urls_from_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """provider → endpoint, from ANTHROPIC_BASE_URL / OPENAI_BASE_URL in `environ`, which the SDKs would otherwise
+    read from the process's environment instead of the one the caller passed."""
+    return {provider: environ[variable] for provider, variable in BASE_URL_VARIABLES.items() if environ.get(variable)}

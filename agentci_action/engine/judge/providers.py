@@ -25,6 +25,7 @@ from agentci_action.engine.judge.verdict import VERDICT_SCHEMA, Verdict, parse_v
 VERDICT_TOOL = "record_verdict"
 TOOL_DESCRIPTIONS = {VERDICT_TOOL: "Record the verdict on the material."}
 KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+BASE_URL_VARIABLES = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
 T = TypeVar("T")
 
 
