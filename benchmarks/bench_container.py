@@ -1,6 +1,6 @@
 """The action's container: image size and where it goes (the runtime under the dependencies, the dependencies, our
 package), time from `docker run` to the first line of output and to the exit for a deterministic-only spec
-(tests/e2e) beside `docker run` of a bare `python -c pass` (the container's own start, which no image change
+(tests/fixtures/action) beside `docker run` of a bare `python -c pass` (the container's own start, which no image change
 removes), the same first line timed inside the container, the time to import the action (and what importing the
 SDKs up front would add), and what each dependency costs: installed size, and import time when every feature's
 modules are loaded.
@@ -43,7 +43,7 @@ TRACES = [
 
 def workspace() -> Path:
     path = Path(tempfile.mkdtemp(prefix="agentci-bench-"))
-    shutil.copy(ROOT / "tests" / "e2e" / "agentci.yaml", path / "agentci.yaml")
+    shutil.copy(ROOT / "tests" / "fixtures" / "action" / "agentci.yaml", path / "agentci.yaml")
     (path / "traces.jsonl").write_text("".join(json.dumps(t) + "\n" for t in TRACES))
     return path
 

@@ -10,16 +10,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import github_outputs
 from fakes.github_server import BOT_LOGIN, FakeGitHub
+from helpers import ROOT, github_outputs
 
 from agentci_action._util.errors import InputError
 from agentci_action.github.action import main
 from agentci_action.github.inputs import ActionInputs, read_inputs
 from agentci_action.github.publisher import outputs_for
 
-ROOT = Path(__file__).resolve().parent.parent
-E2E = Path(__file__).parent / "e2e"
+E2E = ROOT / "tests" / "fixtures" / "action"
 HOSTILE = "::error file=x.py::pwned %0A @octocat <details> | `x`"
 TOKEN = "ghs_secretvalue123"
 

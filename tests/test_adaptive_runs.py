@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from conftest import hermetic_environment, run_cli
+from helpers import hermetic_environment, run_cli
 
 AGENT = """
 import os

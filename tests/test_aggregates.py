@@ -1,7 +1,7 @@
 """Suite aggregates in the summary, and their comparison with a baseline run."""
 
 import pytest
-from results_builder import query
+from helpers.results_builder import query
 
 from agentci_action.compare.diff import suite_deltas
 from agentci_action.engine.results import Aggregates, Check, LayerResult, QueryResult, Status

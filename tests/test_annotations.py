@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from results_builder import HOSTILE, layer, mixed_run, query, run
+from helpers.results_builder import HOSTILE, layer, mixed_run, query, run
 
 from agentci_action.report.annotations import (
     Annotation,

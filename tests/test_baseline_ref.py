@@ -12,8 +12,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import hermetic_environment, run_cli
 from fakes.github_server import FakeGitHub
+from helpers import hermetic_environment, run_cli
 
 from agentci_action.github.action import main as action_main
 

@@ -8,7 +8,7 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 
 from agentci_action.compare.baselines import (
     BaselineError,

@@ -4,8 +4,8 @@ the console and JSON reports."""
 import json
 import re
 
-from conftest import hermetic_environment, run_cli
 from fakes.llm_server import FakeLLMServer
+from helpers import hermetic_environment, run_cli
 
 SECRET_KEY = "sk-proj-Zq81vXkP3mTn7wYb2LcR9dHs4Fj6Ga0e"
 CARD = "4111 1111 1111 1111"
@@ -218,7 +218,7 @@ def test_an_embedding_cache_that_is_not_one_is_an_input_error_with_exit_2(write,
 
 def test_the_docs_example_of_checks_is_a_valid_query():
     import yaml
-    from conftest import ROOT
+    from helpers import ROOT
 
     from agentci_action.spec.check_models import CHECK_INFO
     from agentci_action.spec.models import QuerySpec

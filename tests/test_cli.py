@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from conftest import ROOT, hermetic_environment, run_cli
+from helpers import ROOT, hermetic_environment, run_cli
 
 import agentci_action
 from agentci_action.engine.results import RunResult

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, github_outputs, hermetic_environment, run_cli
+from helpers import ROOT, github_outputs, hermetic_environment, run_cli
 
 from agentci_action import __version__
 from agentci_action.cli.cmd_init import FILES

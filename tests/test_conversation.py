@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from conftest import run_cli
+from helpers import run_cli
 
 from agentci_action._util.errors import SpecError
 from agentci_action.engine.evaluate_spec import evaluate_spec

@@ -9,8 +9,8 @@ import json
 import re
 
 import pytest
-from conftest import hermetic_environment, run_cli
 from fakes.github_server import FakeGitHub
+from helpers import hermetic_environment, run_cli
 from test_action import environment
 
 import agentci_action

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, github_outputs, hermetic_environment, run_cli
 from fakes.conversations import ASK, ASKS_FIRST, CELSIUS, GIVE, PARIS, WEATHER
 from fakes.scripted_openai import ScriptedOpenAIServer, Turn
+from helpers import ROOT, github_outputs, hermetic_environment, run_cli
 from test_cli_names import run_step_of_the_run_action
 
 from agentci_action import load_spec, run_agent, run_spec

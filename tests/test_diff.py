@@ -4,7 +4,7 @@ import json
 import re
 
 import pytest
-from conftest import GOLDEN, ROOT, check_golden, run_cli
+from helpers import GOLDEN, ROOT, check_golden, run_cli
 
 from agentci_action.compare.diff import ChangeKind, Delta, Side, diff_runs, evaluate_side
 from agentci_action.engine import metrics

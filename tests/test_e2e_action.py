@@ -1,4 +1,4 @@
-"""The action end to end: `act` builds the real Dockerfile and runs tests/e2e/workflow.yml on a pull_request event,
+"""The action end to end: `act` builds the real Dockerfile and runs tests/fixtures/action/workflow.yml on a pull_request event,
 against the local GitHub API server. Two runs of the same PR: the first fails on a correctness check (job fails,
 comment created), the second passes with warnings (job succeeds, the same comment edited in place).
 
@@ -16,10 +16,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import action_workspace, run_act
 from fakes.github_server import BOT_LOGIN, FakeGitHub
+from helpers import ROOT, action_workspace, run_act
 
-E2E = Path(__file__).parent / "e2e"
+E2E = ROOT / "tests" / "fixtures" / "action"
 REPO = "octo/agent"
 HOSTILE = "::error file=x.py,line=1::pwned %0A @octocat <details> | `rm -rf` <!-- agentci-comment: agentci -->"
 EVIL_TOOL = "search\n::error file=x.py,line=2::pwned-by-tool-name"

@@ -1,14 +1,14 @@
 """Both workflows of the fork recipe (docs/action-forks.md) in the action's container through `act`: the pull
 request's workflow evaluates with a fork's read-only token and cannot comment; the `workflow_run` workflow
 publishes its results file (publish-only mode): the comment on the fork's pull request, found by its head branch
-and commit, and the check run on that commit. Needs what tests/test_e2e_action.py needs."""
+and commit, and the check run on that commit. Needs what tests/e2e/test_action_in_act.py needs."""
 
 from __future__ import annotations
 
 import json
 
-from conftest import run_act
 from fakes.github_server import FakeGitHub
+from helpers import run_act
 from test_e2e_action import E2E, REPO, git, make_workspace, write_traces
 
 

@@ -1,9 +1,9 @@
-"""The composite action `run/` end to end: `act` runs tests/e2e/run/workflow.yml as GitHub would. `uses: ./run`
+"""The composite action `run/` end to end: `act` runs tests/fixtures/action/run/workflow.yml as GitHub would. `uses: ./run`
 installs the agentci CLI from the action's checkout into its own virtual environment (the hashed lock) and runs the
-spec's agent (its model calls replayed from tests/e2e/run/recordings/, the `replay` input); `uses: ./` (the Docker
+spec's agent (its model calls replayed from tests/fixtures/action/run/recordings/, the `replay` input); `uses: ./` (the Docker
 action) then evaluates the traces it wrote: the README's two-step recipe.
 
-Needs Docker, the Dockerfile's base image and `act`, like tests/test_e2e_action.py; skips without them (a failure
+Needs Docker, the Dockerfile's base image and `act`, like tests/e2e/test_action_in_act.py; skips without them (a failure
 under AGENTCI_REQUIRE_E2E=1)."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import shutil
 import uuid
 from pathlib import Path
 
-from conftest import action_workspace, run_act, run_cli
+from helpers import ROOT, action_workspace, run_act, run_cli
 
-E2E = Path(__file__).parent / "e2e" / "run"
+E2E = ROOT / "tests" / "fixtures" / "action" / "run"
 
 
 def make_workspace(path: Path) -> Path:

@@ -12,7 +12,7 @@ import json
 import shutil
 
 import pytest
-from conftest import ROOT, hermetic_environment, run_cli
+from helpers import ROOT, hermetic_environment, run_cli
 
 from agentci_action.trace.load import load_traces
 

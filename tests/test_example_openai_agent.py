@@ -10,8 +10,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from conftest import ROOT, hermetic_environment, run_cli
 from fakes.llm_server import FakeLLMServer
+from helpers import ROOT, hermetic_environment, run_cli
 
 from agentci_action.engine.token_attribution import query_tokens
 from agentci_action.trace.load import load_traces

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, hermetic_environment, run_cli
+from helpers import ROOT, hermetic_environment, run_cli
 
 # example → (exit code, {query id: status})
 EXPECTED = {

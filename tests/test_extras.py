@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, hermetic_environment
+from helpers import ROOT, hermetic_environment
 
 from agentci_action._util.errors import InfraError
 from agentci_action._util.extras import EXTRA_OF, require

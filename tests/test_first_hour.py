@@ -9,7 +9,7 @@ import shlex
 import subprocess
 
 import yaml
-from conftest import ROOT, hermetic_environment
+from helpers import ROOT, hermetic_environment
 from test_docs_code import Block, blocks
 
 from agentci_action.spec.names import SPEC_FILE

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
 from agentci_action.trace.load import load_traces
 from tests.fakes.instrumented_agents import pydantic_ai_weather_agent
@@ -24,7 +25,7 @@ from tests.fakes.scripted_openai import PARIS_ANSWER as ANSWER
 from tests.fakes.scripted_openai import PARIS_QUESTION as QUESTION
 from tests.fakes.scripted_openai import ScriptedOpenAIServer
 
-AGENTS = Path(__file__).parent / "agents"
+AGENTS = ROOT / "tests" / "agents"
 TOOLS = [
     ("get_weather", {"city": "Paris"}, {"city": "Paris", "celsius": 21}, None),
     ("get_forecast", {"city": "Paris", "days": 2}, None, "forecast service unavailable"),
@@ -73,7 +74,7 @@ def test_mlflow_traces_of_a_real_agent(tmp_path, traced_tools):
     assert [(d.id, d.text) for d in trace.retrieved_context] == [("notes/paris.md", "Paris is mild in spring.")]
 
 
-LITELLM = Path(__file__).parent / "fixtures" / "traces" / "litellm"  # weather.jsonl, written by generate.py there
+LITELLM = ROOT / "tests" / "fixtures" / "traces" / "litellm"  # weather.jsonl, written by generate.py there
 
 
 def _litellm_facts(path: Path) -> list:
@@ -111,7 +112,7 @@ def test_langfuse_spans_of_a_real_agent(tmp_path):
     assert all(t.metadata["agents"] == ["weather_agent"] and t.total_cost_usd > 0 for t in traces)
 
 
-GOOGLE_ADK = Path(__file__).parent / "fixtures" / "traces" / "google_adk"  # weather.jsonl, written by generate.py
+GOOGLE_ADK = ROOT / "tests" / "fixtures" / "traces" / "google_adk"  # weather.jsonl, written by generate.py
 
 
 def _adk_facts(path: Path) -> list:
@@ -130,7 +131,7 @@ def test_google_adk_spans_are_read_as_otel_genai():
     assert trace.metadata["source_format"] == "otel-genai" and trace.total_cost_usd > 0
 
 
-CREWAI = Path(__file__).parent / "fixtures" / "traces" / "crewai"  # weather.jsonl, written by generate.py there
+CREWAI = ROOT / "tests" / "fixtures" / "traces" / "crewai"  # weather.jsonl, written by generate.py there
 
 
 def _crewai_facts(path: Path) -> list:

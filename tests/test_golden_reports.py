@@ -3,7 +3,7 @@ for a suite that changes in every way the diff knows (tests/fixtures/everyway: r
 forbidden tool, a fix, tools, routing, model, cost and latency changed, a flaky repeated query, a new and a removed
 query), first run and against its baseline. A change to any report is a visible diff in review.
 
-Regenerate: `AGENTCI_UPDATE_GOLDEN=1 python -m pytest -n 0 tests/test_golden_reports.py`, then read
+Regenerate: `AGENTCI_UPDATE_GOLDEN=1 python -m pytest -n 0 tests/integration/test_golden_reports.py`, then read
 `git diff tests/golden` before committing (docs/CONTRIBUTING.md)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import ROOT, check_golden, run_cli
+from helpers import ROOT, check_golden, run_cli
 from test_examples import EXPECTED
 
 from agentci_action import __version__
@@ -53,5 +53,5 @@ def test_the_every_way_suite_changes_in_every_way():
         "test", "agentci_spec.yaml", "--traces", "current.jsonl", "--baseline", "v1", "--format", "json", cwd=EVERYWAY
     )
     kinds = {kind for query in json.loads(done.stdout)["diff"]["queries"] for kind in query["kinds"]}
-    # not_run (an agent that could not be run) would make the run exit 2: tests/test_outages.py shows it
+    # not_run (an agent that could not be run) would make the run exit 2: tests/unit/run/test_outages.py shows it
     assert kinds == {kind.value for kind in ChangeKind} - {ChangeKind.NOT_RUN.value}

@@ -12,8 +12,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
 from fakes.github_server import FakeGitHub
+from helpers import ROOT, run_cli
 from test_action import environment, run_action, traces
 from test_action import workspace as action_workspace
 

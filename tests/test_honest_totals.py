@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ROOT, hermetic_environment, run_cli
+from helpers import ROOT, hermetic_environment, run_cli
 
 from agentci_action.engine.evaluate_spec import Settings, evaluate_spec
 from agentci_action.spec.loader import load_spec

@@ -8,7 +8,7 @@ import os
 import time
 
 import pytest
-from conftest import run_cli
+from helpers import run_cli
 
 from agentci_action._util.limits import MAX_ALIAS_VALUES, MAX_NESTING, REGEX_TIMEOUT_S, deeper_than
 from agentci_action.engine import metrics, patterns

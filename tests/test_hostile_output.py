@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, hermetic_environment, run_cli
 from fakes.github_server import FakeGitHub
+from helpers import ROOT, hermetic_environment, run_cli
 from test_action import environment, run_action, traces
 from test_action import workspace as action_workspace
 

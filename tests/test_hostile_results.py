@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
-from conftest import ROOT, github_outputs, run_cli
 from fakes.github_server import FakeGitHub
+from helpers import ROOT, github_outputs, run_cli
 from test_action import run_action
 from test_action import workspace as action_workspace
 from test_publish import HEAD, publish_env
@@ -169,7 +169,7 @@ def forged_documents() -> list[tuple[str, dict[str, Any], Forger]]:
     found = []
     generated = Forger()
     document = generated.generate(SCHEMA)
-    document["shard"] = None  # publish-only refuses a shard's file (tests/test_publish.py)
+    document["shard"] = None  # publish-only refuses a shard's file (tests/integration/test_publish.py)
     found.append(("generated from the schema", document, generated))
     for name, make in REAL.items():
         forger = Forger()

@@ -2,7 +2,7 @@
 that only installs software, the dependencies as bytecode only, and the release named on the first line, before
 the verdict. The measurements are benchmarks/bench_container.py's own.
 
-Needs Docker and the base image, like tests/test_e2e_action.py; builds the image once (its dependency stage is
+Needs Docker and the base image, like tests/e2e/test_action_in_act.py; builds the image once (its dependency stage is
 usually Docker's cache by then)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import ROOT, base_image
+from helpers import ROOT, base_image
 
 import agentci_action
 

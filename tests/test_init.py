@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 
 from agentci_action.cli.cmd_init import render
 from agentci_action.spec.names import SPEC_FILE

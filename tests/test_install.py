@@ -13,7 +13,7 @@ import tomllib
 import venv
 from pathlib import Path
 
-from conftest import ROOT
+from helpers import ROOT
 
 from agentci_action import __version__
 from agentci_action._util.extras import EXTRA_OF
@@ -59,7 +59,7 @@ def test_the_readme_names_the_unrelated_agentci_and_the_extras_a_judge_and_the_c
     assert CLASH in readme
     for extra in ("judge", "github", "text", "all"):
         assert f"[{extra}]" in readme, extra
-    # without the judge extra, the error names it (tests/test_extras.py runs it)
+    # without the judge extra, the error names it (tests/unit/util/test_extras.py runs it)
     assert "needs the optional dependency" in (ROOT / "agentci_action/_util/extras.py").read_text()
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import github_outputs
+from helpers import github_outputs
 from test_action import environment, run_action
 
 KEY = "sk-ant-action-secret-77"

@@ -11,9 +11,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import hermetic_environment, run_cli
 from fakes.github_server import FakeGitHub
 from fakes.llm_server import FakeLLMServer, always
+from helpers import hermetic_environment, run_cli
 from test_baseline_ref import git, pull_request, run_action
 
 from agentci_action import load_spec, load_traces

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import hermetic_environment, run_cli
+from helpers import hermetic_environment, run_cli
 
 KEY = "sk-ant-test-never-print-me-42"
 

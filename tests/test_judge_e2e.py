@@ -1,9 +1,9 @@
 """The judge inside the action's container: `act` builds the Dockerfile and runs a workflow whose judge (the real
 anthropic SDK in the image) reaches the local provider server on 127.0.0.1. Twice, on pushes: the first run asks the
 provider, the second finds the verdict in the cache the first left in the workspace and makes no request. (On a pull
-request a cache is trusted only as it is at the base commit: tests/test_judge_cache_trust.py.)
+request a cache is trusted only as it is at the base commit: tests/integration/test_judge_cache_trust.py.)
 
-Needs what tests/test_e2e_action.py needs (Docker, the base image, `act`); skips, or fails under AGENTCI_REQUIRE_E2E=1,
+Needs what tests/e2e/test_action_in_act.py needs (Docker, the base image, `act`); skips, or fails under AGENTCI_REQUIRE_E2E=1,
 the same way.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import uuid
 
-from conftest import run_act
+from helpers import run_act
 from test_e2e_action import git, make_workspace
 from test_judge_action import SPEC
 

@@ -8,8 +8,8 @@ import json
 import math
 
 import pytest
-from conftest import hermetic_environment, run_cli
 from fakes.llm_server import FakeLLMServer
+from helpers import hermetic_environment, run_cli
 
 from agentci_action.engine.evaluate_spec import Settings, evaluate_spec
 from agentci_action.engine.judge.providers import RetryPolicy

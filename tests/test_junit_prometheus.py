@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import junitparser
 import pytest
-from conftest import run_cli
+from helpers import run_cli
 from prometheus_client.parser import text_string_to_metric_families
 
 from agentci_action.engine.evaluate_spec import evaluate_spec

@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import GOLDEN, check_golden
-from results_builder import HOSTILE, layer, mixed_diff, mixed_run, query, run
+from helpers import GOLDEN, check_golden
+from helpers.results_builder import HOSTILE, layer, mixed_diff, mixed_run, query, run
 
 from agentci_action.engine.results import ModelCalls
 from agentci_action.report.markdown import (

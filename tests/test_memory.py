@@ -8,7 +8,7 @@ import json
 from typing import ClassVar
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 from agentci_action._util import output
 from agentci_action.cli.main import main

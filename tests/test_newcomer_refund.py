@@ -4,7 +4,7 @@ that makes it refund before looking the order up. The spec made that order block
 fails with an `::error` on that query's line and the comment shows the route change.
 
 The first test runs the CLI as a developer would; the second runs the Docker action under `act` on a pull request
-(needs Docker, the base image and act, like tests/test_e2e_action.py; skips without them, a failure under
+(needs Docker, the base image and act, like tests/e2e/test_action_in_act.py; skips without them, a failure under
 AGENTCI_REQUIRE_E2E=1)."""
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, action_workspace
 from fakes.github_server import FakeGitHub
 from fakes.llm_server import FakeLLMServer
+from helpers import ROOT, action_workspace
 
 AGENT = ROOT / "tests" / "agents" / "refund_agent.py"
 CAREFUL = "You are a support agent. Look the order up with lookup_order before you refund it."
@@ -153,7 +153,7 @@ def test_the_action_fails_the_pull_request_with_an_error_on_the_query_line_and_t
 
     workspace = action_workspace(tmp_path / "repo")
     newcomer_repository(workspace, model)
-    workflow = (ROOT / "tests" / "e2e" / "workflow.yml").read_text()
+    workflow = (ROOT / "tests" / "fixtures" / "action" / "workflow.yml").read_text()
     workflow = workflow.replace("          baseline-traces: baseline/\n", "")  # the saved baseline, as by default
     workflow = workflow.replace("name: agentci-e2e", f"name: agentci-newcomer-{uuid.uuid4().hex[:12]}", 1)
     workflow = workflow.replace("spec: agentci.yaml", "spec: agentci_spec.yaml")

@@ -10,15 +10,14 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
 from agentci_action.run.capture.collect import collect
 from agentci_action.trace.load import load_traces
 from tests.fakes.scripted_openai import ScriptedOpenAIServer, scripted_turns
 
-ROOT = Path(__file__).resolve().parent.parent
 AGENT = ROOT / "tests" / "agents" / "otel_weather_agent.py"
 INSTRUMENTATIONS = ["openai-v2", "openinference", "agents-sdk"]
 CITIES = {"oslo": "Oslo", "lima": "Lima"}

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import ROOT
 
 from agentci_action.run import RunOptions, run_agent
 from agentci_action.spec.loader import load_spec
@@ -26,7 +27,6 @@ from agentci_action.trace.load import load_traces
 from tests.fakes.scripted_openai import ScriptedOpenAIServer
 from tests.test_otel_capture import AGENT, CITIES, INSTRUMENTATIONS, SCRIPT, assert_facts, question
 
-ROOT = Path(__file__).resolve().parent.parent
 ORDER_AGENT = ROOT / "examples" / "otel-capture" / "agent.py"
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, hermetic_environment, run_cli
 from fakes.llm_server import FakeLLMServer
+from helpers import ROOT, hermetic_environment, run_cli
 
 from agentci_action.run import RunOptions, run_agent
 from agentci_action.run.outages import outage_in_spans, outage_in_stderr

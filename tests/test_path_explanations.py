@@ -1,10 +1,10 @@
 """Path layer: the exact text of every explanation, allow/deny lists, name normalisation, aliases."""
 
 import json
-from pathlib import Path
 
 import pytest
 import yaml
+from helpers import ROOT
 
 from agentci_action.engine.path import evaluate_path
 from agentci_action.engine.results import Status
@@ -197,7 +197,7 @@ def test_hostile_tool_names_stay_inert_in_messages_and_details():
 
 
 def test_the_docs_example_of_expected_tool_calls_is_valid_and_explains_as_documented():
-    docs = (Path(__file__).parent.parent / "docs" / "spec.md").read_text(encoding="utf-8")
+    docs = (ROOT / "docs" / "spec.md").read_text(encoding="utf-8")
     section = docs.split("### Expected tool calls", 1)[1]
     example = yaml.safe_load(section.split("```yaml", 1)[1].split("```", 1)[0])
     spec = PathSpec.model_validate(example["path"])

@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 import regex
-from conftest import run_cli
+from helpers import run_cli
 from pydantic import ValidationError
 
 from agentci_action.spec.models import ArgumentRule, CorrectnessSpec

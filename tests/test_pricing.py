@@ -6,7 +6,7 @@ import json
 import socket
 
 import pytest
-from conftest import run_cli
+from helpers import run_cli
 
 from agentci_action._util.errors import SpecError
 from agentci_action.engine.cost import evaluate_cost

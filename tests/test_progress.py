@@ -13,8 +13,8 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, hermetic_environment, run_cli
 from fakes.llm_server import FakeLLMServer
+from helpers import ROOT, hermetic_environment, run_cli
 
 from agentci_action._util.progress import CLEAR, Progress, duration
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import github_outputs
 from fakes.github_server import FakeGitHub
+from helpers import github_outputs
 from test_action import HOSTILE, environment, run_action, traces
 from test_action import workspace as action_workspace
 
@@ -98,7 +98,7 @@ def test_a_forged_results_file_stays_inert(workspace, github):
 
 
 # The audit's forged artifact: fields that reached the comment, the check run and the summary raw. Each is closed now:
-# the file is refused (exit 2) and nothing is posted. (tests/test_hostile_results.py forges every other field.)
+# the file is refused (exit 2) and nothing is posted. (tests/integration/test_hostile_results.py forges every other field.)
 FORGED = "@org/team [log in](https://evil.example) <details><summary>x</summary> <!-- agentci-comment: agentci -->"
 
 
@@ -257,7 +257,7 @@ def test_the_recipe_workflows_are_valid_and_use_declared_inputs(tmp_path):
     from pathlib import Path
 
     import yaml
-    from conftest import ROOT
+    from helpers import ROOT
 
     declared = set(yaml.safe_load((ROOT / "action.yml").read_text())["inputs"])
     blocks = re.findall(r"```yaml\n(.*?)```", (ROOT / "docs" / "action-forks.md").read_text(), re.S)

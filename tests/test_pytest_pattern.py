@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 from agentci_action._util.errors import TraceError
 from agentci_action.engine.evaluate_spec import evaluate_spec

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
 from agentci_action._util.errors import TraceError
 from agentci_action.engine.evaluate_spec import evaluate_spec
@@ -444,7 +445,7 @@ def test_a_format_no_reader_knows_is_still_an_error_at_its_line(tmp_path):
     assert (problem.line, problem.message.split(";")[0]) == (2, "unrecognised trace format")
 
 
-VERCEL_TOOLS = Path(__file__).parent / "fixtures" / "traces" / "vercel_ai"  # written by generate.mjs there
+VERCEL_TOOLS = ROOT / "tests" / "fixtures" / "traces" / "vercel_ai"  # written by generate.mjs there
 
 
 @pytest.mark.parametrize("name", ["nested.json", "flat.json"])

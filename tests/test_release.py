@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, base_image, local_dockerfile, pinned_base
+from helpers import ROOT, base_image, local_dockerfile, pinned_base
 
 spec = importlib.util.spec_from_file_location("release", ROOT / "scripts" / "release.py")
 release = importlib.util.module_from_spec(spec)

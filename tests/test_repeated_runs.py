@@ -4,7 +4,7 @@ import json
 import math
 
 import pytest
-from conftest import run_cli
+from helpers import run_cli
 
 from agentci_action._util.errors import SpecError, TraceError
 from agentci_action.engine.evaluate_spec import Settings, evaluate_spec

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import ROOT, hermetic_environment, run_cli
 from fakes.scripted_openai import ScriptedOpenAIServer, Turn
 from fakes.scripted_providers import ScriptedProviders
+from helpers import ROOT, hermetic_environment, run_cli
 from test_otel_capture import AGENT as OTEL_AGENT
 from test_otel_capture import CITIES, assert_facts, question
 from test_otel_capture import SCRIPT as OTEL_SCRIPT

@@ -15,6 +15,7 @@ import openai
 import pytest
 from fakes.scripted_openai import Turn
 from fakes.scripted_providers import ScriptedProviders
+from helpers import ROOT
 
 from agentci_action.engine.token_attribution import query_tokens
 from agentci_action.run.replay.model_proxy import ReplayProxy
@@ -24,7 +25,7 @@ from agentci_action.run.replay.request_keys import Volatility
 from agentci_action.trace.canonical import Trace
 from agentci_action.trace.tokenizer import tokenizer_for
 
-AGENT_FILE = Path(__file__).parent / "agents" / "sdk_weather_agents.py"
+AGENT_FILE = ROOT / "tests" / "agents" / "sdk_weather_agents.py"
 _spec = importlib.util.spec_from_file_location("sdk_weather_agents", AGENT_FILE)
 assert _spec and _spec.loader
 agents = importlib.util.module_from_spec(_spec)

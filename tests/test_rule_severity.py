@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 
 from agentci_action.engine.evaluate_spec import Settings, evaluate_spec
 from agentci_action.engine.results import Status

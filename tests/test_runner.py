@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import hermetic_environment, run_cli
+from helpers import hermetic_environment, run_cli
 
 from agentci_action._util.errors import SpecError
 from agentci_action._util.progress import Progress

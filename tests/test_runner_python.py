@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, hermetic_environment
 from fakes.scripted_openai import ScriptedOpenAIServer, Turn
+from helpers import ROOT, hermetic_environment
 from test_runner import _alive, lines
 
 from agentci_action import load_spec

@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import ROOT, run_cli
 from fakes.conversations import CELSIUS, PARIS, WEATHER
 from fakes.instrumented_agents import pydantic_ai_weather_agent
 from fakes.scripted_openai import ScriptedOpenAIServer, Turn
+from helpers import ROOT, run_cli
 
 from agentci_action.trace.load import load_traces
 

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 import yaml
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 
 from agentci_action._util.errors import InputError
 from agentci_action.engine.evaluate_spec import evaluate_spec

@@ -7,7 +7,7 @@ import re
 import shutil
 
 import yaml
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 
 from agentci_action.github.action import main
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, hermetic_environment, run_cli
 from fakes.conversations import ASK, ASKS_FIRST, GIVE
 from fakes.github_server import FakeGitHub
 from fakes.llm_server import FakeLLMServer
 from fakes.scripted_openai import ScriptedOpenAIServer
+from helpers import ROOT, hermetic_environment, run_cli
 from test_action import environment
 
 import agentci_action

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 
 from agentci_action._util.errors import SpecError
 from agentci_action.spec.loader import deep_merge, load_spec, slugify

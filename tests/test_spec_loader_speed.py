@@ -10,7 +10,7 @@ import sys
 
 import pytest
 import yaml
-from conftest import ROOT, hermetic_environment, run_cli
+from helpers import ROOT, hermetic_environment, run_cli
 
 from agentci_action.spec import loader
 from agentci_action.spec.loader import load_spec

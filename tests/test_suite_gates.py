@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 from fakes.github_server import FakeGitHub
+from helpers import run_cli
 
 from agentci_action._util.errors import SpecError
 from agentci_action.engine.results import Status

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, shared_fixture
+from helpers import ROOT, shared_fixture
 
 from agentci_action.engine.evaluate_spec import evaluate_spec
 from agentci_action.spec.models import AgentCISpec

@@ -12,8 +12,8 @@ import anthropic
 import openai
 import pytest
 import tiktoken
-from conftest import run_cli
 from fakes.llm_server import JSONHandler, LocalServer
+from helpers import ROOT, run_cli
 
 from agentci_action._util.text import usd
 from agentci_action.compare.diff import token_changes
@@ -92,7 +92,7 @@ def test_tiktoken_loads_with_the_first_request_counted_not_before():
         "import sys; from agentci_action.trace.load import load_traces; load_traces([sys.argv[1]]); "
         "print('tiktoken' in sys.modules)"
     )
-    root = Path(__file__).parent.parent
+    root = ROOT
     canonical, chat = root / "examples" / "rag" / "runs" / "v2-fixed.jsonl", root / "tests" / "fixtures" / "traces"
     for path, imported in ((canonical, "False"), (chat / "openai_chat.json", "True")):
         done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=False)
@@ -359,7 +359,7 @@ def test_langsmith_and_vercel_records_show_their_requests_langgraph_state_and_ag
     found = query_tokens([langsmith])
     assert found.exact and sum(found.components.values()) == 75 + 99 and "unattributed" not in found.components
 
-    vercel = load_traces([Path(__file__).parent / "fixtures" / "traces" / "vercel_ai" / "flat.json"])
+    vercel = load_traces([ROOT / "tests" / "fixtures" / "traces" / "vercel_ai" / "flat.json"])
     (weather,) = [t for t in vercel if t.llm_calls]
     calls = [{(p["component"], p.get("name")): p for p in c.input_breakdown.parts} for c in weather.llm_calls]
     assert calls[0][("tool_schemas", "getForecast")]["parameters"] == 2

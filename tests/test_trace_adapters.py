@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from helpers import ROOT, run_cli
 
 from agentci_action._util.errors import TraceError
 from agentci_action.engine.evaluate_spec import evaluate_spec
@@ -17,7 +17,7 @@ from agentci_action.spec.loader import load_spec
 from agentci_action.trace.adapters import FORMATS
 from agentci_action.trace.load import load_traces
 
-FIXTURES = Path(__file__).parent / "fixtures" / "traces"
+FIXTURES = ROOT / "tests" / "fixtures" / "traces"
 QUERY = "My order 1042 arrived damaged. Can I get a refund?"
 ANSWER = "I'm sorry the item arrived damaged. A full refund of $59.00 for order 1042 has been approved (refund R-88)."
 FILES = {
@@ -43,8 +43,8 @@ def refund_trace(fmt: str, **kwargs):
 
 def test_every_adapter_has_a_fixture():
     # The Vercel AI SDK has no agents, handoffs or retrieval spans to write this run in: its reader is tested on
-    # the SDK's own recorded spans (tests/test_real_traces.py). MLflow, LiteLLM and Langfuse are read only from
-    # what the real libraries write (tests/test_framework_readers.py), never from records written by hand.
+    # the SDK's own recorded spans (tests/unit/trace/test_real_traces.py). MLflow, LiteLLM and Langfuse are read only from
+    # what the real libraries write (tests/e2e/test_framework_readers.py), never from records written by hand.
     assert set(FILES) == set(FORMATS) - {"canonical", "vercel-ai", "mlflow", "litellm", "langfuse"}
 
 

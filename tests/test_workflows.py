@@ -7,7 +7,7 @@ import sys
 
 import pytest
 import yaml
-from conftest import ROOT, github_outputs, hermetic_environment
+from helpers import ROOT, github_outputs, hermetic_environment
 
 from agentci_action.cli.cmd_init import FILES, render
 
@@ -88,10 +88,10 @@ def test_a_newline_in_the_run_action_s_output_input_adds_no_output_of_its_own(tm
 
 
 def test_the_run_action_s_replay_input_is_the_run_s_mode(tmp_path):
-    """The end-to-end workflow's agent (tests/e2e/run/) without act: replayed from its recordings by the spec's
+    """The end-to-end workflow's agent (tests/fixtures/action/run/) without act: replayed from its recordings by the spec's
     `replay:`, with no key and no server; with the input `off` it asks the model it was given, which is not there."""
     agent = tmp_path / "agent"
-    shutil.copytree(ROOT / "tests" / "e2e" / "run", agent)
+    shutil.copytree(ROOT / "tests" / "fixtures" / "action" / "run", agent)
     spec = yaml.safe_load((agent / "agentci.yaml").read_text())
     (agent / "agentci.yaml").write_text(yaml.safe_dump({**spec, "runner": {**spec["runner"], "retries": 0}}))
     model = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-test-0123456789abcdef"}
