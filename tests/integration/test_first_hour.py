@@ -10,9 +10,9 @@ import subprocess
 
 import yaml
 from helpers import ROOT, hermetic_environment
-from test_docs_code import Block, blocks
 
 from agentci_action.spec.names import SPEC_FILE
+from integration.test_docs_code import Block, blocks
 
 README = ROOT / "README.md"
 GOLDEN_QUERIES = """\

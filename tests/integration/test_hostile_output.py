@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from fakes.github_server import FakeGitHub
 from helpers import ROOT, hermetic_environment, run_cli
-from test_action import environment, run_action, traces
-from test_action import workspace as action_workspace
 
 from agentci_action._util import output
 from agentci_action.github.action import main as action_main
+from integration.test_action import environment, run_action, traces
+from integration.test_action import workspace as action_workspace
 
 SPEC = """
 agent: demo

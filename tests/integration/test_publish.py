@@ -10,8 +10,9 @@ import json
 import pytest
 from fakes.github_server import FakeGitHub
 from helpers import github_outputs
-from test_action import HOSTILE, environment, run_action, traces
-from test_action import workspace as action_workspace
+
+from integration.test_action import HOSTILE, environment, run_action, traces
+from integration.test_action import workspace as action_workspace
 
 workspace = action_workspace  # the same fixture, by its name
 

@@ -17,12 +17,12 @@ from fakes.github_server import FakeGitHub
 from fakes.llm_server import FakeLLMServer
 from fakes.scripted_openai import ScriptedOpenAIServer
 from helpers import ROOT, hermetic_environment, run_cli
-from test_action import environment
 
 import agentci_action
 from agentci_action.engine.judge.prompt import CLOSE, OPEN
 from agentci_action.github.action import main as action_main
 from agentci_action.spec.loader import load_spec
+from integration.test_action import environment
 
 EXAMPLE_AGENT = ROOT / "examples" / "support-chat"
 SDK_AGENTS = ROOT / "tests" / "agents"

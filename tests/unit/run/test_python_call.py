@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from fakes.scripted_openai import ScriptedOpenAIServer, Turn
 from helpers import ROOT, hermetic_environment
-from test_runner import _alive, lines
+from integration.test_runner import _alive, lines
 
 from agentci_action import load_spec
 from agentci_action._util.progress import Progress

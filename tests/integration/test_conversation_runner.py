@@ -12,11 +12,11 @@ import yaml
 from fakes.conversations import ASK, ASKS_FIRST, CELSIUS, GIVE, PARIS, WEATHER
 from fakes.scripted_openai import ScriptedOpenAIServer, Turn
 from helpers import ROOT, github_outputs, hermetic_environment, run_cli
-from test_cli_names import run_step_of_the_run_action
 
 from agentci_action import load_spec, run_agent, run_spec
 from agentci_action.engine.evaluate_spec import Settings
 from agentci_action.pipeline.blocking import parse_fail_on
+from integration.test_cli_names import run_step_of_the_run_action
 
 AGENTS = ROOT / "tests" / "agents"
 REFUNDS_AT_ONCE = {

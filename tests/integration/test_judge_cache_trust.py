@@ -14,7 +14,6 @@ import pytest
 from fakes.github_server import FakeGitHub
 from fakes.llm_server import FakeLLMServer, always
 from helpers import hermetic_environment, run_cli
-from test_baseline_ref import git, pull_request, run_action
 
 from agentci_action import load_spec, load_traces
 from agentci_action.engine.correctness import judge_requests
@@ -23,6 +22,7 @@ from agentci_action.engine.judge.cache import cache_key
 from agentci_action.engine.judge.embeddings import EmbeddingCache
 from agentci_action.engine.judge.prompt import build_prompt
 from agentci_action.spec.models import JudgeConfig
+from integration.test_baseline_ref import git, pull_request, run_action
 
 SPEC = """\
 agent: shop

@@ -16,15 +16,15 @@ from typing import Any
 
 import pytest
 import yaml
+from e2e.test_otel_capture import AGENT as OTEL_AGENT
+from e2e.test_otel_capture import CITIES, assert_facts, question
+from e2e.test_otel_capture import SCRIPT as OTEL_SCRIPT
 from fakes.scripted_openai import ScriptedOpenAIServer, Turn
 from fakes.scripted_providers import ScriptedProviders
 from helpers import ROOT, hermetic_environment, run_cli
-from test_otel_capture import AGENT as OTEL_AGENT
-from test_otel_capture import CITIES, assert_facts, question
-from test_otel_capture import SCRIPT as OTEL_SCRIPT
-from test_runner_python import QUESTION as SDK_QUESTION
-from test_runner_python import SCRIPT as SDK_SCRIPT
-from test_runner_python import check_agents_sdk_trace
+from unit.run.test_python_call import QUESTION as SDK_QUESTION
+from unit.run.test_python_call import SCRIPT as SDK_SCRIPT
+from unit.run.test_python_call import check_agents_sdk_trace
 
 from agentci_action import load_spec, run_spec
 from agentci_action.trace.canonical import REPLAY_KEY, Trace

@@ -24,12 +24,12 @@ import pytest
 from cmarkgfm.cmark import Options
 from fakes.github_server import FakeGitHub
 from helpers import ROOT, github_outputs, run_cli
-from test_action import run_action
-from test_action import workspace as action_workspace
-from test_publish import HEAD, publish_env
 
 from agentci_action.compare.diff import RunDiff
 from agentci_action.engine.results import RunResult
+from integration.test_action import run_action
+from integration.test_action import workspace as action_workspace
+from integration.test_publish import HEAD, publish_env
 
 workspace = action_workspace  # the action's workspace fixture, by its name
 

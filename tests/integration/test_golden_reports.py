@@ -12,9 +12,9 @@ import re
 
 import pytest
 from helpers import ROOT, check_golden, run_cli
-from test_examples import EXPECTED
 
 from agentci_action import __version__
+from integration.test_examples import EXPECTED
 
 EVERYWAY = ROOT / "tests" / "fixtures" / "everyway"
 

@@ -11,10 +11,10 @@ import re
 import pytest
 from fakes.github_server import FakeGitHub
 from helpers import hermetic_environment, run_cli
-from test_action import environment
 
 import agentci_action
 from agentci_action.github.action import main as action_main
+from integration.test_action import environment
 
 SPEC = """\
 agent: support

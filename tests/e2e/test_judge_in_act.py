@@ -13,8 +13,9 @@ import json
 import uuid
 
 from helpers import run_act
-from test_e2e_action import git, make_workspace
-from test_judge_action import SPEC
+from integration.test_judge_action import SPEC
+
+from e2e.test_action_in_act import git, make_workspace
 
 KEY = "sk-ant-e2e-secret-31"
 

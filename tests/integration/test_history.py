@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from fakes.github_server import FakeGitHub
 from helpers import ROOT, run_cli
-from test_action import environment, run_action, traces
-from test_action import workspace as action_workspace
 
 from agentci_action.compare.history import HistoryEntry, history_figures, read_entries, reverted, spread, trend
 from agentci_action.engine.results import Status
+from integration.test_action import environment, run_action, traces
+from integration.test_action import workspace as action_workspace
 
 workspace = action_workspace  # test_action's fixture (its spec, a baseline, a traces folder), by its name
 RAG = ROOT / "examples" / "rag"

@@ -9,7 +9,8 @@ import json
 
 from fakes.github_server import FakeGitHub
 from helpers import run_act
-from test_e2e_action import E2E, REPO, git, make_workspace, write_traces
+
+from e2e.test_action_in_act import E2E, REPO, git, make_workspace, write_traces
 
 
 def act(workspace, event_name: str, workflow: str, event: dict, api_url: str, token: str) -> tuple[int, str]:

@@ -7,7 +7,8 @@ import json
 
 import pytest
 from helpers import github_outputs
-from test_action import environment, run_action
+
+from integration.test_action import environment, run_action
 
 KEY = "sk-ant-action-secret-77"
 
