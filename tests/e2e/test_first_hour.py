@@ -12,7 +12,7 @@ import yaml
 from helpers import ROOT, hermetic_environment
 
 from agentci_action.spec.names import SPEC_FILE
-from integration.test_docs_code import Block, blocks
+from e2e.test_docs_code import Block, blocks
 
 README = ROOT / "README.md"
 GOLDEN_QUERIES = """\

@@ -16,9 +16,6 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e.test_otel_capture import AGENT as OTEL_AGENT
-from e2e.test_otel_capture import CITIES, assert_facts, question
-from e2e.test_otel_capture import SCRIPT as OTEL_SCRIPT
 from fakes.scripted_openai import ScriptedOpenAIServer, Turn
 from fakes.scripted_providers import ScriptedProviders
 from helpers import ROOT, hermetic_environment, run_cli
@@ -29,6 +26,9 @@ from unit.run.test_python_call import check_agents_sdk_trace
 from agentci_action import load_spec, run_spec
 from agentci_action.trace.canonical import REPLAY_KEY, Trace
 from agentci_action.trace.load import load_traces
+from e2e.test_otel_capture import AGENT as OTEL_AGENT
+from e2e.test_otel_capture import CITIES, assert_facts, question
+from e2e.test_otel_capture import SCRIPT as OTEL_SCRIPT
 
 AGENTS = ROOT / "tests" / "agents"
 WEATHER_AGENT = AGENTS / "sdk_weather_agents.py"
