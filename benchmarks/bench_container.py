@@ -44,7 +44,7 @@ TRACES = [
 
 def workspace() -> Path:
     path = Path(tempfile.mkdtemp(prefix="agentci-bench-"))
-    shutil.copy(ROOT / "tests" / "e2e" / "agentci.yaml", path / "agentci.yaml")
+    shutil.copy(ROOT / "tests" / "fixtures" / "action" / "agentci.yaml", path / "agentci.yaml")
     (path / "traces.jsonl").write_text("".join(json.dumps(t) + "\n" for t in TRACES))
     return path
 

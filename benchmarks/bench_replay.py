@@ -218,9 +218,9 @@ def throughput(count: int) -> None:
 
 
 def example_suite(delay: float, rounds: int) -> None:
-    from conftest import hermetic_environment
+    from e2e.test_example_openai_agent import KEY, order_model
     from fakes.llm_server import FakeLLMServer
-    from test_example_openai_agent import KEY, order_model
+    from helpers import hermetic_environment
 
     spec = ROOT / "examples" / "openai-agent" / "agentci_spec.yaml"
     command = [sys.executable, "-m", "agentci_action", "test", "--spec", str(spec), "--judge-mode", "off"]

@@ -2,7 +2,7 @@
 
 What `agentci init` writes (and again with its optional jobs uncommented, as its comment says to use them) and every
 workflow snippet of README.md and docs/*.md (a snippet of jobs or steps is completed into a workflow of its own: a name,
-a trigger, no default permissions). Run by .ci/run; tests/test_release.py runs it too.
+a trigger, no default permissions). Run by .ci/run; tests/e2e/test_release.py runs it too.
 
     python scripts/audit_workflows.py   # exit 1 and zizmor's findings when there is any at medium or above
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -83,15 +82,16 @@ def fail_on_option(args: argparse.Namespace) -> frozenset[str]:
 def base_ref_option(args: argparse.Namespace, option: str = "baseline_ref") -> BaseRef | None:
     """The base ref --baseline-ref REF (or another option naming a commit) names; None without the option.
 
-    Read through git, else through the GitHub API when GITHUB_TOKEN and GITHUB_REPOSITORY are set (as in a workflow's
-    run: step).
+    Read through git, else through the GitHub API when GITHUB_TOKEN and GITHUB_REPOSITORY are set in `args.env` (as in a
+    workflow's run: step).
     """
     from agentci_action.compare.base_ref import BaseRef, GitHubAccess, check_ref
 
     if not getattr(args, option, None):
         return None
-    token, repository = os.environ.get("GITHUB_TOKEN", ""), os.environ.get("GITHUB_REPOSITORY", "")
-    api = os.environ.get("GITHUB_API_URL") or "https://api.github.com"
+    env = args.env
+    token, repository = env.get("GITHUB_TOKEN", ""), env.get("GITHUB_REPOSITORY", "")
+    api = env.get("GITHUB_API_URL") or "https://api.github.com"
     return BaseRef(
         check_ref(getattr(args, option)), GitHubAccess(repository, token, api) if token and repository else None
     )
@@ -100,7 +100,7 @@ def base_ref_option(args: argparse.Namespace, option: str = "baseline_ref") -> B
 def judge_options(args: argparse.Namespace) -> JudgeOptions:
     """The judge as --judge-mode, --judge-cache, --judge-max-cost-usd and --sample-ensemble ask.
 
-    Keys from the environment.
+    Keys from the command's environment, `args.env`.
     """
     from agentci_action.pipeline.judge_wiring import JudgeOptions
 
@@ -109,7 +109,7 @@ def judge_options(args: argparse.Namespace) -> JudgeOptions:
         cache=args.judge_cache,
         sample_ensemble=getattr(args, "sample_ensemble", None),
         max_cost_usd=args.judge_max_cost_usd,
-        environ=os.environ,
+        environ=args.env,
         caches_at=base_ref_option(args, "trust_caches_at"),
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from agentci_action._util.output import write_file, write_stream
@@ -17,19 +17,20 @@ if TYPE_CHECKING:  # annotations only: each command imports the stages it needs 
     from agentci_action.pipeline.results_files import Outcome
 
 
-def render(fmt: str, run: RunResult, diff: RunDiff | None = None, trend: Trend | None = None) -> str | Iterator[str]:
+def render(
+    fmt: str, run: RunResult, env: Mapping[str, str], diff: RunDiff | None = None, trend: Trend | None = None
+) -> str | Iterator[str]:
     """The report in `fmt`.
 
     Console, markdown (the job summary) and html (one self-contained page) include the diff against the baseline and the
     trend on the default branch (`--history`), junit the diff's verdicts; github is the step log the action prints: the
-    console report inside stop-commands, then the annotations.
+    console report inside stop-commands, then the annotations (paths relative to `env`'s GITHUB_WORKSPACE, else the
+    working directory).
     """
     from agentci_action.report import console, file_annotations, html, junit, markdown, prometheus, results_json
 
     if fmt == "github":
-        return (
-            "\n".join(file_annotations.github_log(run, diff, os.environ.get("GITHUB_WORKSPACE") or os.getcwd())) + "\n"
-        )
+        return "\n".join(file_annotations.github_log(run, diff, env.get("GITHUB_WORKSPACE") or os.getcwd())) + "\n"
     if fmt == "markdown":
         return markdown.render_summary(run, diff=diff, trend=trend)
     if fmt == "html":
@@ -43,13 +44,13 @@ def render(fmt: str, run: RunResult, diff: RunDiff | None = None, trend: Trend |
     return prometheus.render(run)
 
 
-def write_report(report: str | Iterator[str], fmt: str, output: str | None) -> None:
-    """write_output, with a console report under GitHub Actions between stop-commands markers.
+def write_report(report: str | Iterator[str], fmt: str, output: str | None, env: Mapping[str, str]) -> None:
+    """write_output, with a console report under GitHub Actions (GITHUB_ACTIONS in `env`) between stop-commands markers.
 
     Only a console report for standard output: the runner reads `::command` lines from the log even after leading
     spaces, and the report holds untrusted text (queries, answers, tool names).
     """
-    if isinstance(report, str) and fmt == "console" and not output and os.environ.get("GITHUB_ACTIONS") == "true":
+    if isinstance(report, str) and fmt == "console" and not output and env.get("GITHUB_ACTIONS") == "true":
         from agentci_action.report.file_annotations import stop_commands
 
         report = "\n".join(stop_commands(report.splitlines())) + "\n"
@@ -65,7 +66,8 @@ def report_outcome(outcome: Outcome, args: argparse.Namespace, trend: Trend | No
 
     if outcome.diff and args.format not in ("console", "github", "markdown", "html"):
         warn(outcome.diff.warnings)
-    write_report(render(args.format, outcome.run, outcome.diff, trend), args.format, args.output)
+    report = render(args.format, outcome.run, args.env, outcome.diff, trend)
+    write_report(report, args.format, args.output, args.env)
     return exit_code(outcome.run)
 
 

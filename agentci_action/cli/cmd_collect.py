@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     try:
-        return collect(Path(args.output), port=args.port, command=command or None, quiet_s=args.quiet)
+        return collect(Path(args.output), args.port, command or None, args.quiet, environ=args.env)
     except FileNotFoundError as exc:
         raise SpecError.at("collect", 0, f"command not found: {exc.filename}") from None
     except OSError as exc:

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     assert diff is not None
     if args.format not in ("console", "html"):
         warn(diff.warnings)
-    write_report(render_diff(args.format, outcome.run, diff), args.format, args.output)
+    write_report(render_diff(args.format, outcome.run, diff), args.format, args.output, args.env)
     return EXIT_FAIL if any(g.blocking for g in diff.gates) else EXIT_PASS
 
 

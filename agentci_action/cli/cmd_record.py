@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec, tags=split_list(args.tags) or None)
     with tempfile.TemporaryDirectory(prefix="agentci-record-") as scratch, terminate_on_sigterm():
         options = RunOptions(Path(scratch), replay=ReplayMode.RECORD if args.all else ReplayMode.RECORD_MISSING)
-        outcome = run_queries(spec, options, RunPlan())
+        outcome = run_queries(spec, options, RunPlan(environ=args.env))
     for trace in outcome.traces:
         if trace.run_error:
             print(f"✗ {trace.id} run {trace.run}: {trace.run_error}", file=sys.stderr)

@@ -63,6 +63,6 @@ def run(args: argparse.Namespace) -> int:
         Path(args.output), args.runs, args.workers, args.timeout, args.resume, args.capture, replay_option(args)
     )
     spec = load_spec(args.spec, tags=split_list(args.tags) or None)
-    plan = RunPlan(shard=shard_option(args.shard), fail_on=fail_on_option(args), command=True)
+    plan = RunPlan(shard=shard_option(args.shard), fail_on=fail_on_option(args), environ=args.env, command=True)
     outcome = run_queries(spec, options, plan)
     return EXIT_ERROR if outcome.infra else EXIT_FAIL if outcome.failed else EXIT_PASS

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     with ExitStack() as stack:
         # a range's maximum: the baseline is the side every later verdict leans on
-        plan = RunPlan(runs_of=_max_runs, fail_on=fail_on_option(args), command=True)
+        plan = RunPlan(runs_of=_max_runs, fail_on=fail_on_option(args), environ=args.env, command=True)
         paths = args.traces or [recorded_traces(spec, args.record, replay_option(args), plan, stack)]
         traces = load_traces(paths, args.trace_format, spec.pricing)
     failed = [trace.run_error for trace in traces if trace.run_error]

@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         if not traces:  # adaptive runs (`runs: {min, max}`) may give undecided queries more runs into the same place
             tags = split_list(args.tags)
             spec = select_tags(whole, tags) if tags else whole
-            plan = RunPlan(shard=shard, fail_on=fail_on, judge=judge, command=True)
+            plan = RunPlan(shard=shard, fail_on=fail_on, judge=judge, environ=args.env, command=True)
             traces = [recorded_traces(spec, args.record, replay_option(args), plan, stack)]
             more = more_runs_into(spec, traces[0], replay_option(args), plan)
         outcome = evaluate(
@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         from agentci_action.report import results_json
 
         write_output(results_json.chunks(run, outcome.diff), args.output)  # the merge judges the gates from its diff
-        write_report(render(args.format, run), args.format, None)
+        write_report(render(args.format, run, args.env), args.format, None, args.env)
         return exit_code(run)
     return report_outcome(outcome, args, trend_of(args, run))
 

@@ -11,8 +11,11 @@ Exit codes: 0 pass (warnings allowed) · 1 a blocking layer failed (`validate`: 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from contextlib import ExitStack, redirect_stderr, redirect_stdout
+from typing import TextIO
 
 from agentci_action._util.errors import EXIT_ERROR, AgentCIError
 from agentci_action._version import __version__
@@ -62,19 +65,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        if hasattr(args, "spec_option"):
-            args.spec = resolve_spec(args)
-        command: Callable[[argparse.Namespace], int] = args.func
-        return command(args)
-    except AgentCIError as exc:
-        for line in str(exc).splitlines():
-            print(f"error: {line}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        return EXIT_ERROR
+def main(
+    argv: list[str] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Run one command; returns its exit code.
+
+    `env` (default os.environ) is where the commands read their settings (the judge's keys, GITHUB_*) and what the
+    agent's processes inherit; it reaches them as `args.env`. `out` and `err` stand in for standard output and
+    error while the command runs: everything AgentCI prints (reports, progress, the run stage's own logs) goes
+    through sys.stdout and sys.stderr, so they are swapped for the call, as github/action.py's `main` takes its `out`.
+    """
+    with ExitStack() as streams:
+        if out is not None:
+            streams.enter_context(redirect_stdout(out))
+        if err is not None:
+            streams.enter_context(redirect_stderr(err))
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # --help, --version, a usage error: argparse has printed; its code is ours
+            return exc.code if isinstance(exc.code, int) else 0
+        args.env = os.environ if env is None else env
+        try:
+            if hasattr(args, "spec_option"):
+                args.spec = resolve_spec(args)
+            command: Callable[[argparse.Namespace], int] = args.func
+            return command(args)
+        except AgentCIError as exc:
+            for line in str(exc).splitlines():
+                print(f"error: {line}", file=sys.stderr)
+            return exc.exit_code
+        except KeyboardInterrupt:
+            return EXIT_ERROR
 
 
 if __name__ == "__main__":

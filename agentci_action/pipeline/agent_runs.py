@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
@@ -34,14 +34,15 @@ class RunPlan:
 
     `runs_of` gives a query's runs instead of its `runs:` (None leaves the query out); a conversation under
     stop_on_failure ends at the turn that blocks under `fail_on`; simulated users are played through the judge
-    `judge` describes (None: the spec's, keys from the environment). A `command`'s run prints its summary on stderr,
-    and SIGTERM stops it as Ctrl-C does.
+    `judge` describes (None: the spec's, keys from `environ`). The agent inherits `environ` (None: this process's). A
+    `command`'s run prints its summary on stderr, and SIGTERM stops it as Ctrl-C does.
     """
 
     shard: ShardInfo | None = None
     runs_of: Callable[[QuerySpec], int | None] | None = None
     fail_on: frozenset[str] = DEFAULT_FAIL_ON
     judge: JudgeOptions | None = None
+    environ: Mapping[str, str] | None = None
     command: bool = False
 
 
@@ -61,10 +62,12 @@ def run_queries(
         selected = [q.model_copy(update={"runs": runs}) for q in selected if (runs := runs_of(q)) is not None]
     users = None
     if any(query.simulated_user is not None for query in selected):  # the judge's stack, only when it plays a user
-        users = simulated_user_for(spec, plan.judge or JudgeOptions(environ=os.environ))
+        users = simulated_user_for(spec, plan.judge or JudgeOptions(environ=plan.environ or os.environ))
     stop_after = partial(turn_stops, fail_on=plan.fail_on)
     with terminate_on_sigterm() if plan.command else nullcontext():
-        setup = RunSetup(queries=selected, agent=agent, stop_after=stop_after, simulated_user=users)
+        setup = RunSetup(
+            queries=selected, agent=agent, environ=plan.environ, stop_after=stop_after, simulated_user=users
+        )
         outcome = run_agent(spec, options, setup)
     if plan.command:
         print(outcome.summary(options.output), file=sys.stderr)

@@ -15,7 +15,7 @@ Outside it the two differ, and regex decides:
 - regex expands an exact count in memory: `a{4294967294}` or `(a{999}){999}` can exhaust it, hence the bounds;
 - verbose mode `(?x)` changes what whitespace and `#` mean; escapes of letters and digits (\\1, \\x41, \\p{L},
   \\N{…}, \\z) mean different things, or nothing, in each.
-tests/test_pattern_syntax.py checks the claim on generated patterns.
+tests/unit/spec/test_pattern_syntax.py checks the claim on generated patterns.
 """
 
 import re

@@ -1,7 +1,7 @@
 // A tool-calling weather agent in JavaScript with Node's own fetch and no SDK: it reads the job on stdin, asks the
 // model at OPENAI_BASE_URL (streamed Chat Completions, as the openai SDKs for Node stream them), runs every tool the
 // model calls (the script calls two at once), sends the results back until the model answers, and prints its trace.
-// tests/test_replay_run.py runs it under `agentci run` to show replay needs nothing of Python from the agent.
+// tests/e2e/test_replay_run.py runs it under `agentci run` to show replay needs nothing of Python from the agent.
 import { readFileSync } from "node:fs";
 
 const job = JSON.parse(readFileSync(0, "utf8"));

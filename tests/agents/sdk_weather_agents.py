@@ -6,7 +6,7 @@ Anthropic Messages (plain and streamed).
 Each runs the loop an agent runs: ask the model with two tools, run every tool it calls (the script's first turn
 calls both at once: parallel tool calls), send the results back, until it answers in text. Each returns the facts
 a trace is made of: the answer, the tool calls with their arguments, and each model call's model and tokens.
-tests/test_replay_sdks.py scripts the model's turns for QUESTION (tests/fakes/scripted_providers.py plays them).
+tests/e2e/test_replay_sdks.py scripts the model's turns for QUESTION (tests/fakes/scripted_providers.py plays them).
 """
 
 from __future__ import annotations

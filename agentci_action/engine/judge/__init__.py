@@ -12,7 +12,7 @@ from typing import Literal
 
 from agentci_action.engine.judge.cache import VerdictCache
 from agentci_action.engine.judge.llm import LLMJudge
-from agentci_action.model_access.keys import keys_from_environment
+from agentci_action.model_access.keys import base_urls_from_environment, keys_from_environment
 from agentci_action.model_access.spend import SpendCap
 from agentci_action.spec.models import JudgeConfig, ModelPrice
 
@@ -45,6 +45,7 @@ def build_judge(
     return LLMJudge(
         config=config or JudgeConfig(),
         api_keys=keys_from_environment(environ),
+        base_urls=base_urls_from_environment(environ),
         cache=VerdictCache(cache_path),
         mode=mode,
         sample_ensemble=sample_ensemble,

@@ -99,11 +99,13 @@ def embedding_base_url(config: JudgeConfig) -> str | None:
 def build_embedder(config: JudgeConfig | None, cache: EmbeddingCache, environ: Mapping[str, str]) -> Embedder:
     """An OpenAI embedder when OPENAI_API_KEY is set in `environ`, else a NoEmbedder that gives the reason.
 
-    The judge's timeout and attempt budget (judge_config.timeout_s, max_attempts) apply.
+    Its endpoint is embedding_base_url's, else OPENAI_BASE_URL in `environ`. The judge's timeout and attempt budget
+    (judge_config.timeout_s, max_attempts) apply.
     """
     key = environ.get("OPENAI_API_KEY")
     if not key:
         return NoEmbedder("no embedding provider: OPENAI_API_KEY is not set")
     config = config or JudgeConfig()
-    provider = OpenAIProvider(key, embedding_base_url(config), config.timeout_s, config.max_output_tokens)
+    base_url = embedding_base_url(config) or environ.get("OPENAI_BASE_URL") or None
+    provider = OpenAIProvider(key, base_url, config.timeout_s, config.max_output_tokens)
     return OpenAIEmbedder(provider, config.embedding_model, cache, config.max_attempts)

@@ -248,8 +248,8 @@ class LLMJudge:
         """The client that serves `model`, one per (provider, endpoint), made on first use; None without a key.
 
         judge_config.base_url is the endpoint of judge_config.model alone: an ensemble's other models of the
-        same provider go to `base_urls[provider]`, else the SDK's default (which honours OPENAI_BASE_URL /
-        ANTHROPIC_BASE_URL), never to a self-hosted server that only the main model lives on.
+        same provider go to `base_urls[provider]` (build_judge's: OPENAI_BASE_URL / ANTHROPIC_BASE_URL of its
+        environment), else the SDK's default, never to a self-hosted server that only the main model lives on.
         """
         key = self.api_keys.get(name)
         if not key:
