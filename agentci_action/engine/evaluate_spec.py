@@ -57,7 +57,7 @@ from agentci_action.engine.score import letter_grade, suite_composite_score
 from agentci_action.engine.stats import cost_of_pass, most_frequent, tidy
 from agentci_action.engine.suite_figures import CheckTally, TallyCounter, aggregate, check_tally
 from agentci_action.engine.token_attribution import query_tokens, suite_tokens
-from agentci_action.spec.models import AgentCISpec, CompositeWeights, QuerySpec, spec_hash
+from agentci_action.spec.models import AgentCISpec, CompositeWeights, ProcessSpec, QuerySpec, spec_hash
 from agentci_action.trace.canonical import Trace
 
 DEFAULT_FAIL_ON = frozenset({"correctness", "suite"})  # suite: the spec's `suite:` gates (compare/suite_gates.py)
@@ -228,9 +228,9 @@ def query_status(statuses: list[Status], blocking: bool) -> Status:
     return PASS
 
 
-def _with_process(query: QuerySpec, trace: Trace, path: LayerResult) -> LayerResult:
+def _with_process(process: ProcessSpec, trace: Trace, path: LayerResult) -> LayerResult:
     """The path layer with the process metrics (and their threshold checks) added."""
-    details, checks = evaluate_process(query.process, trace)
+    details, checks = evaluate_process(process, trace)
     if checks:
         return LayerResult.from_checks(path.checks + checks, {**path.details, **details})
     return path.model_copy(update={"details": {**path.details, **details}}) if details else path
@@ -305,9 +305,10 @@ def _evaluate_exchange(
     extra = evaluate_checks(query, trace, judge, embedder)
     path = evaluate_path(query.path, trace, variants, extra.by_layer["path"])
     baseline = variants[path.details["baseline_variant"]] if variants else None
+    process = query.process
     layers = {
         "correctness": evaluate_correctness(query, trace, judge, extra.by_layer["correctness"]),
-        "path": _with_process(query, trace, path),
+        "path": path if process is None else _with_process(process, trace, path),  # most queries: no process block
         "cost": evaluate_cost(query.cost, trace, baseline, extra.by_layer["cost"]),
     }
     leaks.extend(extra.leaks)
@@ -332,7 +333,9 @@ def evaluate_query(
     settings: Settings,
     composite: CompositeWeights = CompositeWeights(),
     embedder: Embedder | None = None,
+    key: str | None = None,
 ) -> QueryResult:
+    """The query's result over its runs (`traces`); `key` is query.key, when the caller has read it."""
     leaks: list[Leak] = []  # values a safety check found leaked, in any run
     runs: list[Run] = []
     answers: list[str] = []
@@ -361,7 +364,7 @@ def evaluate_query(
     statuses = [correctness.status, path.status, cost.status]
     blocking = is_blocking(statuses, settings.fail_on)
     return QueryResult(  # the fields without a default by position (see QueryResult)
-        query.key,  # id
+        key or query.key,  # id
         query.query,
         query.file,
         query.line,
@@ -580,6 +583,7 @@ def evaluate_spec(
             settings,
             composite,
             embedder,
+            key,
         )
         if on_result is not None:
             on_result(result)
