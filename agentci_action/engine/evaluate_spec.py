@@ -162,21 +162,24 @@ def check_variant_counts(queries: list[QuerySpec], baselines: dict[str, list[Tra
 def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: list[QuerySpec] | None = None) -> Matched:
     """group_traces, then raise TraceError naming every query in `queries` with no trace or fewer than its `runs`."""
     matched = group_traces(queries, traces, all_queries)
-    require_traces(queries, matched.by_query)
+    require_traces(queries, [q.key for q in queries], matched.by_query)
     return matched
 
 
-def require_traces(queries: list[QuerySpec], by_query: dict[str, list[Trace]]) -> None:
-    """Raise TraceError naming every query with no trace in `by_query` or fewer than its `runs`."""
+def require_traces(queries: list[QuerySpec], keys: list[str], by_query: dict[str, list[Trace]]) -> None:
+    """Raise TraceError naming every query with no trace in `by_query` or fewer than its `runs`.
+
+    `keys` are the queries' keys, in order (the caller's: a property of a pydantic model, slow to read).
+    """
     problems = []
-    for q in queries:
-        found = len(by_query.get(q.key) or ())
+    for q, key in zip(queries, keys):
+        found = len(by_query.get(key) or ())
         if not found:
-            problems.append(Problem(q.file, q.line, f"no trace for query {q.key!r} ({q.query[:60]!r})"))
+            problems.append(Problem(q.file, q.line, f"no trace for query {key!r} ({q.query[:60]!r})"))
         elif q.runs is not None and found < q.min_runs:
             asked = f"at least {q.min_runs} runs" if q.run_plan else f"runs: {q.min_runs}"
             problems.append(
-                Problem(q.file, q.line, f"query {q.key!r} expects {asked} but has {found} trace{'s' * (found != 1)}")
+                Problem(q.file, q.line, f"query {key!r} expects {asked} but has {found} trace{'s' * (found != 1)}")
             )
     if problems:
         raise TraceError(problems)
@@ -381,7 +384,7 @@ def evaluate_query(
         answer=shown_answer,
         tools=list(route) if (route := most_frequent(sequences)) else [],
         tokens=query_tokens(traces),
-        model_calls=_paid_tidied(ModelCalls.of_runs(replayed)),
+        model_calls=_paid_tidied(ModelCalls.of_runs(replayed)) if replayed else None,  # most runs: no replay
         turns=_turn_results(query, turn_runs, settings.fail_on, composite, leaks)
         if turn_runs
         else _simulated_turns(query, traces, answer, leaks),
@@ -566,8 +569,8 @@ def evaluate_spec(
             traces.clear()
     else:  # indexed once per spec and trace list: a pytest suite evaluates one query per call
         index = spec.memoised("traces_by_query", (traces,), lambda: group_traces(spec.queries, traces))
-    require_traces(selected, index.by_query)
     keys = [q.key for q in selected]  # read once: a property of a pydantic model, slow to read
+    require_traces(selected, keys, index.by_query)
     matched = Matched({key: index.by_query[key] for key in keys}, list(index.unmatched), list(index.notes))
     del index  # matched holds the selected queries' traces alone
     baselines = baselines or {}
