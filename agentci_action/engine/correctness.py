@@ -72,8 +72,12 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
     """Every deterministic check the spec asks for, each reporting every failing term."""
     checks: list[Check] = []
     lowered = answer.lower()
+    # Loops, not list comprehensions (each a call of its own on 3.11): these checks run per run (bench_hot_path).
     if (expected := spec.expected_in_answer) is not None:
-        missing = [t for t in expected if t.lower() not in lowered]
+        missing = []
+        for term in expected:
+            if term.lower() not in lowered:
+                missing.append(term)
         checks.append(
             Check(
                 "expected_in_answer",
@@ -83,7 +87,10 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
             )
         )
     if (forbidden := spec.not_in_answer) is not None:
-        found = [t for t in forbidden if t.lower() in lowered]
+        found = []
+        for term in forbidden:
+            if term.lower() in lowered:
+                found.append(term)
         checks.append(
             Check(
                 "not_in_answer",
@@ -262,7 +269,10 @@ def evaluate_correctness(
         checks += judge_checks(judge_requests(query, trace), judge, gate_open)
     if extra_checks:
         checks += extra_checks
-    skipped = [c.status for c in checks].count(SKIP)
+    skipped = 0
+    for check in checks:  # a loop, not a list comprehension (a call of its own on 3.11): made per run, bench_hot_path
+        if check.status is SKIP:
+            skipped += 1
     result = LayerResult.from_checks(checks, details={"checks_run": len(checks) - skipped, "checks_skipped": skipped})
     if result.status is SKIP and not checks:
         result.messages = ["no correctness checks"]

@@ -57,7 +57,7 @@ from agentci_action.engine.score import letter_grade, suite_composite_score
 from agentci_action.engine.stats import cost_of_pass, most_frequent, tidy
 from agentci_action.engine.suite_figures import CheckTally, TallyCounter, aggregate, check_tally
 from agentci_action.engine.token_attribution import query_tokens, suite_tokens
-from agentci_action.spec.models import AgentCISpec, CompositeWeights, QuerySpec, spec_hash
+from agentci_action.spec.models import AgentCISpec, CompositeWeights, ProcessSpec, QuerySpec, spec_hash
 from agentci_action.trace.canonical import Trace
 
 DEFAULT_FAIL_ON = frozenset({"correctness", "suite"})  # suite: the spec's `suite:` gates (compare/suite_gates.py)
@@ -162,21 +162,24 @@ def check_variant_counts(queries: list[QuerySpec], baselines: dict[str, list[Tra
 def match_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: list[QuerySpec] | None = None) -> Matched:
     """group_traces, then raise TraceError naming every query in `queries` with no trace or fewer than its `runs`."""
     matched = group_traces(queries, traces, all_queries)
-    require_traces(queries, matched.by_query)
+    require_traces(queries, [q.key for q in queries], matched.by_query)
     return matched
 
 
-def require_traces(queries: list[QuerySpec], by_query: dict[str, list[Trace]]) -> None:
-    """Raise TraceError naming every query with no trace in `by_query` or fewer than its `runs`."""
+def require_traces(queries: list[QuerySpec], keys: list[str], by_query: dict[str, list[Trace]]) -> None:
+    """Raise TraceError naming every query with no trace in `by_query` or fewer than its `runs`.
+
+    `keys` are the queries' keys, in order (the caller's: a property of a pydantic model, slow to read).
+    """
     problems = []
-    for q in queries:
-        found = len(by_query.get(q.key) or ())
+    for q, key in zip(queries, keys):
+        found = len(by_query.get(key) or ())
         if not found:
-            problems.append(Problem(q.file, q.line, f"no trace for query {q.key!r} ({q.query[:60]!r})"))
+            problems.append(Problem(q.file, q.line, f"no trace for query {key!r} ({q.query[:60]!r})"))
         elif q.runs is not None and found < q.min_runs:
             asked = f"at least {q.min_runs} runs" if q.run_plan else f"runs: {q.min_runs}"
             problems.append(
-                Problem(q.file, q.line, f"query {q.key!r} expects {asked} but has {found} trace{'s' * (found != 1)}")
+                Problem(q.file, q.line, f"query {key!r} expects {asked} but has {found} trace{'s' * (found != 1)}")
             )
     if problems:
         raise TraceError(problems)
@@ -228,9 +231,9 @@ def query_status(statuses: list[Status], blocking: bool) -> Status:
     return PASS
 
 
-def _with_process(query: QuerySpec, trace: Trace, path: LayerResult) -> LayerResult:
+def _with_process(process: ProcessSpec, trace: Trace, path: LayerResult) -> LayerResult:
     """The path layer with the process metrics (and their threshold checks) added."""
-    details, checks = evaluate_process(query.process, trace)
+    details, checks = evaluate_process(process, trace)
     if checks:
         return LayerResult.from_checks(path.checks + checks, {**path.details, **details})
     return path.model_copy(update={"details": {**path.details, **details}}) if details else path
@@ -305,9 +308,10 @@ def _evaluate_exchange(
     extra = evaluate_checks(query, trace, judge, embedder)
     path = evaluate_path(query.path, trace, variants, extra.by_layer["path"])
     baseline = variants[path.details["baseline_variant"]] if variants else None
+    process = query.process
     layers = {
         "correctness": evaluate_correctness(query, trace, judge, extra.by_layer["correctness"]),
-        "path": _with_process(query, trace, path),
+        "path": path if process is None else _with_process(process, trace, path),  # most queries: no process block
         "cost": evaluate_cost(query.cost, trace, baseline, extra.by_layer["cost"]),
     }
     leaks.extend(extra.leaks)
@@ -332,7 +336,9 @@ def evaluate_query(
     settings: Settings,
     composite: CompositeWeights = CompositeWeights(),
     embedder: Embedder | None = None,
+    key: str | None = None,
 ) -> QueryResult:
+    """The query's result over its runs (`traces`); `key` is query.key, when the caller has read it."""
     leaks: list[Leak] = []  # values a safety check found leaked, in any run
     runs: list[Run] = []
     answers: list[str] = []
@@ -361,7 +367,7 @@ def evaluate_query(
     statuses = [correctness.status, path.status, cost.status]
     blocking = is_blocking(statuses, settings.fail_on)
     return QueryResult(  # the fields without a default by position (see QueryResult)
-        query.key,  # id
+        key or query.key,  # id
         query.query,
         query.file,
         query.line,
@@ -378,7 +384,7 @@ def evaluate_query(
         answer=shown_answer,
         tools=list(route) if (route := most_frequent(sequences)) else [],
         tokens=query_tokens(traces),
-        model_calls=_paid_tidied(ModelCalls.of_runs(replayed)),
+        model_calls=_paid_tidied(ModelCalls.of_runs(replayed)) if replayed else None,  # most runs: no replay
         turns=_turn_results(query, turn_runs, settings.fail_on, composite, leaks)
         if turn_runs
         else _simulated_turns(query, traces, answer, leaks),
@@ -563,8 +569,8 @@ def evaluate_spec(
             traces.clear()
     else:  # indexed once per spec and trace list: a pytest suite evaluates one query per call
         index = spec.memoised("traces_by_query", (traces,), lambda: group_traces(spec.queries, traces))
-    require_traces(selected, index.by_query)
     keys = [q.key for q in selected]  # read once: a property of a pydantic model, slow to read
+    require_traces(selected, keys, index.by_query)
     matched = Matched({key: index.by_query[key] for key in keys}, list(index.unmatched), list(index.notes))
     del index  # matched holds the selected queries' traces alone
     baselines = baselines or {}
@@ -580,6 +586,7 @@ def evaluate_spec(
             settings,
             composite,
             embedder,
+            key,
         )
         if on_result is not None:
             on_result(result)
