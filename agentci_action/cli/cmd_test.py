@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 from contextlib import ExitStack
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentci_action._util.errors import SpecError
@@ -103,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
     from agentci_action.pipeline.agent_runs import RunPlan, more_runs_into, recorded_traces
     from agentci_action.pipeline.evaluation import Evaluation, evaluate
     from agentci_action.pipeline.simulated_users import shared_spend
+    from agentci_action.run import RunOptions
     from agentci_action.spec.loader import load_spec, select_tags
 
     fail_on = fail_on_option(args)
@@ -122,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
             spec = select_tags(whole, tags) if tags else whole
             plan = RunPlan(shard=shard, fail_on=fail_on, judge=judge, environ=args.env, command=True)
             traces = [recorded_traces(spec, args.record, replay_option(args), plan, stack)]
-            more = more_runs_into(spec, traces[0], replay_option(args), plan)
+            more = more_runs_into(spec, RunOptions(Path(traces[0]), replay=replay_option(args)), plan)
         outcome = evaluate(
             Evaluation(
                 spec=whole,
