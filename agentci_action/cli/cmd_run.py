@@ -12,9 +12,11 @@ from pathlib import Path
 
 from agentci_action._util.errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS
 from agentci_action.cli._arguments import (
+    add_baseline_ref_argument,
     add_fail_on_argument,
     add_replay_argument,
     add_spec_argument,
+    base_ref_option,
     fail_on_option,
     positive,
     replay_option,
@@ -41,6 +43,7 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="the saved baseline version adaptive runs compare with, as `test --baseline` (default: the newest whose "
         "precheck passed; 'none': each range's minimum only)",
     )
+    add_baseline_ref_argument(parser)
     parser.add_argument("--workers", type=positive, help="runs at the same time (default: runner.workers)")
     parser.add_argument("--timeout", type=seconds, help="seconds per run (default: runner.timeout_s)")
     parser.add_argument(
@@ -84,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         spec=whole,
         traces=[args.output],
         baseline=args.baseline,
+        baseline_ref=base_ref_option(args),
         tags=tags,
         settings=Settings(fail_on=fail_on),
         shard=shard,

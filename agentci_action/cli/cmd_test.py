@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from agentci_action._util.errors import SpecError
 from agentci_action.cli._arguments import (
     FORMATS,
+    add_baseline_ref_argument,
     add_evaluation_arguments,
     add_fail_on_argument,
     add_replay_argument,
@@ -47,13 +48,7 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--baseline",
         help="saved baseline version to compare with (default: the newest whose precheck passed; 'none': no baseline)",
     )
-    parser.add_argument(
-        "--baseline-ref",
-        metavar="REF",
-        help="compare with the baseline as it is at this commit (e.g. origin/main, or the PR's base sha): the traces "
-        "at --traces' paths there, else its saved version (--baseline V, default the newest that passed); through "
-        "git, else the GitHub API (GITHUB_TOKEN, GITHUB_REPOSITORY)",
-    )
+    add_baseline_ref_argument(parser)
     parser.add_argument(
         "--baseline-traces",
         action="append",

@@ -104,14 +104,17 @@ def more_runs_into(
     return more
 
 
-def adaptive(spec: AgentCISpec, options: RunOptions, baseline: str | None) -> bool:
+def adaptive(spec: AgentCISpec, options: RunOptions, evaluation: Evaluation) -> bool:
     """Whether adaptive runs may add batches.
 
-    Some query has a range (`runs: {min, max}`), no fixed --runs, and a baseline to compare with: `baseline` is not
-    "none" and some version is saved (without one `test` runs each range's minimum, and nothing need be evaluated).
+    Some query has a range (`runs: {min, max}`), no fixed --runs, and a baseline to compare with: one at a base commit,
+    or a saved version unless the baseline is "none" (without one `test` runs each range's minimum, and nothing need be
+    evaluated).
     """
     ranged = options.runs is None and any(query.run_plan is not None for query in spec.queries)
-    return ranged and (baseline or "").lower() != NO_BASELINE and bool(list_headers(spec))
+    if evaluation.baseline_ref is not None:
+        return ranged
+    return ranged and (evaluation.baseline or "").lower() != NO_BASELINE and bool(list_headers(spec))
 
 
 def runs_until_decided(spec: AgentCISpec, options: RunOptions, plan: RunPlan, evaluation: Evaluation) -> list[AgentRun]:
@@ -123,6 +126,6 @@ def runs_until_decided(spec: AgentCISpec, options: RunOptions, plan: RunPlan, ev
     batch's outcome, in order.
     """
     outcomes = [run_queries(spec, options, plan)]
-    if adaptive(spec, options, evaluation.baseline):
+    if adaptive(spec, options, evaluation):
         evaluate(evaluation, more_runs_into(spec, options, plan, outcomes))
     return outcomes

@@ -64,17 +64,22 @@ def workflow_steps(project: Path) -> tuple[dict, dict]:
     return run_step.get("with", {}), action_step["with"]
 
 
-def run_action_script(project: Path, given: dict) -> subprocess.CompletedProcess:
-    """run/action.yml's step that runs the agent, in bash as the runner runs it, with `given` and the defaults."""
+def run_action_script(project: Path, given: dict, base_sha: str = "") -> subprocess.CompletedProcess:
+    """run/action.yml's step that runs the agent, in bash as the runner runs it, with `given` and the defaults.
+
+    The event's values are empty but the base commit, `base_sha` (none, as on a workflow_dispatch, by default).
+    """
     action = yaml.safe_load((ROOT / "run" / "action.yml").read_text())
     [step] = [s for s in action["runs"]["steps"] if s.get("id") == "run"]
     inputs = {name: str(given.get(name, spec["default"])) for name, spec in action["inputs"].items()}
-    env = {
-        name: re.sub(r"\$\{\{ inputs\.([\w-]+) \}\}", lambda m: inputs[m[1]], value)
-        for name, value in step["env"].items()
-    }
+    expression = re.compile(r"\$\{\{ (?:inputs\.([\w-]+)|([^}]*)) \}\}")
+
+    def value(found: re.Match) -> str:
+        return inputs[found[1]] if found[1] else base_sha if "base.sha" in found[2] else ""
+
+    env = {name: expression.sub(value, text) for name, text in step["env"].items()}
     venv = project / "runner-temp" / "agentci-venv" / "bin"  # the install step's virtual environment: this Python
-    venv.mkdir(parents=True)
+    venv.mkdir(parents=True, exist_ok=True)
     (venv / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')  # a link would leave the venv
     (venv / "python").chmod(0o755)
     environment = hermetic_environment(
@@ -150,3 +155,28 @@ def test_fixed_runs_and_no_baseline_take_the_minimum_without_evaluating(project)
         assert ran.returncode == 0, ran.stderr
         assert re.findall(r"agentci run: (\d+) runs in", ran.stderr) == ["20"]
         assert sorted(len(f.read_text().splitlines()) for f in output.iterdir()) == [5, 5, 5, 5]
+
+
+def runs_written(directory: Path) -> dict[str, int]:
+    return {f.stem: len(f.read_text().splitlines()) for f in directory.iterdir()}
+
+
+def test_baseline_base_takes_adaptive_runs_against_the_base_commits_baseline(project):
+    def git(*arguments: str) -> str:
+        return subprocess.run(["git", *arguments], cwd=project, check=True, capture_output=True, text=True).stdout
+
+    git("init", "-q")
+    git("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "base")
+    git("add", "agentci_spec.yaml", "baselines")
+    git("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "base with its baseline")
+    base = git("rev-parse", "HEAD").strip()
+    shutil.rmtree(project / "baselines")  # the pull request dropped it: only the base commit has one
+
+    ran = run_action_script(project, {"baseline": "base"}, base_sha=base)
+    assert ran.returncode == 0, ran.stderr
+    expected = {"capital-japan": 10, "population-lagos": 20, "convert-currency": 5, "summarise-paper": 10}
+    assert runs_written(project / "agentci-traces") == expected
+    shutil.rmtree(project / "agentci-traces")
+    ran = run_action_script(project, {"baseline": "base"})  # no base commit, no saved version: the minimum
+    assert ran.returncode == 0, ran.stderr
+    assert set(runs_written(project / "agentci-traces").values()) == {5}
