@@ -97,3 +97,39 @@ def test_a_linked_folder_is_refused_and_nothing_is_written_where_it_points(proje
     assert link.is_symlink()
     if linked == "recordings/greeting":
         assert listing(project / "recordings") == ["greeting"]  # no fresh folder left beside the link
+
+
+def test_init_offers_a_scheduled_drift_job_that_records_live_and_pushes_nothing(tmp_path: Path):
+    """The job, uncommented as init's comment says, re-records with the key and reports drift; zizmor finds nothing."""
+    import json
+    import shutil
+    import subprocess
+
+    from agentci_action.cli.cmd_init import init_project
+
+    init_project(tmp_path, command="python agent.py")
+    text = (tmp_path / ".github" / "workflows" / "agentci.yml").read_text()
+    in_use = "".join(line[1:] if line.startswith("#  ") else line for line in text.splitlines(True))
+    flow = yaml.safe_load(in_use)
+    assert "schedule" in flow[True]  # YAML reads the key `on` as true
+    job = flow["jobs"]["agentci-drift"]
+    assert job["if"] == "${{ github.event_name == 'schedule' }}" and job["permissions"] == {"contents": "read"}
+    runs = [step.get("run", "") for step in job["steps"]]
+    assert any("agentci record --all" in run for run in runs)
+    assert any("git diff --stat -- recordings/" in run and "GITHUB_STEP_SUMMARY" in run for run in runs)
+    assert not any("git push" in run or "git commit" in run for run in runs)
+    assert all(
+        step["with"]["persist-credentials"] is False for step in job["steps"] if "checkout@" in step.get("uses", "")
+    )
+    uncommented = tmp_path / "audit" / ".github" / "workflows" / "agentci.yml"
+    uncommented.parent.mkdir(parents=True)
+    uncommented.write_text(in_use)
+    zizmor = shutil.which("zizmor", path=str(Path(sys.executable).parent)) or shutil.which("zizmor")
+    assert zizmor, "zizmor is in the test extras"
+    done = subprocess.run(
+        [zizmor, "--offline", "--min-severity", "low", "--format", "json", str(uncommented)],
+        capture_output=True,
+        text=True,
+    )
+    findings = [(f["ident"], f["locations"][-1]["concrete"]["feature"]) for f in json.loads(done.stdout or "[]")]
+    assert {ident for ident, _ in findings} <= {"unpinned-uses"}, findings
