@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from agentci_action._util.text import inline, one_line
 from agentci_action.compare.recording_changes import RecordingChange
 
 TITLE = "Recordings changed in this PR"
@@ -27,7 +28,7 @@ def markdown_section(changes: Sequence[RecordingChange]) -> str:
     if not changes:
         return ""
     lines = [f"### {TITLE}", "", counts(changes), ""]
-    lines += [f"- `{c.query}` {c.run} {c.change}" + (f": {c.detail}" if c.detail else "") for c in changes[:SHOWN]]
+    lines += [f"- {inline(entry(change), 300)}" for change in changes[:SHOWN]]
     if len(changes) > SHOWN:
         lines.append(f"- and {len(changes) - SHOWN} more")
     return "\n".join(lines) + "\n"
@@ -38,4 +39,4 @@ def console_lines(changes: Sequence[RecordingChange]) -> list[str]:
     if not changes:
         return []
     more = [f"  and {len(changes) - SHOWN} more"] if len(changes) > SHOWN else []
-    return [f"{TITLE}: {counts(changes)}", *(f"  {entry(c)}" for c in changes[:SHOWN]), *more]
+    return [f"{TITLE}: {counts(changes)}", *(f"  {one_line(entry(c), 300)}" for c in changes[:SHOWN]), *more]
