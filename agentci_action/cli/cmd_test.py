@@ -133,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
                 shard=shard,
                 judge=judge,
                 baseline_ref=base_ref_option(args),
+                recordings_at=base_ref_option(args),
                 progress="agentci test",
             ),
             more,
