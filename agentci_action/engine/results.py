@@ -328,7 +328,8 @@ class TokenAttribution(ResultData):
     """Where a query's input tokens went (engine/token_attribution.py): means per run over its runs.
 
     components: tokens by component (system_prompt, tool_schemas, history, tool_results, retrieved_context, query,
-    `framing`: the rest of each call's reported input tokens, and `unattributed`: the input tokens of calls whose
+    `framing`: what each call's format adds around its messages, `unexplained`: the rest of its reported input tokens
+    (an estimate's gap), and `unattributed`: the input tokens of calls whose
     request the trace does not show), each part as its text counts; exact: the model's own tokenizer counted it and
     the count plus the format's framing is the reported input; gap: the reported input less count and framing (what
     an estimate leaves unexplained); costs: USD by component (each call's input cost shared by its parts' tokens), plus

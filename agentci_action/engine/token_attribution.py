@@ -4,12 +4,13 @@ Each model call's input breakdown (trace/input_parts.py) as counted, the rest of
 priced, and summed per run; the metrics reference's token tracking over them. Pure.
 
 Per call with a breakdown: each part keeps the tokens its text counts, tᵢ of T = Σ t, so a part whose text did not
-change does not move; the rest of the call's reported input tokens I, I − T, is `framing`: the tokens the provider
-adds around the messages (plus, where the count is not the provider's own, the count's error). Nothing is scaled, so
-the components add up to I exactly. A part's cost is input_cost · tᵢ / I, the call's input cost (as the cost layer
-priced it) shared by tokens, so a prompt cache's discount is shared in proportion. The count is `exact` only when the
-model's own tokenizer counted it and I − T is the framing the call's format adds (InputBreakdown.framing); `gap`
-sums I − T − framing over the calls, what the count leaves unexplained (the framing unknown: all of I − T). A call
+change does not move. Of the rest of the call's reported input tokens I, I − T, `framing` is what the call's format
+adds around the messages (InputBreakdown.framing, at most I − T; 0 where the trace does not record it), and
+`unexplained` the gap, I − T − framing: the count's error where the tokenizer is not the provider's own, or framing
+not recorded. Nothing is scaled, so the components add up to I exactly. A part's cost is input_cost · tᵢ / I, the
+call's input cost (as the cost layer priced it) shared by tokens, so a prompt cache's discount is shared in
+proportion. The count is `exact` only when the model's own tokenizer counted it and the gap is 0; `gap` sums the
+unexplained tokens over the calls. A call
 that reports no input tokens (I = 0) while its request holds text did not report its usage (some instrumentations
 write 0 for a streamed call): it is not attributed, like a call whose request the trace does not show, so every
 figure stays a share of the reported tokens; so is a call whose parts count no token (T = 0). A query's figures are
@@ -31,7 +32,7 @@ from agentci_action.engine.results import TokenAttribution
 from agentci_action.engine.stats import tidy
 from agentci_action.trace.canonical import LLMCall, Trace
 
-UNATTRIBUTED, OUTPUT, FRAMING = "unattributed", "output", "framing"
+UNATTRIBUTED, OUTPUT, FRAMING, UNEXPLAINED = "unattributed", "output", "framing", "unexplained"
 ITEMISED = ("tool_schemas", "tool_results", "retrieved_context")  # the components whose parts are named
 
 
@@ -62,15 +63,17 @@ class _Sums:
             return
         self.calls += 1
         self.tokenizers[breakdown.tokenizer] = None
-        framing = reported - sum(counts)
-        gap = framing - (breakdown.framing or 0)
+        rest = reported - sum(counts)
+        framing = min(breakdown.framing or 0, max(rest, 0))
+        gap = rest - framing
         self.exact = self.exact and breakdown.exact and breakdown.framing is not None and gap == 0
         self.gap += gap
         input_cost, sums = breakdown.input_cost_usd, self.tokens
         shares = [
             (part["component"], part.get("name"), part.get("parameters"), part["tokens"]) for part in breakdown.parts
         ]
-        for component, name, parameters, tokens in [*shares, (FRAMING, None, None, framing)]:
+        rests = [(FRAMING, None, None, framing)] + ([(UNEXPLAINED, None, None, gap)] if gap else [])
+        for component, name, parameters, tokens in [*shares, *rests]:
             sums[component] = sums.get(component, 0) + tokens
             self.add_cost(component, None if input_cost is None else input_cost * tokens / reported)
             if component in ITEMISED:

@@ -15,7 +15,6 @@ from agentci_action._util.text import usd
 from agentci_action.compare.diff_schema import ComponentChange, ItemChange, TokensDiff
 from agentci_action.engine.arguments import inert_name
 from agentci_action.engine.results import TokenAttribution
-from agentci_action.engine.token_attribution import FRAMING
 
 LABELS = {
     "system_prompt": "system prompt",
@@ -25,6 +24,7 @@ LABELS = {
     "retrieved_context": "retrieved context",
     "query": "query",
     "framing": "framing",  # what the provider adds around the messages, beyond the counted texts
+    "unexplained": "unexplained",  # reported beyond the count and the framing (the gap of an estimate)
     "unattributed": "not attributable",  # calls whose request the trace does not show
     "output": "output",
 }
@@ -55,18 +55,14 @@ def split(found: TokenAttribution, limit: int = 6) -> str:
 
 
 def counted_by(found: TokenAttribution) -> str:
-    """How the split was counted, and what an estimate leaves unexplained (the gap, signed).
+    """How the split was counted: 'o200k_base, exact'; 'o200k_base, estimate: 12 tokens reported beyond count and framing'.
 
-    'o200k_base, exact'; 'o200k_base, estimate: 12 tokens reported beyond count and framing'; where the traces record
-    no framing for their format (the gap is all of `framing`), 'o200k_base, estimate: framing not recorded, so it is all
-    the reported input beyond the count'.
+    The gap is signed: an estimate whose count exceeds the reported input says 'fewer than'.
     """
     if found.exact:
         return f"{found.tokenizer}, exact"
     if not found.gap:
         return f"{found.tokenizer}, estimate"
-    if found.gap == found.components.get(FRAMING):
-        return f"{found.tokenizer}, estimate: framing not recorded, so it is all the reported input beyond the count"
     word = "beyond" if found.gap > 0 else "fewer than"
     return f"{found.tokenizer}, estimate: {tokens(abs(found.gap))} tokens reported {word} count and framing"
 

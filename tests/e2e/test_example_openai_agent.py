@@ -187,7 +187,8 @@ def assert_attributed_from_recordings(directory: Path) -> None:
             )
         found = query_tokens([trace])
         assert sum(found.components.values()) == sum(c.input_tokens for c in trace.llm_calls) > 0
-        assert found.exact and "unattributed" not in found.components
+        # OpenAI renders tool definitions in a syntax of its own, so a request with tools is an estimate, never exact
+        assert not found.exact and "unattributed" not in found.components
 
 
 def test_recording_the_example_again_against_the_scripted_server_writes_its_recordings_byte_for_byte(tmp_path):

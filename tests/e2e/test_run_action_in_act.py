@@ -74,6 +74,7 @@ def test_the_workflow_init_writes_for_a_runner_runs_the_agent_and_evaluates_it(c
     upload steps go (act binds the workspace; the report's upload needs GitHub's artifact service).
     """
     workspace = action_workspace(tmp_path / "repo")
+    (workspace / "requirements.txt").write_text("# the agent imports nothing beyond the standard library\n")
     init = run_cli("init", workspace, "--command", "python3 agent.py")
     assert init.returncode == 0, init.stderr
     (workspace / "agent.py").write_text(AGENT)
