@@ -21,6 +21,8 @@ import contextlib
 import io
 import os
 import secrets
+import shutil
+import stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -238,6 +240,53 @@ def publish(path: Path, data: bytes, *, mode: int = 0o600, overwrite: bool = Tru
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary, dir_fd=directory)
         os.close(directory)
+
+
+def replace_directory(path: Path, staged: Path, what: str) -> None:
+    """Put the folder `staged`, a sibling of `path`, in the place of `path` by renames, through no symbolic link.
+
+    The old folder is renamed aside first, the staged one renamed in, then the old one removed: `path` holds the old
+    set of files or the new one, never a mix (between the two renames it is briefly absent). LinkedPath when `path` or
+    a directory above it (below the working directory) is a link, OutputError when anything else fails.
+    """
+    try:
+        parent = open_directory(path.parent)
+        try:
+            aside: str | None = f".{path.name}.{secrets.token_hex(6)}.old"
+            try:
+                if stat.S_ISLNK(os.stat(path.name, dir_fd=parent, follow_symlinks=False).st_mode):
+                    raise SymbolicLink(os.path.relpath(path))
+                os.rename(path.name, str(aside), src_dir_fd=parent, dst_dir_fd=parent)
+            except FileNotFoundError:
+                aside = None
+            os.rename(staged.name, path.name, src_dir_fd=parent, dst_dir_fd=parent)
+            if aside is not None:
+                shutil.rmtree(aside, dir_fd=parent)
+        finally:
+            os.close(parent)
+    except SymbolicLink as link:
+        raise LinkedPath(what, path, link) from None
+    except OSError as exc:
+        raise OutputError(f"could not replace {what} at {path}: {describe(exc)}") from None
+
+
+def remove_directory(path: Path, what: str) -> None:
+    """Remove the folder `path` and everything in it, following no symbolic link (missing: nothing to do).
+
+    OutputError when it fails (LinkedPath for a link on the way).
+    """
+    try:
+        parent = open_directory(path.parent)
+        try:
+            shutil.rmtree(path.name, dir_fd=parent)
+        finally:
+            os.close(parent)
+    except FileNotFoundError:
+        return
+    except SymbolicLink as link:
+        raise LinkedPath(what, path, link) from None
+    except OSError as exc:
+        raise OutputError(f"could not remove {what} at {path}: {describe(exc)}") from None
 
 
 def write_stream(text: str | Iterable[str], stream: TextIO | None = None, *, what: str = "the report") -> None:

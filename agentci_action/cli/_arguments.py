@@ -79,6 +79,17 @@ def fail_on_option(args: argparse.Namespace) -> frozenset[str]:
         raise SpecError.at("--fail-on", 0, str(exc)) from None
 
 
+def add_baseline_ref_argument(parser: argparse.ArgumentParser) -> None:
+    """--baseline-ref REF: the baseline as it is at a commit, as `test` and `run` compare with it."""
+    parser.add_argument(
+        "--baseline-ref",
+        metavar="REF",
+        help="compare with the baseline as it is at this commit (e.g. origin/main, or the PR's base sha): the traces "
+        "at --traces' paths there, else its saved version (--baseline V, default the newest that passed); through "
+        "git, else the GitHub API (GITHUB_TOKEN, GITHUB_REPOSITORY)",
+    )
+
+
 def base_ref_option(args: argparse.Namespace, option: str = "baseline_ref") -> BaseRef | None:
     """The base ref --baseline-ref REF (or another option naming a commit) names; None without the option.
 

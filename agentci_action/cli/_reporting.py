@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from agentci_action._util.output import write_file, write_stream
@@ -13,32 +13,40 @@ from agentci_action._util.output import write_file, write_stream
 if TYPE_CHECKING:  # annotations only: each command imports the stages it needs when it runs
     from agentci_action.compare.diff_schema import RunDiff
     from agentci_action.compare.history import Trend
+    from agentci_action.compare.recording_changes import RecordingChange
     from agentci_action.engine.results import RunResult
     from agentci_action.pipeline.results_files import Outcome
 
 
 def render(
-    fmt: str, run: RunResult, env: Mapping[str, str], diff: RunDiff | None = None, trend: Trend | None = None
+    fmt: str,
+    run: RunResult,
+    env: Mapping[str, str],
+    diff: RunDiff | None = None,
+    trend: Trend | None = None,
+    recordings: Sequence[RecordingChange] = (),
 ) -> str | Iterator[str]:
     """The report in `fmt`.
 
     Console, markdown (the job summary) and html (one self-contained page) include the diff against the baseline and the
     trend on the default branch (`--history`), junit the diff's verdicts; github is the step log the action prints: the
     console report inside stop-commands, then the annotations (paths relative to `env`'s GITHUB_WORKSPACE, else the
-    working directory).
+    working directory). Console, markdown and json list the recordings changed against the PR's base commit.
     """
     from agentci_action.report import console, file_annotations, html, junit, markdown, prometheus, results_json
 
     if fmt == "github":
         return "\n".join(file_annotations.github_log(run, diff, env.get("GITHUB_WORKSPACE") or os.getcwd())) + "\n"
     if fmt == "markdown":
-        return markdown.render_summary(run, diff=diff, trend=trend)
+        return markdown.render_summary(run, diff=diff, trend=trend, recordings=recordings)
     if fmt == "html":
         return html.render_html(run, diff, trend)
     if fmt == "console":
-        return console.render_with_diff(run, diff, trend)
+        return console.render_with_diff(run, diff, trend, recordings)
     if fmt == "json":
-        return results_json.chunks(run, diff)  # written a query at a time: a results file is never held whole
+        return results_json.chunks(
+            run, diff, recordings
+        )  # written a query at a time: a results file is never held whole
     if fmt == "junit":
         return junit.render(run, diff)
     return prometheus.render(run)
@@ -66,7 +74,7 @@ def report_outcome(outcome: Outcome, args: argparse.Namespace, trend: Trend | No
 
     if outcome.diff and args.format not in ("console", "github", "markdown", "html"):
         warn(outcome.diff.warnings)
-    report = render(args.format, outcome.run, args.env, outcome.diff, trend)
+    report = render(args.format, outcome.run, args.env, outcome.diff, trend, outcome.recordings)
     write_report(report, args.format, args.output, args.env)
     return exit_code(outcome.run)
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 from contextlib import ExitStack
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentci_action._util.errors import SpecError
 from agentci_action.cli._arguments import (
     FORMATS,
+    add_baseline_ref_argument,
     add_evaluation_arguments,
     add_fail_on_argument,
     add_replay_argument,
@@ -46,13 +48,7 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--baseline",
         help="saved baseline version to compare with (default: the newest whose precheck passed; 'none': no baseline)",
     )
-    parser.add_argument(
-        "--baseline-ref",
-        metavar="REF",
-        help="compare with the baseline as it is at this commit (e.g. origin/main, or the PR's base sha): the traces "
-        "at --traces' paths there, else its saved version (--baseline V, default the newest that passed); through "
-        "git, else the GitHub API (GITHUB_TOKEN, GITHUB_REPOSITORY)",
-    )
+    add_baseline_ref_argument(parser)
     parser.add_argument(
         "--baseline-traces",
         action="append",
@@ -103,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
     from agentci_action.pipeline.agent_runs import RunPlan, more_runs_into, recorded_traces
     from agentci_action.pipeline.evaluation import Evaluation, evaluate
     from agentci_action.pipeline.simulated_users import shared_spend
+    from agentci_action.run import RunOptions
     from agentci_action.spec.loader import load_spec, select_tags
 
     fail_on = fail_on_option(args)
@@ -122,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
             spec = select_tags(whole, tags) if tags else whole
             plan = RunPlan(shard=shard, fail_on=fail_on, judge=judge, environ=args.env, command=True)
             traces = [recorded_traces(spec, args.record, replay_option(args), plan, stack)]
-            more = more_runs_into(spec, traces[0], replay_option(args), plan)
+            more = more_runs_into(spec, RunOptions(Path(traces[0]), replay=replay_option(args)), plan)
         outcome = evaluate(
             Evaluation(
                 spec=whole,
@@ -136,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
                 shard=shard,
                 judge=judge,
                 baseline_ref=base_ref_option(args),
+                recordings_at=base_ref_option(args),
                 progress="agentci test",
             ),
             more,

@@ -81,6 +81,7 @@ def outcome_of(inputs: ActionInputs, env: Mapping[str, str], context: RunContext
             traces=inputs.traces,
             baseline=None if inputs.baseline == BASE else inputs.baseline or None,
             baseline_ref=base_ref,
+            recordings_at=at_base,
             baseline_traces=inputs.baseline_traces,
             trace_format=inputs.trace_format,
             tags=inputs.tags,
@@ -136,7 +137,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         event = load_event(env.get("GITHUB_EVENT_PATH"))
         context = resolve(env, event)
         outcome = outcome_of(inputs, env, context)
-        run, diff = outcome.run, outcome.diff
+        run, diff, recordings = outcome.run, outcome.diff, outcome.recordings
     except AgentCIError as exc:
         problems = exc.problems if isinstance(exc, InputError) else [Problem("agentci", 0, str(exc))]
         for problem in problems:
@@ -153,7 +154,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         context = locate_pull_request(inputs, context, publisher)
     workspace = env.get("GITHUB_WORKSPACE") or os.getcwd()
     try:
-        write_file(inputs.results_path, results_json.chunks(run, diff), what="the results file")
+        write_file(inputs.results_path, results_json.chunks(run, diff, recordings), what="the results file")
     except OutputError as exc:
         publisher.error(Problem("agentci", 0, str(exc)))
         status = max(status, EXIT_ERROR)
@@ -169,14 +170,14 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         sha=context.head_sha,
         report_url=f"{context.run_url}#artifacts" if html_path and context.run_url else None,
     )
-    publisher.untrusted(console.render_with_diff(run, diff, history).splitlines())
+    publisher.untrusted(console.render_with_diff(run, diff, history, recordings).splitlines())
     title = markdown.title_for(inputs.comment_header) + (
         f" · shard {inputs.shard.index}/{inputs.shard.count}" if inputs.shard else ""
     )
-    publisher.summary(markdown.render_summary(run, title, links, diff=diff, trend=history))
+    publisher.summary(markdown.render_summary(run, title, links, diff=diff, trend=history, recordings=recordings))
     comment_url, found_annotations = "", []
     if inputs.shard is None:  # a shard job leaves the annotations, check run and comment to the merge job
-        comment_url = publish_comment(inputs, context, run, diff, links, publisher, history)
+        comment_url = publish_comment(inputs, context, run, diff, links, publisher, history, recordings)
         found_annotations = file_annotations.annotations_for(run, workspace, diff)
         on_check_run = bool(
             inputs.check_run

@@ -10,7 +10,7 @@ and the results file still carry every result.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from agentci_action._util.errors import Problem
@@ -20,6 +20,7 @@ from agentci_action._util.output import LinkedPath, OutputError, encodable, writ
 from agentci_action._util.redaction import redact, secret_parts
 from agentci_action.compare.diff_schema import RunDiff
 from agentci_action.compare.history import Trend, read_entries, series_entries, trend
+from agentci_action.compare.recording_changes import RecordingChange
 from agentci_action.engine.results import RunResult, Status
 from agentci_action.github.check_runs import post_check_run
 from agentci_action.github.comment import upsert_comment
@@ -176,8 +177,9 @@ def publish_comment(
     links: markdown.Links,
     publisher: Publisher,
     history: Trend | None = None,
+    recordings: Sequence[RecordingChange] = (),
 ) -> str:
-    """The sticky comment on the PR (when there is one); its URL, or '' after a warning."""
+    """The sticky comment on the PR (when there is one), with the recordings it changed; its URL, or '' after a warning."""
     if context.pr_number is None or inputs.comment_mode == "off":
         return ""
     if not inputs.github_token:
@@ -188,7 +190,13 @@ def publish_comment(
 
     body = publisher.outgoing(
         markdown.render_comment(
-            run, inputs.comment_header, markdown.title_for(inputs.comment_header), links, diff=diff, trend=history
+            run,
+            inputs.comment_header,
+            markdown.title_for(inputs.comment_header),
+            links,
+            diff=diff,
+            trend=history,
+            recordings=recordings,
         )
     )
     has_problems = run.summary.status is not Status.PASS

@@ -2,7 +2,8 @@
 
 The queries selected (a shard of them, the runs each gets), the simulated users played through the judge, and a
 conversation under stop_on_failure ended at the turn that blocks under fail-on. Without --traces, `test` and `save` run
-it into a directory and evaluate what it wrote; adaptive runs' next batches resume there.
+it into a directory and evaluate what it wrote; adaptive runs' next batches resume there. `run` takes the same batches
+(runs_until_decided), so the traces it hands to the action are the runs `test` would have taken.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from agentci_action.compare.baselines import list_headers
 from agentci_action.engine.evaluate_spec import DEFAULT_FAIL_ON, turn_stops
 from agentci_action.engine.results import ShardInfo
-from agentci_action.pipeline.evaluation import MoreRuns
+from agentci_action.pipeline.evaluation import NO_BASELINE, Evaluation, MoreRuns, evaluate
 from agentci_action.pipeline.judge_wiring import JudgeOptions
 from agentci_action.pipeline.shard import select_shard
 from agentci_action.pipeline.simulated_users import simulated_user_for
@@ -86,11 +88,44 @@ def recorded_traces(
     return directory
 
 
-def more_runs_into(spec: AgentCISpec, record: str, replay: ReplayOverride, plan: RunPlan) -> MoreRuns:
-    """Adaptive runs' next batch: the named queries run until each has its target, the runs in `record` kept."""
+def more_runs_into(
+    spec: AgentCISpec, options: RunOptions, plan: RunPlan, outcomes: list[AgentRun] | None = None
+) -> MoreRuns:
+    """Adaptive runs' next batch: the named queries run until each has its target, the runs in `options.output` kept.
+
+    Each batch's outcome is appended to `outcomes` when given.
+    """
 
     def more(targets: dict[str, int]) -> None:
-        options = RunOptions(Path(record), resume=True, replay=replay)
-        run_queries(spec, options, replace(plan, runs_of=lambda q: targets.get(q.key)))
+        outcome = run_queries(spec, replace(options, resume=True), replace(plan, runs_of=lambda q: targets.get(q.key)))
+        if outcomes is not None:
+            outcomes.append(outcome)
 
     return more
+
+
+def adaptive(spec: AgentCISpec, options: RunOptions, evaluation: Evaluation) -> bool:
+    """Whether adaptive runs may add batches.
+
+    Some query has a range (`runs: {min, max}`), no fixed --runs, and a baseline to compare with: one at a base commit,
+    or a saved version unless the baseline is "none" (without one `test` runs each range's minimum, and nothing need be
+    evaluated).
+    """
+    ranged = options.runs is None and any(query.run_plan is not None for query in spec.queries)
+    if evaluation.baseline_ref is not None:
+        return ranged
+    return ranged and (evaluation.baseline or "").lower() != NO_BASELINE and bool(list_headers(spec))
+
+
+def runs_until_decided(spec: AgentCISpec, options: RunOptions, plan: RunPlan, evaluation: Evaluation) -> list[AgentRun]:
+    """`agentci run`: the agent into `options.output`, then the batches adaptive runs give it, as `agentci test` does.
+
+    With a range to use (`adaptive`), the traces written are evaluated as `evaluation` says (its baseline, tags, judge
+    and fail-on) and the queries still undecided get their next batch, the evaluation loop of `agentci test` itself;
+    its verdicts are the action's to report. Without a baseline the minimum alone is run, as `test` runs it. Every
+    batch's outcome, in order.
+    """
+    outcomes = [run_queries(spec, options, plan)]
+    if adaptive(spec, options, evaluation):
+        evaluate(evaluation, more_runs_into(spec, options, plan, outcomes))
+    return outcomes

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from agentci_action._util.errors import InputError, Problem, SpecError
+from agentci_action._util.errors import InfraError, InputError, Problem, SpecError
 from agentci_action.compare.base_ref import BaseRef, base_reference
 from agentci_action.compare.baselines import Reference, load_baseline, only_queries, reference_for, version_reference
 from agentci_action.compare.diff import Side, merge_diffs
 from agentci_action.compare.diff_sides import baseline_side, current_side, diff_against, evaluate_side
+from agentci_action.compare.recording_changes import RecordingChange, recording_changes
 from agentci_action.compare.suite_gates import judge_gates, with_gates
 from agentci_action.compare.verdict_status import with_verdicts
 from agentci_action.engine.evaluate_spec import Settings, evaluate_spec, group_traces
@@ -55,6 +57,7 @@ class Evaluation:
     baseline_ref: BaseRef | None = (
         None  # read the baseline at this commit (compare/base_ref.py); `baseline` names a version
     )
+    recordings_at: BaseRef | None = None  # list the runner's recordings changed since this commit (a PR's base)
 
 
 # Runs the agent until each query named has this many runs (its runs so far kept): adaptive runs' next batch.
@@ -141,7 +144,22 @@ def evaluate(request: Evaluation, more_runs: MoreRuns | None = None) -> Outcome:
         if diff is not None:
             with_verdicts(run, diff, spec.composite)
         with_gates(run, spec.suite, diff)
-    return Outcome(run, diff)
+    return Outcome(run, diff, changed_recordings(whole, request.recordings_at, run.warnings))
+
+
+def changed_recordings(spec: AgentCISpec, base: BaseRef | None, warnings: list[str]) -> list[RecordingChange]:
+    """The recordings of the spec's runner.replay changed since `base` ([] without either).
+
+    A base commit that cannot be read is a warning: the evaluation stands without the list.
+    """
+    if base is None or spec.runner is None or spec.runner.replay is None:
+        return []
+    folder = Path(spec.path).resolve().parent / spec.runner.replay.recordings
+    try:
+        return recording_changes(folder, base)
+    except (InputError, InfraError) as exc:
+        warnings.append(f"recordings changed in this PR: cannot be listed ({exc})")
+        return []
 
 
 @dataclass(frozen=True)

@@ -8,25 +8,27 @@ from __future__ import annotations
 import json
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
 from agentci_action._util.errors import InputError
 from agentci_action._util.limits import MAX_RESULTS_BYTES, MAX_RESULTS_NESTING, deeper_than
 from agentci_action.compare.diff_schema import RunDiff
+from agentci_action.compare.recording_changes import RecordingChange
 from agentci_action.engine.results import RunResult
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """The results, and the diff against the baseline when there was one (its warnings included).
+    """The results, the diff against the baseline when there was one (its warnings included), the recordings changed.
 
     A shard has no diff: the diff needs every query's traces, which no single shard holds.
     """
 
     run: RunResult
     diff: RunDiff | None = None
+    recordings: list[RecordingChange] = field(default_factory=list)  # changed since the base commit
 
 
 def read_shards(patterns: list[str]) -> dict[str, Outcome]:

@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import math
 import textwrap
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from agentci_action._util.text import milliseconds, no_baseline_note, one_line, plural, unverified_note, usd
 from agentci_action.engine.conversation import failing_first, whole_layer
 from agentci_action.engine.results import LAYERS, RUN_FIGURES, Finding, LayerResult, QueryResult, RunResult, Status
-from agentci_action.report import gate_phrases, replay_phrases, suite_phrases, token_phrases, trend_report, user_phrases
+from agentci_action.report import (
+    gate_phrases,
+    recording_phrases,
+    replay_phrases,
+    suite_phrases,
+    token_phrases,
+    trend_report,
+    user_phrases,
+)
 from agentci_action.report.diff_console import render_diff
 
 if TYPE_CHECKING:
     from agentci_action.compare.diff_schema import RunDiff
     from agentci_action.compare.history import Trend
+    from agentci_action.compare.recording_changes import RecordingChange
 
 MESSAGE_WIDTH = 110  # characters of a message per line
 MESSAGE_LIMIT = 1200  # characters of a message shown at all
@@ -205,10 +215,13 @@ def render(run: RunResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_with_diff(run: RunResult, diff: RunDiff | None = None, trend: Trend | None = None) -> str:
-    """The console report, then the diff against the baseline and the trend on the default branch.
+def render_with_diff(
+    run: RunResult, diff: RunDiff | None = None, trend: Trend | None = None, recordings: Sequence[RecordingChange] = ()
+) -> str:
+    """The console report, then the diff against the baseline, the trend on the default branch, the recordings changed.
 
-    The diff when there is one, the trend when there is a history.
+    The diff when there is one, the trend when there is a history, the recordings when the PR changed some.
     """
     lines = trend_report.console_lines(trend) if trend is not None else []
+    lines += recording_phrases.console_lines(recordings)
     return render(run) + ("\n" + render_diff(diff) if diff else "") + "".join(f"{one_line(x, 400)}\n" for x in lines)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import posixpath
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentci_action._util.text import (
@@ -27,11 +28,13 @@ from agentci_action._util.text import (
 )
 from agentci_action.compare.diff_schema import RunDiff
 from agentci_action.compare.history import Trend
+from agentci_action.compare.recording_changes import RecordingChange
 from agentci_action.engine.conversation import failing_first
 from agentci_action.engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
 from agentci_action.report import (
     finding_phrases,
     gate_phrases,
+    recording_phrases,
     replay_phrases,
     suite_phrases,
     token_phrases,
@@ -291,10 +294,14 @@ def _severity(query: QueryResult) -> int:
     return -SEVERITY[query.status]
 
 
-def content_digest(run: RunResult, diff: RunDiff | None = None, trend: Trend | None = None) -> str:
+def content_digest(
+    run: RunResult, diff: RunDiff | None = None, trend: Trend | None = None, recordings: Sequence[RecordingChange] = ()
+) -> str:
     """A short hash of what the comment says about the results (not when or where it ran), for comment-mode 'changes'."""
     return hashlib.sha256(
-        render_body(run, "", Links(), COMMENT_BUDGET, diff, COMMENT_ROWS, trend).encode("utf-8", "surrogatepass")
+        render_body(run, "", Links(), COMMENT_BUDGET, diff, COMMENT_ROWS, trend, recordings).encode(
+            "utf-8", "surrogatepass"
+        )
     ).hexdigest()[:16]
 
 
@@ -306,15 +313,19 @@ def render_body(
     diff: RunDiff | None = None,
     rows_shown: int | None = None,
     trend: Trend | None = None,
+    recordings: Sequence[RecordingChange] = (),
 ) -> str:
     """The markdown report's body, its parts in order of priority, cut to `budget` bytes in that order.
 
     Headline; the failing and warning queries, worst first, each with every reason once; the diff against the baseline
-    (routes, answers and figures; not the reasons again); the trend on the default branch (a few lines, kept with the
-    headline); then every query's layers and figures, folded (at most `rows_shown` rows).
+    (routes, answers and figures; not the reasons again); the trend on the default branch and the recordings the PR
+    changed (a few lines each, kept with the headline); then every query's layers and figures, folded (at most
+    `rows_shown` rows).
     """
     head = headline(run, title or "AgentCI") + "\n"
-    trend_text = trend_report.markdown(trend) if trend is not None else ""
+    trend_text = (trend_report.markdown(trend) if trend is not None else "") + recording_phrases.markdown_section(
+        recordings
+    )
     if run.summary.tokens is not None:
         head += f"_{inline(token_phrases.summary_line(run.summary.tokens).capitalize(), 1000)}_\n\n"
         head += (
@@ -415,6 +426,7 @@ def render_summary(
     budget: int = SUMMARY_BUDGET,
     diff: RunDiff | None = None,
     trend: Trend | None = None,
+    recordings: Sequence[RecordingChange] = (),
 ) -> str:
     """The job summary.
 
@@ -422,7 +434,8 @@ def render_summary(
     footer, at most `budget` bytes.
     """
     footer = judge_spend(run) + users_spend(run) + _footer(run, links)
-    return render_body(run, title, links, budget - utf8_size(footer), diff, trend=trend) + footer
+    body = render_body(run, title, links, budget - utf8_size(footer), diff, trend=trend, recordings=recordings)
+    return body + footer
 
 
 def render_comment(
@@ -433,11 +446,13 @@ def render_comment(
     budget: int = COMMENT_BUDGET,
     diff: RunDiff | None = None,
     trend: Trend | None = None,
+    recordings: Sequence[RecordingChange] = (),
 ) -> str:
     """The sticky PR comment: hidden marker (with the content digest) first, then the summary's content."""
-    first = f"{marker(header)}\n<!-- agentci-digest: {content_digest(run, diff, trend)} -->\n"
+    first = f"{marker(header)}\n<!-- agentci-digest: {content_digest(run, diff, trend, recordings)} -->\n"
     footer = users_spend(run) + _footer(run, links)
-    body = render_body(run, title, links, budget - utf8_size(first) - utf8_size(footer), diff, COMMENT_ROWS, trend)
+    room = budget - utf8_size(first) - utf8_size(footer)
+    body = render_body(run, title, links, room, diff, COMMENT_ROWS, trend, recordings)
     return first + body + footer
 
 

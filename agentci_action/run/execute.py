@@ -35,6 +35,7 @@ from agentci_action.run.jobs import InfraFailure, Job, RunFailure, new_session_i
 from agentci_action.run.process import LiveProcesses, run_program
 from agentci_action.run.python_call import PythonWorkers, WorkerRoutes, call_in_process
 from agentci_action.run.records import error_trace, trace_of_run
+from agentci_action.run.replay.recording_set import RecordingSet
 from agentci_action.run.replay.replay_run import ReplayRun, RunFigures, replay_for
 from agentci_action.run.replay.user_recordings import DEFAULT_MODE, UserPlayer, UserRecordings
 from agentci_action.run.secrets import Masker
@@ -163,8 +164,8 @@ def run_agent(spec: AgentCISpec, options: RunOptions, setup: RunSetup = RunSetup
         store = TraceStore(make_directory(options.output, "the trace directory"), masker)
         jobs, kept = _jobs(spec, selected, options, store)
         if replay:
-            replay.check(jobs)
-        users = user_recordings(spec, runner, options.replay)
+            replay.check(jobs, kept)
+        users = user_recordings(spec, runner, options.replay, replay.fresh if replay else None)
         users.check(jobs)
         # a caller's callable runs in this process, whose one environment names one route: one run at a time
         workers = 1 if replay and callable(start) else options.workers or runner.workers
@@ -241,11 +242,14 @@ def inherited(runner: RunnerSpec, environ: Mapping[str, str]) -> tuple[Mapping[s
     return kept, withheld
 
 
-def user_recordings(spec: AgentCISpec, runner: RunnerSpec, override: ReplayOverride) -> UserRecordings:
+def user_recordings(
+    spec: AgentCISpec, runner: RunnerSpec, override: ReplayOverride, fresh: RecordingSet | None = None
+) -> UserRecordings:
     """Where the simulated users are recorded, and how.
 
-    Where: runner.replay.recordings, default `recordings/`, beside the spec. How: `--replay`'s mode, else
-    runner.replay's, else record-missing; `--replay off` records afresh (record).
+    Where: runner.replay.recordings, default `recordings/`, beside the spec (in `fresh`, the new sets of the queries
+    whose model calls are recorded afresh). How: `--replay`'s mode, else runner.replay's, else record-missing;
+    `--replay off` records afresh (record).
     """
     replay = runner.replay
     patterns = tuple(re.compile(pattern) for pattern in (replay.volatile_patterns if replay else []))
@@ -256,14 +260,15 @@ def user_recordings(spec: AgentCISpec, runner: RunnerSpec, override: ReplayOverr
         mode = ReplayMode(override)
     else:
         mode = replay.mode if replay else DEFAULT_MODE
-    return UserRecordings(directory, mode, patterns)
+    return UserRecordings(directory, mode, patterns, fresh)
 
 
 @contextmanager
 def _replaying(replay: ReplayRun | None) -> Iterator[None]:
     """The replay proxy, serving from before the first run to after the last, on every way out.
 
-    A worker process gets its route when it starts.
+    A worker process gets its route when it starts. Under `record`, the queries' new recordings are put in place when
+    the runs end, and discarded on any other way out (recording_set.py).
     """
     if replay is None:
         yield
@@ -271,8 +276,10 @@ def _replaying(replay: ReplayRun | None) -> Iterator[None]:
     replay.start()
     try:
         yield
-    finally:
+    except BaseException:
         replay.stop()
+        raise
+    replay.stop(completed=True)
 
 
 def _order(queries: list[QuerySpec]) -> Callable[[tuple[str, int]], tuple[int, int]]:

@@ -129,7 +129,7 @@ def test_given_traces_are_not_extended(tmp_path):
     """With --traces nothing runs: the verdicts read the runs given, looks counted from the spec's plan."""
     spec = project(tmp_path)
     save_baseline(spec, tmp_path)
-    recorded = agentci("current", "run", "--spec", spec, "--output", tmp_path / "min")
+    recorded = agentci("current", "run", "--spec", spec, "--output", tmp_path / "min", "--baseline", "none")
     assert recorded.returncode == 0, recorded.stderr
     tested = run_cli("test", "--spec", spec, "--traces", tmp_path / "min", "--format", "json")
     data = json.loads(tested.stdout)

@@ -324,7 +324,7 @@ def test_a_planted_link_as_the_html_report_or_results_file_is_refused_and_its_ta
     (workspace / "out").mkdir()
     (workspace / "out" / "agentci-results.html").symlink_to(victim)
     code, log = run_action(environment(workspace, api.url))
-    assert code == 1 and victim.read_text() == "untouched"  # the evaluation's own verdict, the report refused
+    assert code == 2 and victim.read_text() == "untouched"  # a link on the way is an error (exit 2), nothing written
     assert "out/agentci-results.html is a symbolic link, and AgentCI never writes through one" in log
     assert json.loads((workspace / "out" / "agentci-results.json").read_text())["summary"]["total"] == 2
     (workspace / "out" / "agentci-results.json").unlink()

@@ -158,9 +158,10 @@ def seen_by_the_agent(tmp_path, runner: str, inherit: str) -> set[str]:
     return set(json.loads((tmp_path / "out" / "q.jsonl").read_text())["final_answer"].split())
 
 
-def test_by_default_the_agent_inherits_the_whole_environment(tmp_path):
+def test_by_default_the_agent_inherits_the_whole_environment_but_the_runner_s_tokens(tmp_path):
     seen = seen_by_the_agent(tmp_path, "command: python agent.py", "")
-    assert {"KEEP_ME", "SECRET_TOKEN", "GITHUB_TOKEN", "GIVEN", "AGENTCI_QUERY_ID"} <= seen
+    assert {"KEEP_ME", "SECRET_TOKEN", "GIVEN", "AGENTCI_QUERY_ID"} <= seen
+    assert "GITHUB_TOKEN" not in seen  # withheld unless inherit_env names it or runner.env sets it
 
 
 @pytest.mark.parametrize("runner", ["command: python agent.py", "python: worker_agent:answer"])

@@ -20,7 +20,9 @@ from agentci_action.spec.runner_config import ReplaySpec
 @pytest.fixture
 def replay_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ReplayRun:
     monkeypatch.chdir(tmp_path)
-    return ReplayRun(ReplaySpec(mode="record"), "record", Path("."), {})
+    # record-missing: its recordings are written in place (record's go through a fresh set, tests/integration/
+    # test_recordings_replaced.py); each session below records everything all the same
+    return ReplayRun(ReplaySpec(mode="record-missing"), "record-missing", Path("."), {})
 
 
 def session_of(run: ReplayRun) -> ReplaySession:

@@ -28,7 +28,7 @@ and why those that missed went live (record-missing). A miss under
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from agentci_action.run.jobs import Job, RunFailure
 from agentci_action.run.replay import recordings
 from agentci_action.run.replay.model_proxy import ReplayProxy
 from agentci_action.run.replay.recorded_requests import with_proxy_calls, with_recorded_requests
+from agentci_action.run.replay.recording_set import RecordingSet
 from agentci_action.run.replay.recordings import RecordedCall, Recording
 from agentci_action.run.replay.replay_session import Figures, ReplaySession
 from agentci_action.run.replay.request_keys import Volatility
@@ -161,6 +162,7 @@ class ReplayRun:
     ):
         self.mode, self.inherited, self.pricing = mode, inherited, pricing or {}
         self.directory = spec_dir / replay.recordings
+        self.fresh = RecordingSet(self.directory) if mode == ReplayMode.RECORD else None  # recording_set.py
         self.remedy = recordings.record_command(spec_file)  # printed with every miss: it must run as printed
         secrets = [v for k, v in inherited.items() if SECRET_NAME.search(k)]
         self.volatility = Volatility.declared(
@@ -177,15 +179,19 @@ class ReplayRun:
         self._lock = threading.Lock()
 
     def path(self, query_id: str, run: int) -> Path:
-        return self.directory / query_id / f"run-{run}.json"
+        """The run's recording file: under `record`, in the query's new set (recording_set.py)."""
+        name = f"run-{run}.json"
+        return self.fresh.path(query_id, name) if self.fresh else self.directory / query_id / name
 
-    def check(self, jobs: list[Job]) -> None:
-        """Read every recording the runs will replay.
+    def check(self, jobs: list[Job], kept: Iterable[tuple[str, int]] = ()) -> None:
+        """Read every recording the runs will replay; under `record`, begin the queries' new sets (`kept`: resumed runs).
 
-        RecordingError at the file and line of a broken one, or at a file where a folder of recordings belongs.
+        RecordingError at the file and line of a broken one, or at a file where a folder of recordings belongs;
+        LinkedPath for a linked folder under `record`.
         """
         recordings.check_folders(self.directory, {job.query.key for job in jobs}, self.remedy)
-        if self.mode == ReplayMode.RECORD:
+        if self.fresh is not None:
+            self.fresh.begin((job.query.key for job in jobs), kept)
             return
         for job in jobs:
             path = self.path(job.query.key, job.run)
@@ -194,8 +200,14 @@ class ReplayRun:
     def start(self) -> None:
         self.proxy.start()
 
-    def stop(self) -> None:
+    def stop(self, *, completed: bool = False) -> None:
+        """Stop serving; under `record`, put the new sets in place when every run `completed`, else discard them."""
         self.proxy.stop()
+        if self.fresh is not None:
+            if completed:
+                self.fresh.commit()
+            else:
+                self.fresh.discard()
 
     # -- a run's attempts -----------------------------------------------------------------------------------------
     def open(self, job: Job) -> ReplaySession:

@@ -38,6 +38,7 @@ from typing import Any
 from agentci_action._util.errors import InputError
 from agentci_action._util.text import one_line
 from agentci_action.run.jobs import InfraFailure, Job, RunFailure
+from agentci_action.run.replay.recording_set import RecordingSet
 from agentci_action.run.replay.recordings import write
 from agentci_action.spec.models import SimulatedUserSpec
 from agentci_action.spec.replay_modes import ReplayMode
@@ -64,10 +65,13 @@ class UserRecordings:
     directory: Path
     mode: ReplayMode = DEFAULT_MODE
     volatile: tuple[re.Pattern[str], ...] = ()
+    fresh: RecordingSet | None = None  # under `record`: the model calls' new sets (recording_set.py)
     _read: dict[Path, dict[str, Any] | None] = field(default_factory=dict, init=False, repr=False)
 
     def path(self, job: Job) -> Path:
-        return self.directory / job.query.key / f"run-{job.run}.user.json"
+        """The run's recording: in the query's new set when its model calls are recorded afresh (`fresh`)."""
+        name = f"run-{job.run}.user.json"
+        return self.fresh.path(job.query.key, name) if self.fresh else self.directory / job.query.key / name
 
     def check(self, jobs: list[Job]) -> None:
         """Read every recording the runs may replay, so a broken one fails before anything runs.

@@ -193,9 +193,10 @@ def test_a_conversation_s_repeated_runs_combine_turn_by_turn(write):
     refund = result.results[0]
     assert refund.reliability.run_statuses == [Status.PASS, Status.FAIL, Status.PASS]
     first, second = refund.turns
-    assert first.status is Status.FAIL  # below min_pass_rate (every run must pass): run 1 refunded at once
+    assert first.status is Status.FAIL  # run 1 refunded at once: a forbidden tool fails whatever the pass rate
     assert first.correctness.messages == [
-        "2 of 3 runs passed (67%), below min_pass_rate 100%: run 1: expected in answer but missing: 'order number'; "
+        "2 of 3 runs passed (67%), no min_pass_rate set: failing runs warn, a baseline's verdict decides: "
+        "run 1: expected in answer but missing: 'order number'; "
         "run 1: forbidden tools used: issue_refund at step 0"
     ]
     assert first.answer == "Sure. What is your order number?"  # the most frequent over the runs
