@@ -56,13 +56,11 @@ def _llm_call(made: MadeCall) -> LLMCall:
         "provider": made.call.request.provider,
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
+        "cached_input_tokens": usage.cached_input_tokens,
+        "cache_write_input_tokens": usage.cache_write_input_tokens,
         "duration_ms": made.duration_ms,
         "ttft_ms": made.ttft_ms,
     }
-    if usage.known:
-        fields.update(
-            cached_input_tokens=usage.cached_input_tokens, cache_write_input_tokens=usage.cache_write_input_tokens
-        )
     return LLMCall(**{name: value for name, value in fields.items() if value is not None})
 
 
