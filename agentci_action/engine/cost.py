@@ -5,13 +5,16 @@ A warning blocks only when fail-on names the cost layer.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from agentci_action._util.text import usd_pair
 from agentci_action.engine.results import NO_BASELINE, PASS, SKIP, Check, LayerResult
 from agentci_action.engine.severity import failed
 from agentci_action.spec.models import CostSpec
 from agentci_action.trace.canonical import Trace
+
+_Figure = TypeVar("_Figure", int, float)
+NOTHING_RECORDED = "no model calls were recorded for this run"  # why a budget on a total derived from none is skipped
 
 
 def cost_multiplier(cost: float | None, baseline_cost: float | None) -> float | None:
@@ -63,15 +66,18 @@ def evaluate_cost(
             return LayerResult.from_checks(list(extra_checks), details)
         return LayerResult(status=SKIP, details=details, messages=["no cost checks"])
     checks = []  # a check for each limit the spec sets (tested here, not in a call per limit: bench_hot_path)
+    unrecorded = trace.unrecorded_totals  # totals derived from no model calls: nothing recorded them
     if (max_tokens := spec.max_total_tokens) is not None:
-        checks.append(_limit(spec, "max_total_tokens", tokens, max_tokens, "tokens"))
+        tokens, why = _recorded("total_tokens", tokens, unrecorded)
+        checks.append(_limit(spec, "max_total_tokens", tokens, max_tokens, "tokens", unknown=why))
     if (max_llm_calls := spec.max_llm_calls) is not None:
-        checks.append(_limit(spec, "max_llm_calls", llm_calls, max_llm_calls, "LLM calls"))
+        llm_calls, why = _recorded("total_llm_calls", llm_calls, unrecorded)
+        checks.append(_limit(spec, "max_llm_calls", llm_calls, max_llm_calls, "LLM calls", unknown=why))
     if (max_latency := spec.max_latency_ms) is not None:
         checks.append(_limit(spec, "max_latency_ms", latency, max_latency, "latency (ms)"))
     if (max_cost := spec.max_cost_usd) is not None:
-        unknown = details.get("cost_unknown_reason", "")
-        checks.append(_limit(spec, "max_cost_usd", cost, max_cost, "cost", "$", unknown))
+        cost, why = _recorded("total_cost_usd", cost, unrecorded, details.get("cost_unknown_reason", ""))
+        checks.append(_limit(spec, "max_cost_usd", cost, max_cost, "cost", "$", why))
     if (max_turns := spec.max_turns) is not None:
         checks.append(_limit(spec, "max_turns", len(trace.turns) or 1, max_turns, "turns"))
     if (max_multiplier := spec.max_cost_multiplier) is not None:
@@ -81,15 +87,25 @@ def evaluate_cost(
     return LayerResult.from_checks(checks, details)
 
 
+def _recorded(
+    name: str, value: _Figure | None, unrecorded: frozenset[str], unknown: str = ""
+) -> tuple[_Figure | None, str]:
+    """A total as a limit judges it, and why it is unknown: None, "nothing recorded", when derived from no model calls."""
+    return (None, NOTHING_RECORDED) if name in unrecorded else (value, unknown)
+
+
 def _multiplier_check(
     spec: CostSpec, limit: float, trace: Trace, baseline: Trace | None, details: dict[str, Any]
 ) -> Check:
     if baseline is None:  # said once per run, not per query (RunResult.without_baseline): no message here
         return Check(name="max_cost_multiplier", status=SKIP, data={"reason": NO_BASELINE})
-    cost, baseline_cost = details["cost_usd"], details["baseline_cost_usd"]  # the traces' totals, read once
+    unrecorded = "total_cost_usd" in trace.unrecorded_totals  # a cost derived from no model calls
+    cost, baseline_cost = None if unrecorded else details["cost_usd"], details["baseline_cost_usd"]  # read once
     multiplier = cost_multiplier(cost, baseline_cost)
     if multiplier is None:
-        if baseline_cost == 0:
+        if unrecorded:
+            reason = NOTHING_RECORDED
+        elif baseline_cost == 0:
             reason = "the baseline cost is 0"
         elif cost is None:
             reason = f"the cost is unknown ({unknown_cost_reason(trace)})"

@@ -97,6 +97,8 @@ class RetrievedDoc(_StrictTraceModel):
 RUN_ERROR_KEY = "agentci_error"  # metadata of a run the runner could not get a trace from: its error message
 EXAMPLE_KEY = "agentci_example"  # metadata of `agentci init`'s example trace: a run of no agent, never a baseline
 REPLAY_KEY = "agentci_replay"  # metadata of a run whose model calls went through the replay proxy: its figures
+UNRECORDED_KEY = "agentci_unrecorded"  # metadata: the totals derived from no model calls (see with_derived_totals)
+MODEL_CALL_TOTALS = ("total_tokens", "total_llm_calls", "total_cost_usd")  # the totals derived from llm_calls alone
 
 
 class Trace(_StrictTraceModel):
@@ -173,6 +175,12 @@ class Trace(_StrictTraceModel):
         return figures if isinstance(figures, dict) else None
 
     @property
+    def unrecorded_totals(self) -> frozenset[str]:
+        """The totals nothing recorded: derived from a trace that reports no model calls (`metadata.agentci_unrecorded`)."""
+        names = self.metadata.get(UNRECORDED_KEY)
+        return frozenset(names) if isinstance(names, list) else frozenset()
+
+    @property
     def tool_names(self) -> list[str]:
         """The tool calls' names in order, as a fresh list (tool_sequence, copied)."""
         return list(self.tool_sequence)
@@ -200,7 +208,9 @@ class Trace(_StrictTraceModel):
         total_llm_calls = |llm_calls|
         total_cost_usd = Σ cost_usd over llm_calls, left unknown (None) if any call's cost is unknown
         total_duration_ms = Σ duration_ms over llm_calls and tool_calls (an upper bound when calls overlap)
-        A conversation's totals are the sums of its turns' (`_with_turn_totals`).
+        A conversation's totals are the sums of its turns' (`_with_turn_totals`). Totals derived from a trace that
+        reports no model calls are 0, and named in `metadata.agentci_unrecorded` (`unrecorded_totals`): "no model calls
+        reported" is not "no model calls made", and a budget on them is skipped.
         """
         if self.turns:
             return self._with_turn_totals()
@@ -216,7 +226,14 @@ class Trace(_StrictTraceModel):
             durations = [c.duration_ms for c in calls if c.duration_ms is not None]
             if durations:
                 updates["total_duration_ms"] = sum(durations)
+        if not self.llm_calls:
+            self._mark_unrecorded(updates, [name for name in MODEL_CALL_TOTALS if name in updates])
         return self.model_copy(update=updates) if updates else self
+
+    def _mark_unrecorded(self, updates: dict[str, Any], names: list[str]) -> None:
+        """Name `names` in the metadata `updates` will give the trace, as totals nothing recorded."""
+        if names:
+            updates["metadata"] = {**self.metadata, UNRECORDED_KEY: names}
 
     def _with_turn_totals(self) -> Trace:
         """A conversation: each turn's totals derived, then the conversation's missing totals summed over turns.
@@ -230,6 +247,8 @@ class Trace(_StrictTraceModel):
             if getattr(self, name) is None and (name != "total_cost_usd" or None not in values):
                 known = [value for value in values if value is not None]
                 updates[name] = sum(known) if known or name != "total_duration_ms" else None
+        unrecorded = [n for n in MODEL_CALL_TOTALS if n in updates and all(n in t.unrecorded_totals for t in turns)]
+        self._mark_unrecorded(updates, unrecorded)
         return self.model_copy(update=updates)
 
     def turn(self, index: int) -> Trace | None:

@@ -184,9 +184,9 @@ def _system() -> str:
 
 
 def main() -> None:
-    """The `command:` runner's program: `python sdk_weather_agents.py API [stream]`, the job on stdin.
+    """The `command:` runner's program: `python sdk_weather_agents.py API [stream] [answer-only]`, the job on stdin.
 
-    AGENT_SYSTEM and AGENT_WEATHER, when set, replace the system prompt and the weather tool's result (a changed agent).
+    `answer-only` prints the README's trace shape, `{final_answer, tool_calls}`: no model calls. AGENT_SYSTEM and AGENT_WEATHER, when set, replace the system prompt and the weather tool's result (a changed agent).
     """
     import sys
 
@@ -205,7 +205,10 @@ def main() -> None:
             facts = responses_agent(client, stream=stream)
         else:
             facts = chat_agent(client, stream=stream, question=job["query"], system=_system())
-    print(json.dumps(trace_of(facts)))
+    trace = trace_of(facts)
+    if "answer-only" in sys.argv[2:]:
+        del trace["llm_calls"]
+    print(json.dumps(trace))
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ import functools
 import secrets
 import sys
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -307,17 +308,19 @@ class _Handler(BaseHTTPRequestHandler):
             headers={name: value for name, value in self.asked_headers.items() if name in self.proxy.record_headers},
             keys=_keys(self.asked_headers, target),
         )
-        number = session.number()
+        number, started = session.number(), time.perf_counter()
         if session.mode == ReplayMode.RECORD:  # nothing to look up: the request is read when the recording is written
-            return self._live(session, asked, number, upstream)
+            return self._live(session, asked, (number, started), upstream)
         request = asked.recorded(session.volatility.with_secrets(asked.keys))
         recorded = session.answer(request.key(), number)
         if recorded is not None:
+            took = _ms_since(started)  # a replayed stream's frames all leave at once: its first bytes with the rest
+            session.timed(number, took, took if "stream" in recorded.response.content else None)
             return self._replay(recorded.response)
         miss = session.miss(request, number)
         if not miss.went_live:
             return self._error(400, f"AgentCI replay: {miss.explanation}", provider, code="replay_miss")
-        self._live(session, asked, number, upstream)
+        self._live(session, asked, (number, started), upstream)
 
     # -- answers -------------------------------------------------------------------------------------------------
     def _replay(self, response: RecordedResponse) -> None:
@@ -334,12 +337,15 @@ class _Handler(BaseHTTPRequestHandler):
         self._headers_buffer.extend((b"\r\n", payload))
         self.flush_headers()
 
-    def _live(self, session: ReplaySession, asked: _ArrivedRequest, number: int, upstream: Upstream) -> None:
-        """Forward the request and pass the answer on.
+    def _live(
+        self, session: ReplaySession, asked: _ArrivedRequest, call: tuple[int, float], upstream: Upstream
+    ) -> None:
+        """Forward the request and pass the answer on; `call`: its number and when it arrived (perf_counter).
 
-        The call is handed to the session (to be read when the recording is written) before the answer's last bytes
-        leave, so an agent that has read its answer always finds its call among the run's.
+        The call is handed to the session (to be read when the recording is written), with how long it took, before the
+        answer's last bytes leave, so an agent that has read its answer always finds its call among the run's.
         """
+        number, started = call
         headers = {name: value for name, value in self.asked_headers.items() if name not in NOT_FORWARDED}
         headers["accept-encoding"] = "gzip, identity"
         try:
@@ -352,9 +358,11 @@ class _Handler(BaseHTTPRequestHandler):
             status=answer.status, headers={name: v for name, v in answer.headers.items() if name in kept}
         )
 
-        def keep() -> None:
+        def keep(first_bytes: float | None = None) -> None:
             if answer.status not in RETRIED_STATUSES and answer.status < 500:
                 session.live(functools.partial(_call, asked, answered, session.volatility), number)
+                ttft = None if first_bytes is None else (first_bytes - started) * 1000
+                session.timed(number, _ms_since(started), ttft)
 
         if "text/event-stream" in answer.headers.get("content-type", ""):
             return self._relay_stream(answer, answered, keep)
@@ -374,25 +382,29 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.send_header("x-agentci-replay", "live")
 
-    def _relay_stream(self, answer: UpstreamAnswer, answered: _Answered, keep: Callable[[], None]) -> None:
+    def _relay_stream(self, answer: UpstreamAnswer, answered: _Answered, keep: Callable[[float | None], None]) -> None:
         """Pass a stream on as it arrives (chunked), one chunk behind: the last is sent once the call is kept.
 
-        A stream the provider broke off is broken off for the agent too, and not kept.
+        The call is kept with when its first bytes arrived. A stream the provider broke off is broken off for the agent
+        too, and not kept.
         """
         answered.streamed = True
         self._head(answer)
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
+        first_bytes = None
         try:
             for chunk in answer.chunks:
                 if answered.chunks:
                     self._chunk(answered.chunks[-1])
+                else:
+                    first_bytes = time.perf_counter()
                 answered.chunks.append(chunk)
         except UpstreamError as exc:
             self.proxy.log(str(exc))
             self.close_connection = True
             return
-        keep()
+        keep(first_bytes)
         if answered.chunks:
             self._chunk(answered.chunks[-1])
         self.wfile.write(b"0\r\n\r\n")
@@ -467,6 +479,10 @@ class _Answered:
 def _call(asked: _ArrivedRequest, answered: _Answered, volatility: Volatility) -> RecordedCall:
     secret = volatility.with_secrets(asked.keys)
     return RecordedCall(request=asked.recorded(secret), response=answered.recorded(secret))
+
+
+def _ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
 
 
 def _keys(headers: Mapping[str, str], target: str) -> tuple[str, ...]:

@@ -18,7 +18,7 @@ and the placeholder key, are secrets of every call (request_keys): a key an agen
 on nor recorded, in the request or in an answer that repeats it.
 
 Each model call its trace lists without its request gets the input breakdown of the request it made, as the proxy saw
-it (recorded_requests.py). A run's figures go into its trace's metadata under `agentci_replay` (summed over its attempts): calls replayed,
+it, and a trace that lists no model calls gets the proxy's (recorded_requests.py). A run's figures go into its trace's metadata under `agentci_replay` (summed over its attempts): calls replayed,
 calls that went live, what those cost (priced from the usage the provider reported, as the trace is priced: spec
 prices, then the price table; None when a live call cannot be priced), the calls that missed and failed the run,
 and why those that missed went live (record-missing). A miss under
@@ -38,7 +38,7 @@ from agentci_action._util.text import model_calls_phrase
 from agentci_action.run.jobs import Job, RunFailure
 from agentci_action.run.replay import recordings
 from agentci_action.run.replay.model_proxy import ReplayProxy
-from agentci_action.run.replay.recorded_requests import with_recorded_requests
+from agentci_action.run.replay.recorded_requests import with_proxy_calls, with_recorded_requests
 from agentci_action.run.replay.recording_set import RecordingSet
 from agentci_action.run.replay.recordings import RecordedCall, Recording
 from agentci_action.run.replay.replay_session import Figures, ReplaySession
@@ -237,7 +237,7 @@ class ReplayRun:
 
         A caller's callable running in this process is served on the route `in_process`, bound to each run in turn. A
         miss under `replay` fails the attempt with its explanation, in place of whatever failure it caused; an
-        interruption writes nothing.
+        interruption writes nothing. A trace that reports no model calls gets the attempt's (with_proxy_calls).
         """
 
         def replayed(job: Job) -> Trace:
@@ -256,7 +256,7 @@ class ReplayRun:
             if job.turn:  # the conversation's next turn goes on from this one
                 with self._lock:
                     self._turns[(job.query.key, job.run)] = session
-            return trace
+            return with_proxy_calls(trace, session.figures.own, self.pricing)
 
         return replayed
 

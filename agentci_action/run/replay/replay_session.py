@@ -40,6 +40,15 @@ class Miss:
     went_live: bool  # record-missing: the provider answered it instead
 
 
+@dataclass(frozen=True)
+class MadeCall:
+    """A call this attempt made, and how long the proxy took to answer it: all of it, and a stream's first bytes."""
+
+    call: RecordedCall
+    duration_ms: float | None = None
+    ttft_ms: float | None = None
+
+
 @dataclass
 class Figures:
     """What one run's model calls were: replayed from the recording, or live (and what those reported)."""
@@ -50,6 +59,7 @@ class Figures:
     live_usage: list[WireUsage] = field(default_factory=list)
     wrote: Path | None = None  # the recording file, when this run rewrote it
     calls: list[RecordedCall] = field(default_factory=list)  # the calls made, replayed and live, in order
+    own: list[MadeCall] = field(default_factory=list)  # this attempt's (not a conversation's earlier turns'), timed
 
     @property
     def failed(self) -> bool:
@@ -95,7 +105,9 @@ class ReplaySession:
             for call in self.recording.calls if self.recording else []:
                 self._answers.setdefault(call.request.key(volatility), deque()).append(call)
                 call.response.payload  # noqa: B018  # encoded now, before the agent asks: serving it is one write
-        self._numbers = itertools.count(max(self._made, default=0) + 1)
+        self._first = max(self._made, default=0) + 1  # this attempt's first call
+        self._numbers = itertools.count(self._first)
+        self._times: dict[int, tuple[float, float | None]] = {}
         self._lock = threading.Lock()
         self.figures = Figures()
 
@@ -137,6 +149,11 @@ class ReplaySession:
             self._made[number] = call
             self.figures.live += 1
 
+    def timed(self, number: int, duration_ms: float, ttft_ms: float | None = None) -> None:
+        """Keep how long call `number` took to answer (ttft_ms: a stream's first bytes), before its last bytes leave."""
+        with self._lock:
+            self._times[number] = (duration_ms, ttft_ms)
+
     def _read(self, number: int) -> RecordedCall:
         """Call `number` as recorded; a live one read now, and what its answer reported counted."""
         made = self._made[number]
@@ -152,7 +169,13 @@ class ReplaySession:
         OutputError when the file cannot be written (LinkedPath: a symbolic link on its way).
         """
         with self._lock:
-            made = self.figures.calls = [self._read(number) for number in sorted(self._made)]
+            numbers = sorted(self._made)
+            made = self.figures.calls = [self._read(number) for number in numbers]
+            self.figures.own = [
+                MadeCall(call, *self._times.get(number, (None, None)))
+                for number, call in zip(numbers, made)
+                if number >= self._first
+            ]
         if self.mode == ReplayMode.REPLAY:
             return self.figures
         text = recordings.render(self.query, self.run, made)
