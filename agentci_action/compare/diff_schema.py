@@ -43,6 +43,7 @@ class ChangeKind(str, Enum):
     COST_CHANGED = "cost_changed"
 
 
+NotRun = Literal["infrastructure", "replay_miss", "crashed"]  # why no run of a side gave a trace
 COUNTED = (*(kind.value for kind in ChangeKind), "changed", "unchanged")  # TotalDiff.counts' keys, every one
 
 
@@ -244,6 +245,11 @@ class QueryDiff(BaseModel):
     pass_rate: PassVerdict | None = Field(
         None,
         description="The pass-rate verdict, baseline → current; null for a query on one side only or not run.",
+    )
+    not_run: NotRun | None = Field(
+        None,
+        description="For a query not run: why no current run gave a trace (the model service's outage, "
+        "'infrastructure', or a model call its recording has no answer for, 'replay_miss'); null otherwise.",
     )
     answer: AnswerDiff = Field(default_factory=AnswerDiff)
     first_diverged_turn: TurnDiff | None = Field(

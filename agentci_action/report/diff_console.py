@@ -15,7 +15,6 @@ ANSWER_LIMIT = 300  # characters of an answer shown (the JSON has it in full)
 MAX_UNCHANGED_LINES = 6  # lines naming the unchanged queries (the JSON lists every one)
 HEADS: dict[ChangeKind | None, str] = {  # None: a query without changes
     ChangeKind.REGRESSION: "✗ REGRESSION",
-    ChangeKind.NOT_RUN: "! NOT RUN",
     ChangeKind.REMOVED_QUERY: "- REMOVED",
     ChangeKind.NEW_QUERY: "+ NEW",
     ChangeKind.FIXED: "✓ FIXED",
@@ -56,7 +55,8 @@ def _status_lines(query: QueryDiff) -> list[str]:
     before, after = query.status.before, query.status.after
     if (before is None or after is None) and (after or before) in (None, Status.SKIP):
         return []
-    text = diff_format.status_change(query).upper().replace("(INFRASTRUCTURE)", "(infrastructure)")
+    status, opening, note = diff_format.status_change(query).partition(" (")  # the note in brackets stays lower case
+    text = status.upper() + opening + note
     unchanged = before is not None and after is not None and before == after
     return [f"  {'Status':<16} {'unchanged (' + text + ')' if unchanged else text}"]
 
@@ -66,7 +66,11 @@ def query_lines(query: QueryDiff, diff: RunDiff) -> list[str]:
 
     Its kinds, pass-rate verdict, status, why, answers, then the route and the path and cost figures that moved.
     """
-    head = HEADS.get(diff_format.headline_kind(query), "~ CHANGED")
+    head = (
+        "! " + diff_format.not_run_words(query).partition(" (")[0].upper()
+        if query.has(ChangeKind.NOT_RUN)
+        else HEADS.get(diff_format.headline_kind(query), "~ CHANGED")
+    )
     verdict = diff_format.verdict_text(query, diff) if diff_format.tested(query) else ""
     lines = [
         f"{head}  {query.id}",

@@ -85,7 +85,7 @@ def rows(source: Any, metrics: tuple[Metric, ...], changed_only: bool = False) -
 KIND_LABELS = {kind: kind.value.replace("_", " ") for kind in ChangeKind}
 _KIND_COUNTED = {
     ChangeKind.REGRESSION: ("regression", "regressions"),
-    ChangeKind.NOT_RUN: ("query not run (infrastructure)", "queries not run (infrastructure)"),
+    ChangeKind.NOT_RUN: ("query not run or evaluated", "queries not run or evaluated"),
     ChangeKind.REMOVED_QUERY: ("removed query", "removed queries"),
     ChangeKind.NEW_QUERY: ("new query", "new queries"),
     ChangeKind.FIXED: ("fixed", "fixed"),
@@ -263,7 +263,30 @@ def headline_kind(query: QueryDiff) -> ChangeKind | None:
 
 
 def kinds_text(query: QueryDiff) -> str:
-    return ", ".join(KIND_LABELS[k] for k in query.kinds) or "unchanged"
+    """The query's kinds as a reader says them ('tools changed, cost changed'); 'unchanged' without any."""
+    labels = (
+        not_run_words(query).partition(" (")[0] if k is ChangeKind.NOT_RUN else KIND_LABELS[k] for k in query.kinds
+    )
+    return ", ".join(labels) or "unchanged"
+
+
+NOT_RUN_WORDS = {
+    "infrastructure": ("not run (infrastructure)", "Not run: the agent could not be run for infrastructure reasons"),
+    "replay_miss": (
+        "not evaluated (replay miss)",
+        "Not evaluated: a model call's request is not in the recording (runner.replay), the run stopped there",
+    ),
+}
+
+
+def not_run_words(query: QueryDiff) -> str:
+    """'not run (infrastructure)' or 'not evaluated (replay miss)' for a query not run."""
+    return NOT_RUN_WORDS[query.not_run or "infrastructure"][0]
+
+
+def not_run_reason(query: QueryDiff) -> str:
+    """Why a query not run has nothing to compare: 'Not run: the agent could not be run for infrastructure reasons'."""
+    return NOT_RUN_WORDS[query.not_run or "infrastructure"][1]
 
 
 _WORDS = re.compile(r"\s+|\S+")
@@ -413,7 +436,7 @@ def status_change(query: QueryDiff) -> str:
     """The query's status before → after as words: 'pass → fail', 'pass', 'pass → not run (infrastructure)'."""
     before, after = query.status.before, query.status.after
     if query.has(ChangeKind.NOT_RUN):
-        return f"{before.value if before else '—'} → not run (infrastructure)"
+        return f"{before.value if before else '—'} → {not_run_words(query)}"
     if before is None or after is None or before == after:
         one = after or before
         return one.value if one else "—"

@@ -44,7 +44,7 @@ def _status(query: QueryDiff) -> str:
     """The query's status before → after, with icons: '✅ pass → ❌ fail', '✅ pass'."""
     before, after = query.status.before, query.status.after
     if query.has(ChangeKind.NOT_RUN):
-        return f"{_icon_status(before)} → 💥 not run (infrastructure)"
+        return f"{_icon_status(before)} → 💥 {diff_format.not_run_words(query)}"
     if before is None or after is None or before == after:
         return _icon_status(after or before)
     return f"{_icon_status(before)} → {_icon_status(after)}"
@@ -158,6 +158,8 @@ def table_row(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
     """
     cost = query.cost
     cells = [_route_cell(query)] + [_cell(getattr(cost, m.field), m, query) for m in diff_format.COST_METRICS]
+    if query.has(ChangeKind.NOT_RUN):  # no run now: no route or figures to compare
+        cells = ["—"] * len(cells)
     reason = (
         inline(diff_format.verdict_text(query, diff), 300) if diff_format.tested(query) else _why(query) if why else ""
     )
@@ -237,7 +239,7 @@ def details_block(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
     ]
     if query.has(ChangeKind.NOT_RUN):
         lines.append(
-            "Not run: the agent could not be run for infrastructure reasons, so there is nothing to compare.\n\n"
+            f"{diff_format.not_run_reason(query)}, so there is nothing to compare.\n\n"
             + ("".join(f"- {inline(m, 600)}\n" for m in query.why[:10]) if why else "")
         )
         lines.append("\n</details>\n")
