@@ -111,8 +111,13 @@ def _why_lines(query: QueryDiff) -> list[str]:
     """
     if not query.why:
         return []
+    passing = query.status.after not in (Status.FAIL, Status.ERROR)
     head = (
-        "Was failing" if query.has(ChangeKind.FIXED) else "Failing now" if query.has(ChangeKind.INCONCLUSIVE) else "Why"
+        "Was failing"
+        if query.has(ChangeKind.FIXED)
+        else ("Failing runs" if passing else "Failing now")
+        if query.has(ChangeKind.INCONCLUSIVE)
+        else "Why"
     )
     lines = []
     for k, message in enumerate(query.why[:5]):

@@ -20,6 +20,7 @@ from agentci_action.compare.diff import COST_TOLERANCE, LATENCY_TOLERANCE
 from agentci_action.compare.diff_schema import ChangeKind, Delta, QueryDiff, RunDiff, TurnDiff
 from agentci_action.compare.pass_verdicts import verdict_words
 from agentci_action.compare.suite_change import interval_words
+from agentci_action.engine.results import Status
 
 
 class Unit(str, Enum):
@@ -104,7 +105,11 @@ def kind_count(kind: ChangeKind, count: int) -> str:
     return f"{count} {one if count == 1 else many}"
 
 
+WHOLE_COUNTS = 100  # a mean count this large reads as a whole number: 556 → 555 tokens, not 555.20
+
+
 def value(amount: float | None, unit: Unit) -> str:
+    """A figure as the reports print it; counts as counts ('555', '1.5'), '?' when unknown."""
     if amount is None:
         return "?"
     if unit is Unit.USD:
@@ -115,7 +120,9 @@ def value(amount: float | None, unit: Unit) -> str:
         return f"{amount:.2f}"
     if unit is Unit.PERCENT:
         return _percent(100 * amount)
-    return f"{amount:,.0f}" if float(amount).is_integer() else f"{amount:,.2f}"
+    if float(amount).is_integer() or abs(amount) >= WHOLE_COUNTS:
+        return f"{amount:,.0f}"
+    return f"{amount:,.2f}".rstrip("0").rstrip(".")  # a mean of a few calls: 1.5, 2.33
 
 
 def moved(delta: Delta, unit: Unit) -> bool:
@@ -168,16 +175,21 @@ def figure(delta: Delta, unit: Unit, query: QueryDiff | None = None) -> str:
 
 
 def scores_text(diff: RunDiff) -> str:
-    """'composite 0.86 → 0.99 (+15.1%) · pass rate 75% → 100% (+33.3%)' of the whole runs, with their uplift."""
+    """'composite 0.86 → 0.99 (+15.1%) · pass rate 75% → 100% of runs (+33.3%)' of the whole runs, with their uplift."""
     parts = []
-    for name, label, shown in (("composite_score", "composite", "{:.2f}"), ("pass_rate", "pass rate", "{:.0%}")):
+    for name, label, shown in (
+        ("composite_score", "composite", "{:.2f}"),
+        ("pass_rate", "pass rate", "{:.0%} of runs"),
+    ):
         found = diff.uplift.get(name)
         if found is None or found.baseline is None or found.current is None:
             continue
         before, after = shown.format(found.baseline), shown.format(found.current)
         amount = found.uplift
         lift = "" if before == after or amount is None else f" ({'+' if amount >= 0 else '−'}{_percent(100 * amount)})"
-        parts.append(f"{label} {after}" if before == after else f"{label} {before} → {after}{lift}")
+        parts.append(
+            f"{label} {after}" if before == after else f"{label} {before.removesuffix(' of runs')} → {after}{lift}"
+        )
     return " · ".join(parts)
 
 
@@ -441,6 +453,21 @@ def status_change(query: QueryDiff) -> str:
         one = after or before
         return one.value if one else "—"
     return f"{before.value} → {after.value}"
+
+
+def why_heading(query: QueryDiff) -> str:
+    """What a query's `why` lists, as its heading.
+
+    'Why it failed before' (fixed), 'Why it fails now' only for a query failing now, 'Why it was not evaluated' (not
+    run), else 'What failed in its runs' (a query that passed, some of its runs failing).
+    """
+    if query.has(ChangeKind.FIXED):
+        return "Why it failed before"
+    if query.has(ChangeKind.NOT_RUN):
+        return "Why it was not " + ("evaluated" if query.not_run == "replay_miss" else "run")
+    if query.status.after in (Status.FAIL, Status.ERROR):
+        return "Why it fails now"
+    return "What failed in its runs"
 
 
 def same_answer_note(query: QueryDiff) -> str:

@@ -283,8 +283,9 @@ def details_block(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
     if query.why and (
         not _why_in_row(query) if why else query.has(ChangeKind.FIXED) or query.has(ChangeKind.INCONCLUSIVE)
     ):
-        head = "Why it fails now" if not query.has(ChangeKind.FIXED) else "Why it failed before"
-        lines.append(f"\n**{head}:**\n\n" + "".join(f"- {inline(m, 600)}\n" for m in query.why[:10]))
+        lines.append(
+            f"\n**{diff_format.why_heading(query)}:**\n\n" + "".join(f"- {inline(m, 600)}\n" for m in query.why[:10])
+        )
     lines.append(answer_block(query))
     lines.append("\n</details>\n")
     return "".join(lines)

@@ -288,8 +288,11 @@ def _query(result: QueryResult, change: QueryDiff | None, diff: RunDiff | None, 
         if verdict:
             parts.append(f"<p>Pass rate: {esc(verdict)}</p>")
         if change.why:
-            head = "Why it failed before" if change.has(ChangeKind.FIXED) else "Why it fails now"
-            parts.append(f"<p>{head}:</p><ul>" + "".join(f"<li>{esc(m)}</li>" for m in change.why) + "</ul>")
+            parts.append(
+                f"<p>{diff_format.why_heading(change)}:</p><ul>"
+                + "".join(f"<li>{esc(m)}</li>" for m in change.why)
+                + "</ul>"
+            )
         models = diff_format.models_text(change.models_before, change.models_after)
         if models:
             parts.append(f"<p>Models: {esc(models)}</p>")

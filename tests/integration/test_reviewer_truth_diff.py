@@ -106,3 +106,42 @@ def test_a_replay_miss_is_not_evaluated_in_every_view_never_a_regression(tmp_pat
     page = report("html")
     assert "Against v1: not evaluated" in page and "now &#x27;…ols; answer only about orders. Be kind.&#x27;" in page
     assert "Tools removed" not in page and "regression" not in page.split("Against the baseline")[-1].lower()
+
+
+# Bullet 2: flaky runs, told straight (the repeated-runs example's reports, which test_golden_reports checks are the
+# real output)
+
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def test_a_passing_flaky_query_is_not_under_a_failing_heading():
+    html = _html((GOLDEN / "examples" / "repeated-runs.md").read_text())
+    lagos = html[html.index("population-lagos — inconclusive") :].split("</details>")[0]
+    assert "✅ pass → ⚠️ warn" in lagos and "Why it fails now" not in lagos  # was "Why it fails now" at 15 of 20 ≥ 70%
+    assert "<strong>What failed in its runs:</strong>" in lagos
+    console = (GOLDEN / "examples" / "repeated-runs.txt").read_text()
+    assert "Failing runs     15 of 20 runs passed (75%), at least min_pass_rate 70%" in console  # was "Failing now"
+
+
+def test_at_the_maximum_the_report_names_runs_max_and_the_number():
+    html = _html((GOLDEN / "examples" / "repeated-runs.md").read_text())
+    # was "…; about 14 more runs would decide", with no word of the setting
+    assert "about 14 more runs would decide: runs.max 34 (the query's runs, 20 now)" in html.replace("&#x27;", "'")
+
+
+def test_every_pass_rate_names_its_unit():
+    markdown = _html((GOLDEN / "everyway.md").read_text())
+    assert "11 runs · pass rate 73% of runs · 1 flaky" in markdown  # was "11 runs · pass rate 73%"
+    assert "Suite: pass rate 78% of queries" in markdown  # was "Suite: pass rate 78%"
+    assert "pass rate 90% → 73% of runs (−19.2%)" in markdown  # the diff's, of runs too
+    console = (GOLDEN / "everyway.txt").read_text()
+    assert "pass rate 73% of runs" in console and "suite: pass rate 78% of queries" in console
+
+
+def test_counts_print_as_counts():
+    from agentci_action.compare.diff_schema import Delta
+    from agentci_action.report.diff_format import Unit, before_after
+
+    assert before_after(Delta.of(556, 555.2), Unit.COUNT) == "556 → 555"  # was "556 → 555.20"
+    assert before_after(Delta.of(7, 6.2), Unit.COUNT) == "7 → 6.2"  # was "7 → 6.20"
+    assert before_after(Delta.of(1, 1.25), Unit.COUNT) == "1 → 1.25"

@@ -111,7 +111,10 @@ def test_an_inconclusive_query_warns_with_the_runs_that_would_decide(spec):
     assert diff.total.counts["inconclusive"] == 1 and diff.total.counts["regression"] == 0
     assert a.pass_rate.more_runs is not None and a.pass_rate.more_runs > 0
     assert diff_format.verdict_text(a, diff).startswith("inconclusive: 4 of 6 runs passed vs 9 of 10 in v1 (p = ")
-    assert diff_format.verdict_text(a, diff).endswith(f"about {a.pass_rate.more_runs} more runs would decide")
+    more = a.pass_rate.more_runs
+    assert diff_format.verdict_text(a, diff).endswith(
+        f"about {more} more runs would decide: runs.max {6 + more} (the query's runs, 6 now)"
+    )
 
 
 def test_cost_with_repeated_runs_changes_by_its_interval_not_its_means(spec):
