@@ -58,7 +58,7 @@ def _status_lines(query: QueryDiff) -> list[str]:
     status, opening, note = diff_format.status_change(query).partition(" (")  # the note in brackets stays lower case
     text = status.upper() + opening + note
     unchanged = before is not None and after is not None and before == after
-    return [f"  {'Status':<16} {'unchanged (' + text + ')' if unchanged else text}"]
+    return [f"  {'Correctness':<16} {'unchanged (' + text + ')' if unchanged else text}"]
 
 
 def query_lines(query: QueryDiff, diff: RunDiff) -> list[str]:
@@ -155,18 +155,20 @@ def _turn_lines(query: QueryDiff) -> list[str]:
 
 
 def _route_lines(query: QueryDiff) -> list[str]:
-    """The tool route and the handoffs before and after, with a caret under the first difference.
+    """The tool route before and after, with a caret under the first difference; the handoffs' change in one line.
 
     Then the changed arguments.
     """
     lines = []
-    for label, unit, before, after in diff_format.changed_routes(query):
-        label = "Route" if label == "Tools" else label
+    if diff_format.route_changed(query):
+        before, after = query.path.route_before, query.path.route_after
         old, new, at = diff_format.route_texts(before, after, 6)
-        lines += _wrapped(f"  {label} before", old, hanging=2)
-        lines += _wrapped(f"  {label} after", new, hanging=2)
+        lines += _wrapped("  Route before", old, hanging=2)
+        lines += _wrapped("  Route after", new, hanging=2)
         if len(new) <= ROUTE_WIDTH:  # one line: the caret points at the step
-            lines.append(f"    {'':<16} {' ' * at}^ {unit} {diff_format.first_difference(before, after)}")
+            lines.append(f"    {'':<16} {' ' * at}^ step {diff_format.first_difference(before, after)}")
+    if query.has(ChangeKind.ROUTING_CHANGED):
+        lines += _wrapped("  Handoffs", diff_format.routing_text(query), hanging=2)
     for k, line in enumerate(diff_format.argument_lines(query)):
         lines += _wrapped("  Arguments" if k == 0 else "", line, hanging=2)
     return lines

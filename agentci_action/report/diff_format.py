@@ -416,13 +416,28 @@ def route_changed(query: QueryDiff) -> bool:
     return query.has(ChangeKind.TOOLS_CHANGED) and query.path.route_before != query.path.route_after
 
 
-def changed_routes(query: QueryDiff) -> list[tuple[str, str, list[str], list[str]]]:
-    """(what, the word for one of its positions, before, after) for the tool route and the handoffs, those changed."""
+def path_changed(query: QueryDiff) -> bool:
+    """The route or the handoffs changed (the Path tier says so even when no figure of it moved)."""
+    return query.has(ChangeKind.TOOLS_CHANGED) or query.has(ChangeKind.ROUTING_CHANGED)
+
+
+def routing_text(query: QueryDiff) -> str:
+    """'routing changed: TechnicalAgent ⇒ AccountAgent' (handoffs in order, names inert; raw: escape it)."""
     path = query.path
-    routes = [("Tools", "step", path.route_before, path.route_after)] if route_changed(query) else []
-    if query.has(ChangeKind.ROUTING_CHANGED):
-        routes.append(("Handoffs", "handoff", path.handoffs_before, path.handoffs_after))
-    return routes
+
+    def side(targets: list[str]) -> str:
+        return " → ".join(one_line(target, 60) for target in targets) or "no handoff"
+
+    return f"routing changed: {side(path.handoffs_before)} ⇒ {side(path.handoffs_after)}"
+
+
+def correctness_reason(query: QueryDiff) -> str:
+    """What changed the query's status: its first reason (`why`), else its verdict's kind; '' when it held."""
+    if query.status.before == query.status.after:
+        return ""
+    if query.why:
+        return query.why[0]
+    return ", ".join(KIND_LABELS[k] for k in query.kinds if k in (ChangeKind.REGRESSION, ChangeKind.FIXED))
 
 
 ARGUMENTS_SHOWN = 5  # changed arguments listed per query; the JSON has up to MAX_ARGUMENT_CHANGES

@@ -8,6 +8,7 @@ answer, and each changed query reads in the three named tiers.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -145,3 +146,53 @@ def test_counts_print_as_counts():
     assert before_after(Delta.of(556, 555.2), Unit.COUNT) == "556 → 555"  # was "556 → 555.20"
     assert before_after(Delta.of(7, 6.2), Unit.COUNT) == "7 → 6.2"  # was "7 → 6.20"
     assert before_after(Delta.of(1, 1.25), Unit.COUNT) == "1 → 1.25"
+
+
+# Bullet 5: three named tiers, and the routing change as docs/examples.md says it
+
+
+def _support_router(form: str) -> str:
+    example = ROOT / "examples" / "support-router"
+    done = run_cli("test", "--spec", example / "agentci_spec.yaml", "--traces", example / "traces", "--format", form)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _promised_routing() -> str:
+    """The words docs/examples.md says the support-router diff names its routing change with."""
+    text = (ROOT / "docs" / "examples.md").read_text()
+    return re.search(r"the diff against baseline `v1` names it: `([^`]+)`", text.replace("\n", " "))[1]
+
+
+def test_each_changed_query_reads_in_the_three_named_tiers():
+    promised = _promised_routing()
+    assert promised == "routing changed: TechnicalAgent ⇒ AccountAgent"  # was "routing changed … TechnicalAgent ⇒ …"
+
+    console = _support_router("console")
+    block = console.split("CHANGED  login-crash", 1)[1].split("╠", 1)[0]
+    # was "Status  PASS → WARN", then "Handoffs before  TechnicalAgent" / "Handoffs after   AccountAgent"
+    assert "Correctness      PASS → WARN" in block and "Status " not in block
+    assert f"Handoffs         {promised}" in block and "Handoffs before" not in block
+    lines = [line.removeprefix("║ ").rstrip(" ║") for line in block.splitlines()]
+    assert "  Path" in lines and "  Cost" in lines
+
+    html = _html(_support_router("markdown"))
+    fold = html[html.index("login-crash — tools changed") :].split("</details>")[0]
+    assert "<td>Correctness</td>\n<td>status</td>\n<td>✅ pass → ⚠️ warn</td>" in fold  # was "Status | query"
+    assert f"<strong>Handoffs:</strong> {promised}" in fold
+    assert "<td>Path</td>" in fold and "<td>Cost</td>" in fold
+
+    page = _support_router("html")
+    section = page[page.index("Against v1: tools changed, routing changed") :].split("</section>")[0]
+    assert "<p>Correctness: pass → warn</p>" in section and f"<p>Path: {promised}</p>" in section
+    assert "<th>Cost</th>" in section
+
+
+def test_a_tier_that_did_not_change_says_so_in_one_line():
+    html = _html((GOLDEN / "comment_mixed.md").read_text())
+    fold = html[html.index("prompt-injection — regression") :].split("</details>")[0]
+    # the comment's table above gives the reason: the tier names the verdict, the reason is not said twice
+    assert "<td>Correctness</td>\n<td>status</td>\n<td>✅ pass → ❌ fail</td>\n<td>regression</td>" in fold
+    assert "<td>Path, Cost</td>\n<td>—</td>\n<td>unchanged</td>" in fold  # was no Path or Cost line at all
+    damaged = html[html.index("refund-damaged — regression") :].split("</details>")[0]
+    assert "<td>Cost</td>\n<td>—</td>\n<td>unchanged</td>" in damaged and "<td>Path</td>" in damaged

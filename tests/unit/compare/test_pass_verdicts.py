@@ -250,7 +250,7 @@ def test_a_regression_that_keeps_its_status_is_told_by_its_verdict(write):
     a = next(q for q in diff.queries if q.id == "a")
     assert a.has(ChangeKind.REGRESSION) and a.status.before == a.status.after
     console, markdown = diff_console.render_diff(diff), diff_markdown.render_markdown(diff)
-    assert "Status           unchanged (PASS)" in console and "PASS → PASS" not in console
+    assert "Correctness      unchanged (PASS)" in console and "PASS → PASS" not in console
     assert "pass → ✅ pass" not in markdown and "regressed: 3 of 10 runs passed vs 10 of 10 in v1" in markdown
 
 
