@@ -74,6 +74,7 @@ from agentci_action.engine.results import (
     Aggregates,
     QueryResult,
     RunResult,
+    SplitAnswers,
     Status,
     TokenAttribution,
     TurnResult,
@@ -139,6 +140,7 @@ class _Figures:
     # another changes these, not the whole conversation's route)
     turn_routes: list[tuple[tuple[str, ...], ...]] = field(default_factory=list)
     turn_answers: list[tuple[str, ...]] = field(default_factory=list)
+    split: SplitAnswers | None = None  # the most frequent passing and failing answers (QueryResult.split_answers)
 
     @property
     def tools(self) -> list[str]:
@@ -195,6 +197,7 @@ def _figures(result: QueryResult, runs: list[Trace]) -> _Figures:
         turns=tuple(result.turns),
         turn_routes=[tuple(turn.tool_sequence for turn in t.turns) for t in ran if t.turns],
         turn_answers=[tuple(turn.final_answer.strip() for turn in t.turns) for t in ran if t.turns],
+        split=result.split_answers,
     )
 
 
@@ -477,7 +480,9 @@ def diff_query(
         why=list(a.failures if ChangeKind.NOT_RUN in kinds else _why(verdict, b, a)),
         not_run=a.not_run if ChangeKind.NOT_RUN in kinds else None,
         pass_rate=verdict,
-        answer=AnswerDiff(before=_shown_answer(before), after=_shown_answer(after)),
+        answer=AnswerDiff(
+            before=_shown_answer(before), after=_shown_answer(after), split_before=b.split, split_after=a.split
+        ),
         first_diverged_turn=first_diverged_turn(b.turns, a.turns),
         models_before=list(b.models),
         models_after=list(a.models),

@@ -20,6 +20,7 @@ from agentci_action.engine.results import (
     GateResult,
     MetricChange,
     QueryResult,
+    SplitAnswers,
     Status,
 )
 from agentci_action.engine.stats import tidy
@@ -168,10 +169,16 @@ class PathDiff(BaseModel):
 
 
 class AnswerDiff(BaseModel):
-    """The final answer on each side, in full (the most frequent over the runs); null on a side without the query."""
+    """The final answer on each side, in full (the most frequent over the runs); null on a side without the query.
+
+    With repeated runs some of which passed and some failed, `split_before` / `split_after` hold the most frequent
+    passing and failing answers of that side and how many runs gave each.
+    """
 
     before: str | None = None
     after: str | None = None
+    split_before: SplitAnswers | None = None
+    split_after: SplitAnswers | None = None
 
 
 class TurnDiff(BaseModel):

@@ -86,6 +86,8 @@ def query_lines(query: QueryDiff, diff: RunDiff) -> list[str]:
         return lines
     lines += _turn_lines(query)
     lines += _answer_lines(query)
+    for label, runs, text in diff_format.split_answers(query):
+        lines += _wrapped(label, f"({runs}) " + one_line(diff_format.trimmed(text, ANSWER_LIMIT)), hanging=2)
     models = diff_format.models_text(query.models_before, query.models_after)
     if models:
         lines.append(f"  {'Model':<16} {models}")

@@ -470,6 +470,23 @@ def status_change(query: QueryDiff) -> str:
     return f"{before.value} → {after.value}"
 
 
+def split_answers(query: QueryDiff) -> list[tuple[str, str, str]]:
+    """("Passed now", "12 of 20 runs", <answer>) and ("Failed now", …) per side whose runs passed and failed.
+
+    The most frequent passing answer beside the most frequent failing one, each with how many runs gave it (raw: escape
+    it); [] for a side run once or whose runs all agreed.
+    """
+    found = []
+    for side, split, runs in (
+        ("before", query.answer.split_before, query.runs.before),
+        ("now", query.answer.split_after, query.runs.after),
+    ):
+        if split is not None:
+            found.append((f"Passed {side}", f"{split.passing_runs} of {runs} runs", split.passing))
+            found.append((f"Failed {side}", f"{split.failing_runs} of {runs} runs", split.failing))
+    return found
+
+
 def why_heading(query: QueryDiff) -> str:
     """What a query's `why` lists, as its heading.
 

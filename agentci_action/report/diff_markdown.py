@@ -292,6 +292,12 @@ def details_block(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
             f"\n**{diff_format.why_heading(query)}:**\n\n" + "".join(f"- {inline(m, 600)}\n" for m in query.why[:10])
         )
     lines.append(answer_block(query))
+    split = diff_format.split_answers(query)
+    if split:
+        lines.append(
+            "\n**The runs' answers** (the most frequent that passed and that failed):\n\n"
+            + "".join(f"- {label} ({runs}): {inline(text, ANSWER_LIMIT)}\n" for label, runs, text in split)
+        )
     lines.append("\n</details>\n")
     return "".join(lines)
 

@@ -327,6 +327,13 @@ def _query(result: QueryResult, change: QueryDiff | None, diff: RunDiff | None, 
         moved = not (change.has(ChangeKind.NEW_QUERY) or change.has(ChangeKind.REMOVED_QUERY))  # else its figures
         if change.changed:
             parts.append(_tiers(change, moved))
+        split = diff_format.split_answers(change)
+        if split:
+            parts.append(
+                "<p>The runs' answers (the most frequent that passed and that failed):</p><ul>"
+                + "".join(f"<li>{esc(label)} ({esc(runs)}): {esc(text)}</li>" for label, runs, text in split)
+                + "</ul>"
+            )
         shifts = token_phrases.moved_lines(change.tokens)
         if shifts:
             parts.append(

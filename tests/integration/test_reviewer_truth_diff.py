@@ -196,3 +196,27 @@ def test_a_tier_that_did_not_change_says_so_in_one_line():
     assert "<td>Path, Cost</td>\n<td>—</td>\n<td>unchanged</td>" in fold  # was no Path or Cost line at all
     damaged = html[html.index("refund-damaged — regression") :].split("</details>")[0]
     assert "<td>Cost</td>\n<td>—</td>\n<td>unchanged</td>" in damaged and "<td>Path</td>" in damaged
+
+
+def _repeated_runs(form: str) -> str:
+    example = ROOT / "examples" / "repeated-runs"
+    done = run_cli("test", "--spec", example / "agentci_spec.yaml", "--traces", example / "traces", "--format", form)
+    return done.stdout
+
+
+def test_the_failing_answer_of_flaky_runs_is_shown_beside_the_passing_one():
+    wrong = "Lagos has about 15 thousand inhabitants."
+    # was: only "Answer (the most frequent on both sides; other runs' answers changed)", the right one
+    data = json.loads(_repeated_runs("json"))
+    [lagos] = [q for q in data["diff"]["queries"] if q["id"] == "population-lagos"]
+    assert lagos["answer"]["split_after"] == {
+        "passing": "Lagos has about 15 million inhabitants.",
+        "passing_runs": 15,
+        "failing": wrong,
+        "failing_runs": 5,
+    }
+    html = _html(_repeated_runs("markdown"))
+    assert f"<li>Failed now (5 of 20 runs): {wrong}</li>" in html
+    assert "<li>Passed now (15 of 20 runs): Lagos has about 15 million inhabitants.</li>" in html
+    assert f"Failed now       (5 of 20 runs) {wrong}" in _repeated_runs("console")
+    assert f"<li>Failed now (5 of 20 runs): {wrong}</li>" in _repeated_runs("html")
