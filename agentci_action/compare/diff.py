@@ -11,7 +11,8 @@ classified on all runs, with the kinds trace-diffing tools use:
   fixed the reverse. With repeated runs on either side: regressed or improved beyond noise by exact tests on the
   pass counts (Holm over the queries), inconclusive when neither that nor `unchanged` could be decided;
 - not_run: the agent could not be run on the query for infrastructure reasons ([INFRA]: the model service down or
-  rate-limited, a timeout): nothing to compare, no verdict, and no regression;
+  rate-limited, a timeout), or each run stopped at a model call its recording has no answer for (runner.replay: the
+  request changed): nothing to compare, no verdict, and no regression;
 - new_query / removed_query: the query has a trace on one side only, or was removed from the spec;
 - tools_changed: the distribution of routes (ordered lists of tool calls) over the runs differs;
   routing_changed: the distribution of handoff targets differs;
@@ -48,6 +49,7 @@ from agentci_action.compare.diff_schema import (
     CostDiff,
     Delta,
     ItemChange,
+    NotRun,
     PathDiff,
     QueryDiff,
     RunDiff,
@@ -72,6 +74,7 @@ from agentci_action.engine.results import (
     Aggregates,
     QueryResult,
     RunResult,
+    SplitAnswers,
     Status,
     TokenAttribution,
     TurnResult,
@@ -128,7 +131,7 @@ class _Figures:
         None  # the most frequent answer, leaked values masked (QueryResult.answer); shown, not compared
     )
     calls: tuple[ToolCall, ...] = ()  # the tool calls of the first run that took the route shown
-    not_run: str | None = None  # every run failed without a trace: "infrastructure" ([INFRA]) or "crashed"
+    not_run: NotRun | None = None  # every run failed without a trace: "infrastructure", "replay_miss" or "crashed"
     tokens: TokenAttribution | None = None  # where the input tokens went (means per run)
     run_statuses: tuple[Status, ...] = ()  # pass / fail / error per run, in run order (the pass counts)
     per_run: dict[str, list[float | None]] = field(default_factory=dict)  # cost figures per run, for their intervals
@@ -137,6 +140,7 @@ class _Figures:
     # another changes these, not the whole conversation's route)
     turn_routes: list[tuple[tuple[str, ...], ...]] = field(default_factory=list)
     turn_answers: list[tuple[str, ...]] = field(default_factory=list)
+    split: SplitAnswers | None = None  # the most frequent passing and failing answers (QueryResult.split_answers)
 
     @property
     def tools(self) -> list[str]:
@@ -193,6 +197,7 @@ def _figures(result: QueryResult, runs: list[Trace]) -> _Figures:
         turns=tuple(result.turns),
         turn_routes=[tuple(turn.tool_sequence for turn in t.turns) for t in ran if t.turns],
         turn_answers=[tuple(turn.final_answer.strip() for turn in t.turns) for t in ran if t.turns],
+        split=result.split_answers,
     )
 
 
@@ -264,9 +269,15 @@ def _route_calls(runs: list[Trace]) -> tuple[ToolCall, ...]:
     return next((tuple(t.tool_calls) for t in runs if t.tool_sequence == route), ())
 
 
-def _not_run(runs: list[Trace]) -> str:
-    """Why none of a side's runs gave a trace: "infrastructure" when each failed so ([INFRA]), else "crashed"."""
-    return "infrastructure" if all((t.run_error or "").startswith("[INFRA]") for t in runs) else "crashed"
+def _not_run(runs: list[Trace]) -> NotRun:
+    """Why none of a side's runs gave a trace.
+
+    "infrastructure" when each failed so ([INFRA]), "replay_miss" when each stopped at a model call with no recorded
+    answer, else "crashed".
+    """
+    if all((t.run_error or "").startswith("[INFRA]") for t in runs):
+        return "infrastructure"
+    return "replay_miss" if all((t.model_calls or {}).get("missed") for t in runs) else "crashed"
 
 
 def argument_changes(before: Sequence[ToolCall], after: Sequence[ToolCall]) -> list[ArgumentChange]:
@@ -375,14 +386,14 @@ def _kinds(before: _Figures | None, after: _Figures | None, path: PathDiff, cost
 
     The verdict's kinds (regression, fixed, inconclusive) are added by `_with_verdicts` once the verdicts are settled;
     routes, handoffs and answers are compared as distributions over the runs (a conversation's also turn by turn). A
-    side whose runs all failed without a trace has nothing to compare: infrastructure is not_run (not the agent's
-    doing), a crash only its verdict.
+    side whose runs all failed without a trace has nothing to compare: infrastructure, or a request its recording has no
+    answer for, is not_run (not the agent's doing, nothing evaluated), a crash only its verdict.
     """
     if before is None:
         return [ChangeKind.NEW_QUERY]
     if after is None:
         return [ChangeKind.REMOVED_QUERY]
-    if after.not_run == "infrastructure":
+    if after.not_run in ("infrastructure", "replay_miss"):
         return [ChangeKind.NOT_RUN]
     if before.not_run or after.not_run:
         return []
@@ -425,7 +436,8 @@ def diff_query(
     name = result.id if result else key
     used_before = {tool for route in b.routes for tool in route}
     used_after = {tool for route in a.routes for tool in route}
-    similarity = metrics.lcs_similarity(a.tools, b.tools) if before and after else None
+    ran = before is not None and after is not None and not (b.not_run or a.not_run)  # both sides have routes to compare
+    similarity = metrics.lcs_similarity(a.tools, b.tools) if ran else None
     path = PathDiff(
         tool_calls=Delta.of(b.tool_calls, a.tool_calls),
         tool_precision=Delta.of(b.precision, a.precision),
@@ -433,13 +445,13 @@ def diff_query(
         sequence_similarity=similarity,
         loops=Delta.of(b.loops, a.loops),
         handoffs=Delta.of(_mean_length(b.handoffs) if before else None, _mean_length(a.handoffs) if after else None),
-        tools_added=[t for route in a.routes for t in route if t not in used_before],
-        tools_removed=[t for route in b.routes for t in route if t not in used_after],
+        tools_added=[t for route in a.routes for t in route if t not in used_before] if not b.not_run else [],
+        tools_removed=[t for route in b.routes for t in route if t not in used_after] if not a.not_run else [],
         handoffs_before=b.handoff_targets,
         handoffs_after=a.handoff_targets,
         route_before=b.tools,
         route_after=a.tools,
-        argument_changes=argument_changes(b.calls, a.calls) if before and after else [],
+        argument_changes=argument_changes(b.calls, a.calls) if ran else [],
     )
     path.tools_added = list(dict.fromkeys(path.tools_added))
     path.tools_removed = list(dict.fromkeys(path.tools_removed))
@@ -466,8 +478,11 @@ def diff_query(
         status=StatusDiff(before=b.status, after=a.status),
         correctness=StatusDiff(before=b.correctness, after=a.correctness),
         why=list(a.failures if ChangeKind.NOT_RUN in kinds else _why(verdict, b, a)),
+        not_run=a.not_run if ChangeKind.NOT_RUN in kinds else None,
         pass_rate=verdict,
-        answer=AnswerDiff(before=_shown_answer(before), after=_shown_answer(after)),
+        answer=AnswerDiff(
+            before=_shown_answer(before), after=_shown_answer(after), split_before=b.split, split_after=a.split
+        ),
         first_diverged_turn=first_diverged_turn(b.turns, a.turns),
         models_before=list(b.models),
         models_after=list(a.models),

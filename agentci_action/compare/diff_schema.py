@@ -20,6 +20,7 @@ from agentci_action.engine.results import (
     GateResult,
     MetricChange,
     QueryResult,
+    SplitAnswers,
     Status,
 )
 from agentci_action.engine.stats import tidy
@@ -43,6 +44,7 @@ class ChangeKind(str, Enum):
     COST_CHANGED = "cost_changed"
 
 
+NotRun = Literal["infrastructure", "replay_miss", "crashed"]  # why no run of a side gave a trace
 COUNTED = (*(kind.value for kind in ChangeKind), "changed", "unchanged")  # TotalDiff.counts' keys, every one
 
 
@@ -167,10 +169,16 @@ class PathDiff(BaseModel):
 
 
 class AnswerDiff(BaseModel):
-    """The final answer on each side, in full (the most frequent over the runs); null on a side without the query."""
+    """The final answer on each side, in full (the most frequent over the runs); null on a side without the query.
+
+    With repeated runs some of which passed and some failed, `split_before` / `split_after` hold the most frequent
+    passing and failing answers of that side and how many runs gave each.
+    """
 
     before: str | None = None
     after: str | None = None
+    split_before: SplitAnswers | None = None
+    split_after: SplitAnswers | None = None
 
 
 class TurnDiff(BaseModel):
@@ -244,6 +252,11 @@ class QueryDiff(BaseModel):
     pass_rate: PassVerdict | None = Field(
         None,
         description="The pass-rate verdict, baseline → current; null for a query on one side only or not run.",
+    )
+    not_run: NotRun | None = Field(
+        None,
+        description="For a query not run: why no current run gave a trace (the model service's outage, "
+        "'infrastructure', or a model call its recording has no answer for, 'replay_miss'); null otherwise.",
     )
     answer: AnswerDiff = Field(default_factory=AnswerDiff)
     first_diverged_turn: TurnDiff | None = Field(

@@ -190,7 +190,7 @@ def verdict_words(found: PassVerdict, before_label: str, significance: Significa
 
     '' for one run per side whose status held. 'regressed: 3 of 10 runs passed vs 9 of 10
     in v2 (p = 0.0099)', with the Holm adjustment and the looks when they moved the p-value; 'inconclusive: …; about 8
-    more runs would decide'.
+    more runs would decide: runs.max 28 (the query's runs, 20 now)': the setting that would give them.
     """
     if found.method == "one_run":
         if found.verdict is ChangeVerdict.UNCHANGED:
@@ -217,7 +217,8 @@ def verdict_words(found: PassVerdict, before_label: str, significance: Significa
     text = f"{found.verdict.value}: {counts} ({p_value(p)}{looks}{adjusted})"
     if found.verdict is ChangeVerdict.INCONCLUSIVE:
         text += (
-            f"; about {plural(found.more_runs, 'more run')} would decide"
+            f"; about {plural(found.more_runs, 'more run')} would decide: runs.max {found.runs_after + found.more_runs} "
+            f"(the query's runs, {found.runs_after} now)"
             if found.more_runs
             else f"; more runs now would not decide: the baseline's {found.runs_before} runs limit the test"
         )

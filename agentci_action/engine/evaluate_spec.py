@@ -49,6 +49,7 @@ from agentci_action.engine.results import (
     QueryResult,
     RunResult,
     ShardInfo,
+    SplitAnswers,
     Status,
     Summary,
     TurnResult,
@@ -328,6 +329,30 @@ def failed_run_layers(error: str) -> dict[str, LayerResult]:
     }
 
 
+def _split_answers(
+    query: QuerySpec, runs: list[Run], answers: list[str], traces: list[Trace], leaks: list[Leak]
+) -> SplitAnswers | None:
+    """The most frequent answer of the runs that passed and of those that failed (each with a trace), leaks masked.
+
+    None unless both kinds of run gave one.
+    """
+    passing: list[str] = []
+    failing: list[str] = []
+    for run, answer, trace in zip(runs, answers, traces):
+        if trace.run_error is None:
+            (failing if run.status in (FAIL, ERROR) else passing).append(answer)
+    shown_passing, shown_failing = most_frequent(passing), most_frequent(failing)
+    if shown_passing is None or shown_failing is None:
+        return None
+
+    def masked(text: str) -> str:
+        return secrets_masked(query, redact(text, leaks) if leaks else text)
+
+    return SplitAnswers(
+        masked(shown_passing), passing.count(shown_passing), masked(shown_failing), failing.count(shown_failing)
+    )
+
+
 def evaluate_query(
     query: QuerySpec,
     traces: list[Trace],
@@ -385,6 +410,7 @@ def evaluate_query(
         tools=list(route) if (route := most_frequent(sequences)) else [],
         tokens=query_tokens(traces),
         model_calls=_paid_tidied(ModelCalls.of_runs(replayed)) if replayed else None,  # most runs: no replay
+        split_answers=_split_answers(query, runs, answers, traces, leaks) if len(runs) > 1 else None,
         turns=_turn_results(query, turn_runs, settings.fail_on, composite, leaks)
         if turn_runs
         else _simulated_turns(query, traces, answer, leaks),

@@ -214,6 +214,19 @@ class Reliability(ResultData):
 
 
 @dataclass(slots=True)
+class SplitAnswers(ResultData):
+    """A query run several times whose runs both passed and failed: the most frequent answer of each, and its runs.
+
+    Leaked values masked, as QueryResult.answer.
+    """
+
+    passing: str
+    passing_runs: int
+    failing: str
+    failing_runs: int
+
+
+@dataclass(slots=True)
 class ModelCalls(ResultData):
     """How the agent's model calls were answered under runner.replay, summed over a query's runs (or a suite's queries).
 
@@ -410,7 +423,8 @@ class QueryResult(ResultData):
     Blocking: a layer listed in fail-on failed (or warned, for path/cost). answer: the final answer in full, surrounding
     white space stripped, the most frequent over the runs (the first seen among equals), as the diff compares it. tools:
     the tools called, in order: the most frequent route over the runs. turns: a conversation's turns (empty for a single
-    query); its layers hold every turn's checks too.
+    query); its layers hold every turn's checks too. split_answers: with runs that passed and runs that failed, the most
+    frequent answer of each (the reviewer sees the failing one beside the passing one).
     """
 
     id: str
@@ -431,6 +445,7 @@ class QueryResult(ResultData):
     tools: list[str] = field(default_factory=list, kw_only=True)
     tokens: TokenAttribution | None = field(default=None, kw_only=True)
     model_calls: ModelCalls | None = field(default=None, kw_only=True)
+    split_answers: SplitAnswers | None = field(default=None, kw_only=True)
     turns: list[TurnResult] = field(default_factory=list, kw_only=True)
 
     def layer(self, name: str) -> LayerResult:

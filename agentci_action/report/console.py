@@ -158,7 +158,7 @@ def render_total(run: RunResult) -> str:
     return (
         f"{s.status.value.upper()}: {plural(s.total, 'query', 'queries')} · {s.passed} passed ({s.warnings} with "
         f"{'a warning' if s.warnings == 1 else 'warnings'}) · {s.failed} failed · {plural(s.errors, 'error')}{skipped} · "
-        f"{cost} · {plural(s.total_tokens, 'token')}{runs} · pass rate {s.pass_rate:.0%}{score} · "
+        f"{cost} · {plural(s.total_tokens, 'token')}{runs} · pass rate {s.pass_rate:.0%} of runs{score} · "
         f"composite {s.composite_score:.2f} (grade {s.grade})"
     )
 

@@ -15,7 +15,6 @@ ANSWER_LIMIT = 300  # characters of an answer shown (the JSON has it in full)
 MAX_UNCHANGED_LINES = 6  # lines naming the unchanged queries (the JSON lists every one)
 HEADS: dict[ChangeKind | None, str] = {  # None: a query without changes
     ChangeKind.REGRESSION: "✗ REGRESSION",
-    ChangeKind.NOT_RUN: "! NOT RUN",
     ChangeKind.REMOVED_QUERY: "- REMOVED",
     ChangeKind.NEW_QUERY: "+ NEW",
     ChangeKind.FIXED: "✓ FIXED",
@@ -56,9 +55,10 @@ def _status_lines(query: QueryDiff) -> list[str]:
     before, after = query.status.before, query.status.after
     if (before is None or after is None) and (after or before) in (None, Status.SKIP):
         return []
-    text = diff_format.status_change(query).upper().replace("(INFRASTRUCTURE)", "(infrastructure)")
+    status, opening, note = diff_format.status_change(query).partition(" (")  # the note in brackets stays lower case
+    text = status.upper() + opening + note
     unchanged = before is not None and after is not None and before == after
-    return [f"  {'Status':<16} {'unchanged (' + text + ')' if unchanged else text}"]
+    return [f"  {'Correctness':<16} {'unchanged (' + text + ')' if unchanged else text}"]
 
 
 def query_lines(query: QueryDiff, diff: RunDiff) -> list[str]:
@@ -66,7 +66,11 @@ def query_lines(query: QueryDiff, diff: RunDiff) -> list[str]:
 
     Its kinds, pass-rate verdict, status, why, answers, then the route and the path and cost figures that moved.
     """
-    head = HEADS.get(diff_format.headline_kind(query), "~ CHANGED")
+    head = (
+        "! " + diff_format.not_run_words(query).partition(" (")[0].upper()
+        if query.has(ChangeKind.NOT_RUN)
+        else HEADS.get(diff_format.headline_kind(query), "~ CHANGED")
+    )
     verdict = diff_format.verdict_text(query, diff) if diff_format.tested(query) else ""
     lines = [
         f"{head}  {query.id}",
@@ -82,6 +86,8 @@ def query_lines(query: QueryDiff, diff: RunDiff) -> list[str]:
         return lines
     lines += _turn_lines(query)
     lines += _answer_lines(query)
+    for label, runs, text in diff_format.split_answers(query):
+        lines += _wrapped(label, f"({runs}) " + one_line(diff_format.trimmed(text, ANSWER_LIMIT)), hanging=2)
     models = diff_format.models_text(query.models_before, query.models_after)
     if models:
         lines.append(f"  {'Model':<16} {models}")
@@ -107,8 +113,13 @@ def _why_lines(query: QueryDiff) -> list[str]:
     """
     if not query.why:
         return []
+    passing = query.status.after not in (Status.FAIL, Status.ERROR)
     head = (
-        "Was failing" if query.has(ChangeKind.FIXED) else "Failing now" if query.has(ChangeKind.INCONCLUSIVE) else "Why"
+        "Was failing"
+        if query.has(ChangeKind.FIXED)
+        else ("Failing runs" if passing else "Failing now")
+        if query.has(ChangeKind.INCONCLUSIVE)
+        else "Why"
     )
     lines = []
     for k, message in enumerate(query.why[:5]):
@@ -146,18 +157,20 @@ def _turn_lines(query: QueryDiff) -> list[str]:
 
 
 def _route_lines(query: QueryDiff) -> list[str]:
-    """The tool route and the handoffs before and after, with a caret under the first difference.
+    """The tool route before and after, with a caret under the first difference; the handoffs' change in one line.
 
     Then the changed arguments.
     """
     lines = []
-    for label, unit, before, after in diff_format.changed_routes(query):
-        label = "Route" if label == "Tools" else label
+    if diff_format.route_changed(query):
+        before, after = query.path.route_before, query.path.route_after
         old, new, at = diff_format.route_texts(before, after, 6)
-        lines += _wrapped(f"  {label} before", old, hanging=2)
-        lines += _wrapped(f"  {label} after", new, hanging=2)
+        lines += _wrapped("  Route before", old, hanging=2)
+        lines += _wrapped("  Route after", new, hanging=2)
         if len(new) <= ROUTE_WIDTH:  # one line: the caret points at the step
-            lines.append(f"    {'':<16} {' ' * at}^ {unit} {diff_format.first_difference(before, after)}")
+            lines.append(f"    {'':<16} {' ' * at}^ step {diff_format.first_difference(before, after)}")
+    if query.has(ChangeKind.ROUTING_CHANGED):
+        lines += _wrapped("  Handoffs", diff_format.routing_text(query), hanging=2)
     for k, line in enumerate(diff_format.argument_lines(query)):
         lines += _wrapped("  Arguments" if k == 0 else "", line, hanging=2)
     return lines

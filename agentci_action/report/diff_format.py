@@ -20,6 +20,7 @@ from agentci_action.compare.diff import COST_TOLERANCE, LATENCY_TOLERANCE
 from agentci_action.compare.diff_schema import ChangeKind, Delta, QueryDiff, RunDiff, TurnDiff
 from agentci_action.compare.pass_verdicts import verdict_words
 from agentci_action.compare.suite_change import interval_words
+from agentci_action.engine.results import Status
 
 
 class Unit(str, Enum):
@@ -85,7 +86,7 @@ def rows(source: Any, metrics: tuple[Metric, ...], changed_only: bool = False) -
 KIND_LABELS = {kind: kind.value.replace("_", " ") for kind in ChangeKind}
 _KIND_COUNTED = {
     ChangeKind.REGRESSION: ("regression", "regressions"),
-    ChangeKind.NOT_RUN: ("query not run (infrastructure)", "queries not run (infrastructure)"),
+    ChangeKind.NOT_RUN: ("query not run or evaluated", "queries not run or evaluated"),
     ChangeKind.REMOVED_QUERY: ("removed query", "removed queries"),
     ChangeKind.NEW_QUERY: ("new query", "new queries"),
     ChangeKind.FIXED: ("fixed", "fixed"),
@@ -104,7 +105,11 @@ def kind_count(kind: ChangeKind, count: int) -> str:
     return f"{count} {one if count == 1 else many}"
 
 
+WHOLE_COUNTS = 100  # a mean count this large reads as a whole number: 556 → 555 tokens, not 555.20
+
+
 def value(amount: float | None, unit: Unit) -> str:
+    """A figure as the reports print it; counts as counts ('555', '1.5'), '?' when unknown."""
     if amount is None:
         return "?"
     if unit is Unit.USD:
@@ -115,7 +120,9 @@ def value(amount: float | None, unit: Unit) -> str:
         return f"{amount:.2f}"
     if unit is Unit.PERCENT:
         return _percent(100 * amount)
-    return f"{amount:,.0f}" if float(amount).is_integer() else f"{amount:,.2f}"
+    if float(amount).is_integer() or abs(amount) >= WHOLE_COUNTS:
+        return f"{amount:,.0f}"
+    return f"{amount:,.2f}".rstrip("0").rstrip(".")  # a mean of a few calls: 1.5, 2.33
 
 
 def moved(delta: Delta, unit: Unit) -> bool:
@@ -168,16 +175,21 @@ def figure(delta: Delta, unit: Unit, query: QueryDiff | None = None) -> str:
 
 
 def scores_text(diff: RunDiff) -> str:
-    """'composite 0.86 → 0.99 (+15.1%) · pass rate 75% → 100% (+33.3%)' of the whole runs, with their uplift."""
+    """'composite 0.86 → 0.99 (+15.1%) · pass rate 75% → 100% of runs (+33.3%)' of the whole runs, with their uplift."""
     parts = []
-    for name, label, shown in (("composite_score", "composite", "{:.2f}"), ("pass_rate", "pass rate", "{:.0%}")):
+    for name, label, shown in (
+        ("composite_score", "composite", "{:.2f}"),
+        ("pass_rate", "pass rate", "{:.0%} of runs"),
+    ):
         found = diff.uplift.get(name)
         if found is None or found.baseline is None or found.current is None:
             continue
         before, after = shown.format(found.baseline), shown.format(found.current)
         amount = found.uplift
         lift = "" if before == after or amount is None else f" ({'+' if amount >= 0 else '−'}{_percent(100 * amount)})"
-        parts.append(f"{label} {after}" if before == after else f"{label} {before} → {after}{lift}")
+        parts.append(
+            f"{label} {after}" if before == after else f"{label} {before.removesuffix(' of runs')} → {after}{lift}"
+        )
     return " · ".join(parts)
 
 
@@ -263,7 +275,30 @@ def headline_kind(query: QueryDiff) -> ChangeKind | None:
 
 
 def kinds_text(query: QueryDiff) -> str:
-    return ", ".join(KIND_LABELS[k] for k in query.kinds) or "unchanged"
+    """The query's kinds as a reader says them ('tools changed, cost changed'); 'unchanged' without any."""
+    labels = (
+        not_run_words(query).partition(" (")[0] if k is ChangeKind.NOT_RUN else KIND_LABELS[k] for k in query.kinds
+    )
+    return ", ".join(labels) or "unchanged"
+
+
+NOT_RUN_WORDS = {
+    "infrastructure": ("not run (infrastructure)", "Not run: the agent could not be run for infrastructure reasons"),
+    "replay_miss": (
+        "not evaluated (replay miss)",
+        "Not evaluated: a model call's request is not in the recording (runner.replay), the run stopped there",
+    ),
+}
+
+
+def not_run_words(query: QueryDiff) -> str:
+    """'not run (infrastructure)' or 'not evaluated (replay miss)' for a query not run."""
+    return NOT_RUN_WORDS[query.not_run or "infrastructure"][0]
+
+
+def not_run_reason(query: QueryDiff) -> str:
+    """Why a query not run has nothing to compare: 'Not run: the agent could not be run for infrastructure reasons'."""
+    return NOT_RUN_WORDS[query.not_run or "infrastructure"][1]
 
 
 _WORDS = re.compile(r"\s+|\S+")
@@ -381,13 +416,28 @@ def route_changed(query: QueryDiff) -> bool:
     return query.has(ChangeKind.TOOLS_CHANGED) and query.path.route_before != query.path.route_after
 
 
-def changed_routes(query: QueryDiff) -> list[tuple[str, str, list[str], list[str]]]:
-    """(what, the word for one of its positions, before, after) for the tool route and the handoffs, those changed."""
+def path_changed(query: QueryDiff) -> bool:
+    """The route or the handoffs changed (the Path tier says so even when no figure of it moved)."""
+    return query.has(ChangeKind.TOOLS_CHANGED) or query.has(ChangeKind.ROUTING_CHANGED)
+
+
+def routing_text(query: QueryDiff) -> str:
+    """'routing changed: TechnicalAgent ⇒ AccountAgent' (handoffs in order, names inert; raw: escape it)."""
     path = query.path
-    routes = [("Tools", "step", path.route_before, path.route_after)] if route_changed(query) else []
-    if query.has(ChangeKind.ROUTING_CHANGED):
-        routes.append(("Handoffs", "handoff", path.handoffs_before, path.handoffs_after))
-    return routes
+
+    def side(targets: list[str]) -> str:
+        return " → ".join(one_line(target, 60) for target in targets) or "no handoff"
+
+    return f"routing changed: {side(path.handoffs_before)} ⇒ {side(path.handoffs_after)}"
+
+
+def correctness_reason(query: QueryDiff) -> str:
+    """What changed the query's status: its first reason (`why`), else its verdict's kind; '' when it held."""
+    if query.status.before == query.status.after:
+        return ""
+    if query.why:
+        return query.why[0]
+    return ", ".join(KIND_LABELS[k] for k in query.kinds if k in (ChangeKind.REGRESSION, ChangeKind.FIXED))
 
 
 ARGUMENTS_SHOWN = 5  # changed arguments listed per query; the JSON has up to MAX_ARGUMENT_CHANGES
@@ -413,11 +463,43 @@ def status_change(query: QueryDiff) -> str:
     """The query's status before → after as words: 'pass → fail', 'pass', 'pass → not run (infrastructure)'."""
     before, after = query.status.before, query.status.after
     if query.has(ChangeKind.NOT_RUN):
-        return f"{before.value if before else '—'} → not run (infrastructure)"
+        return f"{before.value if before else '—'} → {not_run_words(query)}"
     if before is None or after is None or before == after:
         one = after or before
         return one.value if one else "—"
     return f"{before.value} → {after.value}"
+
+
+def split_answers(query: QueryDiff) -> list[tuple[str, str, str]]:
+    """("Passed now", "12 of 20 runs", <answer>) and ("Failed now", …) per side whose runs passed and failed.
+
+    The most frequent passing answer beside the most frequent failing one, each with how many runs gave it (raw: escape
+    it); [] for a side run once or whose runs all agreed.
+    """
+    found = []
+    for side, split, runs in (
+        ("before", query.answer.split_before, query.runs.before),
+        ("now", query.answer.split_after, query.runs.after),
+    ):
+        if split is not None:
+            found.append((f"Passed {side}", f"{split.passing_runs} of {runs} runs", split.passing))
+            found.append((f"Failed {side}", f"{split.failing_runs} of {runs} runs", split.failing))
+    return found
+
+
+def why_heading(query: QueryDiff) -> str:
+    """What a query's `why` lists, as its heading.
+
+    'Why it failed before' (fixed), 'Why it fails now' only for a query failing now, 'Why it was not evaluated' (not
+    run), else 'What failed in its runs' (a query that passed, some of its runs failing).
+    """
+    if query.has(ChangeKind.FIXED):
+        return "Why it failed before"
+    if query.has(ChangeKind.NOT_RUN):
+        return "Why it was not " + ("evaluated" if query.not_run == "replay_miss" else "run")
+    if query.status.after in (Status.FAIL, Status.ERROR):
+        return "Why it fails now"
+    return "What failed in its runs"
 
 
 def same_answer_note(query: QueryDiff) -> str:

@@ -44,7 +44,7 @@ def _status(query: QueryDiff) -> str:
     """The query's status before → after, with icons: '✅ pass → ❌ fail', '✅ pass'."""
     before, after = query.status.before, query.status.after
     if query.has(ChangeKind.NOT_RUN):
-        return f"{_icon_status(before)} → 💥 not run (infrastructure)"
+        return f"{_icon_status(before)} → 💥 {diff_format.not_run_words(query)}"
     if before is None or after is None or before == after:
         return _icon_status(after or before)
     return f"{_icon_status(before)} → {_icon_status(after)}"
@@ -158,6 +158,8 @@ def table_row(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
     """
     cost = query.cost
     cells = [_route_cell(query)] + [_cell(getattr(cost, m.field), m, query) for m in diff_format.COST_METRICS]
+    if query.has(ChangeKind.NOT_RUN):  # no run now: no route or figures to compare
+        cells = ["—"] * len(cells)
     reason = (
         inline(diff_format.verdict_text(query, diff), 300) if diff_format.tested(query) else _why(query) if why else ""
     )
@@ -237,7 +239,7 @@ def details_block(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
     ]
     if query.has(ChangeKind.NOT_RUN):
         lines.append(
-            "Not run: the agent could not be run for infrastructure reasons, so there is nothing to compare.\n\n"
+            f"{diff_format.not_run_reason(query)}, so there is nothing to compare.\n\n"
             + ("".join(f"- {inline(m, 600)}\n" for m in query.why[:10]) if why else "")
         )
         lines.append("\n</details>\n")
@@ -246,18 +248,21 @@ def details_block(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
     lines.append(_routes(query))
     lines.append(
         "| Tier | Metric | Before → after | Change |\n|---|---|---|---|\n"
-        f"| Status | query | {_status(query)} | "
-        f"{', '.join(diff_format.KIND_LABELS[k] for k in query.kinds if k in VERDICT_KINDS) or '—'} |\n"
+        f"| Correctness | status | {_status(query)} | {_correctness_change(query, why)} |\n"
     )
     models = diff_format.models_text(query.models_before, query.models_after)
     if models:
         lines.append(f"| Model | models | {inline(models, 300)} | model changed |\n")
     one_side = query.has(ChangeKind.NEW_QUERY) or query.has(ChangeKind.REMOVED_QUERY)  # its figures, not changes
+    unchanged = []
     for tier, source, metrics in (
         ("Path", query.path, diff_format.PATH_METRICS),
         ("Cost", query.cost, diff_format.COST_METRICS),
     ):
-        for metric, delta in diff_format.rows(source, metrics, changed_only=not one_side):
+        shown = diff_format.rows(source, metrics, changed_only=not one_side)
+        if not shown and not (tier == "Path" and diff_format.path_changed(query)):
+            unchanged.append(tier)
+        for metric, delta in shown:
             change = diff_format.change_with_interval(delta, metric.unit)
             lines.append(
                 f"| {tier} | {metric.label} | {diff_format.figure(delta, metric.unit, query)} | "
@@ -265,6 +270,8 @@ def details_block(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
             )
         if tier == "Path" and query.path.sequence_similarity is not None and query.has(ChangeKind.TOOLS_CHANGED):
             lines.append(f"| Path | Sequence similarity (LCS) | {query.path.sequence_similarity:.2f} | — |\n")
+    if unchanged:  # a tier that did not change says so, in one line
+        lines.append(f"| {', '.join(unchanged)} | — | unchanged | — |\n")
     notes = []
     routes = diff_format.route_changed(query)  # the routes above show what was added and removed
     if query.path.tools_added and not routes:
@@ -281,28 +288,48 @@ def details_block(query: QueryDiff, diff: RunDiff, why: bool = True) -> str:
     if query.why and (
         not _why_in_row(query) if why else query.has(ChangeKind.FIXED) or query.has(ChangeKind.INCONCLUSIVE)
     ):
-        head = "Why it fails now" if not query.has(ChangeKind.FIXED) else "Why it failed before"
-        lines.append(f"\n**{head}:**\n\n" + "".join(f"- {inline(m, 600)}\n" for m in query.why[:10]))
+        lines.append(
+            f"\n**{diff_format.why_heading(query)}:**\n\n" + "".join(f"- {inline(m, 600)}\n" for m in query.why[:10])
+        )
     lines.append(answer_block(query))
+    split = diff_format.split_answers(query)
+    if split:
+        lines.append(
+            "\n**The runs' answers** (the most frequent that passed and that failed):\n\n"
+            + "".join(f"- {label} ({runs}): {inline(text, ANSWER_LIMIT)}\n" for label, runs, text in split)
+        )
     lines.append("\n</details>\n")
     return "".join(lines)
 
 
-def _routes(query: QueryDiff) -> str:
-    """The tool route and handoffs before and after in a code block, with a caret under the first difference.
+def _correctness_change(query: QueryDiff, why: bool) -> str:
+    """The Correctness tier's change: the verdict's kind and the reason that changed the status, 'unchanged' when it held.
 
-    The code block makes them inert; then the arguments that changed. '' when neither route changed.
+    Without `why` (the comment, whose table above gives every reason) the reason is not repeated.
+    """
+    if query.status.before == query.status.after:
+        return "unchanged"
+    kinds = ", ".join(diff_format.KIND_LABELS[k] for k in query.kinds if k in VERDICT_KINDS)
+    reason = inline(diff_format.correctness_reason(query), WHY_SHOWN) if why else ""
+    return ": ".join(part for part in (kinds, reason) if part) or "—"
+
+
+def _routes(query: QueryDiff) -> str:
+    """The tool route before and after in a code block, with a caret under the first difference; the handoffs' change.
+
+    The code block makes the route inert; then the arguments that changed. '' when neither changed.
     """
     parts = []
-    for label, unit, before, after in diff_format.changed_routes(query):
-        label = "Tool calls" if label == "Tools" else label
+    if diff_format.route_changed(query):
+        before, after = query.path.route_before, query.path.route_after
         old, new, at = diff_format.route_texts(before, after)
-        where = diff_format.first_difference(before, after)
         parts.append(
-            f"**{label}** in order, first difference at {unit} {where}:\n\n"
+            f"**Tool calls** in order, first difference at step {diff_format.first_difference(before, after)}:\n\n"
             + code_block([f"before  {old}", f"after   {new}", " " * (8 + at) + "^"], "text")
             + "\n"
         )
+    if query.has(ChangeKind.ROUTING_CHANGED):
+        parts.append(f"**Handoffs:** {inline(diff_format.routing_text(query), 600)}\n\n")
     arguments = diff_format.argument_lines(query)
     if arguments:
         parts.append("**Arguments changed:**\n\n" + "".join(f"- {inline(line, 400)}\n" for line in arguments) + "\n")

@@ -108,6 +108,34 @@ def _delta_rows(
     return "".join(rows)
 
 
+def _tiers(change: QueryDiff, moved: bool) -> str:
+    """A changed query's three tiers: Correctness (status before → after and what changed it), Path, Cost.
+
+    Each tier that did not change says so in one line.
+    """
+    status = diff_format.status_change(change)
+    reason = diff_format.correctness_reason(change)
+    held = change.status.before == change.status.after
+    parts = [
+        f"<p>Correctness: {esc('unchanged (' + status + ')' if held else status)}{esc(': ' + reason) if reason else ''}</p>"
+    ]
+    if change.has(ChangeKind.NOT_RUN):
+        return "".join(parts) + "<p>Path, Cost: nothing to compare, no run gave a trace</p>"
+    for tier, source, metrics in (
+        ("Path", change.path, diff_format.PATH_METRICS),
+        ("Cost", change.cost, diff_format.COST_METRICS),
+    ):
+        rows = _delta_rows(source, metrics, change, moved)
+        routing = tier == "Path" and change.has(ChangeKind.ROUTING_CHANGED)
+        if routing:
+            parts.append(f"<p>Path: {esc(diff_format.routing_text(change))}</p>")
+        if rows:
+            parts.append(f"<table><tr><th>{tier}</th><th>Before → after</th><th>Change</th></tr>{rows}</table>")
+        elif not (tier == "Path" and diff_format.path_changed(change)):
+            parts.append(f"<p>{tier}: unchanged</p>")
+    return "".join(parts)
+
+
 def _reason(query: QueryDiff, diff: RunDiff) -> str:
     """A changed query's one line: its verdict with repeated runs, else the first reason it fails (or failed)."""
     if diff_format.tested(query):
@@ -288,17 +316,24 @@ def _query(result: QueryResult, change: QueryDiff | None, diff: RunDiff | None, 
         if verdict:
             parts.append(f"<p>Pass rate: {esc(verdict)}</p>")
         if change.why:
-            head = "Why it failed before" if change.has(ChangeKind.FIXED) else "Why it fails now"
-            parts.append(f"<p>{head}:</p><ul>" + "".join(f"<li>{esc(m)}</li>" for m in change.why) + "</ul>")
+            parts.append(
+                f"<p>{diff_format.why_heading(change)}:</p><ul>"
+                + "".join(f"<li>{esc(m)}</li>" for m in change.why)
+                + "</ul>"
+            )
         models = diff_format.models_text(change.models_before, change.models_after)
         if models:
             parts.append(f"<p>Models: {esc(models)}</p>")
         moved = not (change.has(ChangeKind.NEW_QUERY) or change.has(ChangeKind.REMOVED_QUERY))  # else its figures
-        rows = _delta_rows(change.path, diff_format.PATH_METRICS, change, moved) + _delta_rows(
-            change.cost, diff_format.COST_METRICS, change, moved
-        )
-        if rows and change.changed:
-            parts.append(f"<table><tr><th>Figure</th><th>Before → after</th><th>Change</th></tr>{rows}</table>")
+        if change.changed:
+            parts.append(_tiers(change, moved))
+        split = diff_format.split_answers(change)
+        if split:
+            parts.append(
+                "<p>The runs' answers (the most frequent that passed and that failed):</p><ul>"
+                + "".join(f"<li>{esc(label)} ({esc(runs)}): {esc(text)}</li>" for label, runs, text in split)
+                + "</ul>"
+            )
         shifts = token_phrases.moved_lines(change.tokens)
         if shifts:
             parts.append(

@@ -115,7 +115,7 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
     )
     if s.runs > s.total:  # repeated runs
         counts += (
-            f"\n\n{s.runs} runs · pass rate {s.pass_rate:.0%} · {s.flaky} flaky · "
+            f"\n\n{s.runs} runs · pass rate {s.pass_rate:.0%} of runs · {s.flaky} flaky · "
             f"composite {s.composite_score:.2f} (grade {inline(s.grade)})"
         )
     if suite_phrases.adaptive(s):

@@ -10,8 +10,12 @@ def _percent(value: float) -> str:
     return f"{value:.0%}"
 
 
+def _of_queries(value: float) -> str:
+    return f"{value:.0%} of queries"
+
+
 LABELS = (  # (field, label, format)
-    ("pass_rate", "pass rate", _percent),
+    ("pass_rate", "pass rate", _of_queries),
     ("hallucination_rate", "hallucination rate", _percent),
     ("mean_latency_ms", "mean latency", milliseconds),
     ("p95_latency_ms", "p95 latency", milliseconds),
@@ -21,7 +25,7 @@ LABELS = (  # (field, label, format)
 
 
 def phrases(figures: Aggregates) -> list[str]:
-    """e.g. ["pass rate 75%", "mean latency 1,200 ms"]; figures that are N/A for the suite are left out."""
+    """e.g. ["pass rate 75% of queries", "mean latency 1,200 ms"]; figures that are N/A for the suite are left out."""
     return [
         f"{label} {fmt(getattr(figures, name))}" for name, label, fmt in LABELS if getattr(figures, name) is not None
     ]

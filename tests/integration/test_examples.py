@@ -191,7 +191,7 @@ def test_support_router_diff_names_the_routing_regression():
     result = run_cli("test", "--spec", example / "agentci_spec.yaml", "--traces", example / "traces")
     block = result.stdout.split("CHANGED  login-crash", 1)[1].split("╠", 1)[0]
     assert "routing changed" in block
-    assert "Handoffs before  TechnicalAgent" in block and "Handoffs after   AccountAgent" in block
+    assert "Handoffs         routing changed: TechnicalAgent ⇒ AccountAgent" in block  # as docs/examples.md says
     assert "Route before     check_service_status → get_technical_documentation" in block
     assert "Route after      verify_identity → unlock_account" in block
 

@@ -4,21 +4,25 @@ A miss is explained against the nearest recorded request of the same run: among 
 endpoint (else any), the one whose body differs in the fewest places, the one nearest in position on a tie.
 Differences are named by their JSON path and, where the path has a meaning, what it is ("messages[0].content
 (the system prompt) changed at line 3: recorded 'Be brief.', now 'Be thorough.'"); a multi-line string is
-compared line by line, so the first changed line is the one quoted. At most MAX_SHOWN differences are spelled
+compared line by line, so the first changed line is the one quoted, from a little before its first changed character
+(text_change: never a prefix both sides share). At most MAX_SHOWN differences are spelled
 out, the rest counted.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentci_action._util.text import plural
 from agentci_action.run.replay.recordings import RecordedCall, RecordedRequest, Recording
 
 MAX_SHOWN = 3
 PREVIEW = 80
+BEFORE = 30  # characters quoted before where a long line first differs
 NEAREST_LIMIT = 200  # differences counted per candidate before it is known not to be the nearest
 Step = str | int
 
@@ -118,15 +122,56 @@ def describe(difference: Difference, request: dict[str, Any]) -> str:
     if difference.kind == "removed":
         return f"{named} removed (was {preview(difference.recorded)})"
     recorded, now = difference.recorded, difference.now
-    if isinstance(recorded, str) and isinstance(now, str) and ("\n" in recorded or "\n" in now):
-        old_lines, new_lines = recorded.split("\n"), now.split("\n")
-        line = next(
-            (i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b), min(len(old_lines), len(new_lines))
-        )
-        old = old_lines[line] if line < len(old_lines) else "(no such line)"
-        new = new_lines[line] if line < len(new_lines) else "(no such line)"
-        return f"{named} changed at line {line + 1}: recorded {preview(old)}, now {preview(new)}"
+    if isinstance(recorded, str) and isinstance(now, str):
+        return f"{named} changed{text_change(recorded, now)}"
     return f"{named} changed: recorded {preview(recorded)}, now {preview(now)}"
+
+
+def text_change(recorded: str, now: str) -> str:
+    """Where two strings first differ, both sides around it: ' at line 3: recorded 'Be brief.', now 'Be thorough.''.
+
+    The first differing line is named (and, where the line is cut to a window, the character) and quoted on both sides
+    from a little before its first differing character, so a change at the end of a long prompt is seen, never a
+    prefix both share; a change of more than that line is counted: '(2 lines added, 1 removed)'.
+    """
+    old_lines, new_lines = recorded.split("\n"), now.split("\n")
+    line = next(
+        (i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b), min(len(old_lines), len(new_lines))
+    )
+    old = old_lines[line] if line < len(old_lines) else None
+    new = new_lines[line] if line < len(new_lines) else None
+    column = _common_prefix(old or "", new or "")
+    cut = max(len(old or ""), len(new or "")) > PREVIEW
+    where = [f"line {line + 1}"] if len(old_lines) > 1 or len(new_lines) > 1 else []
+    where += [f"character {column + 1}"] if cut else []
+    added, removed = _lines_changed(old_lines, new_lines)
+    more = f" ({plural(added, 'line')} added, {removed} removed)" if added + removed > 2 else ""
+    return (
+        f"{' at ' + ', '.join(where) if where else ''}: recorded {_window(old, column, cut)}, now {_window(new, column, cut)}"
+        + more
+    )
+
+
+def _common_prefix(a: str, b: str) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
+def _window(line: str | None, column: int, cut: bool) -> str:
+    """The line quoted whole, or (`cut`) from BEFORE characters before `column` on, PREVIEW at most, '…' where cut."""
+    if line is None:
+        return "(no such line)"
+    if len(line) <= PREVIEW and not cut:
+        return repr(line)
+    start = max(0, column - BEFORE)  # the same on both sides: they agree up to `column`
+    end = start + PREVIEW
+    return repr(("…" if start else "") + line[start:end] + ("…" if end < len(line) else ""))
+
+
+def _lines_changed(old: list[str], new: list[str]) -> tuple[int, int]:
+    """(lines added, lines removed) between two texts, a changed line counting as one of each."""
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    opcodes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    return sum(j2 - j1 for _, _, _, j1, j2 in opcodes), sum(i2 - i1 for _, i1, i2, _, _ in opcodes)
 
 
 def path_text(path: tuple[Step, ...]) -> str:

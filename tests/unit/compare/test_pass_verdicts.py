@@ -111,7 +111,10 @@ def test_an_inconclusive_query_warns_with_the_runs_that_would_decide(spec):
     assert diff.total.counts["inconclusive"] == 1 and diff.total.counts["regression"] == 0
     assert a.pass_rate.more_runs is not None and a.pass_rate.more_runs > 0
     assert diff_format.verdict_text(a, diff).startswith("inconclusive: 4 of 6 runs passed vs 9 of 10 in v1 (p = ")
-    assert diff_format.verdict_text(a, diff).endswith(f"about {a.pass_rate.more_runs} more runs would decide")
+    more = a.pass_rate.more_runs
+    assert diff_format.verdict_text(a, diff).endswith(
+        f"about {more} more runs would decide: runs.max {6 + more} (the query's runs, 6 now)"
+    )
 
 
 def test_cost_with_repeated_runs_changes_by_its_interval_not_its_means(spec):
@@ -247,7 +250,7 @@ def test_a_regression_that_keeps_its_status_is_told_by_its_verdict(write):
     a = next(q for q in diff.queries if q.id == "a")
     assert a.has(ChangeKind.REGRESSION) and a.status.before == a.status.after
     console, markdown = diff_console.render_diff(diff), diff_markdown.render_markdown(diff)
-    assert "Status           unchanged (PASS)" in console and "PASS → PASS" not in console
+    assert "Correctness      unchanged (PASS)" in console and "PASS → PASS" not in console
     assert "pass → ✅ pass" not in markdown and "regressed: 3 of 10 runs passed vs 10 of 10 in v1" in markdown
 
 

@@ -284,7 +284,7 @@ def test_summary_and_comment_show_runs_pass_rate_and_flakiness(write):
         spec, runs("capital", ["Paris", "Lyon", "Paris", "Paris"]) + runs("strict", ["ok"] * 4, ("search", "generate"))
     )
     text = markdown.render_summary(run)
-    assert "\n\n8 runs · pass rate 88% · 1 flaky · composite 0.91 (grade B)\n" in text
+    assert "\n\n8 runs · pass rate 88% of runs · 1 flaky · composite 0.91 (grade B)\n" in text
     assert "| ✅ pass · 3/4 runs · flaky |" in text and "| ✅ pass · 4/4 runs |" in text
     single = evaluate_spec(
         load_spec(write("one.yaml", SPEC.replace("runs: 4", "runs: 1"))),

@@ -253,7 +253,7 @@ def test_the_diff_says_not_run_instead_of_empty_answers(tmp_path, model):
     assert "Answer after" not in console.stdout
     markdown = run_cli("test", "--spec", str(down), "--baseline", "v1", "--format", "markdown").stdout
     assert "| 💥 | refund | not run | ✅ pass → 💥 not run (infrastructure) |" in markdown
-    assert "1 query not run (infrastructure)" in markdown and "no regressions" in markdown
+    assert "1 query not run or evaluated" in markdown and "no regressions" in markdown
 
 
 def test_capture_otel_reads_the_outage_from_the_spans_when_stderr_says_nothing(tmp_path):
