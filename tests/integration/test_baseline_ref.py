@@ -96,7 +96,12 @@ def test_git_reads_the_traces_at_the_base_commit_and_diffs_the_pr_against_them(r
         diff = document["diff"]
         assert diff["before"] == f"base {base[:7]}" and diff["baseline_commit"] == base
         price = next(q for q in diff["queries"] if q["id"] == "price")
-        assert price["kinds"][0] == "regression" and price["answer"] == {"before": "30 EUR.", "after": "32 USD."}
+        assert price["kinds"][0] == "regression" and price["answer"] == {
+            "before": "30 EUR.",
+            "after": "32 USD.",
+            "split_before": None,
+            "split_after": None,
+        }
         assert diff["total"]["cost_usd"]["before"] == pytest.approx(0.02)
     console = run_cli("test", "--spec", "agentci_spec.yaml", "--traces", "traces/", "--baseline-ref", base, cwd=root)
     assert f"AgentCI diff · shop · base {base[:7]} → current" in console.stdout

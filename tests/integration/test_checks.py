@@ -102,7 +102,7 @@ def test_suite_aggregates_in_json_and_console(write, write_traces):
     }
     console = run(write, write_traces).stdout
     assert (
-        "suite: pass rate 50% · mean latency 1,250 ms · p95 latency 1,475 ms · timeout rate 50% · "
+        "suite: pass rate 50% of queries · mean latency 1,250 ms · p95 latency 1,475 ms · timeout rate 50% · "
         "queries with a safety finding 100%"
     ) in console
 

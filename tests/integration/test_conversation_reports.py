@@ -68,7 +68,12 @@ def project(tmp_path, write, write_traces):
 def _assert_turn_2(diverged: dict) -> None:
     assert diverged["turn"] == 2 and diverged["line"] == TURN_2_LINE and diverged["user"] == "It is order A-1234."
     assert diverged["status"] == {"before": "pass", "after": "fail"}
-    assert diverged["answer"] == {"before": "Order A-1234 is refunded.", "after": "I closed your account instead."}
+    assert diverged["answer"] == {
+        "before": "Order A-1234 is refunded.",
+        "after": "I closed your account instead.",
+        "split_before": None,
+        "split_after": None,
+    }
     assert diverged["route_after"] == ["lookup_order", "delete_account"]
 
 

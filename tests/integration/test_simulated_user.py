@@ -411,7 +411,12 @@ def test_the_diff_names_the_first_turn_a_simulated_conversation_diverged(tmp_pat
     (changed,) = results_of(done)["diff"]["queries"]
     diverged = changed["first_diverged_turn"]
     assert diverged["turn"] == 2 and diverged["user"] == "It's A-1234, the headphones."
-    assert diverged["answer"] == {"before": "Order A-1234 is refunded.", "after": "Order A-1234 is refunded."}
+    assert diverged["answer"] == {
+        "before": "Order A-1234 is refunded.",
+        "after": "Order A-1234 is refunded.",
+        "split_before": None,
+        "split_after": None,
+    }
 
 
 def test_adaptive_runs_give_an_undecided_simulated_conversation_more_runs(tmp_path):
