@@ -5,6 +5,7 @@ A warning blocks only when fail-on names the cost layer.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from agentci_action._util.text import usd_pair
@@ -27,10 +28,25 @@ def unknown_cost_reason(trace: Trace) -> str:
     return "; ".join(str(r) for r in reasons) or "the trace does not record cost"
 
 
-def _limit(
-    spec: CostSpec, name: str, actual: float | None, limit: float, what: str, unit: str = "", unknown: str = ""
-) -> Check:
+@dataclass(frozen=True, slots=True)
+class _Figure:
+    """A trace figure a cost limit bounds: the limit's check, the figure's words in messages, the unit before a value."""
+
+    check: str
+    what: str
+    unit: str = ""
+
+
+_TOKENS = _Figure("max_total_tokens", "tokens")
+_LLM_CALLS = _Figure("max_llm_calls", "LLM calls")
+_LATENCY = _Figure("max_latency_ms", "latency (ms)")
+_COST = _Figure("max_cost_usd", "cost", "$")
+_TURNS = _Figure("max_turns", "turns")
+
+
+def _limit(spec: CostSpec, figure: _Figure, actual: float | None, limit: float, unknown: str = "") -> Check:
     """The check of a limit the spec sets: pass, fail (by its severity) past it, skip when the trace lacks the figure."""
+    name, what, unit = figure.check, figure.what, figure.unit
     if actual is None:
         because = unknown or f"the trace does not record {what}"
         return Check(name, SKIP, f"{name} skipped: {because}")
@@ -64,16 +80,16 @@ def evaluate_cost(
         return LayerResult(status=SKIP, details=details, messages=["no cost checks"])
     checks = []  # a check for each limit the spec sets (tested here, not in a call per limit: bench_hot_path)
     if (max_tokens := spec.max_total_tokens) is not None:
-        checks.append(_limit(spec, "max_total_tokens", tokens, max_tokens, "tokens"))
+        checks.append(_limit(spec, _TOKENS, tokens, max_tokens))
     if (max_llm_calls := spec.max_llm_calls) is not None:
-        checks.append(_limit(spec, "max_llm_calls", llm_calls, max_llm_calls, "LLM calls"))
+        checks.append(_limit(spec, _LLM_CALLS, llm_calls, max_llm_calls))
     if (max_latency := spec.max_latency_ms) is not None:
-        checks.append(_limit(spec, "max_latency_ms", latency, max_latency, "latency (ms)"))
+        checks.append(_limit(spec, _LATENCY, latency, max_latency))
     if (max_cost := spec.max_cost_usd) is not None:
         unknown = details.get("cost_unknown_reason", "")
-        checks.append(_limit(spec, "max_cost_usd", cost, max_cost, "cost", "$", unknown))
+        checks.append(_limit(spec, _COST, cost, max_cost, unknown))
     if (max_turns := spec.max_turns) is not None:
-        checks.append(_limit(spec, "max_turns", len(trace.turns) or 1, max_turns, "turns"))
+        checks.append(_limit(spec, _TURNS, len(trace.turns) or 1, max_turns))
     if (max_multiplier := spec.max_cost_multiplier) is not None:
         checks.append(_multiplier_check(spec, max_multiplier, trace, baseline, details))
     if extra_checks:
