@@ -294,25 +294,28 @@ def _severity(query: QueryResult) -> int:
 def content_digest(run: RunResult, diff: RunDiff | None = None, trend: Trend | None = None) -> str:
     """A short hash of what the comment says about the results (not when or where it ran), for comment-mode 'changes'."""
     return hashlib.sha256(
-        render_body(run, "", Links(), COMMENT_BUDGET, diff, COMMENT_ROWS, trend).encode("utf-8", "surrogatepass")
+        render_body(run, "", Links(), _Room(COMMENT_BUDGET, COMMENT_ROWS), diff, trend).encode("utf-8", "surrogatepass")
     ).hexdigest()[:16]
 
 
+@dataclass(frozen=True)
+class _Room:
+    """How much of the report body fits: `budget` bytes, and at most `rows` rows of the folded table (None: all)."""
+
+    budget: int
+    rows: int | None = None
+
+
 def render_body(
-    run: RunResult,
-    title: str,
-    links: Links,
-    budget: int,
-    diff: RunDiff | None = None,
-    rows_shown: int | None = None,
-    trend: Trend | None = None,
+    run: RunResult, title: str, links: Links, room: _Room, diff: RunDiff | None = None, trend: Trend | None = None
 ) -> str:
-    """The markdown report's body, its parts in order of priority, cut to `budget` bytes in that order.
+    """The markdown report's body, its parts in order of priority, cut to `room.budget` bytes in that order.
 
     Headline; the failing and warning queries, worst first, each with every reason once; the diff against the baseline
     (routes, answers and figures; not the reasons again); the trend on the default branch (a few lines, kept with the
-    headline); then every query's layers and figures, folded (at most `rows_shown` rows).
+    headline); then every query's layers and figures, folded (at most `room.rows` rows).
     """
+    budget, rows_shown = room.budget, room.rows
     head = headline(run, title or "AgentCI") + "\n"
     trend_text = trend_report.markdown(trend) if trend is not None else ""
     if run.summary.tokens is not None:
@@ -422,22 +425,25 @@ def render_summary(
     footer, at most `budget` bytes.
     """
     footer = judge_spend(run) + users_spend(run) + _footer(run, links)
-    return render_body(run, title, links, budget - utf8_size(footer), diff, trend=trend) + footer
+    return render_body(run, title, links, _Room(budget - utf8_size(footer)), diff, trend) + footer
 
 
 def render_comment(
     run: RunResult,
     header: str,
-    title: str = "AgentCI",
     links: Links = Links(),
     budget: int = COMMENT_BUDGET,
     diff: RunDiff | None = None,
     trend: Trend | None = None,
 ) -> str:
-    """The sticky PR comment: hidden marker (with the content digest) first, then the summary's content."""
+    """The sticky PR comment: hidden marker (with the content digest) first, then the summary's content.
+
+    Titled for its comment-header (title_for).
+    """
     first = f"{marker(header)}\n<!-- agentci-digest: {content_digest(run, diff, trend)} -->\n"
     footer = users_spend(run) + _footer(run, links)
-    body = render_body(run, title, links, budget - utf8_size(first) - utf8_size(footer), diff, COMMENT_ROWS, trend)
+    room = _Room(budget - utf8_size(first) - utf8_size(footer), COMMENT_ROWS)
+    body = render_body(run, title_for(header), links, room, diff, trend)
     return first + body + footer
 
 
