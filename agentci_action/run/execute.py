@@ -32,7 +32,7 @@ from agentci_action._util.progress import Progress
 from agentci_action._util.text import one_line, plural
 from agentci_action.run.capture import Capture, capture_for
 from agentci_action.run.jobs import InfraFailure, Job, RunFailure, new_session_id, take_turn
-from agentci_action.run.process import LiveProcesses, run_program
+from agentci_action.run.process import LiveProcesses, Program
 from agentci_action.run.python_call import PythonWorkers, WorkerRoutes, call_in_process
 from agentci_action.run.records import error_trace, trace_of_run
 from agentci_action.run.replay.replay_run import ReplayRun, RunFigures, replay_for
@@ -388,7 +388,7 @@ class _Launch:
 def _attempt(launch: _Launch) -> Callable[[Job], Trace]:
     """One attempt of one job → its trace; raises RunFailure / InfraFailure."""
     counter = itertools.count()
-    start, runner, capture, scratch, live = launch.start, launch.runner, launch.capture, launch.scratch, launch.live
+    start, runner, capture, scratch = launch.start, launch.runner, launch.capture, launch.scratch
 
     def attempt(job: Job) -> Trace:
         trace_file = scratch / f"{next(counter)}.json"
@@ -401,15 +401,8 @@ def _attempt(launch: _Launch) -> Callable[[Job], Trace]:
                 **launch.routed(job),
             }
             try:
-                finished = run_program(
-                    start,
-                    job,
-                    cwd=launch.cwd,
-                    environ=env,
-                    trace_file=trace_file,
-                    timeout_s=launch.timeout_s,
-                    live=live,
-                )
+                program = Program(argv=start, cwd=launch.cwd, timeout_s=launch.timeout_s, live=launch.live)
+                finished = program.run(job, env, trace_file)
             except RunFailure as failure:  # the program failed: its spans may show the model's service did
                 outage = None if failure.infra else capture.outage(job)
                 if outage is None:
