@@ -28,7 +28,7 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait
 
 from agentci_action._util.errors import SpecError
 from agentci_action._util.output import make_directory
-from agentci_action._util.progress import Progress
+from agentci_action._util.progress import Progress, ProgressOutput
 from agentci_action._util.text import one_line, plural
 from agentci_action.run.capture import Capture, capture_for
 from agentci_action.run.jobs import InfraFailure, Job, RunFailure, new_session_id, take_turn
@@ -169,7 +169,7 @@ def run_agent(spec: AgentCISpec, options: RunOptions, setup: RunSetup = RunSetup
         # a caller's callable runs in this process, whose one environment names one route: one run at a time
         workers = 1 if replay and callable(start) else options.workers or runner.workers
         progress = setup.progress or Progress(
-            "agentci run", len(jobs), "run", counters=("failed", "infra"), mask=masker
+            "agentci run", len(jobs), "run", counters=("failed", "infra"), output=ProgressOutput(mask=masker)
         )
         capture = setup.capture or capture_for(runner, options.capture, {**environ, **runner.env})
         result = AgentRun(traces=[], files=[store.file(q.key) for q in selected], resumed=len(kept), withheld=withheld)
