@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bench_engine import make_query, make_trace, suite_arguments, timed  # same directory
 
-from agentci_action.compare.baselines import read_baseline, reference_variants, save_baseline
+from agentci_action.compare.baselines import SaveOptions, read_baseline, reference_variants, save_baseline
 from agentci_action.compare.diff import diff_runs
 from agentci_action.compare.diff_sides import evaluate_side
 from agentci_action.report.diff_markdown import render_markdown
@@ -40,8 +40,8 @@ def main() -> None:
             path.write_text("".join(json.dumps(make_trace(rng, i, args.tools)) + "\n" for i in ids))
             runs[version] = path
         traces, load_s = timed(lambda: load_traces([str(runs["v1"])]))
-        (file, _, _), save_s = timed(lambda: save_baseline(spec, traces, "v1", force=True))
-        save_baseline(spec, load_traces([str(runs["v2"])]), "v2", force=True)
+        (file, _, _), save_s = timed(lambda: save_baseline(spec, traces, "v1", SaveOptions(force=True)))
+        save_baseline(spec, load_traces([str(runs["v2"])]), "v2", SaveOptions(force=True))
         size_mb = file.stat().st_size / 1e6
         before, read_s = timed(lambda: read_baseline(file))
         after = read_baseline(file.with_name("v2.json"))

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentci_action._util.progress import Progress
+from agentci_action._util.progress import Progress, ProgressOutput
 from agentci_action.run import RunOptions, RunSetup, run_agent
 from agentci_action.spec.loader import load_spec
 
@@ -61,7 +61,7 @@ def timed(spec: Path, output: Path, **kwargs) -> float:
     outcome = run_agent(
         load_spec(spec),
         RunOptions(output),
-        RunSetup(progress=Progress("bench", 1, "run", stream=io.StringIO()), **kwargs),
+        RunSetup(progress=Progress("bench", 1, "run", output=ProgressOutput(stream=io.StringIO())), **kwargs),
     )
     assert outcome.ok and outcome.ran, outcome.errors[:3]
     return time.perf_counter() - started

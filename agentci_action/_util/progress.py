@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TextIO
 
 from agentci_action._util.text import plural
@@ -48,6 +49,20 @@ def _same(text: str) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class ProgressOutput:
+    """Where and how the progress shows.
+
+    `stream` (default stderr), a live line (default: when the stream is a terminal) or plain lines every `interval_s`
+    (default plain_interval()), each printed text through `mask` (e.g. the run's secrets masked).
+    """
+
+    stream: TextIO | None = None
+    live: bool | None = None
+    interval_s: float | None = None
+    mask: Callable[[str], str] = _same
+
+
 class Progress:
     """Thread-safe: workers call `advance` as their units end.
 
@@ -62,18 +77,15 @@ class Progress:
         unit: str,
         units: str | None = None,
         counters: tuple[str, ...] = (),
-        stream: TextIO | None = None,
-        live: bool | None = None,
-        interval_s: float | None = None,
-        mask: Callable[[str], str] = _same,
+        output: ProgressOutput = ProgressOutput(),
     ):
         self.label, self.total, self.unit, self.units = label, total, unit, units
         self.done = 0
         self.counts = dict.fromkeys(counters, 0)
-        self.stream = stream or sys.stderr
-        self.live = _is_terminal(self.stream) if live is None else live
-        self.interval_s = plain_interval() if interval_s is None else interval_s
-        self.mask = mask
+        self.stream = output.stream or sys.stderr
+        self.live = _is_terminal(self.stream) if output.live is None else output.live
+        self.interval_s = plain_interval() if output.interval_s is None else output.interval_s
+        self.mask = output.mask
         self.started = time.monotonic()
         self._last_plain = self.started
         self._shown = False  # the live line is on screen (so a printed line must clear it first)

@@ -38,7 +38,7 @@ def render(
     if fmt == "github":
         return "\n".join(file_annotations.github_log(run, diff, env.get("GITHUB_WORKSPACE") or os.getcwd())) + "\n"
     if fmt == "markdown":
-        return markdown.render_summary(run, diff=diff, trend=trend, recordings=recordings)
+        return markdown.render_summary(run, diff=diff, beside=markdown.Beside(trend, recordings))
     if fmt == "html":
         return html.render_html(run, diff, trend)
     if fmt == "console":

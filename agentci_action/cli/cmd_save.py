@@ -58,7 +58,7 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def run(args: argparse.Namespace) -> int:
-    from agentci_action.compare.baselines import PrecheckFailed, git_commit, save_baseline
+    from agentci_action.compare.baselines import PrecheckFailed, SaveOptions, git_commit, save_baseline
     from agentci_action.engine.evaluate_spec import Settings
     from agentci_action.pipeline.agent_runs import RunPlan, recorded_traces
     from agentci_action.pipeline.judge_wiring import JudgeProgress, configured_judge, trust_at_base
@@ -91,9 +91,9 @@ def run(args: argparse.Namespace) -> int:
             spec,
             traces,
             args.version,
-            force=args.force_save,
-            overwrite=args.overwrite,
-            commit=git_commit(Path(args.spec).resolve().parent),
+            SaveOptions(
+                force=args.force_save, overwrite=args.overwrite, commit=git_commit(Path(args.spec).resolve().parent)
+            ),
             judge=judge,
             observe=progress.observe,
         )

@@ -185,21 +185,33 @@ def precheck(
     return Precheck(failures, run.unverified())
 
 
+@dataclass(frozen=True)
+class SaveOptions:
+    """How a version is saved.
+
+    `force`: even when the precheck fails (the metadata records that it did); `overwrite`: replace an existing file;
+    `captured_at` (default: now, UTC) and `commit` (the spec's git commit, when known): recorded in the baseline.
+    """
+
+    force: bool = False
+    overwrite: bool = False
+    captured_at: str | None = None
+    commit: str | None = None
+
+
 def build_baseline(
     spec: AgentCISpec,
     traces: list[Trace],
     version: str,
-    *,
-    force: bool,
-    captured_at: str,
-    commit: str | None,
+    options: SaveOptions,
     judge: Judge | None = None,
     observe: Observe | None = None,
 ) -> tuple[Baseline, list[Problem]]:
     """The baseline for `traces` (every query of the spec needs one) and the precheck failures.
 
-    Raises BaselineError listing the failures when the precheck fails and `force` is false.
+    Raises BaselineError listing the failures when the precheck fails and `options.force` is false.
     """
+    captured_at = options.captured_at or now_utc()  # when the save began, not when its precheck ended
     by_query = match_traces(spec.queries, traces).by_query
     examples = [trace for runs in by_query.values() for trace in runs if EXAMPLE_KEY in trace.metadata]
     if examples:  # saved, it would be the reference of the first real run: a diff against an example
@@ -207,13 +219,13 @@ def build_baseline(
     runs = {key: [t.model_copy(update={"id": key}) for t in by_query[key]] for key in sorted(by_query)}
     checked = precheck(spec, runs, judge, observe)
     failures = checked.failures
-    if failures and not force:
+    if failures and not options.force:
         raise PrecheckFailed(failures)
     models = sorted({call.model for ts in runs.values() for t in ts for call in t.llm_calls if call.model})
     metadata = BaselineMetadata(
         models=models,
         spec_hash=spec_hash(spec),
-        git_commit=commit,
+        git_commit=options.commit,
         precheck_passed=not failures,
         precheck_failures=[str(p) for p in failures],
         unverified_checks=checked.unverified,
@@ -276,11 +288,7 @@ def save_baseline(
     spec: AgentCISpec,
     traces: list[Trace],
     version: str,
-    *,
-    force: bool = False,
-    overwrite: bool = False,
-    captured_at: str | None = None,
-    commit: str | None = None,
+    options: SaveOptions = SaveOptions(),
     judge: Judge | None = None,
     observe: Observe | None = None,
 ) -> tuple[Path, Baseline, list[Problem]]:
@@ -289,19 +297,10 @@ def save_baseline(
     Returns (file, baseline, precheck failures).
     """
     path = baseline_dir(spec) / f"{check_version_name(version)}.json"
-    if path.exists() and not overwrite:  # before the precheck's judge calls; write_atomic decides a race
+    if path.exists() and not options.overwrite:  # before the precheck's judge calls; write_atomic decides a race
         raise _exists(path)
-    baseline, failures = build_baseline(
-        spec,
-        traces,
-        version,
-        force=force,
-        captured_at=captured_at or now_utc(),
-        commit=commit,
-        judge=judge,
-        observe=observe,
-    )
-    write_atomic(path, dump(baseline), overwrite=overwrite)
+    baseline, failures = build_baseline(spec, traces, version, options, judge, observe)
+    write_atomic(path, dump(baseline), overwrite=options.overwrite)
     return path, baseline, failures
 
 

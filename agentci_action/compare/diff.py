@@ -417,23 +417,31 @@ def _kinds(before: _Figures | None, after: _Figures | None, path: PathDiff, cost
     return kinds
 
 
+@dataclass(frozen=True)
+class _RemovedQuery:
+    """A query no longer in the spec, named as its saved traces name it: its key and text (no spec file or line)."""
+
+    id: str
+    query: str
+    file: str = ""
+    line: int = 0
+
+
 def diff_query(
-    result: QueryResult | None,
+    result: QueryResult | _RemovedQuery,
     before: _Figures | None,
     after: _Figures | None,
-    key: str = "",
-    text: str = "",
     plan: tuple[int, ...] | None = None,
     significance: SignificanceSpec = SignificanceSpec(),
 ) -> QueryDiff:
     """The three-tier comparison of one query.
 
-    `before` or `after` is None when the query is on one side only; `result` is None for a query no longer in the spec
-    (then `key` and `text` name it); `plan` the adaptive runs' looks (None: a fixed number of runs). Its verdict waits
-    for `_with_verdicts`, which sees every query.
+    `before` or `after` is None when the query is on one side only; `result` names the query (a _RemovedQuery for one no
+    longer in the spec); `plan` the adaptive runs' looks (None: a fixed number of runs). Its verdict waits for
+    `_with_verdicts`, which sees every query.
     """
     b, a = before or _NOTHING, after or _NOTHING
-    name = result.id if result else key
+    name = result.id
     used_before = {tool for route in b.routes for tool in route}
     used_after = {tool for route in a.routes for tool in route}
     ran = before is not None and after is not None and not (b.not_run or a.not_run)  # both sides have routes to compare
@@ -471,9 +479,9 @@ def diff_query(
     )
     return QueryDiff(
         id=name,
-        query=result.query if result else text,
-        file=result.file if result else "",
-        line=result.line if result else 0,
+        query=result.query,
+        file=result.file,
+        line=result.line,
         kinds=kinds,
         status=StatusDiff(before=b.status, after=a.status),
         correctness=StatusDiff(before=b.correctness, after=a.correctness),
@@ -657,7 +665,7 @@ def diff_runs(
         in_before, in_after = results_before.get(key), results_after.get(key)
         queries.append(
             diff_query(
-                in_after or in_before,
+                in_after or results_before[key],  # the key is on one side at least
                 _figures(in_before, before.traces.get(key) or []) if in_before else None,
                 _figures(in_after, after.traces.get(key) or []) if in_after else None,
                 plan=(plans or {}).get(key),
@@ -666,7 +674,7 @@ def diff_runs(
         )
     for key, runs in (removed or {}).items():
         if key not in results_before and key not in results_after and runs:
-            queries.append(diff_query(None, _unevaluated(runs), None, key, runs[0].query or ""))
+            queries.append(diff_query(_RemovedQuery(key, runs[0].query or ""), _unevaluated(runs), None))
     _with_verdicts(queries, significance)
     queries.sort(key=_order)
     diff = RunDiff(

@@ -40,19 +40,16 @@ def _over(actual: float, limit: float) -> bool:
     return actual > limit and not math.isclose(actual, limit, rel_tol=1e-9, abs_tol=1e-12)
 
 
-def _gate(
-    gates: SuiteGates,
-    name: str,
-    actual: float | None,
-    failed: bool,
-    message: str,
-    skip: bool = False,
-    undecided: bool = False,
-) -> GateResult:
+def _decided(failed: bool, undecided: bool = False) -> Status:
+    """Fail when the gate failed, warn when the noise leaves it undecided, else pass."""
+    return Status.FAIL if failed else Status.WARN if undecided else Status.PASS
+
+
+def _gate(gates: SuiteGates, name: str, actual: float | None, status: Status, message: str) -> GateResult:
     file, line = gates.where(name)
     return GateResult(
         name=name,
-        status=Status.SKIP if skip else Status.FAIL if failed else Status.WARN if undecided else Status.PASS,
+        status=status,
         actual=actual,
         limit=getattr(gates, name),
         message=message,
@@ -67,7 +64,11 @@ def _pass_rate(gates: SuiteGates, run: RunResult) -> GateResult:
     failed = rate < limit and not math.isclose(rate, limit, rel_tol=1e-9)
     sign = "<" if failed else "≥"
     return _gate(
-        gates, "min_pass_rate", rate, failed, f"pass rate {rate:.0%} ({s.passed} of {s.total}) {sign} min {limit:.0%}"
+        gates,
+        "min_pass_rate",
+        rate,
+        _decided(failed),
+        f"pass rate {rate:.0%} ({s.passed} of {s.total}) {sign} min {limit:.0%}",
     )
 
 
@@ -79,26 +80,29 @@ def _total_cost(gates: SuiteGates, run: RunResult) -> GateResult:
             gates,
             "max_total_cost_usd",
             None,
-            False,
+            Status.SKIP,
             f"total cost skipped: {s.cost_unknown} {'query has' if s.cost_unknown == 1 else 'queries have'} an "
             f"unknown cost (known ${s.cost_usd:.4f} ≤ max ${limit:g})",
-            skip=True,
         )
     sign = ">" if failed else "≤"
     at_least = "at least " if s.cost_unknown else ""
     return _gate(
-        gates, "max_total_cost_usd", s.cost_usd, failed, f"total cost {at_least}${s.cost_usd:.4f} {sign} max ${limit:g}"
+        gates,
+        "max_total_cost_usd",
+        s.cost_usd,
+        _decided(failed),
+        f"total cost {at_least}${s.cost_usd:.4f} {sign} max ${limit:g}",
     )
 
 
 def _cost_multiplier(gates: SuiteGates, diff: RunDiff | None) -> GateResult:
     limit = gates.max_cost_multiplier or 0.0
     if diff is None:
-        return _gate(gates, "max_cost_multiplier", None, False, f"cost against the baseline {NO_BASELINE}", skip=True)
+        return _gate(gates, "max_cost_multiplier", None, Status.SKIP, f"cost against the baseline {NO_BASELINE}")
     before, after = diff.total.cost_usd.before, diff.total.cost_usd.after
     if not before or after is None:
         why = "the baseline's cost is 0" if before == 0 else "a cost is unknown"
-        return _gate(gates, "max_cost_multiplier", None, False, f"cost against the baseline skipped: {why}", skip=True)
+        return _gate(gates, "max_cost_multiplier", None, Status.SKIP, f"cost against the baseline skipped: {why}")
     ratio = after / before
     figures = f"cost ×{ratio:.2f} the baseline's (${after:.4f} vs ${before:.4f})"
     interval = diff.total.cost_usd.interval
@@ -111,26 +115,27 @@ def _cost_multiplier(gates: SuiteGates, diff: RunDiff | None) -> GateResult:
             gates,
             "max_cost_multiplier",
             ratio,
-            failed,
+            _decided(failed, undecided),
             f"{figures}, {level} interval ×{low:.2f}-×{high:.2f} {sign} max ×{limit:g}",
-            undecided=undecided,
         )
     failed = _over(ratio, limit)
-    return _gate(gates, "max_cost_multiplier", ratio, failed, f"{figures} {'>' if failed else '≤'} max ×{limit:g}")
+    return _gate(
+        gates, "max_cost_multiplier", ratio, _decided(failed), f"{figures} {'>' if failed else '≤'} max ×{limit:g}"
+    )
 
 
 def _counted(gates: SuiteGates, diff: RunDiff | None, name: str, kind: str, one: str, many: str) -> GateResult:
     """A gate on how many of the diff's queries are of `kind` (regression, inconclusive): at most the limit."""
     limit = getattr(gates, name) or 0
     if diff is None:
-        return _gate(gates, name, None, False, f"{many} {NO_BASELINE}", skip=True)
+        return _gate(gates, name, None, Status.SKIP, f"{many} {NO_BASELINE}")
     count = diff.total.counts.get(kind, 0)
     failed = count > limit
     return _gate(
         gates,
         name,
         count,
-        failed,
+        _decided(failed),
         f"{count} {one if count == 1 else many} against {diff.before} {'>' if failed else '≤'} max {limit}",
     )
 
@@ -139,15 +144,14 @@ def _pass_rate_drop(gates: SuiteGates, diff: RunDiff | None) -> GateResult:
     limit = gates.max_pass_rate_drop or 0.0
     change = diff.total.pass_rate_change if diff is not None else None
     if diff is None:
-        return _gate(gates, "max_pass_rate_drop", None, False, f"pass-rate drop {NO_BASELINE}", skip=True)
+        return _gate(gates, "max_pass_rate_drop", None, Status.SKIP, f"pass-rate drop {NO_BASELINE}")
     if change is None or change.low is None or change.high is None:
         return _gate(
             gates,
             "max_pass_rate_drop",
             None if change is None else change.change,
-            False,
+            Status.SKIP,
             "pass-rate drop skipped: fewer than two queries run on both sides (no interval)",
-            skip=True,
         )
     found = drop_verdict(change, limit)
     figure = f"pass rate per query {points(change.change)} points ({interval_words(change)})"
@@ -162,9 +166,8 @@ def _pass_rate_drop(gates: SuiteGates, diff: RunDiff | None) -> GateResult:
         gates,
         "max_pass_rate_drop",
         change.change,
-        found == "fail",
+        _decided(found == "fail", found == "inconclusive"),
         f"{figure}: {said}",
-        undecided=found == "inconclusive",
     )
 
 

@@ -5,7 +5,7 @@ A warning blocks only when fail-on names the cost layer.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from agentci_action._util.text import usd_pair
 from agentci_action.engine.results import NO_BASELINE, PASS, SKIP, Check, LayerResult
@@ -13,7 +13,7 @@ from agentci_action.engine.severity import failed
 from agentci_action.spec.models import CostSpec
 from agentci_action.trace.canonical import Trace
 
-_Figure = TypeVar("_Figure", int, float)
+_Value = TypeVar("_Value", int, float)
 NOTHING_RECORDED = "no model calls were recorded for this run"  # why a budget on a total derived from none is skipped
 
 
@@ -30,10 +30,27 @@ def unknown_cost_reason(trace: Trace) -> str:
     return "; ".join(str(r) for r in reasons) or "the trace does not record cost"
 
 
-def _limit(
-    spec: CostSpec, name: str, actual: float | None, limit: float, what: str, unit: str = "", unknown: str = ""
-) -> Check:
+class _Figure(NamedTuple):
+    """A trace figure a cost limit bounds: the limit's check, the figure's words in messages, the unit before a value.
+
+    A tuple: _limit unpacks it in one step (bench_hot_path).
+    """
+
+    check: str
+    what: str
+    unit: str = ""
+
+
+_TOKENS = _Figure("max_total_tokens", "tokens")
+_LLM_CALLS = _Figure("max_llm_calls", "LLM calls")
+_LATENCY = _Figure("max_latency_ms", "latency (ms)")
+_COST = _Figure("max_cost_usd", "cost", "$")
+_TURNS = _Figure("max_turns", "turns")
+
+
+def _limit(spec: CostSpec, figure: _Figure, actual: float | None, limit: float, unknown: str = "") -> Check:
     """The check of a limit the spec sets: pass, fail (by its severity) past it, skip when the trace lacks the figure."""
+    name, what, unit = figure
     if actual is None:
         because = unknown or f"the trace does not record {what}"
         return Check(name, SKIP, f"{name} skipped: {because}")
@@ -69,17 +86,17 @@ def evaluate_cost(
     unrecorded = trace.unrecorded_totals  # totals derived from no model calls: nothing recorded them
     if (max_tokens := spec.max_total_tokens) is not None:
         tokens, why = _recorded("total_tokens", tokens, unrecorded)
-        checks.append(_limit(spec, "max_total_tokens", tokens, max_tokens, "tokens", unknown=why))
+        checks.append(_limit(spec, _TOKENS, tokens, max_tokens, why))
     if (max_llm_calls := spec.max_llm_calls) is not None:
         llm_calls, why = _recorded("total_llm_calls", llm_calls, unrecorded)
-        checks.append(_limit(spec, "max_llm_calls", llm_calls, max_llm_calls, "LLM calls", unknown=why))
+        checks.append(_limit(spec, _LLM_CALLS, llm_calls, max_llm_calls, why))
     if (max_latency := spec.max_latency_ms) is not None:
-        checks.append(_limit(spec, "max_latency_ms", latency, max_latency, "latency (ms)"))
+        checks.append(_limit(spec, _LATENCY, latency, max_latency))
     if (max_cost := spec.max_cost_usd) is not None:
         cost, why = _recorded("total_cost_usd", cost, unrecorded, details.get("cost_unknown_reason", ""))
-        checks.append(_limit(spec, "max_cost_usd", cost, max_cost, "cost", "$", why))
+        checks.append(_limit(spec, _COST, cost, max_cost, why))
     if (max_turns := spec.max_turns) is not None:
-        checks.append(_limit(spec, "max_turns", len(trace.turns) or 1, max_turns, "turns"))
+        checks.append(_limit(spec, _TURNS, len(trace.turns) or 1, max_turns))
     if (max_multiplier := spec.max_cost_multiplier) is not None:
         checks.append(_multiplier_check(spec, max_multiplier, trace, baseline, details))
     if extra_checks:
@@ -88,8 +105,8 @@ def evaluate_cost(
 
 
 def _recorded(
-    name: str, value: _Figure | None, unrecorded: frozenset[str], unknown: str = ""
-) -> tuple[_Figure | None, str]:
+    name: str, value: _Value | None, unrecorded: frozenset[str], unknown: str = ""
+) -> tuple[_Value | None, str]:
     """A total as a limit judges it, and why it is unknown: None, "nothing recorded", when derived from no model calls."""
     return (None, NOTHING_RECORDED) if name in unrecorded else (value, unknown)
 

@@ -353,17 +353,21 @@ def _split_answers(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _QueryContext:
+    """What every query of one evaluate_spec call is evaluated with, built once for them all."""
+
+    judge: Judge | None
+    embedder: Embedder | None
+    fail_on: frozenset[str]
+    composite: CompositeWeights
+
+
 def evaluate_query(
-    query: QuerySpec,
-    traces: list[Trace],
-    variants: list[Trace],
-    judge: Judge | None,
-    settings: Settings,
-    composite: CompositeWeights = CompositeWeights(),
-    embedder: Embedder | None = None,
-    key: str | None = None,
+    query: QuerySpec, traces: list[Trace], variants: list[Trace], context: _QueryContext, key: str | None = None
 ) -> QueryResult:
     """The query's result over its runs (`traces`); `key` is query.key, when the caller has read it."""
+    judge, embedder, fail_on, composite = context.judge, context.embedder, context.fail_on, context.composite
     leaks: list[Leak] = []  # values a safety check found leaked, in any run
     runs: list[Run] = []
     answers: list[str] = []
@@ -376,7 +380,7 @@ def evaluate_query(
 
     for i, trace in enumerate(traces):  # one loop, not a comprehension per list: most queries have one run
         number = i if trace.run is None else trace.run
-        layers, turn_layers = _evaluate_run(query, trace, variants, exchange, settings.fail_on)
+        layers, turn_layers = _evaluate_run(query, trace, variants, exchange, fail_on)
         runs.append(Run(number, layers))
         if turn_layers:
             turn_runs.append((number, trace, turn_layers))
@@ -390,7 +394,7 @@ def evaluate_query(
     layers = combined.layers
     correctness, path, cost = layers["correctness"], layers["path"], layers["cost"]
     statuses = [correctness.status, path.status, cost.status]
-    blocking = is_blocking(statuses, settings.fail_on)
+    blocking = is_blocking(statuses, fail_on)
     return QueryResult(  # the fields without a default by position (see QueryResult)
         key or query.key,  # id
         query.query,
@@ -411,7 +415,7 @@ def evaluate_query(
         tokens=query_tokens(traces),
         model_calls=_paid_tidied(ModelCalls.of_runs(replayed)) if replayed else None,  # most runs: no replay
         split_answers=_split_answers(query, runs, answers, traces, leaks) if len(runs) > 1 else None,
-        turns=_turn_results(query, turn_runs, settings.fail_on, composite, leaks)
+        turns=_turn_results(query, turn_runs, fail_on, composite, leaks)
         if turn_runs
         else _simulated_turns(query, traces, answer, leaks),
     )
@@ -602,16 +606,14 @@ def evaluate_spec(
     baselines = baselines or {}
     check_variant_counts(selected, baselines)
     composite = spec.composite  # read once, as the keys
+    context = _QueryContext(judge=judge, embedder=embedder, fail_on=settings.fail_on, composite=composite)
 
     def one(query: QuerySpec, key: str) -> QueryResult:
         result = evaluate_query(
             query,
             matched.by_query.pop(key) if release_traces else matched.by_query[key],
             baselines.get(key) or [],
-            judge,
-            settings,
-            composite,
-            embedder,
+            context,
             key,
         )
         if on_result is not None:

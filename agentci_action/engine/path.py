@@ -153,9 +153,9 @@ def evaluate_path(
     if chosen is not None:
         assert variants is not None  # chosen is one of them
         source = "baseline" if len(variants) == 1 else f"baseline[{chosen}] (closest of {len(variants)} variants)"
-        _reference_checks(spec, used, used_set, variants[chosen].tool_sequence, source, details, checks)
+        checks += _reference_checks(spec, used, used_set, variants[chosen].tool_sequence, source, details)
     elif expected_tools is not None:
-        _reference_checks(spec, used, used_set, expected_tools, "expected_tools", details, checks)
+        checks += _reference_checks(spec, used, used_set, expected_tools, "expected_tools", details)
     elif spec.min_sequence_similarity is not None:
         # said once per run, not per query (RunResult.without_baseline): no message here
         checks.append(Check("min_sequence_similarity", SKIP, "", {"reason": NO_BASELINE}))
@@ -252,8 +252,7 @@ def _reference_checks(
     ref_tools: Sequence[str],
     source: str,
     details: dict[str, Any],
-    checks: list[Check],
-) -> None:
+) -> list[Check]:
     """Sequence similarity and the match mode against the reference sequence R (`ref_tools`, from `source`)."""
     match_mode, sequence_metric = spec.match_mode, spec.sequence_metric
     mode, metric = _VALUES[match_mode], _VALUES[sequence_metric]
@@ -271,6 +270,7 @@ def _reference_checks(
         "unexpected": outcome.unexpected,
         "first_divergence": None if outcome.first_divergence is None else _divergence_dict(outcome.first_divergence),
     }
+    checks = []
     if (min_similarity := spec.min_sequence_similarity) is not None:
         what = f"sequence similarity ({metric}) against the {source}"
         checks.append(
@@ -288,6 +288,7 @@ def _reference_checks(
             {"mode": mode},
         )
     )
+    return checks
 
 
 def _where(outcome: metrics.MatchOutcome, used: Sequence[str], ref_tools: Sequence[str]) -> str:

@@ -24,6 +24,7 @@ from agentci_action.engine.evaluate_spec import Settings
 from agentci_action.github.context import RunContext, load_event, resolve
 from agentci_action.github.inputs import ActionInputs, judge_environment, read_inputs
 from agentci_action.github.publisher import (
+    PublishedRun,
     Publisher,
     append_run,
     check_conclusion,
@@ -174,18 +175,19 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     title = markdown.title_for(inputs.comment_header) + (
         f" · shard {inputs.shard.index}/{inputs.shard.count}" if inputs.shard else ""
     )
-    publisher.summary(markdown.render_summary(run, title, links, diff=diff, trend=history, recordings=recordings))
+    publisher.summary(
+        markdown.render_summary(run, title, links, diff=diff, beside=markdown.Beside(history, recordings))
+    )
     comment_url, found_annotations = "", []
     if inputs.shard is None:  # a shard job leaves the annotations, check run and comment to the merge job
-        comment_url = publish_comment(inputs, context, run, diff, links, publisher, history, recordings)
+        shown = PublishedRun(run=run, diff=diff, history=history, links=links, recordings=recordings)
+        comment_url = publish_comment(inputs, context, shown, publisher)
         found_annotations = file_annotations.annotations_for(run, workspace, diff)
         on_check_run = bool(
             inputs.check_run
             and context.head_sha
             and inputs.github_token
-            and publish_check_run(
-                inputs, context, run, links, found_annotations, check_conclusion(status, run), publisher
-            )
+            and publish_check_run(inputs, context, shown, found_annotations, check_conclusion(status, run), publisher)
         )
         if on_check_run or not inputs.annotations:
             found_annotations = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -15,25 +16,28 @@ def batches(items: list[dict[str, Any]], size: int = ANNOTATIONS_PER_REQUEST) ->
     return [items[i : i + size] for i in range(0, len(items), size)] or [[]]
 
 
-def post_check_run(
-    gh: Github,
-    repository: str,
-    head_sha: str,
-    *,
-    name: str,
-    conclusion: str,
-    title: str,
-    summary: str,
-    annotations: list[dict[str, Any]],
-) -> str:
-    """Create a completed check run on `head_sha` with the first 50 annotations, add the rest 50 at a time; its URL."""
+@dataclass(frozen=True)
+class CheckRun:
+    """A completed check run to post: its name and conclusion on `head_sha`, and its output (every annotation)."""
+
+    head_sha: str
+    name: str
+    conclusion: str
+    title: str
+    summary: str
+    annotations: list[dict[str, Any]]
+
+
+def post_check_run(gh: Github, repository: str, check: CheckRun) -> str:
+    """Create `check` with its first 50 annotations, add the rest 50 at a time; its URL."""
     repo = gh.get_repo(repository)
-    first, *rest = batches(annotations)
+    first, *rest = batches(check.annotations)
+    title, summary = check.title, check.summary
     run = repo.create_check_run(
-        name=name,
-        head_sha=head_sha,
+        name=check.name,
+        head_sha=check.head_sha,
         status="completed",
-        conclusion=conclusion,
+        conclusion=check.conclusion,
         output={"title": title, "summary": summary, "annotations": first},
     )
     for batch in rest:

@@ -58,15 +58,24 @@ def find_sticky(issue: Issue, login: str | None, marker: str) -> IssueComment | 
     return next((comment for comment in issue.get_comments() if is_ours(comment, login, marker)), None)
 
 
-def should_post(mode: str, existing: IssueComment | None, body: str, has_problems: bool) -> str:
+@dataclass(frozen=True)
+class CommentPolicy:
+    """When the sticky comment is posted: the comment-mode, and whether something failed or warned."""
+
+    mode: str = "always"
+    has_problems: bool = True
+
+
+def should_post(policy: CommentPolicy, existing: IssueComment | None, body: str) -> str:
     """'' to post, else why not.
 
     Always: every run; changes: when the results differ from the comment's; failures: when something failed or warned
     (and to update a comment that reported failures); off: never.
     """
+    mode = policy.mode
     if mode == "off":
         return "comment-mode is off"
-    if mode == "failures" and not has_problems and existing is None:
+    if mode == "failures" and not policy.has_problems and existing is None:
         return "comment-mode is failures and nothing failed or warned"
     if mode == "changes" and existing is not None and digest_of(existing.body) == digest_of(body):
         return "comment-mode is changes and the results are the same as in the existing comment"
@@ -74,21 +83,17 @@ def should_post(mode: str, existing: IssueComment | None, body: str, has_problem
 
 
 def upsert_comment(
-    gh: Github,
-    repository: str,
-    pr_number: int,
-    body: str,
-    marker: str,
-    *,
-    mode: str = "always",
-    has_problems: bool = True,
+    gh: Github, repository: str, pr_number: int, body: str, marker: str, policy: CommentPolicy = CommentPolicy()
 ) -> CommentOutcome:
-    """Create or edit the sticky comment on `repository`#`pr_number`. GithubException propagates to the caller."""
-    if mode == "off":
+    """Create or edit the sticky comment on `repository`#`pr_number`, as `policy` says.
+
+    GithubException propagates to the caller.
+    """
+    if policy.mode == "off":
         return CommentOutcome("skipped", reason="comment-mode is off")
     issue = gh.get_repo(repository).get_issue(pr_number)
     existing = find_sticky(issue, own_login(gh), marker)
-    reason = should_post(mode, existing, body, has_problems)
+    reason = should_post(policy, existing, body)
     if reason:
         return CommentOutcome("unchanged" if existing else "skipped", existing.html_url if existing else None, reason)
     if existing is not None:

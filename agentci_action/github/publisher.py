@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from agentci_action._util.errors import Problem
@@ -22,8 +23,8 @@ from agentci_action.compare.diff_schema import RunDiff
 from agentci_action.compare.history import Trend, read_entries, series_entries, trend
 from agentci_action.compare.recording_changes import RecordingChange
 from agentci_action.engine.results import RunResult, Status
-from agentci_action.github.check_runs import post_check_run
-from agentci_action.github.comment import upsert_comment
+from agentci_action.github.check_runs import CheckRun, post_check_run
+from agentci_action.github.comment import CommentPolicy, upsert_comment
 from agentci_action.github.context import RunContext, find_pull_request
 from agentci_action.github.history_store import append_history, push_entry, pushed_to_default_branch, read_history
 from agentci_action.github.inputs import SECRET_INPUTS, SECRET_VARIABLES, ActionInputs
@@ -169,16 +170,21 @@ def locate_pull_request(inputs: ActionInputs, context: RunContext, publisher: Pu
     return found
 
 
-def publish_comment(
-    inputs: ActionInputs,
-    context: RunContext,
-    run: RunResult,
-    diff: RunDiff | None,
-    links: markdown.Links,
-    publisher: Publisher,
-    history: Trend | None = None,
-    recordings: Sequence[RecordingChange] = (),
-) -> str:
+@dataclass(frozen=True)
+class PublishedRun:
+    """The run as the comment and the check run show it.
+
+    Its results, the diff against the baseline, the trend, links, and the recordings the PR changed.
+    """
+
+    run: RunResult
+    diff: RunDiff | None
+    history: Trend | None
+    links: markdown.Links
+    recordings: Sequence[RecordingChange] = ()
+
+
+def publish_comment(inputs: ActionInputs, context: RunContext, shown: PublishedRun, publisher: Publisher) -> str:
     """The sticky comment on the PR (when there is one), with the recordings it changed; its URL, or '' after a warning."""
     if context.pr_number is None or inputs.comment_mode == "off":
         return ""
@@ -190,16 +196,14 @@ def publish_comment(
 
     body = publisher.outgoing(
         markdown.render_comment(
-            run,
+            shown.run,
             inputs.comment_header,
-            markdown.title_for(inputs.comment_header),
-            links,
-            diff=diff,
-            trend=history,
-            recordings=recordings,
+            shown.links,
+            diff=shown.diff,
+            beside=markdown.Beside(shown.history, shown.recordings),
         )
     )
-    has_problems = run.summary.status is not Status.PASS
+    policy = CommentPolicy(mode=inputs.comment_mode, has_problems=shown.run.summary.status is not Status.PASS)
     try:
         outcome = upsert_comment(
             client(inputs.github_token, inputs.github_api_url),
@@ -207,8 +211,7 @@ def publish_comment(
             context.pr_number,
             body,
             markdown.marker(inputs.comment_header),
-            mode=inputs.comment_mode,
-            has_problems=has_problems,
+            policy,
         )
     except GithubException as exc:
         publisher.warning(
@@ -239,33 +242,35 @@ def check_conclusion(exit_status: int, run: RunResult) -> str:
 def publish_check_run(
     inputs: ActionInputs,
     context: RunContext,
-    run: RunResult,
-    links: markdown.Links,
+    shown: PublishedRun,
     found: list[file_annotations.Annotation],
     conclusion: str,
     publisher: Publisher,
 ) -> bool:
-    """Every annotation (uncapped) on a check run for the head commit; False after a warning when that failed."""
+    """Every annotation (uncapped) on a check run for the head commit; False after a warning when that failed.
+
+    Its summary is the run's without the diff and the trend.
+    """
     GithubException = require("github", "The check run").GithubException
 
+    run = shown.run
+    check = CheckRun(
+        head_sha=context.head_sha,
+        name=f"AgentCI ({markdown.header_slug(inputs.comment_header)})",
+        conclusion=conclusion,
+        title=f"{run.summary.status.value}: {run.summary.failed} failed, {run.summary.warnings} warnings",
+        summary=publisher.outgoing(
+            markdown.render_summary(
+                run, markdown.title_for(inputs.comment_header), shown.links, budget=markdown.COMMENT_BUDGET
+            )
+        ),
+        annotations=[
+            {key: publisher.outgoing(value) if isinstance(value, str) else value for key, value in item.items()}
+            for item in map(file_annotations.check_run_annotation, found)
+        ],
+    )
     try:
-        url = post_check_run(
-            client(inputs.github_token, inputs.github_api_url),
-            context.repository,
-            context.head_sha,
-            name=f"AgentCI ({markdown.header_slug(inputs.comment_header)})",
-            conclusion=conclusion,
-            title=f"{run.summary.status.value}: {run.summary.failed} failed, {run.summary.warnings} warnings",
-            summary=publisher.outgoing(
-                markdown.render_summary(
-                    run, markdown.title_for(inputs.comment_header), links, budget=markdown.COMMENT_BUDGET
-                )
-            ),
-            annotations=[
-                {key: publisher.outgoing(value) if isinstance(value, str) else value for key, value in item.items()}
-                for item in map(file_annotations.check_run_annotation, found)
-            ],
-        )
+        url = post_check_run(client(inputs.github_token, inputs.github_api_url), context.repository, check)
     except GithubException as exc:  # GitHub's refusal must not lose the annotations: they go to the log instead
         hint = refusal_hint(exc.status, context, "create check runs", "checks: write")
         publisher.warning(

@@ -294,35 +294,44 @@ def _severity(query: QueryResult) -> int:
     return -SEVERITY[query.status]
 
 
-def content_digest(
-    run: RunResult, diff: RunDiff | None = None, trend: Trend | None = None, recordings: Sequence[RecordingChange] = ()
-) -> str:
+def content_digest(run: RunResult, diff: RunDiff | None = None, beside: Beside | None = None) -> str:
     """A short hash of what the comment says about the results (not when or where it ran), for comment-mode 'changes'."""
     return hashlib.sha256(
-        render_body(run, "", Links(), COMMENT_BUDGET, diff, COMMENT_ROWS, trend, recordings).encode(
+        render_body(run, "", Links(), _Room(COMMENT_BUDGET, COMMENT_ROWS), diff, beside).encode(
             "utf-8", "surrogatepass"
         )
     ).hexdigest()[:16]
 
 
+@dataclass(frozen=True)
+class _Room:
+    """How much of the report body fits: `budget` bytes, and at most `rows` rows of the folded table (None: all)."""
+
+    budget: int
+    rows: int | None = None
+
+
+@dataclass(frozen=True)
+class Beside:
+    """What the body keeps with its headline: the trend on the default branch and the recordings the PR changed."""
+
+    trend: Trend | None = None
+    recordings: Sequence[RecordingChange] = ()
+
+
 def render_body(
-    run: RunResult,
-    title: str,
-    links: Links,
-    budget: int,
-    diff: RunDiff | None = None,
-    rows_shown: int | None = None,
-    trend: Trend | None = None,
-    recordings: Sequence[RecordingChange] = (),
+    run: RunResult, title: str, links: Links, room: _Room, diff: RunDiff | None = None, beside: Beside | None = None
 ) -> str:
-    """The markdown report's body, its parts in order of priority, cut to `budget` bytes in that order.
+    """The markdown report's body, its parts in order of priority, cut to `room.budget` bytes in that order.
 
     Headline; the failing and warning queries, worst first, each with every reason once; the diff against the baseline
     (routes, answers and figures; not the reasons again); the trend on the default branch and the recordings the PR
-    changed (a few lines each, kept with the headline); then every query's layers and figures, folded (at most
-    `rows_shown` rows).
+    changed (`beside`: a few lines each, kept with the headline); then every query's layers and figures, folded (at
+    most `room.rows` rows).
     """
+    budget, rows_shown = room.budget, room.rows
     head = headline(run, title or "AgentCI") + "\n"
+    trend, recordings = (beside.trend, beside.recordings) if beside is not None else (None, ())
     trend_text = (trend_report.markdown(trend) if trend is not None else "") + recording_phrases.markdown_section(
         recordings
     )
@@ -425,8 +434,7 @@ def render_summary(
     links: Links = Links(),
     budget: int = SUMMARY_BUDGET,
     diff: RunDiff | None = None,
-    trend: Trend | None = None,
-    recordings: Sequence[RecordingChange] = (),
+    beside: Beside | None = None,
 ) -> str:
     """The job summary.
 
@@ -434,25 +442,25 @@ def render_summary(
     footer, at most `budget` bytes.
     """
     footer = judge_spend(run) + users_spend(run) + _footer(run, links)
-    body = render_body(run, title, links, budget - utf8_size(footer), diff, trend=trend, recordings=recordings)
-    return body + footer
+    return render_body(run, title, links, _Room(budget - utf8_size(footer)), diff, beside) + footer
 
 
 def render_comment(
     run: RunResult,
     header: str,
-    title: str = "AgentCI",
     links: Links = Links(),
     budget: int = COMMENT_BUDGET,
     diff: RunDiff | None = None,
-    trend: Trend | None = None,
-    recordings: Sequence[RecordingChange] = (),
+    beside: Beside | None = None,
 ) -> str:
-    """The sticky PR comment: hidden marker (with the content digest) first, then the summary's content."""
-    first = f"{marker(header)}\n<!-- agentci-digest: {content_digest(run, diff, trend, recordings)} -->\n"
+    """The sticky PR comment: hidden marker (with the content digest) first, then the summary's content.
+
+    Titled for its comment-header (title_for).
+    """
+    first = f"{marker(header)}\n<!-- agentci-digest: {content_digest(run, diff, beside)} -->\n"
     footer = users_spend(run) + _footer(run, links)
-    room = budget - utf8_size(first) - utf8_size(footer)
-    body = render_body(run, title, links, room, diff, COMMENT_ROWS, trend, recordings)
+    room = _Room(budget - utf8_size(first) - utf8_size(footer), COMMENT_ROWS)
+    body = render_body(run, title_for(header), links, room, diff, beside)
     return first + body + footer
 
 

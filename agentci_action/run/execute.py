@@ -28,11 +28,11 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait
 
 from agentci_action._util.errors import SpecError
 from agentci_action._util.output import make_directory
-from agentci_action._util.progress import Progress
+from agentci_action._util.progress import Progress, ProgressOutput
 from agentci_action._util.text import one_line, plural
 from agentci_action.run.capture import Capture, capture_for
 from agentci_action.run.jobs import InfraFailure, Job, RunFailure, new_session_id, take_turn
-from agentci_action.run.process import LiveProcesses, run_program
+from agentci_action.run.process import LiveProcesses, Program
 from agentci_action.run.python_call import PythonWorkers, WorkerRoutes, call_in_process
 from agentci_action.run.records import error_trace, trace_of_run
 from agentci_action.run.replay.recording_set import RecordingSet
@@ -170,7 +170,7 @@ def run_agent(spec: AgentCISpec, options: RunOptions, setup: RunSetup = RunSetup
         # a caller's callable runs in this process, whose one environment names one route: one run at a time
         workers = 1 if replay and callable(start) else options.workers or runner.workers
         progress = setup.progress or Progress(
-            "agentci run", len(jobs), "run", counters=("failed", "infra"), mask=masker
+            "agentci run", len(jobs), "run", counters=("failed", "infra"), output=ProgressOutput(mask=masker)
         )
         capture = setup.capture or capture_for(runner, options.capture, {**environ, **runner.env})
         result = AgentRun(traces=[], files=[store.file(q.key) for q in selected], resumed=len(kept), withheld=withheld)
@@ -395,7 +395,7 @@ class _Launch:
 def _attempt(launch: _Launch) -> Callable[[Job], Trace]:
     """One attempt of one job → its trace; raises RunFailure / InfraFailure."""
     counter = itertools.count()
-    start, runner, capture, scratch, live = launch.start, launch.runner, launch.capture, launch.scratch, launch.live
+    start, runner, capture, scratch = launch.start, launch.runner, launch.capture, launch.scratch
 
     def attempt(job: Job) -> Trace:
         trace_file = scratch / f"{next(counter)}.json"
@@ -408,15 +408,8 @@ def _attempt(launch: _Launch) -> Callable[[Job], Trace]:
                 **launch.routed(job),
             }
             try:
-                finished = run_program(
-                    start,
-                    job,
-                    cwd=launch.cwd,
-                    environ=env,
-                    trace_file=trace_file,
-                    timeout_s=launch.timeout_s,
-                    live=live,
-                )
+                program = Program(argv=start, cwd=launch.cwd, timeout_s=launch.timeout_s, live=launch.live)
+                finished = program.run(job, env, trace_file)
             except RunFailure as failure:  # the program failed: its spans may show the model's service did
                 outage = None if failure.infra else capture.outage(job)
                 if outage is None:

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from agentci_action._util.text import one_line
@@ -65,59 +66,62 @@ def signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
         os.killpg(process.pid, sig)
 
 
-def run_program(
-    argv: list[str],
-    job: Job,
-    *,
-    cwd: Path,
-    environ: Mapping[str, str],
-    trace_file: Path,
-    timeout_s: float,
-    live: LiveProcesses,
-) -> Finished:
-    """Start the program in its own session (so its group can be killed), feed it the job, wait for it."""
-    try:
-        process = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=dict(environ),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
+@dataclass(frozen=True)
+class Program:
+    """The agent's program as a run starts it: `argv` in `cwd`, killed after `timeout_s`, kept in `live` meanwhile."""
+
+    argv: list[str]
+    cwd: Path
+    timeout_s: float
+    live: LiveProcesses
+
+    def run(self, job: Job, environ: Mapping[str, str], trace_file: Path) -> Finished:
+        """Start the program in its own session (so its group can be killed), feed `job` to it, wait for it."""
+        argv, cwd, timeout_s, live = self.argv, self.cwd, self.timeout_s, self.live
+        try:
+            process = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=dict(environ),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            raise RunFailure(f"program {argv[0]!r} not found (in {cwd}): check runner.command") from None
+        except PermissionError:
+            raise RunFailure(
+                f"program {argv[0]!r} is not executable: chmod +x it, or run it through its interpreter"
+            ) from None
+        live.add(process)
+        try:
+            stdout, stderr = process.communicate(
+                json.dumps(job.payload(), ensure_ascii=False).encode(), timeout=timeout_s
+            )
+        except subprocess.TimeoutExpired:
+            kill_group(process)
+            process.communicate()
+            raise InfraFailure(
+                f"timed out after {timeout_s:g} s (runner.timeout_s); killed with its process group"
+            ) from None
+        finally:
+            signal_group(process, signal.SIGKILL)  # children the program left running in its group
+            live.discard(process)
+        finished = Finished(
+            trace_file,
+            stdout.decode("utf-8", "replace"),
+            stderr.decode("utf-8", "replace"),
+            process.returncode,
         )
-    except FileNotFoundError:
-        raise RunFailure(f"program {argv[0]!r} not found (in {cwd}): check runner.command") from None
-    except PermissionError:
-        raise RunFailure(
-            f"program {argv[0]!r} is not executable: chmod +x it, or run it through its interpreter"
-        ) from None
-    live.add(process)
-    try:
-        stdout, stderr = process.communicate(json.dumps(job.payload(), ensure_ascii=False).encode(), timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        kill_group(process)
-        process.communicate()
-        raise InfraFailure(
-            f"timed out after {timeout_s:g} s (runner.timeout_s); killed with its process group"
-        ) from None
-    finally:
-        signal_group(process, signal.SIGKILL)  # children the program left running in its group
-        live.discard(process)
-    finished = Finished(
-        trace_file,
-        stdout.decode("utf-8", "replace"),
-        stderr.decode("utf-8", "replace"),
-        process.returncode,
-    )
-    if process.returncode == EX_TEMPFAIL:
-        raise InfraFailure(f"exit code {EX_TEMPFAIL} (temporary failure){_tail(finished.stderr)}")
-    if process.returncode != 0:
-        outage = outage_in_stderr(finished.stderr)
-        if outage is not None:
-            raise InfraFailure(f"{_exit_status(process.returncode)} after a model outage: {outage}")
-        raise RunFailure(f"{_exit_status(process.returncode)}{_tail(finished.stderr)}")
-    return finished
+        if process.returncode == EX_TEMPFAIL:
+            raise InfraFailure(f"exit code {EX_TEMPFAIL} (temporary failure){_tail(finished.stderr)}")
+        if process.returncode != 0:
+            outage = outage_in_stderr(finished.stderr)
+            if outage is not None:
+                raise InfraFailure(f"{_exit_status(process.returncode)} after a model outage: {outage}")
+            raise RunFailure(f"{_exit_status(process.returncode)}{_tail(finished.stderr)}")
+        return finished
 
 
 def _exit_status(code: int) -> str:

@@ -20,26 +20,31 @@ class Severity(str, Enum):
 
 @dataclass(frozen=True)
 class CheckInfo:
-    """Where a check's result goes and how bad its failure is unless the spec says otherwise."""
+    """Where a check's result goes and how bad its failure is unless the spec says otherwise.
+
+    A check of a measured value against a limit also says which side the limit bounds and the value's unit.
+    """
 
     layer: str  # correctness, path or cost
     severity: Severity
     heuristic: bool = False
+    bound: Literal["min", "max"] | None = None  # the value must be at least ("min") or at most ("max") the limit
+    unit: str = ""  # after each number in the check's message, e.g. " ms"
 
 
 FAIL, WARN = Severity.FAIL, Severity.WARN
 CHECK_INFO: dict[str, CheckInfo] = {
     # answer vs reference_answer
     "normalized_exact_match": CheckInfo("correctness", FAIL),
-    "min_rouge_1": CheckInfo("correctness", FAIL),
-    "min_rouge_2": CheckInfo("correctness", FAIL),
-    "min_rouge_l": CheckInfo("correctness", FAIL),
-    "min_bleu": CheckInfo("correctness", FAIL),
-    "min_semantic_similarity": CheckInfo("correctness", FAIL),
+    "min_rouge_1": CheckInfo("correctness", FAIL, bound="min"),
+    "min_rouge_2": CheckInfo("correctness", FAIL, bound="min"),
+    "min_rouge_l": CheckInfo("correctness", FAIL, bound="min"),
+    "min_bleu": CheckInfo("correctness", FAIL, bound="min"),
+    "min_semantic_similarity": CheckInfo("correctness", FAIL, bound="min"),
     # RAG
-    "min_recall_at_k": CheckInfo("path", WARN),
-    "min_precision_at_k": CheckInfo("path", WARN),
-    "max_context_intrusion": CheckInfo("correctness", WARN, heuristic=True),
+    "min_recall_at_k": CheckInfo("path", WARN, bound="min"),
+    "min_precision_at_k": CheckInfo("path", WARN, bound="min"),
+    "max_context_intrusion": CheckInfo("correctness", WARN, heuristic=True, bound="max"),
     "require_citations": CheckInfo("correctness", WARN, heuristic=True),
     # safety
     "no_pii_leakage": CheckInfo("correctness", WARN, heuristic=True),
@@ -49,16 +54,16 @@ CHECK_INFO: dict[str, CheckInfo] = {
     "bias": CheckInfo("correctness", FAIL),
     # agent
     "task_completion": CheckInfo("correctness", FAIL),
-    "expected_steps": CheckInfo("path", WARN),
-    "min_tool_success_rate": CheckInfo("path", WARN),
+    "expected_steps": CheckInfo("path", WARN, bound="min"),
+    "min_tool_success_rate": CheckInfo("path", WARN, bound="min"),
     "error_recovery": CheckInfo("path", WARN),
     # performance
-    "max_ttft_ms": CheckInfo("cost", WARN),
-    "max_token_latency_ms": CheckInfo("cost", WARN),
-    "min_throughput": CheckInfo("cost", WARN),
+    "max_ttft_ms": CheckInfo("cost", WARN, bound="max", unit=" ms"),
+    "max_token_latency_ms": CheckInfo("cost", WARN, bound="max", unit=" ms/token"),
+    "min_throughput": CheckInfo("cost", WARN, bound="min", unit=" tokens/s"),
     # output validity
-    "min_length": CheckInfo("correctness", FAIL),
-    "max_length": CheckInfo("correctness", FAIL),
+    "min_length": CheckInfo("correctness", FAIL, bound="min", unit=" characters"),
+    "max_length": CheckInfo("correctness", FAIL, bound="max", unit=" characters"),
     "no_html": CheckInfo("correctness", FAIL),
     "ends_with_punctuation": CheckInfo("correctness", FAIL),
 }

@@ -411,7 +411,7 @@ def test_a_callable_given_to_the_python_api_is_replayed_one_run_at_a_time(tmp_pa
     import importlib.util
     import io
 
-    from agentci_action._util.progress import Progress
+    from agentci_action._util.progress import Progress, ProgressOutput
     from agentci_action.run import RunOptions, RunSetup, run_agent
     from agentci_action.spec.loader import load_spec
 
@@ -426,7 +426,7 @@ def test_a_callable_given_to_the_python_api_is_replayed_one_run_at_a_time(tmp_pa
         monkeypatch.delenv(name, raising=False)
 
     def run(mode: str, environ: dict[str, str], output: str):
-        progress = Progress("agentci run", 2, "run", stream=io.StringIO())
+        progress = Progress("agentci run", 2, "run", output=ProgressOutput(stream=io.StringIO()))
         options = RunOptions(tmp_path / output, replay=mode)
         return run_agent(load_spec(spec), options, RunSetup(agent=module.answer, environ=environ, progress=progress))
 

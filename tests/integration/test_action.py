@@ -384,12 +384,17 @@ def test_the_init_template_uses_only_real_inputs():
 
 def save_version(workspace: Path, version: str, refund_answer: str, force: bool = False) -> None:
     """A baseline version under the spec's baseline_dir, saved by the real CLI code path."""
-    from agentci_action.compare.baselines import save_baseline
+    from agentci_action.compare.baselines import SaveOptions, save_baseline
     from agentci_action.spec.loader import load_spec
     from agentci_action.trace.load import load_traces
 
     traces(workspace, refund_answer)
-    save_baseline(load_spec(workspace / "agentci.yaml"), load_traces([str(workspace / "traces")]), version, force=force)
+    save_baseline(
+        load_spec(workspace / "agentci.yaml"),
+        load_traces([str(workspace / "traces")]),
+        version,
+        SaveOptions(force=force),
+    )
 
 
 def test_default_baseline_is_the_newest_passing_version_and_its_diff_is_published(workspace, github):

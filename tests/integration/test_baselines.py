@@ -13,6 +13,7 @@ from helpers import ROOT, run_cli
 from agentci_action.compare.baselines import (
     BaselineError,
     PrecheckFailed,
+    SaveOptions,
     list_headers,
     load_baseline,
     read_baseline,
@@ -64,7 +65,7 @@ def traces(records) -> list[Trace]:
 def test_save_records_metadata_and_loads_back(spec_path):
     spec = load_spec(spec_path)
     path, _baseline, failures = save_baseline(
-        spec, traces(GOOD), "v1", captured_at="2026-01-01T00:00:00Z", commit="abc123"
+        spec, traces(GOOD), "v1", SaveOptions(captured_at="2026-01-01T00:00:00Z", commit="abc123")
     )
     assert path == spec_path.parent / "golden" / "v1.json" and failures == []
     data = json.loads(path.read_text())
@@ -102,7 +103,7 @@ def test_precheck_refuses_a_failing_baseline_unless_forced(spec_path):
     (problem,) = caught.value.problems
     assert (problem.line, problem.message) == (4, "query 'math': expected in answer but missing: '4'")
     assert not (spec_path.parent / "golden").exists()
-    path, baseline, failures = save_baseline(spec, traces(BAD), "v1", force=True)
+    path, baseline, failures = save_baseline(spec, traces(BAD), "v1", SaveOptions(force=True))
     assert len(failures) == 1 and baseline.metadata.precheck_passed is False
     assert json.loads(path.read_text())["metadata"]["precheck_failures"] == [str(problem)]
 
@@ -114,12 +115,12 @@ def test_every_query_needs_a_trace(spec_path):
 
 def test_never_overwrites_without_the_flag(spec_path):
     spec = load_spec(spec_path)
-    path, _, _ = save_baseline(spec, traces(GOOD), "v1", captured_at="2026-01-01T00:00:00Z")
+    path, _, _ = save_baseline(spec, traces(GOOD), "v1", SaveOptions(captured_at="2026-01-01T00:00:00Z"))
     before = path.read_text()
     with pytest.raises(BaselineError, match="already exists; pass --overwrite"):
-        save_baseline(spec, traces(GOOD), "v1", captured_at="2026-02-02T00:00:00Z")
+        save_baseline(spec, traces(GOOD), "v1", SaveOptions(captured_at="2026-02-02T00:00:00Z"))
     assert path.read_text() == before
-    save_baseline(spec, traces(GOOD), "v1", captured_at="2026-02-02T00:00:00Z", overwrite=True)
+    save_baseline(spec, traces(GOOD), "v1", SaveOptions(captured_at="2026-02-02T00:00:00Z", overwrite=True))
     assert read_baseline(path).captured_at == "2026-02-02T00:00:00Z"
 
 
@@ -217,7 +218,7 @@ def test_corrupt_files_name_the_file_and_line(write):
 def test_missing_version_lists_the_available_ones(spec_path):
     spec = load_spec(spec_path)
     save_baseline(spec, traces(GOOD), "v1")
-    save_baseline(spec, traces(BAD), "v2", force=True)
+    save_baseline(spec, traces(BAD), "v2", SaveOptions(force=True))
     with pytest.raises(BaselineError, match="no baseline version 'v3'; available: v1, v2"):
         load_baseline(spec, "v3")
     assert load_baseline(spec).baseline.version == "v1"  # v2 failed its precheck

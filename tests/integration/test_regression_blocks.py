@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from agentci_action.compare.baselines import save_baseline
+from agentci_action.compare.baselines import SaveOptions, save_baseline
 from agentci_action.engine.evaluate_spec import Settings
 from agentci_action.engine.results import Status
 from agentci_action.pipeline.blocking import exit_code, parse_fail_on
@@ -72,7 +72,9 @@ def test_verdict_and_setting_give_the_tables_status_and_exit_code(write, tmp_pat
     (base_passed, base_runs), (passed, runs) = VERDICTS[verdict]
     fail_on = parse_fail_on("path" if setting == "fail-on path" else None)
     saved = load_spec(_spec(write, base_runs, setting))
-    save_baseline(saved, load_traces([_traces(tmp_path / "base.jsonl", base_passed, base_runs)]), "v1", force=True)
+    save_baseline(
+        saved, load_traces([_traces(tmp_path / "base.jsonl", base_passed, base_runs)]), "v1", SaveOptions(force=True)
+    )
     outcome = evaluate(
         Evaluation(
             spec=_spec(write, runs, setting),

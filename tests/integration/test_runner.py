@@ -20,7 +20,7 @@ import pytest
 from helpers import hermetic_environment, run_cli
 
 from agentci_action._util.errors import SpecError
-from agentci_action._util.progress import Progress
+from agentci_action._util.progress import Progress, ProgressOutput
 from agentci_action.run import RunOptions, RunSetup, run_agent
 from agentci_action.run.secrets import Masker
 from agentci_action.spec.loader import load_spec
@@ -102,7 +102,9 @@ def run(tmp_path, spec, environ, **options):
     return run_agent(
         load_spec(spec),
         RunOptions(output, **options),
-        RunSetup(environ=environ, progress=Progress("agentci run", 1, "run", stream=io.StringIO())),
+        RunSetup(
+            environ=environ, progress=Progress("agentci run", 1, "run", output=ProgressOutput(stream=io.StringIO()))
+        ),
     ), output
 
 

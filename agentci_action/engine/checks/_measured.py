@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Any, Literal
+from typing import Any
 
 from agentci_action.engine.results import Check, Status
 from agentci_action.spec.check_models import CHECK_INFO, CheckGroup, Severity
@@ -43,28 +42,19 @@ def number(value: float) -> str:
 
 
 def bounded(
-    group: CheckGroup,
-    name: str,
-    value: float | None,
-    limit: float | None,
-    what: str,
-    *,
-    bound: Literal["min", "max"],
-    missing: str = "",
-    unit: str = "",
+    group: CheckGroup, name: str, value: float | None, limit: float | None, what: str, missing: str = ""
 ) -> Check | None:
-    """value ≥ limit (`bound` "min") or value ≤ limit ("max").
+    """value ≥ limit or value ≤ limit, as the check's `bound` says ("min" or "max", CHECK_INFO), in its unit.
 
-    None when no limit is set; skip (N/A) when the value is unknown.
+    None when no limit is set; skip (N/A) when the value is unknown, `missing` saying why.
     """
     if limit is None:
         return None
+    info = CHECK_INFO[name]
+    bound, unit = info.bound, info.unit
+    assert bound is not None, f"{name} bounds no measured value"
     if value is None:
         return skipped(name, missing, {bound: limit})
     ok, beyond = (value >= limit, "<") if bound == "min" else (value <= limit, ">")
     message = f"{what} {number(value)}{unit} {beyond} {bound} {number(limit)}{unit}"
     return verdict(group, name, ok, message, {"value": value, bound: limit})
-
-
-at_least = partial(bounded, bound="min")
-at_most = partial(bounded, bound="max")

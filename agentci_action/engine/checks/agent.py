@@ -7,7 +7,7 @@ no value means the status is unknown and the checks that need it are skipped (N/
 
 from __future__ import annotations
 
-from agentci_action.engine.checks._measured import at_least, skipped, verdict
+from agentci_action.engine.checks._measured import bounded, skipped, verdict
 from agentci_action.engine.results import Check
 from agentci_action.spec.check_models import AgentChecks
 from agentci_action.trace.canonical import Trace
@@ -66,7 +66,7 @@ def evaluate(group: AgentChecks, trace: Trace) -> list[Check]:
             )
     if group.expected_steps is not None:
         steps = len(trace.tool_calls)
-        check = at_least(
+        check = bounded(
             group,
             "expected_steps",
             step_efficiency(group.expected_steps, steps),
@@ -77,7 +77,7 @@ def evaluate(group: AgentChecks, trace: Trace) -> list[Check]:
         check.data.update(expected_steps=group.expected_steps, steps_taken=steps)
         checks.append(check)
     checks.append(
-        at_least(
+        bounded(
             group,
             "min_tool_success_rate",
             tool_success_rate(trace),

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from agentci_action._util.extras import require
-from agentci_action.engine.checks._measured import at_least, skipped, verdict
+from agentci_action.engine.checks._measured import bounded, skipped, verdict
 from agentci_action.engine.results import Check, Status
 from agentci_action.spec.check_models import AnswerChecks
 
@@ -92,9 +92,9 @@ def evaluate(group: AnswerChecks, answer: str, reference: str | None, embedder: 
     if any(getattr(group, name) is not None for name in ROUGE_KEYS):
         scores = rouge_f1(answer, reference)
         for name, key in ROUGE_KEYS.items():
-            checks.append(at_least(group, name, scores[key], getattr(group, name), f"{key} F1"))
+            checks.append(bounded(group, name, scores[key], getattr(group, name), f"{key} F1"))
     if group.min_bleu is not None:
-        checks.append(at_least(group, "min_bleu", bleu(answer, reference), group.min_bleu, "BLEU"))
+        checks.append(bounded(group, "min_bleu", bleu(answer, reference), group.min_bleu, "BLEU"))
     if group.min_semantic_similarity is not None:
         checks.append(_semantic_similarity(group, answer, reference, embedder))
     return [c for c in checks if c is not None]
@@ -116,4 +116,4 @@ def _semantic_similarity(group: AnswerChecks, answer: str, reference: str, embed
                 name=name, status=Status.ERROR, message=f"[INFRA] semantic similarity: {exc}", data={"value": None}
             )
         similarity = cosine_similarity(answer_vector, reference_vector)
-    return at_least(group, name, similarity, group.min_semantic_similarity, "semantic similarity")
+    return bounded(group, name, similarity, group.min_semantic_similarity, "semantic similarity")

@@ -5,7 +5,7 @@ Only calls that report `duration_ms` count towards token latency and throughput;
 
 from __future__ import annotations
 
-from agentci_action.engine.checks._measured import at_least, at_most
+from agentci_action.engine.checks._measured import bounded
 from agentci_action.engine.results import Check
 from agentci_action.spec.check_models import PerformanceChecks
 from agentci_action.trace.canonical import LLMCall, Trace
@@ -42,26 +42,22 @@ def evaluate(group: PerformanceChecks, trace: Trace) -> list[Check]:
     latency = token_latency_ms(*timed) if timed else None
     speed = throughput(timed[1], timed[0]) if timed else None
     checks = [
-        at_most(
+        bounded(
             group,
             "max_ttft_ms",
             ttft_ms(trace.llm_calls),
             group.max_ttft_ms,
             "time to first token",
             missing="no LLM call in the trace reports ttft_ms",
-            unit=" ms",
         ),
-        at_most(
+        bounded(
             group,
             "max_token_latency_ms",
             latency,
             group.max_token_latency_ms,
             "token latency",
             missing=NO_TIMING,
-            unit=" ms/token",
         ),
-        at_least(
-            group, "min_throughput", speed, group.min_throughput, "throughput", missing=NO_TIMING, unit=" tokens/s"
-        ),
+        bounded(group, "min_throughput", speed, group.min_throughput, "throughput", missing=NO_TIMING),
     ]
     return [c for c in checks if c is not None]

@@ -10,7 +10,7 @@ import re
 
 from cydifflib import SequenceMatcher
 
-from agentci_action.engine.checks._measured import at_least, at_most, skipped, verdict
+from agentci_action.engine.checks._measured import bounded, skipped, verdict
 from agentci_action.engine.results import Check
 from agentci_action.spec.check_models import RagChecks
 from agentci_action.trace.canonical import Trace
@@ -107,8 +107,8 @@ def evaluate(group: RagChecks, trace: Trace, expected_sources: list[str] | None)
     recall = recall_at_k(expected_sources, ids, group.k)
     precision = precision_at_k(expected_sources, ids, group.k)
     checks = [
-        at_least(group, "min_recall_at_k", recall, group.min_recall_at_k, f"recall@{group.k}", missing=no_labels),
-        at_least(
+        bounded(group, "min_recall_at_k", recall, group.min_recall_at_k, f"recall@{group.k}", missing=no_labels),
+        bounded(
             group,
             "min_precision_at_k",
             precision,
@@ -125,7 +125,7 @@ def evaluate(group: RagChecks, trace: Trace, expected_sources: list[str] | None)
         if ratio is None:
             checks.append(skipped("max_context_intrusion", "the trace has no retrieved_context"))
         else:
-            check = at_most(
+            check = bounded(
                 group,
                 "max_context_intrusion",
                 intrusion_score(ratio),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from agentci_action.engine.checks._measured import at_least, at_most, verdict
+from agentci_action.engine.checks._measured import bounded, verdict
 from agentci_action.engine.results import Check
 from agentci_action.spec.check_models import ValidityChecks
 
@@ -26,8 +26,8 @@ def ends_with_punctuation(answer: str) -> bool:
 
 def evaluate(group: ValidityChecks, answer: str) -> list[Check]:
     checks = [
-        at_least(group, "min_length", len(answer.strip()), group.min_length, "answer length", unit=" characters"),
-        at_most(group, "max_length", len(answer), group.max_length, "answer length", unit=" characters"),
+        bounded(group, "min_length", len(answer.strip()), group.min_length, "answer length"),
+        bounded(group, "max_length", len(answer), group.max_length, "answer length"),
     ]
     if group.no_html:
         tags = html_tags(answer)

@@ -138,27 +138,22 @@ def collect(
     command: list[str] | None = None,
     quiet_s: float = 1.0,
     environ: Mapping[str, str] | None = None,
-    log: Callable[[str], None] | None = None,
-    ready: Callable[[Receiver], None] | None = None,
 ) -> int:
     """Run the collector (see the module docstring); the command's exit code, else 0 when stopped."""
     environ = os.environ if environ is None else environ
-    log = log or (lambda message: print(f"agentci collect: {message}", file=sys.stderr, flush=True))
     stop = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set()) if _main_thread() else None
     code = 0
     try:
-        with Receiver(port=port, keep_foreign=True, log=log) as receiver:
-            log(
+        with Receiver(port=port, keep_foreign=True, log=_log) as receiver:
+            _log(
                 f"receiving OTLP/HTTP on {receiver.endpoint} (OTEL_EXPORTER_OTLP_ENDPOINT={receiver.endpoint}); traces → {output}"
             )
             if not command:  # a command gets both variables; an exporter started apart needs the token too
-                log(
+                _log(
                     "spans are taken only with this collector's token: set "
                     f"OTEL_EXPORTER_OTLP_HEADERS={with_token(environ.get('OTEL_EXPORTER_OTLP_HEADERS'), receiver.token)}"
                 )
-            if ready:
-                ready(receiver)
             collector = Collector(receiver, output, quiet_s)
             try:
                 if command:
@@ -167,10 +162,10 @@ def collect(
                     while not stop.wait(quiet_s / 2):
                         collector.flush()
             except KeyboardInterrupt:
-                log("interrupted: writing what arrived")
+                _log("interrupted: writing what arrived")
             receiver.settle(None, 0.5)
             collector.flush(everything=True)
-            log(
+            _log(
                 f"{receiver.spans_received} spans received, {len(collector.files)} trace files in {output}"
                 + (f", {sum(receiver.problems.values())} problems logged above" if receiver.problems else "")
             )
@@ -178,6 +173,11 @@ def collect(
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     return code
+
+
+def _log(message: str) -> None:
+    """One line of the collector's log, on stderr."""
+    print(f"agentci collect: {message}", file=sys.stderr, flush=True)
 
 
 def _main_thread() -> bool:

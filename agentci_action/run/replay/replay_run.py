@@ -157,7 +157,6 @@ class ReplayRun:
         spec_dir: Path,
         inherited: Mapping[str, str],
         pricing: dict[str, ModelPrice] | None = None,
-        log: Callable[[str], None] | None = None,
         spec_file: str | None = None,
     ):
         self.mode, self.inherited, self.pricing = mode, inherited, pricing or {}
@@ -169,8 +168,6 @@ class ReplayRun:
             replay.volatile_paths, replay.volatile_patterns, [*secrets, PLACEHOLDER_KEY]
         )
         self.proxy = ReplayProxy(upstreams(replay, inherited), record_headers=replay.record_headers)
-        if log is not None:
-            self.proxy.log = log
         self._recordings: dict[tuple[str, int], Recording | None] = {}
         self._sessions: dict[tuple[str, int], ReplaySession] = {}
         self._figures: dict[tuple[str, int], RunFigures] = {}
@@ -219,14 +216,17 @@ class ReplayRun:
         key = (job.query.key, job.run)
         with self._lock:
             before = self._turns.get(key) if job.turn > 1 else None
-        session = ReplaySession(
-            query=job.query.key,
-            run=job.run,
-            path=self.path(*key),
-            mode=self.mode,
-            volatility=self.volatility,
-            recording=self._recordings.get(key),
-            continues=before,
+        session = (
+            before.next_turn()
+            if before is not None
+            else ReplaySession(
+                query=job.query.key,
+                run=job.run,
+                path=self.path(*key),
+                mode=self.mode,
+                volatility=self.volatility,
+                recording=self._recordings.get(key),
+            )
         )
         with self._lock:
             self._sessions[key] = session

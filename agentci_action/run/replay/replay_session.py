@@ -19,6 +19,7 @@ a call is one write.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import threading
 from collections import deque
@@ -82,34 +83,39 @@ class ReplaySession:
         mode: ReplayMode,
         volatility: Volatility,
         recording: Recording | None = None,
-        continues: ReplaySession | None = None,
     ):
-        """`recording`: the file at `path` already read (else it is read here, unless the mode records everything).
-
-        `continues`: the finished session of the conversation's previous turn: this turn goes on from its calls (the
-        answers it left, the calls it made, which the recording keeps before this turn's), with figures of its own.
-        """
+        """`recording`: the file at `path` already read (else it is read here, unless the mode records everything)."""
         self.query, self.run, self.path, self.volatility = query, run, path, volatility
         self.mode = ReplayMode(mode)  # ValueError for a word that is not a mode
         self._made: dict[int, RecordedCall | Callable[[], RecordedCall]] = {}
         self._answers: dict[str, deque[RecordedCall]] = {}
-        self.recording: Recording | None
-        if continues is not None:
-            self.recording = continues.recording
-            self._answers = {key: deque(queue) for key, queue in continues._answers.items()}
-            self._made = {number: continues._read(number) for number in continues._made}
-        else:
-            self.recording = recording
-            if recording is None and mode != ReplayMode.RECORD and path.is_file():
-                self.recording = recordings.read(path)
-            for call in self.recording.calls if self.recording else []:
-                self._answers.setdefault(call.request.key(volatility), deque()).append(call)
-                call.response.payload  # noqa: B018  # encoded now, before the agent asks: serving it is one write
-        self._first = max(self._made, default=0) + 1  # this attempt's first call
+        self.recording = recording
+        if recording is None and mode != ReplayMode.RECORD and path.is_file():
+            self.recording = recordings.read(path)
+        for call in self.recording.calls if self.recording else []:
+            self._answers.setdefault(call.request.key(volatility), deque()).append(call)
+            call.response.payload  # noqa: B018  # encoded now, before the agent asks: serving it is one write
+        self._first = 1  # this attempt's first call
         self._numbers = itertools.count(self._first)
         self._times: dict[int, tuple[float, float | None]] = {}
         self._lock = threading.Lock()
         self.figures = Figures()
+
+    def next_turn(self) -> ReplaySession:
+        """A session for the conversation's next turn, once this one (its previous turn) is finished.
+
+        It goes on from this one's calls (the answers it left, the calls it made, which the recording keeps before the
+        next turn's), with figures of its own; the same query, run, recording and mode.
+        """
+        turn = copy.copy(self)
+        turn._answers = {key: deque(queue) for key, queue in self._answers.items()}
+        turn._made = {number: self._read(number) for number in self._made}
+        turn._first = max(turn._made, default=0) + 1
+        turn._numbers = itertools.count(turn._first)
+        turn._times = {}
+        turn._lock = threading.Lock()
+        turn.figures = Figures()
+        return turn
 
     def number(self) -> int:
         """The next call's number, in order of arrival."""

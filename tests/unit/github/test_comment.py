@@ -7,8 +7,8 @@ from fakes.github_server import BOT_LOGIN, FakeGitHub
 from github import GithubException
 
 from agentci_action._util.github_client import client
-from agentci_action.github.check_runs import batches, post_check_run
-from agentci_action.github.comment import CommentOutcome, own_login, upsert_comment
+from agentci_action.github.check_runs import CheckRun, batches, post_check_run
+from agentci_action.github.comment import CommentOutcome, CommentPolicy, own_login, upsert_comment
 from agentci_action.report.markdown import marker
 
 REPO, PR = "octo/agent", 7
@@ -121,8 +121,7 @@ def test_comment_mode(github, mode, has_problems, existing, new_digest, expected
         PR,
         body("after", new_digest),
         MARK,
-        mode=mode,
-        has_problems=has_problems,
+        CommentPolicy(mode=mode, has_problems=has_problems),
     )
     assert isinstance(outcome, CommentOutcome) and outcome.action == expected
     bodies = [c["body"] for c in github.comments(REPO, PR)]
@@ -163,12 +162,14 @@ def test_check_run_carries_every_annotation_50_per_request(github):
     url = post_check_run(
         client("actions-token", github.url),
         REPO,
-        "a" * 40,
-        name="AgentCI",
-        conclusion="failure",
-        title="1 failed",
-        summary="summary",
-        annotations=annotations,
+        CheckRun(
+            head_sha="a" * 40,
+            name="AgentCI",
+            conclusion="failure",
+            title="1 failed",
+            summary="summary",
+            annotations=annotations,
+        ),
     )
     [run] = github.state.check_runs
     assert run["annotations"] == annotations and run["conclusion"] == "failure" and url == run["html_url"]

@@ -299,7 +299,7 @@ def _large_suite_with_renamed_queries(tmp_path: Path):
     """300 queries with long ids; 20 renamed since the baseline (20 removed, 20 new, 20 warnings); all costs moved."""
     import json
 
-    from agentci_action.compare.baselines import save_baseline
+    from agentci_action.compare.baselines import SaveOptions, save_baseline
     from agentci_action.pipeline.evaluation import Evaluation, evaluate
     from agentci_action.spec.loader import load_spec
     from agentci_action.trace.load import load_traces
@@ -337,7 +337,7 @@ def _large_suite_with_renamed_queries(tmp_path: Path):
         return spec, traces
 
     old_spec, old_traces = write_suite("old", ids(False), 0.001)
-    save_baseline(load_spec(old_spec), load_traces([str(old_traces)]), "v1", force=True)
+    save_baseline(load_spec(old_spec), load_traces([str(old_traces)]), "v1", SaveOptions(force=True))
     new_spec, new_traces = write_suite("new", ids(True), 0.003)
     return evaluate(Evaluation(spec=str(new_spec), traces=[str(new_traces)], baseline="v1"))
 

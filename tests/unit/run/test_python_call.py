@@ -22,7 +22,7 @@ from helpers import ROOT, hermetic_environment
 from integration.test_runner import _alive, lines
 
 from agentci_action import load_spec
-from agentci_action._util.progress import Progress
+from agentci_action._util.progress import Progress, ProgressOutput
 from agentci_action.run import RunOptions, RunSetup, run_agent
 from agentci_action.trace.tokenizer import tokenizer_for
 
@@ -60,7 +60,7 @@ def spec_for(tmp_path: Path, ids: list[str], runner: str) -> Path:
 
 def run(spec: Path, environ: dict[str, str], **options):
     output = spec.parent / "out"
-    progress = Progress("agentci run", 1, "run", stream=io.StringIO())
+    progress = Progress("agentci run", 1, "run", output=ProgressOutput(stream=io.StringIO()))
     return run_agent(
         load_spec(spec), RunOptions(output, **options), RunSetup(environ=environ, progress=progress)
     ), output
@@ -266,7 +266,7 @@ def test_a_callable_given_to_the_api_may_return_an_agents_sdk_run_result(tmp_pat
 
     spec = tmp_path / "spec.yaml"
     spec.write_text(f'agent: weather\nqueries:\n  - id: paris\n    query: "{QUESTION}"\n')
-    progress = Progress("agentci run", 1, "run", stream=io.StringIO())
+    progress = Progress("agentci run", 1, "run", output=ProgressOutput(stream=io.StringIO()))
     outcome = run_agent(
         load_spec(spec), RunOptions(tmp_path / "out"), RunSetup(agent=agents_sdk_agent.answer, progress=progress)
     )

@@ -18,7 +18,7 @@ import pytest
 from fakes.llm_server import FakeLLMServer
 from helpers import ROOT, hermetic_environment, run_cli, run_cli_process
 
-from agentci_action._util.progress import CLEAR, Progress, duration
+from agentci_action._util.progress import CLEAR, Progress, ProgressOutput, duration
 
 KEY = "sk-ant-progress-test-never-print-me"
 
@@ -81,7 +81,14 @@ def on_terminal(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
 
 
 def test_the_line_counts_times_and_estimates():
-    progress = Progress("agentci test", 4, "query", "queries", ("judge requests", "cached", "failed"), io.StringIO())
+    progress = Progress(
+        "agentci test",
+        4,
+        "query",
+        "queries",
+        ("judge requests", "cached", "failed"),
+        output=ProgressOutput(stream=io.StringIO()),
+    )
     progress.started -= 30  # as if 30 s had passed
     assert progress.line() == "agentci test: 0/4 queries · judge requests 0 · cached 0 · failed 0 · 0:30 elapsed"
     progress.advance(judge_requests=2, cached=1)
@@ -97,7 +104,13 @@ def test_the_line_counts_times_and_estimates():
 
 def test_a_terminal_gets_one_line_rewritten_and_errors_above_it():
     out = io.StringIO()
-    progress = Progress("agentci run", 2, "run", counters=("failed", "infra"), stream=out, live=True, interval_s=0)
+    progress = Progress(
+        "agentci run",
+        2,
+        "run",
+        counters=("failed", "infra"),
+        output=ProgressOutput(stream=out, live=True, interval_s=0),
+    )
     progress.start("agentci run: 2 runs of demo on 1 worker")
     progress.advance()
     progress.advance("query 'x' run 0: boom", failed=1)
@@ -114,7 +127,9 @@ def test_a_terminal_gets_one_line_rewritten_and_errors_above_it():
 
 def test_a_pipe_gets_plain_lines_no_more_often_than_the_interval_and_secrets_masked():
     out = io.StringIO()
-    progress = Progress("agentci run", 3, "run", counters=("failed",), stream=out, live=False, interval_s=0)
+    progress = Progress(
+        "agentci run", 3, "run", counters=("failed",), output=ProgressOutput(stream=out, live=False, interval_s=0)
+    )
     progress.advance()
     progress.advance("run 1: token hunter2 leaked", failed=1)
     assert CLEAR not in out.getvalue()
@@ -124,18 +139,27 @@ def test_a_pipe_gets_plain_lines_no_more_often_than_the_interval_and_secrets_mas
         "agentci run: 2/3 runs · failed 1 · 0:00 elapsed · ETA 0:00",
     ]
     quiet = io.StringIO()
-    progress = Progress("agentci run", 3, "run", stream=quiet, live=False, interval_s=60, mask=lambda s: s)
+    progress = Progress(
+        "agentci run", 3, "run", output=ProgressOutput(stream=quiet, live=False, interval_s=60, mask=lambda s: s)
+    )
     progress.advance()
     assert quiet.getvalue() == ""  # not yet time for a line
     masked = io.StringIO()
-    progress = Progress("x", 1, "run", stream=masked, live=False, interval_s=0, mask=lambda s: s.replace("pw", "***"))
+    progress = Progress(
+        "x",
+        1,
+        "run",
+        output=ProgressOutput(stream=masked, live=False, interval_s=0, mask=lambda s: s.replace("pw", "***")),
+    )
     progress.advance("the pw is out")
     assert "pw" not in masked.getvalue() and "the *** is out" in masked.getvalue()
 
 
 def test_the_clock_writes_while_nothing_finishes():
     out = io.StringIO()
-    progress = Progress("agentci test", 1, "query", "queries", stream=out, live=False, interval_s=0.05)
+    progress = Progress(
+        "agentci test", 1, "query", "queries", output=ProgressOutput(stream=out, live=False, interval_s=0.05)
+    )
     progress.start()
     time.sleep(0.3)
     progress.finish()
