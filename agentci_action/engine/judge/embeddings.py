@@ -16,6 +16,7 @@ from pathlib import Path
 
 from agentci_action.engine.checks.answer import Embedder, EmbeddingError, NoEmbedder
 from agentci_action.model_access.json_store import JsonStore
+from agentci_action.model_access.keys import base_urls_from_environment
 from agentci_action.model_access.providers import OpenAIProvider
 from agentci_action.model_access.retries import Attempts, RetryPolicy, call_with_retries
 from agentci_action.spec.models import JudgeConfig
@@ -106,6 +107,6 @@ def build_embedder(config: JudgeConfig | None, cache: EmbeddingCache, environ: M
     if not key:
         return NoEmbedder("no embedding provider: OPENAI_API_KEY is not set")
     config = config or JudgeConfig()
-    base_url = embedding_base_url(config) or environ.get("OPENAI_BASE_URL") or None
+    base_url = embedding_base_url(config) or base_urls_from_environment(environ).get("openai")
     provider = OpenAIProvider(key, base_url, config.timeout_s, config.max_output_tokens)
     return OpenAIEmbedder(provider, config.embedding_model, cache, config.max_attempts)
