@@ -733,6 +733,23 @@ def _query_or_turns(schema: dict[str, Any]) -> None:
     schema["not"] = {"required": ["turns", "simulated_user"]}
 
 
+class Provenance(_Part):
+    """Where a promoted golden came from (`agentci goldens`): the source trace, its framework and time, the commit.
+
+    Metadata for the reviewer: it changes nothing a query is evaluated by, so it is left out of the spec's hash.
+    """
+
+    source: str = Field(..., min_length=1, description="The trace file (relative to the spec) or URL it came from.")
+    trace_id: str | None = Field(None, description="The trace's own id in that source (run, session or span id).")
+    framework: str | None = Field(None, description="The trace format it was read as, e.g. openai-agents, langgraph.")
+    timestamp: str | None = Field(None, description="When the source trace was recorded (ISO 8601), if it says.")
+    promoted_commit: str | None = Field(None, description="The commit HEAD was at when the query was promoted.")
+    incident: bool = Field(
+        False,
+        description="Promoted from a failing trace with a corrected expectation: it fails on its source trace by design.",
+    )
+
+
 class QuerySpec(QueryDefaults):
     """One golden query and its three layers of assertions.
 
@@ -772,6 +789,9 @@ class QuerySpec(QueryDefaults):
     reference_answer: str | None = Field(None, description="The gold answer that checks.answer compares with.")
     expected_sources: list[str] | None = Field(
         None, description="Ids of the documents retrieval should find (checks.rag recall@k, precision@k)."
+    )
+    provenance: Provenance | None = Field(
+        None, description="Where the query was promoted from (`agentci goldens`); not part of the spec's hash."
     )
 
     _file: str = PrivateAttr("")
@@ -1109,9 +1129,9 @@ def spec_hash(spec: AgentCISpec) -> str:
 
     The spec as loaded: includes resolved, defaults merged, tags applied. Values equal to their default are
     left out, so a new optional spec key in a later release leaves the hash alone. The `runner:`, the `suite:`
-    gates, `significance:` and the judge's spend cap are left out too: how the agent is run, what limits the whole
-    run and how sure a comparison must be change nothing a query is evaluated by, so adding one keeps every
-    baseline's hash.
+    gates, `significance:`, the judge's spend cap and each query's `provenance:` are left out too: how the agent is
+    run, what limits the whole run, how sure a comparison must be and where a query came from change nothing a query
+    is evaluated by, so adding one keeps every baseline's hash.
     """
 
     def compute() -> str:
@@ -1120,7 +1140,13 @@ def spec_hash(spec: AgentCISpec) -> str:
         dumped = spec.model_dump(
             mode="json",
             exclude_defaults=True,
-            exclude={"runner": True, "suite": True, "significance": True, "judge_config": {"max_cost_usd"}},
+            exclude={
+                "runner": True,
+                "suite": True,
+                "significance": True,
+                "judge_config": {"max_cost_usd"},
+                "queries": {"__all__": {"provenance"}},
+            },
         )
         canonical = json.dumps(dumped, sort_keys=True, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:16]

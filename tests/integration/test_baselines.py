@@ -486,3 +486,16 @@ def test_a_version_saved_with_fewer_runs_than_the_spec_now_asks_is_still_compare
     assert tested.returncode == 0, tested.stderr
     runs = json.loads(tested.stdout)["diff"]["queries"][0]["runs"]
     assert (runs["before"], runs["after"]) == (3, 10)
+
+
+def test_provenance_is_left_out_of_the_spec_hash(write):
+    """Promoting a query records where it came from; that metadata must not invalidate every baseline."""
+    plain = load_spec(write("plain.yaml", SPEC))
+    promoted = SPEC.replace(
+        "  - id: math\n",
+        "  - id: math\n    provenance: {source: traces/t1.json, framework: openai-chat, promoted_commit: abc1234}\n",
+    )
+    assert promoted != SPEC
+    traced = load_spec(write("traced.yaml", promoted))
+    assert traced.queries[0].provenance is not None and traced.queries[0].provenance.source == "traces/t1.json"
+    assert spec_hash(plain) == spec_hash(traced)
