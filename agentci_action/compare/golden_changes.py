@@ -58,7 +58,7 @@ class GoldenChange:
 def golden_changes(spec: AgentCISpec, base: BaseRef) -> list[GoldenChange]:
     """The queries of `spec` (the whole spec, before any tags) added, changed or removed since the commit `base` names.
 
-    None for a spec built in memory, without a file to read at the base commit.
+    None ([]) for a spec built in memory, without a file to read at the base commit.
     """
     if not spec.path:
         return []

@@ -315,7 +315,10 @@ class _Room:
 
 @dataclass(frozen=True)
 class Beside:
-    """What the body keeps with its headline: the trend on the default branch, the golden queries and recordings the PR changed."""
+    """What the body keeps with its headline: the trend on the default branch, and what the PR changed.
+
+    What the PR changed: the golden queries of the spec and the runner's recordings, against its base commit.
+    """
 
     trend: Trend | None = None
     recordings: Sequence[RecordingChange] = ()
