@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from agentci_action._util.output import write_file, write_stream
@@ -13,9 +13,9 @@ from agentci_action._util.output import write_file, write_stream
 if TYPE_CHECKING:  # annotations only: each command imports the stages it needs when it runs
     from agentci_action.compare.diff_schema import RunDiff
     from agentci_action.compare.history import Trend
-    from agentci_action.compare.recording_changes import RecordingChange
     from agentci_action.engine.results import RunResult
     from agentci_action.pipeline.results_files import Outcome
+    from agentci_action.report.markdown import Beside
 
 
 def render(
@@ -23,29 +23,30 @@ def render(
     run: RunResult,
     env: Mapping[str, str],
     diff: RunDiff | None = None,
-    trend: Trend | None = None,
-    recordings: Sequence[RecordingChange] = (),
+    beside: Beside | None = None,
 ) -> str | Iterator[str]:
     """The report in `fmt`.
 
     Console, markdown (the job summary) and html (one self-contained page) include the diff against the baseline and the
-    trend on the default branch (`--history`), junit the diff's verdicts; github is the step log the action prints: the
-    console report inside stop-commands, then the annotations (paths relative to `env`'s GITHUB_WORKSPACE, else the
-    working directory). Console, markdown and json list the recordings changed against the PR's base commit.
+    trend on the default branch (`--history`, in `beside`), junit the diff's verdicts; github is the step log the
+    action prints: the console report inside stop-commands, then the annotations (paths relative to `env`'s
+    GITHUB_WORKSPACE, else the working directory). Console, markdown and json list the golden queries and recordings
+    changed against the PR's base commit (`beside`).
     """
     from agentci_action.report import console, file_annotations, html, junit, markdown, prometheus, results_json
 
+    beside = beside or markdown.Beside()
     if fmt == "github":
         return "\n".join(file_annotations.github_log(run, diff, env.get("GITHUB_WORKSPACE") or os.getcwd())) + "\n"
     if fmt == "markdown":
-        return markdown.render_summary(run, diff=diff, beside=markdown.Beside(trend, recordings))
+        return markdown.render_summary(run, diff=diff, beside=beside)
     if fmt == "html":
-        return html.render_html(run, diff, trend)
+        return html.render_html(run, diff, beside.trend)
     if fmt == "console":
-        return console.render_with_diff(run, diff, trend, recordings)
+        return console.render_with_diff(run, diff, beside.trend, beside.recordings, beside.goldens)
     if fmt == "json":
         return results_json.chunks(
-            run, diff, recordings
+            run, diff, beside.recordings, beside.goldens
         )  # written a query at a time: a results file is never held whole
     if fmt == "junit":
         return junit.render(run, diff)
@@ -71,10 +72,12 @@ def report_outcome(outcome: Outcome, args: argparse.Namespace, trend: Trend | No
     A format that does not show the diff's warnings (json, junit, prometheus) has them said on standard error.
     """
     from agentci_action.pipeline.blocking import exit_code
+    from agentci_action.report.markdown import Beside
 
     if outcome.diff and args.format not in ("console", "github", "markdown", "html"):
         warn(outcome.diff.warnings)
-    report = render(args.format, outcome.run, args.env, outcome.diff, trend, outcome.recordings)
+    beside = Beside(trend, outcome.recordings, outcome.goldens)
+    report = render(args.format, outcome.run, args.env, outcome.diff, beside)
     write_report(report, args.format, args.output, args.env)
     return exit_code(outcome.run)
 

@@ -134,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
                 judge=judge,
                 baseline_ref=base_ref_option(args),
                 recordings_at=base_ref_option(args),
+                goldens_at=base_ref_option(args),
                 progress="agentci test",
             ),
             more,

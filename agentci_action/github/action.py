@@ -83,6 +83,7 @@ def outcome_of(inputs: ActionInputs, env: Mapping[str, str], context: RunContext
             baseline=None if inputs.baseline == BASE else inputs.baseline or None,
             baseline_ref=base_ref,
             recordings_at=at_base,
+            goldens_at=at_base,
             baseline_traces=inputs.baseline_traces,
             trace_format=inputs.trace_format,
             tags=inputs.tags,
@@ -138,7 +139,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         event = load_event(env.get("GITHUB_EVENT_PATH"))
         context = resolve(env, event)
         outcome = outcome_of(inputs, env, context)
-        run, diff, recordings = outcome.run, outcome.diff, outcome.recordings
+        run, diff, recordings, goldens = outcome.run, outcome.diff, outcome.recordings, outcome.goldens
     except AgentCIError as exc:
         problems = exc.problems if isinstance(exc, InputError) else [Problem("agentci", 0, str(exc))]
         for problem in problems:
@@ -155,7 +156,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         context = locate_pull_request(inputs, context, publisher)
     workspace = env.get("GITHUB_WORKSPACE") or os.getcwd()
     try:
-        write_file(inputs.results_path, results_json.chunks(run, diff, recordings), what="the results file")
+        write_file(inputs.results_path, results_json.chunks(run, diff, recordings, goldens), what="the results file")
     except OutputError as exc:
         publisher.error(Problem("agentci", 0, str(exc)))
         status = max(status, EXIT_ERROR)
@@ -171,16 +172,16 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         sha=context.head_sha,
         report_url=f"{context.run_url}#artifacts" if html_path and context.run_url else None,
     )
-    publisher.untrusted(console.render_with_diff(run, diff, history, recordings).splitlines())
+    publisher.untrusted(console.render_with_diff(run, diff, history, recordings, goldens).splitlines())
     title = markdown.title_for(inputs.comment_header) + (
         f" · shard {inputs.shard.index}/{inputs.shard.count}" if inputs.shard else ""
     )
     publisher.summary(
-        markdown.render_summary(run, title, links, diff=diff, beside=markdown.Beside(history, recordings))
+        markdown.render_summary(run, title, links, diff=diff, beside=markdown.Beside(history, recordings, goldens))
     )
     comment_url, found_annotations = "", []
     if inputs.shard is None:  # a shard job leaves the annotations, check run and comment to the merge job
-        shown = PublishedRun(run=run, diff=diff, history=history, links=links, recordings=recordings)
+        shown = PublishedRun(run=run, diff=diff, history=history, links=links, recordings=recordings, goldens=goldens)
         comment_url = publish_comment(inputs, context, shown, publisher)
         found_annotations = file_annotations.annotations_for(run, workspace, diff)
         on_check_run = bool(

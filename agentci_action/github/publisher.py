@@ -20,6 +20,7 @@ from agentci_action._util.github_client import client
 from agentci_action._util.output import LinkedPath, OutputError, encodable, write_file, write_stream
 from agentci_action._util.redaction import redact, secret_parts
 from agentci_action.compare.diff_schema import RunDiff
+from agentci_action.compare.golden_changes import GoldenChange
 from agentci_action.compare.history import Trend, read_entries, series_entries, trend
 from agentci_action.compare.recording_changes import RecordingChange
 from agentci_action.engine.results import RunResult, Status
@@ -174,7 +175,7 @@ def locate_pull_request(inputs: ActionInputs, context: RunContext, publisher: Pu
 class PublishedRun:
     """The run as the comment and the check run show it.
 
-    Its results, the diff against the baseline, the trend, links, and the recordings the PR changed.
+    Its results, the diff against the baseline, the trend, links, and the golden queries and recordings the PR changed.
     """
 
     run: RunResult
@@ -182,10 +183,11 @@ class PublishedRun:
     history: Trend | None
     links: markdown.Links
     recordings: Sequence[RecordingChange] = ()
+    goldens: Sequence[GoldenChange] = ()
 
 
 def publish_comment(inputs: ActionInputs, context: RunContext, shown: PublishedRun, publisher: Publisher) -> str:
-    """The sticky comment on the PR (when there is one), with the recordings it changed; its URL, or '' after a warning."""
+    """The sticky comment on the PR (when there is one), with what it changed; its URL, or '' after a warning."""
     if context.pr_number is None or inputs.comment_mode == "off":
         return ""
     if not inputs.github_token:
@@ -200,7 +202,7 @@ def publish_comment(inputs: ActionInputs, context: RunContext, shown: PublishedR
             inputs.comment_header,
             shown.links,
             diff=shown.diff,
-            beside=markdown.Beside(shown.history, shown.recordings),
+            beside=markdown.Beside(shown.history, shown.recordings, shown.goldens),
         )
     )
     policy = CommentPolicy(mode=inputs.comment_mode, has_problems=shown.run.summary.status is not Status.PASS)

@@ -17,6 +17,7 @@ from agentci_action.compare.base_ref import BaseRef, base_reference
 from agentci_action.compare.baselines import Reference, load_baseline, only_queries, reference_for, version_reference
 from agentci_action.compare.diff import Side, merge_diffs
 from agentci_action.compare.diff_sides import baseline_side, current_side, diff_against, evaluate_side
+from agentci_action.compare.golden_changes import GoldenChange, golden_changes
 from agentci_action.compare.recording_changes import RecordingChange, recording_changes
 from agentci_action.compare.suite_gates import judge_gates, with_gates
 from agentci_action.compare.verdict_status import with_verdicts
@@ -58,6 +59,7 @@ class Evaluation:
         None  # read the baseline at this commit (compare/base_ref.py); `baseline` names a version
     )
     recordings_at: BaseRef | None = None  # list the runner's recordings changed since this commit (a PR's base)
+    goldens_at: BaseRef | None = None  # list the spec's golden queries changed since this commit (a PR's base)
 
 
 # Runs the agent until each query named has this many runs (its runs so far kept): adaptive runs' next batch.
@@ -144,7 +146,8 @@ def evaluate(request: Evaluation, more_runs: MoreRuns | None = None) -> Outcome:
         if diff is not None:
             with_verdicts(run, diff, spec.composite)
         with_gates(run, spec.suite, diff)
-    return Outcome(run, diff, changed_recordings(whole, request.recordings_at, run.warnings))
+    recordings = changed_recordings(whole, request.recordings_at, run.warnings)
+    return Outcome(run, diff, recordings, changed_goldens(whole, request.goldens_at, run.warnings))
 
 
 def changed_recordings(spec: AgentCISpec, base: BaseRef | None, warnings: list[str]) -> list[RecordingChange]:
@@ -159,6 +162,20 @@ def changed_recordings(spec: AgentCISpec, base: BaseRef | None, warnings: list[s
         return recording_changes(folder, base)
     except (InputError, InfraError) as exc:
         warnings.append(f"recordings changed in this PR: cannot be listed ({exc})")
+        return []
+
+
+def changed_goldens(spec: AgentCISpec, base: BaseRef | None, warnings: list[str]) -> list[GoldenChange]:
+    """The spec's golden queries added, changed or removed since `base` ([] without it).
+
+    A base commit that cannot be read, or whose spec does not load, is a warning: the evaluation stands without the list.
+    """
+    if base is None:
+        return []
+    try:
+        return golden_changes(spec, base)
+    except (InputError, InfraError) as exc:
+        warnings.append(f"golden queries changed in this PR: cannot be listed ({exc})")
         return []
 
 

@@ -15,20 +15,24 @@ from pydantic import ValidationError
 from agentci_action._util.errors import InputError
 from agentci_action._util.limits import MAX_RESULTS_BYTES, MAX_RESULTS_NESTING, deeper_than
 from agentci_action.compare.diff_schema import RunDiff
+from agentci_action.compare.golden_changes import GoldenChange
 from agentci_action.compare.recording_changes import RecordingChange
 from agentci_action.engine.results import RunResult
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """The results, the diff against the baseline when there was one (its warnings included), the recordings changed.
+    """The results, the diff against the baseline when there was one (its warnings included), what the PR changed.
 
-    A shard has no diff: the diff needs every query's traces, which no single shard holds.
+    What the PR changed: the recordings and the golden queries, against its base commit.
+
+        A shard has no diff: the diff needs every query's traces, which no single shard holds.
     """
 
     run: RunResult
     diff: RunDiff | None = None
     recordings: list[RecordingChange] = field(default_factory=list)  # changed since the base commit
+    goldens: list[GoldenChange] = field(default_factory=list)  # the spec's queries changed since the base commit
 
 
 def read_shards(patterns: list[str]) -> dict[str, Outcome]:

@@ -12,6 +12,7 @@ from agentci_action.engine.conversation import failing_first, whole_layer
 from agentci_action.engine.results import LAYERS, RUN_FIGURES, Finding, LayerResult, QueryResult, RunResult, Status
 from agentci_action.report import (
     gate_phrases,
+    golden_phrases,
     recording_phrases,
     replay_phrases,
     suite_phrases,
@@ -23,6 +24,7 @@ from agentci_action.report.diff_console import render_diff
 
 if TYPE_CHECKING:
     from agentci_action.compare.diff_schema import RunDiff
+    from agentci_action.compare.golden_changes import GoldenChange
     from agentci_action.compare.history import Trend
     from agentci_action.compare.recording_changes import RecordingChange
 
@@ -216,12 +218,18 @@ def render(run: RunResult) -> str:
 
 
 def render_with_diff(
-    run: RunResult, diff: RunDiff | None = None, trend: Trend | None = None, recordings: Sequence[RecordingChange] = ()
+    run: RunResult,
+    diff: RunDiff | None = None,
+    trend: Trend | None = None,
+    recordings: Sequence[RecordingChange] = (),
+    goldens: Sequence[GoldenChange] = (),
 ) -> str:
-    """The console report, then the diff against the baseline, the trend on the default branch, the recordings changed.
+    """The console report, then the diff against the baseline, the trend, the golden queries and recordings changed.
 
-    The diff when there is one, the trend when there is a history, the recordings when the PR changed some.
+    The diff when there is one, the trend on the default branch when there is a history, the golden queries and the
+    recordings when the PR changed some.
     """
     lines = trend_report.console_lines(trend) if trend is not None else []
+    lines += golden_phrases.console_lines(goldens)
     lines += recording_phrases.console_lines(recordings)
     return render(run) + ("\n" + render_diff(diff) if diff else "") + "".join(f"{one_line(x, 400)}\n" for x in lines)

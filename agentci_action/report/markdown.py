@@ -27,6 +27,7 @@ from agentci_action._util.text import (
     utf8_size,
 )
 from agentci_action.compare.diff_schema import RunDiff
+from agentci_action.compare.golden_changes import GoldenChange
 from agentci_action.compare.history import Trend
 from agentci_action.compare.recording_changes import RecordingChange
 from agentci_action.engine.conversation import failing_first
@@ -34,6 +35,7 @@ from agentci_action.engine.results import LAYERS, SEVERITY, LayerResult, QueryRe
 from agentci_action.report import (
     finding_phrases,
     gate_phrases,
+    golden_phrases,
     recording_phrases,
     replay_phrases,
     suite_phrases,
@@ -313,10 +315,14 @@ class _Room:
 
 @dataclass(frozen=True)
 class Beside:
-    """What the body keeps with its headline: the trend on the default branch and the recordings the PR changed."""
+    """What the body keeps with its headline: the trend on the default branch, and what the PR changed.
+
+    What the PR changed: the golden queries of the spec and the runner's recordings, against its base commit.
+    """
 
     trend: Trend | None = None
     recordings: Sequence[RecordingChange] = ()
+    goldens: Sequence[GoldenChange] = ()
 
 
 def render_body(
@@ -325,15 +331,17 @@ def render_body(
     """The markdown report's body, its parts in order of priority, cut to `room.budget` bytes in that order.
 
     Headline; the failing and warning queries, worst first, each with every reason once; the diff against the baseline
-    (routes, answers and figures; not the reasons again); the trend on the default branch and the recordings the PR
-    changed (`beside`: a few lines each, kept with the headline); then every query's layers and figures, folded (at
-    most `room.rows` rows).
+    (routes, answers and figures; not the reasons again); the trend on the default branch, the golden queries and the
+    recordings the PR changed (`beside`: a few lines each, kept with the headline); then every query's layers and
+    figures, folded (at most `room.rows` rows).
     """
     budget, rows_shown = room.budget, room.rows
     head = headline(run, title or "AgentCI") + "\n"
-    trend, recordings = (beside.trend, beside.recordings) if beside is not None else (None, ())
-    trend_text = (trend_report.markdown(trend) if trend is not None else "") + recording_phrases.markdown_section(
-        recordings
+    beside = beside or Beside()
+    trend_text = (
+        (trend_report.markdown(beside.trend) if beside.trend is not None else "")
+        + golden_phrases.markdown_section(beside.goldens)
+        + recording_phrases.markdown_section(beside.recordings)
     )
     if run.summary.tokens is not None:
         head += f"_{inline(token_phrases.summary_line(run.summary.tokens).capitalize(), 1000)}_\n\n"

@@ -6,12 +6,18 @@ from collections.abc import Iterator, Sequence
 
 from agentci_action._util.json_text import dumps
 from agentci_action.compare.diff_schema import RunDiff
+from agentci_action.compare.golden_changes import GoldenChange
 from agentci_action.compare.recording_changes import RecordingChange
 from agentci_action.engine.results import RunResult
 
 
-def chunks(run: RunResult, diff: RunDiff | None = None, recordings: Sequence[RecordingChange] = ()) -> Iterator[str]:
-    """render(run, diff, recordings) a piece at a time: the run's fields, then each query's result as it is serialised.
+def chunks(
+    run: RunResult,
+    diff: RunDiff | None = None,
+    recordings: Sequence[RecordingChange] = (),
+    goldens: Sequence[GoldenChange] = (),
+) -> Iterator[str]:
+    """render(run, diff, recordings, goldens) a piece at a time: the run's fields, then each query's result as it is serialised.
 
     A results file of 10k queries is never held whole (as text, nor as the data pydantic builds it from), and the text
     is the same as one dumps of the run: each result is dumped alone and indented to its place.
@@ -22,6 +28,9 @@ def chunks(run: RunResult, diff: RunDiff | None = None, recordings: Sequence[Rec
     if recordings:  # the recordings a PR changed (compare/recording_changes.py): last, and only when there are some
         listed = dumps([change.as_json() for change in recordings]).replace("\n", "\n  ")
         head = head.removesuffix("\n}") + ',\n  "recordings_changed": ' + listed + "\n}"
+    if goldens:  # the golden queries a PR changed (compare/golden_changes.py): last, and only when there are some
+        listed = dumps([change.as_json() for change in goldens]).replace("\n", "\n  ")
+        head = head.removesuffix("\n}") + ',\n  "goldens_changed": ' + listed + "\n}"
     if not run.results:
         yield head + "\n"
         return
@@ -35,12 +44,18 @@ def chunks(run: RunResult, diff: RunDiff | None = None, recordings: Sequence[Rec
 _EMPTY_RESULTS = '\n  "results": []'  # top-level keys alone are indented two spaces; a string holds no raw newline
 
 
-def render(run: RunResult, diff: RunDiff | None = None, recordings: Sequence[RecordingChange] = ()) -> str:
+def render(
+    run: RunResult,
+    diff: RunDiff | None = None,
+    recordings: Sequence[RecordingChange] = (),
+    goldens: Sequence[GoldenChange] = (),
+) -> str:
     """The results JSON; with a diff against the baseline, it is the top-level `diff` field (agentci.diff/v3).
 
-    With recordings changed against the PR's base commit, `recordings_changed`: [{query, run, change, detail}].
+    With recordings changed against the PR's base commit, `recordings_changed`: [{query, run, change, detail}]; with
+    golden queries changed, `goldens_changed`: [{query, change, line, detail, provenance}].
     """
-    return "".join(chunks(run, diff, recordings))
+    return "".join(chunks(run, diff, recordings, goldens))
 
 
 def render_diff(diff: RunDiff) -> str:
