@@ -1,6 +1,6 @@
 """Every fenced code block of the documentation is run, so no command or snippet goes stale.
 
-The documentation: README.md, the other top-level pages, docs/*.md.
+The documentation: README.md, the other top-level pages, every page under docs/, benchmarks/*.md.
 
 A block's language says what it is: `bash`/`sh` and `python` blocks run; `yaml` blocks must parse; `json`, `text`
 and the like are shown, not run. The HTML comment on the line before a fence changes that:
@@ -27,7 +27,11 @@ import pytest
 import yaml
 from helpers import ROOT
 
-PAGES = [*sorted(ROOT.glob("*.md")), *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [
+    *sorted(ROOT.glob("*.md")),
+    *sorted((ROOT / "docs").rglob("*.md")),
+    *sorted((ROOT / "benchmarks").glob("*.md")),
+]
 RUN = {"bash", "sh", "python"}
 SHOWN = {"yaml", "json", "jsonl", "text", "toml", "diff", "markdown", "xml", "ini"}
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,})(?P<lang>[^`\s]*)\s*$")
