@@ -10,8 +10,9 @@ and the like are shown, not run. The HTML comment on the line before a fence cha
 - `<!-- file: PATH -->`: the block is written to PATH (relative to the page's working directory) instead of run.
 - `<!-- run in: an empty directory -->`: from this block on, the page's blocks run in a new empty directory.
 - `<!-- output: the block above -->`: a `text` block quoting what the run block before it printed. Each of its lines
-  must appear, in order, within the lines the command printed (stdout, then stderr), after both are normalised
-  (volatile figures: timings, hashes, temporary paths; runs of spaces); a line `…` stands for lines left out.
+  must appear, in order, in what the block printed (stdout, then stderr, its lines joined: a report wraps at its
+  width), after both are normalised (volatile figures: timings, hashes, temporary paths; runs of spaces); a line `…`
+  stands for lines left out.
 - `<!-- shown: REASON -->`: a `text` block that is not an output a test can produce (a synopsis, another
   language's code, a log of a run with a key); the reason is required. Every `text` block carries one of the two.
 
@@ -41,7 +42,7 @@ RUN = {"bash", "sh", "python"}
 SHOWN = {"yaml", "json", "jsonl", "text", "toml", "diff", "markdown", "xml", "ini"}
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,})(?P<lang>[^`\s]*)\s*$")
 NOTE = re.compile(r"^\s*<!--\s*(?P<kind>not run|file|run in|output|shown):\s*(?P<value>.*?)\s*-->\s*$")
-EXIT = re.compile(r"\s+# exit (\d+)\s*$")
+EXIT = re.compile(r"\s+# exit (\d+)\s*$", re.M)
 
 
 @dataclass
@@ -154,13 +155,19 @@ def normalised(text: str) -> list[str]:
 
 
 def check_output(block: Block, printed: str) -> None:
-    """Each quoted line appears, in order, within a line the command printed (`…` skips lines)."""
-    lines, at = normalised(printed), 0
+    """Each quoted line appears, in order, in what the command printed, its lines joined (a report wraps at its width).
+
+    `…` stands for what the quote leaves out.
+    """
+    text, at = " ".join(normalised(printed)), 0
     for quoted in normalised(block.code):
         if quoted in ("…", "..."):
             continue
-        at = next((i + 1 for i in range(at, len(lines)) if quoted in lines[i]), -1)
-        assert at > 0, f"{block}: the command did not print, here or in this order:\n{quoted}\n---\n{printed[-3000:]}"
+        found = text.find(quoted, at)
+        assert found >= 0, (
+            f"{block}: the command did not print, here or in this order:\n{quoted}\n---\n{printed[-3000:]}"
+        )
+        at = found + len(quoted)
 
 
 def execute(block: Block, cwd: Path, tmp_path: Path) -> str:
