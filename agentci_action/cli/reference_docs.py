@@ -3,7 +3,8 @@
 Every spec key (from the models that write agentci_spec.schema.json), every command and flag (from each command's
 `add_arguments`), the action's and the run action's inputs and outputs (from their action.yml), the results and diff
 JSON (from their models), the exit codes and the bounds of _util/limits.py. A test regenerates them and fails on any
-difference. Regenerate with `python -m agentci_action.cli.reference_docs docs/reference`.
+difference. Regenerate, from a checkout (it reads the action.yml files beside the package), with
+`python -m agentci_action.cli.reference_docs docs/reference`.
 """
 
 from __future__ import annotations
