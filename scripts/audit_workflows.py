@@ -1,7 +1,7 @@
 """zizmor over the workflows AgentCI hands its users.
 
 What `agentci init` writes (and again with its optional jobs uncommented, as its comment says to use them) and every
-workflow snippet of README.md and docs/*.md (a snippet of jobs or steps is completed into a workflow of its own: a name,
+workflow snippet of README.md and docs/**/*.md (a snippet of jobs or steps is completed into a workflow of its own: a name,
 a trigger, no default permissions). Run by .ci/run; tests/e2e/test_release.py runs it too.
 
     python scripts/audit_workflows.py   # exit 1 and zizmor's findings when there is any at medium or above
@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "agentci_action" / "templates" / "agentci.yml"
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 POLICY = """\
 rules:
   unpinned-uses:

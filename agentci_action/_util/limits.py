@@ -1,4 +1,4 @@
-"""Bounds on hostile or broken input, in one place (docs/limits.md lists them with what happens past each).
+"""Bounds on hostile or broken input, in one place (docs/reference/limits.md lists them with what happens past each).
 
 A value nested deeper than MAX_NESTING lists and objects (a spec value, a tool call's arguments or result, an
 answer read as JSON for a `json_schema` check) is refused with a message before any recursive code meets it:

@@ -162,7 +162,7 @@ def add_replay_argument(parser: argparse.ArgumentParser) -> None:
         help="the agent's model calls through AgentCI's proxy (default: runner.replay's mode, when the spec has one): "
         "replay (answered from the recordings beside the spec; a call with none is an error, never a live call), "
         "record (all live, recordings rewritten), record-missing (recorded ones replayed, the rest live and "
-        "recorded), off (straight to the provider); docs/running-the-agent.md#replay",
+        "recorded), off (straight to the provider); docs/guides/replay.md",
     )
 
 

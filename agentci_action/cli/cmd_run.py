@@ -53,7 +53,7 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--capture",
         choices=("output", "otel"),
         help="where each run's trace comes from (default: runner.capture): the agent's output, or the OpenTelemetry "
-        "spans it exports (received on 127.0.0.1; docs/otel-capture.md)",
+        "spans it exports (received on 127.0.0.1; docs/guides/otel-capture.md)",
     )
     add_replay_argument(parser)
     add_fail_on_argument(

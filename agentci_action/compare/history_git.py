@@ -5,7 +5,7 @@ commit-tree, update-ref): the work tree, the index and the checked-out branch ar
 after its checkout and push the branch.
 
 The branch (`agentci-history` by default) holds one JSON Lines file per series (`<series>.jsonl`, the action's
-`comment-header`, `agentci` by default) and nothing else: see docs/history.md for why a branch of its own.
+`comment-header`, `agentci` by default) and nothing else: see docs/guides/history.md for why a branch of its own.
 """
 
 from __future__ import annotations

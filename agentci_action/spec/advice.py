@@ -23,7 +23,7 @@ def advice(spec: AgentCISpec) -> list[Problem]:
             query.file,
             query.line,
             f"query {query.key!r} has a simulated user but runs once: its conversation is stochastic, so "
-            f"one run is one sample; set {SUGGESTED_RUNS} (docs/spec.md#simulated-users)",
+            f"one run is one sample; set {SUGGESTED_RUNS} (docs/guides/conversations.md#simulated-users)",
         )
         for query in spec.queries
         if query.simulated_user is not None and query.max_runs == 1

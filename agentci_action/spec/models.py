@@ -778,7 +778,7 @@ class QuerySpec(QueryDefaults):
     simulated_user: SimulatedUserSpec | None = Field(
         None,
         description="A conversation with a user an LLM plays (persona, goal, what they know) instead of scripted "
-        "`turns:`; judged as a whole by the query's own checks (docs/spec.md#simulated-users).",
+        "`turns:`; judged as a whole by the query's own checks (docs/guides/conversations.md#simulated-users).",
     )
     stop_on_failure: bool = Field(
         False,
@@ -1047,7 +1047,7 @@ class SuiteGates(_Part):
 class SignificanceSpec(_Part):
     """How a comparison with the baseline tells a regression from noise when a query has repeated runs on either side.
 
-    See compare/pass_verdicts.py and docs/spec.md "Regression or noise". Frozen: shared as a default argument.
+    See compare/pass_verdicts.py and docs/explanation/regression-or-noise.md. Frozen: shared as a default argument.
     """
 
     model_config = ConfigDict(frozen=True)

@@ -1,4 +1,4 @@
-"""The spec's `runner:` block: how AgentCI runs the agent on one query (see docs/running-the-agent.md).
+"""The spec's `runner:` block: how AgentCI runs the agent on one query (see docs/guides/running-the-agent.md).
 
 (No `from __future__ import annotations`: models.py says why.)
 """
@@ -40,7 +40,7 @@ def volatile_path(path: str) -> tuple[str, ...]:
 class ReplaySpec(BaseModel):
     """`runner.replay`: the agent's model calls are recorded beside the spec and replayed in their place.
 
-    So a run needs no key, spends nothing and answers the same way every time (docs/running-the-agent.md#replay).
+    So a run needs no key, spends nothing and answers the same way every time (docs/guides/replay.md).
     """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
@@ -160,7 +160,7 @@ class RunnerSpec(BaseModel):
         "output",
         description="Where a run's trace comes from: `output` (stdout or $AGENTCI_TRACE_FILE) or `otel` (the "
         "OpenTelemetry spans the agent exports, received by AgentCI on 127.0.0.1; needs `command:`). "
-        "See docs/otel-capture.md.",
+        "See docs/guides/otel-capture.md.",
     )
     trace_format: str | None = Field(
         None, description="The format of the traces the agent returns (default: detected, as for --traces)."
@@ -169,7 +169,7 @@ class RunnerSpec(BaseModel):
         None,
         description="Record the agent's model calls beside the spec and replay them: runs with no key, no spend and "
         "no flake. AgentCI runs a proxy on 127.0.0.1 and points OPENAI_BASE_URL and ANTHROPIC_BASE_URL at it. See "
-        "docs/running-the-agent.md#replay.",
+        "docs/guides/replay.md.",
     )
 
     _file: str = PrivateAttr("")

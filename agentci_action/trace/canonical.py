@@ -32,7 +32,7 @@ _PART_PARAMETERS = "Tool schemas: the schema's top-level parameters."
 
 
 # A dict, not a model: a suite's traces hold tens of thousands of parts, and pydantic validates a dict four times
-# faster than it builds a model (docs/performance.md#token-attribution).
+# faster than it builds a model (benchmarks/engine.md#token-attribution).
 @with_config(ConfigDict(extra="forbid"))
 class InputPart(TypedDict):
     """One part of a model call's input: a component, what it names, its tokens."""

@@ -1,6 +1,6 @@
 """Every fenced code block of the documentation is run, so no command or snippet goes stale.
 
-The documentation: README.md, the other top-level pages, docs/*.md.
+The documentation: README.md, the other top-level pages, every page under docs/, benchmarks/*.md.
 
 A block's language says what it is: `bash`/`sh` and `python` blocks run; `yaml` blocks must parse; `json`, `text`
 and the like are shown, not run. The HTML comment on the line before a fence changes that:
@@ -9,6 +9,12 @@ and the like are shown, not run. The HTML comment on the line before a fence cha
   it is still syntax-checked, and the reason is required.
 - `<!-- file: PATH -->`: the block is written to PATH (relative to the page's working directory) instead of run.
 - `<!-- run in: an empty directory -->`: from this block on, the page's blocks run in a new empty directory.
+- `<!-- output: the block above -->`: a `text` block quoting what the run block before it printed. Each of its lines
+  must appear, in order, in what the block printed (stdout, then stderr, its lines joined: a report wraps at its
+  width), after both are normalised (volatile figures: timings, hashes, temporary paths; runs of spaces); a line `…`
+  stands for lines left out.
+- `<!-- shown: REASON -->`: a `text` block that is not an output a test can produce (a synopsis, another
+  language's code, a log of a run with a key); the reason is required. Every `text` block carries one of the two.
 
 A page's blocks run in order in one working directory, a copy of `examples/` under `examples/` (so a tutorial's
 steps build on each other). A command line ending in `# exit N` must exit N; the other commands must exit 0.
@@ -27,12 +33,16 @@ import pytest
 import yaml
 from helpers import ROOT
 
-PAGES = [*sorted(ROOT.glob("*.md")), *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [
+    *sorted(ROOT.glob("*.md")),
+    *sorted((ROOT / "docs").rglob("*.md")),
+    *sorted((ROOT / "benchmarks").glob("*.md")),
+]
 RUN = {"bash", "sh", "python"}
 SHOWN = {"yaml", "json", "jsonl", "text", "toml", "diff", "markdown", "xml", "ini"}
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,})(?P<lang>[^`\s]*)\s*$")
-NOTE = re.compile(r"^\s*<!--\s*(?P<kind>not run|file|run in):\s*(?P<value>.*?)\s*-->\s*$")
-EXIT = re.compile(r"\s+# exit (\d+)\s*$")
+NOTE = re.compile(r"^\s*<!--\s*(?P<kind>not run|file|run in|output|shown):\s*(?P<value>.*?)\s*-->\s*$")
+EXIT = re.compile(r"\s+# exit (\d+)\s*$", re.M)
 
 
 @dataclass
@@ -75,6 +85,10 @@ def test_every_block_says_what_it_is(block: Block):
         kind, value = block.note
         assert value, f"{block}: `{kind}:` needs a value"
         assert kind != "run in" or value == "an empty directory", f"{block}: run in: an empty directory"
+        assert kind != "output" or value == "the block above", f"{block}: output: the block above"
+        assert kind not in ("output", "shown") or block.lang == "text", f"{block}: `{kind}:` is for text blocks"
+    if block.lang == "text":
+        assert block.note and block.note[0] in ("output", "shown"), f"{block}: say `output:` or `shown:` (why)"
     if block.lang == "yaml":
         yaml.safe_load(block.code)  # raises on a block that does not parse
 
@@ -126,7 +140,37 @@ def check_syntax(block: Block, tmp_path: Path) -> None:
         assert done.returncode == 0, f"{block}: {done.stderr}"
 
 
-def execute(block: Block, cwd: Path, tmp_path: Path) -> None:
+VOLATILE = [
+    (re.compile(r"\b\d+(?:[.,]\d+)*\s?(?:ms|µs|s)\b|\b\d+:\d\d(?::\d\d)?\b"), "<time>"),  # 1,200 ms · 0.4 s · 1:36
+    (re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{7,64}\b"), "<hash>"),  # commits, digests (a letter among them)
+    (re.compile(r"(?:/tmp|/var/folders|/private/var)/\S+"), "<path>"),  # the test's own directories
+]
+
+
+def normalised(text: str) -> list[str]:
+    """A text's non-empty lines with volatile figures replaced and runs of spaces made one."""
+    for pattern, stand_in in VOLATILE:
+        text = pattern.sub(stand_in, text)
+    return [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+
+
+def check_output(block: Block, printed: str) -> None:
+    """Each quoted line appears, in order, in what the command printed, its lines joined (a report wraps at its width).
+
+    `…` stands for what the quote leaves out.
+    """
+    text, at = " ".join(normalised(printed)), 0
+    for quoted in normalised(block.code):
+        if quoted in ("…", "..."):
+            continue
+        found = text.find(quoted, at)
+        assert found >= 0, (
+            f"{block}: the command did not print, here or in this order:\n{quoted}\n---\n{printed[-3000:]}"
+        )
+        at = found + len(quoted)
+
+
+def execute(block: Block, cwd: Path, tmp_path: Path) -> str:
     if block.lang == "python":
         source = tmp_path / f"block_{block.line}.py"
         source.write_text(block.code, encoding="utf-8")
@@ -137,18 +181,23 @@ def execute(block: Block, cwd: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, (
         f"{block} exited {done.returncode}:\n{block.code}\n{done.stdout[-3000:]}\n{done.stderr}"
     )
+    return done.stdout + done.stderr
 
 
 RUNNABLE = [page for page in PAGES if any(b.lang in RUN or (b.note and b.note[0] == "file") for b in blocks(page))]
+QUOTING = [page for page in PAGES if any(b.note and b.note[0] == "output" for b in blocks(page))]
 
 
 @pytest.mark.parametrize("page", RUNNABLE, ids=lambda page: str(page.relative_to(ROOT)))
 def test_every_block_of_the_page_runs(page: Path, tmp_path: Path):
     cwd = tmp_path / "work"
     shutil.copytree(ROOT / "examples", cwd / "examples", ignore=shutil.ignore_patterns("__pycache__"))
-    ran = 0
+    ran, printed = 0, None
     for block in blocks(page):
         kind, value = block.note or (None, "")
+        if kind == "output":
+            assert printed is not None, f"{block}: no run block before it"
+            check_output(block, printed)
         if kind == "run in":
             cwd = tmp_path / f"empty_{block.line}"
             cwd.mkdir()
@@ -160,7 +209,7 @@ def test_every_block_of_the_page_runs(page: Path, tmp_path: Path):
             if kind == "not run":
                 check_syntax(block, tmp_path)
             else:
-                execute(block, cwd, tmp_path)
+                printed = execute(block, cwd, tmp_path)
                 ran += 1
     assert ran or all(b.note and b.note[0] == "not run" for b in blocks(page) if b.lang in RUN)
 
@@ -168,3 +217,14 @@ def test_every_block_of_the_page_runs(page: Path, tmp_path: Path):
 def test_commands_know_their_exit_codes():
     code = "agentci test --spec s.yaml \\\n  --traces t   # exit 1\n# a comment\nagentci diff x\n"
     assert commands(code) == [("agentci test --spec s.yaml    --traces t   # exit 1", 1), ("agentci diff x", 0)]
+
+
+def test_quoted_output_is_compared_after_normalising():
+    block = Block(ROOT / "README.md", 1, "text", "Passed 4 → 2 of 4 · latency 1,200 ms\n…\ncommit 0a1b2c3d\n", None)
+    check_output(block, "AgentCI\nPassed 4 → 2 of 4 · latency 3.5 s\nmore\n  commit ffffffff in /tmp/x/y\n")
+    with pytest.raises(AssertionError):
+        check_output(block, "commit 0a1b2c3d\nPassed 4 → 2 of 4 · latency 1 s\n")  # out of order
+
+
+def test_every_page_with_a_quoted_output_runs():
+    assert set(QUOTING) <= set(RUNNABLE) and QUOTING

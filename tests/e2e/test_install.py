@@ -21,7 +21,7 @@ from helpers import ROOT
 from agentci_action import __version__
 from agentci_action._util.extras import EXTRA_OF
 
-PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "SECURITY.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "SECURITY.md", *sorted((ROOT / "docs").rglob("*.md"))]
 # `pip install X`, `pipx install X`, `uv tool install X`: what is installed, quotes and version ranges aside
 INSTALL = re.compile(r"""(?:pip|pipx|uv tool) install (?:-[-\w]+ )*["']?(agentci[\w\-]*(?:\[[\w,]+\])?)""")
 CLASH = "`pip install agentci` does not install this"  # how the README and getting started name the other project
@@ -49,7 +49,7 @@ def test_every_install_named_is_agentci_action_with_known_extras():
     extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]) - {"test"}
     assert {"judge", "github", "text", "all"} <= extras and set(EXTRA_OF.values()) <= extras
     found = installs()
-    assert {"README.md", "docs/getting-started.md", "docs/releasing.md", "entrypoint.py"} <= set(found)
+    assert {"README.md", "docs/guides/getting-started.md", "docs/reference/install.md", "entrypoint.py"} <= set(found)
     for where, names in found.items():
         for name in names:
             named = NAMED.fullmatch(name)

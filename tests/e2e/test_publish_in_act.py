@@ -1,4 +1,4 @@
-"""Both workflows of the fork recipe (docs/action-forks.md) in the action's container through `act`.
+"""Both workflows of the fork recipe (docs/guides/action-forks.md) in the action's container through `act`.
 
 The pull request's workflow evaluates with a fork's read-only token and cannot comment; the `workflow_run` workflow
 publishes its results file (publish-only mode): the comment on the fork's pull request, found by its head branch and

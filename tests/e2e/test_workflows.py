@@ -47,7 +47,7 @@ def test_init_workflow_uses_declared_inputs(command, tmp_path):
 
 
 def test_documented_workflow_snippets_use_declared_inputs():
-    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
     checked = 0
     for block in re.findall(r"```yaml\n(.*?)```", "".join(page.read_text() for page in pages), flags=re.S):
         doc = yaml.safe_load(block)

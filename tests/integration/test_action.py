@@ -351,7 +351,7 @@ def test_action_yml_matches_the_code():
 
 def test_the_action_docs_document_every_input_and_output():
     action = yaml.safe_load((ROOT / "action.yml").read_text())
-    docs = (ROOT / "docs" / "action.md").read_text()
+    docs = (ROOT / "docs" / "guides" / "action.md").read_text()
     for name in [*action["inputs"], *action["outputs"]]:
         assert f"| `{name}` |" in docs, name
 

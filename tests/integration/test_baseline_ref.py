@@ -255,7 +255,7 @@ def test_the_action_compares_a_pull_request_with_its_base_commit(repo, tmp_path,
         github.add_commit("octo/shop", base, repo["files"])
         code, log = run_action(workspace, github.url, "pull_request", pull_request(base))
         [comment] = github.comments("octo/shop", 9)
-        history = "/contents/agentci.jsonl"  # the trend's read of the history branch (docs/history.md), not the base
+        history = "/contents/agentci.jsonl"  # the trend's read of the history branch (guides/history.md), not the base
         contents_read = any("/contents/" in path and not path.endswith(history) for _, path in github.state.requests)
         assert github.state.violations == []
     assert code == 1

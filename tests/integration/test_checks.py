@@ -225,7 +225,7 @@ def test_the_docs_example_of_checks_is_a_valid_query():
     from agentci_action.spec.check_models import CHECK_INFO
     from agentci_action.spec.models import QuerySpec
 
-    section = (ROOT / "docs" / "checks.md").read_text(encoding="utf-8")
+    section = (ROOT / "docs" / "reference" / "checks.md").read_text(encoding="utf-8")
     [example] = yaml.safe_load(section.split("```yaml", 1)[1].split("```", 1)[0])
     assert QuerySpec.model_validate(example).checks is not None
     for name, info in CHECK_INFO.items():  # every check is documented with its default layer and severity

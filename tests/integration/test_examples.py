@@ -74,7 +74,7 @@ EXPECTED = {
     "support-chat": (0, {"refund-headphones": "pass", "refund-with-order-number": "pass"}),
     # the support-chat agent met by a simulated customer, three runs replayed from the recordings (no key)
     "simulated-customer": (0, {"refund-simulated-customer": "pass"}),
-    # traces captured from the agent's OpenTelemetry spans (agentci collect; docs/otel-capture.md)
+    # traces captured from the agent's OpenTelemetry spans (agentci collect; docs/guides/otel-capture.md)
     "otel-capture": (0, {"order-shipped": "pass", "order-packing": "pass"}),
     # adaptive runs against a 20-run baseline: one query regressed (it fails, and max_regressions), one inconclusive
     # at the maximum (it warns), two unchanged (one drifting off its steps once)
@@ -257,7 +257,7 @@ def test_the_rag_story_is_judged_offline(run, code, weather):
 
 
 def test_the_baselines_docs_commands_run_as_written(tmp_path):
-    docs = (ROOT / "docs" / "baselines.md").read_text()
+    docs = (ROOT / "docs" / "guides" / "baselines.md").read_text()
     block = docs.split("```bash\n", 1)[1].split("```", 1)[0]
     shutil.copytree(ROOT / "examples" / "rag", tmp_path / "examples" / "rag")
     commands = [line.split() for line in block.splitlines() if line.startswith("agentci ")]

@@ -119,7 +119,8 @@ def test_every_passage_on_blocking_warnings_says_the_same():
     when that layer is in fail-on; a correctness warning (a check of severity warn) never blocks.
     """
     readme = " ".join(
-        " ".join((ROOT / page).read_text(encoding="utf-8").split()) for page in ("docs/action.md", "docs/checks.md")
+        " ".join((ROOT / page).read_text(encoding="utf-8").split())
+        for page in ("docs/guides/action.md", "docs/reference/checks.md")
     )
     action = " ".join((ROOT / "action.yml").read_text(encoding="utf-8").split())
     assert "a `warn` blocks only when its layer is listed in `fail-on`" not in readme

@@ -268,7 +268,7 @@ def test_zizmor_finds_nothing_in_either_workflow_but_the_agentci_refs(tmp_path):
     """Third-party actions are pinned by SHA.
 
     `agentci/action@v2` and `agentci/action/run@v2` are tags the release moves to a commit that pins the image by digest
-    (docs/releasing.md), so zizmor's unpinned-uses on them is all.
+    (docs/maintainers/releasing.md), so zizmor's unpinned-uses on them is all.
     """
     zizmor = shutil.which("zizmor", path=str(Path(sys.executable).parent)) or shutil.which("zizmor")
     assert zizmor, "zizmor is in the test extras"

@@ -263,7 +263,7 @@ def test_the_recipe_workflows_are_valid_and_use_declared_inputs(tmp_path):
     from helpers import ROOT
 
     declared = set(yaml.safe_load((ROOT / "action.yml").read_text())["inputs"])
-    blocks = re.findall(r"```yaml\n(.*?)```", (ROOT / "docs" / "action-forks.md").read_text(), re.S)
+    blocks = re.findall(r"```yaml\n(.*?)```", (ROOT / "docs" / "guides" / "action-forks.md").read_text(), re.S)
     assert len(blocks) == 2
     tool = shutil.which("check-jsonschema", path=str(Path(sys.executable).parent)) or "check-jsonschema"
     for k, block in enumerate(blocks):

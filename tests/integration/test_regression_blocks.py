@@ -1,4 +1,4 @@
-"""A real regression blocks: docs/spec.md's table "verdict × setting → query status → exit code", cell by cell.
+"""A real regression blocks: docs/explanation/severity-and-gates.md's table "verdict × setting → query status → exit code", cell by cell.
 
 Each cell runs the pipeline as `agentci test` does (spec, trace files, baseline traces), then reads the query's status,
 the exit code and every report (console, markdown summary, JSON): they must agree.

@@ -1,4 +1,4 @@
-"""The sharding workflow of docs/action.md (matrix + merge), run job by job through the action's entry point.
+"""The sharding workflow of docs/guides/action.md (matrix + merge), run job by job through the action's entry point.
 
 The shard jobs' results files, downloaded together, merge into the same report and exit code as one unsharded run.
 """
@@ -15,7 +15,7 @@ from agentci_action.github.action import main
 
 
 def workflow() -> dict:
-    docs = (ROOT / "docs" / "action.md").read_text(encoding="utf-8")
+    docs = (ROOT / "docs" / "guides" / "action.md").read_text(encoding="utf-8")
     section = docs.split("## Sharding a large suite across a matrix", 1)[1]
     return yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
 

@@ -1,7 +1,7 @@
 """Recorded answer headers are checked when a recording is loaded, and only the content type is replayed.
 
 No CR, LF or NUL: sent raw, one would inject headers into the agent's HTTP client. Only the content type is replayed,
-as docs/running-the-agent.md says.
+as docs/guides/replay.md says.
 """
 
 from __future__ import annotations

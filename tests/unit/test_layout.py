@@ -1,4 +1,4 @@
-"""The package reads as the pipeline (DESIGN.md's layout).
+"""The package reads as the pipeline (docs/maintainers/design.md).
 
 One package per stage, one name per module, no circles, and a public API that changes only on purpose. The layers
 themselves are import-linter's contract in pyproject.toml, which .ci/run checks with `lint-imports`.
@@ -15,7 +15,7 @@ import agentci_action
 PACKAGE = pathlib.Path(agentci_action.__file__).parent
 ROOT_FILES = {"__init__.py", "__main__.py", "_version.py"}
 
-# What `from agentci_action import ...` offers (docs/python-api.md): adding or removing a name is an API change.
+# What `from agentci_action import ...` offers (docs/reference/python-api.md): adding or removing a name is an API change.
 PUBLIC_API = {
     "Evaluation",
     "Outcome",
@@ -126,7 +126,7 @@ MAX_PARAMETERS = 6  # positional and keyword-only, self and cls aside (issue 42)
 
 # Functions that keep a longer signature on purpose: each is called with keywords by code outside the package.
 LONG_SIGNATURES = {
-    "pipeline/python_api.py::run_agent": "the public API's `agentci_action.run_agent` (docs/python-api.md)",
+    "pipeline/python_api.py::run_agent": "the public API's `agentci_action.run_agent` (docs/reference/python-api.md)",
     "engine/evaluate_spec.py::evaluate_spec": "the engine's entry that the docs, examples and benchmarks call",
     "engine/judge/__init__.py::build_judge": "the judge's keyword signature the benchmarks and judge_for call",
 }

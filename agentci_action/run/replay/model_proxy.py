@@ -173,7 +173,7 @@ class _Handler(BaseHTTPRequestHandler):
     def parse_request(self) -> bool:
         """The request line and headers, read without the standard library's email parser.
 
-        That parser took a third of a replayed call's time (docs/performance.md). HTTP/1.0 and 1.1 only, at most
+        That parser took a third of a replayed call's time (benchmarks/agent.md#record-and-replay-of-model-calls). HTTP/1.0 and 1.1 only, at most
         MAX_HEADERS headers of at most 64 KiB each, names lower-cased into `asked_headers` (repeated ones joined by ",
         "), keep-alive as HTTP/1.1 has it, and `Expect: 100-continue` answered. False, with the error sent, for anything
         else.

@@ -248,7 +248,7 @@ def test_mixed_diff_matches_golden_files(diff, render, golden):
 
 
 def test_the_baselines_docs_show_the_current_rag_diff():
-    docs = (ROOT / "docs" / "baselines.md").read_text(encoding="utf-8")
+    docs = (ROOT / "docs" / "guides" / "baselines.md").read_text(encoding="utf-8")
     assert (GOLDEN / "diff_rag_console.txt").read_text(encoding="utf-8") in docs
 
 

@@ -384,7 +384,7 @@ def test_pass_at_k_and_pass_hat_k_are_the_subset_averages():
                 assert pass_at_k(runs, passed, k) == pytest.approx(stable, abs=1e-12)
 
 
-# --- power: the figures the issue and docs/spec.md quote -----------------------------------------------------------
+# --- power: the figures the issue and docs/explanation/regression-or-noise.md quote -----------------------------------------------------------
 
 
 def _regressed(passed: int, runs: int, base_passed: int, base_runs: int) -> bool:

@@ -197,7 +197,7 @@ def test_hostile_tool_names_stay_inert_in_messages_and_details():
 
 
 def test_the_docs_example_of_expected_tool_calls_is_valid_and_explains_as_documented():
-    docs = (ROOT / "docs" / "spec.md").read_text(encoding="utf-8")
+    docs = (ROOT / "docs" / "explanation" / "matching-and-scoring.md").read_text(encoding="utf-8")
     section = docs.split("### Expected tool calls", 1)[1]
     example = yaml.safe_load(section.split("```yaml", 1)[1].split("```", 1)[0])
     spec = PathSpec.model_validate(example["path"])

@@ -1,6 +1,6 @@
 """A path, process or cost rule made blocking (or relaxed) per query and as a spec-wide default.
 
-The spec's syntax and its errors, the engine's statuses, how it composes with fail-on (the table in docs/spec.md, read
+The spec's syntax and its errors, the engine's statuses, how it composes with fail-on (the table in docs/explanation/severity-and-gates.md, read
 from there), and what every report says about the rule that blocked.
 """
 
@@ -202,8 +202,8 @@ def test_a_blocking_cost_rule_fails_the_run_for_the_pass_rate(write):
 
 
 def composition_table() -> dict[tuple[str, str], str]:
-    """docs/spec.md's table of severity × fail-on: (severity, column) → cell."""
-    docs = (ROOT / "docs" / "spec.md").read_text(encoding="utf-8")
+    """docs/explanation/severity-and-gates.md's table of severity × fail-on: (severity, column) → cell."""
+    docs = (ROOT / "docs" / "explanation" / "severity-and-gates.md").read_text(encoding="utf-8")
     head = next(line for line in docs.splitlines() if line.startswith("| the rule's severity |"))
     columns = [cell.strip() for cell in head.strip("|").split("|")][1:]
     rows = re.findall(r"^\| `(fail|warn)` \|(.*)\|$", docs, re.M)
