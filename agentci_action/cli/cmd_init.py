@@ -1,8 +1,8 @@
 """`agentci init`: a commented starter spec and a GitHub workflow, never overwriting.
 
-Two layouts. Given the command that runs the agent (`--command`), the spec has a `runner:` and the workflow runs the
-agent (agentci/action/run) before evaluating its traces; without it, an example trace is written and the workflow
-evaluates traces committed in traces/. Each file shows the other layout commented out where it would go: a template
+Two layouts. Given the command that runs the agent (`--command`) or its function (`--python module:function`), the
+spec has a `runner:` and the workflow runs the agent (agentci/action/run) before evaluating its traces; without either,
+an example trace is written and the workflow evaluates traces committed in traces/. Each file shows the other layout commented out where it would go: a template
 line tagged `#[runner]` or `#[traces]` is written as it is in its own layout and commented out in the other.
 
 All or nothing: every target is checked first (it must not exist, and no part of its directory may be a
@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from agentci_action._util.errors import EXIT_PASS, InputError, Problem
 from agentci_action._util.output import LinkedPath, SymbolicLink, publish, utf8
 from agentci_action.cli._reporting import say
-from agentci_action.spec.runner_config import RunnerSpec
+from agentci_action.spec.runner_config import PYTHON_TARGET, RunnerSpec
 
 # template in agentci_action/templates → where it goes, relative to the target directory
 FILES = {
@@ -55,18 +55,25 @@ def install_step(directory: Path) -> tuple[str, str]:
     return UNKNOWN_INSTALL, "agentci init found no requirements.txt, pyproject.toml or package.json: edit the line"
 
 
-def render(template: str, command: str | None, install: tuple[str, str] = (UNKNOWN_INSTALL, "")) -> str:
-    """The template for the layout `command` asks for (a runner when given).
+def render(
+    template: str, command: str | None, install: tuple[str, str] = (UNKNOWN_INSTALL, ""), python: str | None = None
+) -> str:
+    """The template for the layout `command` or `python` asks for (a runner when either is given).
 
-    Its tagged lines as they are, the other layout's commented out; `{command}` is the command as a YAML string,
-    `{install}` and `{install_note}` the step that installs the agent's dependencies and where it came from.
+    Its tagged lines as they are, the other layout's commented out; `{runner}` is the runner's `command:` or `python:`
+    line (its value a YAML string), `{install}` and `{install_note}` the step that installs the agent's dependencies
+    and where it came from.
     """
     import json  # here: every command's parser is built at start-up, and `agentci validate` imports no json
 
-    layout = "runner" if command else "traces"
+    layout = "runner" if command or python else "traces"
     text = TAGGED.sub(lambda m: m["lead"] + ("" if m["layout"] == layout else "# ") + m["line"], template)
     text = text.replace("{install}", install[0]).replace("{install_note}", install[1])
-    return text.replace("{command}", json.dumps(command, ensure_ascii=False) if command else EXAMPLE_COMMAND)
+    if python:
+        return text.replace("{runner}", f"python: {json.dumps(python, ensure_ascii=False)}")
+    return text.replace(
+        "{runner}", f"command: {json.dumps(command, ensure_ascii=False) if command else EXAMPLE_COMMAND}"
+    )
 
 
 def blocking(path: Path) -> Problem | None:
@@ -79,8 +86,8 @@ def blocking(path: Path) -> Problem | None:
     return None
 
 
-def init_project(directory: Path, command: str | None = None) -> list[Path]:
-    """Write the starter files into `directory` for the layout `command` asks for.
+def init_project(directory: Path, command: str | None = None, python: str | None = None) -> list[Path]:
+    """Write the starter files into `directory` for the layout `command` or `python` asks for.
 
     Or raise InputError naming every file in the way (writing nothing).
     """
@@ -89,7 +96,10 @@ def init_project(directory: Path, command: str | None = None) -> list[Path]:
             RunnerSpec.model_validate({"command": command})
         except ValidationError as exc:
             raise InputError.at("--command", 0, exc.errors()[0]["msg"].removeprefix("Value error, ")) from None
-    chosen = {template: relative for template, relative in FILES.items() if not (command and template == EXAMPLE_TRACE)}
+    if python is not None and not re.match(PYTHON_TARGET, python):
+        raise InputError.at("--python", 0, f"{python!r} is not module:function (e.g. agent:answer)")
+    runs_agent = command is not None or python is not None
+    chosen = {t: relative for t, relative in FILES.items() if not (runs_agent and t == EXAMPLE_TRACE)}
     targets = {template: directory / relative for template, relative in chosen.items()}
     problems = list(dict.fromkeys(p for p in map(blocking, targets.values()) if p))
     if problems:
@@ -100,7 +110,7 @@ def init_project(directory: Path, command: str | None = None) -> list[Path]:
     made = list(dict.fromkeys(d for path in targets.values() for d in reversed(path.parents) if not d.exists()))
     placed: list[Path] = []  # targets already written
     for template, path in targets.items():
-        text = render((templates / template).read_text(encoding="utf-8"), command, install)
+        text = render((templates / template).read_text(encoding="utf-8"), command, install, python)
         try:
             publish(path, utf8(text), mode=0o644, overwrite=False)
         except (SymbolicLink, OSError) as exc:
@@ -117,23 +127,30 @@ def init_project(directory: Path, command: str | None = None) -> list[Path]:
 def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("init", help="write a starter spec and a GitHub workflow (and an example trace)")
     parser.add_argument("directory", nargs="?", default=".", help="where to write them (default: here)")
-    parser.add_argument(
+    runner = parser.add_mutually_exclusive_group()
+    runner.add_argument(
         "--command",
         metavar="CMD",
         help="the command that runs your agent on one query, e.g. 'python agent.py' (the query as JSON on stdin, "
-        "its trace printed): the spec gets a runner and the workflow runs the agent. Without it: an example trace, "
-        "and a workflow that evaluates traces committed in traces/",
+        "its trace printed): the spec gets a runner and the workflow runs the agent. Without it or --python: an "
+        "example trace, and a workflow that evaluates traces committed in traces/",
+    )
+    runner.add_argument(
+        "--python",
+        metavar="MODULE:FUNCTION",
+        help="instead of --command, your agent's function, e.g. 'agent:answer' (called with the query, returning its "
+        "trace; imported from the spec's directory): the spec gets a `python:` runner and the workflow runs it",
     )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     directory = Path(args.directory)
-    for path in init_project(directory, args.command):
+    for path in init_project(directory, args.command, args.python):
         say(f"wrote {path}")
     # the spec as the user reaches it from here, wherever the files went
     spec = shlex.quote(str(directory / "agentci_spec.yaml"))
-    if args.command:
+    if args.command or args.python:
         from agentci_action.run.replay.recordings import record_command
 
         say("next: replace the example query with your agent's golden queries, then")

@@ -56,6 +56,12 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "spans it exports (received on 127.0.0.1; docs/guides/otel-capture.md)",
     )
     add_replay_argument(parser)
+    parser.add_argument(
+        "--agent-python",
+        metavar="PYTHON",
+        help="the Python that runs a `python:` runner's function, where the agent's packages are installed (default: "
+        "the one running agentci); the run action gives its `python` input",
+    )
     add_fail_on_argument(
         parser, "what blocks a conversation's turn under stop_on_failure, as `test --fail-on` judges it"
     )
@@ -76,7 +82,14 @@ def run(args: argparse.Namespace) -> int:
     from agentci_action.spec.loader import load_spec, select_tags
 
     options = RunOptions(
-        Path(args.output), args.runs, args.workers, args.timeout, args.resume, args.capture, replay_option(args)
+        Path(args.output),
+        args.runs,
+        args.workers,
+        args.timeout,
+        args.resume,
+        args.capture,
+        replay_option(args),
+        interpreter=args.agent_python,
     )
     tags, fail_on, shard = split_list(args.tags), fail_on_option(args), shard_option(args.shard)
     whole = load_spec(args.spec)  # the evaluation of adaptive runs needs every query, the agent runs the tagged ones

@@ -13,6 +13,7 @@ import itertools
 import os
 import re
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -33,7 +34,7 @@ from agentci_action._util.text import one_line, plural
 from agentci_action.run.capture import Capture, capture_for
 from agentci_action.run.jobs import InfraFailure, Job, RunFailure, new_session_id, take_turn
 from agentci_action.run.process import LiveProcesses, Program
-from agentci_action.run.python_call import PythonWorkers, WorkerRoutes, call_in_process
+from agentci_action.run.python_call import PythonWorkers, call_in_process
 from agentci_action.run.records import error_trace, trace_of_run
 from agentci_action.run.replay.recording_set import RecordingSet
 from agentci_action.run.replay.replay_run import ReplayRun, RunFigures, replay_for
@@ -67,6 +68,7 @@ class RunOptions:
     resume: bool = False  # keep the runs already in `output` that produced a trace, run the rest
     capture: str | None = None  # "output" or "otel", instead of runner.capture
     replay: ReplayOverride = None  # a mode, or REPLAY_OFF, instead of runner.replay's (runner.replay need not be set)
+    interpreter: str | None = None  # the Python that runs a `python:` runner's function (default: AgentCI's own)
 
 
 # What a GitHub Actions job gives its steps that the agent, the pull request's code, never needs (least privilege, as
@@ -160,7 +162,8 @@ def run_agent(spec: AgentCISpec, options: RunOptions, setup: RunSetup = RunSetup
     environ, withheld = inherited(runner, environ)
     live = LiveProcesses()
     replay = replay_for(runner, options.replay, spec, {**environ, **runner.env})
-    with _replaying(replay), _started(runner, agent, cwd, environ, live, replay) as start:
+    workers_for = partial(PythonWorkers, live=live, routes=replay, interpreter=options.interpreter or sys.executable)
+    with _replaying(replay), _started(runner, agent, cwd, environ, workers_for) as start:
         store = TraceStore(make_directory(options.output, "the trace directory"), masker)
         jobs, kept = _jobs(spec, selected, options, store)
         if replay:
@@ -308,18 +311,17 @@ def _started(
     agent: Callable[..., Any] | None,
     cwd: Path,
     environ: Mapping[str, str],
-    live: LiveProcesses,
-    routes: WorkerRoutes | None = None,
+    workers_for: Callable[[str, Path, Mapping[str, str]], PythonWorkers],
 ) -> Iterator[Agent]:
     """The agent to run, checked before the first run.
 
-    The caller's own callable, worker processes whose first one imported the function (stopped when the run ends), or a
-    program that exists.
+    The caller's own callable, worker processes (`workers_for`) whose first one imported the function (stopped when the
+    run ends), or a program that exists.
     """
     if agent is not None:
         yield agent
     elif runner.python is not None:
-        workers = PythonWorkers(runner.python, cwd, {**environ, **runner.env}, live, routes=routes)
+        workers = workers_for(runner.python, cwd, {**environ, **runner.env})
         try:
             workers.check()
         except ValueError as exc:

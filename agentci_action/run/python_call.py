@@ -54,7 +54,11 @@ class WorkerRoutes(Protocol):
 
 
 class PythonWorkers:
-    """Worker processes for `module:function`: started on demand, reused while they behave, killed on a timeout."""
+    """Worker processes for `module:function`: started on demand, reused while they behave, killed on a timeout.
+
+    Each is `interpreter` running worker.py, which needs only the standard library: the agent's own Python (where its
+    packages are) may run it while AgentCI runs in a virtual environment of its own.
+    """
 
     def __init__(
         self,
@@ -62,12 +66,13 @@ class PythonWorkers:
         cwd: Path,
         environ: Mapping[str, str],
         live: LiveProcesses,
-        start_timeout_s: float = START_TIMEOUT_S,
         routes: WorkerRoutes | None = None,
+        interpreter: str = sys.executable,
     ):
         self.target, self.cwd, self.environ, self.live = target, cwd, dict(environ), live
-        self.start_timeout_s = start_timeout_s
+        self.start_timeout_s = START_TIMEOUT_S
         self.routes = routes
+        self.interpreter = interpreter
         self._idle: list[subprocess.Popen[bytes]] = []
         self._tokens: dict[int, str] = {}  # a worker's route, by its pid
         self._lock = threading.Lock()
@@ -79,7 +84,7 @@ class PythonWorkers:
     def _start(self) -> subprocess.Popen[bytes]:
         token, routed = self.routes.worker_environment() if self.routes else ("", {})
         process = subprocess.Popen(
-            [sys.executable, str(WORKER), self.target, str(self.cwd)],
+            [self.interpreter, str(WORKER), self.target, str(self.cwd)],
             cwd=self.cwd,
             env={**self.environ, **routed},
             stdin=subprocess.PIPE,

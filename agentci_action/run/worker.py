@@ -13,6 +13,7 @@ never into the answers. It exits when its stdin closes; AgentCI kills its proces
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import inspect
 import json
@@ -206,6 +207,10 @@ def main() -> None:
             encoded = json.dumps({"failure": f"returned a value that is not JSON: {exc}", "infra": False})
         answers.write(encoded + "\n")
         answers.flush()
+    # Its stdin closed: the run is over. Every object the agent's imports made is moved out of the collector's reach,
+    # so the interpreter's exit (atexit handlers and threads as ever) does not collect them one by one: an openai
+    # SDK's worker exits in 0.05 s instead of 0.5-0.8 s, and AgentCI waits for each at the end of the run.
+    gc.freeze()
 
 
 if __name__ == "__main__":

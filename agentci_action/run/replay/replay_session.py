@@ -10,7 +10,9 @@ Modes:
 A conversation's turns are attempts of one run: each turn's session continues the previous turn's, so the recording
 holds every turn's calls in order and a replayed turn is answered from what the turns before it left.
 
-Identical requests are answered in order: the k-th request with a key gets the k-th answer recorded under that
+A request matching no recorded key exactly is answered from the first recorded key it matches with each placeholder
+read as any value (request_keys.volatile_match): a secret the agent had while recorded and lacks now. Identical
+requests are answered in order: the k-th request with a key gets the k-th answer recorded under that
 key in this run's recording (a per-key queue), so an agent that asks the same thing twice gets both answers, in
 order, whatever it asks in between. Calls are numbered as they arrive (1, 2, ...), and the recording lists them
 in that order. Recorded answers are encoded when the session is made (a stream as its frames' bytes), so answering
@@ -29,7 +31,7 @@ from pathlib import Path
 
 from agentci_action.run.replay import misses, recordings
 from agentci_action.run.replay.recordings import RecordedCall, RecordedRequest, Recording
-from agentci_action.run.replay.request_keys import Volatility
+from agentci_action.run.replay.request_keys import Volatility, volatile_match
 from agentci_action.run.replay.wire_usage import WireUsage, usage_of
 from agentci_action.spec.replay_modes import ReplayMode
 
@@ -131,6 +133,8 @@ class ReplaySession:
             return None
         with self._lock:
             queue = self._answers.get(key)
+            if not queue:  # a secret the agent was given at recording only, where a placeholder stands
+                queue = self._answers.get(volatile_match(key, (k for k, q in self._answers.items() if q)) or "")
             if not queue:
                 return None
             call = queue.popleft()

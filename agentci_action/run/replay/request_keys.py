@@ -18,6 +18,11 @@ recording holds no value that differs from run to run, and masking twice changes
 - secrets: values masked wherever they occur in a string, of the request and of its answer alike (the agent's
   secret-named variables, the keys its request carries, the replay's placeholder key; answer_secrets.py masks
   an answer, a stream's frames included).
+
+A request whose key matches no recorded one exactly may still match a recorded key with each placeholder read as any
+run of a string's non-space characters, none included (`volatile_match`): a secret-named variable the agent puts in
+its prompt is recorded masked, and replayed absent (a fork's pull request gets no secrets, and AgentCI cannot know
+the name to give it a placeholder) the agent writes nothing, or "None", where the value was.
 """
 
 from __future__ import annotations
@@ -132,6 +137,20 @@ def mask_strings(value: Any, patterns: tuple[re.Pattern[str], ...]) -> Any:
     if isinstance(value, list):
         return [mask_strings(item, patterns) for item in value]
     return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _placeholder_pattern(key: str) -> re.Pattern[str]:
+    """`key` with each PLACEHOLDER read as any run of a JSON string's non-space characters, none included."""
+    return re.compile(r'[^"\\\s]*'.join(re.escape(part) for part in key.split(PLACEHOLDER)))
+
+
+def volatile_match(key: str, recorded: Iterable[str]) -> str | None:
+    """The first of the `recorded` keys holding a placeholder that `key` matches, reading each as any value; else None."""
+    for candidate in recorded:
+        if PLACEHOLDER in candidate and _placeholder_pattern(candidate).fullmatch(key):
+            return candidate
+    return None
 
 
 def keyed_query(query: dict[str, str]) -> dict[str, str]:

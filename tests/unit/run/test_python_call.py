@@ -147,7 +147,8 @@ def test_a_module_that_hangs_while_importing_is_a_clear_error_and_its_worker_is_
 
     (tmp_path / "slow_import.py").write_text("import time\ntime.sleep(300)\n")
     live = LiveProcesses()
-    workers = PythonWorkers("slow_import:run", tmp_path, hermetic_environment(), live, start_timeout_s=1)
+    workers = PythonWorkers("slow_import:run", tmp_path, hermetic_environment(), live)
+    workers.start_timeout_s = 1
     with pytest.raises(ValueError, match=r"^module 'slow_import' did not import within 1 s"):
         workers.check()
     assert worker_processes("slow_import:run") == []
