@@ -59,9 +59,10 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="a query whose words overlap a kept one's this much (Jaccard, 0 < F ≤ 1; default 0.8) is a near-duplicate",
     )
     dedupe.add_argument(
-        "--keep-same-route",
+        "--same-route",
         action="store_true",
-        help="keep a golden whose route (tools and identifying arguments) another already takes",
+        help="also drop a golden whose route (its tools and their identifying arguments, at least one call) a kept one "
+        "already takes, however its query is worded",
     )
     golden = parser.add_argument_group("what a golden holds")
     golden.add_argument(
@@ -142,7 +143,7 @@ def request_of(args: argparse.Namespace) -> PromotionRequest:
         trace_format=args.trace_format,
         output=args.output,
         selection=selection,
-        dedupe=Dedupe(similarity=args.similarity, same_route=not args.keep_same_route),
+        dedupe=Dedupe(similarity=args.similarity, same_route=args.same_route),
         options=options,
         environ=args.env,
     )

@@ -22,7 +22,12 @@ MARKER = "# --- promoted by agentci goldens ---"
 _LIST = "tag:yaml.org,2002:seq"
 
 
-class _Dumper(yaml.SafeDumper):
+# libyaml's when PyYAML was built with it: the same text, ten times faster (10,000 goldens: seconds, not a minute)
+_SAFE_DUMPER: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Dumper(_SAFE_DUMPER):  # type: ignore[valid-type,misc]
     """The safe dumper, never writing an anchor or alias (two goldens may share a value)."""
 
     def ignore_aliases(self, data: Any) -> bool:
@@ -34,7 +39,7 @@ def dump_items(goldens: list[dict[str, Any]], indent: int) -> str:
     text = yaml.dump(goldens, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=4096, default_flow_style=False)
     pad = " " * indent
     items = "".join(pad + line if line.strip() else line for line in text.splitlines(keepends=True))
-    if yaml.safe_load(items) != goldens:
+    if yaml.load(items, Loader=_SAFE_LOADER) != goldens:
         raise ValueError("the promoted goldens did not load back as themselves")  # never: a safety net for the dumper
     return items
 
@@ -72,7 +77,7 @@ def _last_value(node: yaml.Node) -> yaml.Node:
 def _queries_node(text: str, file: str) -> yaml.SequenceNode:
     """The `queries:` block list of the spec's text; SpecError (naming the line) when it is anything else."""
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise SpecError.at(file, mark.line + 1 if mark else 0, f"not valid YAML: {exc}") from None

@@ -55,10 +55,14 @@ class Selection:
 
 @dataclass(frozen=True)
 class Dedupe:
-    """Near-duplicate queries (word-set Jaccard at least `similarity`) and, with `same_route`, a route already kept."""
+    """Near-duplicate queries (word-set Jaccard at least `similarity`) and, with `same_route`, a route already kept.
+
+    A route alone is opt-in: on τ-bench two different requests (cancel a booking; ask why its insurance is missing) were
+    met with the same single lookup of the same reservation, and route-alone dedupe merged them.
+    """
 
     similarity: float = DEFAULT_SIMILARITY
-    same_route: bool = True
+    same_route: bool = False
 
 
 @dataclass(frozen=True)
