@@ -31,6 +31,7 @@ from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
 from agentci_action.engine.checks.agent import task_completed
+from agentci_action.engine.checks.answer import rouge_f1
 from agentci_action.engine.checks.leakage import find_leaks, redact
 from agentci_action.spec.loader import slugify
 from agentci_action.spec.models import ID_PATTERN
@@ -171,11 +172,19 @@ def expected_calls(trace: Trace, keys: tuple[str, ...]) -> list[dict[str, Any]]:
     return calls
 
 
-def starting_checks(trace: Trace) -> dict[str, Any]:
-    """The checks a user would start from: the answer against the reference, no PII in it, the task completed."""
+def starting_checks(trace: Trace, reference: str | None) -> dict[str, Any]:
+    """The checks a user would start from: the answer against the reference, no PII in it, the task completed.
+
+    A reference that had to be masked differs from the answer it came from: its ROUGE-L threshold is then the source
+    answer's own score against it (rounded down to 2 decimals) when that is below REFERENCE_ROUGE_L, so the golden still
+    passes on its source trace.
+    """
     checks: dict[str, Any] = {}
-    if trace.final_answer.strip():
-        checks["answer"] = {"min_rouge_l": REFERENCE_ROUGE_L}
+    if reference is not None:
+        floor = REFERENCE_ROUGE_L
+        if reference != trace.final_answer:
+            floor = min(floor, math.floor(rouge_f1(trace.final_answer, reference)["rougeL"] * 100) / 100)
+        checks["answer"] = {"min_rouge_l": floor}
         if not find_leaks(trace.final_answer):
             checks["safety"] = {"no_pii_leakage": True}
     if task_completed(trace):
@@ -229,7 +238,7 @@ def proposal(trace: Trace, provenance: dict[str, Any], options: GoldenOptions, m
             golden["path"] = {"expected_tool_calls": calls}
     if cost := budget(trace, options.cost_margin):
         golden["cost"] = cost
-    if options.incident is None and (checks := starting_checks(trace)):
+    if options.incident is None and (checks := starting_checks(trace, golden.get("reference_answer"))):
         golden["checks"] = checks
     golden["provenance"] = {
         key: mask(v, f"provenance.{key}") if isinstance(v, str) else v for key, v in provenance.items()
