@@ -27,9 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentci_action.pipeline import goldens  # noqa: E402
-from agentci_action.pipeline.golden_dedupe import NearDuplicates, words  # noqa: E402
-from agentci_action.trace.load import load_traces  # noqa: E402
+from agentci_action.pipeline import goldens
+from agentci_action.pipeline.golden_dedupe import NearDuplicates, words
+from agentci_action.trace.load import load_traces
 
 ASKS = [
     "Can you {verb} my {thing} {ref} for {when}?",
@@ -58,8 +58,11 @@ def trace(n: int, rng: random.Random, asked: dict[str, str]) -> dict:
     calls = [
         {
             "name": rng.choice(TOOLS),
-            "arguments": {"ref": query.split()[-2], "request_id": str(uuid.UUID(int=rng.getrandbits(128))),
-                          "at": f"2026-05-{rng.randrange(1, 29):02d}T10:00:00Z"},
+            "arguments": {
+                "ref": query.split()[-2],
+                "request_id": str(uuid.UUID(int=rng.getrandbits(128))),
+                "at": f"2026-05-{rng.randrange(1, 29):02d}T10:00:00Z",
+            },
             "result": {"ok": True},
             "duration_ms": rng.randrange(5, 200),
         }
@@ -70,8 +73,14 @@ def trace(n: int, rng: random.Random, asked: dict[str, str]) -> dict:
         for _ in range(len(calls) + 1)
     ]
     answer = f"Done: your request about {query.split()[-2]} is handled ({rng.choice(VERBS)}d)."
-    return {"id": key, "query": query, "final_answer": answer, "tool_calls": calls, "llm_calls": llm,
-            "metadata": {"status": "completed"}}
+    return {
+        "id": key,
+        "query": query,
+        "final_answer": answer,
+        "tool_calls": calls,
+        "llm_calls": llm,
+        "metadata": {"status": "completed"},
+    }
 
 
 def main() -> None:
@@ -102,7 +111,9 @@ def main() -> None:
             index.add(str(n), found)
         dedupe = time.process_time() - started
     dropped = len(promotion.dropped)
-    print(f"{len(loaded):,} traces: {len(promotion.kept):,} goldens, {dropped:,} dropped, {len(promotion.flagged)} flagged")
+    print(
+        f"{len(loaded):,} traces: {len(promotion.kept):,} goldens, {dropped:,} dropped, {len(promotion.flagged)} flagged"
+    )
     print(f"read     {read:6.2f} s")
     print(f"promote  {promote:6.2f} s  ({promote / read:.1f}× read; reading, dedupe, validation, evaluation included)")
     print(f"dedupe   {dedupe:6.2f} s  (the index alone, over the {len(texts):,} goldens kept)")

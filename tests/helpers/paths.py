@@ -38,8 +38,9 @@ def shared_fixture(found: Path | None, reason: str) -> Path:
 
 
 def tau_bench_file() -> Path | None:
-    """τ-bench's 200 airline conversations: $AGENTCI_TAU_BENCH, else shared/fixtures/tau-bench beside the clone, else the
-    development machine's; None when none exists.
+    """τ-bench's 200 airline conversations (shared/fixtures/tau-bench), or None when there are none.
+
+    $AGENTCI_TAU_BENCH, else beside the clone, else the development machine's /work/shared.
     """
     override = os.environ.get("AGENTCI_TAU_BENCH")
     candidates = [Path(override)] if override else [ROOT.parent / "shared", Path("/work/shared")]

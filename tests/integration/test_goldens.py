@@ -217,7 +217,12 @@ def test_every_pattern_the_quality_checks_know_is_masked_before_writing(tmp_path
     for value in values:
         for part in value.splitlines():
             assert part not in written and part not in done.stdout, part
-    reported = {part.split(" in ")[0] for line in done.stdout.splitlines() if "masked:" in line for part in line.split("masked: ")[1].split("; ")}
+    reported = {
+        part.split(" in ")[0]
+        for line in done.stdout.splitlines()
+        if "masked:" in line
+        for part in line.split("masked: ")[1].split("; ")
+    }
     assert kinds | {"secret"} <= reported
     assert "(left out)" in done.stdout  # a masked argument matches no call: left out of the expected arguments
     golden = load_spec(ws / "agentci_spec.yaml").queries[-1]
@@ -262,7 +267,11 @@ def test_selection_by_filter_and_a_seeded_sample(real, tmp_path):
     ]
     (ws / "runs.jsonl").write_text("".join(json.dumps(run) + "\n" for run in runs))
     failed = run_cli("goldens", "--dry-run", "--failed", "--traces", "runs.jsonl", cwd=ws)
-    assert "3 trace(s) read, 2 selected" in failed.stdout and "+ broke" in failed.stdout and "+ tool-error" in failed.stdout
+    assert (
+        "3 trace(s) read, 2 selected" in failed.stdout
+        and "+ broke" in failed.stdout
+        and "+ tool-error" in failed.stdout
+    )
     by_id = run_cli("goldens", "--dry-run", "--id", "ok,broke", "--traces", "runs.jsonl", cwd=ws)
     assert "3 trace(s) read, 2 selected" in by_id.stdout
 
@@ -276,7 +285,7 @@ def test_yaml_in_a_trace_stays_a_value(tmp_path):
     done = run_cli("goldens", "--traces", "t.jsonl", cwd=ws)
     assert done.returncode == 0, done.stdout + done.stderr
     queries = load_spec(ws / "agentci_spec.yaml").queries
-    assert [q.key for q in queries][0] == "existing" and len(queries) == 2
+    assert [q.key for q in queries] == ["existing", queries[1].key]
     assert queries[1].query == trace["query"] and queries[1].reference_answer == trace["final_answer"]
     assert (ws / "agentci_spec.yaml").read_text().count(MARKER) == 1 + 1  # ours, and the trace's, quoted
     assert yaml.safe_load((ws / "agentci_spec.yaml").read_text())["queries"][1]["query"] == trace["query"]
