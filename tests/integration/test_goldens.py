@@ -7,12 +7,13 @@ validates, each golden passes on its source trace, and the `next:` command print
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path
 
 import pytest
 import yaml
-from helpers import hermetic_environment, real_traces_dir, run_cli, shared_fixture, tau_bench_file
+from helpers import ROOT, hermetic_environment, real_traces_dir, run_cli, shared_fixture, tau_bench_file
 
 from agentci_action.engine.checks.leakage import PATTERNS
 from agentci_action.pipeline.golden_yaml import MARKER
@@ -322,3 +323,26 @@ def test_bad_input_names_the_file_and_line_and_writes_nothing(real, tmp_path, ca
     assert done.returncode == 2, done.stdout + done.stderr
     assert expected in done.stderr
     assert not (ws / "new.yaml").exists() and (ws / "agentci_spec.yaml").read_text() == before
+
+
+def test_the_guide_runs_as_written(real, tmp_path):
+    """docs/guides/goldens.md's commands, in order, in a repository with a spec and a folder of traces."""
+    ws = workspace(tmp_path)
+    (ws / "traces").mkdir()
+    for name, source in {
+        "weather.jsonl": "openai-chat/chat_otelc_weather.jsonl",
+        "weather-graph.jsonl": "langgraph/lg_otelc_weather.jsonl",
+        "incident.jsonl": "openai-chat/chat_agno_failing_tool.jsonl",
+    }.items():
+        (ws / "traces" / name).write_bytes((real / source).read_bytes())  # into the test's own directory
+    guide = (ROOT / "docs" / "guides" / "goldens.md").read_text()
+    commands = [line for block in re.findall(r"```sh\n(.*?)```", guide, re.S) for line in block.splitlines()]
+    assert len(commands) == 5
+    for command in commands:
+        words = shlex.split(command)
+        assert words[0] == "agentci"
+        done = run_cli(*words[1:], cwd=ws)
+        assert done.returncode == 0, (command, done.stdout, done.stderr)
+        if "--incident" in words:
+            assert "fails on its source trace, as an incident should" in done.stdout
+    assert "nothing to promote" in run_cli("goldens", "--traces", "traces/", cwd=ws).stdout  # promoted once only
