@@ -248,6 +248,7 @@ def _deduplicated(
         if route := _existing_route(known[key]):
             routes.setdefault(route, key)
     kept, clashes = [], []
+    taken = set(known) | {chosen.key for chosen in goldens}  # the goldens' own ids are told apart by _by_query
     for chosen, others in groups:
         promotion.dropped += [Dropped(o.trace.source, o.key, f"another run of {chosen.key!r}") for o in others]
         reason = ""
@@ -263,8 +264,8 @@ def _deduplicated(
                 )
                 continue
             reason = f"already in the spec as {chosen.key!r} ({query.file}:{query.line})"
-            if _text_of(query) != chosen.text:  # a derived id: the same words, the spec's text
-                chosen.golden["id"] = _free(chosen.key, known)
+            if _text_of(query) != chosen.text:  # an id derived from other words: the next free one
+                chosen.golden["id"] = _free(chosen.key, taken)
                 reason = ""
         found = words(chosen.text)
         if not reason and (near := index.find(found)) is not None:
@@ -275,7 +276,7 @@ def _deduplicated(
             promotion.dropped.append(Dropped(chosen.trace.source, chosen.key, reason))
             continue
         kept.append(chosen)
-        known[chosen.key] = _as_query(chosen)
+        taken.add(chosen.key)
         index.add(chosen.key, found)
         if chosen.route:
             routes.setdefault(chosen.route, chosen.key)
@@ -284,13 +285,7 @@ def _deduplicated(
     return kept
 
 
-def _as_query(golden: Proposal) -> QuerySpec:
-    """A stand-in query for the golden kept, for the later ones to be compared with."""
-    turns = golden.golden.get("turns")
-    return QuerySpec.model_validate({"id": golden.key, **({"turns": turns} if turns else {"query": golden.text})})
-
-
-def _free(key: str, taken: Mapping[str, object]) -> str:
+def _free(key: str, taken: set[str]) -> str:
     """`key`, else `key-2`, `key-3`…: the first not taken."""
     n, candidate = 2, key
     while candidate in taken:
