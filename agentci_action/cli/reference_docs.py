@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from agentci_action._util import errors, limits
+from agentci_action._util import errors, limits, output
 from agentci_action.cli.main import build_parser
 from agentci_action.compare.diff_schema import RunDiff
 from agentci_action.engine.results import RunResult
@@ -243,13 +243,11 @@ PAGES: dict[str, Callable[[], str]] = {
 
 def write(directory: Path) -> list[Path]:
     """Write every generated page into `directory`; returns their paths."""
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, render in PAGES.items():
-        path = directory / name
-        path.write_text(render(), encoding="utf-8")
-        written.append(path)
-    return written
+    output.make_directory(directory, "the reference")
+    return [
+        output.replace_file(directory / name, render(), "a reference page", mode=0o644)
+        for name, render in PAGES.items()
+    ]
 
 
 if __name__ == "__main__":

@@ -44,7 +44,20 @@ class _Composer:
         self._alias: yaml.Node | None = None  # the outermost alias being expanded
         self._expanded = 0  # values built through aliases
 
-    def load_file(self, path: Path, at: DocPath = ()) -> Any:
+    def load_file(self, path: Path, at: DocPath = (), text: str | None = None) -> Any:
+        """The file's value; `text` stands for its content when given (a spec about to be written)."""
+        node = _compose(self._read(path) if text is None else text, str(path))
+        if node is None:
+            raise SpecError.at(str(path), 0, "file is empty")
+        self._including.append(path.resolve())
+        try:
+            return self._value(node, at, str(path), path.parent)
+        finally:
+            self._including.pop()
+            self._constructor.constructed_objects.clear()  # its memo of every scalar node: the tree is freed now
+
+    @staticmethod
+    def _read(path: Path) -> str:
         if path.exists() and not path.is_file():  # reading a FIFO without a writer would wait forever
             raise SpecError.at(str(path), 0, NOT_A_FILE)
         try:
@@ -54,18 +67,9 @@ class _Composer:
         except OSError as exc:
             raise SpecError.at(str(path), 0, f"cannot read spec file: {exc.strerror or exc}") from None
         try:
-            text = data.decode("utf-8")
+            return data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise SpecError([not_utf8(str(path), data, exc, "spec")]) from None
-        node = _compose(text, str(path))
-        if node is None:
-            raise SpecError.at(str(path), 0, "file is empty")
-        self._including.append(path.resolve())
-        try:
-            return self._value(node, at, str(path), path.parent)
-        finally:
-            self._including.pop()
-            self._constructor.constructed_objects.clear()  # its memo of every scalar node: the tree is freed now
 
     def _value(self, node: yaml.Node, at: DocPath, file: str, base_dir: Path) -> Any:
         """The node's value.
@@ -280,20 +284,21 @@ def slugify(text: str, limit: int = 60) -> str:
     return slug[:limit].rstrip("-") or "query"
 
 
-def load_spec(path: str | Path, tags: list[str] | None = None) -> AgentCISpec:
+def load_spec(path: str | Path, tags: list[str] | None = None, text: str | None = None) -> AgentCISpec:
     """Load, validate and complete a spec. Raises SpecError listing every problem with file:line.
 
-    With `tags`, keep only the queries carrying at least one of them.
+    With `tags`, keep only the queries carrying at least one of them. With `text`, that is the spec's content instead of
+    the file's: a spec is validated, at its own path (its includes resolved beside it), before it is written.
     """
     with gc_paused():  # a spec of 10k queries loads 2.8× faster: it allocates a node per YAML value, and no cycles
-        return _load_spec(Path(path), tags)
+        return _load_spec(Path(path), tags, text)
 
 
-def _load_spec(path: Path, tags: list[str] | None) -> AgentCISpec:
+def _load_spec(path: Path, tags: list[str] | None, text: str | None) -> AgentCISpec:
     composer = _Composer(path.parent)
     if path.is_dir():
         raise SpecError.at(str(path), 0, "is a directory; pass the spec YAML file")
-    raw, composer.locations = compacted((composer.load_file(path), composer.locations))
+    raw, composer.locations = compacted((composer.load_file(path, text=text), composer.locations))
     if not isinstance(raw, dict):
         raise SpecError(
             [

@@ -15,7 +15,7 @@ from helpers.containers import (
     run_act,
 )
 from helpers.golden import GOLDEN, check_golden
-from helpers.paths import ROOT, real_traces_dir, shared_fixture
+from helpers.paths import ROOT, real_traces_dir, shared_fixture, tau_bench_file
 from helpers.runner_files import github_outputs
 
 __all__ = [
@@ -38,4 +38,5 @@ __all__ = [
     "run_cli",
     "run_cli_process",
     "shared_fixture",
+    "tau_bench_file",
 ]

@@ -35,3 +35,17 @@ def shared_fixture(found: Path | None, reason: str) -> Path:
             pytest.fail(reason)
         pytest.skip(reason)
     return found
+
+
+def tau_bench_file() -> Path | None:
+    """τ-bench's 200 airline conversations (shared/fixtures/tau-bench), or None when there are none.
+
+    $AGENTCI_TAU_BENCH, else beside the clone, else the development machine's /work/shared.
+    """
+    override = os.environ.get("AGENTCI_TAU_BENCH")
+    candidates = [Path(override)] if override else [ROOT.parent / "shared", Path("/work/shared")]
+    for place in candidates:
+        found = place if place.suffix == ".json" else place / "fixtures" / "tau-bench" / "gpt-4o-airline.json"
+        if found.is_file():
+            return found
+    return None

@@ -53,6 +53,7 @@ COMMANDS = [
     "merge",
     "run",
     "record",
+    "goldens",
 ]  # every one that reads a spec
 
 

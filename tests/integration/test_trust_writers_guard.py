@@ -28,6 +28,7 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
     ("compare/base_ref.py", "mkdir"): (1, "files of the base commit into a fresh tempfile.TemporaryDirectory"),
     ("compare/base_ref.py", "write_bytes"): (1, "files of the base commit into a fresh tempfile.TemporaryDirectory"),
     ("compare/base_ref.py", "tempfile.TemporaryDirectory"): (1, "the scratch directory, made by tempfile (no dir=)"),
+    ("compare/golden_changes.py", "tempfile.TemporaryDirectory"): (1, "the base commit's spec to load (no dir=)"),
     ("pipeline/agent_runs.py", "tempfile.TemporaryDirectory"): (1, "test/save traces without --record (no dir=)"),
     ("cli/cmd_record.py", "tempfile.TemporaryDirectory"): (1, "traces of `agentci record`, never kept (no dir=)"),
     ("pipeline/python_api.py", "tempfile.TemporaryDirectory"): (1, "traces of run_spec without a directory (no dir=)"),

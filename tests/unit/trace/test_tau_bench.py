@@ -12,28 +12,15 @@ every `transfer_to_*` call for a handoff between agents dropped it from every to
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
-from helpers import ROOT, shared_fixture
+from helpers import shared_fixture, tau_bench_file
 
 from agentci_action.engine.evaluate_spec import evaluate_spec
 from agentci_action.spec.models import AgentCISpec
 from agentci_action.trace.load import load_traces
 
 ESCALATE = "transfer_to_human_agents"
-
-
-def tau_bench_file() -> Path | None:
-    """$AGENTCI_TAU_BENCH, else shared/fixtures/tau-bench beside the clone, else the development machine's."""
-    override = os.environ.get("AGENTCI_TAU_BENCH")
-    candidates = [Path(override)] if override else [ROOT.parent / "shared", Path("/work/shared")]
-    for place in candidates:
-        found = place if place.suffix == ".json" else place / "fixtures" / "tau-bench" / "gpt-4o-airline.json"
-        if found.is_file():
-            return found
-    return None
 
 
 @pytest.fixture(scope="module")
