@@ -16,7 +16,7 @@ from helpers.containers import (
 )
 from helpers.golden import GOLDEN, check_golden
 from helpers.paths import ROOT, real_traces_dir, shared_fixture, tau_bench_file
-from helpers.runner_files import github_outputs
+from helpers.runner_files import github_outputs, outside_stop_commands
 
 __all__ = [
     "ACTION_FILES",
@@ -32,6 +32,7 @@ __all__ = [
     "hermetic_environment",
     "local_dockerfile",
     "missing_engine",
+    "outside_stop_commands",
     "pinned_base",
     "real_traces_dir",
     "run_act",

@@ -19,3 +19,16 @@ def github_outputs(text: str) -> dict[str, str]:
             name, value = line.split("=", 1)
             found[name] = value
     return found
+
+
+def outside_stop_commands(log: str) -> list[str]:
+    """The log's lines the runner reads as workflow commands: those outside every `::stop-commands::` block."""
+    outside, stop = [], None
+    for line in log.splitlines():
+        if stop is None and line.startswith("::stop-commands::"):
+            stop = f"::{line.removeprefix('::stop-commands::')}::"
+        elif stop is not None and line == stop:
+            stop = None
+        elif stop is None:
+            outside.append(line)
+    return outside

@@ -17,7 +17,7 @@ import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
 from fakes.github_server import FakeGitHub
-from helpers import run_cli
+from helpers import outside_stop_commands, run_cli
 
 from agentci_action.github.action import main
 
@@ -156,18 +156,6 @@ def action_environment(workspace: Path, api_url: str) -> dict[str, str]:
         "INPUT_COMMENT-HEADER": "agentci",
         "INPUT_RESULTS-PATH": "out/agentci-results.json",
     }
-
-
-def outside_stop_commands(log: str) -> list[str]:
-    outside, stop = [], None
-    for line in log.splitlines():
-        if stop is None and line.startswith("::stop-commands::"):
-            stop = f"::{line.removeprefix('::stop-commands::')}::"
-        elif stop is not None and line == stop:
-            stop = None
-        elif stop is None:
-            outside.append(line)
-    return outside
 
 
 def test_the_action_s_comment_lists_them_read_at_the_base_through_the_api(tmp_path: Path, monkeypatch):

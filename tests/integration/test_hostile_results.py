@@ -23,7 +23,7 @@ import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
 from fakes.github_server import FakeGitHub
-from helpers import ROOT, github_outputs, run_cli
+from helpers import ROOT, github_outputs, outside_stop_commands, run_cli
 
 from agentci_action.compare.diff_schema import RunDiff
 from agentci_action.engine.results import RunResult
@@ -239,15 +239,7 @@ def assert_inert_markdown(markdown: str, where: str, markers: int) -> None:
 
 def assert_inert_log(log: str) -> None:
     """Outside the stop-commands blocks every line that is a workflow command is one of ours, its file not forged."""
-    outside, stop = [], None
-    for line in log.splitlines():
-        if stop is None and line.startswith("::stop-commands::"):
-            stop = f"::{line.removeprefix('::stop-commands::')}::"
-        elif stop is not None and line == stop:
-            stop = None
-        elif stop is None:
-            outside.append(line)
-    commands = [line for line in outside if line.startswith("::")]
+    commands = [line for line in outside_stop_commands(log) if line.startswith("::")]
     assert not [c for c in commands if re.match(r"::\w+ (?:[^:]*,)?file=x\.py", c)], commands
 
 
