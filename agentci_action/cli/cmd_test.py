@@ -144,7 +144,8 @@ def run(args: argparse.Namespace) -> int:
         from agentci_action.pipeline.blocking import exit_code
         from agentci_action.report import results_json
 
-        write_output(results_json.chunks(run, outcome.diff), args.output)  # the merge judges the gates from its diff
+        # the merge judges the gates from the diff, and lists the recordings and goldens the PR changed
+        write_output(results_json.chunks(run, outcome.diff, outcome.recordings, outcome.goldens), args.output)
         write_report(render(args.format, run, args.env), args.format, None, args.env)
         return exit_code(run)
     return report_outcome(outcome, args, trend_of(args, run))

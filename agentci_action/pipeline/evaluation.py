@@ -235,7 +235,8 @@ def merge(spec: str, shard_results: list[str], tags: list[str] | None = None) ->
 
     The spec is loaded with the shards' tags; its suite gates are judged on the whole, and the shards' diffs (each of
     its own queries) combined into the diff of the whole (merge_diffs): the unsharded run's diff, the uplift and suite
-    aggregates rebuilt from each shard's baseline side.
+    aggregates rebuilt from each shard's baseline side. The recordings and golden queries the PR changed are the
+    first shard's: each lists all of them.
     """
     loaded = load_spec(spec, tags=tags or None)
     shards = read_shards(shard_results)
@@ -254,4 +255,5 @@ def merge(spec: str, shard_results: list[str], tags: list[str] | None = None) ->
     merged = merge_diffs(loaded, run, diffs) if diffs else None
     if merged is not None:
         with_verdicts(run, merged, loaded.composite)
-    return Outcome(with_gates(run, loaded.suite, merged), merged)
+    first = shards[min(shards)]  # every shard lists the whole spec's and recordings' changes alike
+    return Outcome(with_gates(run, loaded.suite, merged), merged, first.recordings, first.goldens)

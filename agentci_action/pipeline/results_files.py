@@ -10,7 +10,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agentci_action._util.errors import InputError
 from agentci_action._util.limits import MAX_RESULTS_BYTES, MAX_RESULTS_NESTING, deeper_than
@@ -18,6 +18,13 @@ from agentci_action.compare.diff_schema import RunDiff
 from agentci_action.compare.golden_changes import GoldenChange
 from agentci_action.compare.recording_changes import RecordingChange
 from agentci_action.engine.results import RunResult
+
+
+class ChangeLists(BaseModel):
+    """What the PR changed, as the results JSON's keys: read back for the publish-only and the merge jobs."""
+
+    recordings_changed: list[RecordingChange] = []
+    goldens_changed: list[GoldenChange] = []
 
 
 @dataclass(frozen=True)
@@ -55,7 +62,7 @@ def read_shards(patterns: list[str]) -> dict[str, Outcome]:
 
 
 def _read_document(path: str, what: str) -> Outcome:
-    """A results file's run and its diff (when it has one).
+    """A results file's run, its diff (when it has one) and the recordings and golden queries the PR changed.
 
     InputError naming the file when it is not one, or when it is larger or nested deeper than a results file may be
     (_util/limits.py): it may be a fork's forged artifact.
@@ -74,7 +81,8 @@ def _read_document(path: str, what: str) -> Outcome:
         if deeper_than(document, MAX_RESULTS_NESTING):
             raise RecursionError
         run = RunResult.model_validate(document)
-        diff = RunDiff.model_validate(document["diff"]) if isinstance(document, dict) and "diff" in document else None
+        diff = RunDiff.model_validate(document["diff"]) if "diff" in document else None
+        changed = ChangeLists.model_validate(document)
     except OSError as exc:
         raise InputError.at(path, 0, f"cannot read {what}: {exc.strerror or exc}") from None
     except RecursionError:  # json's own limit is about 1,000 levels
@@ -84,7 +92,7 @@ def _read_document(path: str, what: str) -> Outcome:
     except ValueError as exc:  # JSON and pydantic errors alike
         why = _first_error(exc) if isinstance(exc, ValidationError) else str(exc)
         raise InputError.at(path, 0, f"not an agentci results file: {why}") from None
-    return Outcome(run, diff)
+    return Outcome(run, diff, changed.recordings_changed, changed.goldens_changed)
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -183,3 +183,54 @@ def test_the_action_s_comment_lists_them_read_at_the_base_through_the_api(tmp_pa
     assert not [line for line in outside_stop_commands(log) if "pwned" in line], "a workflow command from the spec"
     results = json.loads((tmp_path / "out" / "agentci-results.json").read_text())
     assert [g["change"] for g in results["goldens_changed"]] == ["added", "changed", "removed"]
+
+
+LISTED = "Golden queries changed in this PR: 1 added · 1 changed · 1 removed"
+
+
+def test_the_merge_of_shards_lists_them_as_the_unsharded_run_does(repository: Path):
+    """Each shard lists the whole spec's changes; `agentci merge` (the sharded workflow's merge job) carries them."""
+    for index in (1, 2):
+        shard = run_cli(
+            *COMMON, "--shard", f"{index}/2", "--format", "json", "--output", f"s{index}.json", cwd=repository
+        )
+        assert shard.returncode == 0, shard.stdout + shard.stderr
+    merged = run_cli("merge", "--spec", "agentci_spec.yaml", "s1.json", "s2.json", cwd=repository)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    whole = run_cli(*COMMON, cwd=repository).stdout
+    section = whole[whole.index(LISTED) :].split("\n\n")[0]
+    assert section.count("\n") == 4 and section in merged.stdout
+
+
+def test_the_publish_only_job_shows_the_list_the_evaluating_job_wrote(repository: Path, monkeypatch):
+    """A fork's PR: the evaluating workflow writes the results file, the trusted one comments from it."""
+    evaluated = run_cli(*COMMON, "--format", "json", "--output", "results.json", cwd=repository)
+    assert evaluated.returncode == 0, evaluated.stdout + evaluated.stderr
+    with FakeGitHub() as github:
+        github.add_pull("octo/agent", 7, "mallory/agent", "feature", "h" * 40)
+        env = action_environment(repository, github.url)
+        event = {"workflow_run": {"id": 41, "event": "pull_request", "head_sha": "h" * 40, "head_branch": "feature"}}
+        (repository / "event.json").write_text(
+            json.dumps(
+                {"workflow_run": {**event["workflow_run"], "pull_requests": [{"number": 7, "head": {"sha": "h" * 40}}]}}
+            )
+        )
+        env.update({"GITHUB_EVENT_NAME": "workflow_run", "INPUT_RESULTS": "results.json", "INPUT_TRACES": ""})
+        out = io.StringIO()
+        code = main(env, out)
+        [comment] = github.comments("octo/agent", 7)
+    assert code == 0, out.getvalue()
+    assert "### Golden queries changed in this PR\n\n1 added · 1 changed · 1 removed\n" in comment["body"]
+    assert "old-case removed from agentci\\_spec.yaml:8" in comment["body"]
+
+
+def test_a_forged_change_list_is_refused_naming_the_file(repository: Path):
+    evaluated = run_cli(*COMMON, "--format", "json", "--output", "results.json", cwd=repository)
+    document = json.loads(evaluated.stdout or (repository / "results.json").read_text())
+    document["goldens_changed"][0]["change"] = "vanished"
+    (repository / "results.json").write_text(json.dumps(document))
+    shard = {**document, "shard": {"index": 1, "count": 1}}
+    (repository / "s1.json").write_text(json.dumps(shard))
+    refused = run_cli("merge", "--spec", "agentci_spec.yaml", "s1.json", cwd=repository)
+    assert refused.returncode == 2
+    assert "s1.json" in refused.stderr and "goldens_changed" in refused.stderr
