@@ -58,7 +58,14 @@ from agentci_action.engine.score import letter_grade, suite_composite_score
 from agentci_action.engine.stats import cost_of_pass, most_frequent, tidy
 from agentci_action.engine.suite_figures import CheckTally, TallyCounter, aggregate, check_tally
 from agentci_action.engine.token_attribution import query_tokens, suite_tokens
-from agentci_action.spec.models import AgentCISpec, CompositeWeights, ProcessSpec, QuerySpec, spec_hash
+from agentci_action.spec.models import (
+    AgentCISpec,
+    CompositeWeights,
+    ProcessSpec,
+    QuerySpec,
+    private_attributes,
+    spec_hash,
+)
 from agentci_action.trace.canonical import Trace
 
 DEFAULT_FAIL_ON = frozenset({"correctness", "suite"})  # suite: the spec's `suite:` gates (compare/suite_gates.py)
@@ -389,17 +396,21 @@ def evaluate_query(
         if (figures := trace.model_calls) is not None:
             replayed.append(figures)
     answer = most_frequent(answers) or ""
-    shown_answer = secrets_masked(query, redact(answer, leaks) if leaks else answer)
+    shown_answer = redact(answer, leaks) if leaks else answer
+    simulated = query.simulated_user is not None  # read once: a pydantic attribute
+    if simulated:
+        shown_answer = secrets_masked(query, shown_answer)
     combined = combine_runs(query, runs, composite)
     layers = combined.layers
     correctness, path, cost = layers["correctness"], layers["path"], layers["cost"]
     statuses = [correctness.status, path.status, cost.status]
     blocking = is_blocking(statuses, fail_on)
+    where = private_attributes(query)  # its file and line, as the properties read them: one read, not two
     return QueryResult(  # the fields without a default by position (see QueryResult)
         key or query.key,  # id
         query.query,
-        query.file,
-        query.line,
+        where["_file"],
+        where["_line"],
         query_status(statuses, blocking),  # status
         correctness,
         path,
@@ -417,18 +428,17 @@ def evaluate_query(
         split_answers=_split_answers(query, runs, answers, traces, leaks) if len(runs) > 1 else None,
         turns=_turn_results(query, turn_runs, fail_on, composite, leaks)
         if turn_runs
-        else _simulated_turns(query, traces, answer, leaks),
+        else _simulated_turns(query, traces, answer, leaks)
+        if simulated
+        else [],
     )
 
 
 def _simulated_turns(query: QuerySpec, traces: list[Trace], answer: str, leaks: list[Leak]) -> list[TurnResult]:
     """A simulated user's conversation as the report shows it.
 
-    The turns of the first run whose answer is the one shown (the most frequent); none for another query, or when no run
-    gave a conversation.
+    The turns of the first run whose answer is the one shown (the most frequent); none when no run gave a conversation.
     """
-    if query.simulated_user is None:
-        return []
     shown = next((t for t in traces if t.turns and t.final_answer.strip() == answer), None)
     if shown is None:
         return []
