@@ -276,7 +276,7 @@ def evaluate_correctness(
     for check in checks:  # a loop, not a list comprehension (a call of its own on 3.11): made per run, bench_hot_path
         if check.status is SKIP:
             skipped += 1
-    result = LayerResult.from_checks(checks, details={"checks_run": len(checks) - skipped, "checks_skipped": skipped})
+    result = LayerResult.from_checks(checks, {"checks_run": len(checks) - skipped, "checks_skipped": skipped})
     if result.status is SKIP and not checks:
         result.messages = ["no correctness checks"]
     return result

@@ -155,15 +155,14 @@ def score_result(scores: list[RunScore], pass_rate: float, weights: CompositeWei
     composite = composite_score(
         pass_rate, None if value is None else value / 100, weights.pass_weight, weights.impl_weight
     )
-    return ScoreResult(
-        composite,
-        letter_grade(composite),  # grade
-        value=value,
-        tool_accuracy=tool_accuracy,
-        output_quality=output_quality,
-        sequence_correctness=sequence_correctness,
-        reason=reason,
-    )
+    score = ScoreResult(composite, letter_grade(composite))
+    # The defaulted (kw_only) fields set after, not passed as keywords (evaluate_spec.evaluate_query says why).
+    score.value = value
+    score.tool_accuracy = tool_accuracy
+    score.output_quality = output_quality
+    score.sequence_correctness = sequence_correctness
+    score.reason = reason
+    return score
 
 
 def _worst_run(runs: list[Run], name: str) -> LayerResult:
