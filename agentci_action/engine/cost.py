@@ -67,11 +67,12 @@ def evaluate_cost(
     Actual figures are always reported; `extra_checks` are this layer's checks from the query's `checks:` block, e.g.
     performance.
     """
+    figures = trace.__dict__  # its fields as a dict: spec/models.py, "fields as a dict"
     cost, tokens, llm_calls, latency = (
-        trace.total_cost_usd,
-        trace.total_tokens,
-        trace.total_llm_calls,
-        trace.total_duration_ms,
+        figures["total_cost_usd"],
+        figures["total_tokens"],
+        figures["total_llm_calls"],
+        figures["total_duration_ms"],
     )
     details: dict[str, Any] = {"cost_usd": cost, "total_tokens": tokens, "llm_calls": llm_calls, "latency_ms": latency}
     if cost is None:

@@ -107,14 +107,21 @@ def content_notes(traces: list[Trace]) -> list[str]:
     return list(notes.values())
 
 
-def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: list[QuerySpec] | None = None) -> Matched:
+def group_traces(
+    queries: list[QuerySpec],
+    traces: list[Trace],
+    all_queries: list[QuerySpec] | None = None,
+    keys: list[str] | None = None,
+) -> Matched:
     """Group traces by query: by `id`, else by exact `query` text; runs sorted by their `run` index.
 
     A trace matching no query of the spec at all is noted in `unmatched`; one matching a query
-    of `all_queries` that is not in `queries` (filtered out by tags) is ignored.
+    of `all_queries` that is not in `queries` (filtered out by tags) is ignored. `keys`: those queries' keys, in order,
+    when the caller has read them.
     """
     universe = all_queries or queries
-    keys = [q.key for q in universe]  # read once: a property of a pydantic model, slow to read
+    if keys is None:
+        keys = [q.key for q in universe]  # read once: a property of a pydantic model, slow to read
     every: dict[str, list[Trace]] = {key: [] for key in keys}  # each query's traces, by its key (its id)
     by_text: dict[str, QuerySpec] | None = None  # made when a trace first needs it: most are matched by id
     unmatched = []
@@ -608,13 +615,13 @@ def evaluate_spec(
     both held whole: the results of 10k queries × 5 runs take the memory their traces leave.
     """
     selected = queries if queries is not None else spec.queries
+    keys = [q.key for q in selected]  # read once: a property of a pydantic model, slow to read
     if queries is None or release_traces:  # the whole suite, once: the spec is not made to hold on to the traces
-        index = group_traces(spec.queries, traces)
+        index = group_traces(spec.queries, traces, keys=keys if queries is None else None)
         if release_traces:
             traces.clear()
     else:  # indexed once per spec and trace list: a pytest suite evaluates one query per call
         index = spec.memoised("traces_by_query", (traces,), lambda: group_traces(spec.queries, traces))
-    keys = [q.key for q in selected]  # read once: a property of a pydantic model, slow to read
     require_traces(selected, keys, index.by_query)
     matched = Matched({key: index.by_query[key] for key in keys}, list(index.unmatched), list(index.notes))
     del index  # matched holds the selected queries' traces alone
