@@ -72,8 +72,9 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
     """Every deterministic check the spec asks for, each reporting every failing term."""
     checks: list[Check] = []
     lowered = answer.lower()
+    asked = spec.__dict__  # spec/models.py, "fields as a dict"
     # Loops, not list comprehensions (each a call of its own on 3.11): these checks run per run (bench_hot_path).
-    if (expected := spec.expected_in_answer) is not None:
+    if (expected := asked["expected_in_answer"]) is not None:
         missing = []
         for term in expected:
             if term.lower() not in lowered:
@@ -86,7 +87,7 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
                 {"missing": missing, "checked": len(expected)},
             )
         )
-    if (forbidden := spec.not_in_answer) is not None:
+    if (forbidden := asked["not_in_answer"]) is not None:
         found = []
         for term in forbidden:
             if term.lower() in lowered:
@@ -99,21 +100,21 @@ def deterministic_checks(spec: CorrectnessSpec, answer: str) -> list[Check]:
                 {"found": found, "checked": len(forbidden)},
             )
         )
-    if spec.exact_match is not None:
-        ok = answer.strip() == spec.exact_match.strip()
+    if (exact := asked["exact_match"]) is not None:
+        ok = answer.strip() == exact.strip()
         checks.append(
             Check(
                 name="exact_match",
                 status=PASS if ok else FAIL,
                 message=""
                 if ok
-                else f"answer is not the exact expected text (expected {snippet(spec.exact_match)!r}, got {snippet(answer)!r})",
+                else f"answer is not the exact expected text (expected {snippet(exact)!r}, got {snippet(answer)!r})",
             )
         )
-    if (pattern := spec.regex_match) is not None:
+    if (pattern := asked["regex_match"]) is not None:
         checks.append(_regex_check(pattern, answer))
-    if spec.json_schema is not None:
-        checks.append(_json_schema_check(spec.json_schema, answer))
+    if (schema := asked["json_schema"]) is not None:
+        checks.append(_json_schema_check(schema, answer))
     return checks
 
 
@@ -264,16 +265,18 @@ def evaluate_correctness(
     if spec is None and not extra_checks:
         return LayerResult(status=SKIP, messages=["no correctness checks"])
     checks = deterministic_checks(spec, trace.final_answer) if spec else []
-    if spec is not None and (spec.llm_judge or spec.safety_check or spec.hallucination_check):
-        gate_open = all(c.status is PASS for c in checks)
-        checks += judge_checks(judge_requests(query, trace), judge, gate_open)
+    if spec is not None:
+        asked = spec.__dict__  # spec/models.py, "fields as a dict"
+        if asked["llm_judge"] or asked["safety_check"] or asked["hallucination_check"]:
+            gate_open = all(c.status is PASS for c in checks)
+            checks += judge_checks(judge_requests(query, trace), judge, gate_open)
     if extra_checks:
         checks += extra_checks
     skipped = 0
     for check in checks:  # a loop, not a list comprehension (a call of its own on 3.11): made per run, bench_hot_path
         if check.status is SKIP:
             skipped += 1
-    result = LayerResult.from_checks(checks, details={"checks_run": len(checks) - skipped, "checks_skipped": skipped})
+    result = LayerResult.from_checks(checks, {"checks_run": len(checks) - skipped, "checks_skipped": skipped})
     if result.status is SKIP and not checks:
         result.messages = ["no correctness checks"]
     return result

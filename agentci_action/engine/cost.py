@@ -67,11 +67,12 @@ def evaluate_cost(
     Actual figures are always reported; `extra_checks` are this layer's checks from the query's `checks:` block, e.g.
     performance.
     """
+    figures = trace.__dict__  # its fields as a dict: spec/models.py, "fields as a dict"
     cost, tokens, llm_calls, latency = (
-        trace.total_cost_usd,
-        trace.total_tokens,
-        trace.total_llm_calls,
-        trace.total_duration_ms,
+        figures["total_cost_usd"],
+        figures["total_tokens"],
+        figures["total_llm_calls"],
+        figures["total_duration_ms"],
     )
     details: dict[str, Any] = {"cost_usd": cost, "total_tokens": tokens, "llm_calls": llm_calls, "latency_ms": latency}
     if cost is None:
@@ -84,21 +85,22 @@ def evaluate_cost(
         return LayerResult(status=SKIP, details=details, messages=["no cost checks"])
     checks = []  # a check for each limit the spec sets (tested here, not in a call per limit: bench_hot_path)
     unrecorded = trace.unrecorded_totals  # totals derived from no model calls: nothing recorded them
-    if (max_tokens := spec.max_total_tokens) is not None:
+    limits = spec.__dict__  # spec/models.py, "fields as a dict"
+    if (max_tokens := limits["max_total_tokens"]) is not None:
         tokens, why = _recorded("total_tokens", tokens, unrecorded)
         checks.append(_limit(spec, _TOKENS, tokens, max_tokens, why))
-    if (max_llm_calls := spec.max_llm_calls) is not None:
+    if (max_llm_calls := limits["max_llm_calls"]) is not None:
         llm_calls, why = _recorded("total_llm_calls", llm_calls, unrecorded)
         checks.append(_limit(spec, _LLM_CALLS, llm_calls, max_llm_calls, why))
-    if (max_latency := spec.max_latency_ms) is not None:
+    if (max_latency := limits["max_latency_ms"]) is not None:
         checks.append(_limit(spec, _LATENCY, latency, max_latency))
-    if (max_cost := spec.max_cost_usd) is not None:
+    if (max_cost := limits["max_cost_usd"]) is not None:
         cost, why = _recorded("total_cost_usd", cost, unrecorded, details.get("cost_unknown_reason", ""))
         checks.append(_limit(spec, _COST, cost, max_cost, why))
-    if (max_turns := spec.max_turns) is not None:
+    if (max_turns := limits["max_turns"]) is not None:
         checks.append(_limit(spec, _TURNS, len(trace.turns) or 1, max_turns))
-    if (max_multiplier := spec.max_cost_multiplier) is not None:
-        checks.append(_multiplier_check(spec, max_multiplier, trace, baseline, details))
+    if (max_multiplier := limits["max_cost_multiplier"]) is not None:
+        checks.append(_multiplier_check(spec, max_multiplier, trace, baseline, details, unrecorded))
     if extra_checks:
         checks += extra_checks
     return LayerResult.from_checks(checks, details)
@@ -112,11 +114,17 @@ def _recorded(
 
 
 def _multiplier_check(
-    spec: CostSpec, limit: float, trace: Trace, baseline: Trace | None, details: dict[str, Any]
+    spec: CostSpec,
+    limit: float,
+    trace: Trace,
+    baseline: Trace | None,
+    details: dict[str, Any],
+    unrecorded_totals: frozenset[str],
 ) -> Check:
+    """cost / baseline cost against `limit`; `unrecorded_totals` is the trace's, as evaluate_cost read it."""
     if baseline is None:  # said once per run, not per query (RunResult.without_baseline): no message here
         return Check(name="max_cost_multiplier", status=SKIP, data={"reason": NO_BASELINE})
-    unrecorded = "total_cost_usd" in trace.unrecorded_totals  # a cost derived from no model calls
+    unrecorded = "total_cost_usd" in unrecorded_totals  # a cost derived from no model calls
     cost, baseline_cost = None if unrecorded else details["cost_usd"], details["baseline_cost_usd"]  # read once
     multiplier = cost_multiplier(cost, baseline_cost)
     if multiplier is None:

@@ -58,7 +58,14 @@ from agentci_action.engine.score import letter_grade, suite_composite_score
 from agentci_action.engine.stats import cost_of_pass, most_frequent, tidy
 from agentci_action.engine.suite_figures import CheckTally, TallyCounter, aggregate, check_tally
 from agentci_action.engine.token_attribution import query_tokens, suite_tokens
-from agentci_action.spec.models import AgentCISpec, CompositeWeights, ProcessSpec, QuerySpec, spec_hash
+from agentci_action.spec.models import (
+    AgentCISpec,
+    CompositeWeights,
+    ProcessSpec,
+    QuerySpec,
+    private_attributes,
+    spec_hash,
+)
 from agentci_action.trace.canonical import Trace
 
 DEFAULT_FAIL_ON = frozenset({"correctness", "suite"})  # suite: the spec's `suite:` gates (compare/suite_gates.py)
@@ -100,14 +107,21 @@ def content_notes(traces: list[Trace]) -> list[str]:
     return list(notes.values())
 
 
-def group_traces(queries: list[QuerySpec], traces: list[Trace], all_queries: list[QuerySpec] | None = None) -> Matched:
+def group_traces(
+    queries: list[QuerySpec],
+    traces: list[Trace],
+    all_queries: list[QuerySpec] | None = None,
+    keys: list[str] | None = None,
+) -> Matched:
     """Group traces by query: by `id`, else by exact `query` text; runs sorted by their `run` index.
 
     A trace matching no query of the spec at all is noted in `unmatched`; one matching a query
-    of `all_queries` that is not in `queries` (filtered out by tags) is ignored.
+    of `all_queries` that is not in `queries` (filtered out by tags) is ignored. `keys`: those queries' keys, in order,
+    when the caller has read them.
     """
     universe = all_queries or queries
-    keys = [q.key for q in universe]  # read once: a property of a pydantic model, slow to read
+    if keys is None:
+        keys = [q.key for q in universe]  # read once: a property of a pydantic model, slow to read
     every: dict[str, list[Trace]] = {key: [] for key in keys}  # each query's traces, by its key (its id)
     by_text: dict[str, QuerySpec] | None = None  # made when a trace first needs it: most are matched by id
     unmatched = []
@@ -389,46 +403,54 @@ def evaluate_query(
         if (figures := trace.model_calls) is not None:
             replayed.append(figures)
     answer = most_frequent(answers) or ""
-    shown_answer = secrets_masked(query, redact(answer, leaks) if leaks else answer)
+    shown_answer = redact(answer, leaks) if leaks else answer
+    simulated = query.simulated_user is not None  # read once: a pydantic attribute
+    if simulated:
+        shown_answer = secrets_masked(query, shown_answer)
     combined = combine_runs(query, runs, composite)
     layers = combined.layers
     correctness, path, cost = layers["correctness"], layers["path"], layers["cost"]
     statuses = [correctness.status, path.status, cost.status]
     blocking = is_blocking(statuses, fail_on)
-    return QueryResult(  # the fields without a default by position (see QueryResult)
+    where = private_attributes(query)  # its file and line, as the properties read them: one read, not two
+    result = QueryResult(  # the fields without a default by position (see QueryResult)
         key or query.key,  # id
         query.query,
-        query.file,
-        query.line,
+        where["_file"],
+        where["_line"],
         query_status(statuses, blocking),  # status
         correctness,
         path,
         cost,
         combined.reliability,
         combined.score,
-        tags=list(query.tags),
-        blocking=blocking,
-        trace_source=traces[0].source,
-        runs=len(traces),
-        answer=shown_answer,
-        tools=list(route) if (route := most_frequent(sequences)) else [],
-        tokens=query_tokens(traces),
-        model_calls=_paid_tidied(ModelCalls.of_runs(replayed)) if replayed else None,  # most runs: no replay
-        split_answers=_split_answers(query, runs, answers, traces, leaks) if len(runs) > 1 else None,
-        turns=_turn_results(query, turn_runs, fail_on, composite, leaks)
-        if turn_runs
-        else _simulated_turns(query, traces, answer, leaks),
     )
+    # The defaulted (kw_only) fields set after, not passed as keywords: a class call's keywords go into a dict and out
+    # again on 3.11, about 350 machine instructions each (bench_hot_path).
+    result.tags = list(query.tags)
+    result.blocking = blocking
+    result.trace_source = traces[0].source
+    result.runs = len(traces)
+    result.answer = shown_answer
+    if route := most_frequent(sequences):
+        result.tools = list(route)
+    result.tokens = query_tokens(traces)
+    if replayed:  # most runs: no replay
+        result.model_calls = _paid_tidied(ModelCalls.of_runs(replayed))
+    if len(runs) > 1:
+        result.split_answers = _split_answers(query, runs, answers, traces, leaks)
+    if turn_runs:
+        result.turns = _turn_results(query, turn_runs, fail_on, composite, leaks)
+    elif simulated:
+        result.turns = _simulated_turns(query, traces, answer, leaks)
+    return result
 
 
 def _simulated_turns(query: QuerySpec, traces: list[Trace], answer: str, leaks: list[Leak]) -> list[TurnResult]:
     """A simulated user's conversation as the report shows it.
 
-    The turns of the first run whose answer is the one shown (the most frequent); none for another query, or when no run
-    gave a conversation.
+    The turns of the first run whose answer is the one shown (the most frequent); none when no run gave a conversation.
     """
-    if query.simulated_user is None:
-        return []
     shown = next((t for t in traces if t.turns and t.final_answer.strip() == answer), None)
     if shown is None:
         return []
@@ -593,13 +615,13 @@ def evaluate_spec(
     both held whole: the results of 10k queries × 5 runs take the memory their traces leave.
     """
     selected = queries if queries is not None else spec.queries
+    keys = [q.key for q in selected]  # read once: a property of a pydantic model, slow to read
     if queries is None or release_traces:  # the whole suite, once: the spec is not made to hold on to the traces
-        index = group_traces(spec.queries, traces)
+        index = group_traces(spec.queries, traces, keys=keys if queries is None else None)
         if release_traces:
             traces.clear()
     else:  # indexed once per spec and trace list: a pytest suite evaluates one query per call
         index = spec.memoised("traces_by_query", (traces,), lambda: group_traces(spec.queries, traces))
-    keys = [q.key for q in selected]  # read once: a property of a pydantic model, slow to read
     require_traces(selected, keys, index.by_query)
     matched = Matched({key: index.by_query[key] for key in keys}, list(index.unmatched), list(index.notes))
     del index  # matched holds the selected queries' traces alone

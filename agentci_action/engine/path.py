@@ -140,13 +140,14 @@ def evaluate_path(
         if extra_checks:
             return LayerResult.from_checks(list(extra_checks), details)
         return LayerResult(SKIP, details, ["no path checks"])
+    rules = spec.__dict__  # spec/models.py, "fields as a dict"
     used_set = set(tools_used)  # the tools as a set, for recall, precision, the deny-list and the match mode
     checks = _tool_list_checks(spec, used, used_set, details)
 
-    if (max_tool_calls := spec.max_tool_calls) is not None:
+    if (max_tool_calls := rules["max_tool_calls"]) is not None:
         checks.append(_at_most(spec, "max_tool_calls", len(used), max_tool_calls, "tool calls", _most_called, used))
 
-    if (expected_tools := spec.expected_tools) is not None:
+    if (expected_tools := rules["expected_tools"]) is not None:
         _expected_tools_checks(spec, expected_tools, tools_used, used_set, details, checks)
 
     # R: the chosen baseline variant's tools, else expected_tools
@@ -156,14 +157,14 @@ def evaluate_path(
         checks += _reference_checks(spec, used, used_set, variants[chosen].tool_sequence, source, details)
     elif expected_tools is not None:
         checks += _reference_checks(spec, used, used_set, expected_tools, "expected_tools", details)
-    elif spec.min_sequence_similarity is not None:
+    elif rules["min_sequence_similarity"] is not None:
         # said once per run, not per query (RunResult.without_baseline): no message here
         checks.append(Check("min_sequence_similarity", SKIP, "", {"reason": NO_BASELINE}))
 
-    if spec.expected_tool_calls is not None:
+    if rules["expected_tool_calls"] is not None:
         checks.append(_expected_calls_check(spec, trace, details))
 
-    if (max_loops := spec.max_loops) is not None:
+    if (max_loops := rules["max_loops"]) is not None:
         checks.append(_at_most(spec, "max_loops", repeats, max_loops, "loops", _loops_text, loops))
 
     _handoff_checks(spec, trace, details, checks)
@@ -177,9 +178,10 @@ def _tool_list_checks(spec: PathSpec, used: Sequence[str], used_set: set[str], d
 
     Any violation fails hard, unless their severity is warn.
     """
-    normalize = spec.tool_name_normalization
+    rules = spec.__dict__  # spec/models.py, "fields as a dict"
+    normalize = rules["tool_name_normalization"]
     checks = []
-    if forbidden := spec.forbidden_tools:
+    if forbidden := rules["forbidden_tools"]:
         calls = metrics.forbidden_calls(used, forbidden, normalize, used_set)
         details["forbidden_violations"] = violations = list(calls)
         details["forbidden_calls"] = calls
@@ -189,8 +191,8 @@ def _tool_list_checks(spec: PathSpec, used: Sequence[str], used_set: set[str], d
             if calls
             else Check("forbidden_tools", PASS, "", data)
         )
-    if spec.allowed_tools is not None:
-        calls = metrics.disallowed_calls(used, spec.allowed_tools, normalize)
+    if (allowed := rules["allowed_tools"]) is not None:
+        calls = metrics.disallowed_calls(used, allowed, normalize)
         details["disallowed_calls"] = calls
         checks.append(
             failed(spec, "allowed_tools", f"tools not in allowed_tools: {_calls_at(calls)}", {"calls": calls})
@@ -254,7 +256,8 @@ def _reference_checks(
     details: dict[str, Any],
 ) -> list[Check]:
     """Sequence similarity and the match mode against the reference sequence R (`ref_tools`, from `source`)."""
-    match_mode, sequence_metric = spec.match_mode, spec.sequence_metric
+    rules = spec.__dict__  # spec/models.py, "fields as a dict"
+    match_mode, sequence_metric = rules["match_mode"], rules["sequence_metric"]
     mode, metric = _VALUES[match_mode], _VALUES[sequence_metric]
     similarity = metrics.sequence_similarity(used, ref_tools, sequence_metric)
     outcome = metrics.match(used, ref_tools, match_mode, used_set)
@@ -271,7 +274,7 @@ def _reference_checks(
         "first_divergence": None if outcome.first_divergence is None else _divergence_dict(outcome.first_divergence),
     }
     checks = []
-    if (min_similarity := spec.min_sequence_similarity) is not None:
+    if (min_similarity := rules["min_sequence_similarity"]) is not None:
         what = f"sequence similarity ({metric}) against the {source}"
         checks.append(
             _at_least(
@@ -456,18 +459,19 @@ def _handoff_checks(spec: PathSpec, trace: Trace, details: dict[str, Any], check
     handoffs = trace.handoffs  # read once: a pydantic attribute
     targets = [h.to for h in handoffs] if handoffs else []  # most traces hand off to no one
     details["handoffs"] = targets
-    if spec.expected_handoff is not None:
+    rules = spec.__dict__  # spec/models.py, "fields as a dict"
+    if (expected := rules["expected_handoff"]) is not None:
         checks.append(
             Check("expected_handoff", PASS)
-            if spec.expected_handoff in targets
+            if expected in targets
             else failed(
                 spec,
                 "expected_handoff",
-                f"expected a handoff to {inert_name(spec.expected_handoff)}, got {_names(targets) or 'no handoff'}",
+                f"expected a handoff to {inert_name(expected)}, got {_names(targets) or 'no handoff'}",
             )
         )
-    if spec.expected_handoffs_available is not None:
-        allowed = set(spec.expected_handoffs_available)
+    if (available := rules["expected_handoffs_available"]) is not None:
+        allowed = set(available)
         stray = list(dict.fromkeys(t for t in targets if t not in allowed))
         checks.append(
             failed(
@@ -478,7 +482,7 @@ def _handoff_checks(spec: PathSpec, trace: Trace, details: dict[str, Any], check
             if stray
             else Check("expected_handoffs_available", PASS)
         )
-    if (max_handoffs := spec.max_handoff_count) is not None:
+    if (max_handoffs := rules["max_handoff_count"]) is not None:
         checks.append(_at_most(spec, "max_handoff_count", len(targets), max_handoffs, "handoffs", _handed_to, targets))
 
 

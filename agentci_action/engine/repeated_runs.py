@@ -155,15 +155,14 @@ def score_result(scores: list[RunScore], pass_rate: float, weights: CompositeWei
     composite = composite_score(
         pass_rate, None if value is None else value / 100, weights.pass_weight, weights.impl_weight
     )
-    return ScoreResult(
-        composite,
-        letter_grade(composite),  # grade
-        value=value,
-        tool_accuracy=tool_accuracy,
-        output_quality=output_quality,
-        sequence_correctness=sequence_correctness,
-        reason=reason,
-    )
+    score = ScoreResult(composite, letter_grade(composite))
+    # The defaulted (kw_only) fields set after, not passed as keywords (evaluate_spec.evaluate_query says why).
+    score.value = value
+    score.tool_accuracy = tool_accuracy
+    score.output_quality = output_quality
+    score.sequence_correctness = sequence_correctness
+    score.reason = reason
+    return score
 
 
 def _worst_run(runs: list[Run], name: str) -> LayerResult:
@@ -258,13 +257,14 @@ def _correctness(query: QuerySpec, runs: list[Run], score: float | None) -> Laye
 
 def combine_runs(query: QuerySpec, runs: list[Run], composite: CompositeWeights = CompositeWeights()) -> Combined:
     """The query's layers, reliability and score over its runs (see the module docstring)."""
-    weights = query.weights or _DEFAULT_WEIGHTS
+    asked = query.__dict__  # its fields as a dict: spec/models.py, "fields as a dict"
+    weights = asked["weights"] or _DEFAULT_WEIGHTS
     scores = []
     for run in runs:  # a loop, not a comprehension (a function call of its own): most queries have one run
         layers = run.layers
         scores.append(run_score(layers["correctness"], layers["path"], weights))
-    planned = query.runs  # read once: a range's max is what adaptive runs allowed (QuerySpec.max_runs, inlined)
-    rel = reliability(runs, scores, query.pass_k, planned.max if isinstance(planned, RunRange) else None)
+    planned = asked["runs"]  # a range's max is what adaptive runs allowed (QuerySpec.max_runs, inlined)
+    rel = reliability(runs, scores, asked["pass_k"], planned.max if isinstance(planned, RunRange) else None)
     score = score_result(scores, rel.pass_rate, composite)
     correctness = _correctness(query, runs, score.value)
     if len(runs) == 1:

@@ -88,10 +88,11 @@ def _blended(
 ) -> float | None:
     """weighted_score of the three dimensions, in their order, with no dict between: made per run (bench_hot_path)."""
     total = weighted = 0.0
+    given = weights.__dict__  # spec/models.py, "fields as a dict"
     for weight, value in (
-        (weights.tool_accuracy, tool_accuracy),
-        (weights.output_quality, quality),
-        (weights.sequence_correctness, sequence_correctness),
+        (given["tool_accuracy"], tool_accuracy),
+        (given["output_quality"], quality),
+        (given["sequence_correctness"], sequence_correctness),
     ):
         if value is not None:
             total += weight

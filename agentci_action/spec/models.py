@@ -47,6 +47,13 @@ def private_attributes(model: BaseModel) -> dict[str, Any]:
     return private
 
 
+# Fields as a dict: where the engine reads three or more fields of one block per run, it reads them as
+# `block.__dict__[name]`. pydantic keeps every field in the instance __dict__ (defaults included, validated or not), and
+# on CPython 3.11 an attribute read of a pydantic model takes the slow, unspecialised path (BaseModel defines
+# __getattr__): about 400 machine instructions a field, where `__dict__` costs one such read and a key then about 150
+# (docs/performance.md, "Many short traces").
+
+
 class _StrictSpecModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

@@ -99,6 +99,7 @@ EXAMPLE_KEY = "agentci_example"  # metadata of `agentci init`'s example trace: a
 REPLAY_KEY = "agentci_replay"  # metadata of a run whose model calls went through the replay proxy: its figures
 UNRECORDED_KEY = "agentci_unrecorded"  # metadata: the totals derived from no model calls (see with_derived_totals)
 MODEL_CALL_TOTALS = ("total_tokens", "total_llm_calls", "total_cost_usd")  # the totals derived from llm_calls alone
+_NONE_UNRECORDED: frozenset[str] = frozenset()  # what most traces' unrecorded_totals are: one shared, not one a read
 
 
 class Trace(_StrictTraceModel):
@@ -178,7 +179,7 @@ class Trace(_StrictTraceModel):
     def unrecorded_totals(self) -> frozenset[str]:
         """The totals nothing recorded: derived from a trace that reports no model calls (`metadata.agentci_unrecorded`)."""
         names = self.metadata.get(UNRECORDED_KEY)
-        return frozenset(names) if isinstance(names, list) else frozenset()
+        return frozenset(names) if isinstance(names, list) else _NONE_UNRECORDED
 
     @property
     def tool_names(self) -> list[str]:
