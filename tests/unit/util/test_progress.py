@@ -10,13 +10,13 @@ import io
 import json
 import os
 import re
-import subprocess
 import sys
+import threading
 import time
 
 import pytest
 from fakes.llm_server import FakeLLMServer
-from helpers import ROOT, hermetic_environment, run_cli
+from helpers import hermetic_environment, run_cli
 
 from agentci_action._util.progress import CLEAR, Progress, ProgressOutput, duration
 
@@ -56,25 +56,27 @@ def project(tmp_path, url: str, count: int, template: str = JUDGED) -> list[str]
 
 
 def on_terminal(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
-    """The real CLI with stderr on a pseudo-terminal (stdout a pipe): exit code, stdout, and the terminal's bytes."""
+    """The real CLI, in this process, with stderr on a pseudo-terminal: exit code, stdout and the terminal's bytes."""
     master, slave = os.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agentci_action", *args], stdout=subprocess.PIPE, stderr=slave, env=env, cwd=ROOT
-    )
-    os.close(slave)
     seen = bytearray()
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        seen += chunk
+
+    def read() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the terminal's other end is closed
+                break
+            if not chunk:
+                break
+            seen.extend(chunk)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    with open(slave, "w", encoding="utf-8") as terminal:
+        done = run_cli(*args, env=env, stderr=terminal)
+    reader.join(10)
     os.close(master)
-    stdout = process.stdout.read().decode() if process.stdout else ""
-    code = process.wait()
-    return code, stdout, seen.decode().replace("\r\n", "\n")  # the terminal's own newline translation
+    return done.returncode, done.stdout, seen.decode().replace("\r\n", "\n")  # the terminal's own newline translation
 
 
 # The line
