@@ -21,13 +21,13 @@ import yaml
 from fakes.scripted_openai import ScriptedOpenAIServer, Turn
 from fakes.scripted_providers import ScriptedProviders
 from helpers import ROOT, hermetic_environment, run_cli
-from unit.run.test_python_call import QUESTION as SDK_QUESTION
-from unit.run.test_python_call import SCRIPT as SDK_SCRIPT
-from unit.run.test_python_call import check_agents_sdk_trace
 
 from agentci_action import load_spec, run_spec
 from agentci_action.trace.canonical import REPLAY_KEY, Trace
 from agentci_action.trace.load import load_traces
+from e2e.test_agents_sdk_run_result import QUESTION as SDK_QUESTION
+from e2e.test_agents_sdk_run_result import SCRIPT as SDK_SCRIPT
+from e2e.test_agents_sdk_run_result import check_agents_sdk_trace
 from e2e.test_otel_capture import AGENT as OTEL_AGENT
 from e2e.test_otel_capture import CITIES, assert_facts, question
 from e2e.test_otel_capture import SCRIPT as OTEL_SCRIPT

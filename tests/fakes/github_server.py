@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from unittest import mock
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import jsonschema
@@ -155,6 +156,21 @@ class State:
     next_id: int = 1000
 
 
+def _unthrottled_client() -> type:
+    """PyGithub's client without its pause before each request (0.25 s, 1 s after a write).
+
+    The pause keeps a client under GitHub's secondary rate limits; against this local server it only waits, a second per
+    comment or check run written. Clients made in this process while the server runs are of this class.
+    """
+    from github import Github
+
+    class Unthrottled(Github):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs, seconds_between_requests=None, seconds_between_writes=None)
+
+    return Unthrottled
+
+
 class FakeGitHub:
     """Start with `with FakeGitHub() as gh:`; `gh.url` is the API base URL to give PyGithub."""
 
@@ -164,7 +180,8 @@ class FakeGitHub:
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer((host, port), self._handler())
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # shutdown() is seen within 0.02 s, not the standard library's 0.5 s: half a second at every test's end
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
 
     @property
     def url(self) -> str:
@@ -173,9 +190,12 @@ class FakeGitHub:
 
     def __enter__(self) -> FakeGitHub:
         self.thread.start()
+        self._unthrottled = mock.patch("github.Github", _unthrottled_client())
+        self._unthrottled.start()
         return self
 
     def __exit__(self, *exc) -> None:
+        self._unthrottled.stop()
         self.server.shutdown()
         self.server.server_close()
 

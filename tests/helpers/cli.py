@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import TextIO
 
 from helpers.paths import ROOT
 
@@ -31,17 +32,21 @@ def hermetic_environment(**extra: str) -> dict[str, str]:
 _WORKING_DIRECTORY = threading.Lock()  # one process, one working directory: in-process runs take turns
 
 
-def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, stderr: TextIO | None = None
+) -> subprocess.CompletedProcess:
     """The real `agentci` command, run in this process (cli.main.main with its streams captured).
 
     From `cwd` (default: the repository) in `env` (default: the hermetic environment): exit code, stdout and stderr as
-    run_cli_process gives them, without starting an interpreter.
+    run_cli_process gives them, without starting an interpreter. `stderr` (e.g. a pseudo-terminal) gets what the
+    command writes there instead of the result's stderr, which is then empty.
     """
     from agentci_action.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     with _WORKING_DIRECTORY, contextlib.chdir(cwd or ROOT):
-        code = main(list(map(str, args)), env=hermetic_environment() if env is None else env, out=out, err=err)
+        environ = hermetic_environment() if env is None else env
+        code = main(list(map(str, args)), env=environ, out=out, err=err if stderr is None else stderr)
     return subprocess.CompletedProcess(["agentci", *map(str, args)], code, out.getvalue(), err.getvalue())
 
 

@@ -55,5 +55,5 @@ def test_the_every_way_suite_changes_in_every_way():
         "test", "agentci_spec.yaml", "--traces", "current.jsonl", "--baseline", "v1", "--format", "json", cwd=EVERYWAY
     )
     kinds = {kind for query in json.loads(done.stdout)["diff"]["queries"] for kind in query["kinds"]}
-    # not_run (an agent that could not be run) would make the run exit 2: tests/unit/run/test_outages.py shows it
+    # not_run (an agent that could not be run) would make the run exit 2: tests/e2e/test_model_outages.py shows it
     assert kinds == {kind.value for kind in ChangeKind} - {ChangeKind.NOT_RUN.value}

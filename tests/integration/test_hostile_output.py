@@ -32,54 +32,49 @@ queries:
 workspace = action_workspace  # the action's workspace fixture, by its name
 GOOD = [{"id": "math", "final_answer": "4", "tool_calls": [{"name": "calc"}]}]
 
-# Every save process imports everything, then waits for "go" on stdin, so all of them reach the write at once.
+# Every save process imports everything, then waits for "go" on stdin before each version, so all of them reach the
+# write at once; each save's exit code and stderr come back as a JSON line.
 RACER = """
-import sys
+import io, json, sys
 from agentci_action.cli.main import main
 print("ready", flush=True)
-sys.stdin.readline()
-sys.exit(main(sys.argv[1:]))
+for version in ("v0", "v1"):
+    sys.stdin.readline()
+    err = io.StringIO()
+    code = main([*sys.argv[1:], "--version", version], out=io.StringIO(), err=err)
+    print(json.dumps([code, err.getvalue()]), flush=True)
 """
 
 
 def test_racing_saves_of_one_version_keep_exactly_one_and_the_others_exit_2_naming_it(write, write_traces, tmp_path):
     spec, traces = write("spec.yaml", SPEC), write_traces("t.jsonl", GOOD)
-    for attempt in range(2):
-        version = f"v{attempt}"
-        racers = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-c",
-                    RACER,
-                    "save",
-                    "--spec",
-                    str(spec),
-                    "--traces",
-                    str(traces),
-                    "--version",
-                    version,
-                ],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                cwd=ROOT,
-                env=hermetic_environment(),
-            )
-            for _ in range(5)
-        ]
-        for racer in racers:
-            assert racer.stdout.readline() == "ready\n"
+    racers = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, "save", "--spec", str(spec), "--traces", str(traces)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env=hermetic_environment(),
+        )
+        for _ in range(5)
+    ]
+    for racer in racers:
+        assert racer.stdout.readline() == "ready\n"
+    for version in ("v0", "v1"):  # into an empty baseline folder, then beside a saved version
         for racer in racers:
             racer.stdin.write("go\n")
             racer.stdin.flush()
-        done = [(racer.wait(), racer.stdout.read(), racer.stderr.read()) for racer in racers]
+        done = [json.loads(racer.stdout.readline()) for racer in racers]
         winners = [d for d in done if d[0] == 0]
         losers = [d for d in done if d[0] != 0]
         assert len(winners) == 1, done
-        assert all(code == 2 and f"baseline version '{version}' already exists" in err for code, _, err in losers)
-        assert all("Traceback" not in err for _, _, err in done)
+        assert all(code == 2 and f"baseline version '{version}' already exists" in err for code, err in losers)
+        assert all("Traceback" not in err for _, err in done)
+    for racer in racers:
+        racer.stdin.close()
+        assert racer.wait() == 0 and "Traceback" not in racer.stderr.read()
     assert sorted(p.name for p in (tmp_path / "golden").iterdir()) == ["v0.json", "v1.json"]
 
 

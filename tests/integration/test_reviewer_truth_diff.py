@@ -1,16 +1,15 @@
 """What the reviewer reads in the diff is true (issue 44, bullets 1, 2 and 5).
 
 Each test builds the case that printed something false or hid a difference, and checks the words every format now
-prints instead: a replay miss shows where the request changed and is an error everywhere, flaky runs show their failing
-answer, and each changed query reads in the three named tiers.
+prints instead: a replay miss shows where the request changed (a real agent's miss in every format:
+tests/e2e/test_replay_miss_report.py), flaky runs show their failing answer, and each changed query reads in the three
+named tiers.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
-from pathlib import Path
 
 import cmarkgfm
 from cmarkgfm.cmark import Options
@@ -58,55 +57,6 @@ def test_a_changed_tool_schema_and_parameter_are_spelled_out():
     )
     [temperature] = misses.differences({"body": {"temperature": 0}}, {"body": {"temperature": 0.7}})
     assert misses.describe(temperature, {}) == "temperature (the temperature) changed: recorded '0', now '0.7'"
-
-
-def _changed_prompt_agent(tmp_path: Path) -> Path:
-    """The openai-agent example with its baseline saved, then a sentence added to its system prompt."""
-    project = tmp_path / "openai-agent"
-    shutil.copytree(ROOT / "examples" / "openai-agent", project, ignore=shutil.ignore_patterns("__pycache__"))
-    saved = run_cli("save", "--spec", "agentci_spec.yaml", "--version", "v1", cwd=project)
-    assert saved.returncode == 0, saved.stderr
-    agent = project / "agent.py"
-    agent.write_text(agent.read_text().replace('only about orders."', 'only about orders. Be kind."'))
-    return project
-
-
-def test_a_replay_miss_is_not_evaluated_in_every_view_never_a_regression(tmp_path):
-    project = _changed_prompt_agent(tmp_path)
-
-    def report(form: str) -> str:
-        done = run_cli("test", "--spec", "agentci_spec.yaml", "--baseline", "v1", "--format", form, cwd=project)
-        assert done.returncode == 2, done.stderr  # could not be evaluated: not a failing agent
-        return done.stdout
-
-    changed = "changed at character 73: recorded '…ols; answer only about orders.', now '…ols; answer only about orders. Be kind.'"
-    data = json.loads(report("json"))
-    assert {q["status"] for q in data["results"]} == {"error"}
-    for query in data["diff"]["queries"]:
-        # was: kinds [] with the verdict "regression", tools_removed [get_order_status, …] and a route of `? calls`
-        assert query["kinds"] == ["not_run"] and query["not_run"] == "replay_miss"
-        assert query["pass_rate"] is None and changed in query["why"][0]
-        assert query["path"]["tools_removed"] == [] and query["path"]["sequence_similarity"] is None
-    assert data["diff"]["total"]["counts"]["regression"] == 0
-
-    markdown = report("markdown")
-    html = _html(markdown)
-    assert "4 of 4 queries could not be evaluated" in html
-    assert "no regressions · 4 queries not run or evaluated" in html  # was "🔴 4 regressions · Tools removed …"
-    for wrong in ("regression</", "Tools removed", "? calls"):
-        assert wrong not in html
-    assert "✅ pass → 💥 not evaluated (replay miss)" in html
-    assert "Not evaluated: a model call's request is not in the recording (runner.replay)" in html
-    assert "| — | — |" in markdown  # the table's route and figures: nothing ran to compare (was "? calls | ?")
-    assert "now '…ols; answer only about orders. Be kind.'" in html
-
-    console = report("console")
-    assert "! NOT EVALUATED  order-status" in console and "PASS → NOT EVALUATED (replay miss)" in console
-    assert "REGRESSION" not in console and "Tools removed" not in console
-
-    page = report("html")
-    assert "Against v1: not evaluated" in page and "now &#x27;…ols; answer only about orders. Be kind.&#x27;" in page
-    assert "Tools removed" not in page and "regression" not in page.split("Against the baseline")[-1].lower()
 
 
 # Bullet 2: flaky runs, told straight (the repeated-runs example's reports, which test_golden_reports checks are the

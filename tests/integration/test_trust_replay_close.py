@@ -21,7 +21,7 @@ from agentci_action.spec.runner_config import ReplaySpec
 def replay_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ReplayRun:
     monkeypatch.chdir(tmp_path)
     # record-missing: its recordings are written in place (record's go through a fresh set, tests/integration/
-    # test_recordings_replaced.py); each session below records everything all the same
+    # tests/e2e/test_recordings_replaced.py); each session below records everything all the same
     return ReplayRun(ReplaySpec(mode="record-missing"), "record-missing", Path("."), {})
 
 

@@ -10,13 +10,13 @@ import io
 import json
 import os
 import re
-import subprocess
 import sys
+import threading
 import time
 
 import pytest
 from fakes.llm_server import FakeLLMServer
-from helpers import ROOT, hermetic_environment, run_cli, run_cli_process
+from helpers import hermetic_environment, run_cli
 
 from agentci_action._util.progress import CLEAR, Progress, ProgressOutput, duration
 
@@ -56,25 +56,27 @@ def project(tmp_path, url: str, count: int, template: str = JUDGED) -> list[str]
 
 
 def on_terminal(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
-    """The real CLI with stderr on a pseudo-terminal (stdout a pipe): exit code, stdout, and the terminal's bytes."""
+    """The real CLI, in this process, with stderr on a pseudo-terminal: exit code, stdout and the terminal's bytes."""
     master, slave = os.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agentci_action", *args], stdout=subprocess.PIPE, stderr=slave, env=env, cwd=ROOT
-    )
-    os.close(slave)
     seen = bytearray()
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        seen += chunk
+
+    def read() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the terminal's other end is closed
+                break
+            if not chunk:
+                break
+            seen.extend(chunk)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    with open(slave, "w", encoding="utf-8") as terminal:
+        done = run_cli(*args, env=env, stderr=terminal)
+    reader.join(10)
     os.close(master)
-    stdout = process.stdout.read().decode() if process.stdout else ""
-    code = process.wait()
-    return code, stdout, seen.decode().replace("\r\n", "\n")  # the terminal's own newline translation
+    return done.returncode, done.stdout, seen.decode().replace("\r\n", "\n")  # the terminal's own newline translation
 
 
 # The line
@@ -197,10 +199,11 @@ def test_a_terminal_shows_a_live_line_while_the_judge_works(tmp_path, slow_llm):
     assert KEY not in terminal + stdout
 
 
-def test_a_pipe_gets_the_header_plain_lines_and_the_totals(tmp_path, slow_llm):
+def test_a_pipe_gets_the_header_plain_lines_and_the_totals(tmp_path, slow_llm, monkeypatch):
     args = project(tmp_path, slow_llm.anthropic_url, 3)
-    env = hermetic_environment(ANTHROPIC_API_KEY=KEY, AGENTCI_PROGRESS_INTERVAL_S="1")
-    done = run_cli_process(*args, env=env)  # the interval is read from the process's environment
+    monkeypatch.setenv("AGENTCI_PROGRESS_INTERVAL_S", "1")  # read from the process's environment, not the command's
+    env = hermetic_environment(ANTHROPIC_API_KEY=KEY)
+    done = run_cli(*args, env=env)
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
     assert CLEAR not in done.stderr
@@ -213,7 +216,7 @@ def test_a_pipe_gets_the_header_plain_lines_and_the_totals(tmp_path, slow_llm):
         r"agentci test: 3 queries evaluated in \d+:\d\d · judge requests 3 · cached 0 · failed 0", lines[-1]
     )
     # cached verdicts: still a header and the totals, the counts saying so
-    again = run_cli_process(*args, env=env)
+    again = run_cli(*args, env=env)
     assert again.stderr.splitlines()[-1].endswith("judge requests 0 · cached 3 · failed 0")
 
 
@@ -232,11 +235,12 @@ def test_judge_checks_without_a_key_are_not_slow_work(tmp_path, llm):
     assert done.returncode == 0 and "agentci test:" not in done.stderr and llm.count == 0
 
 
-def test_diff_and_save_show_each_side(tmp_path, slow_llm):
+def test_diff_and_save_show_each_side(tmp_path, slow_llm, monkeypatch):
     args = project(tmp_path, slow_llm.anthropic_url, 2)
     spec, traces = args[1], args[3]
-    env = hermetic_environment(ANTHROPIC_API_KEY=KEY, AGENTCI_PROGRESS_INTERVAL_S="60")
-    saved = run_cli_process("save", spec, "--traces", traces, "--version", "v1", env=env)
+    monkeypatch.setenv("AGENTCI_PROGRESS_INTERVAL_S", "60")
+    env = hermetic_environment(ANTHROPIC_API_KEY=KEY)
+    saved = run_cli("save", spec, "--traces", traces, "--version", "v1", env=env)
     assert saved.returncode == 0, saved.stderr
     assert saved.stderr.splitlines() == [
         "agentci save: precheck: 2 queries to evaluate · judge claude-haiku-4-5 · 4 workers",
@@ -246,8 +250,8 @@ def test_diff_and_save_show_each_side(tmp_path, slow_llm):
         r"agentci save: 2 queries evaluated in \d+:\d\d · judge requests 2 · cached 0 · failed 0\n",
         saved.stderr.splitlines()[-1] + "\n",
     )
-    run_cli_process("save", spec, "--traces", traces, "--version", "v2", env=env)
-    diffed = run_cli_process("diff", spec, "--baseline", "v1", "--compare", "v2", "--format", "json", env=env)
+    run_cli("save", spec, "--traces", traces, "--version", "v2", env=env)
+    diffed = run_cli("diff", spec, "--baseline", "v1", "--compare", "v2", "--format", "json", env=env)
     assert diffed.returncode == 0, diffed.stderr
     lines = diffed.stderr.splitlines()
     assert lines[:2] == [
@@ -257,7 +261,7 @@ def test_diff_and_save_show_each_side(tmp_path, slow_llm):
     assert lines[-1].startswith("agentci diff: 4 queries evaluated in ") and lines[-1].endswith(
         " · cached 4 · failed 0"
     )
-    tested = run_cli_process(*args[:4], "--baseline", "v1", "--format", "json", env=env)
+    tested = run_cli(*args[:4], "--baseline", "v1", "--format", "json", env=env)
     assert tested.stderr.splitlines()[:2] == [
         "agentci test: current run: 2 queries to evaluate · judge claude-haiku-4-5 · 4 workers",
         "agentci test: v1: 2 queries to evaluate",
