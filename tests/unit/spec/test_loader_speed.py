@@ -151,6 +151,7 @@ COMMANDS = (
     "baselines",
     "collect",
     "diff",
+    "goldens",
     "history",
     "init",
     "merge",

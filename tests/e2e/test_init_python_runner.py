@@ -17,11 +17,12 @@ import pytest
 import yaml
 from fakes.llm_server import FakeLLMServer
 from helpers import hermetic_environment, run_cli
-
-from agentci_action.spec.names import SPEC_FILE
 from integration.test_cli_names import run_step_of_the_run_action
 from integration.test_init import steps_using, workflow_of
-from integration.test_recording_first_run import helpful_model, no_key, run_printed, with_key
+from integration.test_recording_first_run import no_key
+
+from agentci_action.spec.names import SPEC_FILE
+from e2e.test_recording_first_run import helpful_model, run_printed, with_key
 
 AGENT = """\
 import os

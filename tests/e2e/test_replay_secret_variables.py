@@ -16,7 +16,7 @@ from fakes.llm_server import FakeLLMServer
 from helpers import hermetic_environment, run_cli
 
 from agentci_action.run.replay.replay_run import PLACEHOLDER_KEY
-from integration.test_recording_first_run import helpful_model
+from e2e.test_recording_first_run import helpful_model
 
 TOKEN = "desk-token-recorded-0123456789abcdef"
 AGENT = """\
