@@ -152,8 +152,8 @@ def open_directory(path: Path, *, make: bool = False) -> int:
         start = Path.cwd()
     except ValueError:  # outside the working directory: its directories are the caller's own
         inside, start = (), absolute
-    if make and not inside and not start.exists():  # a file there is "Not a directory" when opening
-        start.mkdir(parents=True)
+    if make and not inside:  # a file there is "Not a directory" when opening; another writer may make it too
+        start.mkdir(parents=True, exist_ok=True)
     directory = os.open(start, os.O_RDONLY | os.O_DIRECTORY)
     walked = start
     for part in inside:
@@ -169,7 +169,7 @@ def open_directory(path: Path, *, make: bool = False) -> int:
 def _enter(directory: int, part: str, walked: Path, make: bool) -> int:
     """A descriptor of the directory `part` inside `directory`, not followed when it is a link.
 
-    Made when missing and `make`.
+    Made when missing and `make`; a writer that made it first (parallel runs of one query) is no error.
     """
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
     try:
@@ -177,12 +177,13 @@ def _enter(directory: int, part: str, walked: Path, make: bool) -> int:
     except FileNotFoundError:
         if not make:
             raise
-        os.mkdir(part, 0o777, dir_fd=directory)
-        return os.open(part, flags, dir_fd=directory)
     except OSError:
         if walked.is_symlink():
             raise SymbolicLink(os.path.relpath(walked)) from None
         raise
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(part, 0o777, dir_fd=directory)
+    return _enter(directory, part, walked, make=False)  # what is there now, a planted link refused as above
 
 
 def make_directory(path: Path, what: str) -> Path:
