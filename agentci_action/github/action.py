@@ -183,7 +183,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
     if inputs.shard is None:  # a shard job leaves the annotations, check run and comment to the merge job
         shown = PublishedRun(run=run, diff=diff, history=history, links=links, recordings=recordings, goldens=goldens)
         comment_url = publish_comment(inputs, context, shown, publisher)
-        found_annotations = file_annotations.annotations_for(run, workspace, diff)
+        found_annotations = file_annotations.annotations_for(run, workspace)
         on_check_run = bool(
             inputs.check_run
             and context.head_sha

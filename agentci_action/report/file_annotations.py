@@ -15,12 +15,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentci_action._util.text import one_line, unverified_note
-from agentci_action.compare.significance import ChangeVerdict
 from agentci_action.engine.conversation import whole_layer
 from agentci_action.engine.results import LAYERS, LayerResult, QueryResult, RunResult, Status
 from agentci_action.report import finding_phrases
 from agentci_action.report.console import render_with_diff
-from agentci_action.report.diff_format import verdict_text
 
 if TYPE_CHECKING:
     from agentci_action.compare.diff_schema import RunDiff
@@ -29,10 +27,6 @@ MAX_ERRORS_PER_STEP = 10
 MAX_WARNINGS_PER_STEP = 10
 MAX_MESSAGE_CHARS = 4000
 
-_ANNOTATED_VERDICTS = (
-    ChangeVerdict.REGRESSED,
-    ChangeVerdict.INCONCLUSIVE,
-)  # what a reviewer should look at on the query's line
 # Check-run annotation levels for our workflow-command levels.
 CHECK_LEVELS = {"error": "failure", "warning": "warning", "notice": "notice"}
 
@@ -84,24 +78,6 @@ def _level(status: Status, blocking: bool) -> str | None:
     return None
 
 
-def _verdict_annotations(run: RunResult, diff: RunDiff, workspace: str | None) -> list[Annotation]:
-    """A warning on the line of each query whose repeated runs are regressed or inconclusive: its verdict in words."""
-    found = []
-    for change in diff.queries:
-        verdict = change.pass_rate
-        if verdict is not None and verdict.method == "exact" and verdict.verdict in _ANNOTATED_VERDICTS:
-            found.append(
-                Annotation(
-                    level="warning",
-                    file=repo_path(change.file or run.spec, workspace),
-                    line=change.line or 1,
-                    title=one_line(f"AgentCI {verdict.verdict.value} against {diff.before}: {change.id}", 200),
-                    message=one_line(verdict_text(change, diff), MAX_MESSAGE_CHARS),
-                )
-            )
-    return found
-
-
 def _places(query: QueryResult) -> list[tuple[int, str, LayerResult, bool]]:
     """(line, title, layer, blocking) for each layer to annotate.
 
@@ -120,14 +96,15 @@ def _places(query: QueryResult) -> list[tuple[int, str, LayerResult, bool]]:
     return places
 
 
-def annotations_for(run: RunResult, workspace: str | None = None, diff: RunDiff | None = None) -> list[Annotation]:
+def annotations_for(run: RunResult, workspace: str | None = None) -> list[Annotation]:
     """One annotation per query and failing/warning layer, on the query's line, most severe first.
 
     A conversation's turn: on the turn's line.
 
-    error: a layer errored, or failed in a blocking query; warning: any other fail or warn, and against a baseline
-    a query whose repeated runs are regressed or inconclusive (its verdict in words); one notice on the spec
-    counting the correctness checks skipped (not passed) where correctness did not fail.
+    error: a layer errored, or failed in a blocking query; warning: any other fail or warn. Against a baseline with
+    repeated runs a regressed or inconclusive verdict is a check of the query's correctness (compare/verdict_status.py),
+    so its words are in that layer's annotation. One notice on the spec counting the correctness checks skipped (not
+    passed) where correctness did not fail.
     """
     found = []
     for query in run.results:
@@ -145,7 +122,6 @@ def annotations_for(run: RunResult, workspace: str | None = None, diff: RunDiff 
                     message=one_line("; ".join(messages), MAX_MESSAGE_CHARS),
                 )
             )
-    found += _verdict_annotations(run, diff, workspace) if diff else []
     for gate in run.gates:  # on the gate's own line in the spec's `suite:` block
         if gate.status is not Status.PASS:  # an undecided gate (warn) warns, as a failing one that does not block
             found.append(
@@ -220,9 +196,7 @@ def github_log(run: RunResult, diff: RunDiff | None = None, workspace: str | Non
 
     The console report (and diff) between stop-commands markers, then the capped annotations as workflow commands.
     """
-    return stop_commands(render_with_diff(run, diff).splitlines()) + workflow_commands(
-        annotations_for(run, workspace, diff)
-    )
+    return stop_commands(render_with_diff(run, diff).splitlines()) + workflow_commands(annotations_for(run, workspace))
 
 
 def check_run_annotation(annotation: Annotation) -> dict[str, Any]:

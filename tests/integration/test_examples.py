@@ -130,10 +130,16 @@ def test_repeated_runs_tells_a_regression_from_noise_and_says_the_runs_each_took
     assert 'name="agentci.max_runs" value="80"' in junit.stdout and "warning: pass rate per query" in junit.stdout
     log = run_cli("test", "--spec", example / "agentci_spec.yaml", "--traces", example / "traces", "--format", "github")
     assert (
-        "::warning file=examples/repeated-runs/agentci_spec.yaml,line=35,title=AgentCI inconclusive against v1%3A "
-        "population-lagos::inconclusive: 15 of 20 runs passed vs 19 of 20 in v1" in log.stdout
+        "::warning file=examples/repeated-runs/agentci_spec.yaml,line=35,title=AgentCI correctness%3A "
+        "population-lagos::against v1: inconclusive: 15 of 20 runs passed vs 19 of 20 in v1" in log.stdout
     )
-    assert "title=AgentCI regressed against v1%3A convert-currency::regressed: 0 of 5 runs passed" in log.stdout
+    assert (
+        "::error file=examples/repeated-runs/agentci_spec.yaml,line=41,title=AgentCI correctness%3A convert-currency::"
+        "against v1: regressed: 0 of 5 runs passed" in log.stdout
+    )
+    commands = [line for line in log.stdout.splitlines() if line.startswith("::")]
+    for verdict in ("regressed: 0 of 5 runs passed", "inconclusive: 15 of 20 runs passed"):
+        assert sum(verdict in line for line in commands) == 1, f"one annotation says {verdict!r}"
     page = run_cli("test", "--spec", example / "agentci_spec.yaml", "--traces", example / "traces", "--format", "html")
     assert f"Pass rate: {regressed}" in page.stdout and "adaptive runs: 45 of 80 at the maximum" in page.stdout
 
