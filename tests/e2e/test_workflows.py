@@ -61,8 +61,8 @@ def test_documented_workflow_snippets_use_declared_inputs():
 def run_action_script(tmp_path, cwd, **inputs: str) -> subprocess.CompletedProcess[str]:
     """run/action.yml's own script, run as the runner runs it, with `inputs` as its AGENTCI_* variables.
 
-    Run with bash, its env, the test's own Python as the action's environment; the other variables empty and
-    GITHUB_OUTPUT in tmp_path.
+    Run with bash, its env, the test's own Python as the action's environment and its `python` input; the other
+    variables empty and GITHUB_OUTPUT in tmp_path.
     """
     step = next(
         s for s in yaml.safe_load((ROOT / "run" / "action.yml").read_text())["runs"]["steps"] if s.get("id") == "run"
@@ -75,6 +75,7 @@ def run_action_script(tmp_path, cwd, **inputs: str) -> subprocess.CompletedProce
         **hermetic_environment(),
         **dict.fromkeys(step["env"], ""),
         "AGENTCI_RESUME": "false",
+        "AGENTCI_PYTHON": sys.executable,  # the input's default names the runner's python3; here the test's own
         **inputs,
         "RUNNER_TEMP": str(tmp_path / "temp"),
         "GITHUB_OUTPUT": str(tmp_path / "github_output"),
