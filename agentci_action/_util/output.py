@@ -152,8 +152,9 @@ def open_directory(path: Path, *, make: bool = False) -> int:
         start = Path.cwd()
     except ValueError:  # outside the working directory: its directories are the caller's own
         inside, start = (), absolute
-    if make and not inside:  # a file there is "Not a directory" when opening; another writer may make it too
-        start.mkdir(parents=True, exist_ok=True)
+    if make and not inside:  # another writer may have made it, or a file is there ("Not a directory" below)
+        with contextlib.suppress(FileExistsError):
+            start.mkdir(parents=True)
     directory = os.open(start, os.O_RDONLY | os.O_DIRECTORY)
     walked = start
     for part in inside:
