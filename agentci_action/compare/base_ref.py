@@ -46,6 +46,7 @@ MAX_FILES = 10_000  # files copied from the base commit
 MAX_BYTES = 512 * 1024 * 1024  # bytes copied from the base commit
 GLOB_CHARACTERS = frozenset("*?[")
 CONTENTS_DIRECTORY_LIMIT = 1000  # entries the contents API lists of one directory
+KINDS = ("added", "changed", "removed")  # what a recording or a golden query did since the base commit, in that order
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,19 @@ from typing import Any, Literal
 import yaml
 
 from agentci_action._util.errors import InputError, SpecError
-from agentci_action.compare.base_ref import BaseRef, Snapshot, copy_files, open_snapshot, repository_path, safe_path
+from agentci_action.compare.base_ref import (
+    KINDS,
+    BaseRef,
+    Snapshot,
+    copy_files,
+    open_snapshot,
+    repository_path,
+    safe_path,
+)
 from agentci_action.spec.loader import load_spec
 from agentci_action.spec.models import AgentCISpec, Provenance, QuerySpec
 
 MAX_SPEC_FILES = 200  # the spec and the files it includes, read at the base commit
-KINDS = ("added", "changed", "removed")
 PARTS_SHOWN = 3  # what changed in a query, said in its line; the rest counted
 NAMES = {"query": "query text"}  # a field's name where the dotted path would not say it
 VALUE_LIMIT = 40  # characters of a list item or value quoted in a change

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from agentci_action._util.errors import InfraError, InputError, Problem, SpecError
 from agentci_action.compare.base_ref import BaseRef, base_reference
@@ -64,6 +65,7 @@ class Evaluation:
 
 # Runs the agent until each query named has this many runs (its runs so far kept): adaptive runs' next batch.
 MoreRuns = Callable[[dict[str, int]], None]
+T = TypeVar("T")
 
 
 def evaluate(request: Evaluation, more_runs: MoreRuns | None = None) -> Outcome:
@@ -151,31 +153,29 @@ def evaluate(request: Evaluation, more_runs: MoreRuns | None = None) -> Outcome:
 
 
 def changed_recordings(spec: AgentCISpec, base: BaseRef | None, warnings: list[str]) -> list[RecordingChange]:
-    """The recordings of the spec's runner.replay changed since `base` ([] without either).
-
-    A base commit that cannot be read is a warning: the evaluation stands without the list.
-    """
+    """The recordings of the spec's runner.replay changed since `base` ([] without either; see _listed)."""
     if base is None or spec.runner is None or spec.runner.replay is None:
         return []
     folder = Path(spec.path).resolve().parent / spec.runner.replay.recordings
-    try:
-        return recording_changes(folder, base)
-    except (InputError, InfraError) as exc:
-        warnings.append(f"recordings changed in this PR: cannot be listed ({exc})")
-        return []
+    return _listed("recordings", lambda: recording_changes(folder, base), warnings)
 
 
 def changed_goldens(spec: AgentCISpec, base: BaseRef | None, warnings: list[str]) -> list[GoldenChange]:
-    """The spec's golden queries added, changed or removed since `base` ([] without it).
-
-    A base commit that cannot be read, or whose spec does not load, is a warning: the evaluation stands without the list.
-    """
+    """The spec's golden queries added, changed or removed since `base` ([] without it; see _listed)."""
     if base is None:
         return []
+    return _listed("golden queries", lambda: golden_changes(spec, base), warnings)
+
+
+def _listed(what: str, changes: Callable[[], list[T]], warnings: list[str]) -> list[T]:
+    """changes(); a base commit that cannot be read (or whose spec does not load) is a warning instead.
+
+    The evaluation stands without the list: "recordings changed in this PR: cannot be listed (...)".
+    """
     try:
-        return golden_changes(spec, base)
+        return changes()
     except (InputError, InfraError) as exc:
-        warnings.append(f"golden queries changed in this PR: cannot be listed ({exc})")
+        warnings.append(f"{what} changed in this PR: cannot be listed ({exc})")
         return []
 
 

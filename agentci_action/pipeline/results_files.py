@@ -31,9 +31,8 @@ class ChangeLists(BaseModel):
 class Outcome:
     """The results, the diff against the baseline when there was one (its warnings included), what the PR changed.
 
-    What the PR changed: the recordings and the golden queries, against its base commit.
-
-        A shard has no diff: the diff needs every query's traces, which no single shard holds.
+    What the PR changed: the recordings and the golden queries, against its base commit. A shard has no diff: the
+    diff needs every query's traces, which no single shard holds.
     """
 
     run: RunResult

@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentci_action._util.text import inline, one_line
-
-KINDS = ("added", "changed", "removed")
+from agentci_action.compare.base_ref import KINDS
 
 
 @dataclass(frozen=True)

@@ -23,14 +23,15 @@ def chunks(
     is the same as one dumps of the run: each result is dumped alone and indented to its place.
     """
     head = dumps(run.model_copy(update={"results": []}))
-    if diff is not None:  # the diff is the last top-level field; the run's own fields stay as they were
-        head = head.removesuffix("\n}") + ',\n  "diff": ' + dumps(diff).replace("\n", "\n  ") + "\n}"
-    if recordings:  # the recordings a PR changed (compare/recording_changes.py): last, and only when there are some
-        listed = dumps([change.as_json() for change in recordings]).replace("\n", "\n  ")
-        head = head.removesuffix("\n}") + ',\n  "recordings_changed": ' + listed + "\n}"
-    if goldens:  # the golden queries a PR changed (compare/golden_changes.py): last, and only when there are some
-        listed = dumps([change.as_json() for change in goldens]).replace("\n", "\n  ")
-        head = head.removesuffix("\n}") + ',\n  "goldens_changed": ' + listed + "\n}"
+    if diff is not None:  # the diff follows the run's own fields, which stay as they were
+        head = _with_key(head, "diff", dumps(diff))
+    changed: dict[str, Sequence[RecordingChange | GoldenChange]] = {
+        "recordings_changed": recordings,  # compare/recording_changes.py
+        "goldens_changed": goldens,  # compare/golden_changes.py
+    }
+    for key, changes in changed.items():  # what a PR changed: last, each only when there is some
+        if changes:
+            head = _with_key(head, key, dumps([change.as_json() for change in changes]))
     if not run.results:
         yield head + "\n"
         return
@@ -39,6 +40,11 @@ def chunks(
     for index, result in enumerate(run.results):
         yield ("\n    " if index == 0 else ",\n    ") + dumps(result).replace("\n", "\n    ")
     yield "\n  ]" + after + "\n"
+
+
+def _with_key(head: str, key: str, value: str) -> str:
+    """`head`, a JSON object's text, with `key` added last: `value` (JSON text) indented to its place."""
+    return head.removesuffix("\n}") + f',\n  "{key}": ' + value.replace("\n", "\n  ") + "\n}"
 
 
 _EMPTY_RESULTS = '\n  "results": []'  # top-level keys alone are indented two spaces; a string holds no raw newline
