@@ -24,7 +24,7 @@ import secrets
 import shutil
 import stat
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -95,17 +95,28 @@ def write_file(path: str | Path, text: str | Iterable[str], *, append: bool = Fa
     it fails.
     """
     flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
-    try:
+    with failing_as(what, path, f"write {what} to {path}"):
         fd = open_no_follow(Path(path), flags, make_parents=not append)
         try:
             for piece in pieces(text):
                 write_text(fd, piece)
         finally:
             os.close(fd)
+
+
+@contextlib.contextmanager
+def failing_as(what: str, path: str | Path, doing: str) -> Iterator[None]:
+    """The block's failures as the writers report them.
+
+    LinkedPath(what, path) for a symbolic link on the way; OutputError "could not {doing}: {reason}" for any other
+    OSError.
+    """
+    try:
+        yield
     except SymbolicLink as link:
         raise LinkedPath(what, path, link) from None
     except OSError as exc:
-        raise OutputError(f"could not write {what} to {path}: {describe(exc)}") from None
+        raise OutputError(f"could not {doing}: {describe(exc)}") from None
 
 
 class SymbolicLink(Exception):
@@ -192,12 +203,8 @@ def make_directory(path: Path, what: str) -> Path:
 
     LinkedPath for a link on the way, OutputError when anything else fails.
     """
-    try:
+    with failing_as(what, path, f"create {what} {path}"):
         os.close(open_directory(path, make=True))
-    except SymbolicLink as link:
-        raise LinkedPath(what, path, link) from None
-    except OSError as exc:
-        raise OutputError(f"could not create {what} {path}: {describe(exc)}") from None
     return path
 
 
@@ -206,12 +213,8 @@ def replace_file(path: Path, text: str, what: str, *, mode: int = 0o600) -> Path
 
     LinkedPath for a link on the way, OutputError when anything else fails.
     """
-    try:
+    with failing_as(what, path, f"write {what} to {path}"):
         publish(path, utf8(text), mode=mode)
-    except SymbolicLink as link:
-        raise LinkedPath(what, path, link) from None
-    except OSError as exc:
-        raise OutputError(f"could not write {what} to {path}: {describe(exc)}") from None
     return path
 
 
@@ -251,7 +254,7 @@ def replace_directory(path: Path, staged: Path, what: str) -> None:
     set of files or the new one, never a mix (between the two renames it is briefly absent). LinkedPath when `path` or
     a directory above it (below the working directory) is a link, OutputError when anything else fails.
     """
-    try:
+    with failing_as(what, path, f"replace {what} at {path}"):
         parent = open_directory(path.parent)
         try:
             aside: str | None = f".{path.name}.{secrets.token_hex(6)}.old"
@@ -266,10 +269,6 @@ def replace_directory(path: Path, staged: Path, what: str) -> None:
                 shutil.rmtree(aside, dir_fd=parent)
         finally:
             os.close(parent)
-    except SymbolicLink as link:
-        raise LinkedPath(what, path, link) from None
-    except OSError as exc:
-        raise OutputError(f"could not replace {what} at {path}: {describe(exc)}") from None
 
 
 def remove_directory(path: Path, what: str) -> None:
@@ -277,18 +276,12 @@ def remove_directory(path: Path, what: str) -> None:
 
     OutputError when it fails (LinkedPath for a link on the way).
     """
-    try:
+    with failing_as(what, path, f"remove {what} at {path}"), contextlib.suppress(FileNotFoundError):
         parent = open_directory(path.parent)
         try:
             shutil.rmtree(path.name, dir_fd=parent)
         finally:
             os.close(parent)
-    except FileNotFoundError:
-        return
-    except SymbolicLink as link:
-        raise LinkedPath(what, path, link) from None
-    except OSError as exc:
-        raise OutputError(f"could not remove {what} at {path}: {describe(exc)}") from None
 
 
 def write_stream(text: str | Iterable[str], stream: TextIO | None = None, *, what: str = "the report") -> None:

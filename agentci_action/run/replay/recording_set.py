@@ -25,9 +25,8 @@ from pathlib import Path
 
 from agentci_action._util.output import (
     LinkedPath,
-    OutputError,
     SymbolicLink,
-    describe,
+    failing_as,
     make_directory,
     open_no_follow,
     publish,
@@ -85,14 +84,11 @@ class RecordingSet:
     def _carry(self, query_id: str, name: str) -> None:
         """Copy the query's recorded file `name` into its new set (nothing when it has none)."""
         source = self.directory / query_id / name
-        try:
-            fd = open_no_follow(source, os.O_RDONLY)
-        except FileNotFoundError:
-            return
-        except SymbolicLink as link:
-            raise LinkedPath(WHAT, source, link) from None
-        except OSError as exc:
-            raise OutputError(f"could not read {source}: {describe(exc)}") from None
+        with failing_as(WHAT, source, f"read {source}"):
+            try:
+                fd = open_no_follow(source, os.O_RDONLY)
+            except FileNotFoundError:
+                return
         with os.fdopen(fd, "rb") as handle:
             data = handle.read()
         publish(self.path(query_id, name), data)
