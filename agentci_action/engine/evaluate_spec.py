@@ -427,7 +427,8 @@ def evaluate_query(
     )
     # The defaulted (kw_only) fields set after, not passed as keywords: a class call's keywords go into a dict and out
     # again on 3.11, about 350 machine instructions each (bench_hot_path).
-    result.tags = list(query.tags)
+    if tags := query.tags:  # most queries: none, and the default's empty list stands
+        result.tags = list(tags)
     result.blocking = blocking
     result.trace_source = traces[0].source
     result.runs = len(traces)

@@ -130,6 +130,8 @@ class Trace(_StrictTraceModel):
     _source: str = PrivateAttr("")  # "file:line" the trace was read from, for messages
     # (the tool_calls list they were read from, the names in order): see tool_names
     _tool_names: tuple[list[ToolCall], tuple[str, ...]] | None = PrivateAttr(None)
+    # (the llm_calls list it was read from, whether one shows its input breakdown): see shows_input_breakdown
+    _breakdown: tuple[list[LLMCall], bool] | None = PrivateAttr(None)
 
     @property
     def source(self) -> str:
@@ -200,6 +202,20 @@ class Trace(_StrictTraceModel):
         known: tuple[list[ToolCall], tuple[str, ...]] | None = private.get("_tool_names")
         if known is None or known[0] is not calls or len(known[1]) != len(calls):
             known = private["_tool_names"] = (calls, tuple([call.name for call in calls]))
+        return known[1]
+
+    @property
+    def shows_input_breakdown(self) -> bool:
+        """Whether a model call shows its input breakdown (token attribution asks, per run).
+
+        Kept as tool_sequence is, once per list of calls (`compact` asks while the calls are in cache).
+        """
+        calls = self.llm_calls
+        private = self.__pydantic_private__
+        assert private is not None  # as in source
+        known: tuple[list[LLMCall], bool] | None = private.get("_breakdown")
+        if known is None or known[0] is not calls:
+            known = private["_breakdown"] = (calls, any(call.input_breakdown is not None for call in calls))
         return known[1]
 
     def with_derived_totals(self) -> Trace:
@@ -284,4 +300,5 @@ def compact(trace: Trace) -> Trace:
     for llm in trace.llm_calls:
         if llm.model is not None:
             llm.__dict__["model"] = intern(llm.model)
+    trace.shows_input_breakdown  # noqa: B018 (as tool_sequence)
     return trace

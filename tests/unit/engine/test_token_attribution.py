@@ -274,6 +274,18 @@ def test_a_call_reporting_no_input_tokens_is_not_attributed(tmp_path):
     assert found.costs["unattributed"] == pytest.approx(trace.llm_calls[0].cost_usd)  # its output tokens' cost
 
 
+def test_whether_a_run_shows_its_breakdown_follows_its_calls(tmp_path):
+    """Loading notes whether a call shows its input breakdown; a trace given other calls is asked afresh."""
+    with AgentModel([900, 1600]) as server:
+        trace = loaded(tmp_path, openai_run(server, [reservation_tool()], json.dumps(RESERVATION)))
+    assert trace.shows_input_breakdown and query_tokens([trace]) is not None
+    bare = [call.model_copy(update={"input_breakdown": None}) for call in trace.llm_calls]
+    without = trace.model_copy(update={"llm_calls": bare})
+    assert not without.shows_input_breakdown and query_tokens([without]) is None
+    again = without.model_copy(update={"llm_calls": trace.llm_calls})
+    assert again.shows_input_breakdown and query_tokens([again]) == query_tokens([trace])
+
+
 def test_an_anthropic_run_is_split_by_component_estimated_and_adds_up(tmp_path):
     result = json.dumps(RESERVATION)
     with AgentModel([700, 2100]) as server:
