@@ -89,22 +89,6 @@ def unverified_note(reasons: dict[str, int], shown: int = 5) -> str:
     return f"{total} correctness {noun} skipped, not passed: {'; '.join(parts)}{more}"
 
 
-def no_baseline_note(skipped: dict[str, list[str]]) -> str:
-    """How many queries had no baseline trace, the checks that left unchecked, and how to record a baseline.
-
-    Once per run, from RunResult.without_baseline(); '' when none.
-    """
-    if not skipped:
-        return ""
-    names = list(dict.fromkeys(name for checks in skipped.values() for name in checks))
-    count = len(skipped)
-    return (
-        f"{plural(count, 'query', 'queries')} had no baseline trace to compare with, so {', '.join(names)} "
-        f"{'was' if len(names) == 1 else 'were'} not checked: `agentci save --traces T --version NAME` saves a "
-        "baseline from traces that pass, and later runs compare with it"
-    )
-
-
 _BACKTICKS = re.compile(r"`+")
 
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from agentci_action._util.errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS
+from agentci_action._util.text import plural
 from agentci_action.cli._arguments import add_spec_argument, split_list
 
 
@@ -55,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     folder = Path(spec.path).parent / ((spec.runner.replay if spec.runner else None) or ReplaySpec()).recordings
     figures = outcome.replay
     print(
-        f"agentci record: {len(outcome.traces)} runs · {figures.live if figures else 0} model calls recorded, "
+        f"agentci record: {plural(len(outcome.traces), 'run')} · "
+        f"{plural(figures.live if figures else 0, 'model call')} recorded, "
         f"{figures.replayed if figures else 0} kept → {folder}/ (commit it: git add {shlex.quote(str(folder))})",
         file=sys.stderr,
     )

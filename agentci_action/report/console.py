@@ -7,10 +7,11 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from agentci_action._util.text import milliseconds, no_baseline_note, one_line, plural, unverified_note, usd
+from agentci_action._util.text import milliseconds, one_line, plural, unverified_note, usd
 from agentci_action.engine.conversation import failing_first, whole_layer
 from agentci_action.engine.results import LAYERS, RUN_FIGURES, Finding, LayerResult, QueryResult, RunResult, Status
 from agentci_action.report import (
+    baseline_phrases,
     gate_phrases,
     golden_phrases,
     recording_phrases,
@@ -205,7 +206,7 @@ def render(run: RunResult) -> str:
     if run.summary.model_calls is not None:
         calls = replay_phrases.model_calls(run.summary.model_calls)
         lines.append(f"model calls (replay): {calls} ({replay_phrases.COST_NOTE})")
-    for note in (unverified_note(run.unverified()), no_baseline_note(run.without_baseline())):
+    for note in (unverified_note(run.unverified()), baseline_phrases.no_baseline_note(run)):
         if note:
             lines.append(one_line(note, 1500))
     judge = render_judge(run)

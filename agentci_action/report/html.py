@@ -15,12 +15,12 @@ from __future__ import annotations
 import html
 from itertools import groupby
 
-from agentci_action._util.text import no_baseline_note, plural, unverified_note
+from agentci_action._util.text import plural, unverified_note
 from agentci_action.compare.diff_schema import ChangeKind, QueryDiff, RunDiff
 from agentci_action.compare.history import Trend
 from agentci_action.engine.conversation import failing_first, whole_layer
 from agentci_action.engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
-from agentci_action.report import console, diff_format, suite_phrases, token_phrases, trend_report
+from agentci_action.report import baseline_phrases, console, diff_format, suite_phrases, token_phrases, trend_report
 from agentci_action.report.diff_markdown import charted
 
 ANSWER_LIMIT = 20_000  # characters of an answer shown; the results JSON has it in full
@@ -82,7 +82,7 @@ def _summary(run: RunResult) -> str:
     notes = [
         *run.warnings,
         unverified_note(run.unverified()),
-        no_baseline_note(run.without_baseline()),
+        baseline_phrases.no_baseline_note(run),
     ]
     return (
         f"<h1>AgentCI · {esc(run.agent)} {_status(s.status)}</h1>"

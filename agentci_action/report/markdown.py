@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from agentci_action._util.text import (
     fit,
     inline,
-    no_baseline_note,
     plural,
     unverified_note,
     usd,
@@ -33,6 +32,7 @@ from agentci_action.compare.recording_changes import RecordingChange
 from agentci_action.engine.conversation import failing_first
 from agentci_action.engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
 from agentci_action.report import (
+    baseline_phrases,
     finding_phrases,
     gate_phrases,
     golden_phrases,
@@ -132,7 +132,7 @@ def headline(run: RunResult, title: str = "AgentCI") -> str:
     if skipped_count and s.status in (Status.PASS, Status.WARN):
         verdict += f", {skipped_count} {_plural(skipped_count, 'check', 'checks')} not verified"
     skipped = f"\n{ICONS[Status.SKIP]} {inline(unverified_note(unverified), 1500)}\n" if unverified else ""
-    no_baseline = no_baseline_note(run.without_baseline())
+    no_baseline = baseline_phrases.no_baseline_note(run)
     if no_baseline:
         skipped += f"\n{ICONS[Status.SKIP]} {_with_commands(no_baseline[:1].upper() + no_baseline[1:])}\n"
     gate_line = gate_phrases.markdown_line(run.gates)

@@ -60,7 +60,7 @@ def test_init_writes_a_python_runner_whose_next_steps_run_as_printed(tmp_path: P
     with FakeLLMServer(agent_model=helpful_model) as server:
         recorded = run_printed(steps[0], tmp_path, with_key(server))
     assert recorded.returncode == 0, recorded.stderr
-    assert "1 model calls recorded" in recorded.stderr
+    assert "1 model call recorded" in recorded.stderr
     assert (tmp_path / "recordings" / "greeting" / "run-0.json").is_file()
     tested = run_printed(steps[1], tmp_path, no_key())  # replayed: no key, no server
     assert tested.returncode == 0, tested.stdout + tested.stderr

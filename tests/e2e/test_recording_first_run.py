@@ -57,7 +57,7 @@ def test_init_writes_replay_and_its_next_steps_run_as_printed(tmp_path: Path):
     with FakeLLMServer(agent_model=helpful_model) as server:
         recorded = run_printed(steps[0], project, with_key(server))
     assert recorded.returncode == 0, recorded.stderr
-    assert "1 model calls recorded" in recorded.stderr and "git add recordings" in recorded.stderr
+    assert "1 model call recorded" in recorded.stderr and "git add recordings" in recorded.stderr
     text = (project / "recordings" / "greeting" / "run-0.json").read_text()
     assert KEY not in text and "<volatile>" in text  # the key in the prompt is neither kept nor matched on
     tested = run_printed(steps[1], project, no_key())  # replayed: no key, no server

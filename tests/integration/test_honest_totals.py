@@ -7,6 +7,7 @@ The suite composite, what `save` says it verified, where `init`'s next step runs
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 from helpers import ROOT, hermetic_environment, run_cli
@@ -152,10 +153,10 @@ def test_a_first_run_says_once_that_it_had_no_baseline_and_keeps_every_answer_in
     console = run_cli("test", spec, "--traces", tmp_path / "t.jsonl")
     assert console.returncode == 0, console.stderr
     notes = [line for line in console.stdout.splitlines() if "no baseline" in line]
+    save = f"agentci save --spec {spec} --traces {tmp_path / 't.jsonl'} --version v1"  # the one file they came from
     assert notes == [
         "3 queries had no baseline trace to compare with, so min_sequence_similarity, max_cost_multiplier were "
-        "not checked: `agentci save --traces T --version NAME` saves a baseline from traces that pass, and later "
-        "runs compare with it"
+        f"not checked: `{save}` saves these runs as the baseline (once they pass), and later runs compare with it"
     ]
     assert "skipped: no baseline trace" not in console.stdout  # not on every query
     assert "3 queries · 3 passed (0 with warnings) · 0 failed · 0 errors · 6 checks skipped" in console.stdout
@@ -163,6 +164,9 @@ def test_a_first_run_says_once_that_it_had_no_baseline_and_keeps_every_answer_in
     assert [r["answer"] for r in report["results"]] == [f"{long_answer} {i}" for i in range(3)]
     assert [r["tools"] for r in report["results"]] == [["search"]] * 3
     assert "diff" not in report  # no baseline, and still the full answers
+    assert run_cli(*shlex.split(save)[1:]).returncode == 0  # as printed
+    again = run_cli("test", spec, "--traces", tmp_path / "t.jsonl")
+    assert "no baseline trace" not in again.stdout and again.returncode == 0
 
 
 def test_the_console_agrees_in_number_with_its_counts(write, write_traces, tmp_path):

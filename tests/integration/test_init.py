@@ -7,6 +7,7 @@ uncommented.
 
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -88,6 +89,16 @@ def test_init_with_a_command_writes_a_runner_and_a_workflow_that_runs_the_agent(
     tested = run_cli("test", cwd=tmp_path)  # the runner runs the agent on the example query
     assert tested.returncode == 0, tested.stdout + tested.stderr
     assert "PASS: 1 query · 1 passed" in tested.stdout
+    # The first run names the command that saves a baseline (the runner's, not the traces' folder it wrote), which
+    # runs as printed; the next run compares with it.
+    (save,) = re.findall(
+        r"no baseline trace to compare with, .*: `(agentci save [^`]+)` saves these runs", tested.stdout
+    )
+    assert save == f"agentci save --spec {SPEC_FILE} --version v1"
+    saved = run_cli(*shlex.split(save)[1:], cwd=tmp_path)
+    assert saved.returncode == 0, saved.stderr
+    again = run_cli("test", cwd=tmp_path)
+    assert again.returncode == 0 and "no baseline trace" not in again.stdout and "Unchanged (1)" in again.stdout
 
 
 @pytest.mark.parametrize("command", ["", "python 'agent.py"])

@@ -1,0 +1,59 @@
+"""What a run with no baseline trace for some queries left unchecked, and how to give them one.
+
+On a first run (no query had a baseline) the note ends with the command that saves one, run as printed by the tests:
+`agentci save` on the run's spec, with `--traces` naming where this run's traces were read from (their one file, or
+the folder holding them all), unless a runner wrote them (a folder named agentci-traces…, which `agentci run`,
+`agentci test` and the run action write to): then `agentci save` runs the spec's runner itself. Queries new since a
+baseline get no command: saving a version replaces what every query is compared with, which is the reviewer's call.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import PurePath
+
+from agentci_action._util.text import plural
+from agentci_action.engine.results import RunResult
+
+RUNNER_OUTPUT = "agentci-traces"  # the start of the name of every folder a runner's traces are written to
+FIRST_VERSION = "v1"
+
+
+def no_baseline_note(run: RunResult) -> str:
+    """How many queries had no baseline trace, the checks that left unchecked, and what to do; '' when none.
+
+    Once per run, from RunResult.without_baseline().
+    """
+    skipped = run.without_baseline()
+    if not skipped:
+        return ""
+    names = list(dict.fromkeys(name for checks in skipped.values() for name in checks))
+    said = (
+        f"{plural(len(skipped), 'query', 'queries')} had no baseline trace to compare with, so {', '.join(names)} "
+        f"{'was' if len(names) == 1 else 'were'} not checked"
+    )
+    if any("baseline_variants" in result.path.details for result in run.results):  # a baseline was compared with
+        return f"{said} (not in the baseline: a version saved later holds {'it' if len(skipped) == 1 else 'them'})"
+    return f"{said}: `{save_command(run)}` saves these runs as the baseline (once they pass), and later runs compare with it"
+
+
+def save_command(run: RunResult) -> str:
+    """`agentci save` of this run's spec and traces as the first baseline version (see the module docstring)."""
+    traces = _read_from({result.trace_source.rpartition(":")[0] for result in run.results})
+    option = f" --traces {shlex.quote(traces)}" if traces else ""
+    return f"agentci save --spec {shlex.quote(run.spec)}{option} --version {FIRST_VERSION}"
+
+
+def _read_from(files: set[str]) -> str | None:
+    """The one file the traces came from, or the folder holding them all; None for a runner's output or no file."""
+    files.discard("")
+    if not files:
+        return None
+    try:
+        where = files.pop() if len(files) == 1 else os.path.commonpath(files)
+    except ValueError:  # absolute and relative paths mixed: no folder holds them all
+        return None
+    if not where or any(part.startswith(RUNNER_OUTPUT) for part in PurePath(where).parts):
+        return None
+    return where

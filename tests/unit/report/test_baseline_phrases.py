@@ -1,0 +1,55 @@
+"""report/baseline_phrases.py: the command a first run names to save a baseline points where its traces came from."""
+
+from __future__ import annotations
+
+import pytest
+from helpers.results_builder import layer, query, run
+
+from agentci_action.engine.results import NO_BASELINE, Check, Status
+from agentci_action.report.baseline_phrases import no_baseline_note, save_command
+
+
+def read_from(*sources: str, spec: str = "agentci_spec.yaml") -> str:
+    results = [query(f"q{i}", 4, "pass") for i, _ in enumerate(sources)]
+    for result, source in zip(results, sources):
+        result.trace_source = source
+    found = run(*results)
+    found.spec = spec
+    return save_command(found)
+
+
+@pytest.mark.parametrize(
+    "sources, option",
+    [
+        (["traces/a.jsonl:1", "traces/a.jsonl:2"], " --traces traces/a.jsonl"),  # one file
+        (["traces/a.jsonl:1", "traces/b/c.json:1"], " --traces traces"),  # the folder holding them all
+        (["/tmp/agentci-traces-x1/q0.jsonl:1", "/tmp/agentci-traces-x1/q1.jsonl:1"], ""),  # `agentci test`'s runner
+        (["agentci-traces/q0.jsonl:1"], ""),  # the run action's output
+        (["/abs/a.jsonl:1", "rel/b.jsonl:1"], ""),  # no folder holds both
+        (["a.jsonl:1", "b.jsonl:1"], ""),  # the working directory: not every file in it is a trace
+        ([""], ""),  # traces handed over in memory (the Python API)
+    ],
+)
+def test_the_command_names_the_traces_a_run_read_and_not_a_runner_s_output(sources, option):
+    assert read_from(*sources) == f"agentci save --spec agentci_spec.yaml{option} --version v1"
+
+
+def test_paths_are_quoted_for_the_shell():
+    found = read_from("my traces/a b.jsonl:3", spec="specs/it's.yaml")
+    assert found == "agentci save --spec 'specs/it'\"'\"'s.yaml' --traces 'my traces/a b.jsonl' --version v1"
+
+
+def test_a_query_new_since_the_baseline_gets_no_command():
+    """Saving a version replaces what every query is compared with: the note says what happened, not what to run."""
+    compared = query("old", 4, "pass", path=layer("pass", baseline_variants=1))
+    new = query("new", 9, "pass")
+    new.cost.checks = [Check("max_cost_multiplier", Status.SKIP, "", {"reason": NO_BASELINE})]
+    assert no_baseline_note(run(compared, new)) == (
+        "1 query had no baseline trace to compare with, so max_cost_multiplier was not checked (not in the baseline: "
+        "a version saved later holds it)"
+    )
+    first = no_baseline_note(run(new))  # nothing was compared: a first run
+    assert first.endswith(
+        "`agentci save --spec agentci_spec.yaml --version v1` saves these runs as the baseline (once "
+        "they pass), and later runs compare with it"
+    )
