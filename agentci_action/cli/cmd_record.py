@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 from agentci_action._util.errors import EXIT_ERROR, EXIT_FAIL, EXIT_PASS
-from agentci_action._util.text import plural
 from agentci_action.cli._arguments import add_spec_argument, split_list
 
 
@@ -39,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     """
     import tempfile
 
+    from agentci_action._util.text import plural
     from agentci_action.pipeline.agent_runs import RunPlan, run_queries
     from agentci_action.run.execute import RunOptions, terminate_on_sigterm
     from agentci_action.run.replay.recordings import stale_folders
