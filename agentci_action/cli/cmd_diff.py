@@ -24,7 +24,9 @@ import argparse
 
 def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
-        "diff", help="compare two baseline versions: correctness, path and cost per query and in total"
+        "diff",
+        help="compare two baseline versions: correctness, path and cost per query and in total; the exit code as "
+        "`test` would give the compared version against the other",
     )
     add_spec_argument(parser)
     parser.add_argument("--baseline", help="the version compared from (with --baseline-ref: as saved at REF)")
@@ -43,6 +45,7 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def run(args: argparse.Namespace) -> int:
     from agentci_action.engine.evaluate_spec import Settings
+    from agentci_action.pipeline.blocking import exit_code
     from agentci_action.pipeline.evaluation import VersionComparison, compare_versions
 
     if not args.baseline and not args.baseline_ref:
@@ -65,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
     if args.format not in ("console", "html"):
         warn(diff.warnings)
     write_report(render_diff(args.format, outcome.run, diff), args.format, args.output, args.env)
-    return EXIT_FAIL if any(g.blocking for g in diff.gates) else EXIT_PASS
+    code = exit_code(outcome.run)  # the compared version judged as `agentci test` would judge it
+    return code if code != EXIT_PASS else EXIT_FAIL if any(g.blocking for g in diff.gates) else EXIT_PASS
 
 
 def render_diff(fmt: str, run: RunResult, diff: RunDiff) -> str:

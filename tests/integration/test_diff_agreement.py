@@ -90,7 +90,7 @@ def diff_v1_v2(project, *extra: str, env=None):
 
 def diff_json(project, *extra: str, env=None) -> tuple[dict, str]:
     done = diff_v1_v2(project, "--format", "json", *extra, env=env)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # v2 fails (a forbidden tool), and the diff exits as `test` on it does
     assert KEY not in done.stdout + done.stderr
     return json.loads(done.stdout), done.stderr
 
@@ -117,7 +117,7 @@ def test_judge_mode_off_and_required_apply_to_the_diff(project, llm):
     data, _ = diff_json(project, "--judge-mode", "off")
     assert next(q for q in data["queries"] if q["id"] == "price")["correctness"] == {"before": "skip", "after": "skip"}
     required = diff_v1_v2(project, "--judge-mode", "required", "--judge-cache", project / "empty-cache.json")
-    assert required.returncode == 0 and "error" in required.stdout.lower()
+    assert required.returncode == 2 and "error" in required.stdout.lower()  # as `test --judge-mode required` exits
 
 
 def test_diff_totals_count_forbidden_tool_failures(project):
@@ -132,7 +132,7 @@ def test_diff_totals_count_forbidden_tool_failures(project):
 def test_a_version_diffed_against_itself_and_test_baseline_on_the_same_traces_agree_on_every_figure(project):
     """`agentci diff --baseline v1 --compare v2` and `agentci test --traces <v2's traces> --baseline v1`.
 
-    The same diff, judge verdicts included, apart from the compared side's label.
+    The same diff, judge verdicts included, apart from the compared side's label, and the same exit code.
     """
     diff, _ = diff_json(project)
     done = run_cli(
@@ -154,6 +154,7 @@ def test_a_version_diffed_against_itself_and_test_baseline_on_the_same_traces_ag
     itself = run_cli(
         "diff", "--spec", project / "agentci_spec.yaml", "--baseline", "v1", "--compare", "v1", "--format", "json"
     )
+    assert itself.returncode == 0, itself.stderr  # v1 passes, as `test` on it does
     same = json.loads(itself.stdout)
     assert same["total"]["counts"]["changed"] == 0 and all(q["kinds"] == [] for q in same["queries"])
     assert {name: change["uplift"] for name, change in same["uplift"].items()} == {

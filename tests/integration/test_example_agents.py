@@ -110,6 +110,12 @@ def test_the_rag_story_runs_with_the_agent(tmp_path):
     assert agentci("v2-fixed", "save", "--version", "v2-fixed").returncode == 0
     diff = run_cli("diff", "--spec", spec, "--baseline", "v1-broken", "--compare", "v2-fixed")
     assert diff.returncode == 0 and "1 fixed" in diff.stdout
+    # Backwards, the diff says the weather question regressed and exits as `test` on that version did, unless
+    # --fail-on says nothing blocks.
+    back = run_cli("diff", "--spec", spec, "--baseline", "v2-fixed", "--compare", "v1-broken")
+    assert back.returncode == broken.returncode == 1 and "1 regression" in back.stdout, back.stdout + back.stderr
+    allowed = run_cli("diff", "--spec", spec, "--baseline", "v2-fixed", "--compare", "v1-broken", "--fail-on", "none")
+    assert allowed.returncode == 0, allowed.stderr
     for version in ("v1-broken", "v2-fixed"):  # the story saved what the shipped baselines hold
         story, shipped = (
             json.loads((d / "baselines" / f"{version}.json").read_text()) for d in (spec.parent, EXAMPLES / "rag")
