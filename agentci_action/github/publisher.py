@@ -251,7 +251,8 @@ def publish_check_run(
 ) -> bool:
     """Every annotation (uncapped) on a check run for the head commit; False after a warning when that failed.
 
-    Its summary is the run's without the diff and the trend.
+    Its summary is the run's without the diff and the trend, with what the PR changed (recordings, golden queries), as
+    the comment and the job summary list it.
     """
     GithubException = require("github", "The check run").GithubException
 
@@ -263,7 +264,11 @@ def publish_check_run(
         title=f"{run.summary.status.value}: {run.summary.failed} failed, {run.summary.warnings} warnings",
         summary=publisher.outgoing(
             markdown.render_summary(
-                run, markdown.title_for(inputs.comment_header), shown.links, budget=markdown.COMMENT_BUDGET
+                run,
+                markdown.title_for(inputs.comment_header),
+                shown.links,
+                budget=markdown.COMMENT_BUDGET,
+                beside=markdown.Beside(recordings=shown.recordings, goldens=shown.goldens),
             )
         ),
         annotations=[

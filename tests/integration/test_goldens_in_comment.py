@@ -155,6 +155,7 @@ def action_environment(workspace: Path, api_url: str) -> dict[str, str]:
         "INPUT_COMMENT-MODE": "always",
         "INPUT_COMMENT-HEADER": "agentci",
         "INPUT_RESULTS-PATH": "out/agentci-results.json",
+        "INPUT_CHECK-RUN": "true",
     }
 
 
@@ -167,6 +168,7 @@ def test_the_action_s_comment_lists_them_read_at_the_base_through_the_api(tmp_pa
         out = io.StringIO()
         code = main(action_environment(tmp_path, github.url), out)
         [comment] = github.comments("octo/agent", 7)
+        [check] = github.state.check_runs
         assert github.state.violations == []
     log = out.getvalue()
     assert code == 0, log
@@ -176,6 +178,7 @@ def test_the_action_s_comment_lists_them_read_at_the_base_through_the_api(tmp_pa
     assert "old-case removed from agentci\\_spec.yaml:8" in body
     summary = (tmp_path / "summary.md").read_text()
     assert "### Golden queries changed in this PR\n\n1 added · 1 changed · 1 removed\n" in summary
+    assert "### Golden queries changed in this PR\n\n1 added · 1 changed · 1 removed\n" in check["output"]["summary"]
     html = cmarkgfm.github_flavored_markdown_to_html(body, options=Options.CMARK_OPT_UNSAFE)
     assert "<img" not in html and "@\u200borg/team" in html
     assert not re.search(r"@[A-Za-z0-9]", re.sub(r"<[^>]+>", "", html)), "a mention"
