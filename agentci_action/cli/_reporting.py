@@ -41,7 +41,7 @@ def render(
     if fmt == "markdown":
         return markdown.render_summary(run, diff=diff, beside=beside)
     if fmt == "html":
-        return html.render_html(run, diff, beside.trend)
+        return html.render_html(run, diff, beside)
     if fmt == "console":
         return console.render_with_diff(run, diff, beside.trend, beside.recordings, beside.goldens)
     if fmt == "json":

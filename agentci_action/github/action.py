@@ -162,7 +162,7 @@ def run_action(env: Mapping[str, str], publisher: Publisher) -> int:
         status = max(status, EXIT_ERROR)
     history = read_trend(inputs, context, run, publisher)
     try:
-        html_path = write_html_report(inputs, run, diff, publisher, history)
+        html_path = write_html_report(inputs, run, diff, publisher, markdown.Beside(history, recordings, goldens))
     except LinkedPath as exc:
         publisher.error(Problem("agentci", 0, str(exc)))
         status, html_path = max(status, EXIT_ERROR), ""

@@ -292,7 +292,7 @@ def publish_check_run(
 
 
 def write_html_report(
-    inputs: ActionInputs, run: RunResult, diff: RunDiff | None, publisher: Publisher, history: Trend | None = None
+    inputs: ActionInputs, run: RunResult, diff: RunDiff | None, publisher: Publisher, beside: markdown.Beside
 ) -> str:
     """The HTML report beside the results file (not for a shard: the merge job writes it).
 
@@ -302,7 +302,7 @@ def write_html_report(
     if not inputs.html_report or inputs.shard is not None:
         return ""
     try:
-        write_file(inputs.html_path, render_html(run, diff, history), what="the HTML report")
+        write_file(inputs.html_path, render_html(run, diff, beside), what="the HTML report")
     except LinkedPath:
         raise
     except OutputError as exc:

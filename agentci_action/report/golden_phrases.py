@@ -40,13 +40,14 @@ def provenance(found: Provenance) -> str:
 
 def markdown_section(changes: Sequence[GoldenChange]) -> str:
     """The section in markdown ('' when the PR changed no golden query)."""
-    return _section(changes).markdown()
+    return section(changes).markdown()
 
 
 def console_lines(changes: Sequence[GoldenChange]) -> list[str]:
     """The section on the console (nothing when the PR changed no golden query)."""
-    return _section(changes).console_lines()
+    return section(changes).console_lines()
 
 
-def _section(changes: Sequence[GoldenChange]) -> ChangeList:
+def section(changes: Sequence[GoldenChange]) -> ChangeList:
+    """The section's title, kinds and entries, for each renderer."""
     return ChangeList(TITLE, [c.change for c in changes], [entry(c) for c in changes], SHOWN, limit=500)

@@ -17,11 +17,21 @@ from itertools import groupby
 
 from agentci_action._util.text import plural, unverified_note
 from agentci_action.compare.diff_schema import ChangeKind, QueryDiff, RunDiff
-from agentci_action.compare.history import Trend
 from agentci_action.engine.conversation import failing_first, whole_layer
 from agentci_action.engine.results import LAYERS, SEVERITY, LayerResult, QueryResult, RunResult, Status
-from agentci_action.report import baseline_phrases, console, diff_format, suite_phrases, token_phrases, trend_report
+from agentci_action.report import (
+    baseline_phrases,
+    console,
+    diff_format,
+    golden_phrases,
+    recording_phrases,
+    suite_phrases,
+    token_phrases,
+    trend_report,
+)
+from agentci_action.report.change_lists import ChangeList
 from agentci_action.report.diff_markdown import charted
+from agentci_action.report.markdown import Beside
 
 ANSWER_LIMIT = 20_000  # characters of an answer shown; the results JSON has it in full
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'"
@@ -51,6 +61,14 @@ svg text{font:11px system-ui,sans-serif;fill:#1f2328}
 def esc(text: object) -> str:
     """Untrusted text as HTML element text: &, <, >, " and ' as entities (lone surrogates become U+FFFD on writing)."""
     return html.escape(str(text), quote=True)
+
+
+def _changes(section: ChangeList) -> str:
+    """A list of what the PR changed, every entry (nothing when it changed none)."""
+    if not section.entries:
+        return ""
+    items = "".join(f"<li>{esc(entry)}</li>" for entry in section.entries)
+    return f"<h2>{esc(section.title)}</h2><p>{esc(section.counts())}</p><ul>{items}</ul>"
 
 
 def _link(query_id: str, anchors: dict[str, str]) -> str:
@@ -360,11 +378,13 @@ def _query(result: QueryResult, change: QueryDiff | None, diff: RunDiff | None, 
     return "".join(parts)
 
 
-def render_html(run: RunResult, diff: RunDiff | None = None, trend: Trend | None = None) -> str:
-    """The page: summary, the diff, the trend on the default branch, then every query, worst first.
+def render_html(run: RunResult, diff: RunDiff | None = None, beside: Beside | None = None) -> str:
+    """The page: summary, what the PR changed, the diff, the trend on the default branch, then every query, worst first.
 
-    The diff when there is a baseline, the trend when there is a history.
+    What the PR changed (the golden queries, the recordings) when it changed any, every entry listed; the diff when
+    there is a baseline, the trend when there is a history.
     """
+    beside = beside or Beside()
     changes = {q.id: q for q in diff.queries} if diff else {}
     anchors = {r.id: f"q{i}" for i, r in enumerate(run.results)}
     ordered = sorted(run.results, key=lambda r: -SEVERITY[r.status])
@@ -377,8 +397,10 @@ def render_html(run: RunResult, diff: RunDiff | None = None, trend: Trend | None
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>AgentCI · {esc(run.agent)}</title><style>{STYLE}</style></head><body>"
         + _summary(run)
+        + _changes(golden_phrases.section(beside.goldens))
+        + _changes(recording_phrases.section(beside.recordings))
         + (_diff(diff, anchors) if diff else "")
-        + (trend_report.html_section(trend) if trend is not None else "")
+        + (trend_report.html_section(beside.trend) if beside.trend is not None else "")
         + f"<h2>Queries ({len(run.results)})</h2><ul>{index}</ul>"
         + queries
         + "</body></html>\n"

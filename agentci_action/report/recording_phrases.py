@@ -18,13 +18,14 @@ def entry(change: RecordingChange) -> str:
 
 def markdown_section(changes: Sequence[RecordingChange]) -> str:
     """The section in markdown ('' when the PR changed no recording)."""
-    return _section(changes).markdown()
+    return section(changes).markdown()
 
 
 def console_lines(changes: Sequence[RecordingChange]) -> list[str]:
     """The section on the console (nothing when the PR changed no recording)."""
-    return _section(changes).console_lines()
+    return section(changes).console_lines()
 
 
-def _section(changes: Sequence[RecordingChange]) -> ChangeList:
+def section(changes: Sequence[RecordingChange]) -> ChangeList:
+    """The section's title, kinds and entries, for each renderer."""
     return ChangeList(TITLE, [change.change for change in changes], [entry(change) for change in changes], SHOWN)

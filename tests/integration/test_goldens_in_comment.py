@@ -178,6 +178,10 @@ def test_the_action_s_comment_lists_them_read_at_the_base_through_the_api(tmp_pa
     assert "old-case removed from agentci\\_spec.yaml:8" in body
     summary = (tmp_path / "summary.md").read_text()
     assert "### Golden queries changed in this PR\n\n1 added · 1 changed · 1 removed\n" in summary
+    [page] = (tmp_path / "out").glob("*.html")  # the HTML report the comment links to lists every one, inert
+    report = page.read_text()
+    assert "<h2>Golden queries changed in this PR</h2><p>1 added · 1 changed · 1 removed</p>" in report
+    assert "&lt;img src=x onerror=alert(1)&gt;" in report and "<img" not in report
     assert "### Golden queries changed in this PR\n\n1 added · 1 changed · 1 removed\n" in check["output"]["summary"]
     html = cmarkgfm.github_flavored_markdown_to_html(body, options=Options.CMARK_OPT_UNSAFE)
     assert "<img" not in html and "@\u200borg/team" in html

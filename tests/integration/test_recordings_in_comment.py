@@ -112,6 +112,9 @@ def test_agentci_test_against_the_base_commit_lists_them_in_markdown_console_and
     assert "- order-status run-0 changed: call 1: system prompt line 3" in shown.stdout
     console = run_cli(*common, cwd=repository)
     assert "Recordings changed in this PR: 1 changed · 1 removed" in console.stdout
+    page = run_cli(*common, "--format", "html", cwd=repository).stdout  # the report the comment links to
+    assert "<h2>Recordings changed in this PR</h2><p>1 changed · 1 removed</p>" in page
+    assert "<li>order-status run-0 changed: call 1: system prompt line 3</li>" in page
     results = json.loads(run_cli(*common, "--format", "json", cwd=repository).stdout)
     assert results["recordings_changed"] == [
         {"query": "order-status", "run": "run-0", "change": "changed", "detail": "call 1: system prompt line 3"},
