@@ -172,7 +172,7 @@ def test_a_version_saved_at_the_base_commit_is_read_there(repo, tmp_path):
         "json",
         cwd=root,
     )
-    assert diff.returncode == 0, diff.stderr
+    assert diff.returncode == code == 1, diff.stderr  # v2 fails as `test` on its traces did, and says so alike
     assert json.loads(diff.stdout)["baseline_commit"] == with_v1
 
 
