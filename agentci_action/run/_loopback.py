@@ -5,10 +5,23 @@ The base of the OTLP receiver and the replay proxy, which give their handler cla
 
 from __future__ import annotations
 
+import sys
 import threading
 from abc import ABC, abstractmethod
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Self
+
+
+class _Server(ThreadingHTTPServer):
+    """A ThreadingHTTPServer that says nothing when a client goes away mid-request.
+
+    The standard one prints a traceback to standard error for it; an agent killed by its timeout, or any local process,
+    can reset its connection, and that is no error of the run's.
+    """
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
 class LoopbackServer(ABC):
@@ -19,7 +32,7 @@ class LoopbackServer(ABC):
     """
 
     def __init__(self, port: int = 0, name: str = "agentci-http", poll_s: float = 0.5):
-        self._http = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class(), bind_and_activate=False)
+        self._http = _Server(("127.0.0.1", port), self._handler_class(), bind_and_activate=False)
         self._http.daemon_threads = True
         self._http.request_queue_size = 128
         self._name, self._poll_s = name, poll_s

@@ -11,6 +11,7 @@ import gzip
 import http.client
 import json
 import socket
+import struct
 
 import pytest
 from google.protobuf.json_format import MessageToDict
@@ -331,3 +332,16 @@ def test_collect_reads_a_run_s_turns_as_one_conversation(receiver):
     assert [turn.final_answer for turn in conversation.turns] == ["Sunny, 21 C.", "Still sunny."]
     assert conversation.final_answer == "Still sunny." and conversation.tool_names == ["get_weather"] * 2
     assert conversation.total_tokens == 2 * 37
+
+
+def test_a_client_resetting_its_connection_mid_request_is_no_error_on_standard_error(capfd):
+    """An agent killed by its timeout (or any local process) can reset its connection: no traceback is printed."""
+    with Receiver(log=lambda m: None) as receiver:
+        raw = socket.create_connection(("127.0.0.1", receiver.port))
+        raw.sendall(b"POST /v1/tra")  # the request line itself cut short
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset, not a FIN
+        raw.close()
+        with socket.create_connection(("127.0.0.1", receiver.port)) as after:  # still serving
+            after.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            assert after.recv(64).startswith(b"HTTP/1.")
+    assert "Exception occurred" not in capfd.readouterr().err
