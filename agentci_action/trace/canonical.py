@@ -5,6 +5,7 @@ Totals missing from the file are derived from the calls (see `Trace.with_derived
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from sys import intern
 from typing import Annotated, Any, Literal, NotRequired
 
@@ -128,10 +129,9 @@ class Trace(_StrictTraceModel):
     )
 
     _source: str = PrivateAttr("")  # "file:line" the trace was read from, for messages
-    # (the tool_calls list they were read from, the names in order): see tool_names
-    _tool_names: tuple[list[ToolCall], tuple[str, ...]] | None = PrivateAttr(None)
-    # (the llm_calls list it was read from, whether one shows its input breakdown): see shows_input_breakdown
-    _breakdown: tuple[list[LLMCall], bool] | None = PrivateAttr(None)
+    # (the calls read, how many, what was derived from them): see _kept
+    _tool_names: tuple[list[ToolCall], int, tuple[str, ...]] | None = PrivateAttr(None)
+    _breakdown: tuple[list[LLMCall], int, bool] | None = PrivateAttr(None)
 
     @property
     def source(self) -> str:
@@ -190,33 +190,19 @@ class Trace(_StrictTraceModel):
 
     @property
     def tool_sequence(self) -> tuple[str, ...]:
-        """The tool calls' names in order.
+        """The tool calls' names in order, kept (`_kept`) in one tuple, returned itself.
 
-        They are read from the calls once per list of calls and kept in one tuple, returned itself: reading them off 20
-        scattered models, for the run and again for its baseline, cost a query more than the rest of its path layer (a
-        list of calls changed in place is not noticed: traces are data, replaced with model_copy, never edited).
+        Reading them off 20 scattered models, for the run and again for its baseline, cost a query more than the rest of
+        its path layer.
         """
-        calls = self.tool_calls
-        private = self.__pydantic_private__
-        assert private is not None  # as in source
-        known: tuple[list[ToolCall], tuple[str, ...]] | None = private.get("_tool_names")
-        if known is None or known[0] is not calls or len(known[1]) != len(calls):
-            known = private["_tool_names"] = (calls, tuple([call.name for call in calls]))
-        return known[1]
+        names: tuple[str, ...] = _kept(self, "_tool_names", self.tool_calls, _names)
+        return names
 
     @property
     def shows_input_breakdown(self) -> bool:
-        """Whether a model call shows its input breakdown (token attribution asks, per run).
-
-        Kept as tool_sequence is, once per list of calls (`compact` asks while the calls are in cache).
-        """
-        calls = self.llm_calls
-        private = self.__pydantic_private__
-        assert private is not None  # as in source
-        known: tuple[list[LLMCall], bool] | None = private.get("_breakdown")
-        if known is None or known[0] is not calls:
-            known = private["_breakdown"] = (calls, any(call.input_breakdown is not None for call in calls))
-        return known[1]
+        """Whether a model call shows its input breakdown (token attribution asks, per run), kept (`_kept`)."""
+        shown: bool = _kept(self, "_breakdown", self.llm_calls, _breakdown_shown)
+        return shown
 
     def with_derived_totals(self) -> Trace:
         """Fill absent totals from the calls.
@@ -273,6 +259,29 @@ class Trace(_StrictTraceModel):
         if not self.turns:
             return self if index == 0 else None
         return self.turns[index] if index < len(self.turns) else None
+
+
+def _kept(trace: Trace, name: str, calls: list[Any], derive: Callable[[list[Any]], Any]) -> Any:
+    """derive(calls), worked out once per list of calls and kept in the trace's private attribute `name`.
+
+    Again for another list, or one of another length (a list changed in place is otherwise not noticed: traces are
+    data, replaced with model_copy, never edited). `compact` asks while the calls are in cache. A function, not a
+    method: a pydantic model's attribute reads are slow (benchmarks/engine.md), and this is read per run.
+    """
+    private = trace.__pydantic_private__
+    assert private is not None  # as in Trace.source
+    known: tuple[list[Any], int, Any] | None = private.get(name)
+    if known is None or known[0] is not calls or known[1] != len(calls):
+        known = private[name] = (calls, len(calls), derive(calls))
+    return known[2]
+
+
+def _names(calls: list[ToolCall]) -> tuple[str, ...]:
+    return tuple([call.name for call in calls])
+
+
+def _breakdown_shown(calls: list[LLMCall]) -> bool:
+    return any(call.input_breakdown is not None for call in calls)
 
 
 _set = object.__setattr__
