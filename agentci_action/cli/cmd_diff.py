@@ -68,8 +68,8 @@ def run(args: argparse.Namespace) -> int:
     if args.format not in ("console", "html"):
         warn(diff.warnings)
     write_report(render_diff(args.format, outcome.run, diff), args.format, args.output, args.env)
-    code = exit_code(outcome.run)  # the compared version judged as `agentci test` would judge it
-    return code if code != EXIT_PASS else EXIT_FAIL if any(g.blocking for g in diff.gates) else EXIT_PASS
+    # the compared version judged as `agentci test` would judge it, or a diff gate that blocks
+    return max(exit_code(outcome.run), EXIT_FAIL if any(g.blocking for g in diff.gates) else EXIT_PASS)
 
 
 def render_diff(fmt: str, run: RunResult, diff: RunDiff) -> str:
