@@ -6,6 +6,7 @@ the text of every field's annotation, about 3 ms of each `agentci validate`. For
 
 import hashlib
 import re
+import warnings
 from collections.abc import Callable
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeVar, get_args
@@ -264,7 +265,9 @@ def _compiled(pattern: str | None) -> str | None:
     if pattern is None:
         return None
     try:
-        re.compile(pattern)
+        with warnings.catch_warnings():  # re's notice of a later reading ("possible nested set"): regex runs it
+            warnings.simplefilter("ignore", FutureWarning)
+            re.compile(pattern)
     except (re.error, ValueError) as exc:  # ValueError: incompatible flags, e.g. (?a)(?u)
         raise ValueError(f"regex does not compile: {exc}") from None
     if (items := expanded_items(pattern)) > MAX_REGEX_ITEMS:

@@ -150,6 +150,16 @@ def test_the_verdict_and_message_are_those_of_compiling_with_both(pattern, model
     assert validate_verdict(model, field, pattern) == both_compilers_verdict(pattern)
 
 
+def test_a_pattern_re_warns_about_is_checked_without_a_python_warning_on_the_user_s_screen():
+    """re's FutureWarning ("possible nested set") named AgentCI's own source line under `agentci validate`."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert CorrectnessSpec(regex_match="[[a-z]]").regex_match == "[[a-z]]"
+        with pytest.raises(ValidationError, match="unknown property"):
+            CorrectnessSpec(regex_match="[[:foo:]]")
+    assert [str(w.message) for w in seen] == []
+
+
 def test_validate_names_the_line_of_a_pattern_only_regex_rejects(write):
     spec = write(
         "s.yaml",
