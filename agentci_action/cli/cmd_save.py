@@ -16,6 +16,7 @@ from agentci_action.cli._arguments import (
     fail_on_option,
     judge_options,
     replay_option,
+    split_list,
 )
 from agentci_action.cli._reporting import say
 from agentci_action.spec.trace_formats import TRACE_FORMATS
@@ -41,6 +42,9 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="trace file, directory or glob (repeatable); without it the spec's runner: runs the agent first",
     )
     parser.add_argument("--record", help="without --traces: keep the agent's traces in this directory")
+    parser.add_argument(
+        "--tags", action="append", help="only queries with one of these tags (comma-separated): the version holds those"
+    )
     add_replay_argument(parser)
     parser.add_argument("--version", required=True, help="version name, e.g. v2-fixed")
     parser.add_argument(
@@ -62,10 +66,13 @@ def run(args: argparse.Namespace) -> int:
     from agentci_action.engine.evaluate_spec import Settings
     from agentci_action.pipeline.agent_runs import RunPlan, recorded_traces
     from agentci_action.pipeline.judge_wiring import JudgeProgress, configured_judge, trust_at_base
-    from agentci_action.spec.loader import load_spec
+    from agentci_action.spec.loader import load_spec, select_tags
+    from agentci_action.spec.models import spec_hash
     from agentci_action.trace.load import load_traces
 
-    spec = load_spec(args.spec)
+    whole = load_spec(args.spec)
+    tags = split_list(args.tags)
+    spec = select_tags(whole, tags) if tags else whole
     with ExitStack() as stack:
         # a range's maximum: the baseline is the side every later verdict leans on
         plan = RunPlan(runs_of=_max_runs, fail_on=fail_on_option(args), environ=args.env, command=True)
@@ -92,7 +99,10 @@ def run(args: argparse.Namespace) -> int:
             traces,
             args.version,
             SaveOptions(
-                force=args.force_save, overwrite=args.overwrite, commit=git_commit(Path(args.spec).resolve().parent)
+                force=args.force_save,
+                overwrite=args.overwrite,
+                commit=git_commit(Path(args.spec).resolve().parent),
+                spec_hash=spec_hash(whole),
             ),
             judge=judge,
             observe=progress.observe,

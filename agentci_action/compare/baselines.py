@@ -190,13 +190,16 @@ class SaveOptions:
     """How a version is saved.
 
     `force`: even when the precheck fails (the metadata records that it did); `overwrite`: replace an existing file;
-    `captured_at` (default: now, UTC) and `commit` (the spec's git commit, when known): recorded in the baseline.
+    `captured_at` (default: now, UTC) and `commit` (the spec's git commit, when known): recorded in the baseline;
+    `spec_hash`: the hash recorded, the whole spec's when the spec saved is a selection of it by tags (default: the
+    saved spec's own), as `agentci test --tags` compares the whole spec's with it.
     """
 
     force: bool = False
     overwrite: bool = False
     captured_at: str | None = None
     commit: str | None = None
+    spec_hash: str | None = None
 
 
 def build_baseline(
@@ -224,7 +227,7 @@ def build_baseline(
     models = sorted({call.model for ts in runs.values() for t in ts for call in t.llm_calls if call.model})
     metadata = BaselineMetadata(
         models=models,
-        spec_hash=spec_hash(spec),
+        spec_hash=options.spec_hash or spec_hash(spec),
         git_commit=options.commit,
         precheck_passed=not failures,
         precheck_failures=[str(p) for p in failures],

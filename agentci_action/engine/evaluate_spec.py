@@ -657,7 +657,7 @@ def evaluate_spec(
                 results.append(result := one(query, key))
                 counter.add(result)  # while its checks are in cache
         tally = counter.tally()
-    return RunResult(
+    run = RunResult(
         agent=spec.agent,
         spec=spec.path,
         spec_hash=spec_hash(spec),
@@ -666,3 +666,5 @@ def evaluate_spec(
         results=results,
         warnings=matched.unmatched + matched.notes,
     )
+    private_attributes(run)["_selected_tags"] = spec.selected_tags
+    return run

@@ -23,7 +23,16 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Annotated, Any, ClassVar, Literal, Self
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, WithJsonSchema, create_model
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    TypeAdapter,
+    WithJsonSchema,
+    create_model,
+)
 
 from agentci_action._version import __version__
 
@@ -605,6 +614,13 @@ class RunResult(BaseModel):
         default_factory=list,
         description="The spec's `suite:` gates, judged on the whole run (empty in a shard's file: the merge judges them).",
     )
+    # the tags its queries were selected by (AgentCISpec.selected_tags), for the advice a report prints; not written to
+    # the results file: one read back says ()
+    _selected_tags: tuple[str, ...] = PrivateAttr(())
+
+    @property
+    def selected_tags(self) -> tuple[str, ...]:
+        return self._selected_tags
 
     def without_baseline(self) -> dict[str, list[str]]:
         """Queries with checks that skipped for want of a baseline trace (a first run, a new query).

@@ -3,7 +3,8 @@
 On a first run (no query had a baseline) the note ends with the command that saves one, run as printed by the tests:
 `agentci save` on the run's spec, with `--traces` naming where this run's traces were read from (their one file, or
 the folder holding them all), unless a runner wrote them (a folder named agentci-traces…, which `agentci run`,
-`agentci test` and the run action write to): then `agentci save` runs the spec's runner itself. Queries new since a
+`agentci test` and the run action write to): then `agentci save` runs the spec's runner itself; and with `--tags`
+when the run's queries were selected by tags (RunResult.selected_tags), as save then keeps those. Queries new since a
 baseline get no command: saving a version replaces what every query is compared with, which is the reviewer's call.
 """
 
@@ -41,8 +42,10 @@ def no_baseline_note(run: RunResult) -> str:
 def save_command(run: RunResult) -> str:
     """`agentci save` of this run's spec and traces as the first baseline version (see the module docstring)."""
     traces = _read_from({result.trace_source.rpartition(":")[0] for result in run.results})
-    option = f" --traces {shlex.quote(traces)}" if traces else ""
-    return f"agentci save --spec {shlex.quote(run.spec)}{option} --version {FIRST_VERSION}"
+    options = f" --traces {shlex.quote(traces)}" if traces else ""
+    if run.selected_tags:  # the queries this run was given: the others may have no trace there
+        options += f" --tags {shlex.quote(','.join(run.selected_tags))}"
+    return f"agentci save --spec {shlex.quote(run.spec)}{options} --version {FIRST_VERSION}"
 
 
 def _read_from(files: set[str]) -> str | None:

@@ -19,7 +19,7 @@ from agentci_action._util.errors import Problem, SpecError, not_utf8
 from agentci_action._util.field_errors import field_message
 from agentci_action._util.gcpause import gc_paused
 from agentci_action._util.limits import MAX_ALIAS_VALUES, MAX_NESTING
-from agentci_action.spec.models import AgentCISpec, QuerySpec
+from agentci_action.spec.models import AgentCISpec, QuerySpec, private_attributes
 
 DocPath = tuple[str | int, ...]  # a path into the document: keys and list indexes
 NOT_A_FILE = "not a regular file (a directory, FIFO or device); name a YAML file"
@@ -361,7 +361,9 @@ def select_tags(spec: AgentCISpec, tags: list[str]) -> AgentCISpec:
             0,
             f"no query has any of the tags {', '.join(tags)} (tags in this spec: {', '.join(known) or 'none'})",
         )
-    return spec.model_copy(update={"queries": selected})
+    chosen = spec.model_copy(update={"queries": selected})
+    private_attributes(chosen)["_tags"] = tuple(tags)
+    return chosen
 
 
 def _duplicate_ids(raw: dict[str, Any], locations: dict[DocPath, Location]) -> list[Problem]:

@@ -1110,10 +1110,16 @@ class AgentCISpec(_StrictSpecModel):
 
     _path: str = PrivateAttr("")
     _memo: dict[str, tuple[tuple[int, ...], tuple[object, ...], Any]] = PrivateAttr(default_factory=dict)
+    _tags: tuple[str, ...] = PrivateAttr(())  # set by spec/loader.py's select_tags
 
     @property
     def path(self) -> str:
         return self._path
+
+    @property
+    def selected_tags(self) -> tuple[str, ...]:
+        """The tags this spec's queries were selected by from the file at `path` (select_tags); () for them all."""
+        return self._tags
 
     def memoised(self, name: str, inputs: tuple[object, ...], compute: Callable[[], T]) -> T:
         """compute(), worked out once for this spec object and its queries list, and for the objects in `inputs`.

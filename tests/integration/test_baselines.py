@@ -311,6 +311,26 @@ def test_cli_test_with_tags_compares_only_the_selected_queries(spec_path, write_
     assert "Unchanged (1): hello" in result.stdout and "warning" not in result.stderr
 
 
+def test_cli_save_with_tags_keeps_the_tagged_queries_under_the_whole_spec_s_hash(spec_path, write_traces, write):
+    """As `test --tags` ran them: a query outside the tags needs no trace; later runs of every query compare the rest."""
+    tagged = write("spec.yaml", SPEC.replace('query: "Say hello"', 'query: "Say hello"\n    tags: [greet]'))
+    only_hello = write_traces("hello.jsonl", GOOD[1:])
+    assert run_cli("save", "--spec", tagged, "--traces", only_hello, "--version", "v0").returncode == 2  # math: none
+    saved = run_cli("save", "--spec", tagged, "--traces", only_hello, "--tags", "greet", "--version", "v1")
+    assert saved.returncode == 0, saved.stderr
+    assert "saved baseline v1: 1 query, 1 trace, precheck passed" in saved.stdout
+    stored = load_baseline(load_spec(tagged), "v1")
+    assert stored is not None
+    baseline = stored.baseline
+    assert list(baseline.queries) == ["hello"]
+    assert baseline.metadata.spec_hash == spec_hash(load_spec(tagged))  # the whole spec's, as `test` compares
+    every = run_cli("test", "--spec", tagged, "--traces", write_traces("now.jsonl", GOOD))
+    assert every.returncode == 0, every.stderr
+    assert "Unchanged (1): hello" in every.stdout and "another version of the spec" not in every.stdout + every.stderr
+    unknown = run_cli("save", "--spec", tagged, "--traces", only_hello, "--tags", "nope", "--version", "v2")
+    assert unknown.returncode == 2 and "no query has any of the tags nope (tags in this spec: greet)" in unknown.stderr
+
+
 def test_example_baselines_are_valid_and_tell_the_weather_story():
     spec = load_spec(ROOT / "examples" / "rag" / "agentci_spec.yaml")
     versions = {v: load_baseline(spec, v).baseline for v in (h.header.version for h in list_headers(spec))}

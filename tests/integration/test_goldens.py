@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,29 @@ def test_every_format_promotes_to_a_spec_that_passes_on_its_traces(real, tmp_pat
         assert query.provenance.framework == name.split("/")[0]  # each folder is named for its format
     tested = run_as_printed(done.stdout, ws)
     assert tested.returncode == 0, tested.stdout + tested.stderr
+
+
+def test_the_first_run_s_advice_saves_the_goldens_as_printed_beside_a_query_with_no_trace(real, tmp_path):
+    """goldens → its `next:` (a test of the promoted queries) → the save command that run prints, each run as printed.
+
+    The README's path: `agentci init`'s spec (its example query has no trace here, and its defaults' cost multiplier
+    needs a baseline), then goldens from traces the agent wrote. The save keeps the tagged queries, as the test ran them.
+    """
+    ws = tmp_path
+    assert run_cli("init", "--command", "python agent.py", cwd=ws).returncode == 0
+    shutil.copytree(real / "otel-genai", ws / "traces")
+    done = run_cli("goldens", "--traces", "traces/", cwd=ws)
+    assert done.returncode == 0, done.stderr
+    first = run_as_printed(done.stdout, ws)
+    assert first.returncode == 0, first.stdout + first.stderr
+    save = re.search(r"`(agentci save [^`]+)`", first.stdout)
+    assert save is not None and "--tags promoted" in save.group(1), first.stdout
+    saved = run_cli(*shlex.split(save.group(1))[1:], cwd=ws)
+    assert saved.returncode == 0, saved.stdout + saved.stderr
+    assert "saved baseline v1: 3 queries, 3 traces, precheck passed" in saved.stdout
+    again = run_as_printed(done.stdout, ws)
+    assert again.returncode == 0 and "Unchanged (3)" in again.stdout and "agentci save" not in again.stdout
+    assert "another version of the spec" not in again.stdout + again.stderr  # the whole spec's hash was saved
 
 
 def test_appended_under_a_marker_the_users_text_kept_byte_for_byte(real, tmp_path):

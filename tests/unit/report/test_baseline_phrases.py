@@ -5,8 +5,12 @@ from __future__ import annotations
 import pytest
 from helpers.results_builder import layer, query, run
 
+from agentci_action.engine.evaluate_spec import evaluate_spec
 from agentci_action.engine.results import NO_BASELINE, Check, Status
 from agentci_action.report.baseline_phrases import no_baseline_note, save_command
+from agentci_action.spec.loader import select_tags
+from agentci_action.spec.models import AgentCISpec
+from agentci_action.trace.canonical import Trace
 
 
 def read_from(*sources: str, spec: str = "agentci_spec.yaml") -> str:
@@ -53,3 +57,24 @@ def test_a_query_new_since_the_baseline_gets_no_command():
         "`agentci save --spec agentci_spec.yaml --version v1` saves these runs as the baseline (once "
         "they pass), and later runs compare with it"
     )
+
+
+def test_a_run_selected_by_tags_names_them_so_the_queries_without_traces_there_are_left_out():
+    """`agentci test --tags promoted --traces T` on a spec whose other queries have no trace in T: save keeps the same."""
+    whole = AgentCISpec.model_validate(
+        {
+            "agent": "a",
+            "queries": [
+                {"id": "example", "query": "hi?", "tags": ["smoke"]},
+                {"id": "weather", "query": "rain?", "tags": ["promoted", "new day"]},
+            ],
+        }
+    )
+    trace = Trace.model_validate({"id": "weather", "final_answer": "yes"})
+    trace.__pydantic_private__["_source"] = "traces/w.jsonl:1"
+    selected = select_tags(whole, ["promoted", "new day"])
+    assert selected.selected_tags == ("promoted", "new day") and whole.selected_tags == ()
+    assert save_command(evaluate_spec(selected, [trace])) == (
+        "agentci save --spec '' --traces traces/w.jsonl --tags 'promoted,new day' --version v1"
+    )
+    assert "--tags" not in save_command(evaluate_spec(whole.model_copy(update={"queries": selected.queries}), [trace]))
