@@ -18,14 +18,18 @@ def add_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def run(args: argparse.Namespace) -> int:
     from agentci_action._util.text import one_line
     from agentci_action.compare.baselines import baseline_dir, list_headers
+    from agentci_action.report.baseline_phrases import first_save_command
     from agentci_action.spec.loader import load_spec
 
     spec = load_spec(args.spec)
     stored = list_headers(spec)
     if not stored:
-        say(
-            f"no baselines in {baseline_dir(spec)} yet; `agentci save --spec {args.spec} --traces T --version V` records one"
+        how = (
+            f"`{first_save_command(args.spec)}` runs the agent (the spec's runner) and records one"
+            if spec.runner is not None
+            else "`agentci save` records one from the traces of a passing run (--traces, and --version to name it)"
         )
+        say(f"no baselines in {baseline_dir(spec)} yet; {how}")
         return EXIT_PASS
     default = next((s for s in reversed(stored) if s.header.metadata.precheck_passed), None)
     rows = [("", "VERSION", "CAPTURED", "QUERIES", "TRACES", "PRECHECK", "AGENT", "MODELS", "FILE")]

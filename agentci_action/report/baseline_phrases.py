@@ -42,10 +42,18 @@ def no_baseline_note(run: RunResult) -> str:
 def save_command(run: RunResult) -> str:
     """`agentci save` of this run's spec and traces as the first baseline version (see the module docstring)."""
     traces = _read_from({result.trace_source.rpartition(":")[0] for result in run.results})
+    return first_save_command(run.spec, traces, run.selected_tags)  # tags: the others may have no trace there
+
+
+def first_save_command(spec: str, traces: str | None = None, tags: tuple[str, ...] = ()) -> str:
+    """`agentci save` of `spec`'s queries (those with one of `tags`) as its first version.
+
+    From `traces`, else from a run of the spec's runner.
+    """
     options = f" --traces {shlex.quote(traces)}" if traces else ""
-    if run.selected_tags:  # the queries this run was given: the others may have no trace there
-        options += f" --tags {shlex.quote(','.join(run.selected_tags))}"
-    return f"agentci save --spec {shlex.quote(run.spec)}{options} --version {FIRST_VERSION}"
+    if tags:
+        options += f" --tags {shlex.quote(','.join(tags))}"
+    return f"agentci save --spec {shlex.quote(spec)}{options} --version {FIRST_VERSION}"
 
 
 def _read_from(files: set[str]) -> str | None:

@@ -242,7 +242,10 @@ def test_cli_save_refuses_with_exit_1_listing_failures(spec_path, write_traces):
 
 
 def test_cli_baselines_lists_versions_and_the_default(spec_path, write_traces):
-    assert "no baselines in" in run_cli("baselines", "--spec", spec_path).stdout
+    assert run_cli("baselines", "--spec", spec_path).stdout == (  # no runner: no command to run as it stands
+        f"no baselines in {spec_path.parent / 'golden'} yet; `agentci save` records one from the traces of a passing "
+        "run (--traces, and --version to name it)\n"
+    )
     good, bad = write_traces("good.jsonl", GOOD), write_traces("bad.jsonl", BAD)
     run_cli("save", "--spec", spec_path, "--traces", good, "--version", "v1")
     run_cli("save", "--spec", spec_path, "--traces", bad, "--version", "v2", "--force-save")

@@ -95,8 +95,14 @@ def test_init_with_a_command_writes_a_runner_and_a_workflow_that_runs_the_agent(
         r"no baseline trace to compare with, .*: `(agentci save [^`]+)` saves these runs", tested.stdout
     )
     assert save == f"agentci save --spec {SPEC_FILE} --version v1"
+    # `agentci baselines` says the same before there is one: runs the agent and records it
+    (listed,) = re.findall(
+        r"no baselines in \S+ yet; `(agentci save [^`]+)` runs the agent", run_cli("baselines", cwd=tmp_path).stdout
+    )
+    assert listed == save
     saved = run_cli(*shlex.split(save)[1:], cwd=tmp_path)
     assert saved.returncode == 0, saved.stderr
+    assert "v1" in run_cli("baselines", cwd=tmp_path).stdout.splitlines()[1]
     again = run_cli("test", cwd=tmp_path)
     assert again.returncode == 0 and "no baseline trace" not in again.stdout and "Unchanged (1)" in again.stdout
 
