@@ -107,8 +107,10 @@ def append(args: argparse.Namespace, repo: Path) -> str:
 
         write_file(str(target), appended(target.read_text(encoding="utf-8") if target.is_file() else "", entry))
         return f"added the run at {commit[:12]} to {target}"
+    import shlex
+
     made = append_history(repo, entry, args.history, args.series)
     return (
         f"added the run at {commit[:12]} to {args.history}:{history_file(args.series)} (commit {made[:12]}); "
-        f"share it with `git push origin {args.history}`"
+        f"share it with `git push origin {shlex.quote(args.history)}`"
     )

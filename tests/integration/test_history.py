@@ -11,6 +11,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -68,10 +70,13 @@ def test_a_history_on_a_real_repository_with_a_revert(repo):
     broken = results(repo, "runs/v1-broken.jsonl", "broken.json")
     assert json.loads(broken.read_text())["summary"]["failed"] > 0
 
+    pushes: list[str] = []  # the command each append printed to share the history
+
     def append(result: Path) -> str:
         done = run_cli("history", "--append", result, cwd=repo)
         assert done.returncode == 0, done.stderr
-        assert "added the run at" in done.stdout and "git push origin agentci-history" in done.stdout
+        assert "added the run at" in done.stdout
+        pushes.extend(re.findall(r"share it with `(git push origin [^`]+)`", done.stdout))
         return git(repo, "rev-parse", "HEAD").strip()
 
     first = append(good)
@@ -86,6 +91,12 @@ def test_a_history_on_a_real_repository_with_a_revert(repo):
     assert git(repo, "status", "--porcelain") == ""
     assert git(repo, "ls-tree", "--name-only", "agentci-history").split() == ["agentci.jsonl"]
     assert git(repo, "rev-list", "--count", "agentci-history").strip() == "3"  # one commit per append
+    assert pushes == ["git push origin agentci-history"] * 3
+    remote = repo.parent / "origin.git"  # the command runs as printed where the repository has an origin
+    git(repo.parent, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    subprocess.run(shlex.split(pushes[-1]), cwd=repo, check=True, capture_output=True)
+    assert git(remote, "rev-parse", "agentci-history") == git(repo, "rev-parse", "agentci-history")
     entries = read_entries(git(repo, "show", "agentci-history:agentci.jsonl"), "branch", pytest.fail)
     assert [e.commit for e in entries] == [first, second, third]
     assert entries[2].reverts == [second] and entries[1].failed_gate and not entries[0].failed_gate
