@@ -57,7 +57,12 @@ def test_init_writes_replay_and_its_next_steps_run_as_printed(tmp_path: Path):
     with FakeLLMServer(agent_model=helpful_model) as server:
         recorded = run_printed(steps[0], project, with_key(server))
     assert recorded.returncode == 0, recorded.stderr
-    assert "1 model call recorded" in recorded.stderr and "git add recordings" in recorded.stderr
+    assert "1 model call recorded" in recorded.stderr
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (commit,) = re.findall(r"\(commit it: (git add [^)]+)\)", recorded.stderr)
+    assert run_printed(commit, project, no_key()).returncode == 0
+    staged = subprocess.run(["git", "ls-files"], cwd=project, capture_output=True, text=True, check=True).stdout
+    assert staged.split() == ["recordings/greeting/run-0.json"]
     text = (project / "recordings" / "greeting" / "run-0.json").read_text()
     assert KEY not in text and "<volatile>" in text  # the key in the prompt is neither kept nor matched on
     tested = run_printed(steps[1], project, no_key())  # replayed: no key, no server
