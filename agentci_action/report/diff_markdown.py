@@ -403,7 +403,10 @@ def answer_block(query: QueryDiff) -> str:
     return block
 
 
-LEFT_OUT = "_The diff against the baseline did not fit here; `agentci diff --format json` (or the results JSON's `diff`) has it._\n"
+LEFT_OUT = (
+    "_The diff against the baseline did not fit here; the JSON report has it (the results file's `diff`; the same "
+    "command with `--format json`)._\n"
+)
 _CUT_NOTE_RESERVE = 400  # room kept for the note on what was cut
 
 
@@ -464,6 +467,10 @@ def render_markdown(
         cuts.append(f"{all_warnings - len(warnings)} of {all_warnings} warnings")
     if len(charts) < all_charts:
         cuts.append(f"{all_charts - len(charts)} of {all_charts} charts")
-    note = f"_Cut to fit: {'; '.join(cuts)} (`agentci diff --format json` has everything)._\n\n" if cuts else ""
+    note = (
+        f"_Cut to fit: {'; '.join(cuts)} (the JSON report has everything: the results file, or `--format json`)._\n\n"
+        if cuts
+        else ""
+    )
     table = [TABLE_HEAD, *rows, "\n"] if rows else []
     return "".join([head, *warnings, "\n" if warnings else "", *table, note, *unchanged_line, *charts, *blocks])

@@ -260,6 +260,9 @@ def test_markdown_within_a_budget_keeps_the_most_important_and_says_what_was_cut
     diff = diff_runs(before, after)
     full = diff_markdown.render_markdown(diff)
     assert "Cut to fit: 50 more changed queries are not in the table (" in full  # MAX_QUERIES rows
+    # where the rest is, without a command that cannot run as printed (`agentci diff` needs --compare)
+    assert "(the JSON report has everything: the results file, or `--format json`)" in full
+    assert "`agentci diff" not in full and "`agentci diff" not in diff_markdown.LEFT_OUT
     assert full.count("<details>") == diff_markdown.MAX_QUERIES
     cut = diff_markdown.render_markdown(diff, budget=20_000)
     assert len(cut.encode()) <= 20_000
