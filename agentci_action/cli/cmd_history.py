@@ -72,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
 def append(args: argparse.Namespace, repo: Path) -> str:
     """Add the results file's run to the history (file or branch); what was done, in words."""
+    import shlex
     from datetime import UTC, datetime
 
     from agentci_action._util.errors import InputError
@@ -107,8 +108,6 @@ def append(args: argparse.Namespace, repo: Path) -> str:
 
         write_file(str(target), appended(target.read_text(encoding="utf-8") if target.is_file() else "", entry))
         return f"added the run at {commit[:12]} to {target}"
-    import shlex
-
     made = append_history(repo, entry, args.history, args.series)
     return (
         f"added the run at {commit[:12]} to {args.history}:{history_file(args.series)} (commit {made[:12]}); "
