@@ -158,7 +158,8 @@ def run(args: argparse.Namespace) -> int:
             f"  {record_command(directory / 'agentci_spec.yaml')}   # once, with the model's key: its calls → recordings/"
         )
         say(f"  agentci test --spec {spec}   # replays them: no key, no spend")
-        say("  and commit the spec, recordings/ and the workflow")
+        say("  and commit the spec, recordings/ and the workflow; once it has run on a pull request, require its")
+        say("  `agentci` check on the default branch (Settings → Rules → Rulesets) so a failure blocks the merge")
     else:
         say(f"next: agentci test --spec {spec} --traces {shlex.quote(str(directory / 'traces'))}/")
     return EXIT_PASS

@@ -73,6 +73,9 @@ def test_init_with_a_command_writes_a_runner_and_a_workflow_that_runs_the_agent(
     spec = yaml.safe_load((tmp_path / SPEC_FILE).read_text())
     assert spec["runner"] == {"command": "python agent.py --mode 'ci run'", "timeout_s": 120, "replay": {}}
     flow = workflow_of(tmp_path)
+    # the check to require is the job's name, which GitHub takes from its id when it has no `name:`
+    ((job_id, job),) = flow["jobs"].items()
+    assert "name" not in job and f"require its\n  `{job_id}` check on the default branch" in result.stdout
     (run,) = steps_using(flow, "agentci/action/run")
     (evaluate,) = steps_using(flow, "agentci/action")
     steps = flow["jobs"]["agentci"]["steps"]
