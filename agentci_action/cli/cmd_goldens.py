@@ -164,20 +164,62 @@ def run(args: argparse.Namespace) -> int:
     else:
         write(promotion)
         write_stream(f"wrote {len(promotion.kept)} golden(s) to {promotion.target}\n")
-        write_stream(f"next: {advice(args, promotion)}\n")
+        write_stream(f"{advice(args, promotion)}\n")
     return EXIT_FAIL if promotion.failing else EXIT_PASS
 
 
 def advice(args: argparse.Namespace, promotion: Promotion) -> str:
-    """The command that evaluates the promoted goldens on the traces they came from."""
+    """`next:` the command that evaluates every promoted golden of the spec on the traces it came from.
+
+    `--tags promoted` selects the goldens promoted before too, so the files they came from (their provenance) are
+    named beside the traces read now. When one of those cannot be named, a note says which, and no command.
+    """
     from agentci_action.pipeline.golden_proposals import PROMOTED_TAG
 
+    earlier, missing = _earlier_sources(args, promotion)
+    if missing:
+        return (
+            f"note: `agentci test {shlex.quote(str(promotion.target))} --tags {PROMOTED_TAG}` evaluates every promoted "
+            f"golden, and needs their traces: {'; '.join(missing)}"
+        )
     words = ["agentci", "test", str(promotion.target)]
-    for traces in args.traces:
+    for traces in [*args.traces, *earlier]:
         words += ["--traces", traces]
     if args.trace_format:
         words += ["--trace-format", args.trace_format]
-    return shlex.join([*words, "--tags", PROMOTED_TAG])
+    return "next: " + shlex.join([*words, "--tags", PROMOTED_TAG])
+
+
+def _earlier_sources(args: argparse.Namespace, promotion: Promotion) -> tuple[list[str], list[str]]:
+    """The files goldens promoted before came from, beyond the traces read now (relative to here), and what is missing.
+
+    Missing: a golden whose source is not a file here (moved, or a URL), or was read in another format than
+    --trace-format names for them all.
+    """
+    import os
+    from pathlib import Path
+
+    from agentci_action.pipeline.golden_proposals import PROMOTED_TAG
+    from agentci_action.spec.loader import load_spec
+    from agentci_action.trace.load import resolve_paths
+
+    new = {golden.key for golden in promotion.kept}
+    read = {path.resolve() for path in resolve_paths(args.traces)}
+    files: dict[Path, None] = {}
+    missing = []
+    for query in load_spec(promotion.target).queries:
+        found = query.provenance
+        if PROMOTED_TAG not in query.tags or query.key in new or found is None:
+            continue
+        name, _, line = found.source.rpartition(":")
+        file = (promotion.target.parent / (name if line.isdigit() else found.source)).resolve()
+        if not file.is_file():
+            missing.append(f"{query.key!r} came from {found.source}, not found")
+        elif args.trace_format and found.framework not in (None, args.trace_format):
+            missing.append(f"{query.key!r} was read as {found.framework}, not {args.trace_format}")
+        elif file not in read:
+            files[file] = None
+    return [os.path.relpath(file) for file in files], missing
 
 
 def report(promotion: Promotion) -> str:

@@ -5,7 +5,7 @@ Layout: one file per version, `<baseline_dir>/<version>.json`, with `baseline_di
     {"schema_version": "agentci.baseline/v1", "version": "v2-fixed", "agent": "rag-agent",
      "captured_at": "2026-11-22T05:00:00Z",
      "metadata": {"models": [...], "spec_hash": "sha256:…", "git_commit": "…" | null,
-                  "precheck_passed": true, "precheck_failures": []},
+                  "precheck_passed": true, "precheck_failures": [], "unverified_checks": {}, "selected_tags": []},
      "queries": {"<query id>": [trace of run 0, trace of run 1, …], …}}
 
 Indented with sorted query ids, so a PR that re-records a baseline shows, line by line, which query's
@@ -84,6 +84,10 @@ class BaselineMetadata(BaseModel):
         default_factory=dict,
         description="Correctness checks the precheck could not run (no judge key or cached verdict, no embedding "
         "provider) in queries that did not fail: reason → how many. The precheck passed without them.",
+    )
+    selected_tags: list[str] = Field(
+        default_factory=list,
+        description="The tags its queries were selected by (`agentci save --tags`); empty: every query of the spec.",
     )
 
 
@@ -232,6 +236,7 @@ def build_baseline(
         precheck_passed=not failures,
         precheck_failures=[str(p) for p in failures],
         unverified_checks=checked.unverified,
+        selected_tags=list(spec.selected_tags),
     )
     return Baseline(
         version=check_version_name(version), agent=spec.agent, captured_at=captured_at, metadata=metadata, queries=runs
@@ -566,15 +571,22 @@ def compatibility_warnings(spec: AgentCISpec, stored: StoredBaseline, current_ha
 def spec_changes(spec: AgentCISpec, baseline: Baseline) -> str:
     """What can be told of how `spec` changed since `baseline` was saved: the queries added and gone, else that the rest did.
 
-    A baseline keeps the spec's hash, not its text: beyond its queries, it cannot say which key changed.
+    A baseline keeps the spec's hash, not its text: beyond its queries, it cannot say which key changed. A version saved
+    with --tags holds the queries with one of them: the others are not new.
     """
-    saved, now = set(baseline.queries), {query.key for query in spec.queries}
+    tags = set(baseline.metadata.selected_tags)
+    saved = set(baseline.queries)
+    now = {query.key for query in spec.queries if not tags or tags.intersection(query.tags)}
     said = [
         f"{label} {', '.join(sorted(keys)[:5])}" + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
         for label, keys in (("queries added since:", now - saved), ("queries gone since:", saved - now))
         if keys
     ]
-    return "; ".join(said) or "the same queries, so another key changed (the baseline keeps only the spec's hash)"
+    if said:
+        return "; ".join(said)
+    if tags:
+        return f"the same queries tagged {', '.join(sorted(tags))}, so another query or key changed"
+    return "the same queries, so another key changed (the baseline keeps only the spec's hash)"
 
 
 @dataclass(frozen=True)

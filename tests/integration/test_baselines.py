@@ -78,6 +78,7 @@ def test_save_records_metadata_and_loads_back(spec_path):
         "precheck_passed": True,
         "precheck_failures": [],
         "unverified_checks": {},
+        "selected_tags": [],
     }
     assert list(data["queries"]) == ["hello", "math"]  # sorted, so a PR diff of the file is stable
     assert data["queries"]["hello"][0]["id"] == "hello"  # matched by query text, stored under its id
@@ -327,9 +328,19 @@ def test_cli_save_with_tags_keeps_the_tagged_queries_under_the_whole_spec_s_hash
     baseline = stored.baseline
     assert list(baseline.queries) == ["hello"]
     assert baseline.metadata.spec_hash == spec_hash(load_spec(tagged))  # the whole spec's, as `test` compares
+    assert baseline.metadata.selected_tags == ["greet"]
     every = run_cli("test", "--spec", tagged, "--traces", write_traces("now.jsonl", GOOD))
     assert every.returncode == 0, every.stderr
     assert "Unchanged (1): hello" in every.stdout and "another version of the spec" not in every.stdout + every.stderr
+    # the spec changed since (a query added): the warning names that query, not the one outside the tags
+    grown = write("spec.yaml", (tagged.read_text() + '  - id: added\n    query: "new?"\n    tags: [greet]\n'))
+    traces_now = write_traces("grown.jsonl", [*GOOD, {"id": "added", "final_answer": "x"}])
+    warned = run_cli("test", "--spec", grown, "--traces", traces_now)
+    assert "saved from another version of the spec: queries added since: added;" in warned.stdout, warned.stdout
+    greet = SPEC.replace('query: "Say hello"', 'query: "Say hello"\n    tags: [greet]')
+    outside = write("spec.yaml", greet.replace('query: "What is 2+2?"', 'query: "What is 2+3?"'))  # not tagged
+    changed = run_cli("test", "--spec", outside, "--traces", traces_now)
+    assert "of the spec: the same queries tagged greet, so another query or key changed;" in changed.stdout
     unknown = run_cli("save", "--spec", tagged, "--traces", only_hello, "--tags", "nope", "--version", "v2")
     assert unknown.returncode == 2 and "no query has any of the tags nope (tags in this spec: greet)" in unknown.stderr
 

@@ -117,6 +117,34 @@ def test_the_first_run_s_advice_saves_the_goldens_as_printed_beside_a_query_with
     assert "another version of the spec" not in again.stdout + again.stderr  # the whole spec's hash was saved
 
 
+def test_a_second_promotion_s_next_names_the_files_the_first_came_from(real, tmp_path):
+    """`--tags promoted` selects every promoted golden: each needs its source traces, or the command exits 2."""
+    ws = workspace(tmp_path)
+    shutil.copytree(real / "otel-genai", ws / "traces")
+    (ws / "more").mkdir()
+    shutil.copy(real / "openai-responses" / "resp_af_multiple_tools.jsonl", ws / "more")
+    assert run_cli("goldens", "--traces", "traces/", cwd=ws).returncode == 0
+    second = run_cli("goldens", "--traces", "more/", cwd=ws)
+    assert second.returncode == 0, second.stderr
+    command = next_command(second.stdout)
+    first = ["otel_agents_v2_handoff.jsonl", "otel_openai_v2_weather.jsonl", "otel_pydantic_ai_capital.jsonl"]
+    after = command[command.index("more/") + 1 :]
+    assert after[:6] == [word for name in first for word in ("--traces", f"traces/{name}")]
+    tested = run_as_printed(second.stdout, ws)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    assert "PASS: 4 queries · 4 passed" in tested.stdout
+    # a source moved away: no command that would exit 2, a note naming what is missing
+    (ws / "traces" / "otel_openai_v2_weather.jsonl").rename(ws / "elsewhere.jsonl")
+    shutil.copy(real / "anthropic" / "anth_oi_parallel_tools.jsonl", ws / "more")
+    third = run_cli("goldens", "--traces", "more/anth_oi_parallel_tools.jsonl", cwd=ws)
+    assert third.returncode == 0, third.stderr
+    assert "next:" not in third.stdout
+    assert (
+        "note: `agentci test agentci_spec.yaml --tags promoted` evaluates every promoted golden, and needs their "
+        "traces: 'otel-openai-v2-weather' came from traces/otel_openai_v2_weather.jsonl:1, not found"
+    ) in third.stdout
+
+
 def test_appended_under_a_marker_the_users_text_kept_byte_for_byte(real, tmp_path):
     ws = workspace(tmp_path)
     done = run_cli("goldens", "--traces", str(real / "openai-chat/chat_otelc_weather.jsonl"), cwd=ws)
