@@ -23,7 +23,7 @@ def check_shards(spec: AgentCISpec, shards: dict[str, RunResult]) -> None:
     for file, run in shards.items():
         if run.shard is None:
             problems.append(
-                Problem(file, 0, "not a shard results file (write one with `agentci test --shard I/N --output FILE`)")
+                Problem(file, 0, "not a shard results file (`agentci test --shard` writes one, to its --output)")
             )
         elif run.spec_hash != expected_hash:
             problems.append(

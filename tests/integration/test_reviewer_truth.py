@@ -174,11 +174,13 @@ def test_a_cost_chart_of_sub_cent_figures_is_folded():
 def test_a_baseline_from_another_spec_says_what_changed_not_its_hashes():
     from types import SimpleNamespace
 
-    from agentci_action.compare.baselines import Baseline, spec_changes
+    from agentci_action.compare.baselines import Baseline, BaselineMetadata, spec_changes
 
     spec = SimpleNamespace(queries=[SimpleNamespace(key="a"), SimpleNamespace(key="c")])
-    assert spec_changes(spec, Baseline.model_construct(queries={"a": [], "b": []})) == (
-        "queries added since: c; queries gone since: b"
-    )
-    same = spec_changes(spec, Baseline.model_construct(queries={"a": [], "c": []}))
+
+    def saved(*keys: str) -> Baseline:
+        return Baseline.model_construct(queries={key: [] for key in keys}, metadata=BaselineMetadata())
+
+    assert spec_changes(spec, saved("a", "b")) == "queries added since: c; queries gone since: b"
+    same = spec_changes(spec, saved("a", "c"))
     assert same == "the same queries, so another key changed (the baseline keeps only the spec's hash)"

@@ -180,7 +180,8 @@ def test_merge_refuses_missing_overlapping_foreign_and_non_shard_results(tmp_pat
         "test", "--spec", spec_path, "--traces", trace_path, "--format", "json", "--output", whole
     ).returncode in (0, 1)
     not_shard = run_cli("merge", "--spec", spec_path, glob, str(whole))
-    assert not_shard.returncode == 2 and f"{whole}: not a shard results file" in not_shard.stderr
+    assert not_shard.returncode == 2
+    assert f"{whole}: not a shard results file (`agentci test --shard` writes one, to its --output)" in not_shard.stderr
 
     four = results / "four.json"
     assert run_cli(
