@@ -36,6 +36,8 @@ def no_baseline_note(run: RunResult) -> str:
     )
     if any("baseline_variants" in result.path.details for result in run.results):  # a baseline was compared with
         return f"{said} (not in the baseline: a version saved later holds {'it' if len(skipped) == 1 else 'them'})"
+    if not run.spec:  # a spec made in code (the Python API): no file for `agentci save` to read
+        return f"{said}: `agentci save` keeps a baseline of a spec file's runs, and later runs compare with it"
     return f"{said}: `{save_command(run)}` saves these runs as the baseline (once they pass), and later runs compare with it"
 
 

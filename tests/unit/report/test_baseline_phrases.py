@@ -57,6 +57,11 @@ def test_a_query_new_since_the_baseline_gets_no_command():
         "`agentci save --spec agentci_spec.yaml --version v1` saves these runs as the baseline (once "
         "they pass), and later runs compare with it"
     )
+    in_code = run(new)
+    in_code.spec = ""  # a spec made in code (the Python API): no command that would read `--spec ''`
+    assert no_baseline_note(in_code).endswith(
+        "not checked: `agentci save` keeps a baseline of a spec file's runs, and later runs compare with it"
+    )
 
 
 def test_a_run_selected_by_tags_names_them_so_the_queries_without_traces_there_are_left_out():
@@ -70,11 +75,12 @@ def test_a_run_selected_by_tags_names_them_so_the_queries_without_traces_there_a
             ],
         }
     )
+    whole.__pydantic_private__["_path"] = "agentci_spec.yaml"  # as load_spec sets it
     trace = Trace.model_validate({"id": "weather", "final_answer": "yes"})
     trace.__pydantic_private__["_source"] = "traces/w.jsonl:1"
     selected = select_tags(whole, ["promoted", "new day"])
     assert selected.selected_tags == ("promoted", "new day") and whole.selected_tags == ()
     assert save_command(evaluate_spec(selected, [trace])) == (
-        "agentci save --spec '' --traces traces/w.jsonl --tags 'promoted,new day' --version v1"
+        "agentci save --spec agentci_spec.yaml --traces traces/w.jsonl --tags 'promoted,new day' --version v1"
     )
     assert "--tags" not in save_command(evaluate_spec(whole.model_copy(update={"queries": selected.queries}), [trace]))
