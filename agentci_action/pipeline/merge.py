@@ -10,7 +10,7 @@ from __future__ import annotations
 from agentci_action._util.errors import InputError, Problem
 from agentci_action.engine.evaluate_spec import summarize
 from agentci_action.engine.results import RunResult, ShardInfo
-from agentci_action.spec.models import AgentCISpec, spec_hash
+from agentci_action.spec.models import AgentCISpec, private_attributes, spec_hash
 
 
 def check_shards(spec: AgentCISpec, shards: dict[str, RunResult]) -> None:
@@ -92,7 +92,7 @@ def merge_shards(spec: AgentCISpec, shards: dict[str, RunResult]) -> RunResult:
     warnings = list(dict.fromkeys(w for run in shards.values() for w in run.warnings))
     first = next(iter(shards.values()))
     fail_on = frozenset(first.summary.fail_on)
-    return RunResult(
+    run = RunResult(
         agent=spec.agent,
         spec=spec.path,
         spec_hash=first.spec_hash,
@@ -100,3 +100,5 @@ def merge_shards(spec: AgentCISpec, shards: dict[str, RunResult]) -> RunResult:
         results=results,
         warnings=warnings,
     )
+    private_attributes(run)["_selected_tags"] = spec.selected_tags  # the shards' --tags, as evaluate_spec keeps them
+    return run

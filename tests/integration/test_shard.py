@@ -4,6 +4,8 @@ import functools
 import json
 import operator
 import random
+import re
+import shlex
 import shutil
 
 import pytest
@@ -138,6 +140,37 @@ def test_cli_shards_then_merge_write_the_single_report_and_exit_code(tmp_path):
     assert (tmp_path / "merged.json").read_text() == (tmp_path / "whole.json").read_text()
     console = run_cli("merge", "--spec", spec_path, str(tmp_path / "results" / "shard-*.json"))
     assert console.stdout.rstrip().splitlines()[-1].startswith("FAIL: 300 queries")
+
+
+def test_merged_shards_of_tagged_queries_name_the_tags_in_the_save_command_they_print(tmp_path, write):
+    """`test --tags T --shard i/n` then `merge --tags T`: the first run's save command keeps T, and runs as printed."""
+    spec = write(
+        "spec.yaml",
+        """
+agent: demo
+defaults: {cost: {max_cost_multiplier: 2.0}}
+queries:
+  - {id: a, query: "a?", tags: [t]}
+  - {id: b, query: "b?", tags: [t]}
+  - {id: untraced, query: "c?"}
+""",
+    )
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    (traces / "runs.jsonl").write_text(
+        "".join(json.dumps({"id": key, "final_answer": "x", "total_cost_usd": 0.01}) + "\n" for key in "ab")
+    )
+    for i in (1, 2):
+        shard = run_cli(
+            "test", spec, "--traces", traces, "--tags", "t", "--shard", f"{i}/2", "--output", tmp_path / f"s{i}.json"
+        )
+        assert shard.returncode == 0, shard.stderr
+    merged = run_cli("merge", "--spec", spec, "--tags", "t", str(tmp_path / "s*.json"), cwd=tmp_path)
+    assert merged.returncode == 0, merged.stderr
+    (save,) = re.findall(r"`(agentci save [^`]+)` saves these runs", merged.stdout)
+    assert save == f"agentci save --spec {spec} --traces {traces / 'runs.jsonl'} --tags t --version v1"
+    saved = run_cli(*shlex.split(save)[1:], cwd=tmp_path)
+    assert saved.returncode == 0 and "saved baseline v1: 2 queries" in saved.stdout, saved.stdout + saved.stderr
 
 
 def test_merge_refuses_missing_overlapping_foreign_and_non_shard_results(tmp_path, write):
