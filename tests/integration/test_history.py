@@ -12,7 +12,6 @@ import csv
 import io
 import json
 import re
-import shlex
 import subprocess
 from pathlib import Path
 
@@ -95,7 +94,7 @@ def test_a_history_on_a_real_repository_with_a_revert(repo):
     remote = repo.parent / "origin.git"  # the command runs as printed where the repository has an origin
     git(repo.parent, "init", "-q", "--bare", str(remote))
     git(repo, "remote", "add", "origin", str(remote))
-    subprocess.run(shlex.split(pushes[-1]), cwd=repo, check=True, capture_output=True)
+    subprocess.run(["bash", "-c", pushes[-1]], cwd=repo, check=True, capture_output=True)  # as a shell runs it
     assert git(remote, "rev-parse", "agentci-history") == git(repo, "rev-parse", "agentci-history")
     entries = read_entries(git(repo, "show", "agentci-history:agentci.jsonl"), "branch", pytest.fail)
     assert [e.commit for e in entries] == [first, second, third]
@@ -130,6 +129,12 @@ def test_a_history_on_a_real_repository_with_a_revert(repo):
     )
     assert "trend on the default branch (last 3 runs)" in beside.stdout
     assert "alert: This run moves pass rate outside its band on the default branch" in beside.stdout
+
+    # a branch name a shell would split at its `;` and `'`: quoted in the command printed to share it
+    odd = run_cli("history", "--append", good, "--history", "ci;it's", cwd=repo)
+    (push,) = re.findall(r"share it with `(git push origin [^`]+)`", odd.stdout)
+    subprocess.run(["bash", "-c", push], cwd=repo, check=True, capture_output=True)
+    assert git(remote, "rev-parse", "ci;it's") == git(repo, "rev-parse", "ci;it's")
 
 
 def test_a_history_file_works_as_the_branch_does(repo):
