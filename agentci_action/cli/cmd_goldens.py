@@ -200,6 +200,7 @@ def _earlier_sources(args: argparse.Namespace, promotion: Promotion) -> tuple[li
     from pathlib import Path
 
     from agentci_action.pipeline.golden_proposals import PROMOTED_TAG
+    from agentci_action.pipeline.goldens import provenance_file
     from agentci_action.spec.loader import load_spec
     from agentci_action.trace.load import resolve_paths
 
@@ -211,8 +212,7 @@ def _earlier_sources(args: argparse.Namespace, promotion: Promotion) -> tuple[li
         found = query.provenance
         if PROMOTED_TAG not in query.tags or query.key in new or found is None:
             continue
-        name, _, line = found.source.rpartition(":")
-        file = (promotion.target.parent / (name if line.isdigit() else found.source)).resolve()
+        file = provenance_file(found, promotion.target)
         if not file.is_file():
             missing.append(f"{query.key!r} came from {found.source}, not found")
         elif args.trace_format and found.framework not in (None, args.trace_format):

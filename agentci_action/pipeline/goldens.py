@@ -31,7 +31,7 @@ from agentci_action.pipeline.golden_proposals import GoldenOptions, Masking, Pro
 from agentci_action.pipeline.golden_yaml import appended, new_spec
 from agentci_action.run.secrets import Masker
 from agentci_action.spec.loader import load_spec
-from agentci_action.spec.models import AgentCISpec, QuerySpec
+from agentci_action.spec.models import AgentCISpec, Provenance, QuerySpec
 from agentci_action.trace.canonical import Trace
 from agentci_action.trace.load import load_traces
 
@@ -171,8 +171,7 @@ def _check_queries(traces: list[Trace]) -> None:
     """TraceError naming each trace (file:line) that cannot become a golden: no query, or a turn without one."""
     problems = []
     for trace in traces:
-        file, _, line = trace.source.rpartition(":")
-        where = (file, int(line)) if line.isdigit() else (trace.source, 0)
+        where = split_source(trace.source)
         if trace.turns:
             empty = [str(n + 1) for n, turn in enumerate(trace.turns) if not query_text(turn)]
             if empty:
@@ -192,11 +191,11 @@ def _check_queries(traces: list[Trace]) -> None:
 
 def _provenance(trace: Trace, target: Path, commit: str, options: GoldenOptions) -> dict[str, Any]:
     """Where the trace came from: its file and line (relative to the target spec), ids, format, time, the commit."""
-    file, _, line = trace.source.rpartition(":")
-    source = os.path.relpath(Path(file or trace.source).resolve(), target.resolve().parent).replace(os.sep, "/")
+    file, line = split_source(trace.source)
+    source = os.path.relpath(Path(file).resolve(), target.resolve().parent).replace(os.sep, "/")
     calls = trace.llm_calls or [call for turn in trace.turns for call in turn.llm_calls]
     found = {
-        "source": f"{source}:{line}" if line.isdigit() else source,
+        "source": f"{source}:{line}" if line else source,
         "trace_id": trace.metadata.get("trace_id") or trace.metadata.get("session_id") or trace.id,
         "framework": trace.metadata.get("source_format"),
         "timestamp": next((call.timestamp for call in calls if call.timestamp), None),
@@ -257,7 +256,7 @@ def _deduplicated(
                 where = f"{query.file}:{query.line}"
                 clashes.append(
                     Problem(
-                        *_where(chosen.trace),
+                        *split_source(chosen.trace.source),
                         f"id {chosen.key!r} is already the id of a different query at {where}: an id is never "
                         "overwritten; leave the trace out (--id, filters) or change the query there",
                     )
@@ -293,9 +292,15 @@ def _free(key: str, taken: set[str]) -> str:
     return candidate
 
 
-def _where(trace: Trace) -> tuple[str, int]:
-    file, _, line = trace.source.rpartition(":")
-    return (file, int(line)) if line.isdigit() else (trace.source, 0)
+def split_source(source: str) -> tuple[str, int]:
+    """'file:line', as a trace's source and a golden's provenance give it, as (file, line); line 0 when it names none."""
+    file, _, line = source.rpartition(":")
+    return (file, int(line)) if line.isdigit() else (source, 0)
+
+
+def provenance_file(provenance: Provenance, spec: Path) -> Path:
+    """The file a promoted golden of the spec at `spec` came from (its provenance is relative to the spec), resolved."""
+    return (spec.parent / split_source(provenance.source)[0]).resolve()
 
 
 def _sampled(goldens: list[Proposal], selection: Selection, promotion: Promotion) -> list[Proposal]:
