@@ -1,8 +1,8 @@
 """What a run with no baseline trace for some queries left unchecked, and how to give them one.
 
 On a first run (no query had a baseline) the note ends with the command that saves one, run as printed by the tests:
-`agentci save` on the run's spec, with `--traces` naming where this run's traces were read from (their one file, or
-the folder holding them all), unless a runner wrote them (a folder named agentci-traces…, which `agentci run`,
+`agentci save` on the run's spec, with `--traces` naming where this run's traces were read from (their one file, the
+folder holding them all, or each one's folder when they came from several), unless a runner wrote them (a folder named agentci-traces…, which `agentci run`,
 `agentci test` and the run action write to): then `agentci save` runs the spec's runner itself; and with `--tags`
 when the run's queries were selected by tags (RunResult.selected_tags), as save then keeps those. Queries new since a
 baseline get no command: saving a version replaces what every query is compared with, which is the reviewer's call.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Sequence
 from pathlib import PurePath
 
 from agentci_action._util.text import plural
@@ -47,26 +48,33 @@ def save_command(run: RunResult) -> str:
     return first_save_command(run.spec, traces, run.selected_tags)  # tags: the others may have no trace there
 
 
-def first_save_command(spec: str, traces: str | None = None, tags: tuple[str, ...] = ()) -> str:
+def first_save_command(spec: str, traces: Sequence[str] = (), tags: tuple[str, ...] = ()) -> str:
     """`agentci save` of `spec`'s queries (those with one of `tags`) as its first version.
 
-    From `traces`, else from a run of the spec's runner.
+    From `traces` (each a --traces), else from a run of the spec's runner.
     """
-    options = f" --traces {shlex.quote(traces)}" if traces else ""
+    options = "".join(f" --traces {shlex.quote(path)}" for path in traces)
     if tags:
         options += f" --tags {shlex.quote(','.join(tags))}"
     return f"agentci save --spec {shlex.quote(spec)}{options} --version {FIRST_VERSION}"
 
 
-def _read_from(files: set[str]) -> str | None:
-    """The one file the traces came from, or the folder holding them all; None for a runner's output or no file."""
+def _read_from(files: set[str]) -> list[str]:
+    """Where the traces came from: the one file, or the folder holding them all; none for a runner's output.
+
+    When no folder but the working directory or the root holds them all (traces given from several folders, or with
+    absolute and relative paths mixed), each file's folder, or the file itself where it lies in the working directory:
+    not every file there is a trace.
+    """
     files.discard("")
-    if not files:
-        return None
+    if not files or any(part.startswith(RUNNER_OUTPUT) for file in files for part in PurePath(file).parts):
+        return []
+    if len(files) == 1:
+        return [files.pop()]
     try:
-        where = files.pop() if len(files) == 1 else os.path.commonpath(files)
+        common = os.path.commonpath(files)
     except ValueError:  # absolute and relative paths mixed: no folder holds them all
-        return None
-    if not where or any(part.startswith(RUNNER_OUTPUT) for part in PurePath(where).parts):
-        return None
-    return where
+        common = ""
+    if common and PurePath(common).parent != PurePath(common):  # a folder, not the root of the file system
+        return [common]
+    return sorted({file if str(PurePath(file).parent) == "." else str(PurePath(file).parent) for file in files})

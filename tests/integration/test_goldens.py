@@ -117,6 +117,25 @@ def test_the_first_run_s_advice_saves_the_goldens_as_printed_beside_a_query_with
     assert "another version of the spec" not in again.stdout + again.stderr  # the whole spec's hash was saved
 
 
+def test_after_two_promotions_from_two_folders_the_printed_save_runs_as_printed(real, tmp_path):
+    """The first run of the second `next:` read traces from two folders: its save command names both."""
+    ws = tmp_path
+    assert run_cli("init", "--command", "python agent.py", cwd=ws).returncode == 0  # its runner has no agent here
+    shutil.copytree(real / "otel-genai", ws / "traces")
+    (ws / "more").mkdir()
+    shutil.copy(real / "openai-responses" / "resp_af_multiple_tools.jsonl", ws / "more")
+    assert run_cli("goldens", "--traces", "traces/", cwd=ws).returncode == 0
+    second = run_cli("goldens", "--traces", "more/", cwd=ws)
+    first = run_as_printed(second.stdout, ws)
+    assert first.returncode == 0, first.stdout + first.stderr
+    (save,) = re.findall(r"`(agentci save [^`]+)` saves these runs", first.stdout)
+    assert save == "agentci save --spec agentci_spec.yaml --traces more --traces traces --tags promoted --version v1"
+    saved = run_cli(*shlex.split(save)[1:], cwd=ws)
+    assert saved.returncode == 0 and "saved baseline v1: 4 queries" in saved.stdout, saved.stdout + saved.stderr
+    again = run_as_printed(second.stdout, ws)
+    assert again.returncode == 0 and "Unchanged (4)" in again.stdout
+
+
 def test_a_second_promotion_s_next_names_the_files_the_first_came_from(real, tmp_path):
     """`--tags promoted` selects every promoted golden: each needs its source traces, or the command exits 2."""
     ws = workspace(tmp_path)

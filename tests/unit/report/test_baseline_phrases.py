@@ -29,8 +29,11 @@ def read_from(*sources: str, spec: str = "agentci_spec.yaml") -> str:
         (["traces/a.jsonl:1", "traces/b/c.json:1"], " --traces traces"),  # the folder holding them all
         (["/tmp/agentci-traces-x1/q0.jsonl:1", "/tmp/agentci-traces-x1/q1.jsonl:1"], ""),  # `agentci test`'s runner
         (["agentci-traces/q0.jsonl:1"], ""),  # the run action's output
-        (["/abs/a.jsonl:1", "rel/b.jsonl:1"], ""),  # no folder holds both
-        (["a.jsonl:1", "b.jsonl:1"], ""),  # the working directory: not every file in it is a trace
+        (["/abs/a.jsonl:1", "rel/b.jsonl:1"], " --traces /abs --traces rel"),  # no folder holds both: each one's
+        (["a.jsonl:1", "b.jsonl:1"], " --traces a.jsonl --traces b.jsonl"),  # the working directory: not every file
+        # in it is a trace (the spec, baselines/), so its files by name
+        (["more/x.jsonl:1", "traces/y.jsonl:1", "z.jsonl:4"], " --traces more --traces traces --traces z.jsonl"),
+        (["/tmp/a/x.jsonl:1", "/work/y.jsonl:1"], " --traces /tmp/a --traces /work"),  # never the root, /
         ([""], ""),  # traces handed over in memory (the Python API)
     ],
 )
